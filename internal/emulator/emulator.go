@@ -1,0 +1,200 @@
+// Package emulator moves packets between the client TUN and the servers TUN
+// through a link model per direction, delivering each packet at the time the
+// model gives with a precise timer.
+package emulator
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/tun"
+)
+
+// Config is the link in both directions.
+type Config struct {
+	// Up is the direction client → servers.
+	Up link.Config
+	// Down is the direction servers → client.
+	Down link.Config
+}
+
+// Validate reports an invalid direction.
+func (c Config) Validate() error {
+	if err := c.Up.Validate(); err != nil {
+		return fmt.Errorf("uplink: %w", err)
+	}
+	if err := c.Down.Validate(); err != nil {
+		return fmt.Errorf("downlink: %w", err)
+	}
+	return nil
+}
+
+// Options tune how the emulator waits. The zero value is what real runs use.
+type Options struct {
+	// SleepUntil blocks until the given time. Zero: a nanosleep loop on a
+	// locked OS thread with 1 ns timer slack (time.Sleep is ~1 ms late).
+	// Tests inside a testing/synctest bubble pass a time.Sleep-based one.
+	SleepUntil func(t time.Time)
+	// LockThread locks each delivery goroutine to its thread and sets the
+	// thread's timer slack to 1 ns. Zero value false is for tests; Start
+	// sets it for real runs when SleepUntil is nil.
+	LockThread bool
+}
+
+// queueCapacity is how many accepted packets may wait for delivery in one
+// direction: 1 Gbit/s × 200 ms of 1500-byte packets fits.
+const queueCapacity = 1 << 15
+
+// Stats is what one direction did.
+type Stats struct {
+	link.Stats
+	// Overflow counts packets dropped because the delivery queue
+	// (queueCapacity) was full: a sign that the configuration exceeds
+	// what the emulator can hold, never expected in a valid run.
+	Overflow int64
+	// WriteErrors counts packets the far device refused.
+	WriteErrors int64
+}
+
+// Emulator forwards packets between two devices until they are closed.
+type Emulator struct {
+	up, down *direction
+	wg       sync.WaitGroup
+}
+
+// Start validates cfg and starts forwarding between client and servers. Close
+// both devices, then call Wait.
+func Start(client, servers tun.Device, cfg Config, opt Options) (*Emulator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.SleepUntil == nil {
+		opt.SleepUntil = sleepUntilPrecise
+		opt.LockThread = true
+	}
+	up, err := newDirection(client, servers, cfg.Up, opt)
+	if err != nil {
+		return nil, err
+	}
+	down, err := newDirection(servers, client, cfg.Down, opt)
+	if err != nil {
+		return nil, err
+	}
+	e := &Emulator{up: up, down: down}
+	for _, d := range []*direction{up, down} {
+		e.wg.Go(d.read)
+		e.wg.Go(d.deliver)
+	}
+	return e, nil
+}
+
+// Wait returns when both devices are closed and forwarding has stopped.
+func (e *Emulator) Wait() { e.wg.Wait() }
+
+// Stats returns the counters of the uplink (client → servers) and downlink.
+func (e *Emulator) Stats() (up, down Stats) { return e.up.stats(), e.down.stats() }
+
+type packet struct {
+	deliverAt time.Time
+	buf       *[]byte
+	n         int
+}
+
+type direction struct {
+	src, dst tun.Device
+	opt      Options
+
+	mu    sync.Mutex // guards model
+	model *link.Direction
+
+	queue       chan packet
+	stopping    atomic.Bool
+	overflow    atomic.Int64
+	writeErrors atomic.Int64
+	pool        sync.Pool
+}
+
+func newDirection(src, dst tun.Device, cfg link.Config, opt Options) (*direction, error) {
+	model, err := link.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := &direction{src: src, dst: dst, opt: opt, model: model, queue: make(chan packet, queueCapacity)}
+	d.pool.New = func() any { b := make([]byte, tun.MTU+64); return &b }
+	return d, nil
+}
+
+func (d *direction) stats() Stats {
+	d.mu.Lock()
+	s := d.model.Stats()
+	d.mu.Unlock()
+	return Stats{Stats: s, Overflow: d.overflow.Load(), WriteErrors: d.writeErrors.Load()}
+}
+
+// read takes packets from src, asks the model, and queues the delivered ones.
+func (d *direction) read() {
+	defer close(d.queue)
+	for {
+		buf := d.pool.Get().(*[]byte)
+		n, err := d.src.Read(*buf)
+		if err != nil {
+			d.pool.Put(buf)
+			d.stopping.Store(true)
+			return
+		}
+		now := time.Now()
+		d.mu.Lock()
+		at, verdict := d.model.Send(now, n)
+		d.mu.Unlock()
+		if verdict != link.Delivered {
+			d.pool.Put(buf)
+			continue
+		}
+		select {
+		case d.queue <- packet{deliverAt: at, buf: buf, n: n}:
+		default:
+			d.overflow.Add(1)
+			d.pool.Put(buf)
+		}
+	}
+}
+
+// deliver writes queued packets to dst at their delivery times. Delivery
+// times never decrease (the model guarantees it), so a FIFO is exact.
+func (d *direction) deliver() {
+	if d.opt.LockThread {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		// Timer slack is per thread: 1 ns makes nanosleep wake on time.
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	}
+	for p := range d.queue {
+		if !d.stopping.Load() {
+			d.opt.SleepUntil(p.deliverAt)
+			if _, err := d.dst.Write((*p.buf)[:p.n]); err != nil && !errors.Is(err, unix.EBADF) {
+				d.writeErrors.Add(1)
+			}
+		}
+		d.pool.Put(p.buf)
+	}
+}
+
+// sleepUntilPrecise sleeps with nanosleep until t; with 1 ns timer slack it
+// wakes within tens of microseconds.
+func sleepUntilPrecise(t time.Time) {
+	for {
+		left := time.Until(t)
+		if left <= 0 {
+			return
+		}
+		ts := unix.NsecToTimespec(int64(left))
+		_ = unix.Nanosleep(&ts, nil)
+	}
+}

@@ -1,0 +1,98 @@
+package emulator
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/tun"
+)
+
+func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
+
+func TestForwardsWithDelayBothWays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 16), tun.NewFake("s", 16)
+		e, err := Start(client, servers, Config{
+			Up:   link.Config{Delay: 30 * time.Millisecond},
+			Down: link.Config{Delay: 70 * time.Millisecond},
+		}, Options{SleepUntil: sleepUntil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		client.Inject([]byte("ping"))
+		got := <-servers.Written
+		if string(got) != "ping" || time.Since(start) != 30*time.Millisecond {
+			t.Errorf("uplink delivered %q after %v, want \"ping\" after 30ms", got, time.Since(start))
+		}
+		start = time.Now()
+		servers.Inject([]byte("pong"))
+		got = <-client.Written
+		if string(got) != "pong" || time.Since(start) != 70*time.Millisecond {
+			t.Errorf("downlink delivered %q after %v, want \"pong\" after 70ms", got, time.Since(start))
+		}
+		client.Close()
+		servers.Close()
+		e.Wait()
+		up, down := e.Stats()
+		if up.Delivered != 1 || down.Delivered != 1 {
+			t.Errorf("delivered up %d down %d, want 1 and 1", up.Delivered, down.Delivered)
+		}
+	})
+}
+
+func TestRateLimitPacesDeliveries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 64), tun.NewFake("s", 64)
+		// 1000-byte packets at 8 Mbit/s: one per millisecond.
+		e, err := Start(client, servers, Config{Up: link.Config{RateBitsPerSecond: 8_000_000}}, Options{SleepUntil: sleepUntil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for range 10 {
+			client.Inject(make([]byte, 1000))
+		}
+		for i := range 10 {
+			<-servers.Written
+			if got, want := time.Since(start), time.Duration(i+1)*time.Millisecond; got != want {
+				t.Errorf("packet %d delivered after %v, want %v", i, got, want)
+			}
+		}
+		client.Close()
+		servers.Close()
+		e.Wait()
+	})
+}
+
+func TestLossDropsAndCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 128), tun.NewFake("s", 128)
+		e, err := Start(client, servers, Config{Up: link.Config{Loss: 1}}, Options{SleepUntil: sleepUntil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 100 {
+			client.Inject([]byte{1})
+		}
+		synctest.Wait()
+		client.Close()
+		servers.Close()
+		e.Wait()
+		if n := len(servers.Written); n != 0 {
+			t.Errorf("%d packets crossed a link with 100%% loss", n)
+		}
+		if up, _ := e.Stats(); up.DroppedLoss != 100 {
+			t.Errorf("counted %d losses, want 100", up.DroppedLoss)
+		}
+	})
+}
+
+func TestStartRejectsInvalidConfig(t *testing.T) {
+	_, err := Start(tun.NewFake("c", 1), tun.NewFake("s", 1), Config{Down: link.Config{Loss: 2}}, Options{})
+	if err == nil {
+		t.Fatal("Start accepted a loss probability of 2")
+	}
+}

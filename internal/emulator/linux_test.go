@@ -1,0 +1,109 @@
+package emulator
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// startReal builds a real topology and runs the emulator on it.
+func startReal(t *testing.T, cfg Config) *netns.Topology {
+	t.Helper()
+	testenv.RequireRoot(t)
+	topo, err := netns.Build(netns.RunName(os.Getpid(), fmt.Sprintf("emu%d", time.Now().UnixNano()%1e6)), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Start(topo.ClientTUN, topo.ServersTUN, cfg, Options{})
+	if err != nil {
+		topo.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := topo.Close(); err != nil {
+			t.Error(err)
+		}
+		e.Wait()
+	})
+	return topo
+}
+
+var pingTime = regexp.MustCompile(`time=([0-9.]+) ms`)
+
+// pingRTTs pings the first server from the client namespace and returns the
+// round-trip times in milliseconds.
+func pingRTTs(t *testing.T, topo *netns.Topology, count int) []float64 {
+	t.Helper()
+	testenv.RequireCommand(t, "ping")
+	out, err := topo.Client.Command(t.Context(), "ping", "-n", "-c", strconv.Itoa(count), "-i", "0.05", "-W", "2",
+		topo.ServerAddrs[0].String()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ping: %v\n%s", err, out)
+	}
+	var rtts []float64
+	for _, m := range pingTime.FindAllSubmatch(out, -1) {
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		rtts = append(rtts, v)
+	}
+	return rtts
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// TestPingMeasuresConfiguredRTT sends real ICMP through real namespaces and
+// the emulator: the median must be within 1 ms of the configured RTT.
+func TestPingMeasuresConfiguredRTT(t *testing.T) {
+	for _, rtt := range []time.Duration{20 * time.Millisecond, 100 * time.Millisecond} {
+		t.Run(rtt.String(), func(t *testing.T) {
+			topo := startReal(t, Config{Up: link.Config{Delay: rtt / 2}, Down: link.Config{Delay: rtt / 2}})
+			rtts := pingRTTs(t, topo, 20)
+			if len(rtts) != 20 {
+				t.Fatalf("got %d replies of 20 on a lossless link", len(rtts))
+			}
+			want := float64(rtt) / float64(time.Millisecond)
+			m := median(rtts)
+			t.Logf("configured RTT %.0f ms, measured median %.3f ms over %d pings", want, m, len(rtts))
+			if m < want || m > want+1 {
+				t.Errorf("median ping RTT %.3f ms, want %.0f to %.0f ms (all: %v)", m, want, want+1, rtts)
+			}
+		})
+	}
+}
+
+// TestTopologyRemovedOnClose checks that closing removes both namespaces.
+func TestTopologyRemovedOnClose(t *testing.T) {
+	testenv.RequireRoot(t)
+	stem := netns.RunName(os.Getpid(), "close")
+	topo, err := netns.Build(stem, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{stem + "-client", stem + "-servers"} {
+		if _, err := os.Stat("/run/netns/" + ns); err != nil {
+			t.Errorf("namespace %s missing after Build: %v", ns, err)
+		}
+	}
+	if err := topo.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{stem + "-client", stem + "-servers"} {
+		if _, err := os.Stat("/run/netns/" + ns); !os.IsNotExist(err) {
+			t.Errorf("namespace %s still present after Close (stat: %v)", ns, err)
+		}
+	}
+}

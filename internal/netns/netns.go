@@ -1,0 +1,173 @@
+// Package netns creates and removes the network namespaces quicbench runs in,
+// wires them with TUN devices (Mahimahi's topology: one TUN in a client
+// namespace, one in a servers namespace, an emulator holding both), sets
+// addresses, routes and sysctls, and finds namespaces that earlier runs left
+// behind.
+package netns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/vishvananda/netns"
+)
+
+// Prefix starts the name of every namespace quicbench creates.
+const Prefix = "qb-"
+
+// Namespace is a named network namespace (a bind mount under /run/netns, as
+// "ip netns add" makes), so "ip netns exec NAME" reaches it too.
+type Namespace struct {
+	Name   string
+	handle netns.NsHandle
+}
+
+// Create creates the named network namespace. It fails if the name exists.
+func Create(name string) (*Namespace, error) {
+	if _, err := os.Stat(filepath.Join("/run/netns", name)); err == nil {
+		return nil, fmt.Errorf("netns %s: already exists: remove it with 'ip netns del %s' or 'quicbench cleanup'", name, name)
+	}
+	var handle netns.NsHandle
+	err := onFreshThread(func() error {
+		// NewNamed moves this thread into the new namespace; the thread
+		// ends with the goroutine, so no other code runs in it.
+		h, err := netns.NewNamed(name)
+		handle = h
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("netns %s: create: permission denied: run quicbench as root", name)
+		}
+		return nil, fmt.Errorf("netns %s: create: %w", name, err)
+	}
+	return &Namespace{Name: name, handle: handle}, nil
+}
+
+// Do runs fn on an OS thread that is in the namespace. Sockets and devices fn
+// creates belong to the namespace and stay usable from any goroutine.
+func (n *Namespace) Do(fn func() error) error {
+	return onFreshThread(func() error {
+		if err := netns.Set(n.handle); err != nil {
+			return fmt.Errorf("netns %s: enter: %w", n.Name, err)
+		}
+		return fn()
+	})
+}
+
+// Command returns a command that runs name with args in the namespace, via
+// "ip netns exec" (which also gives it the namespace's /sys).
+func (n *Namespace) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.Name, name}, args...)...)
+}
+
+// WrapCommand rewrites cmd, not yet started, to run in the namespace.
+func (n *Namespace) WrapCommand(cmd *exec.Cmd) error {
+	ip, err := exec.LookPath("ip")
+	if err != nil {
+		return fmt.Errorf("netns %s: the 'ip' command is missing: install iproute2 (apt-get install iproute2)", n.Name)
+	}
+	cmd.Args = append([]string{"ip", "netns", "exec", n.Name, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = ip
+	return nil
+}
+
+// Sysctl sets a sysctl under /proc/sys/net, such as
+// "ipv4/tcp_slow_start_after_idle", inside the namespace.
+func (n *Namespace) Sysctl(key, value string) error {
+	return n.Do(func() error {
+		path := filepath.Join("/proc/sys/net", key)
+		if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+			return fmt.Errorf("netns %s: sysctl net.%s=%s: %w", n.Name, strings.ReplaceAll(key, "/", "."), value, err)
+		}
+		return nil
+	})
+}
+
+// Delete removes the namespace's name. The namespace itself ends when its
+// last process and socket are gone.
+func (n *Namespace) Delete() error {
+	n.handle.Close()
+	if err := netns.DeleteNamed(n.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("netns %s: delete: %w", n.Name, err)
+	}
+	return nil
+}
+
+// onFreshThread runs fn in a new goroutine locked to its OS thread and never
+// unlocks it, so the Go runtime ends the thread afterwards: a thread whose
+// namespace fn changed never runs other goroutines.
+func onFreshThread(fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		done <- fn()
+	}()
+	return <-done
+}
+
+// RunName returns the name stem for the namespaces of the process with the
+// given pid: "qb-<pid>-<tag>". The pid lets Stale find the namespaces of runs
+// that died without cleaning up.
+func RunName(pid int, tag string) string {
+	return fmt.Sprintf("%s%d-%s", Prefix, pid, tag)
+}
+
+// Stale lists the quicbench namespaces whose creating process is gone.
+func Stale() ([]string, error) {
+	entries, err := os.ReadDir("/run/netns")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list /run/netns: %w", err)
+	}
+	var stale []string
+	for _, e := range entries {
+		name := e.Name()
+		pid, ok := pidOf(name)
+		if !ok {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); errors.Is(err, os.ErrNotExist) {
+			stale = append(stale, name)
+		}
+	}
+	return stale, nil
+}
+
+// pidOf parses the pid out of a name made by RunName.
+func pidOf(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, Prefix)
+	if !ok {
+		return 0, false
+	}
+	pidText, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(pidText)
+	return pid, err == nil && pid > 0
+}
+
+// RemoveStale deletes the namespaces listed by Stale and returns their names.
+func RemoveStale() ([]string, error) {
+	names, err := Stale()
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, name := range names {
+		if err := netns.DeleteNamed(name); err != nil {
+			errs = append(errs, fmt.Errorf("netns %s: delete: %w", name, err))
+		}
+	}
+	return names, errors.Join(errs...)
+}
