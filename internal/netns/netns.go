@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,4 +171,37 @@ func RemoveStale() ([]string, error) {
 		}
 	}
 	return names, errors.Join(errs...)
+}
+
+// DialContext connects like net.Dialer.DialContext from inside the namespace.
+func (n *Namespace) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	var conn net.Conn
+	err := n.Do(func() error {
+		var err error
+		conn, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+		return err
+	})
+	return conn, err
+}
+
+// Listen opens a TCP listener inside the namespace.
+func (n *Namespace) Listen(network, addr string) (net.Listener, error) {
+	var ln net.Listener
+	err := n.Do(func() error {
+		var err error
+		ln, err = net.Listen(network, addr)
+		return err
+	})
+	return ln, err
+}
+
+// ListenPacket opens a packet socket (UDP) inside the namespace.
+func (n *Namespace) ListenPacket(network, addr string) (net.PacketConn, error) {
+	var pc net.PacketConn
+	err := n.Do(func() error {
+		var err error
+		pc, err = net.ListenPacket(network, addr)
+		return err
+	})
+	return pc, err
 }

@@ -1,0 +1,139 @@
+// Package origin serves a site over HTTP/1.1 and HTTP/2 (net/http, TLS 1.3,
+// TCP) and HTTP/3 (quic-go, QUIC) from one handler, so every protocol serves
+// the same bytes with the same headers. It also makes the per-run
+// certificates and counts the requests each protocol served.
+package origin
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/quicbench/quicbench/internal/site"
+)
+
+// Listener is one origin address: a TCP listener for h1/h2 and a UDP socket
+// for h3, both on port 443 of the same IP.
+type Listener struct {
+	TCP net.Listener
+	UDP net.PacketConn
+}
+
+// Counts is the number of requests served per protocol.
+type Counts struct {
+	H1, H2, H3 int64
+}
+
+// Sub returns c − d.
+func (c Counts) Sub(d Counts) Counts { return Counts{c.H1 - d.H1, c.H2 - d.H2, c.H3 - d.H3} }
+
+// Of returns the count for protocol "h1", "h2" or "h3".
+func (c Counts) Of(proto string) int64 {
+	switch proto {
+	case "h1":
+		return c.H1
+	case "h2":
+		return c.H2
+	case "h3":
+		return c.H3
+	}
+	return 0
+}
+
+// Total is the number of requests over all protocols.
+func (c Counts) Total() int64 { return c.H1 + c.H2 + c.H3 }
+
+// Server serves one site on any number of listeners.
+type Server struct {
+	site   *site.Site
+	tcp    *http.Server
+	quic   *http3.Server
+	counts [4]atomic.Int64 // indexed by HTTP major version
+	wg     sync.WaitGroup
+	log    *slog.Logger
+}
+
+// Start serves s on every listener in lns with certificate cert, until Close.
+func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logger) (*Server, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	srv := &Server{site: s, log: logger}
+	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	srv.tcp = &http.Server{
+		Handler:     srv,
+		TLSConfig:   tlsConf.Clone(),
+		IdleTimeout: 5 * time.Minute,
+		ErrorLog:    log.New(io.Discard, "", 0),
+	}
+	srv.tcp.TLSConfig.NextProtos = []string{"h2", "http/1.1"}
+	srv.quic = &http3.Server{
+		Handler:     srv,
+		TLSConfig:   http3.ConfigureTLSConfig(tlsConf.Clone()),
+		QUICConfig:  &quic.Config{},
+		IdleTimeout: 5 * time.Minute,
+		Logger:      logger,
+	}
+	for _, ln := range lns {
+		srv.wg.Go(func() {
+			if err := srv.tcp.ServeTLS(ln.TCP, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("origin: TCP server stopped", "addr", ln.TCP.Addr(), "err", err)
+			}
+		})
+		srv.wg.Go(func() {
+			if err := srv.quic.Serve(ln.UDP); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, quic.ErrServerClosed) {
+				logger.Error("origin: QUIC server stopped", "addr", ln.UDP.LocalAddr(), "err", err)
+			}
+		})
+	}
+	return srv, nil
+}
+
+// ServeHTTP serves the resource at the request's host and path.
+func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor >= 1 && r.ProtoMajor <= 3 {
+		srv.counts[r.ProtoMajor].Add(1)
+	}
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	res := srv.site.Lookup(host, r.URL.Path)
+	if res == nil {
+		http.Error(w, fmt.Sprintf("%s%s is not in the site", host, r.URL.Path), http.StatusNotFound)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", res.ContentType)
+	h.Set("Content-Length", strconv.Itoa(len(res.Body)))
+	h.Set("Cache-Control", "no-store")
+	h.Set("Timing-Allow-Origin", "*")
+	if r.Method == http.MethodHead {
+		return
+	}
+	w.Write(res.Body)
+}
+
+// Counts returns the requests served so far, per protocol.
+func (srv *Server) Counts() Counts {
+	return Counts{H1: srv.counts[1].Load(), H2: srv.counts[2].Load(), H3: srv.counts[3].Load()}
+}
+
+// Close stops serving and closes the listeners and every connection.
+func (srv *Server) Close() error {
+	err := errors.Join(srv.tcp.Close(), srv.quic.Close())
+	srv.wg.Wait()
+	return err
+}

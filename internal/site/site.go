@@ -1,0 +1,97 @@
+// Package site models the pages quicbench serves: a site is a set of origins
+// (host names), each holding resources (path, content type, bytes). Every
+// protocol and server stack serves the same Site, so they serve identical
+// bytes. This file holds the model; synthetic.go generates synthetic pages.
+package site
+
+import (
+	"fmt"
+	"net/url"
+)
+
+// Resource is one file of a site.
+type Resource struct {
+	Path        string // absolute URL path, such as "/obj/3.png"
+	ContentType string // the Content-Type header value
+	Body        []byte
+}
+
+// Origin is one host name and the resources it serves.
+type Origin struct {
+	Host      string // host name without port, such as "www.quicbench.test"
+	Resources map[string]*Resource
+}
+
+// Site is a page and everything it loads.
+type Site struct {
+	// Origins are the origins of the site; Origins[0] serves the document.
+	Origins []*Origin
+	// DocumentPath is the path of the main document on Origins[0].
+	DocumentPath string
+	// Subresources are the absolute URLs the document loads, in document
+	// order. A load is complete only when every one of them arrived.
+	Subresources []string
+}
+
+// DocumentURL is the https URL of the main document.
+func (s *Site) DocumentURL() string {
+	return (&url.URL{Scheme: "https", Host: s.Origins[0].Host, Path: s.DocumentPath}).String()
+}
+
+// Hosts lists the host names of the origins, in order.
+func (s *Site) Hosts() []string {
+	hosts := make([]string, len(s.Origins))
+	for i, o := range s.Origins {
+		hosts[i] = o.Host
+	}
+	return hosts
+}
+
+// Lookup returns the resource at path on host, or nil.
+func (s *Site) Lookup(host, path string) *Resource {
+	for _, o := range s.Origins {
+		if o.Host == host {
+			return o.Resources[path]
+		}
+	}
+	return nil
+}
+
+// Validate checks that origin names are unique and that the document and
+// every subresource exist.
+func (s *Site) Validate() error {
+	if len(s.Origins) == 0 {
+		return fmt.Errorf("site has no origins")
+	}
+	seen := map[string]bool{}
+	for _, o := range s.Origins {
+		if seen[o.Host] {
+			return fmt.Errorf("site has two origins named %q: give each origin its own host name", o.Host)
+		}
+		seen[o.Host] = true
+	}
+	if s.Origins[0].Resources[s.DocumentPath] == nil {
+		return fmt.Errorf("site: document %s%s is missing", s.Origins[0].Host, s.DocumentPath)
+	}
+	for _, raw := range s.Subresources {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return fmt.Errorf("site: subresource %q: %w", raw, err)
+		}
+		if s.Lookup(u.Hostname(), u.Path) == nil {
+			return fmt.Errorf("site: subresource %s is missing from the archive", raw)
+		}
+	}
+	return nil
+}
+
+// TotalBytes is the size of all resource bodies, in bytes.
+func (s *Site) TotalBytes() int64 {
+	var n int64
+	for _, o := range s.Origins {
+		for _, r := range o.Resources {
+			n += int64(len(r.Body))
+		}
+	}
+	return n
+}

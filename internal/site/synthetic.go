@@ -1,0 +1,126 @@
+package site
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"html"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/quicbench/quicbench/internal/units"
+)
+
+// SyntheticSpec is a page of Objects images of ObjectBytes bytes each.
+type SyntheticSpec struct {
+	Objects     int   // number of images, 1 to MaxObjects
+	ObjectBytes int64 // bytes per image, MinObjectBytes to MaxObjectBytes
+}
+
+// Limits of synthetic pages.
+const (
+	MaxObjects     = 10_000
+	MaxObjectBytes = 1 << 30
+)
+
+// MinObjectBytes is the smallest valid PNG this generator makes, in bytes.
+var MinObjectBytes = int64(len(pngOfSize(0, nil)))
+
+// String gives the spec in the form ParsePage reads, such as "synthetic:32x10000B".
+func (s SyntheticSpec) String() string {
+	return fmt.Sprintf("synthetic:%dx%dB", s.Objects, s.ObjectBytes)
+}
+
+// ParsePage parses a page argument. The only kind so far is
+// "synthetic:NxSIZE", such as "synthetic:32x10KB".
+func ParsePage(arg string) (SyntheticSpec, error) {
+	const usage = "use synthetic:NxSIZE, for example synthetic:32x10KB"
+	rest, ok := strings.CutPrefix(arg, "synthetic:")
+	if !ok {
+		return SyntheticSpec{}, fmt.Errorf("page %q is not supported: %s", arg, usage)
+	}
+	nText, sizeText, ok := strings.Cut(rest, "x")
+	if !ok {
+		return SyntheticSpec{}, fmt.Errorf("page %q lacks the x between count and size: %s", arg, usage)
+	}
+	n, err := strconv.Atoi(nText)
+	if err != nil {
+		return SyntheticSpec{}, fmt.Errorf("page %q: object count %q is not a whole number: %s", arg, nText, usage)
+	}
+	if n < 1 || n > MaxObjects {
+		return SyntheticSpec{}, fmt.Errorf("page %q: object count %d is outside 1 to %d", arg, n, MaxObjects)
+	}
+	size, err := units.ParseBytes(sizeText)
+	if err != nil {
+		return SyntheticSpec{}, fmt.Errorf("page %q: %w", arg, err)
+	}
+	if size < MinObjectBytes || size > MaxObjectBytes {
+		return SyntheticSpec{}, fmt.Errorf("page %q: object size %d B is outside %d B to 1 GiB (the smallest valid image)", arg, size, MinObjectBytes)
+	}
+	return SyntheticSpec{Objects: n, ObjectBytes: size}, nil
+}
+
+// Synthetic builds the page of spec on one origin host: a document at "/"
+// with spec.Objects <img> elements, each a distinct URL "/obj/<i>.png" whose
+// body is a valid 1×1 PNG of exactly spec.ObjectBytes bytes, padded with
+// incompressible bytes from seed.
+func Synthetic(spec SyntheticSpec, host string, seed uint64) (*Site, error) {
+	if spec.Objects < 1 || spec.Objects > MaxObjects || spec.ObjectBytes < MinObjectBytes || spec.ObjectBytes > MaxObjectBytes {
+		return nil, fmt.Errorf("synthetic page %v is outside the limits", spec)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	origin := &Origin{Host: host, Resources: map[string]*Resource{}}
+	s := &Site{Origins: []*Origin{origin}, DocumentPath: "/"}
+	var doc strings.Builder
+	fmt.Fprintf(&doc, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>quicbench %s</title></head>\n<body>\n", html.EscapeString(spec.String()))
+	padding := make([]byte, spec.ObjectBytes-MinObjectBytes)
+	for i := range spec.Objects {
+		path := fmt.Sprintf("/obj/%d.png", i)
+		for j := range padding {
+			padding[j] = byte(rng.Uint32())
+		}
+		origin.Resources[path] = &Resource{Path: path, ContentType: "image/png", Body: pngOfSize(len(padding), padding)}
+		u := "https://" + host + path
+		s.Subresources = append(s.Subresources, u)
+		fmt.Fprintf(&doc, "<img src=\"%s\" width=\"1\" height=\"1\" alt=\"\">\n", html.EscapeString(u))
+	}
+	doc.WriteString("</body></html>\n")
+	origin.Resources["/"] = &Resource{Path: "/", ContentType: "text/html; charset=utf-8", Body: []byte(doc.String())}
+	return s, s.Validate()
+}
+
+// pngOfSize returns a 1×1 grey PNG with a private ancillary chunk "qbPd"
+// holding padLen bytes of pad (zeros if pad is nil). Decoders skip the chunk.
+func pngOfSize(padLen int, pad []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := []byte{0, 0, 0, 1, 0, 0, 0, 1, 8, 0, 0, 0, 0} // 1×1, 8-bit greyscale
+	writeChunk(&b, "IHDR", ihdr)
+	if pad == nil {
+		pad = make([]byte, padLen)
+	}
+	writeChunk(&b, "qbPd", pad[:padLen])
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write([]byte{0, 0x80}) // filter 0, one grey pixel
+	zw.Close()
+	writeChunk(&b, "IDAT", z.Bytes())
+	writeChunk(&b, "IEND", nil)
+	return b.Bytes()
+}
+
+func writeChunk(b *bytes.Buffer, kind string, data []byte) {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
+	b.Write(n[:])
+	crc := crc32.NewIEEE()
+	crc.Write([]byte(kind))
+	crc.Write(data)
+	b.WriteString(kind)
+	b.Write(data)
+	binary.BigEndian.PutUint32(n[:], crc.Sum32())
+	b.Write(n[:])
+}

@@ -1,0 +1,122 @@
+package site
+
+import (
+	"bytes"
+	"image/png"
+	"strings"
+	"testing"
+)
+
+func TestSyntheticObjectsAreValidPNGsOfExactSize(t *testing.T) {
+	for _, size := range []int64{MinObjectBytes, 100, 1000, 10_000, 300_000} {
+		s, err := Synthetic(SyntheticSpec{Objects: 3, ObjectBytes: size}, "www.example.test", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, u := range s.Subresources {
+			r := s.Lookup("www.example.test", strings.TrimPrefix(u, "https://www.example.test"))
+			if r == nil {
+				t.Fatalf("subresource %s not in the site", u)
+			}
+			if int64(len(r.Body)) != size {
+				t.Errorf("object %d: %d bytes, want %d", i, len(r.Body), size)
+			}
+			img, err := png.Decode(bytes.NewReader(r.Body))
+			if err != nil {
+				t.Fatalf("object %d of %d B is not a valid PNG: %v", i, size, err)
+			}
+			if b := img.Bounds(); b.Dx() != 1 || b.Dy() != 1 {
+				t.Errorf("object %d is %v, want 1×1", i, b)
+			}
+		}
+	}
+}
+
+func TestSyntheticDocumentReferencesEveryObjectOnce(t *testing.T) {
+	s, err := Synthetic(SyntheticSpec{Objects: 32, ObjectBytes: 1000}, "h.test", 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(s.Origins[0].Resources["/"].Body)
+	if len(s.Subresources) != 32 {
+		t.Fatalf("%d subresources, want 32", len(s.Subresources))
+	}
+	seen := map[string]bool{}
+	for _, u := range s.Subresources {
+		if seen[u] {
+			t.Errorf("URL %s appears twice", u)
+		}
+		seen[u] = true
+		if strings.Count(doc, `src="`+u+`"`) != 1 {
+			t.Errorf("document references %s %d times, want once", u, strings.Count(doc, u))
+		}
+	}
+	if s.DocumentURL() != "https://h.test/" {
+		t.Errorf("document URL %s", s.DocumentURL())
+	}
+}
+
+func TestSyntheticIsDeterministicAndIncompressible(t *testing.T) {
+	a, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, "h", 3)
+	b, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, "h", 3)
+	c, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, "h", 4)
+	ra, rb, rc := a.Lookup("h", "/obj/1.png").Body, b.Lookup("h", "/obj/1.png").Body, c.Lookup("h", "/obj/1.png").Body
+	if !bytes.Equal(ra, rb) {
+		t.Error("same seed gave different bytes")
+	}
+	if bytes.Equal(ra, rc) {
+		t.Error("different seeds gave the same bytes")
+	}
+	if bytes.Equal(ra, a.Lookup("h", "/obj/0.png").Body) {
+		t.Error("two objects of one page have the same bytes (caches could merge them)")
+	}
+}
+
+func TestParsePage(t *testing.T) {
+	good := map[string]SyntheticSpec{
+		"synthetic:32x10KB":   {32, 10_000},
+		"synthetic:2x100B":    {2, 100},
+		"synthetic:128x300KB": {128, 300_000},
+		"synthetic:1x1MiB":    {1, 1 << 20},
+	}
+	for in, want := range good {
+		if got, err := ParsePage(in); err != nil || got != want {
+			t.Errorf("ParsePage(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	bad := []string{"synthetic:0x10KB", "synthetic:-1x10KB", "synthetic:10", "synthetic:3x", "synthetic:3x10B",
+		"real:cnn", "synthetic:100000x1KB", "synthetic:axb", "synthetic:2x2GiB", ""}
+	for _, in := range bad {
+		if got, err := ParsePage(in); err == nil {
+			t.Errorf("ParsePage(%q) = %+v, want an error", in, got)
+		}
+	}
+}
+
+func TestValidateRejectsDuplicateOriginsAndMissingFiles(t *testing.T) {
+	s, _ := Synthetic(SyntheticSpec{Objects: 1, ObjectBytes: 100}, "a.test", 1)
+	s.Origins = append(s.Origins, &Origin{Host: "a.test"})
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "two origins") {
+		t.Errorf("duplicate origin: %v", err)
+	}
+	s, _ = Synthetic(SyntheticSpec{Objects: 1, ObjectBytes: 100}, "a.test", 1)
+	delete(s.Origins[0].Resources, "/obj/0.png")
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("missing object: %v", err)
+	}
+}
+
+func FuzzParsePage(f *testing.F) {
+	for _, s := range []string{"synthetic:32x10KB", "synthetic:0x1", "synthetic:x", "synthetic:1x1e3KB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		spec, err := ParsePage(s)
+		if err != nil {
+			return
+		}
+		if spec.Objects < 1 || spec.Objects > MaxObjects || spec.ObjectBytes < MinObjectBytes || spec.ObjectBytes > MaxObjectBytes {
+			t.Errorf("ParsePage(%q) accepted out-of-range %+v", s, spec)
+		}
+	})
+}

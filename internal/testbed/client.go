@@ -1,0 +1,98 @@
+package testbed
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+)
+
+// GoClient is an HTTP client in the client namespace that speaks exactly one
+// protocol to the testbed's origins, through the emulated link.
+type GoClient struct {
+	*http.Client
+	mu      sync.Mutex
+	sockets []net.PacketConn // UDP sockets of h3 connections
+}
+
+// NewGoClient returns a client for proto ("h1", "h2" or "h3") that trusts the
+// run's CA. Close it to release its connections.
+func (tb *Testbed) NewGoClient(proto string) (*GoClient, error) {
+	tlsConf := &tls.Config{RootCAs: tb.Certs.Pool, MinVersion: tls.VersionTLS13}
+	c := &GoClient{}
+	switch proto {
+	case "h1", "h2":
+		tr := &http.Transport{
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				resolved, err := tb.resolve(addr)
+				if err != nil {
+					return nil, err
+				}
+				return tb.Topo.Client.DialContext(ctx, network, resolved)
+			},
+			TLSClientConfig: tlsConf,
+			Protocols:       new(http.Protocols),
+		}
+		tr.Protocols.SetHTTP1(proto == "h1")
+		tr.Protocols.SetHTTP2(proto == "h2")
+		c.Client = &http.Client{Transport: tr}
+	case "h3":
+		tr := &http3.Transport{
+			TLSClientConfig: tlsConf,
+			Dial: func(ctx context.Context, addr string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
+				resolved, err := tb.resolve(addr)
+				if err != nil {
+					return nil, err
+				}
+				raddr, err := net.ResolveUDPAddr("udp4", resolved)
+				if err != nil {
+					return nil, err
+				}
+				pc, err := tb.Topo.Client.ListenPacket("udp4", "0.0.0.0:0")
+				if err != nil {
+					return nil, err
+				}
+				c.mu.Lock()
+				c.sockets = append(c.sockets, pc)
+				c.mu.Unlock()
+				return quic.DialEarly(ctx, pc, raddr, tlsCfg, cfg)
+			},
+		}
+		c.Client = &http.Client{Transport: tr}
+	default:
+		return nil, fmt.Errorf("protocol %q: want h1, h2 or h3", proto)
+	}
+	return c, nil
+}
+
+// Close closes the client's connections and sockets.
+func (c *GoClient) Close() {
+	switch tr := c.Transport.(type) {
+	case *http.Transport:
+		tr.CloseIdleConnections()
+	case *http3.Transport:
+		tr.Close()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, pc := range c.sockets {
+		pc.Close()
+	}
+}
+
+// resolve maps "host:port" of an origin host to "ip:port".
+func (tb *Testbed) resolve(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	if ip, ok := tb.Addrs[host]; ok {
+		return net.JoinHostPort(ip.String(), port), nil
+	}
+	return "", fmt.Errorf("host %s is not an origin of this testbed", host)
+}

@@ -1,0 +1,131 @@
+// Package testbed assembles one network cell of an experiment: the client and
+// servers namespaces, the emulator between them, the per-run certificates,
+// and the origin servers listening on one IP per origin host.
+package testbed
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/site"
+)
+
+// Config describes a cell.
+type Config struct {
+	// Stem names the namespaces ("<stem>-client", "<stem>-servers"); make it
+	// with netns.RunName so that stale ones can be found.
+	Stem string
+	// Link is the emulated link.
+	Link emulator.Config
+	// Site is what the origins serve.
+	Site *site.Site
+	// RunDir receives the certificates.
+	RunDir string
+	// Log receives server errors. Nil: discard.
+	Log *slog.Logger
+}
+
+// Testbed is a running cell. Close removes everything it created.
+type Testbed struct {
+	Topo     *netns.Topology
+	Emulator *emulator.Emulator
+	Certs    *origin.Certs
+	Origin   *origin.Server
+	Site     *site.Site
+	// Addrs maps each origin host name to its IP in the servers namespace.
+	Addrs map[string]netip.Addr
+}
+
+// OriginPort is the port every origin listens on, for TCP and UDP.
+const OriginPort = 443
+
+// Start builds the cell. On error it removes whatever it had created.
+func Start(cfg Config) (_ *Testbed, err error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.Link.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Site.Validate(); err != nil {
+		return nil, err
+	}
+	tb := &Testbed{Site: cfg.Site, Addrs: map[string]netip.Addr{}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, tb.Close())
+		}
+	}()
+	hosts := cfg.Site.Hosts()
+	if tb.Topo, err = netns.Build(cfg.Stem, len(hosts)); err != nil {
+		return nil, err
+	}
+	if tb.Emulator, err = emulator.Start(tb.Topo.ClientTUN, tb.Topo.ServersTUN, cfg.Link, emulator.Options{}); err != nil {
+		return nil, err
+	}
+	if tb.Certs, err = origin.NewCerts(cfg.RunDir, hosts, time.Now()); err != nil {
+		return nil, err
+	}
+	var lns []origin.Listener
+	closeAll := func() {
+		for _, l := range lns {
+			l.TCP.Close()
+			l.UDP.Close()
+		}
+	}
+	for i, host := range hosts {
+		ip := tb.Topo.ServerAddrs[i]
+		tb.Addrs[host] = ip
+		addr := netip.AddrPortFrom(ip, OriginPort).String()
+		tcp, err := tb.Topo.Servers.Listen("tcp4", addr)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("origin %s: listen tcp %s: %w", host, addr, err)
+		}
+		udp, err := tb.Topo.Servers.ListenPacket("udp4", addr)
+		if err != nil {
+			tcp.Close()
+			closeAll()
+			return nil, fmt.Errorf("origin %s: listen udp %s: %w", host, addr, err)
+		}
+		lns = append(lns, origin.Listener{TCP: tcp, UDP: udp})
+	}
+	if tb.Origin, err = origin.Start(cfg.Site, tb.Certs.Leaf, lns, cfg.Log); err != nil {
+		closeAll()
+		return nil, err
+	}
+	return tb, nil
+}
+
+// HostResolverRules is the value of Chromium's --host-resolver-rules that maps
+// every origin host to its IP, such as "MAP a.test 198.19.0.10,MAP b.test …".
+func (tb *Testbed) HostResolverRules() string {
+	var rules []string
+	for _, host := range tb.Site.Hosts() {
+		rules = append(rules, fmt.Sprintf("MAP %s %s", host, tb.Addrs[host]))
+	}
+	return strings.Join(rules, ",")
+}
+
+// Close stops the origin, removes the namespaces and devices, and waits for
+// the emulator to stop. It is safe on a partly started Testbed.
+func (tb *Testbed) Close() error {
+	var errs []error
+	if tb.Origin != nil {
+		errs = append(errs, tb.Origin.Close())
+	}
+	if tb.Topo != nil {
+		errs = append(errs, tb.Topo.Close())
+	}
+	if tb.Emulator != nil {
+		tb.Emulator.Wait()
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,123 @@
+package testbed
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+func startTestbed(t *testing.T, linkCfg emulator.Config, s *site.Site) *Testbed {
+	t.Helper()
+	testenv.RequireRoot(t)
+	tb, err := Start(Config{
+		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("tb%d", time.Now().UnixNano()%1e6)),
+		Link:   linkCfg,
+		Site:   s,
+		RunDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tb.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return tb
+}
+
+// TestServesIdenticalBytesOverEveryProtocol fetches every resource of a page
+// over h1, h2 and h3 through the emulated link and compares the bytes with
+// the site's, and the server's per-protocol counts with the requests made.
+func TestServesIdenticalBytesOverEveryProtocol(t *testing.T) {
+	s, err := site.Synthetic(site.SyntheticSpec{Objects: 4, ObjectBytes: 20_000}, "www.quicbench.test", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := startTestbed(t, emulator.Config{Up: link.Config{Delay: 5 * time.Millisecond}, Down: link.Config{Delay: 5 * time.Millisecond}}, s)
+	urls := append([]string{s.DocumentURL()}, s.Subresources...)
+	for _, proto := range []string{"h1", "h2", "h3"} {
+		t.Run(proto, func(t *testing.T) {
+			c, err := tb.NewGoClient(proto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			before := tb.Origin.Counts()
+			for _, u := range urls {
+				resp, err := c.Get(u)
+				if err != nil {
+					t.Fatalf("GET %s over %s: %v", u, proto, err)
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantProto := map[string]int{"h1": 1, "h2": 2, "h3": 3}[proto]
+				if resp.ProtoMajor != wantProto {
+					t.Errorf("GET %s: protocol %s, want %s", u, resp.Proto, proto)
+				}
+				path := strings.TrimPrefix(u, "https://www.quicbench.test")
+				if want := s.Lookup("www.quicbench.test", path).Body; !bytes.Equal(body, want) {
+					t.Errorf("GET %s over %s: %d bytes differ from the site's %d", u, proto, len(body), len(want))
+				}
+				if cc := resp.Header.Get("Cache-Control"); cc != "no-store" {
+					t.Errorf("Cache-Control %q, want no-store", cc)
+				}
+			}
+			got := tb.Origin.Counts().Sub(before)
+			if got.Of(proto) != int64(len(urls)) || got.Total() != int64(len(urls)) {
+				t.Errorf("server counted %+v, want %d requests, all %s", got, len(urls), proto)
+			}
+		})
+	}
+}
+
+func TestUnknownPathIs404(t *testing.T) {
+	s, _ := site.Synthetic(site.SyntheticSpec{Objects: 1, ObjectBytes: 100}, "a.test", 1)
+	tb := startTestbed(t, emulator.Config{}, s)
+	c, err := tb.NewGoClient("h2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	resp, err := c.Get("https://a.test/nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("status %d, want 404", resp.StatusCode)
+	}
+}
+
+func TestCertsWrittenAndHashed(t *testing.T) {
+	dir := t.TempDir()
+	c, err := origin.NewCerts(dir, []string{"a.test", "b.test"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ca.pem", "ca-key.pem", "leaf.pem", "leaf-key.pem"} {
+		if _, err := os.Stat(dir + "/" + f); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	if len(c.SPKIHash) != 44 {
+		t.Errorf("SPKI hash %q is not 44 base64 characters of SHA-256", c.SPKIHash)
+	}
+	if err := c.Leaf.Leaf.VerifyHostname("b.test"); err != nil {
+		t.Error(err)
+	}
+}
