@@ -1,0 +1,268 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/netns"
+)
+
+// DefaultChromiumPath is Debian's Chromium binary (not the /usr/bin wrapper).
+const DefaultChromiumPath = "/usr/lib/chromium/chromium"
+
+// Chromium loads pages in a fresh headless Chromium per load: a new profile,
+// so every load is a first visit with empty caches and no session tickets.
+type Chromium struct {
+	// Path is the Chromium binary. Empty: DefaultChromiumPath.
+	Path string
+	// Namespace is where the browser runs (the client namespace).
+	Namespace *netns.Namespace
+	// ProfileDir holds the temporary profiles, each removed after its load.
+	ProfileDir string
+	// Timeout bounds one load, browser start included. Zero: 60 s.
+	Timeout time.Duration
+}
+
+// CheckChromium returns an error that says how to install Chromium if path
+// (empty: DefaultChromiumPath) is not an executable.
+func CheckChromium(path string) error {
+	if path == "" {
+		path = DefaultChromiumPath
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		return fmt.Errorf("chromium not found at %s: install it with 'apt-get install chromium chromium-driver' (or run 'make demo'), or pass --chromium PATH", path)
+	}
+	return nil
+}
+
+// preferences turns off Chromium's network prediction, which pre-connects at
+// navigation start and would hide handshake time.
+const preferences = `{"net":{"network_prediction_options":2}}`
+
+// collectJS reads the page's metrics once the load event has ended, or
+// returns null before that.
+const collectJS = `(() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  if (!nav || nav.loadEventEnd === 0) return null;
+  const imgs = Array.from(document.images);
+  return {
+    document_protocol: nav.nextHopProtocol,
+    document_status: nav.responseStatus || 0,
+    ttfb_ms: nav.responseStart,
+    dcl_ms: nav.domContentLoadedEventStart,
+    plt_ms: nav.loadEventEnd,
+    resources: performance.getEntriesByType('resource').map(r => ({
+      url: r.name, protocol: r.nextHopProtocol, start_ms: r.startTime,
+      response_end_ms: r.responseEnd, transfer_bytes: r.transferSize, status: r.responseStatus || 0})),
+    images: imgs.length,
+    broken_images: imgs.filter(i => !i.complete || i.naturalWidth === 0).length,
+  };
+})()`
+
+// bufferJS lifts the Resource Timing buffer from 250 entries, so that pages
+// with more objects are measured completely.
+const bufferJS = `performance.setResourceTimingBufferSize(100000)`
+
+// Flags returns the command-line flags of a browser for req (without the
+// user data directory).
+func Flags(req Request) []chromedp.ExecAllocatorOption {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.Flag("host-resolver-rules", req.HostResolverRules+",MAP * ~NOTFOUND"),
+		chromedp.Flag("ignore-certificate-errors-spki-list", req.SPKIHash),
+	)
+	switch req.Protocol {
+	case H3:
+		var origins []string
+		for _, h := range req.Hosts {
+			origins = append(origins, h+":443")
+		}
+		opts = append(opts, chromedp.Flag("enable-quic", true),
+			chromedp.Flag("origin-to-force-quic-on", strings.Join(origins, ",")))
+	case H2:
+		opts = append(opts, chromedp.Flag("disable-quic", true))
+	case H1:
+		opts = append(opts, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-http2", true))
+	}
+	return opts
+}
+
+// Load starts a fresh browser, loads req.URL, reads the metrics, verifies
+// them, and stops the browser. It returns a Result with Failure set for any
+// failed load, and an error only if the context was canceled.
+func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) {
+	res.Requested = req.Protocol
+	wallStart := time.Now()
+	defer func() { res.WallMs = ms(time.Since(wallStart)) }()
+	if req.Protocol.NextHop() == "" {
+		return res, fmt.Errorf("load: unknown protocol %q", req.Protocol)
+	}
+	profile, err := os.MkdirTemp(c.ProfileDir, "profile-")
+	if err != nil {
+		return res, fmt.Errorf("load: profile directory: %w", err)
+	}
+	defer func() {
+		killLeftovers(profile)
+		os.RemoveAll(profile)
+	}()
+	if err := os.MkdirAll(filepath.Join(profile, "Default"), 0o755); err != nil {
+		return res, err
+	}
+	if err := os.WriteFile(filepath.Join(profile, "Default", "Preferences"), []byte(preferences), 0o644); err != nil {
+		return res, err
+	}
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	loadCtx, cancelLoad := context.WithTimeout(ctx, timeout)
+	defer cancelLoad()
+	var wrapErr error
+	path := c.Path
+	if path == "" {
+		path = DefaultChromiumPath
+	}
+	opts := append(Flags(req),
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(profile),
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			if cmd.SysProcAttr == nil {
+				cmd.SysProcAttr = &syscall.SysProcAttr{}
+			}
+			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+			wrapErr = c.Namespace.WrapCommand(cmd)
+		}),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(loadCtx, opts...)
+	defer cancelAlloc()
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+
+	fail := func(format string, args ...any) (Result, error) {
+		res.Failure = fmt.Sprintf(format, args...)
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		return res, nil
+	}
+	startAt := time.Now()
+	if err := chromedp.Do(browserCtx); err != nil || wrapErr != nil {
+		return fail("browser start: %v", errors.Join(err, wrapErr))
+	}
+	res.BrowserStartMs = ms(time.Since(startAt))
+	if _, err := chromedp.Call(browserCtx, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: bufferJS}); err != nil {
+		return fail("set up page: %v", err)
+	}
+	if err := chromedp.Do(browserCtx, chromedp.Navigate(req.URL)); err != nil {
+		if loadCtx.Err() != nil && ctx.Err() == nil {
+			return fail("timed out after %v", timeout)
+		}
+		return fail("navigation: %v", err)
+	}
+	for {
+		m, err := chromedp.Run(browserCtx, chromedp.Evaluate[*PageMetrics](collectJS))
+		if err != nil {
+			if loadCtx.Err() != nil && ctx.Err() == nil {
+				return fail("timed out after %v waiting for loadEventEnd", timeout)
+			}
+			return fail("read metrics: %v", err)
+		}
+		if m != nil {
+			res.PageMetrics = *m
+			break
+		}
+		select {
+		case <-loadCtx.Done():
+			return fail("timed out after %v waiting for loadEventEnd", timeout)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if problems := Verify(req, res.PageMetrics); len(problems) > 0 {
+		return fail("%s", strings.Join(problems, "; "))
+	}
+	return res, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// killLeftovers kills the processes of the browser that used profile until
+// none is found three passes in a row (children can fork as the parent dies),
+// for at most 2 s, and waits until the killed ones are gone.
+//
+// A process that is a child subreaper (quicbench's main sets it) inherits the
+// browser's orphaned children; killLeftovers reaps the ones it killed, so
+// that no zombies stay behind either.
+func killLeftovers(profile string) {
+	deadline := time.Now().Add(2 * time.Second)
+	var killed []int
+	for quiet := 0; quiet < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		pids := killProcessesUsing(profile)
+		killed = append(killed, pids...)
+		if len(pids) == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+	}
+	for len(killed) > 0 && time.Now().Before(deadline) {
+		var left []int
+		for _, pid := range killed {
+			got, err := unix.Wait4(pid, nil, unix.WNOHANG, nil)
+			if err == nil && got == 0 {
+				left = append(left, pid) // our child, not yet exited
+			}
+		}
+		killed = left
+		if len(killed) > 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// killProcessesUsing kills every process whose command line has
+// --user-data-dir=dir (the browser's children can outlive it) and returns
+// their pids.
+func killProcessesUsing(dir string) []int {
+	want := []byte("--user-data-dir=" + dir)
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(cmdline) == 0 { // gone, or a zombie awaiting its parent
+			continue
+		}
+		for arg := range bytes.SplitSeq(cmdline, []byte{0}) {
+			if bytes.Equal(arg, want) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}

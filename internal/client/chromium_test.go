@@ -1,0 +1,73 @@
+package client_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testbed"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// TestChromiumLoadsOverEachProtocol loads a real page in real Chromium over
+// h1, h2 and h3 through a 40 ms emulated link and checks that every load is
+// verified, over the requested protocol, and no faster than physics allows.
+func TestChromiumLoadsOverEachProtocol(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	s, err := site.Synthetic(site.SyntheticSpec{Objects: 8, ObjectBytes: 5000}, "www.quicbench.test", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const oneWay = 20 * time.Millisecond
+	tb, err := testbed.Start(testbed.Config{
+		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("cl%d", time.Now().UnixNano()%1e6)),
+		Link:   emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}},
+		Site:   s,
+		RunDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	for _, p := range client.AllProtocols {
+		t.Run(string(p), func(t *testing.T) {
+			before := tb.Origin.Counts()
+			res, err := c.Load(t.Context(), client.Request{
+				URL: s.DocumentURL(), Protocol: p, Hosts: s.Hosts(),
+				HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: s.Subresources,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK() {
+				t.Fatalf("load over %s failed: %s", p, res.Failure)
+			}
+			served := tb.Origin.Counts().Sub(before)
+			t.Logf("%s: TTFB %.1f ms, DCL %.1f ms, PLT %.1f ms, browser start %.0f ms, wall %.0f ms, server saw %+v",
+				p, res.TTFBMs, res.DCLMs, res.PLTMs, res.BrowserStartMs, res.WallMs, served)
+			if res.DocumentProtocol != p.NextHop() || len(res.Resources) < len(s.Subresources) {
+				t.Errorf("document over %q with %d resources", res.DocumentProtocol, len(res.Resources))
+			}
+			if served.Of(string(p)) < int64(len(s.Subresources)+1) || served.Total() != served.Of(string(p)) {
+				t.Errorf("server counted %+v, want at least %d requests, all over %s", served, len(s.Subresources)+1, p)
+			}
+			// A first visit needs at least a handshake round trip and a
+			// request round trip: 2 RTT over TCP+TLS 1.3, 2 RTT over QUIC.
+			rtt := float64(2*oneWay) / float64(time.Millisecond)
+			if res.TTFBMs < 2*rtt {
+				t.Errorf("TTFB %.1f ms is below 2 RTT (%.0f ms): the link was not in the path", res.TTFBMs, 2*rtt)
+			}
+			if !(res.TTFBMs <= res.DCLMs && res.DCLMs <= res.PLTMs) {
+				t.Errorf("TTFB %.1f, DCL %.1f, PLT %.1f are out of order", res.TTFBMs, res.DCLMs, res.PLTMs)
+			}
+		})
+	}
+}

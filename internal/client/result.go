@@ -1,0 +1,116 @@
+package client
+
+import "fmt"
+
+// ResourceTiming is one Resource Timing entry, times in milliseconds since
+// navigation start.
+type ResourceTiming struct {
+	URL           string  `json:"url"`
+	Protocol      string  `json:"protocol"` // nextHopProtocol: "http/1.1", "h2", "h3"
+	StartMs       float64 `json:"start_ms"`
+	ResponseEndMs float64 `json:"response_end_ms"`
+	TransferBytes int64   `json:"transfer_bytes"` // header and body bytes on the wire (0 if from cache)
+	Status        int     `json:"status"`         // HTTP status, 0 if the browser did not expose it
+}
+
+// PageMetrics is what the page reports after its load event, in milliseconds
+// since navigation start (Navigation Timing level 2: startTime is 0).
+type PageMetrics struct {
+	DocumentProtocol string  `json:"document_protocol"`
+	DocumentStatus   int     `json:"document_status"`
+	TTFBMs           float64 `json:"ttfb_ms"` // responseStart of the document
+	DCLMs            float64 `json:"dcl_ms"`  // domContentLoadedEventStart: DOMContentLoaded fires
+	PLTMs            float64 `json:"plt_ms"`  // loadEventEnd: the page load time
+	// Resources are the Resource Timing entries of the page.
+	Resources []ResourceTiming `json:"resources"`
+	// Images is the number of <img> elements; BrokenImages those that did
+	// not load or decode.
+	Images       int `json:"images"`
+	BrokenImages int `json:"broken_images"`
+}
+
+// Request says what page to load and how.
+type Request struct {
+	// URL is the document to load.
+	URL string
+	// Protocol is forced for every request of the load.
+	Protocol Protocol
+	// Hosts are the origin host names (HTTP/3 is forced on host:443).
+	Hosts []string
+	// HostResolverRules maps the hosts to their IPs, in Chromium's syntax.
+	HostResolverRules string
+	// SPKIHash is the base64 SHA-256 of the origins' certificate key.
+	SPKIHash string
+	// Expected are the absolute URLs that must load for the load to count.
+	Expected []string
+}
+
+// Result is one page load. A load with Failure set is a failed load: its
+// metrics must never be averaged with those of good loads.
+type Result struct {
+	Requested Protocol `json:"requested"`
+	PageMetrics
+	// Failure says why the load failed; empty for a verified load.
+	Failure string `json:"failure,omitempty"`
+	// BrowserStartMs is the time to start the browser, before navigation.
+	BrowserStartMs float64 `json:"browser_start_ms"`
+	// WallMs is the whole load as the harness saw it: browser start,
+	// navigation, metrics read-out and browser shutdown.
+	WallMs float64 `json:"wall_ms"`
+}
+
+// OK reports whether the load was verified.
+func (r Result) OK() bool { return r.Failure == "" }
+
+// Verify lists what is wrong with metrics m of a load of req: a document or
+// resource over another protocol than requested, a missing or failed
+// resource, a broken image. An empty list means the load is verified.
+func Verify(req Request, m PageMetrics) []string {
+	var problems []string
+	want := req.Protocol.NextHop()
+	if m.DocumentProtocol != want {
+		problems = append(problems, fmt.Sprintf("document over %q, requested %s", m.DocumentProtocol, want))
+	}
+	if m.DocumentStatus != 0 && m.DocumentStatus != 200 {
+		problems = append(problems, fmt.Sprintf("document status %d", m.DocumentStatus))
+	}
+	if m.PLTMs <= 0 {
+		problems = append(problems, "no load event end")
+	}
+	byURL := map[string]ResourceTiming{}
+	for _, r := range m.Resources {
+		byURL[r.URL] = r
+	}
+	missing, wrongProto, badStatus := 0, 0, 0
+	var example string
+	for _, u := range req.Expected {
+		r, ok := byURL[u]
+		switch {
+		case !ok:
+			missing++
+			example = u + " missing"
+		case r.Protocol != want:
+			wrongProto++
+			example = fmt.Sprintf("%s over %q", u, r.Protocol)
+		case r.Status != 0 && r.Status != 200:
+			badStatus++
+			example = fmt.Sprintf("%s status %d", u, r.Status)
+		}
+	}
+	if missing > 0 {
+		problems = append(problems, fmt.Sprintf("%d of %d resources missing", missing, len(req.Expected)))
+	}
+	if wrongProto > 0 {
+		problems = append(problems, fmt.Sprintf("%d resources not over %s", wrongProto, want))
+	}
+	if badStatus > 0 {
+		problems = append(problems, fmt.Sprintf("%d resources with a status other than 200", badStatus))
+	}
+	if m.BrokenImages > 0 {
+		problems = append(problems, fmt.Sprintf("%d of %d images broken", m.BrokenImages, m.Images))
+	}
+	if len(problems) > 0 && example != "" {
+		problems = append(problems, "e.g. "+example)
+	}
+	return problems
+}

@@ -1,0 +1,58 @@
+package client
+
+import (
+	"strings"
+	"testing"
+)
+
+func goodMetrics(proto string, urls []string) PageMetrics {
+	m := PageMetrics{DocumentProtocol: proto, DocumentStatus: 200, TTFBMs: 50, DCLMs: 60, PLTMs: 100, Images: len(urls)}
+	for _, u := range urls {
+		m.Resources = append(m.Resources, ResourceTiming{URL: u, Protocol: proto, Status: 200})
+	}
+	return m
+}
+
+func TestVerify(t *testing.T) {
+	urls := []string{"https://a/1.png", "https://a/2.png"}
+	req := Request{Protocol: H3, Expected: urls}
+	tests := []struct {
+		name   string
+		mutate func(*PageMetrics)
+		want   string // substring of the problems; "" for a verified load
+	}{
+		{"verified", func(*PageMetrics) {}, ""},
+		{"document over h2", func(m *PageMetrics) { m.DocumentProtocol = "h2" }, `document over "h2"`},
+		{"resource over h2", func(m *PageMetrics) { m.Resources[1].Protocol = "h2" }, "1 resources not over h3"},
+		{"resource missing", func(m *PageMetrics) { m.Resources = m.Resources[:1] }, "1 of 2 resources missing"},
+		{"resource 404", func(m *PageMetrics) { m.Resources[0].Status = 404 }, "status other than 200"},
+		{"broken image", func(m *PageMetrics) { m.BrokenImages = 1 }, "1 of 2 images broken"},
+		{"no load end", func(m *PageMetrics) { m.PLTMs = 0 }, "no load event end"},
+		{"document 500", func(m *PageMetrics) { m.DocumentStatus = 500 }, "document status 500"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := goodMetrics("h3", urls)
+			tt.mutate(&m)
+			got := strings.Join(Verify(req, m), "; ")
+			if tt.want == "" && got != "" {
+				t.Errorf("a good load was flagged: %s", got)
+			}
+			if tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("problems %q, want one containing %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseProtocols(t *testing.T) {
+	got, err := ParseProtocols("h1, H2,h3")
+	if err != nil || len(got) != 3 || got[0] != H1 || got[1] != H2 || got[2] != H3 {
+		t.Errorf("ParseProtocols = %v, %v", got, err)
+	}
+	for _, bad := range []string{"h4", "h2,h2", "", "quic"} {
+		if _, err := ParseProtocols(bad); err == nil {
+			t.Errorf("ParseProtocols(%q) accepted", bad)
+		}
+	}
+}
