@@ -205,48 +205,69 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // killLeftovers kills the processes of the browser that used profile until
 // none is found three passes in a row (children can fork as the parent dies),
-// for at most 2 s, and waits until the killed ones are gone.
+// for at most 2 s.
 //
 // A process that is a child subreaper (quicbench's main sets it) inherits the
-// browser's orphaned children; killLeftovers reaps the ones it killed, so
-// that no zombies stay behind either.
+// browser's orphaned children when they exit; killLeftovers reaps those too,
+// so that no zombies stay behind.
 func killLeftovers(profile string) {
 	deadline := time.Now().Add(2 * time.Second)
-	var killed []int
 	for quiet := 0; quiet < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		pids := killProcessesUsing(profile)
-		killed = append(killed, pids...)
-		if len(pids) == 0 {
+		if killProcessesUsing(profile)+reapBrowserZombies() == 0 {
 			quiet++
 		} else {
 			quiet = 0
 		}
 	}
-	for len(killed) > 0 && time.Now().Before(deadline) {
-		var left []int
-		for _, pid := range killed {
-			got, err := unix.Wait4(pid, nil, unix.WNOHANG, nil)
-			if err == nil && got == 0 {
-				left = append(left, pid) // our child, not yet exited
-			}
+}
+
+// reapBrowserZombies reaps this process's exited children whose command name
+// starts with "chrom" and returns how many it reaped. It never waits for
+// other children, whose exit status belongs to os/exec.
+func reapBrowserZombies() int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	self, n := os.Getpid(), 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
 		}
-		killed = left
-		if len(killed) > 0 {
-			time.Sleep(5 * time.Millisecond)
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid ...": comm may hold spaces, so cut at the last ')'.
+		open, close := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		comm, rest := string(stat[open+1:close]), strings.Fields(string(stat[close+1:]))
+		if len(rest) < 2 || rest[0] != "Z" || !strings.HasPrefix(comm, "chrom") {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(rest[1]); ppid != self {
+			continue
+		}
+		if got, err := unix.Wait4(pid, nil, unix.WNOHANG, nil); err == nil && got == pid {
+			n++
 		}
 	}
+	return n
 }
 
 // killProcessesUsing kills every process whose command line has
 // --user-data-dir=dir (the browser's children can outlive it) and returns
-// their pids.
-func killProcessesUsing(dir string) []int {
+// how many it found.
+func killProcessesUsing(dir string) int {
 	want := []byte("--user-data-dir=" + dir)
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return 0
 	}
-	var pids []int
+	n := 0
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() {
@@ -259,10 +280,10 @@ func killProcessesUsing(dir string) []int {
 		for arg := range bytes.SplitSeq(cmdline, []byte{0}) {
 			if bytes.Equal(arg, want) {
 				syscall.Kill(pid, syscall.SIGKILL)
-				pids = append(pids, pid)
+				n++
 				break
 			}
 		}
 	}
-	return pids
+	return n
 }

@@ -59,9 +59,9 @@ type Stats struct {
 	// Overflow counts packets dropped because the delivery queue
 	// (queueCapacity) was full: a sign that the configuration exceeds
 	// what the emulator can hold, never expected in a valid run.
-	Overflow int64
+	Overflow int64 `json:"overflow"`
 	// WriteErrors counts packets the far device refused.
-	WriteErrors int64
+	WriteErrors int64 `json:"write_errors"`
 }
 
 // Emulator forwards packets between two devices until they are closed.

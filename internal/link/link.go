@@ -78,12 +78,12 @@ func (v Verdict) String() string {
 
 // Stats counts what one direction did with its packets.
 type Stats struct {
-	Packets        int64 // packets offered to the link
-	Bytes          int64 // bytes offered to the link
-	Delivered      int64 // packets delivered
-	DroppedLoss    int64 // packets dropped by the loss process
-	DroppedQueue   int64 // packets dropped because the queue was full
-	PeakQueueBytes int64 // largest queue occupancy seen, in bytes, including the arriving packet
+	Packets        int64 `json:"packets"`          // packets offered to the link
+	Bytes          int64 `json:"bytes"`            // bytes offered to the link
+	Delivered      int64 `json:"delivered"`        // packets delivered
+	DroppedLoss    int64 `json:"dropped_loss"`     // packets dropped by the loss process
+	DroppedQueue   int64 `json:"dropped_queue"`    // packets dropped because the queue was full
+	PeakQueueBytes int64 `json:"peak_queue_bytes"` // largest queue occupancy seen, in bytes, including the arriving packet
 }
 
 // Direction is the state of one direction of a link. It is not safe for

@@ -29,9 +29,20 @@ const (
 // MinObjectBytes is the smallest valid PNG this generator makes, in bytes.
 var MinObjectBytes = int64(len(pngOfSize(0, nil)))
 
-// String gives the spec in the form ParsePage reads, such as "synthetic:32x10000B".
+// String gives the spec in the form ParsePage reads, with the largest unit
+// that divides the size exactly, such as "synthetic:32x10KB".
 func (s SyntheticSpec) String() string {
-	return fmt.Sprintf("synthetic:%dx%dB", s.Objects, s.ObjectBytes)
+	size := strconv.FormatInt(s.ObjectBytes, 10) + "B"
+	for _, u := range []struct {
+		name   string
+		factor int64
+	}{{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if s.ObjectBytes%u.factor == 0 {
+			size = strconv.FormatInt(s.ObjectBytes/u.factor, 10) + u.name
+			break
+		}
+	}
+	return fmt.Sprintf("synthetic:%dx%s", s.Objects, size)
 }
 
 // ParsePage parses a page argument. The only kind so far is

@@ -80,9 +80,16 @@ func TestParsePage(t *testing.T) {
 		"synthetic:1x1MiB":    {1, 1 << 20},
 	}
 	for in, want := range good {
-		if got, err := ParsePage(in); err != nil || got != want {
+		got, err := ParsePage(in)
+		if err != nil || got != want {
 			t.Errorf("ParsePage(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
+		if back, err := ParsePage(got.String()); err != nil || back != got {
+			t.Errorf("ParsePage(%q.String() = %q) = %+v, %v: does not round-trip", in, got.String(), back, err)
+		}
+	}
+	if s := (SyntheticSpec{32, 10_000}).String(); s != "synthetic:32x10KB" {
+		t.Errorf("String() = %q, want synthetic:32x10KB", s)
 	}
 	bad := []string{"synthetic:0x10KB", "synthetic:-1x10KB", "synthetic:10", "synthetic:3x", "synthetic:3x10B",
 		"real:cnn", "synthetic:100000x1KB", "synthetic:axb", "synthetic:2x2GiB", ""}

@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/quicbench/quicbench/internal/netns"
+)
+
+// runCleanup removes the namespaces of quicbench runs whose process is gone
+// (a run killed with SIGKILL cannot clean up after itself).
+func runCleanup(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if err := checkPrivileges(); err != nil {
+		fmt.Fprintln(stderr, "quicbench cleanup:", err)
+		return exitUsage
+	}
+	removed, err := netns.RemoveStale()
+	for _, name := range removed {
+		fmt.Fprintln(stdout, "removed namespace", name)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench cleanup:", err)
+		return exitFailure
+	}
+	if len(removed) == 0 {
+		fmt.Fprintln(stdout, "nothing to clean up")
+	}
+	return exitOK
+}

@@ -1,0 +1,75 @@
+// Package cli turns command lines into configurations and runs quicbench's
+// subcommands. Flags become config structs here and nothing else: the work
+// happens in the packages the subcommands call.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // the run failed
+	exitUsage       = 2 // bad input or a missing prerequisite
+	exitInterrupted = 130
+)
+
+const usage = `quicbench measures whether HTTP/3 over QUIC loads pages faster than HTTP/2 and
+HTTP/1.1 over TCP+TLS, behind an emulated network, in a real browser.
+
+Usage:
+  quicbench compare [flags]   load one page over h1, h2 and h3 and compare them
+  quicbench cleanup           remove namespaces left by runs that were killed
+  quicbench help              show this text
+
+Run 'quicbench compare -h' for the flags of compare.
+`
+
+// Run runs the subcommand in args (without the program name) and returns the
+// process exit status.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "compare":
+		return runCompare(ctx, args[1:], stdout, stderr)
+	case "cleanup":
+		return runCleanup(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare or cleanup (quicbench help lists them)\n", args[0])
+	return exitUsage
+}
+
+// checkPrivileges returns a one-line error saying how to fix a missing
+// prerequisite of anything that builds namespaces.
+func checkPrivileges() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("quicbench must run as root (it creates network namespaces and TUN devices): run it with sudo")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		return fmt.Errorf("/dev/net/tun is missing: load the TUN module with 'modprobe tun' (in a container, pass --device /dev/net/tun)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return fmt.Errorf("the 'ip' command is missing: install iproute2 (apt-get install iproute2)")
+	}
+	return nil
+}
+
+func newLogger(w io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}

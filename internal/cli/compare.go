@@ -1,0 +1,334 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/experiment"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/units"
+)
+
+// compareOptions are compare's flags, parsed and validated.
+type compareOptions struct {
+	cfg     experiment.CompareConfig
+	rtt     time.Duration
+	queue   string // as given, for the header
+	json    bool
+	verbose bool
+}
+
+// Defaults of compare: the demo scenario.
+const (
+	defaultRTT      = "100ms"
+	defaultLoss     = "1"
+	defaultDown     = "10mbit"
+	defaultUp       = "5mbit"
+	defaultQueue    = "200ms"
+	defaultPage     = "synthetic:32x10KB"
+	defaultProtos   = "h1,h2,h3"
+	defaultRuns     = 5
+	maxRuns         = 10_000
+	defaultTimeout  = 60 * time.Second
+	compareHelpHint = "see quicbench compare -h"
+)
+
+// parseCompare parses compare's arguments. now names the default run
+// directory. Every error is one line naming the flag and what is allowed.
+func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOptions, error) {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	rtt := fs.String("rtt", defaultRTT, "round-trip `delay` added by the link, split evenly between the directions (e.g. 100ms)")
+	loss := fs.String("loss", defaultLoss, "random packet loss in `percent`, applied in each direction (e.g. 1 or 0.5%)")
+	down := fs.String("down", defaultDown, "downlink (servers → client) `rate`: bit, kbit, mbit, gbit; 0 for unlimited")
+	up := fs.String("up", defaultUp, "uplink (client → servers) `rate`; 0 for unlimited")
+	queue := fs.String("queue", defaultQueue, "drop-tail queue of each direction: `bytes` (e.g. 64KB) or time at that direction's rate (e.g. 200ms); 0 for unlimited")
+	page := fs.String("page", defaultPage, "the `page`: synthetic:NxSIZE, N images of SIZE bytes (e.g. synthetic:32x10KB; KB = 1000 B, KiB = 1024 B)")
+	protos := fs.String("protocols", defaultProtos, "comma-separated `list` of h1, h2, h3")
+	runs := fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order")
+	seed := fs.Uint64("seed", 1, "`seed` of the loss decisions, page bytes and load order")
+	jsonOut := fs.Bool("json", false, "print the result, with every load, as JSON instead of a table")
+	out := fs.String("out", "", "run `directory` for certificates and results (default runs/compare-<time>)")
+	timeout := fs.Duration("timeout", defaultTimeout, "`limit` for one page load, browser start included")
+	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
+	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(helpOut, "Usage: quicbench compare [flags]\n\nLoads one page over each protocol behind an emulated link and compares them.\n\nFlags:")
+			fs.SetOutput(helpOut)
+			fs.PrintDefaults()
+			return nil, err
+		}
+		return nil, fmt.Errorf("%v (%s)", err, compareHelpHint)
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (%s)", fs.Arg(0), compareHelpHint)
+	}
+	o := &compareOptions{json: *jsonOut, verbose: *verbose, queue: *queue}
+	var err error
+	if o.rtt, err = time.ParseDuration(*rtt); err != nil {
+		return nil, fmt.Errorf("--rtt %q is not a duration: use a value such as 100ms", *rtt)
+	}
+	if o.rtt < 0 || o.rtt > time.Minute {
+		return nil, fmt.Errorf("--rtt %v is outside 0 to 1m", o.rtt)
+	}
+	lossFrac, err := units.ParsePercent(*loss)
+	if err != nil {
+		return nil, fmt.Errorf("--loss %w", err)
+	}
+	downRate, err := parseRateFlag("down", *down)
+	if err != nil {
+		return nil, err
+	}
+	upRate, err := parseRateFlag("up", *up)
+	if err != nil {
+		return nil, err
+	}
+	downQueue, err := queueBytes(*queue, downRate)
+	if err != nil {
+		return nil, err
+	}
+	upQueue, err := queueBytes(*queue, upRate)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := site.ParsePage(*page)
+	if err != nil {
+		return nil, fmt.Errorf("--page: %w", err)
+	}
+	protocols, err := client.ParseProtocols(*protos)
+	if err != nil {
+		return nil, fmt.Errorf("--protocols: %w", err)
+	}
+	if *runs < 1 || *runs > maxRuns {
+		return nil, fmt.Errorf("--runs %d is outside 1 to %d", *runs, maxRuns)
+	}
+	if *timeout <= 0 {
+		return nil, fmt.Errorf("--timeout %v must be positive, e.g. 60s", *timeout)
+	}
+	dir := *out
+	if dir == "" {
+		dir = "runs/compare-" + now.Format("20060102-150405")
+	}
+	upDelay := o.rtt / 2
+	o.cfg = experiment.CompareConfig{
+		Link: emulator.Config{
+			Up:   link.Config{Delay: upDelay, Loss: lossFrac, RateBitsPerSecond: upRate, QueueBytes: upQueue},
+			Down: link.Config{Delay: o.rtt - upDelay, Loss: lossFrac, RateBitsPerSecond: downRate, QueueBytes: downQueue},
+		},
+		Page:         spec,
+		Protocols:    protocols,
+		Runs:         *runs,
+		Seed:         *seed,
+		RunDir:       dir,
+		ChromiumPath: *chromium,
+		LoadTimeout:  *timeout,
+	}
+	return o, nil
+}
+
+func parseRateFlag(name, value string) (int64, error) {
+	if strings.EqualFold(value, "unlimited") {
+		return 0, nil
+	}
+	r, err := units.ParseRate(value)
+	if err != nil {
+		return 0, fmt.Errorf("--%s %w", name, err)
+	}
+	return r, nil
+}
+
+// queueBytes converts a queue flag to bytes for a direction of the given
+// rate: a duration is the time to drain the queue at that rate.
+func queueBytes(value string, rate int64) (int64, error) {
+	if value == "0" {
+		return 0, nil
+	}
+	if strings.HasSuffix(value, "s") && !strings.HasSuffix(strings.ToLower(value), "b") {
+		d, err := time.ParseDuration(value)
+		if err != nil || d < 0 {
+			return 0, fmt.Errorf("--queue %q is neither bytes (64KB) nor a non-negative time (200ms)", value)
+		}
+		if rate == 0 {
+			return 0, nil // no bottleneck, no queue
+		}
+		return int64(math.Ceil(d.Seconds() * float64(rate) / 8)), nil
+	}
+	b, err := units.ParseBytes(value)
+	if err != nil {
+		return 0, fmt.Errorf("--queue %q is neither bytes (64KB) nor a time (200ms): %v", value, err)
+	}
+	return b, nil
+}
+
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseCompare(args, time.Now(), stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench compare:", err)
+		return exitUsage
+	}
+	if err := checkPrivileges(); err != nil {
+		fmt.Fprintln(stderr, "quicbench compare:", err)
+		return exitUsage
+	}
+	if err := client.CheckChromium(o.cfg.ChromiumPath); err != nil {
+		fmt.Fprintln(stderr, "quicbench compare:", err)
+		return exitUsage
+	}
+	o.cfg.Log = newLogger(stderr, o.verbose)
+	total := o.cfg.Runs * len(o.cfg.Protocols)
+	done := 0
+	o.cfg.OnLoad = func(l experiment.Load) {
+		done++
+		status := fmt.Sprintf("PLT %8.1f ms", l.PLTMs)
+		if !l.OK() {
+			status = "FAILED: " + l.Failure
+		}
+		fmt.Fprintf(stderr, "load %3d/%d  round %d  %s  %s\n", done, total, l.Round, l.Requested, status)
+	}
+	fmt.Fprintln(stderr, header(o))
+	res, err := experiment.Compare(ctx, o.cfg)
+	if res == nil {
+		fmt.Fprintln(stderr, "quicbench compare:", err)
+		return exitFailure
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(jsonReport{Config: describe(o), CompareResult: res}); err != nil {
+			fmt.Fprintln(stderr, "quicbench compare:", err)
+			return exitFailure
+		}
+	} else {
+		fmt.Fprintln(stdout, header(o))
+		printSummary(stdout, res)
+	}
+	switch {
+	case res.Interrupted && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "quicbench compare: interrupted after %d of %d loads; they are kept in %s/loads.jsonl\n", len(res.Loads), total, res.RunDir)
+		return exitInterrupted
+	case err != nil:
+		fmt.Fprintln(stderr, "quicbench compare:", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// header describes the scenario in one line.
+func header(o *compareOptions) string {
+	c := o.cfg
+	return fmt.Sprintf("%s on RTT %v (%v each way), loss %s each way, down %s, up %s, queue %s; %d runs × %s, seed %d",
+		c.Page, o.rtt, c.Link.Up.Delay, pct(c.Link.Up.Loss), rate(c.Link.Down.RateBitsPerSecond), rate(c.Link.Up.RateBitsPerSecond),
+		queueText(o.queue, c.Link), c.Runs, protoList(c.Protocols), c.Seed)
+}
+
+// scenario is the configuration as JSON reports it.
+type scenario struct {
+	Page      string            `json:"page"`
+	RTTMs     float64           `json:"rtt_ms"`
+	Uplink    link.Config       `json:"uplink"`
+	Downlink  link.Config       `json:"downlink"`
+	Protocols []client.Protocol `json:"protocols"`
+	Runs      int               `json:"runs"`
+	Seed      uint64            `json:"seed"`
+}
+
+type jsonReport struct {
+	Config scenario `json:"config"`
+	*experiment.CompareResult
+}
+
+func describe(o *compareOptions) scenario {
+	return scenario{Page: o.cfg.Page.String(), RTTMs: float64(o.rtt) / 1e6, Uplink: o.cfg.Link.Up, Downlink: o.cfg.Link.Down,
+		Protocols: o.cfg.Protocols, Runs: o.cfg.Runs, Seed: o.cfg.Seed}
+}
+
+// printSummary writes the comparison table and the link counters.
+func printSummary(w io.Writer, res *experiment.CompareResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "protocol\tok\tfailed\tPLT median\tPLT mean\tPLT p25\tPLT p75\tDCL median\tTTFB median\tPLT/h2\tobserved\t")
+	for _, s := range res.Summaries {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Protocol, s.OK, s.Failed,
+			msText(s.PLT.Median), msText(s.PLT.Mean), msText(s.PLT.P25), msText(s.PLT.P75),
+			msText(s.DCL.Median), msText(s.TTFB.Median), ratioText(s.RatioToH2), strings.Join(s.Observed, ","))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "Times in ms from navigation start; PLT = loadEventEnd, DCL = DOMContentLoaded, TTFB = first byte of the document.")
+	fmt.Fprintln(w, "Only verified loads (every object over the requested protocol, as seen by browser and server) are in the statistics.")
+	for _, l := range res.Loads {
+		if !l.OK() {
+			fmt.Fprintf(w, "failed: round %d %s: %s\n", l.Round, l.Requested, l.Failure)
+		}
+	}
+	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkText(res.Uplink), linkText(res.Downlink))
+	fmt.Fprintf(w, "%d loads in %.1f s; every load is in %s/loads.jsonl\n", len(res.Loads), res.WallSeconds, res.RunDir)
+}
+
+func linkText(s emulator.Stats) string {
+	lossPct := 0.0
+	if s.Packets > 0 {
+		lossPct = 100 * float64(s.DroppedLoss) / float64(s.Packets)
+	}
+	return fmt.Sprintf("%d packets, %d lost at random (%.2f%%), %d dropped by the full queue, peak queue %d B",
+		s.Packets, s.DroppedLoss, lossPct, s.DroppedQueue, s.PeakQueueBytes)
+}
+
+func msText(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func ratioText(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+func pct(f float64) string { return strconv.FormatFloat(f*100, 'g', -1, 64) + "%" }
+
+func rate(bps int64) string {
+	switch {
+	case bps == 0:
+		return "unlimited"
+	case bps%1_000_000_000 == 0:
+		return fmt.Sprintf("%d Gbit/s", bps/1e9)
+	case bps >= 1_000_000:
+		return strconv.FormatFloat(float64(bps)/1e6, 'g', -1, 64) + " Mbit/s"
+	case bps >= 1000:
+		return strconv.FormatFloat(float64(bps)/1e3, 'g', -1, 64) + " kbit/s"
+	}
+	return fmt.Sprintf("%d bit/s", bps)
+}
+
+func queueText(given string, l emulator.Config) string {
+	if given == "0" {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%s (%d B down, %d B up)", given, l.Down.QueueBytes, l.Up.QueueBytes)
+}
+
+func protoList(ps []client.Protocol) string {
+	var s []string
+	for _, p := range ps {
+		s = append(s, string(p))
+	}
+	return strings.Join(s, ",")
+}

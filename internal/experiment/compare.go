@@ -1,0 +1,248 @@
+// Package experiment runs measurements: compare (one page, one network, each
+// protocol in interleaved rounds) today, factorial plans later. Every load
+// is appended to the run directory the moment it ends, so an interrupted run
+// keeps every completed load.
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stats"
+	"github.com/quicbench/quicbench/internal/testbed"
+)
+
+// OriginHost is the host name of the single origin of compare's page.
+const OriginHost = "www.quicbench.test"
+
+// CompareConfig is one comparison. Seeds inside Link are ignored: they are
+// derived from Seed.
+type CompareConfig struct {
+	Link      emulator.Config
+	Page      site.SyntheticSpec
+	Protocols []client.Protocol
+	// Runs is the number of rounds; each round loads the page once per
+	// protocol, in an order shuffled from Seed.
+	Runs int
+	// Seed determines the loss decisions, the page bytes and the orders.
+	Seed uint64
+	// RunDir receives certificates, loads.jsonl and summary.json.
+	RunDir string
+	// ChromiumPath is the browser binary; empty: client.DefaultChromiumPath.
+	ChromiumPath string
+	// LoadTimeout bounds one load; zero: 60 s.
+	LoadTimeout time.Duration
+	// Log receives progress and server errors; nil discards.
+	Log *slog.Logger
+	// OnLoad, if set, is called after each load (for progress output).
+	OnLoad func(Load)
+}
+
+// Load is one page load of a comparison.
+type Load struct {
+	Round    int `json:"round"` // 1-based
+	Position int `json:"position"`
+	client.Result
+	// ServerRequests are the requests the origin served during the load,
+	// per protocol: a second, server-side check of the protocol.
+	ServerRequests origin.Counts `json:"server_requests"`
+	StartedAt      time.Time     `json:"started_at"`
+}
+
+// ProtocolSummary is the comparison's result for one protocol. Only verified
+// loads enter the statistics; times are in milliseconds.
+type ProtocolSummary struct {
+	Protocol client.Protocol `json:"protocol"`
+	OK       int             `json:"ok"`
+	Failed   int             `json:"failed"`
+	PLT      stats.Summary   `json:"plt_ms"`
+	DCL      stats.Summary   `json:"dcl_ms"`
+	TTFB     stats.Summary   `json:"ttfb_ms"`
+	// RatioToH2 is median PLT / h2's median PLT; NaN without verified h2
+	// loads (JSON null).
+	RatioToH2 float64 `json:"-"`
+	// Observed lists the distinct document protocols of all loads.
+	Observed []string `json:"observed"`
+}
+
+// MarshalJSON writes RatioToH2 as null when it is NaN.
+func (p ProtocolSummary) MarshalJSON() ([]byte, error) {
+	type plain ProtocolSummary
+	var ratio *float64
+	if !math.IsNaN(p.RatioToH2) {
+		ratio = &p.RatioToH2
+	}
+	return json.Marshal(struct {
+		plain
+		RatioToH2 *float64 `json:"plt_median_ratio_to_h2"`
+	}{plain(p), ratio})
+}
+
+// CompareResult is a finished or interrupted comparison.
+type CompareResult struct {
+	Loads     []Load            `json:"loads"`
+	Summaries []ProtocolSummary `json:"summaries"`
+	Uplink    emulator.Stats    `json:"uplink"`
+	Downlink  emulator.Stats    `json:"downlink"`
+	// Interrupted is true when the run stopped before its last load.
+	Interrupted bool    `json:"interrupted"`
+	WallSeconds float64 `json:"wall_seconds"`
+	RunDir      string  `json:"run_dir"`
+}
+
+// Compare sets up the network cell, loads the page cfg.Runs times per
+// protocol in interleaved shuffled rounds, and tears everything down. When
+// ctx is canceled it stops after removing what it created and returns the
+// loads completed so far with Interrupted set, and ctx's error.
+func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
+	start := time.Now()
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Runs < 1 || len(cfg.Protocols) == 0 {
+		return nil, fmt.Errorf("compare: need at least one run and one protocol")
+	}
+	seeds := rand.New(rand.NewPCG(cfg.Seed, 0xc0ffee))
+	cfg.Link.Up.Seed, cfg.Link.Down.Seed = seeds.Uint64(), seeds.Uint64()
+	page, err := site.Synthetic(cfg.Page, OriginHost, seeds.Uint64())
+	if err != nil {
+		return nil, err
+	}
+	order := rand.New(rand.NewPCG(seeds.Uint64(), seeds.Uint64()))
+	if err := os.MkdirAll(cfg.RunDir, 0o755); err != nil {
+		return nil, fmt.Errorf("compare: run directory: %w", err)
+	}
+	if removed, err := netns.RemoveStale(); err != nil {
+		cfg.Log.Warn("could not remove namespaces of dead runs", "err", err)
+	} else if len(removed) > 0 {
+		cfg.Log.Info("removed namespaces of dead runs", "names", removed)
+	}
+	loadsFile, err := os.Create(filepath.Join(cfg.RunDir, "loads.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	defer loadsFile.Close()
+
+	tb, err := testbed.Start(testbed.Config{
+		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("%04x", rand.Uint32()&0xffff)),
+		Link:   cfg.Link,
+		Site:   page,
+		RunDir: cfg.RunDir,
+		Log:    cfg.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := &CompareResult{RunDir: cfg.RunDir}
+	browser := &client.Chromium{Path: cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: cfg.RunDir, Timeout: cfg.LoadTimeout}
+	runErr := func() error {
+		for round := 1; round <= cfg.Runs; round++ {
+			protos := slices.Clone(cfg.Protocols)
+			order.Shuffle(len(protos), func(i, j int) { protos[i], protos[j] = protos[j], protos[i] })
+			for pos, p := range protos {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				load := Load{Round: round, Position: pos + 1, StartedAt: time.Now()}
+				before := tb.Origin.Counts()
+				r, err := browser.Load(ctx, client.Request{
+					URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
+					HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
+					Expected: page.Subresources,
+				})
+				if err != nil {
+					return err // canceled: the partial load is not kept
+				}
+				load.Result = r
+				load.ServerRequests = tb.Origin.Counts().Sub(before)
+				if other := load.ServerRequests.Total() - load.ServerRequests.Of(string(p)); other > 0 && load.OK() {
+					load.Failure = fmt.Sprintf("server served %d requests over another protocol than %s", other, p)
+				}
+				res.Loads = append(res.Loads, load)
+				if err := appendJSONLine(loadsFile, load); err != nil {
+					return fmt.Errorf("compare: save load: %w", err)
+				}
+				if cfg.OnLoad != nil {
+					cfg.OnLoad(load)
+				}
+			}
+		}
+		return nil
+	}()
+	res.Uplink, res.Downlink = tb.Emulator.Stats()
+	closeErr := tb.Close()
+	res.Interrupted = runErr != nil
+	res.Summaries = Summarize(cfg.Protocols, res.Loads)
+	res.WallSeconds = time.Since(start).Seconds()
+	if err := writeJSON(filepath.Join(cfg.RunDir, "summary.json"), res); err != nil {
+		closeErr = errors.Join(closeErr, err)
+	}
+	return res, errors.Join(runErr, closeErr)
+}
+
+// Summarize computes the per-protocol summaries of loads, in the order of
+// protocols. Failed loads are counted, never measured.
+func Summarize(protocols []client.Protocol, loads []Load) []ProtocolSummary {
+	var out []ProtocolSummary
+	for _, p := range protocols {
+		s := ProtocolSummary{Protocol: p, RatioToH2: math.NaN()}
+		var plt, dcl, ttfb []float64
+		for _, l := range loads {
+			if l.Requested != p {
+				continue
+			}
+			if l.DocumentProtocol != "" && !slices.Contains(s.Observed, l.DocumentProtocol) {
+				s.Observed = append(s.Observed, l.DocumentProtocol)
+			}
+			if !l.OK() {
+				s.Failed++
+				continue
+			}
+			s.OK++
+			plt, dcl, ttfb = append(plt, l.PLTMs), append(dcl, l.DCLMs), append(ttfb, l.TTFBMs)
+		}
+		s.PLT, s.DCL, s.TTFB = stats.Summarize(plt), stats.Summarize(dcl), stats.Summarize(ttfb)
+		out = append(out, s)
+	}
+	for i := range out {
+		for _, h2 := range out {
+			if h2.Protocol == client.H2 && h2.OK > 0 && out[i].OK > 0 {
+				out[i].RatioToH2 = out[i].PLT.Median / h2.PLT.Median
+			}
+		}
+	}
+	return out
+}
+
+func appendJSONLine(f *os.File, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,114 @@
+// Package stats computes descriptive statistics of samples. It is pure: no
+// I/O, no rounding, inputs are never modified.
+package stats
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+)
+
+// Summary describes a sample. For an empty sample N is 0 and every other
+// field is NaN.
+type Summary struct {
+	N      int     `json:"n"`
+	Mean   float64 `json:"mean"`
+	Median float64 `json:"median"`
+	P25    float64 `json:"p25"`
+	P75    float64 `json:"p75"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	// StdDev is the sample standard deviation (n − 1 denominator); NaN for
+	// fewer than two values.
+	StdDev float64 `json:"stddev"`
+}
+
+// Summarize returns the summary of xs.
+func Summarize(xs []float64) Summary {
+	if len(xs) == 0 {
+		nan := math.NaN()
+		return Summary{Mean: nan, Median: nan, P25: nan, P75: nan, Min: nan, Max: nan, StdDev: nan}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return Summary{
+		N:      len(s),
+		Mean:   Mean(s),
+		Median: quantileSorted(s, 0.5),
+		P25:    quantileSorted(s, 0.25),
+		P75:    quantileSorted(s, 0.75),
+		Min:    s[0],
+		Max:    s[len(s)-1],
+		StdDev: StdDev(s),
+	}
+}
+
+// Mean is the arithmetic mean of xs; NaN if xs is empty.
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// StdDev is the sample standard deviation of xs; NaN for fewer than two.
+func StdDev(xs []float64) float64 {
+	if len(xs) < 2 {
+		return math.NaN()
+	}
+	m := Mean(xs)
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// Median is the 0.5 quantile of xs; NaN if xs is empty.
+func Median(xs []float64) float64 { return Quantile(xs, 0.5) }
+
+// Quantile returns the q quantile (0 ≤ q ≤ 1) of xs by linear interpolation
+// between order statistics: Hyndman and Fan's type 7, the default of R and
+// NumPy. NaN if xs is empty or q is outside [0, 1].
+func Quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 || q < 0 || q > 1 || math.IsNaN(q) {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return quantileSorted(s, q)
+}
+
+func quantileSorted(s []float64, q float64) float64 {
+	h := q * float64(len(s)-1)
+	lo := int(math.Floor(h))
+	if lo+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
+}
+
+// MarshalJSON writes the summary with NaN fields (empty or single samples)
+// as null, which encoding/json cannot do by itself.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	num := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		N      int      `json:"n"`
+		Mean   *float64 `json:"mean"`
+		Median *float64 `json:"median"`
+		P25    *float64 `json:"p25"`
+		P75    *float64 `json:"p75"`
+		Min    *float64 `json:"min"`
+		Max    *float64 `json:"max"`
+		StdDev *float64 `json:"stddev"`
+	}{s.N, num(s.Mean), num(s.Median), num(s.P25), num(s.P75), num(s.Min), num(s.Max), num(s.StdDev)})
+}

@@ -1,0 +1,64 @@
+package stats
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// Reference values are R's quantile(x, type = 7) and closed forms of the mean and sd.
+func TestSummarizeMatchesR(t *testing.T) {
+	// x <- c(10, 2, 38, 23, 38, 23, 21)
+	x := []float64{10, 2, 38, 23, 38, 23, 21}
+	s := Summarize(x)
+	want := Summary{N: 7, Mean: 155.0 / 7, Median: 23, P25: 15.5, P75: 30.5, Min: 2, Max: 38, StdDev: math.Sqrt(7412.0 / 42)} // Σx²=4491, SS=4491−155²/7=7412/7
+	if s.N != want.N || !near(s.Mean, want.Mean) || s.Median != want.Median || !near(s.P25, want.P25) ||
+		!near(s.P75, want.P75) || s.Min != want.Min || s.Max != want.Max || math.Abs(s.StdDev-want.StdDev) > 1e-6 {
+		t.Errorf("Summarize = %+v, want %+v", s, want)
+	}
+	if x[0] != 10 {
+		t.Error("Summarize modified its input")
+	}
+}
+
+func TestQuantileType7(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for q, want := range map[float64]float64{0: 1, 0.25: 3.25, 0.5: 5.5, 0.75: 7.75, 0.9: 9.1, 1: 10} {
+		if got := Quantile(x, q); !near(got, want) {
+			t.Errorf("Quantile(1..10, %v) = %v, want %v", q, got, want)
+		}
+	}
+	if got := Median([]float64{4}); got != 4 {
+		t.Errorf("median of one value = %v", got)
+	}
+	for _, q := range []float64{-0.1, 1.1, math.NaN()} {
+		if !math.IsNaN(Quantile(x, q)) {
+			t.Errorf("Quantile(q=%v) is not NaN", q)
+		}
+	}
+}
+
+func TestEmptyAndSingle(t *testing.T) {
+	if s := Summarize(nil); s.N != 0 || !math.IsNaN(s.Median) || !math.IsNaN(s.Mean) {
+		t.Errorf("empty summary %+v", s)
+	}
+	if s := Summarize([]float64{3}); s.N != 1 || s.Median != 3 || s.P25 != 3 || !math.IsNaN(s.StdDev) {
+		t.Errorf("single summary %+v", s)
+	}
+}
+
+func TestSummaryJSONWritesNaNAsNull(t *testing.T) {
+	b, err := json.Marshal(Summarize(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"n":0,"mean":null,"median":null,"p25":null,"p75":null,"min":null,"max":null,"stddev":null}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+	b, _ = json.Marshal(Summarize([]float64{1, 3}))
+	if want := `{"n":2,"mean":2,"median":2,"p25":1.5,"p75":2.5,"min":1,"max":3,"stddev":1.4142135623730951}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+}
