@@ -84,26 +84,3 @@ func TestPingMeasuresConfiguredRTT(t *testing.T) {
 		})
 	}
 }
-
-// TestTopologyRemovedOnClose checks that closing removes both namespaces.
-func TestTopologyRemovedOnClose(t *testing.T) {
-	testenv.RequireRoot(t)
-	stem := netns.RunName(os.Getpid(), "close")
-	topo, err := netns.Build(stem, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range []string{stem + "-client", stem + "-servers"} {
-		if _, err := os.Stat("/run/netns/" + ns); err != nil {
-			t.Errorf("namespace %s missing after Build: %v", ns, err)
-		}
-	}
-	if err := topo.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range []string{stem + "-client", stem + "-servers"} {
-		if _, err := os.Stat("/run/netns/" + ns); !os.IsNotExist(err) {
-			t.Errorf("namespace %s still present after Close (stat: %v)", ns, err)
-		}
-	}
-}

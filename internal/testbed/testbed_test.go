@@ -12,7 +12,6 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
-	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -100,24 +99,5 @@ func TestUnknownPathIs404(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Errorf("status %d, want 404", resp.StatusCode)
-	}
-}
-
-func TestCertsWrittenAndHashed(t *testing.T) {
-	dir := t.TempDir()
-	c, err := origin.NewCerts(dir, []string{"a.test", "b.test"}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"ca.pem", "ca-key.pem", "leaf.pem", "leaf-key.pem"} {
-		if _, err := os.Stat(dir + "/" + f); err != nil {
-			t.Errorf("%s not written: %v", f, err)
-		}
-	}
-	if len(c.SPKIHash) != 44 {
-		t.Errorf("SPKI hash %q is not 44 base64 characters of SHA-256", c.SPKIHash)
-	}
-	if err := c.Leaf.Leaf.VerifyHostname("b.test"); err != nil {
-		t.Error(err)
 	}
 }

@@ -1,0 +1,27 @@
+# quicbench: the two commands a newcomer needs are `make demo` and `make test`.
+GO  ?= go
+BIN := bin/quicbench
+
+.PHONY: deps build demo test vet clean
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/quicbench
+
+# The default comparison: one page over h1, h2 and h3 behind a 100 ms, 1 % loss,
+# 10/5 Mbit/s link with a 200 ms queue, 5 interleaved rounds.
+demo: build
+	./$(BIN) compare --rtt 100ms --loss 1 --down 10mbit --up 5mbit --queue 200ms \
+		--page synthetic:32x10KB --protocols h1,h2,h3 --runs 5
+
+# Every test, unit and integration (real namespaces, emulator, servers and
+# Chromium; needs root). -p 1: packages run one after another, so two timed
+# page loads never run at once on this 2-core machine.
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 -p 1 -timeout 20m ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// TestInterruptLeavesNothingBehind starts a real comparison, interrupts it
+// with SIGINT while a browser is loading, and checks that the run exits with
+// status 130, keeps every completed load, and leaves no namespace, TUN device
+// or browser process behind.
+func TestInterruptLeavesNothingBehind(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	bin := filepath.Join(t.TempDir(), "quicbench")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	runDir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(bin, "compare", "--runs", "100", "--rtt", "20ms", "--page", "synthetic:8x2KB", "--out", runDir)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	stem := netns.RunName(cmd.Process.Pid, "")
+
+	// Wait for two completed loads, then interrupt during the third.
+	lines := bufio.NewScanner(stderr)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		if strings.HasPrefix(lines.Text(), "load   2/") {
+			break
+		}
+	}
+	if len(seen) == 0 || !strings.HasPrefix(seen[len(seen)-1], "load   2/") {
+		t.Fatalf("the run did not complete two loads; it printed:\n%s", strings.Join(seen, "\n"))
+	}
+	if names := namespacesWithPrefix(t, stem); len(names) != 2 {
+		t.Errorf("during the run, namespaces %v, want a client and a servers namespace", names)
+	}
+	time.Sleep(300 * time.Millisecond) // the third browser is starting or loading
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // drain the rest of stderr so the process never blocks on it
+		for lines.Scan() {
+			seen = append(seen, lines.Text())
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err = <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not exit within 30 s of SIGINT")
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 130 {
+		t.Errorf("exit: %v, want status 130", err)
+	}
+
+	if names := namespacesWithPrefix(t, stem); len(names) > 0 {
+		t.Errorf("namespaces left behind: %v", names)
+	}
+	if procs := processesMentioning(runDir); len(procs) > 0 {
+		t.Errorf("processes left behind: %v", procs)
+	}
+	data, err := os.ReadFile(filepath.Join(runDir, "loads.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	if len(kept) < 2 {
+		t.Errorf("kept %d loads, want at least the 2 completed ones", len(kept))
+	}
+	for i, line := range kept {
+		var l struct {
+			Requested string  `json:"requested"`
+			PLT       float64 `json:"plt_ms"`
+			Failure   string  `json:"failure"`
+		}
+		if err := json.Unmarshal(line, &l); err != nil || l.Requested == "" {
+			t.Errorf("kept load %d is not a complete record: %v: %s", i, err, line)
+		}
+	}
+	var summary struct {
+		Interrupted bool              `json:"interrupted"`
+		Loads       []json.RawMessage `json:"loads"`
+	}
+	if b, err := os.ReadFile(filepath.Join(runDir, "summary.json")); err != nil || json.Unmarshal(b, &summary) != nil {
+		t.Fatalf("summary.json unreadable: %v", err)
+	}
+	if !summary.Interrupted || len(summary.Loads) != len(kept) {
+		t.Errorf("summary: interrupted=%v with %d loads, want true with %d", summary.Interrupted, len(summary.Loads), len(kept))
+	}
+}
+
+func namespacesWithPrefix(t *testing.T, prefix string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/run/netns")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// processesMentioning lists live processes whose command line contains s.
+func processesMentioning(s string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(s)) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s", e.Name(), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	}
+	return out
+}

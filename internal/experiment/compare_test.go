@@ -1,0 +1,97 @@
+package experiment
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// TestCompareEndToEnd runs a small real comparison: 2 rounds of h2 and h3 in
+// real Chromium behind a lossy, rate-limited link, and checks the rounds, the
+// summaries, the link counters and the files in the run directory.
+func TestCompareEndToEnd(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	dir := t.TempDir()
+	var seen []Load
+	res, err := Compare(context.Background(), CompareConfig{
+		Link: emulator.Config{
+			Up:   link.Config{Delay: 15 * time.Millisecond, Loss: 0.005, RateBitsPerSecond: 5e6, QueueBytes: 100_000},
+			Down: link.Config{Delay: 15 * time.Millisecond, Loss: 0.005, RateBitsPerSecond: 20e6, QueueBytes: 200_000},
+		},
+		Page:      site.SyntheticSpec{Objects: 6, ObjectBytes: 3000},
+		Protocols: []client.Protocol{client.H2, client.H3},
+		Runs:      2,
+		Seed:      7,
+		RunDir:    dir,
+		OnLoad:    func(l Load) { seen = append(seen, l) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Loads) != 4 || len(seen) != 4 || res.Interrupted {
+		t.Fatalf("%d loads (%d reported), interrupted=%v; want 4", len(res.Loads), len(seen), res.Interrupted)
+	}
+	for round := 1; round <= 2; round++ {
+		protos := map[client.Protocol]bool{}
+		for _, l := range res.Loads[2*(round-1) : 2*round] {
+			if l.Round != round {
+				t.Errorf("load in round %d says round %d", round, l.Round)
+			}
+			protos[l.Requested] = true
+		}
+		if !protos[client.H2] || !protos[client.H3] {
+			t.Errorf("round %d did not load each protocol once: %v", round, protos)
+		}
+	}
+	for _, s := range res.Summaries {
+		if s.OK+s.Failed != 2 {
+			t.Errorf("%s: %d ok + %d failed, want 2 loads", s.Protocol, s.OK, s.Failed)
+		}
+		if s.OK > 0 && (s.PLT.N != s.OK || !(s.PLT.Median > 30)) {
+			t.Errorf("%s: PLT %+v from %d verified loads over a 30 ms RTT", s.Protocol, s.PLT, s.OK)
+		}
+		for _, l := range res.Loads {
+			if l.Requested == s.Protocol && l.OK() && l.ServerRequests.Of(string(s.Protocol)) < 7 {
+				t.Errorf("%s load: server saw %+v, want ≥ 7 requests over it", s.Protocol, l.ServerRequests)
+			}
+		}
+	}
+	if res.Downlink.Packets == 0 || res.Uplink.Packets == 0 || res.Downlink.Delivered > res.Downlink.Packets {
+		t.Errorf("link counters up %+v down %+v", res.Uplink, res.Downlink)
+	}
+
+	f, err := os.Open(filepath.Join(dir, "loads.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	for sc := bufio.NewScanner(f); sc.Scan(); n++ {
+		var l Load
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("loads.jsonl line %d: %v", n+1, err)
+		}
+		if l.Requested != res.Loads[n].Requested || l.PLTMs != res.Loads[n].PLTMs {
+			t.Errorf("loads.jsonl line %d differs from the result", n+1)
+		}
+	}
+	if n != 4 {
+		t.Errorf("loads.jsonl has %d lines, want 4", n)
+	}
+	for _, name := range []string{"summary.json", "ca.pem", "leaf.pem"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s missing from the run directory: %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package netns
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+func TestPidOf(t *testing.T) {
+	tests := map[string]int{"qb-123-ab12-client": 123, "qb-7-x-servers": 7, "other": 0, "qb-abc-x": 0, "qb-0-x": 0, "qb-55": 0}
+	for name, want := range tests {
+		got, ok := pidOf(name)
+		if want == 0 && ok || want != 0 && (!ok || got != want) {
+			t.Errorf("pidOf(%q) = %d, %v; want %d (0: not a run's name)", name, got, ok, want)
+		}
+	}
+	if RunName(42, "ab") != "qb-42-ab" {
+		t.Errorf("RunName(42, ab) = %q", RunName(42, "ab"))
+	}
+}
+
+// TestStaleFindsOnlyDeadRuns creates a namespace named after a pid that does
+// not exist and one named after this process: only the first is stale.
+func TestStaleFindsOnlyDeadRuns(t *testing.T) {
+	testenv.RequireRoot(t)
+	dead := 4_000_000 // search upwards for a pid that no process has
+	for ; dead < 4_194_304; dead++ {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(dead)); os.IsNotExist(err) {
+			break
+		}
+	}
+	deadNS, err := Create(RunName(dead, "stale"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer deadNS.Delete()
+	liveNS, err := Create(RunName(os.Getpid(), "live"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer liveNS.Delete()
+
+	removed, err := RemoveStale()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(removed, deadNS.Name) || slices.Contains(removed, liveNS.Name) {
+		t.Errorf("removed %v, want %s and not %s", removed, deadNS.Name, liveNS.Name)
+	}
+	if _, err := os.Stat("/run/netns/" + liveNS.Name); err != nil {
+		t.Errorf("the live run's namespace was removed: %v", err)
+	}
+}
+
+func TestCreateRefusesExistingName(t *testing.T) {
+	testenv.RequireRoot(t)
+	ns, err := Create(RunName(os.Getpid(), "dup"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Delete()
+	if _, err := Create(ns.Name); err == nil {
+		t.Error("Create accepted a name that exists")
+	}
+}
+
+func TestTopologyRemovedOnClose(t *testing.T) {
+	testenv.RequireRoot(t)
+	stem := RunName(os.Getpid(), "close")
+	topo, err := Build(stem, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(topo.ServerAddrs) != 3 || topo.ServerAddrs[2].String() != "198.19.0.12" {
+		t.Errorf("server addresses %v", topo.ServerAddrs)
+	}
+	for _, ns := range []string{stem + "-client", stem + "-servers"} {
+		if _, err := os.Stat("/run/netns/" + ns); err != nil {
+			t.Errorf("namespace %s missing after Build: %v", ns, err)
+		}
+	}
+	if err := topo.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{stem + "-client", stem + "-servers"} {
+		if _, err := os.Stat("/run/netns/" + ns); !os.IsNotExist(err) {
+			t.Errorf("namespace %s still present after Close (stat: %v)", ns, err)
+		}
+	}
+}
+
+func TestBuildRejectsServerCount(t *testing.T) {
+	for _, n := range []int{0, MaxServers + 1} {
+		if _, err := Build("qb-unused", n); err == nil {
+			t.Errorf("Build with %d servers succeeded", n)
+		}
+	}
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what quicbench needs on a Debian machine and skips what is there:
+# Chromium (the browser under test), iproute2 (ip netns), ping and iperf3
+# (link checks), and the Go modules. Needs root only when it installs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+[ -x /usr/lib/chromium/chromium ] || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
+command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
+
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: installing ${need[*]} needs root: run 'sudo make ...'" >&2
+		exit 1
+	fi
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "install-deps: no apt-get: install ${need[*]} with your package manager" >&2
+		exit 1
+	fi
+	echo "install-deps: installing ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+	echo "install-deps: Go is missing: install Go 1.26 or later (apt-get install golang-go gives an older one; see go.dev/doc/install)" >&2
+	exit 1
+fi
+go mod download
