@@ -276,6 +276,8 @@ func printSummary(w io.Writer, res *experiment.CompareResult) {
 		}
 	}
 	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkText(res.Uplink), linkText(res.Downlink))
+	fmt.Fprintf(w, "harness overhead per load: median %s ms beyond the PLT (browser start %s ms)\n",
+		msText(res.Overhead.PerLoad.Median), msText(res.Overhead.BrowserStart.Median))
 	fmt.Fprintf(w, "%d loads in %.1f s; every load is in %s/loads.jsonl\n", len(res.Loads), res.WallSeconds, res.RunDir)
 }
 

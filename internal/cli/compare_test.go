@@ -127,6 +127,7 @@ func TestSummaryGolden(t *testing.T) {
 	mk := func(round int, p client.Protocol, plt, dcl, ttfb float64, failure string) experiment.Load {
 		l := experiment.Load{Round: round, Result: client.Result{Requested: p, Failure: failure}}
 		l.DocumentProtocol, l.PLTMs, l.DCLMs, l.TTFBMs = p.NextHop(), plt, dcl, ttfb
+		l.WallMs, l.BrowserStartMs = plt+600, 450
 		l.ServerRequests = origin.Counts{H2: 33}
 		return l
 	}
@@ -137,7 +138,8 @@ func TestSummaryGolden(t *testing.T) {
 	}
 	protos := []client.Protocol{"h1", "h2", "h3"}
 	res := &experiment.CompareResult{
-		Loads: loads, Summaries: experiment.Summarize(protos, loads), WallSeconds: 21.5, RunDir: "runs/x",
+		Loads: loads, Summaries: experiment.Summarize(protos, loads), Overhead: experiment.MeasureOverhead(loads),
+		WallSeconds: 21.5, RunDir: "runs/x",
 		Uplink:   emulator.Stats{Stats: link.Stats{Packets: 1000, DroppedLoss: 10, PeakQueueBytes: 3000}},
 		Downlink: emulator.Stats{Stats: link.Stats{Packets: 2000, DroppedLoss: 19, DroppedQueue: 2, PeakQueueBytes: 250000}},
 	}

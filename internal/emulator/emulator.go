@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -68,6 +69,8 @@ type Stats struct {
 type Emulator struct {
 	up, down *direction
 	wg       sync.WaitGroup
+	pollers  sync.WaitGroup // readers that poll raw descriptors
+	stop     atomic.Bool
 }
 
 // Start validates cfg and starts forwarding between client and servers. Close
@@ -93,13 +96,30 @@ func Start(client, servers tun.Device, cfg Config, opt Options) (*Emulator, erro
 	}
 	e := &Emulator{up: up, down: down}
 	for _, d := range []*direction{up, down} {
-		e.wg.Go(d.read)
+		if fd, ok := rawFD(d.src); ok {
+			e.pollers.Add(1)
+			e.wg.Go(func() {
+				defer e.pollers.Done()
+				d.readPolling(fd, &e.stop)
+			})
+		} else {
+			e.wg.Go(d.read)
+		}
 		e.wg.Go(d.deliver)
 	}
 	return e, nil
 }
 
-// Wait returns when both devices are closed and forwarding has stopped.
+// Stop makes the readers of real devices stop and returns when they have,
+// so the devices can be closed safely. Readers of other devices stop when
+// their device is closed. Call Stop, close the devices, then Wait.
+func (e *Emulator) Stop() {
+	e.stop.Store(true)
+	e.pollers.Wait()
+}
+
+// Wait returns when forwarding has stopped in both directions: after Stop
+// and after the devices are closed.
 func (e *Emulator) Wait() { e.wg.Wait() }
 
 // Stats returns the counters of the uplink (client → servers) and downlink.
@@ -153,21 +173,74 @@ func (d *direction) read() {
 			d.stopping.Store(true)
 			return
 		}
-		now := time.Now()
-		d.mu.Lock()
-		at, verdict := d.model.Send(now, n)
-		d.mu.Unlock()
-		if verdict != link.Delivered {
-			d.pool.Put(buf)
-			continue
+		d.accept(time.Now(), buf, n)
+	}
+}
+
+// readPolling is read for a real device: it waits in poll(2) on a locked
+// thread of its own, which wakes sooner than the Go poller, and reads the
+// non-blocking descriptor until it is empty. It returns once stop is set.
+func (d *direction) readPolling(fd int, stop *atomic.Bool) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer close(d.queue)
+	defer d.stopping.Store(true)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for !stop.Load() {
+		n, err := unix.Poll(fds, pollTimeoutMs)
+		if n <= 0 || err != nil {
+			continue // timeout or EINTR: look at stop again
 		}
-		select {
-		case d.queue <- packet{deliverAt: at, buf: buf, n: n}:
-		default:
-			d.overflow.Add(1)
-			d.pool.Put(buf)
+		for !stop.Load() {
+			buf := d.pool.Get().(*[]byte)
+			k, err := unix.Read(fd, *buf)
+			if err != nil || k <= 0 {
+				d.pool.Put(buf)
+				break // EAGAIN: drained
+			}
+			d.accept(time.Now(), buf, k)
 		}
 	}
+}
+
+// pollTimeoutMs bounds how long Stop waits for a polling reader, in ms.
+const pollTimeoutMs = 20
+
+// accept asks the model about a packet read at now and queues it if it is
+// delivered.
+func (d *direction) accept(now time.Time, buf *[]byte, n int) {
+	d.mu.Lock()
+	at, verdict := d.model.Send(now, n)
+	d.mu.Unlock()
+	if verdict != link.Delivered {
+		d.pool.Put(buf)
+		return
+	}
+	select {
+	case d.queue <- packet{deliverAt: at, buf: buf, n: n}:
+	default:
+		d.overflow.Add(1)
+		d.pool.Put(buf)
+	}
+}
+
+// rawFD returns the descriptor of a device that offers one.
+func rawFD(dev tun.Device) (int, bool) {
+	sc, ok := dev.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return 0, false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	fd := -1
+	if rc.Control(func(f uintptr) { fd = int(f) }) != nil || fd < 0 {
+		return 0, false
+	}
+	return fd, true
 }
 
 // deliver writes queued packets to dst at their delivery times. Delivery

@@ -98,6 +98,9 @@ type CompareResult struct {
 	Summaries []ProtocolSummary `json:"summaries"`
 	Uplink    emulator.Stats    `json:"uplink"`
 	Downlink  emulator.Stats    `json:"downlink"`
+	// Overhead is what the harness adds to each load: the load's wall time
+	// minus its PLT (browser start and stop, metrics read-out), in ms.
+	Overhead Overhead `json:"overhead"`
 	// Interrupted is true when the run stopped before its last load.
 	Interrupted bool    `json:"interrupted"`
 	WallSeconds float64 `json:"wall_seconds"`
@@ -187,6 +190,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	closeErr := tb.Close()
 	res.Interrupted = runErr != nil
 	res.Summaries = Summarize(cfg.Protocols, res.Loads)
+	res.Overhead = MeasureOverhead(res.Loads)
 	res.WallSeconds = time.Since(start).Seconds()
 	if err := writeJSON(filepath.Join(cfg.RunDir, "summary.json"), res); err != nil {
 		closeErr = errors.Join(closeErr, err)
@@ -226,6 +230,24 @@ func Summarize(protocols []client.Protocol, loads []Load) []ProtocolSummary {
 		}
 	}
 	return out
+}
+
+// Overhead describes the harness's cost per verified load, in ms.
+type Overhead struct {
+	PerLoad      stats.Summary `json:"per_load_ms"`      // wall time − PLT
+	BrowserStart stats.Summary `json:"browser_start_ms"` // part of it spent starting the browser
+}
+
+// MeasureOverhead summarizes the overhead of the verified loads.
+func MeasureOverhead(loads []Load) Overhead {
+	var perLoad, start []float64
+	for _, l := range loads {
+		if l.OK() {
+			perLoad = append(perLoad, l.WallMs-l.PLTMs)
+			start = append(start, l.BrowserStartMs)
+		}
+	}
+	return Overhead{PerLoad: stats.Summarize(perLoad), BrowserStart: stats.Summarize(start)}
 }
 
 func appendJSONLine(f *os.File, v any) error {

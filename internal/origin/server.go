@@ -33,7 +33,9 @@ type Listener struct {
 
 // Counts is the number of requests served per protocol.
 type Counts struct {
-	H1, H2, H3 int64
+	H1 int64 `json:"h1"`
+	H2 int64 `json:"h2"`
+	H3 int64 `json:"h3"`
 }
 
 // Sub returns c − d.

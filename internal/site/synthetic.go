@@ -69,7 +69,7 @@ func ParsePage(arg string) (SyntheticSpec, error) {
 		return SyntheticSpec{}, fmt.Errorf("page %q: %w", arg, err)
 	}
 	if size < MinObjectBytes || size > MaxObjectBytes {
-		return SyntheticSpec{}, fmt.Errorf("page %q: object size %d B is outside %d B to 1 GiB (the smallest valid image)", arg, size, MinObjectBytes)
+		return SyntheticSpec{}, fmt.Errorf("page %q: object size %d B is outside %d B (the smallest valid image) to 1 GiB", arg, size, MinObjectBytes)
 	}
 	return SyntheticSpec{Objects: n, ObjectBytes: size}, nil
 }

@@ -121,6 +121,9 @@ func (tb *Testbed) Close() error {
 	if tb.Origin != nil {
 		errs = append(errs, tb.Origin.Close())
 	}
+	if tb.Emulator != nil {
+		tb.Emulator.Stop() // before the devices close: it polls their descriptors
+	}
 	if tb.Topo != nil {
 		errs = append(errs, tb.Topo.Close())
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,3 +52,7 @@ func (d *linuxDevice) Name() string                { return d.name }
 func (d *linuxDevice) Read(p []byte) (int, error)  { return d.file.Read(p) }
 func (d *linuxDevice) Write(p []byte) (int, error) { return d.file.Write(p) }
 func (d *linuxDevice) Close() error                { return d.file.Close() }
+
+// SyscallConn gives raw access to the descriptor, for readers that wait in
+// poll(2) on a thread of their own instead of in the Go poller.
+func (d *linuxDevice) SyscallConn() (syscall.RawConn, error) { return d.file.SyscallConn() }
