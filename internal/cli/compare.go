@@ -275,19 +275,19 @@ func printSummary(w io.Writer, res *experiment.CompareResult) {
 			fmt.Fprintf(w, "failed: round %d %s: %s\n", l.Round, l.Requested, l.Failure)
 		}
 	}
-	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkText(res.Uplink), linkText(res.Downlink))
+	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkText(res.Uplink, res.UplinkConfig), linkText(res.Downlink, res.DownlinkConfig))
 	fmt.Fprintf(w, "harness overhead per load: median %s ms beyond the PLT (browser start %s ms)\n",
 		msText(res.Overhead.PerLoad.Median), msText(res.Overhead.BrowserStart.Median))
 	fmt.Fprintf(w, "%d loads in %.1f s; every load is in %s/loads.jsonl\n", len(res.Loads), res.WallSeconds, res.RunDir)
 }
 
-func linkText(s emulator.Stats) string {
+func linkText(s emulator.Stats, cfg link.Config) string {
 	lossPct := 0.0
 	if s.Packets > 0 {
 		lossPct = 100 * float64(s.DroppedLoss) / float64(s.Packets)
 	}
-	return fmt.Sprintf("%d packets, %d lost at random (%.2f%%), %d dropped by the full queue, peak queue %d B",
-		s.Packets, s.DroppedLoss, lossPct, s.DroppedQueue, s.PeakQueueBytes)
+	return fmt.Sprintf("%d packets, %d lost at random (%.2f%%, configured %s), %d dropped by the full queue, peak queue %d B",
+		s.Packets, s.DroppedLoss, lossPct, pct(cfg.Loss), s.DroppedQueue, s.PeakQueueBytes)
 }
 
 func msText(v float64) string {

@@ -140,8 +140,9 @@ func TestSummaryGolden(t *testing.T) {
 	res := &experiment.CompareResult{
 		Loads: loads, Summaries: experiment.Summarize(protos, loads), Overhead: experiment.MeasureOverhead(loads),
 		WallSeconds: 21.5, RunDir: "runs/x",
-		Uplink:   emulator.Stats{Stats: link.Stats{Packets: 1000, DroppedLoss: 10, PeakQueueBytes: 3000}},
-		Downlink: emulator.Stats{Stats: link.Stats{Packets: 2000, DroppedLoss: 19, DroppedQueue: 2, PeakQueueBytes: 250000}},
+		Uplink:       emulator.Stats{Stats: link.Stats{Packets: 1000, DroppedLoss: 10, PeakQueueBytes: 3000}},
+		Downlink:     emulator.Stats{Stats: link.Stats{Packets: 2000, DroppedLoss: 19, DroppedQueue: 2, PeakQueueBytes: 250000}},
+		UplinkConfig: link.Config{Loss: 0.01}, DownlinkConfig: link.Config{Loss: 0.01},
 	}
 	if math.Abs(res.Summaries[2].RatioToH2-950.0/1050) > 1e-12 {
 		t.Errorf("h3 ratio %v, want 950/1050", res.Summaries[2].RatioToH2)

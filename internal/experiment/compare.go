@@ -19,6 +19,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
@@ -98,6 +99,9 @@ type CompareResult struct {
 	Summaries []ProtocolSummary `json:"summaries"`
 	Uplink    emulator.Stats    `json:"uplink"`
 	Downlink  emulator.Stats    `json:"downlink"`
+	// UplinkConfig and DownlinkConfig are the links as run, seeds included.
+	UplinkConfig   link.Config `json:"uplink_config"`
+	DownlinkConfig link.Config `json:"downlink_config"`
 	// Overhead is what the harness adds to each load: the load's wall time
 	// minus its PLT (browser start and stop, metrics read-out), in ms.
 	Overhead Overhead `json:"overhead"`
@@ -150,7 +154,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &CompareResult{RunDir: cfg.RunDir}
+	res := &CompareResult{RunDir: cfg.RunDir, UplinkConfig: cfg.Link.Up, DownlinkConfig: cfg.Link.Down}
 	browser := &client.Chromium{Path: cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: cfg.RunDir, Timeout: cfg.LoadTimeout}
 	runErr := func() error {
 		for round := 1; round <= cfg.Runs; round++ {
