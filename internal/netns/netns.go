@@ -175,33 +175,27 @@ func RemoveStale() ([]string, error) {
 
 // DialContext connects like net.Dialer.DialContext from inside the namespace.
 func (n *Namespace) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	var conn net.Conn
-	err := n.Do(func() error {
-		var err error
-		conn, err = (&net.Dialer{}).DialContext(ctx, network, addr)
-		return err
-	})
-	return conn, err
+	return inside(n, func() (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, network, addr) })
 }
 
 // Listen opens a TCP listener inside the namespace.
 func (n *Namespace) Listen(network, addr string) (net.Listener, error) {
-	var ln net.Listener
-	err := n.Do(func() error {
-		var err error
-		ln, err = net.Listen(network, addr)
-		return err
-	})
-	return ln, err
+	return inside(n, func() (net.Listener, error) { return net.Listen(network, addr) })
 }
 
 // ListenPacket opens a packet socket (UDP) inside the namespace.
 func (n *Namespace) ListenPacket(network, addr string) (net.PacketConn, error) {
-	var pc net.PacketConn
+	return inside(n, func() (net.PacketConn, error) { return net.ListenPacket(network, addr) })
+}
+
+// inside runs open in the namespace and returns what it opened; sockets keep
+// the namespace they were created in.
+func inside[T any](n *Namespace, open func() (T, error)) (T, error) {
+	var v T
 	err := n.Do(func() error {
 		var err error
-		pc, err = net.ListenPacket(network, addr)
+		v, err = open()
 		return err
 	})
-	return pc, err
+	return v, err
 }
