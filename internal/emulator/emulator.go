@@ -146,7 +146,7 @@ type direction struct {
 }
 
 func newDirection(src, dst tun.Device, cfg link.Config, opt Options) (*direction, error) {
-	model, err := link.New(cfg)
+	model, err := link.New(cfg, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -15,26 +15,39 @@ import (
 )
 
 // Config describes one direction of a link. The zero value is a perfect link:
-// no delay, no loss, unlimited rate.
+// no delay, no loss, unlimited rate, unlimited queue.
 type Config struct {
 	// Delay is the one-way propagation delay added to every delivered packet.
 	// Zero: none.
-	Delay time.Duration
+	Delay time.Duration `json:"delay_ns"`
+	// Jitter varies each packet's delay uniformly within ±Jitter, never below
+	// zero and never reordering packets (a packet is never delivered before
+	// the one ahead of it). Zero: none.
+	Jitter time.Duration `json:"jitter_ns"`
 	// Loss is the probability, from 0 to 1, that a packet is dropped on
 	// arrival, decided independently per packet (Bernoulli). Zero: no loss.
-	Loss float64
+	// Must be zero when GilbertElliott is set.
+	Loss float64 `json:"loss"`
+	// GilbertElliott, if set, is the bursty loss model instead of Loss.
+	GilbertElliott *GilbertElliott `json:"gilbert_elliott,omitempty"`
 	// RateBitsPerSecond is the bottleneck rate in bit/s. A packet of n bytes
 	// occupies the bottleneck for n*8/RateBitsPerSecond seconds. Zero:
-	// unlimited, packets are never queued.
-	RateBitsPerSecond int64
+	// unlimited, packets are never queued. Must be zero when Trace is set.
+	RateBitsPerSecond int64 `json:"rate_bps"`
+	// Trace, if set, gives the bottleneck's delivery opportunities instead
+	// of a constant rate (Mahimahi's format and semantics).
+	Trace *Trace `json:"trace,omitempty"`
 	// QueueBytes bounds the bytes waiting at the bottleneck, including the
 	// packet being transmitted. A packet that would exceed it is dropped
 	// (drop-tail); a packet arriving at an empty queue is always accepted.
-	// Zero: unlimited. Ignored when RateBitsPerSecond is zero.
-	QueueBytes int64
-	// Seed seeds the loss generator: the same seed gives the same loss
+	// Zero: no byte limit.
+	QueueBytes int64 `json:"queue_bytes"`
+	// QueuePackets bounds the packets waiting at the bottleneck, including
+	// the one being transmitted, likewise. Zero: no packet limit.
+	QueuePackets int `json:"queue_packets"`
+	// Seed seeds the loss and jitter generator: the same seed gives the same
 	// decisions for the same packet sequence.
-	Seed uint64
+	Seed uint64 `json:"seed"`
 }
 
 // Validate reports the first invalid field of c.
@@ -42,14 +55,48 @@ func (c Config) Validate() error {
 	switch {
 	case c.Delay < 0:
 		return fmt.Errorf("delay %v is negative: use 0 or more", c.Delay)
+	case c.Jitter < 0:
+		return fmt.Errorf("jitter %v is negative: use 0 or more", c.Jitter)
 	case math.IsNaN(c.Loss) || c.Loss < 0 || c.Loss > 1:
 		return fmt.Errorf("loss probability %v is outside [0, 1]", c.Loss)
+	case c.GilbertElliott != nil && c.Loss != 0:
+		return fmt.Errorf("loss: give either a Bernoulli probability or a Gilbert-Elliott model, not both")
 	case c.RateBitsPerSecond < 0:
 		return fmt.Errorf("rate %d bit/s is negative: use 0 (unlimited) or more", c.RateBitsPerSecond)
+	case c.Trace != nil && c.RateBitsPerSecond != 0:
+		return fmt.Errorf("rate: give either a constant rate or a trace, not both")
 	case c.QueueBytes < 0:
 		return fmt.Errorf("queue %d bytes is negative: use 0 (unlimited) or more", c.QueueBytes)
+	case c.QueuePackets < 0:
+		return fmt.Errorf("queue %d packets is negative: use 0 (unlimited) or more", c.QueuePackets)
+	}
+	if c.GilbertElliott != nil {
+		if err := c.GilbertElliott.Validate(); err != nil {
+			return err
+		}
+	}
+	if c.Trace != nil {
+		if err := c.Trace.validate(); err != nil {
+			return fmt.Errorf("trace %s: %w", c.Trace.Name, err)
+		}
 	}
 	return nil
+}
+
+// MeanLoss is the long-run loss probability of the configured loss model.
+func (c Config) MeanLoss() float64 {
+	if c.GilbertElliott != nil {
+		return c.GilbertElliott.StationaryLoss()
+	}
+	return c.Loss
+}
+
+// MeanRate is the bottleneck's long-run rate in bit/s; 0 means unlimited.
+func (c Config) MeanRate() float64 {
+	if c.Trace != nil {
+		return c.Trace.MeanRate()
+	}
+	return float64(c.RateBitsPerSecond)
 }
 
 // Verdict is what the link does with a packet.
@@ -78,36 +125,62 @@ func (v Verdict) String() string {
 
 // Stats counts what one direction did with its packets.
 type Stats struct {
-	Packets        int64 `json:"packets"`          // packets offered to the link
-	Bytes          int64 `json:"bytes"`            // bytes offered to the link
-	Delivered      int64 `json:"delivered"`        // packets delivered
-	DroppedLoss    int64 `json:"dropped_loss"`     // packets dropped by the loss process
-	DroppedQueue   int64 `json:"dropped_queue"`    // packets dropped because the queue was full
-	PeakQueueBytes int64 `json:"peak_queue_bytes"` // largest queue occupancy seen, in bytes, including the arriving packet
+	Packets          int64 `json:"packets"`            // packets offered to the link
+	Bytes            int64 `json:"bytes"`              // bytes offered to the link
+	Delivered        int64 `json:"delivered"`          // packets delivered
+	DroppedLoss      int64 `json:"dropped_loss"`       // packets dropped by the loss process
+	DroppedQueue     int64 `json:"dropped_queue"`      // packets dropped because the queue was full
+	PeakQueueBytes   int64 `json:"peak_queue_bytes"`   // largest queue occupancy seen, in bytes, including the arriving packet
+	PeakQueuePackets int   `json:"peak_queue_packets"` // largest queue occupancy seen, in packets, likewise
 }
 
 // Direction is the state of one direction of a link. It is not safe for
 // concurrent use: one goroutine owns it.
+//
+// Packets pass three stages, as in Mahimahi's shells: the loss process, the
+// bottleneck with its drop-tail queue, and the delay line.
 type Direction struct {
-	cfg Config
-	rng *rand.Rand
-	// busyUntil is when the bottleneck finishes transmitting the last
-	// accepted packet.
-	busyUntil time.Time
-	// lastDelivery keeps deliveries in order when callers' clocks jitter.
+	cfg        Config
+	rng        *rand.Rand
+	loss       lossProcess
+	bottleneck bottleneck
+	// queued are the accepted packets that have not left the bottleneck,
+	// oldest first, with the time each leaves it.
+	queued      []queuedPacket
+	queuedBytes int64
+	// lastDelivery keeps deliveries in order under jitter and when callers'
+	// clocks jitter.
 	lastDelivery time.Time
 	stats        Stats
 }
 
-// New returns a Direction for cfg, or an error if cfg is invalid.
-func New(cfg Config) (*Direction, error) {
+type queuedPacket struct {
+	departure time.Time
+	size      int
+}
+
+// New returns a Direction for cfg, whose trace (if any) starts at start, or
+// an error if cfg is invalid.
+func New(cfg Config, start time.Time) (*Direction, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Direction{
-		cfg: cfg,
-		rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-	}, nil
+	d := &Direction{
+		cfg:        cfg,
+		rng:        rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		loss:       bernoulli(cfg.Loss),
+		bottleneck: unlimited{},
+	}
+	if cfg.GilbertElliott != nil {
+		d.loss = &gilbertElliott{GilbertElliott: *cfg.GilbertElliott}
+	}
+	switch {
+	case cfg.Trace != nil:
+		d.bottleneck = &traceRate{trace: cfg.Trace, epoch: start, k: -1}
+	case cfg.RateBitsPerSecond > 0:
+		d.bottleneck = &constantRate{bitsPerSecond: cfg.RateBitsPerSecond}
+	}
+	return d, nil
 }
 
 // Config returns the configuration of d.
@@ -119,31 +192,42 @@ func (d *Direction) Stats() Stats { return d.stats }
 // Send offers a packet of size bytes to the link at time now. It returns the
 // verdict and, for a delivered packet, the time at which it leaves the far
 // end of the link. Delivery times never decrease, so packets stay in order.
+// Calls must come with non-decreasing now, give or take clock jitter.
 func (d *Direction) Send(now time.Time, size int) (deliverAt time.Time, v Verdict) {
 	d.stats.Packets++
 	d.stats.Bytes += int64(size)
-	if d.cfg.Loss > 0 && d.rng.Float64() < d.cfg.Loss {
+	if d.loss.lose(d.rng) {
 		d.stats.DroppedLoss++
 		return time.Time{}, DroppedLoss
 	}
-	departure := now
-	if rate := d.cfg.RateBitsPerSecond; rate > 0 {
-		start := now
-		var backlog int64 // bytes still at the bottleneck
-		if d.busyUntil.After(now) {
-			start = d.busyUntil
-			backlog = bytesAt(d.busyUntil.Sub(now), rate)
-		}
-		occupancy := backlog + int64(size)
-		if backlog > 0 && d.cfg.QueueBytes > 0 && occupancy > d.cfg.QueueBytes {
+	// Forget the packets that have left the bottleneck by now.
+	gone := 0
+	for gone < len(d.queued) && !d.queued[gone].departure.After(now) {
+		d.queuedBytes -= int64(d.queued[gone].size)
+		gone++
+	}
+	d.queued = d.queued[gone:]
+	if len(d.queued) > 0 {
+		tooManyBytes := d.cfg.QueueBytes > 0 && d.queuedBytes+int64(size) > d.cfg.QueueBytes
+		tooManyPackets := d.cfg.QueuePackets > 0 && len(d.queued)+1 > d.cfg.QueuePackets
+		if tooManyBytes || tooManyPackets {
 			d.stats.DroppedQueue++
 			return time.Time{}, DroppedQueue
 		}
-		d.stats.PeakQueueBytes = max(d.stats.PeakQueueBytes, occupancy)
-		departure = start.Add(TransmissionTime(size, rate))
-		d.busyUntil = departure
 	}
-	deliverAt = departure.Add(d.cfg.Delay)
+	departure := d.bottleneck.depart(now, size)
+	if departure.After(now) {
+		d.queued = append(d.queued, queuedPacket{departure: departure, size: size})
+		d.queuedBytes += int64(size)
+		d.stats.PeakQueueBytes = max(d.stats.PeakQueueBytes, d.queuedBytes)
+		d.stats.PeakQueuePackets = max(d.stats.PeakQueuePackets, len(d.queued))
+	}
+	delay := d.cfg.Delay
+	if d.cfg.Jitter > 0 {
+		delay += time.Duration((d.rng.Float64()*2 - 1) * float64(d.cfg.Jitter))
+		delay = max(delay, 0)
+	}
+	deliverAt = departure.Add(delay)
 	if deliverAt.Before(d.lastDelivery) {
 		deliverAt = d.lastDelivery
 	}
@@ -158,9 +242,4 @@ func TransmissionTime(size int, rate int64) time.Duration {
 	bits := int64(size) * 8
 	ns := (bits*int64(time.Second) + rate - 1) / rate
 	return time.Duration(ns)
-}
-
-// bytesAt is how many bytes a bottleneck of rate bit/s transmits in d.
-func bytesAt(d time.Duration, rate int64) int64 {
-	return int64(math.Ceil(float64(d) * float64(rate) / 8 / float64(time.Second)))
 }

@@ -9,7 +9,7 @@ import (
 
 func mustNew(t *testing.T, cfg Config) *Direction {
 	t.Helper()
-	d, err := New(cfg)
+	d, err := New(cfg, time.Unix(0, 0))
 	if err != nil {
 		t.Fatalf("New(%+v): %v", cfg, err)
 	}
@@ -173,7 +173,7 @@ func TestValidate(t *testing.T) {
 		{QueueBytes: -1},
 	}
 	for _, c := range bad {
-		if _, err := New(c); err == nil {
+		if _, err := New(c, time.Unix(0, 0)); err == nil {
 			t.Errorf("New(%+v) accepted an invalid config", c)
 		}
 	}
