@@ -24,8 +24,7 @@ import (
 // compareOptions are compare's flags, parsed and validated.
 type compareOptions struct {
 	cfg     experiment.CompareConfig
-	rtt     time.Duration
-	queue   string // as given, for the header
+	net     *network
 	json    bool
 	verbose bool
 }
@@ -50,11 +49,7 @@ const (
 func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOptions, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	rtt := fs.String("rtt", defaultRTT, "round-trip `delay` added by the link, split evenly between the directions (e.g. 100ms)")
-	loss := fs.String("loss", defaultLoss, "random packet loss in `percent`, applied in each direction (e.g. 1 or 0.5%)")
-	down := fs.String("down", defaultDown, "downlink (servers → client) `rate`: bit, kbit, mbit, gbit; 0 for unlimited")
-	up := fs.String("up", defaultUp, "uplink (client → servers) `rate`; 0 for unlimited")
-	queue := fs.String("queue", defaultQueue, "drop-tail queue of each direction: `bytes` (e.g. 64KB) or time at that direction's rate (e.g. 200ms); 0 for unlimited")
+	netFlags := addNetworkFlags(fs, networkDefaults{rtt: defaultRTT, loss: defaultLoss, down: defaultDown, up: defaultUp, queue: defaultQueue})
 	page := fs.String("page", defaultPage, "the `page`: synthetic:NxSIZE, N images of SIZE bytes (e.g. synthetic:32x10KB; KB = 1000 B, KiB = 1024 B)")
 	protos := fs.String("protocols", defaultProtos, "comma-separated `list` of h1, h2, h3")
 	runs := fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order")
@@ -76,32 +71,9 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (%s)", fs.Arg(0), compareHelpHint)
 	}
-	o := &compareOptions{json: *jsonOut, verbose: *verbose, queue: *queue}
+	o := &compareOptions{json: *jsonOut, verbose: *verbose}
 	var err error
-	if o.rtt, err = time.ParseDuration(*rtt); err != nil {
-		return nil, fmt.Errorf("--rtt %q is not a duration: use a value such as 100ms", *rtt)
-	}
-	if o.rtt < 0 || o.rtt > time.Minute {
-		return nil, fmt.Errorf("--rtt %v is outside 0 to 1m", o.rtt)
-	}
-	lossFrac, err := units.ParsePercent(*loss)
-	if err != nil {
-		return nil, fmt.Errorf("--loss %w", err)
-	}
-	downRate, err := parseRateFlag("down", *down)
-	if err != nil {
-		return nil, err
-	}
-	upRate, err := parseRateFlag("up", *up)
-	if err != nil {
-		return nil, err
-	}
-	downQueue, err := queueBytes(*queue, downRate)
-	if err != nil {
-		return nil, err
-	}
-	upQueue, err := queueBytes(*queue, upRate)
-	if err != nil {
+	if o.net, err = netFlags.resolve(); err != nil {
 		return nil, err
 	}
 	spec, err := site.ParsePage(*page)
@@ -122,12 +94,8 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if dir == "" {
 		dir = "runs/compare-" + now.Format("20060102-150405")
 	}
-	upDelay := o.rtt / 2
 	o.cfg = experiment.CompareConfig{
-		Link: emulator.Config{
-			Up:   link.Config{Delay: upDelay, Loss: lossFrac, RateBitsPerSecond: upRate, QueueBytes: upQueue},
-			Down: link.Config{Delay: o.rtt - upDelay, Loss: lossFrac, RateBitsPerSecond: downRate, QueueBytes: downQueue},
-		},
+		Link:         o.net.Link,
 		Page:         spec,
 		Protocols:    protocols,
 		Runs:         *runs,
@@ -148,29 +116,6 @@ func parseRateFlag(name, value string) (int64, error) {
 		return 0, fmt.Errorf("--%s %w", name, err)
 	}
 	return r, nil
-}
-
-// queueBytes converts a queue flag to bytes for a direction of the given
-// rate: a duration is the time to drain the queue at that rate.
-func queueBytes(value string, rate int64) (int64, error) {
-	if value == "0" {
-		return 0, nil
-	}
-	if strings.HasSuffix(value, "s") && !strings.HasSuffix(strings.ToLower(value), "b") {
-		d, err := time.ParseDuration(value)
-		if err != nil || d < 0 {
-			return 0, fmt.Errorf("--queue %q is neither bytes (64KB) nor a non-negative time (200ms)", value)
-		}
-		if rate == 0 {
-			return 0, nil // no bottleneck, no queue
-		}
-		return int64(math.Ceil(d.Seconds() * float64(rate) / 8)), nil
-	}
-	b, err := units.ParseBytes(value)
-	if err != nil {
-		return 0, fmt.Errorf("--queue %q is neither bytes (64KB) nor a time (200ms): %v", value, err)
-	}
-	return b, nil
 }
 
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -232,14 +177,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // header describes the scenario in one line.
 func header(o *compareOptions) string {
 	c := o.cfg
-	return fmt.Sprintf("%s on RTT %v (%v each way), loss %s each way, down %s, up %s, queue %s; %d runs × %s, seed %d",
-		c.Page, o.rtt, c.Link.Up.Delay, pct(c.Link.Up.Loss), rate(c.Link.Down.RateBitsPerSecond), rate(c.Link.Up.RateBitsPerSecond),
-		queueText(o.queue, c.Link), c.Runs, protoList(c.Protocols), c.Seed)
+	return fmt.Sprintf("%s on %s; %d runs × %s, seed %d", c.Page, o.net.describe(), c.Runs, protoList(c.Protocols), c.Seed)
 }
 
 // scenario is the configuration as JSON reports it.
 type scenario struct {
 	Page      string            `json:"page"`
+	Preset    string            `json:"preset,omitempty"`
 	RTTMs     float64           `json:"rtt_ms"`
 	Uplink    link.Config       `json:"uplink"`
 	Downlink  link.Config       `json:"downlink"`
@@ -254,7 +198,7 @@ type jsonReport struct {
 }
 
 func describe(o *compareOptions) scenario {
-	return scenario{Page: o.cfg.Page.String(), RTTMs: float64(o.rtt) / 1e6, Uplink: o.cfg.Link.Up, Downlink: o.cfg.Link.Down,
+	return scenario{Page: o.cfg.Page.String(), Preset: o.net.Preset, RTTMs: float64(o.net.RTT) / 1e6, Uplink: o.cfg.Link.Up, Downlink: o.cfg.Link.Down,
 		Protocols: o.cfg.Protocols, Runs: o.cfg.Runs, Seed: o.cfg.Seed}
 }
 
@@ -287,7 +231,7 @@ func linkText(s emulator.Stats, cfg link.Config) string {
 		lossPct = 100 * float64(s.DroppedLoss) / float64(s.Packets)
 	}
 	return fmt.Sprintf("%d packets, %d lost at random (%.2f%%, configured %s), %d dropped by the full queue, peak queue %d B",
-		s.Packets, s.DroppedLoss, lossPct, pct(cfg.Loss), s.DroppedQueue, s.PeakQueueBytes)
+		s.Packets, s.DroppedLoss, lossPct, pct(cfg.MeanLoss()), s.DroppedQueue, s.PeakQueueBytes)
 }
 
 func msText(v float64) string {
@@ -304,8 +248,6 @@ func ratioText(v float64) string {
 	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
-func pct(f float64) string { return strconv.FormatFloat(f*100, 'g', -1, 64) + "%" }
-
 func rate(bps int64) string {
 	switch {
 	case bps == 0:
@@ -318,13 +260,6 @@ func rate(bps int64) string {
 		return strconv.FormatFloat(float64(bps)/1e3, 'g', -1, 64) + " kbit/s"
 	}
 	return fmt.Sprintf("%d bit/s", bps)
-}
-
-func queueText(given string, l emulator.Config) string {
-	if given == "0" {
-		return "unlimited"
-	}
-	return fmt.Sprintf("%s (%d B down, %d B up)", given, l.Down.QueueBytes, l.Up.QueueBytes)
 }
 
 func protoList(ps []client.Protocol) string {

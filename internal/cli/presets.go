@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/quicbench/quicbench/internal/presets"
+)
+
+// runPresets lists the network presets with their numbers, grouped by
+// source, each group with its citation and how its numbers were read.
+func runPresets(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("presets", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	fmt.Fprintln(stdout, "Network presets (use with --net NAME). Delays are round-trip times, split evenly between the")
+	fmt.Fprintln(stdout, "directions; loss applies to each direction independently; rates are bottleneck rates.")
+	group := ""
+	var tw *tabwriter.Writer
+	flush := func() {
+		if tw != nil {
+			tw.Flush()
+		}
+	}
+	for _, p := range presets.All() {
+		if p.Group != group {
+			flush()
+			group = p.Group
+			fmt.Fprintf(stdout, "\n%s — %s\n  %s\n", p.Group, p.Source, p.Reading)
+			tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "  name\tdown\tup\tRTT\tloss down\tloss up\tqueue")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%v\t%s\t%s\t%s\n", p.Name, rate(p.DownBitsPerSecond), rate(p.UpBitsPerSecond),
+			p.RTT, pct(p.LossDown), pct(p.LossUp), p.QueueText())
+	}
+	flush()
+	return exitOK
+}
