@@ -25,6 +25,8 @@ HTTP/1.1 over TCP+TLS, behind an emulated network, in a real browser.
 
 Usage:
   quicbench compare [flags]   load one page over h1, h2 and h3 and compare them
+  quicbench shell [flags] -- CMD
+                              run CMD in the client namespace behind the emulated link
   quicbench presets           list the network presets, their numbers and sources
   quicbench cleanup           remove namespaces left by runs that were killed
   quicbench help              show this text
@@ -42,6 +44,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "compare":
 		return runCompare(ctx, args[1:], stdout, stderr)
+	case "shell":
+		return runShell(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "presets":
 		return runPresets(args[1:], stdout, stderr)
 	case "cleanup":
@@ -50,7 +54,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, presets or cleanup (quicbench help lists them)\n", args[0])
+	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, presets or cleanup (quicbench help lists them)\n", args[0])
 	return exitUsage
 }
 

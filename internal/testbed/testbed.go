@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/emulator"
-	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
 )
@@ -34,11 +33,10 @@ type Config struct {
 
 // Testbed is a running cell. Close removes everything it created.
 type Testbed struct {
-	Topo     *netns.Topology
-	Emulator *emulator.Emulator
-	Certs    *origin.Certs
-	Origin   *origin.Server
-	Site     *site.Site
+	*Network
+	Certs  *origin.Certs
+	Origin *origin.Server
+	Site   *site.Site
 	// Addrs maps each origin host name to its IP in the servers namespace.
 	Addrs map[string]netip.Addr
 }
@@ -51,9 +49,6 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if err := cfg.Link.Validate(); err != nil {
-		return nil, err
-	}
 	if err := cfg.Site.Validate(); err != nil {
 		return nil, err
 	}
@@ -64,10 +59,7 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		}
 	}()
 	hosts := cfg.Site.Hosts()
-	if tb.Topo, err = netns.Build(cfg.Stem, len(hosts)); err != nil {
-		return nil, err
-	}
-	if tb.Emulator, err = emulator.Start(tb.Topo.ClientTUN, tb.Topo.ServersTUN, cfg.Link, emulator.Options{}); err != nil {
+	if tb.Network, err = StartNetwork(cfg.Stem, cfg.Link, len(hosts)); err != nil {
 		return nil, err
 	}
 	if tb.Certs, err = origin.NewCerts(cfg.RunDir, hosts, time.Now()); err != nil {
@@ -121,14 +113,6 @@ func (tb *Testbed) Close() error {
 	if tb.Origin != nil {
 		errs = append(errs, tb.Origin.Close())
 	}
-	if tb.Emulator != nil {
-		tb.Emulator.Stop() // before the devices close: it polls their descriptors
-	}
-	if tb.Topo != nil {
-		errs = append(errs, tb.Topo.Close())
-	}
-	if tb.Emulator != nil {
-		tb.Emulator.Wait()
-	}
+	errs = append(errs, tb.Network.Close())
 	return errors.Join(errs...)
 }

@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/testbed"
+)
+
+// Environment variables that shell gives to both commands.
+const (
+	envServerAddr = "QUICBENCH_SERVER_ADDR" // the server's address, in the servers namespace
+	envClientAddr = "QUICBENCH_CLIENT_ADDR" // the client's address, in the client namespace
+)
+
+// runShell runs a command in the client namespace behind the emulated link,
+// Mahimahi-style, optionally with a server command in the servers namespace.
+func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Unless a writer is a file (a terminal keeps the commands interactive),
+	// os/exec copies the commands' output in goroutines: serialize those
+	// writers so that the copies and our own lines never interleave.
+	stdout, stderr = serialized(stdout), serialized(stderr)
+	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	netFlags := addNetworkFlags(fs, networkDefaults{rtt: "0", loss: "0", down: "0", up: "0", queue: "0"})
+	server := fs.String("server", "", "`command` to run (with sh -c) in the servers namespace while the client command runs")
+	serverPort := fs.Int("server-port", 0, "wait until the server accepts TCP connections on this `port` before starting the command")
+	quiet := fs.Bool("quiet", false, "do not print the network and the link counters to stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: quicbench shell [flags] -- COMMAND [ARG...]\n\nRuns COMMAND in the client namespace behind the emulated link. $%s is the server's\naddress and $%s the client's, for both commands.\n\nFlags:\n", envServerAddr, envClientAddr)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "quicbench shell: %v (see quicbench shell -h)\n", err)
+		return exitUsage
+	}
+	command := fs.Args()
+	if len(command) == 0 {
+		fmt.Fprintln(stderr, "quicbench shell: no command: give one after --, such as quicbench shell --rtt 100ms -- ping -c 3 $"+envServerAddr)
+		return exitUsage
+	}
+	if *serverPort < 0 || *serverPort > 65535 {
+		fmt.Fprintf(stderr, "quicbench shell: --server-port %d is not a port (1 to 65535)\n", *serverPort)
+		return exitUsage
+	}
+	network, err := netFlags.resolve()
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench shell:", err)
+		return exitUsage
+	}
+	if err := checkPrivileges(); err != nil {
+		fmt.Fprintln(stderr, "quicbench shell:", err)
+		return exitUsage
+	}
+	network.Link.Up.Seed, network.Link.Down.Seed = rand.Uint64(), rand.Uint64()
+	net0, err := testbed.StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("sh%04x", rand.Uint32()&0xffff)), network.Link, 1)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench shell:", err)
+		return exitFailure
+	}
+	defer net0.Close()
+	serverAddr := net0.Topo.ServerAddrs[0]
+	env := append(os.Environ(), envServerAddr+"="+serverAddr.String(), envClientAddr+"="+netns.ClientAddr.String())
+	if !*quiet {
+		fmt.Fprintf(stderr, "quicbench shell: %s; server %s, client %s\n", network.describe(), serverAddr, netns.ClientAddr)
+	}
+
+	if *server != "" {
+		srvCmd := net0.Topo.Servers.Command(context.Background(), "sh", "-c", *server)
+		srvCmd.Env, srvCmd.Stdout, srvCmd.Stderr = env, stderr, stderr
+		srv, err := proc.Start(srvCmd)
+		if err != nil {
+			fmt.Fprintln(stderr, "quicbench shell: server:", err)
+			return exitFailure
+		}
+		defer srv.Kill() // the whole group: sh and its children
+		if *serverPort > 0 {
+			if err := waitForPort(ctx, net0.Topo.Servers, netip.AddrPortFrom(serverAddr, uint16(*serverPort)), 10*time.Second); err != nil {
+				fmt.Fprintln(stderr, "quicbench shell:", err)
+				return exitFailure
+			}
+		}
+	}
+
+	cmd := net0.Topo.Client.Command(context.Background(), command[0], command[1:]...)
+	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, stdin, stdout, stderr
+	client, err := proc.Start(cmd)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench shell:", err)
+		return exitFailure
+	}
+	stop := context.AfterFunc(ctx, func() { syscall.Kill(-client.Pid(), syscall.SIGINT) })
+	runErr := client.Wait()
+	stop()
+	if !*quiet {
+		up, down := net0.Emulator.Stats()
+		fmt.Fprintf(stderr, "quicbench shell: link up:   %s\nquicbench shell: link down: %s\n", linkText(up, network.Link.Up), linkText(down, network.Link.Down))
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case runErr == nil:
+		return exitOK
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(runErr, &exitErr):
+		return exitErr.ExitCode()
+	}
+	fmt.Fprintln(stderr, "quicbench shell:", runErr)
+	return exitFailure
+}
+
+// waitForPort waits until something in ns accepts TCP connections on addr.
+func waitForPort(ctx context.Context, ns *netns.Namespace, addr netip.AddrPort, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		dialCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		conn, err := ns.DialContext(dialCtx, "tcp4", addr.String())
+		cancel()
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("the server did not accept connections on port %s within %v: %w", strconv.Itoa(int(addr.Port())), limit, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// serialized returns w itself if it is a file, else w behind a mutex.
+func serialized(w io.Writer) io.Writer {
+	if _, ok := w.(*os.File); ok {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

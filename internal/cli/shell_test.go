@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+func TestShellBadInput(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "no command"},
+		{[]string{"--rtt", "x", "--", "true"}, "--rtt"},
+		{[]string{"--server-port", "70000", "--", "true"}, "not a port"},
+		{[]string{"--net", "nope", "--", "true"}, "unknown network preset"},
+	} {
+		var stderr bytes.Buffer
+		if code := Run(context.Background(), append([]string{"shell"}, tt.args...), io.Discard, &stderr); code != exitUsage ||
+			!strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q, want status 2 and one line with %q", tt.args, code, stderr.String(), tt.want)
+		}
+	}
+}
+
+// TestShellRunsBehindTheLink runs real commands through the real emulator:
+// the exit status comes back, the addresses are in the environment, and an
+// iperf3 server in the servers namespace measures the configured rate.
+func TestShellRunsBehindTheLink(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireCommand(t, "iperf3")
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), []string{"shell", "--quiet", "--rtt", "30ms", "--", "sh", "-c",
+		"echo $QUICBENCH_CLIENT_ADDR $QUICBENCH_SERVER_ADDR; ping -c 1 -W 2 $QUICBENCH_SERVER_ADDR >/dev/null && exit 7"}, &out, &errOut)
+	if code != 7 {
+		t.Fatalf("exit %d, want the command's 7; stderr %s", code, errOut.String())
+	}
+	if got := strings.TrimSpace(out.String()); got != "198.18.0.1 198.19.0.10" {
+		t.Errorf("addresses %q", got)
+	}
+
+	for _, dir := range []struct {
+		name, flag string
+	}{{"down", "-R"}, {"up", ""}} {
+		out.Reset()
+		errOut.Reset()
+		code = Run(context.Background(), []string{"shell", "--rtt", "20ms", "--down", "8mbit", "--up", "4mbit", "--queue", "100ms",
+			"--server", "iperf3 -s >/dev/null 2>&1", "--server-port", "5201", "--",
+			"sh", "-c", "iperf3 -J -t 3 " + dir.flag + " -c $QUICBENCH_SERVER_ADDR"}, &out, &errOut)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", dir.name, code, errOut.String())
+		}
+		var report struct {
+			End struct {
+				SumReceived struct {
+					BitsPerSecond float64 `json:"bits_per_second"`
+				} `json:"sum_received"`
+			} `json:"end"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+			t.Fatalf("iperf3 output: %v", err)
+		}
+		rate := map[string]float64{"down": 8e6, "up": 4e6}[dir.name]
+		ideal := rate * 1448 / 1500 // TCP payload per 1500-byte packet
+		got := report.End.SumReceived.BitsPerSecond
+		t.Logf("%s: TCP goodput %.3f Mbit/s, %.1f%% of the ideal %.3f", dir.name, got/1e6, 100*got/ideal, ideal/1e6)
+		if got < 0.85*ideal || got > 1.02*ideal {
+			t.Errorf("%s goodput %.3f Mbit/s, want 85%% to 102%% of %.3f", dir.name, got/1e6, ideal/1e6)
+		}
+		if !strings.Contains(errOut.String(), "link down:") {
+			t.Errorf("no link counters on stderr: %s", errOut.String())
+		}
+	}
+}

@@ -1,0 +1,72 @@
+// Package proc starts child processes that cannot outlive quicbench: each
+// gets SIGKILL when quicbench dies (PR_SET_PDEATHSIG), in its own process
+// group so its children can be killed with it.
+//
+// Linux sends the parent-death signal when the *thread* that forked the
+// child exits, not the process, and Go ends threads whose goroutine exits
+// while locked (netns does that on purpose). So Start forks from a goroutine
+// locked to its thread until the child exits (see go.dev/issue/27505).
+package proc
+
+import (
+	"errors"
+	"os/exec"
+	"runtime"
+	"syscall"
+)
+
+// Process is a started child.
+type Process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start starts cmd as described in the package comment.
+func Start(cmd *exec.Cmd) (*Process, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Setpgid = true
+	p := &Process{cmd: cmd, done: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Wait waits for the child to exit and returns what exec.Cmd.Wait returned.
+func (p *Process) Wait() error {
+	<-p.done
+	return p.err
+}
+
+// Kill kills the child's whole process group and waits for the child.
+func (p *Process) Kill() error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	<-p.done
+	return nil
+}
+
+// Pid is the child's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }

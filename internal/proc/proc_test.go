@@ -1,0 +1,47 @@
+package proc
+
+import (
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestChildSurvivesThreadExit starts a child, then ends the thread the
+// caller ran on by exiting locked goroutines: the child must keep running.
+func TestChildSurvivesThreadExit(t *testing.T) {
+	p, err := Start(exec.Command("sleep", "5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	for range 20 { // end some threads, as netns.Do does
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(done)
+		}()
+		<-done
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- p.Wait() }()
+	select {
+	case err := <-exited:
+		t.Fatalf("the child died when threads ended: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+func TestKillEndsTheGroup(t *testing.T) {
+	p, err := Start(exec.Command("sh", "-c", "sleep 30 & sleep 30"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Error("Kill did not end the child promptly")
+	}
+}

@@ -1,0 +1,52 @@
+package testbed
+
+import (
+	"errors"
+
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/netns"
+)
+
+// Network is the client and servers namespaces with the emulator running
+// between them: a testbed without servers, for `quicbench shell` and checks.
+type Network struct {
+	Topo     *netns.Topology
+	Emulator *emulator.Emulator
+}
+
+// StartNetwork builds the namespaces "<stem>-client" and "<stem>-servers"
+// with servers origin addresses, and runs the emulator with link between
+// them. On error it removes what it created.
+func StartNetwork(stem string, link emulator.Config, servers int) (*Network, error) {
+	if err := link.Validate(); err != nil {
+		return nil, err
+	}
+	topo, err := netns.Build(stem, servers)
+	if err != nil {
+		return nil, err
+	}
+	emu, err := emulator.Start(topo.ClientTUN, topo.ServersTUN, link, emulator.Options{})
+	if err != nil {
+		return nil, errors.Join(err, topo.Close())
+	}
+	return &Network{Topo: topo, Emulator: emu}, nil
+}
+
+// Close stops the emulator, removes the devices and namespaces, and waits
+// until forwarding has stopped. It is safe on a nil or partial Network.
+func (n *Network) Close() error {
+	if n == nil {
+		return nil
+	}
+	if n.Emulator != nil {
+		n.Emulator.Stop() // before the devices close: it polls their descriptors
+	}
+	var err error
+	if n.Topo != nil {
+		err = n.Topo.Close()
+	}
+	if n.Emulator != nil {
+		n.Emulator.Wait()
+	}
+	return err
+}
