@@ -112,3 +112,21 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		StdDev *float64 `json:"stddev"`
 	}{s.N, num(s.Mean), num(s.Median), num(s.P25), num(s.P75), num(s.Min), num(s.Max), num(s.StdDev)})
 }
+
+// Wilson returns the Wilson score interval of a binomial proportion with k
+// successes in n trials, for the two-sided normal quantile z (2.5758 for
+// 99 %). For n = 0 it returns 0 and 1.
+func Wilson(k, n int, z float64) (lo, hi float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	nf := float64(n)
+	p := float64(k) / nf
+	z2 := z * z
+	center := (p + z2/(2*nf)) / (1 + z2/nf)
+	half := z / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return math.Max(0, center-half), math.Min(1, center+half)
+}
+
+// Z99 is the two-sided 99 % quantile of the standard normal distribution.
+const Z99 = 2.5758293035489004

@@ -62,3 +62,21 @@ func TestSummaryJSONWritesNaNAsNull(t *testing.T) {
 		t.Errorf("got %s, want %s", b, want)
 	}
 }
+
+// The Wilson interval for 10 of 100 at z = 1.96, by hand: center
+// (0.1 + 3.8416/200)/1.038416 = 0.114800, half-width
+// 1.96/1.038416·√(0.0009 + 3.8416/40000) = 0.059571, so [0.0552, 0.1744];
+// k = 0 gives [0, z²/(n+z²)].
+func TestWilson(t *testing.T) {
+	lo, hi := Wilson(10, 100, 1.96)
+	if math.Abs(lo-0.0552) > 5e-5 || math.Abs(hi-0.1744) > 5e-5 {
+		t.Errorf("Wilson(10, 100) = [%.4f, %.4f], want [0.0552, 0.1744]", lo, hi)
+	}
+	lo, hi = Wilson(0, 50, Z99)
+	if want := Z99 * Z99 / (50 + Z99*Z99); lo != 0 || math.Abs(hi-want) > 1e-12 {
+		t.Errorf("Wilson(0, 50) = [%v, %v], want [0, %v]", lo, hi, want)
+	}
+	if lo, hi := Wilson(0, 0, Z99); lo != 0 || hi != 1 {
+		t.Errorf("Wilson(0, 0) = [%v, %v]", lo, hi)
+	}
+}
