@@ -27,6 +27,7 @@ Usage:
   quicbench compare [flags]   load one page over h1, h2 and h3 and compare them
   quicbench shell [flags] -- CMD
                               run CMD in the client namespace behind the emulated link
+  quicbench netcheck [flags]  measure the emulated network against its configuration
   quicbench presets           list the network presets, their numbers and sources
   quicbench cleanup           remove namespaces left by runs that were killed
   quicbench help              show this text
@@ -46,6 +47,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCompare(ctx, args[1:], stdout, stderr)
 	case "shell":
 		return runShell(ctx, args[1:], os.Stdin, stdout, stderr)
+	case "netcheck":
+		return runNetcheck(ctx, args[1:], stdout, stderr)
 	case "presets":
 		return runPresets(args[1:], stdout, stderr)
 	case "cleanup":
@@ -54,7 +57,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, presets or cleanup (quicbench help lists them)\n", args[0])
+	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, presets or cleanup (quicbench help lists them)\n", args[0])
 	return exitUsage
 }
 

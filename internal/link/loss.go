@@ -73,3 +73,18 @@ func (g *gilbertElliott) lose(rng *rand.Rand) bool {
 	}
 	return rng.Float64() < g.LossGood
 }
+
+// AsymptoticVariance is the variance per packet of the long-run loss rate's
+// estimator: Var(X) + 2·Σ Cov(X_t, X_t+k) for the loss indicator X, where
+// Cov = (LossBad − LossGood)²·π(1−π)·λ^k with π = p/(p+r), λ = 1 − p − r.
+// The loss rate measured over n packets has variance about this over n.
+func (g GilbertElliott) AsymptoticVariance() float64 {
+	m := g.StationaryLoss()
+	if g.P+g.R == 0 {
+		return m * (1 - m)
+	}
+	pi := g.P / (g.P + g.R)
+	lambda := 1 - g.P - g.R
+	d := g.LossBad - g.LossGood
+	return m*(1-m) + 2*d*d*pi*(1-pi)*lambda/(1-lambda)
+}

@@ -13,17 +13,6 @@ var t0 = time.Unix(1000, 0)
 
 func ms(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
 
-// geVariance is the asymptotic variance per packet of the loss indicator of
-// a Gilbert-Elliott chain: Var(X) + 2·Σ Cov(X_t, X_t+k), where
-// Cov = (lossBad − lossGood)²·π(1−π)·λ^k with λ = 1 − p − r.
-func geVariance(g GilbertElliott) float64 {
-	m := g.StationaryLoss()
-	pi := g.P / (g.P + g.R)
-	lambda := 1 - g.P - g.R
-	d := g.LossBad - g.LossGood
-	return m*(1-m) + 2*d*d*pi*(1-pi)*lambda/(1-lambda)
-}
-
 func TestGilbertElliottStationaryLossRate(t *testing.T) {
 	models := []GilbertElliott{
 		{P: 0.01, R: 0.3, LossBad: 1, LossGood: 0},       // Gilbert: 3.2% in bursts of ~3.3
@@ -38,7 +27,7 @@ func TestGilbertElliottStationaryLossRate(t *testing.T) {
 		}
 		got := float64(d.Stats().DroppedLoss) / n
 		want := g.StationaryLoss()
-		tol := 3.3 * math.Sqrt(geVariance(g)/n) // 99.9%
+		tol := 3.3 * math.Sqrt(g.AsymptoticVariance()/n) // 99.9%
 		if math.Abs(got-want) > tol {
 			t.Errorf("%+v: loss rate %.5f, want %.5f ± %.5f", g, got, want, tol)
 		}

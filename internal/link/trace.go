@@ -194,3 +194,13 @@ func (r *traceRate) depart(arrival time.Time, size int) time.Time {
 		r.left = OpportunityBytes
 	}
 }
+
+// MaxGap is the longest time between two consecutive opportunities,
+// including the wrap from the last to the first.
+func (t *Trace) MaxGap() time.Duration {
+	gap := t.Ms[0] // the wrap: from the last (at the period) to the next cycle's first
+	for i := 1; i < len(t.Ms); i++ {
+		gap = max(gap, t.Ms[i]-t.Ms[i-1])
+	}
+	return time.Duration(gap) * time.Millisecond
+}

@@ -125,7 +125,16 @@ func Wilson(k, n int, z float64) (lo, hi float64) {
 	z2 := z * z
 	center := (p + z2/(2*nf)) / (1 + z2/nf)
 	half := z / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
-	return math.Max(0, center-half), math.Min(1, center+half)
+	lo, hi = math.Max(0, center-half), math.Min(1, center+half)
+	// The bounds are exactly 0 and 1 at the extremes; rounding would
+	// otherwise leave them a hair inside and exclude a true 0 % or 100 %.
+	if k == 0 {
+		lo = 0
+	}
+	if k == n {
+		hi = 1
+	}
+	return lo, hi
 }
 
 // Z99 is the two-sided 99 % quantile of the standard normal distribution.

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/netcheck"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/testbed"
+)
+
+// runNetcheck builds the network of the flags and measures it against its
+// configuration. Exit status 1 when a check fails.
+func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("netcheck", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	netFlags := addNetworkFlags(fs, networkDefaults{rtt: "0", loss: "0", down: "0", up: "0", queue: "0"})
+	probes := fs.Int("probes", 200, "idle RTT `probes`, one every 10 ms")
+	lossProbes := fs.Int("loss-probes", 0, "loss probes per `direction`; 0: as many as fit in 5 s at half the rate (at most 5000)")
+	transfer := fs.Duration("transfer", 5*time.Second, "`length` of each TCP transfer")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: quicbench netcheck [flags]\n\nMeasures the emulated network through the real emulator and compares it with its configuration.\n\nFlags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "quicbench netcheck: %v (see quicbench netcheck -h)\n", err)
+		return exitUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "quicbench netcheck: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	case *probes < 1 || *probes > 100_000:
+		fmt.Fprintf(stderr, "quicbench netcheck: --probes %d is outside 1 to 100000\n", *probes)
+		return exitUsage
+	case *lossProbes < 0 || *lossProbes > 10_000_000:
+		fmt.Fprintf(stderr, "quicbench netcheck: --loss-probes %d is outside 0 to 10000000\n", *lossProbes)
+		return exitUsage
+	case *transfer < time.Second || *transfer > 10*time.Minute:
+		fmt.Fprintf(stderr, "quicbench netcheck: --transfer %v is outside 1s to 10m\n", *transfer)
+		return exitUsage
+	}
+	network, err := netFlags.resolve()
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench netcheck:", err)
+		return exitUsage
+	}
+	if err := checkPrivileges(); err != nil {
+		fmt.Fprintln(stderr, "quicbench netcheck:", err)
+		return exitUsage
+	}
+	network.Link.Up.Seed, network.Link.Down.Seed = rand.Uint64(), rand.Uint64()
+	n, err := testbed.StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("nc%04x", rand.Uint32()&0xffff)), network.Link, 1)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench netcheck:", err)
+		return exitFailure
+	}
+	defer n.Close()
+	if !*jsonOut {
+		fmt.Fprintln(stdout, "netcheck:", network.describe())
+	}
+	report, err := netcheck.Run(ctx, n, netcheck.Config{Link: network.Link, RTT: network.RTT,
+		RTTProbes: *probes, LossProbes: *lossProbes, TransferTime: *transfer})
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench netcheck:", err)
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		return exitFailure
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(struct {
+			Network string `json:"network"`
+			*netcheck.Report
+			Passed bool `json:"passed"`
+		}{network.describe(), report, report.Passed()})
+	} else {
+		printNetcheck(stdout, report)
+	}
+	if !report.Passed() {
+		return exitFailure
+	}
+	return exitOK
+}
+
+func printNetcheck(w io.Writer, r *netcheck.Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "check\tconfigured\tmeasured\tresult\trule")
+	for _, l := range r.Lines {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Check, l.Configured, l.Measured, l.Result, l.Rule)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,211 @@
+package netcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/stats"
+)
+
+// tcpPayloadShare is the TCP payload per 1500-byte packet with timestamps:
+// 1448 bytes.
+const tcpPayloadShare = 1448.0 / 1500
+
+// goodputAndLoadedRTT runs a TCP transfer each way; during the download it
+// probes the RTT, which shows the delay a full downlink queue adds.
+func (c *checker) goodputAndLoadedRTT(ctx context.Context) ([]Line, error) {
+	ln, err := c.n.Topo.Servers.Listen("tcp4", netip.AddrPortFrom(c.server, tcpPort).String())
+	if err != nil {
+		return nil, fmt.Errorf("netcheck: TCP server: %w", err)
+	}
+	defer ln.Close()
+	var lines []Line
+	for _, down := range []bool{true, false} {
+		var loaded []float64
+		var probeErr error
+		probeCtx, stopProbes := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		if down {
+			wg.Go(func() {
+				time.Sleep(c.cfg.TransferTime / 3) // once the queue has filled
+				loaded, probeErr = c.probeRTTs(probeCtx, math.MaxInt32, 20*time.Millisecond, 5*time.Second)
+				if probeCtx.Err() != nil && ctx.Err() == nil {
+					probeErr = nil // stopped at the end of the transfer, as meant
+				}
+			})
+		}
+		rate, err := c.transfer(ctx, ln, down)
+		stopProbes()
+		wg.Wait()
+		if err != nil {
+			return nil, err
+		}
+		if probeErr != nil && ctx.Err() == nil {
+			return nil, probeErr
+		}
+		dir := c.cfg.Link.Up
+		name := "TCP goodput, uplink"
+		if down {
+			dir, name = c.cfg.Link.Down, "TCP goodput, downlink"
+		}
+		lines = append(lines, goodputLine(name, dir, rate))
+		if down {
+			lines = append(lines, c.loadedRTTLine(loaded))
+		}
+	}
+	return lines, nil
+}
+
+// transfer sends bulk data server → client (down) or client → server for
+// TransferTime and returns the goodput in bit/s over its last two thirds,
+// after slow start.
+func (c *checker) transfer(ctx context.Context, ln net.Listener, down bool) (float64, error) {
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- conn
+	}()
+	client, err := c.n.Topo.Client.DialContext(ctx, "tcp4", ln.Addr().String())
+	if err != nil {
+		return 0, fmt.Errorf("netcheck: TCP connect: %w", err)
+	}
+	defer client.Close()
+	server, ok := <-accepted
+	if !ok {
+		return 0, errors.New("netcheck: TCP accept failed")
+	}
+	defer server.Close()
+	sender, receiver := client, server
+	if down {
+		sender, receiver = server, client
+	}
+	d := c.cfg.TransferTime
+	start := time.Now()
+	go func() {
+		buf := make([]byte, 64<<10)
+		sender.SetWriteDeadline(start.Add(d))
+		for time.Since(start) < d && ctx.Err() == nil {
+			if _, err := sender.Write(buf); err != nil {
+				break
+			}
+		}
+		sender.Close()
+	}()
+	mark := start.Add(d / 3)
+	var total, atMark int64
+	var markTime, last time.Time
+	buf := make([]byte, 64<<10)
+	receiver.SetReadDeadline(start.Add(d + 30*time.Second))
+	for {
+		k, err := receiver.Read(buf)
+		now := time.Now()
+		if k > 0 && now.Before(start.Add(d)) {
+			total += int64(k)
+			last = now
+			if markTime.IsZero() && now.After(mark) {
+				markTime, atMark = now, total
+			}
+		}
+		if err == io.EOF || (err != nil && ctx.Err() == nil) {
+			break
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+	}
+	if markTime.IsZero() || !last.After(markTime) {
+		return 0, nil
+	}
+	return float64(total-atMark) * 8 / last.Sub(markTime).Seconds(), nil
+}
+
+func goodputLine(name string, d link.Config, measured float64) Line {
+	l := Line{Check: name, Measured: fmt.Sprintf("%.3f Mbit/s", measured/1e6),
+		Values: map[string]float64{"measured_bps": measured}}
+	switch {
+	case d.MeanRate() == 0:
+		l.Configured, l.Rule, l.Result = "unlimited", "no rate to compare with", Info
+	case d.Trace != nil:
+		ideal := d.MeanRate() * tcpPayloadShare
+		l.Configured = fmt.Sprintf("trace, mean %.3f Mbit/s of payload", ideal/1e6)
+		l.Rule, l.Result = "a trace's capacity over a few seconds differs from its mean: not judged", Info
+		l.Values["ideal_bps"] = ideal
+	case d.MeanLoss() > 0:
+		ideal := d.MeanRate() * tcpPayloadShare
+		l.Configured = fmt.Sprintf("%.3f Mbit/s of payload", ideal/1e6)
+		l.Rule, l.Result = "random loss keeps TCP below the link rate: not judged", Info
+		l.Values["ideal_bps"] = ideal
+	default:
+		ideal := d.MeanRate() * tcpPayloadShare
+		l.Configured = fmt.Sprintf("%.3f Mbit/s of payload (rate × 1448/1500)", ideal/1e6)
+		l.Measured += fmt.Sprintf(" (%.1f%%)", 100*measured/ideal)
+		l.Rule = "at least 90% of the ideal, at most 102%"
+		l.Values["ideal_bps"] = ideal
+		l.Result = Pass
+		if measured < 0.90*ideal || measured > 1.02*ideal {
+			l.Result = Fail
+		}
+	}
+	return l
+}
+
+// loadedRTTLine judges the RTT measured while TCP filled the downlink: a
+// drop-tail queue never holds packets longer than its size allows.
+func (c *checker) loadedRTTLine(rtts []float64) Line {
+	l := Line{Check: "RTT under download load", Values: map[string]float64{"probes": float64(len(rtts))}}
+	if len(rtts) == 0 {
+		l.Measured, l.Result, l.Rule = "no probe answered", Fail, "probes must be answered"
+		return l
+	}
+	s := stats.Summarize(rtts)
+	p99 := stats.Quantile(rtts, 0.99)
+	l.Measured = fmt.Sprintf("median %.1f ms, p99 %.1f ms (%d probes)", s.Median, p99, len(rtts))
+	l.Values["median_ms"], l.Values["p99_ms"] = s.Median, p99
+	expected, slack := c.expectedRTT()
+	down := c.cfg.Link.Down
+	queue := queueDrainTime(down)
+	switch {
+	case queue < 0:
+		l.Configured, l.Rule, l.Result = fmt.Sprintf("%.1f ms plus an unlimited queue", ms(expected)), "no bound with an unlimited queue", Info
+		return l
+	case down.Trace != nil:
+		l.Configured, l.Rule, l.Result = fmt.Sprintf("%.1f ms plus a trace-driven queue", ms(expected)), "a trace's queue drains at its momentary rate: not judged", Info
+		return l
+	}
+	bound := expected + queue + slack + 2*time.Millisecond + link.TransmissionTime(1500, max(down.RateBitsPerSecond, 1))
+	l.Configured = fmt.Sprintf("%.1f ms + queue %.1f ms", ms(expected), ms(queue))
+	l.Rule = fmt.Sprintf("p99 at most %.1f ms (RTT + queue drain time + 2 ms)", ms(bound))
+	l.Values["bound_ms"] = ms(bound)
+	l.Result = Pass
+	if p99 > ms(bound) {
+		l.Result = Fail
+	}
+	return l
+}
+
+// queueDrainTime is how long a full queue of d takes to drain at its mean
+// rate; 0 without a bottleneck, −1 for an unlimited queue.
+func queueDrainTime(d link.Config) time.Duration {
+	rate := d.MeanRate()
+	switch {
+	case rate == 0:
+		return 0
+	case d.QueueBytes > 0:
+		return time.Duration(float64(d.QueueBytes) * 8 / rate * float64(time.Second))
+	case d.QueuePackets > 0:
+		return time.Duration(float64(d.QueuePackets) * 1500 * 8 / rate * float64(time.Second))
+	}
+	return -1
+}

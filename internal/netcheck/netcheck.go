@@ -1,0 +1,429 @@
+// Package netcheck measures an emulated network through the real emulator and
+// compares it with its configuration: RTT (idle and under load), loss per
+// direction with a 99 % interval, and TCP goodput per direction. Each check
+// gives configured and measured values, the rule it applies, and pass or
+// fail, so every run can prove its network was what it claimed.
+package netcheck
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/stats"
+	"github.com/quicbench/quicbench/internal/testbed"
+)
+
+// Config says what to check and how long to spend.
+type Config struct {
+	// Link and RTT are the configured network.
+	Link emulator.Config
+	RTT  time.Duration
+	// RTTProbes is the number of idle RTT probes, one every 10 ms. Zero: 200.
+	RTTProbes int
+	// LossProbes is the number of probes per direction for the loss check.
+	// Zero: as many as fit in 5 s at half the link rate, at most 5000.
+	LossProbes int
+	// TransferTime is the length of each TCP transfer. Zero: 5 s.
+	TransferTime time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.RTTProbes == 0 {
+		c.RTTProbes = 200
+	}
+	if c.TransferTime == 0 {
+		c.TransferTime = 5 * time.Second
+	}
+	return c
+}
+
+// Result is whether a check passed.
+type Result string
+
+// Results of a check.
+const (
+	Pass Result = "pass"
+	Fail Result = "FAIL"
+	Info Result = "info" // measured, nothing to compare against
+)
+
+// Line is one check.
+type Line struct {
+	Check      string             `json:"check"`
+	Configured string             `json:"configured"`
+	Measured   string             `json:"measured"`
+	Rule       string             `json:"rule"`
+	Result     Result             `json:"result"`
+	Values     map[string]float64 `json:"values"`
+}
+
+// Report is a whole netcheck.
+type Report struct {
+	Lines []Line `json:"lines"`
+}
+
+// Passed reports whether no check failed.
+func (r *Report) Passed() bool {
+	return !slices.ContainsFunc(r.Lines, func(l Line) bool { return l.Result == Fail })
+}
+
+// Ports used in the servers namespace.
+const (
+	echoPort = 7
+	sinkPort = 9
+	tcpPort  = 5001
+)
+
+// probeBytes is the payload of a UDP probe; with headers the IP packet is
+// probeBytes + 28.
+const probeBytes = 64
+
+// Run runs every check on the network n, whose link must be cfg.Link.
+func Run(ctx context.Context, n *testbed.Network, cfg Config) (*Report, error) {
+	cfg = cfg.withDefaults()
+	c := &checker{n: n, cfg: cfg, server: n.Topo.ServerAddrs[0]}
+	if err := c.startEcho(); err != nil {
+		return nil, err
+	}
+	defer c.echo.Close()
+	r := &Report{}
+	steps := []func(context.Context) ([]Line, error){c.idleRTT, c.loss, c.goodputAndLoadedRTT}
+	for _, step := range steps {
+		lines, err := step(ctx)
+		if err != nil {
+			return r, err
+		}
+		r.Lines = append(r.Lines, lines...)
+	}
+	return r, nil
+}
+
+type checker struct {
+	n      *testbed.Network
+	cfg    Config
+	server netip.Addr
+	echo   net.PacketConn
+}
+
+func (c *checker) startEcho() error {
+	pc, err := c.n.Topo.Servers.ListenPacket("udp4", netip.AddrPortFrom(c.server, echoPort).String())
+	if err != nil {
+		return fmt.Errorf("netcheck: echo server: %w", err)
+	}
+	c.echo = pc
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			k, addr, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			pc.WriteTo(buf[:k], addr)
+		}
+	}()
+	return nil
+}
+
+// probeRTTs sends count echo probes, one every interval on average, without
+// waiting for answers, and returns the round-trip times in ms of those
+// answered within timeout of being sent. When ctx ends it returns what it
+// has. The gaps vary uniformly by ±50 %: with a fixed gap that divides the
+// RTT, every send would coincide with an answer's arrival, and on two cores
+// the two would delay each other's timestamps by up to milliseconds.
+func (c *checker) probeRTTs(ctx context.Context, count int, interval, timeout time.Duration) ([]float64, error) {
+	conn, err := c.n.Topo.Client.DialContext(ctx, "udp4", netip.AddrPortFrom(c.server, echoPort).String())
+	if err != nil {
+		return nil, fmt.Errorf("netcheck: probe socket: %w", err)
+	}
+	defer conn.Close()
+	udp, ok := conn.(*net.UDPConn)
+	if !ok {
+		return nil, fmt.Errorf("netcheck: probe socket is a %T", conn)
+	}
+	// Kernel receive timestamps: the arrival time, not when Go woke up.
+	if err := setTimestamping(udp); err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	sent := map[uint32]time.Time{}
+	var rtts []float64
+	var lastSent time.Time
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf, oob := make([]byte, 2048), make([]byte, 512)
+		for {
+			k, oobn, _, _, err := udp.ReadMsgUDP(buf, oob)
+			if err != nil {
+				return
+			}
+			arrived, ok := kernelTimestamp(oob[:oobn])
+			if !ok {
+				arrived = time.Now()
+			}
+			if k != probeBytes {
+				continue
+			}
+			seq := binary.BigEndian.Uint32(buf)
+			mu.Lock()
+			if at, ok := sent[seq]; ok && arrived.Sub(at) <= timeout {
+				rtts = append(rtts, ms(arrived.Sub(at)))
+				delete(sent, seq)
+			}
+			mu.Unlock()
+		}
+	}()
+	out := make([]byte, probeBytes)
+	next := time.Now()
+	for seq := 0; seq < count && ctx.Err() == nil; seq++ {
+		binary.BigEndian.PutUint32(out, uint32(seq))
+		mu.Lock()
+		lastSent = time.Now().Round(0) // wall clock, as kernel timestamps are
+		sent[uint32(seq)] = lastSent
+		mu.Unlock()
+		if _, err := conn.Write(out); err != nil {
+			return nil, fmt.Errorf("netcheck: probe: %w", err)
+		}
+		next = next.Add(time.Duration(float64(interval) * (0.5 + rand.Float64())))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(next)):
+		}
+	}
+	// Wait for the last answers, unless the caller is done.
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Until(lastSent.Add(timeout))):
+	}
+	conn.Close()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	return rtts, ctx.Err()
+}
+
+// expectedRTT is the configured RTT plus the probe's serialization in each
+// direction, and how far a trace's opportunities or jitter may move it.
+func (c *checker) expectedRTT() (expected, slack time.Duration) {
+	expected = c.cfg.RTT
+	for _, d := range []link.Config{c.cfg.Link.Up, c.cfg.Link.Down} {
+		if d.RateBitsPerSecond > 0 {
+			expected += link.TransmissionTime(probeBytes+28, d.RateBitsPerSecond)
+		}
+		if d.Trace != nil {
+			slack += d.Trace.MaxGap()
+		}
+		slack += d.Jitter
+	}
+	return expected, slack
+}
+
+func (c *checker) idleRTT(ctx context.Context) ([]Line, error) {
+	expected, slack := c.expectedRTT()
+	rtts, err := c.probeRTTs(ctx, c.cfg.RTTProbes, 10*time.Millisecond, expected+slack+time.Second)
+	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() == nil) {
+		return nil, err
+	}
+	line := Line{Check: "RTT, idle", Configured: fmt.Sprintf("%.3f ms", ms(expected)),
+		Rule: fmt.Sprintf("median within ±%.1f ms, p99 at most +%.1f ms", ms(time.Millisecond+slack), ms(2*time.Millisecond+2*slack))}
+	if len(rtts) == 0 {
+		line.Measured, line.Result = "no probe answered", Fail
+		return []Line{line}, nil
+	}
+	s := stats.Summarize(rtts)
+	p99 := stats.Quantile(rtts, 0.99)
+	line.Measured = fmt.Sprintf("median %.3f ms, p99 %.3f ms (%d of %d answered)", s.Median, p99, len(rtts), c.cfg.RTTProbes)
+	line.Values = map[string]float64{"expected_ms": ms(expected), "median_ms": s.Median, "p99_ms": p99, "min_ms": s.Min, "answered": float64(len(rtts))}
+	line.Result = Pass
+	if c.cfg.Link.Up.Trace != nil || c.cfg.Link.Down.Trace != nil {
+		// A probe waits for the trace's next opportunity, up to its longest
+		// gap (seconds in real cellular traces): nothing tight to judge.
+		line.Rule, line.Result = "a trace adds the wait for its next opportunity: not judged", Info
+	} else if math.Abs(s.Median-ms(expected)) > ms(time.Millisecond+slack) || p99-ms(expected) > ms(2*time.Millisecond+2*slack) {
+		line.Result = Fail
+	}
+	return []Line{line}, nil
+}
+
+// lossProbeCount is how many probes a direction gets: fixed, or what fits in
+// 5 s at half the link's mean rate (so the queue stays short), 100 to 5000.
+func (c *checker) lossProbeCount(d link.Config) int {
+	if c.cfg.LossProbes > 0 {
+		return c.cfg.LossProbes
+	}
+	rate := d.MeanRate()
+	if rate == 0 {
+		return 5000
+	}
+	perSecond := rate / 2 / ((probeBytes + 28) * 8)
+	return int(min(5000, max(100, 5*perSecond)))
+}
+
+// loss sends numbered datagrams each way at a paced rate and counts what
+// arrives. Queue drops, counted by the emulator, are separated from random
+// loss, which is what the configured loss model must explain.
+func (c *checker) loss(ctx context.Context) ([]Line, error) {
+	var lines []Line
+	for _, dir := range []struct {
+		name string
+		cfg  link.Config
+		up   bool
+	}{{"loss, uplink", c.cfg.Link.Up, true}, {"loss, downlink", c.cfg.Link.Down, false}} {
+		n := c.lossProbeCount(dir.cfg)
+		interval := time.Duration(float64(time.Second) * (probeBytes + 28) * 8 / math.Max(dir.cfg.MeanRate()/2, 1))
+		if dir.cfg.MeanRate() == 0 {
+			interval = 200 * time.Microsecond
+		}
+		before := c.dirStats(dir.up)
+		received, err := c.sendDatagrams(ctx, dir.up, n, interval)
+		if err != nil {
+			return nil, err
+		}
+		queueDrops := int(c.dirStats(dir.up).DroppedQueue - before.DroppedQueue)
+		lost := n - received - queueDrops
+		lines = append(lines, lossLine(dir.name, dir.cfg, n, lost, queueDrops))
+	}
+	return lines, nil
+}
+
+func (c *checker) dirStats(up bool) emulator.Stats {
+	u, d := c.n.Emulator.Stats()
+	if up {
+		return u
+	}
+	return d
+}
+
+// sendDatagrams sends n datagrams client → server (up) or server → client
+// and returns how many arrived.
+func (c *checker) sendDatagrams(ctx context.Context, up bool, n int, interval time.Duration) (int, error) {
+	sinkNS, srcNS := c.n.Topo.Servers, c.n.Topo.Client
+	sinkAddr := netip.AddrPortFrom(c.server, sinkPort)
+	if !up {
+		sinkNS, srcNS = c.n.Topo.Client, c.n.Topo.Servers
+		sinkAddr = netip.AddrPortFrom(netns.ClientAddr, sinkPort)
+	}
+	sink, err := sinkNS.ListenPacket("udp4", sinkAddr.String())
+	if err != nil {
+		return 0, fmt.Errorf("netcheck: sink: %w", err)
+	}
+	defer sink.Close()
+	var received atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := sink.ReadFrom(buf); err != nil {
+				return
+			}
+			received.Add(1)
+		}
+	})
+	src, err := srcNS.DialContext(ctx, "udp4", sinkAddr.String())
+	if err != nil {
+		return 0, fmt.Errorf("netcheck: source: %w", err)
+	}
+	defer src.Close()
+	payload := make([]byte, probeBytes)
+	start := time.Now()
+	for i := range n {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		src.Write(payload)
+		if wait := time.Until(start.Add(time.Duration(i+1) * interval)); wait > 0 {
+			time.Sleep(wait)
+		}
+	}
+	// Wait for the last datagrams: the delay, a full queue, a trace gap.
+	expected, slack := c.expectedRTT()
+	time.Sleep(expected + slack + 500*time.Millisecond)
+	sink.Close()
+	wg.Wait()
+	return int(received.Load()), nil
+}
+
+// lossLine judges lost random losses out of n probes (queue drops apart).
+func lossLine(name string, cfg link.Config, n, lost, queueDrops int) Line {
+	offered := n // random loss acts before the queue, on every probe
+	rate := float64(lost) / float64(offered)
+	want := cfg.MeanLoss()
+	var lo, hi float64
+	method := "Wilson"
+	if g := cfg.GilbertElliott; g != nil {
+		half := stats.Z99 * math.Sqrt(g.AsymptoticVariance()/float64(offered))
+		lo, hi = math.Max(0, want-half), math.Min(1, want+half)
+		method = "Gilbert-Elliott variance"
+	} else {
+		lo, hi = stats.Wilson(lost, offered, stats.Z99)
+	}
+	l := Line{Check: name, Configured: pctText(want),
+		Measured: fmt.Sprintf("%s (%d of %d lost; 99%% interval %s to %s; %d queue drops)", pctText(rate), lost, offered, pctText(lo), pctText(hi), queueDrops),
+		Values:   map[string]float64{"configured": want, "measured": rate, "lo99": lo, "hi99": hi, "probes": float64(n), "lost": float64(lost), "queue_drops": float64(queueDrops)},
+		Result:   Pass}
+	if cfg.GilbertElliott != nil {
+		l.Rule = "measured rate within the 99% interval around the stationary loss (" + method + ")"
+		if rate < lo || rate > hi {
+			l.Result = Fail
+		}
+	} else {
+		l.Rule = "configured rate inside the measured rate's 99% interval (" + method + ")"
+		if want < lo || want > hi {
+			l.Result = Fail
+		}
+	}
+	return l
+}
+
+func pctText(f float64) string { return fmt.Sprintf("%.3f%%", 100*f) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// setTimestamping asks the kernel to stamp each datagram's arrival.
+func setTimestamping(c *net.UDPConn) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("netcheck: SO_TIMESTAMPNS: %w", serr)
+	}
+	return nil
+}
+
+// kernelTimestamp finds the SO_TIMESTAMPNS arrival time in control data.
+func kernelTimestamp(oob []byte) (time.Time, bool) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, m := range msgs {
+		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= 16 {
+			ts := (*unix.Timespec)(unsafe.Pointer(&m.Data[0]))
+			return time.Unix(ts.Sec, ts.Nsec), true
+		}
+	}
+	return time.Time{}, false
+}
