@@ -17,6 +17,7 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/units"
 )
@@ -59,6 +60,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	timeout := fs.Duration("timeout", defaultTimeout, "`limit` for one page load, browser start included")
 	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
+	check := fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(helpOut, "Usage: quicbench compare [flags]\n\nLoads one page over each protocol behind an emulated link and compares them.\n\nFlags:")
@@ -96,6 +98,8 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	}
 	o.cfg = experiment.CompareConfig{
 		Link:         o.net.Link,
+		RTT:          o.net.RTT,
+		Netcheck:     *check,
 		Page:         spec,
 		Protocols:    protocols,
 		Runs:         *runs,
@@ -162,6 +166,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	} else {
 		fmt.Fprintln(stdout, header(o))
 		printSummary(stdout, res)
+		if res.Netcheck != nil {
+			printNetcheckSummary(stdout, res.Netcheck, res.RunDir)
+		}
 	}
 	switch {
 	case res.Interrupted && ctx.Err() != nil:
@@ -268,4 +275,23 @@ func protoList(ps []client.Protocol) string {
 		s = append(s, string(p))
 	}
 	return strings.Join(s, ",")
+}
+
+// printNetcheckSummary says in one line whether the network was what it
+// claimed, and lists the checks that failed.
+func printNetcheckSummary(w io.Writer, r *netcheck.Report, dir string) {
+	var failed []string
+	for _, l := range r.Lines {
+		if l.Result == netcheck.Fail {
+			failed = append(failed, fmt.Sprintf("%s: configured %s, measured %s", l.Check, l.Configured, l.Measured))
+		}
+	}
+	if len(failed) == 0 {
+		fmt.Fprintf(w, "netcheck: all %d checks passed (RTT, loss, goodput, delay under load; %s/netcheck.json)\n", len(r.Lines), dir)
+		return
+	}
+	fmt.Fprintf(w, "netcheck: %d of %d checks FAILED, the network was not what was configured (%s/netcheck.json):\n", len(failed), len(r.Lines), dir)
+	for _, f := range failed {
+		fmt.Fprintln(w, "  "+f)
+	}
 }

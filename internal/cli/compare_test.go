@@ -95,6 +95,8 @@ func TestDefaultsAreTheDemoScenario(t *testing.T) {
 			Up:   link.Config{Delay: 50 * time.Millisecond, Loss: 0.01, RateBitsPerSecond: 5e6, QueueBytes: 125_000},
 			Down: link.Config{Delay: 50 * time.Millisecond, Loss: 0.01, RateBitsPerSecond: 10e6, QueueBytes: 250_000},
 		},
+		RTT:          100 * time.Millisecond,
+		Netcheck:     true,
 		Page:         site.SyntheticSpec{Objects: 32, ObjectBytes: 10_000},
 		Protocols:    []client.Protocol{"h1", "h2", "h3"},
 		Runs:         5,

@@ -27,6 +27,7 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	lossProbes := fs.Int("loss-probes", 0, "loss probes per `direction`; 0: as many as fit in 5 s at half the rate (at most 5000)")
 	transfer := fs.Duration("transfer", 5*time.Second, "`length` of each TCP transfer")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	confidence := fs.Float64("confidence", 0.999, "`level` of the loss checks' intervals: 0.95, 0.99 or 0.999")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, "Usage: quicbench netcheck [flags]\n\nMeasures the emulated network through the real emulator and compares it with its configuration.\n\nFlags:")
@@ -46,6 +47,9 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitUsage
 	case *lossProbes < 0 || *lossProbes > 10_000_000:
 		fmt.Fprintf(stderr, "quicbench netcheck: --loss-probes %d is outside 0 to 10000000\n", *lossProbes)
+		return exitUsage
+	case *confidence != 0.95 && *confidence != 0.99 && *confidence != 0.999:
+		fmt.Fprintf(stderr, "quicbench netcheck: --confidence %v: use 0.95, 0.99 or 0.999\n", *confidence)
 		return exitUsage
 	case *transfer < time.Second || *transfer > 10*time.Minute:
 		fmt.Fprintf(stderr, "quicbench netcheck: --transfer %v is outside 1s to 10m\n", *transfer)
@@ -71,7 +75,7 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stdout, "netcheck:", network.describe())
 	}
 	report, err := netcheck.Run(ctx, n, netcheck.Config{Link: network.Link, RTT: network.RTT,
-		RTTProbes: *probes, LossProbes: *lossProbes, TransferTime: *transfer})
+		RTTProbes: *probes, LossProbes: *lossProbes, TransferTime: *transfer, Confidence: *confidence})
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench netcheck:", err)
 		if ctx.Err() != nil {

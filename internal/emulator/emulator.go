@@ -312,3 +312,16 @@ func (s *preciseSleeper) sleepUntil(t time.Time) {
 	for time.Now().Before(t) {
 	}
 }
+
+// Sub returns the counts of s minus those of earlier, for the traffic of an
+// interval. Peaks are kept from s.
+func (s Stats) Sub(earlier Stats) Stats {
+	s.Packets -= earlier.Packets
+	s.Bytes -= earlier.Bytes
+	s.Delivered -= earlier.Delivered
+	s.DroppedLoss -= earlier.DroppedLoss
+	s.DroppedQueue -= earlier.DroppedQueue
+	s.Overflow -= earlier.Overflow
+	s.WriteErrors -= earlier.WriteErrors
+	return s
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
@@ -49,6 +50,11 @@ type CompareConfig struct {
 	LoadTimeout time.Duration
 	// Log receives progress and server errors; nil discards.
 	Log *slog.Logger
+	// RTT is the configured round-trip delay, for the netcheck.
+	RTT time.Duration
+	// Netcheck runs a short netcheck before the loads and stores it; the
+	// loads' link counters then exclude its traffic.
+	Netcheck bool
 	// OnLoad, if set, is called after each load (for progress output).
 	OnLoad func(Load)
 }
@@ -105,6 +111,8 @@ type CompareResult struct {
 	// Overhead is what the harness adds to each load: the load's wall time
 	// minus its PLT (browser start and stop, metrics read-out), in ms.
 	Overhead Overhead `json:"overhead"`
+	// Netcheck is the check of the network run before the loads, if any.
+	Netcheck *netcheck.Report `json:"netcheck,omitempty"`
 	// Interrupted is true when the run stopped before its last load.
 	Interrupted bool    `json:"interrupted"`
 	WallSeconds float64 `json:"wall_seconds"`
@@ -155,6 +163,18 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		return nil, err
 	}
 	res := &CompareResult{RunDir: cfg.RunDir, UplinkConfig: cfg.Link.Up, DownlinkConfig: cfg.Link.Down}
+	if cfg.Netcheck {
+		report, err := netcheck.Run(ctx, tb.Network, netcheck.Config{Link: cfg.Link, RTT: cfg.RTT,
+			RTTProbes: 50, LossProbes: netcheckLossProbes(cfg.Link), TransferTime: 2 * time.Second})
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("compare: netcheck: %w", err), tb.Close())
+		}
+		res.Netcheck = report
+		if err := writeJSON(filepath.Join(cfg.RunDir, "netcheck.json"), report); err != nil {
+			return nil, errors.Join(err, tb.Close())
+		}
+	}
+	upBefore, downBefore := tb.Emulator.Stats()
 	browser := &client.Chromium{Path: cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: cfg.RunDir, Timeout: cfg.LoadTimeout}
 	runErr := func() error {
 		for round := 1; round <= cfg.Runs; round++ {
@@ -190,7 +210,8 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		}
 		return nil
 	}()
-	res.Uplink, res.Downlink = tb.Emulator.Stats()
+	up, down := tb.Emulator.Stats()
+	res.Uplink, res.Downlink = up.Sub(upBefore), down.Sub(downBefore)
 	closeErr := tb.Close()
 	res.Interrupted = runErr != nil
 	res.Summaries = Summarize(cfg.Protocols, res.Loads)
@@ -200,6 +221,18 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		closeErr = errors.Join(closeErr, err)
 	}
 	return res, errors.Join(runErr, closeErr)
+}
+
+// netcheckLossProbes keeps compare's netcheck short: 1000 probes per
+// direction, fewer on slow links (at most ~2 s at half the rate).
+func netcheckLossProbes(l emulator.Config) int {
+	n := 1000
+	for _, d := range []link.Config{l.Up, l.Down} {
+		if rate := d.MeanRate(); rate > 0 {
+			n = min(n, max(50, int(rate/2/(92*8)*2)))
+		}
+	}
+	return n
 }
 
 // Summarize computes the per-protocol summaries of loads, in the order of

@@ -34,6 +34,8 @@ func TestCompareEndToEnd(t *testing.T) {
 		Runs:      2,
 		Seed:      7,
 		RunDir:    dir,
+		RTT:       30 * time.Millisecond,
+		Netcheck:  true,
 		OnLoad:    func(l Load) { seen = append(seen, l) },
 	})
 	if err != nil {
@@ -89,7 +91,14 @@ func TestCompareEndToEnd(t *testing.T) {
 	if n != 4 {
 		t.Errorf("loads.jsonl has %d lines, want 4", n)
 	}
-	for _, name := range []string{"summary.json", "ca.pem", "leaf.pem"} {
+	if res.Netcheck == nil || !res.Netcheck.Passed() {
+		t.Errorf("netcheck %+v did not pass", res.Netcheck)
+	}
+	// The loads' counters exclude the netcheck's thousands of probes.
+	if res.Uplink.Packets > 2000 {
+		t.Errorf("uplink counted %d packets for 4 small page loads: the netcheck's traffic is in them", res.Uplink.Packets)
+	}
+	for _, name := range []string{"summary.json", "netcheck.json", "ca.pem", "leaf.pem"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s missing from the run directory: %v", name, err)
 		}

@@ -41,6 +41,10 @@ type Config struct {
 	LossProbes int
 	// TransferTime is the length of each TCP transfer. Zero: 5 s.
 	TransferTime time.Duration
+	// Confidence is the level of the loss checks' intervals: 0.95, 0.99 or
+	// 0.999. Zero: 0.999, so that the two loss checks of a run raise a false
+	// alarm in only about 0.2 % of runs.
+	Confidence float64
 }
 
 func (c Config) withDefaults() Config {
@@ -49,6 +53,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TransferTime == 0 {
 		c.TransferTime = 5 * time.Second
+	}
+	if c.Confidence == 0 {
+		c.Confidence = 0.999
 	}
 	return c
 }
@@ -97,6 +104,9 @@ const probeBytes = 64
 // Run runs every check on the network n, whose link must be cfg.Link.
 func Run(ctx context.Context, n *testbed.Network, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults()
+	if _, ok := stats.ZForConfidence(cfg.Confidence); !ok {
+		return nil, fmt.Errorf("netcheck: confidence %v: use 0.95, 0.99 or 0.999", cfg.Confidence)
+	}
 	c := &checker{n: n, cfg: cfg, server: n.Topo.ServerAddrs[0]}
 	if err := c.startEcho(); err != nil {
 		return nil, err
@@ -297,7 +307,7 @@ func (c *checker) loss(ctx context.Context) ([]Line, error) {
 		}
 		queueDrops := int(c.dirStats(dir.up).DroppedQueue - before.DroppedQueue)
 		lost := n - received - queueDrops
-		lines = append(lines, lossLine(dir.name, dir.cfg, n, lost, queueDrops))
+		lines = append(lines, lossLine(dir.name, dir.cfg, n, lost, queueDrops, c.cfg.Confidence))
 	}
 	return lines, nil
 }
@@ -359,31 +369,34 @@ func (c *checker) sendDatagrams(ctx context.Context, up bool, n int, interval ti
 	return int(received.Load()), nil
 }
 
-// lossLine judges lost random losses out of n probes (queue drops apart).
-func lossLine(name string, cfg link.Config, n, lost, queueDrops int) Line {
+// lossLine judges lost random losses out of n probes (queue drops apart) at
+// the given confidence level (0.95, 0.99 or 0.999).
+func lossLine(name string, cfg link.Config, n, lost, queueDrops int, confidence float64) Line {
+	z, _ := stats.ZForConfidence(confidence)
+	level := fmt.Sprintf("%g%%", 100*confidence)
 	offered := n // random loss acts before the queue, on every probe
 	rate := float64(lost) / float64(offered)
 	want := cfg.MeanLoss()
 	var lo, hi float64
 	method := "Wilson"
 	if g := cfg.GilbertElliott; g != nil {
-		half := stats.Z99 * math.Sqrt(g.AsymptoticVariance()/float64(offered))
+		half := z * math.Sqrt(g.AsymptoticVariance()/float64(offered))
 		lo, hi = math.Max(0, want-half), math.Min(1, want+half)
 		method = "Gilbert-Elliott variance"
 	} else {
-		lo, hi = stats.Wilson(lost, offered, stats.Z99)
+		lo, hi = stats.Wilson(lost, offered, z)
 	}
 	l := Line{Check: name, Configured: pctText(want),
-		Measured: fmt.Sprintf("%s (%d of %d lost; 99%% interval %s to %s; %d queue drops)", pctText(rate), lost, offered, pctText(lo), pctText(hi), queueDrops),
+		Measured: fmt.Sprintf("%s (%d of %d lost; %s interval %s to %s; %d queue drops)", pctText(rate), lost, offered, level, pctText(lo), pctText(hi), queueDrops),
 		Values:   map[string]float64{"configured": want, "measured": rate, "lo99": lo, "hi99": hi, "probes": float64(n), "lost": float64(lost), "queue_drops": float64(queueDrops)},
 		Result:   Pass}
 	if cfg.GilbertElliott != nil {
-		l.Rule = "measured rate within the 99% interval around the stationary loss (" + method + ")"
+		l.Rule = "measured rate within the " + level + " interval around the stationary loss (" + method + ")"
 		if rate < lo || rate > hi {
 			l.Result = Fail
 		}
 	} else {
-		l.Rule = "configured rate inside the measured rate's 99% interval (" + method + ")"
+		l.Rule = "configured rate inside the measured rate's " + level + " interval (" + method + ")"
 		if want < lo || want > hi {
 			l.Result = Fail
 		}

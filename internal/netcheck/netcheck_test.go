@@ -15,20 +15,24 @@ import (
 )
 
 func TestLossLine(t *testing.T) {
-	if l := lossLine("x", link.Config{Loss: 0.01}, 10_000, 100, 0); l.Result != Pass {
+	if l := lossLine("x", link.Config{Loss: 0.01}, 10_000, 100, 0, 0.99); l.Result != Pass {
 		t.Errorf("100 of 10000 at 1%%: %s (%s)", l.Result, l.Measured)
 	}
-	if l := lossLine("x", link.Config{Loss: 0.01}, 10_000, 200, 0); l.Result != Fail {
+	if l := lossLine("x", link.Config{Loss: 0.01}, 10_000, 200, 0, 0.99); l.Result != Fail {
 		t.Errorf("200 of 10000 at 1%%: %s, want FAIL", l.Result)
 	}
-	if l := lossLine("x", link.Config{}, 5000, 0, 12); l.Result != Pass || !strings.Contains(l.Measured, "12 queue drops") {
+	// 19 of 1000 at 1 %: outside the 99 % interval, inside the 99.9 % one.
+	if lossLine("x", link.Config{Loss: 0.01}, 1000, 19, 0, 0.99).Result != Fail || lossLine("x", link.Config{Loss: 0.01}, 1000, 19, 0, 0.999).Result != Pass {
+		t.Error("the confidence level is not applied")
+	}
+	if l := lossLine("x", link.Config{}, 5000, 0, 12, 0.99); l.Result != Pass || !strings.Contains(l.Measured, "12 queue drops") {
 		t.Errorf("no loss: %s %s", l.Result, l.Measured)
 	}
 	g := &link.GilbertElliott{P: 0.01, R: 0.3, LossBad: 1}
-	if l := lossLine("x", link.Config{GilbertElliott: g}, 5000, 160, 0); l.Result != Pass {
+	if l := lossLine("x", link.Config{GilbertElliott: g}, 5000, 160, 0, 0.99); l.Result != Pass {
 		t.Errorf("Gilbert 3.2%% measured 3.2%%: %s", l.Result)
 	}
-	if l := lossLine("x", link.Config{GilbertElliott: g}, 5000, 400, 0); l.Result != Fail {
+	if l := lossLine("x", link.Config{GilbertElliott: g}, 5000, 400, 0, 0.99); l.Result != Fail {
 		t.Errorf("Gilbert 3.2%% measured 8%%: %s, want FAIL", l.Result)
 	}
 }

@@ -137,5 +137,23 @@ func Wilson(k, n int, z float64) (lo, hi float64) {
 	return lo, hi
 }
 
-// Z99 is the two-sided 99 % quantile of the standard normal distribution.
-const Z99 = 2.5758293035489004
+// Two-sided quantiles of the standard normal distribution.
+const (
+	Z95  = 1.959963984540054
+	Z99  = 2.5758293035489004
+	Z999 = 3.2905267314919255
+)
+
+// ZForConfidence returns the two-sided normal quantile of a confidence level
+// of 0.95, 0.99 or 0.999, and false for any other level.
+func ZForConfidence(level float64) (float64, bool) {
+	switch level {
+	case 0.95:
+		return Z95, true
+	case 0.99:
+		return Z99, true
+	case 0.999:
+		return Z999, true
+	}
+	return 0, false
+}

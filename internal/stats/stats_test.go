@@ -80,3 +80,17 @@ func TestWilson(t *testing.T) {
 		t.Errorf("Wilson(0, 0) = [%v, %v]", lo, hi)
 	}
 }
+
+// Each constant z satisfies erf(z/√2) = level, the definition of a
+// two-sided normal quantile.
+func TestNormalQuantiles(t *testing.T) {
+	for _, level := range []float64{0.95, 0.99, 0.999} {
+		z, ok := ZForConfidence(level)
+		if !ok || math.Abs(math.Erf(z/math.Sqrt2)-level) > 1e-12 {
+			t.Errorf("z for %v = %v: erf(z/√2) = %v", level, z, math.Erf(z/math.Sqrt2))
+		}
+	}
+	if _, ok := ZForConfidence(0.9); ok {
+		t.Error("accepted an unsupported level")
+	}
+}
