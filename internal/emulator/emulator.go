@@ -314,7 +314,7 @@ func (s *preciseSleeper) sleepUntil(t time.Time) {
 }
 
 // Sub returns the counts of s minus those of earlier, for the traffic of an
-// interval. Peaks are kept from s.
+// interval. Peaks are kept from s: call ResetPeaks when the interval starts.
 func (s Stats) Sub(earlier Stats) Stats {
 	s.Packets -= earlier.Packets
 	s.Bytes -= earlier.Bytes
@@ -324,4 +324,13 @@ func (s Stats) Sub(earlier Stats) Stats {
 	s.Overflow -= earlier.Overflow
 	s.WriteErrors -= earlier.WriteErrors
 	return s
+}
+
+// ResetPeaks restarts the peak queue counters of both directions.
+func (e *Emulator) ResetPeaks() {
+	for _, d := range []*direction{e.up, e.down} {
+		d.mu.Lock()
+		d.model.ResetPeaks()
+		d.mu.Unlock()
+	}
 }

@@ -174,6 +174,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 			return nil, errors.Join(err, tb.Close())
 		}
 	}
+	tb.Emulator.ResetPeaks()
 	upBefore, downBefore := tb.Emulator.Stats()
 	browser := &client.Chromium{Path: cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: cfg.RunDir, Timeout: cfg.LoadTimeout}
 	runErr := func() error {

@@ -243,3 +243,11 @@ func TransmissionTime(size int, rate int64) time.Duration {
 	ns := (bits*int64(time.Second) + rate - 1) / rate
 	return time.Duration(ns)
 }
+
+// ResetPeaks restarts the peak queue counters from the occupancy at the last
+// Send (packets that have left since are forgotten at the next Send),
+// so that later peaks describe only later traffic.
+func (d *Direction) ResetPeaks() {
+	d.stats.PeakQueueBytes = d.queuedBytes
+	d.stats.PeakQueuePackets = len(d.queued)
+}

@@ -195,3 +195,23 @@ func TestTransmissionTime(t *testing.T) {
 		}
 	}
 }
+
+func TestResetPeaks(t *testing.T) {
+	d := mustNew(t, Config{RateBitsPerSecond: 12_000_000})
+	start := time.Unix(0, 0)
+	for range 3 {
+		d.Send(start, 1500)
+	}
+	if d.Stats().PeakQueuePackets != 3 {
+		t.Fatalf("peak %d, want 3", d.Stats().PeakQueuePackets)
+	}
+	d.ResetPeaks()
+	if s := d.Stats(); s.PeakQueuePackets != 3 || s.PeakQueueBytes != 4500 {
+		t.Errorf("after reset with 3 queued: peak %d packets %d B, want the current 3 and 4500", s.PeakQueuePackets, s.PeakQueueBytes)
+	}
+	d.Send(start.Add(10*time.Millisecond), 100) // the queue has drained
+	d.ResetPeaks()
+	if s := d.Stats(); s.PeakQueuePackets != 1 || s.PeakQueueBytes != 100 {
+		t.Errorf("after draining: peak %d packets %d B, want 1 and 100", s.PeakQueuePackets, s.PeakQueueBytes)
+	}
+}
