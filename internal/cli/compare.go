@@ -78,6 +78,9 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if o.net, err = netFlags.resolve(); err != nil {
 		return nil, err
 	}
+	if err := o.net.checkServers(1); err != nil {
+		return nil, err
+	}
 	spec, err := site.ParsePage(*page)
 	if err != nil {
 		return nil, fmt.Errorf("--page: %w", err)
@@ -237,8 +240,12 @@ func linkText(s emulator.Stats, cfg link.Config) string {
 	if s.Packets > 0 {
 		lossPct = 100 * float64(s.DroppedLoss) / float64(s.Packets)
 	}
-	return fmt.Sprintf("%d packets, %d lost at random (%.2f%%, configured %s), %d dropped by the full queue, peak queue %d B",
+	text := fmt.Sprintf("%d packets, %d lost at random (%.2f%%, configured %s), %d dropped by the full queue, peak queue %d B",
 		s.Packets, s.DroppedLoss, lossPct, pct(cfg.MeanLoss()), s.DroppedQueue, s.PeakQueueBytes)
+	if s.DroppedPath > 0 {
+		text += fmt.Sprintf(", %d lost on per-server paths", s.DroppedPath)
+	}
+	return text
 }
 
 func msText(v float64) string {

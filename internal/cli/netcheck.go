@@ -56,6 +56,9 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitUsage
 	}
 	network, err := netFlags.resolve()
+	if err == nil {
+		err = network.checkServers(1)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench netcheck:", err)
 		return exitUsage

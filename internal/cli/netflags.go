@@ -10,6 +10,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/presets"
 	"github.com/quicbench/quicbench/internal/units"
 )
@@ -19,6 +20,7 @@ import (
 type networkFlags struct {
 	fs     *flag.FlagSet
 	values map[string]*string
+	paths  []string // --path values, in order
 }
 
 // networkDefaults are a subcommand's defaults for the network flags.
@@ -45,6 +47,10 @@ func addNetworkFlags(fs *flag.FlagSet, d networkDefaults) *networkFlags {
 	add("down-trace", "", "Mahimahi trace `file` for the downlink instead of --down (one ms timestamp per line, each a 1500-byte opportunity)")
 	add("up-trace", "", "Mahimahi trace `file` for the uplink instead of --up")
 	add("queue", d.queue, "drop-tail queue of each direction: `bytes` (64KB), packets (100pkt) or time at that direction's mean rate (200ms); 0 for unlimited")
+	fs.Func("path", "extra round trip and loss towards server N beyond the shared link, as `N=RTT[,LOSS%]` (e.g. 2=40ms,0.5); repeatable. Server 1 is $QUICBENCH_SERVER_ADDR", func(v string) error {
+		n.paths = append(n.paths, v)
+		return nil
+	})
 	return n
 }
 
@@ -54,6 +60,8 @@ type network struct {
 	Preset string
 	RTT    time.Duration
 	Link   emulator.Config
+	// maxPathServer is the highest server number a --path names.
+	maxPathServer int
 	// queue is the queue as given, for descriptions.
 	queue string
 }
@@ -93,10 +101,49 @@ func (n *networkFlags) resolve() (*network, error) {
 			return nil, err
 		}
 	}
+	for _, v := range n.paths {
+		server, p, err := parsePath(v)
+		if err != nil {
+			return nil, err
+		}
+		net.Link.Paths = append(net.Link.Paths, p)
+		net.maxPathServer = max(net.maxPathServer, server)
+	}
 	if err := net.Link.Validate(); err != nil {
 		return nil, fmt.Errorf("network: %w", err)
 	}
 	return net, nil
+}
+
+// checkServers returns an error if a --path names a server beyond the
+// count the command has.
+func (net *network) checkServers(count int) error {
+	if net.maxPathServer > count {
+		return fmt.Errorf("--path names server %d, but there are %d servers", net.maxPathServer, count)
+	}
+	return nil
+}
+
+// parsePath reads "N=RTT[,LOSS%]".
+func parsePath(v string) (int, emulator.Path, error) {
+	const usage = "give N=RTT[,LOSS%], such as 2=40ms,0.5"
+	numText, rest, ok := strings.Cut(v, "=")
+	n, err := strconv.Atoi(numText)
+	if !ok || err != nil || n < 1 || n > netns.MaxServers {
+		return 0, emulator.Path{}, fmt.Errorf("--path %q: %s, with N a server number from 1 to %d", v, usage, netns.MaxServers)
+	}
+	rttText, lossText, _ := strings.Cut(rest, ",")
+	rtt, err := time.ParseDuration(rttText)
+	if err != nil || rtt < 0 {
+		return 0, emulator.Path{}, fmt.Errorf("--path %q: %q is not a non-negative duration: %s", v, rttText, usage)
+	}
+	p := emulator.Path{Server: netns.ServerAddr(n), RTT: rtt}
+	if lossText != "" {
+		if p.Loss, err = units.ParsePercent(lossText); err != nil {
+			return 0, emulator.Path{}, fmt.Errorf("--path %q: %w", v, err)
+		}
+	}
+	return n, p, nil
 }
 
 // apply sets one flag's value on the network.
@@ -244,6 +291,9 @@ func (net *network) describe() string {
 	}
 	fmt.Fprintf(&b, ", loss %s down, %s up, down %s, up %s, queue %s",
 		lossText(l.Down), lossText(l.Up), rateText(l.Down), rateText(l.Up), queueText(net.queue, l))
+	for _, p := range l.Paths {
+		fmt.Fprintf(&b, "; to %s +%v RTT, +%s loss", p.Server, p.RTT, pct(p.Loss))
+	}
 	return b.String()
 }
 

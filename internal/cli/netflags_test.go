@@ -120,3 +120,26 @@ func TestPresetsCommandListsEveryGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestPathFlag(t *testing.T) {
+	n, err := resolveNet(t, "--rtt", "20ms", "--path", "2=40ms,0.5", "--path", "3=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := n.Link.Paths
+	if len(p) != 2 || p[0].Server.String() != "198.19.0.11" || p[0].RTT != 40*time.Millisecond || p[0].Loss != 0.005 ||
+		p[1].Server.String() != "198.19.0.12" || p[1].RTT != time.Second || p[1].Loss != 0 {
+		t.Errorf("paths %+v", p)
+	}
+	if err := n.checkServers(2); err == nil || !strings.Contains(err.Error(), "server 3") {
+		t.Errorf("checkServers(2) = %v, want an error naming server 3", err)
+	}
+	for _, bad := range []string{"x", "0=10ms", "2", "2=fast", "2=10ms,200", "2=-1ms"} {
+		if _, err := resolveNet(t, "--path", bad); err == nil || !strings.Contains(err.Error(), "--path") {
+			t.Errorf("--path %q: %v", bad, err)
+		}
+	}
+	if _, err := resolveNet(t, "--path", "2=1ms", "--path", "2=5ms"); err == nil {
+		t.Error("accepted two paths to server 2")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -22,8 +23,9 @@ import (
 
 // Environment variables that shell gives to both commands.
 const (
-	envServerAddr = "QUICBENCH_SERVER_ADDR" // the server's address, in the servers namespace
-	envClientAddr = "QUICBENCH_CLIENT_ADDR" // the client's address, in the client namespace
+	envServerAddr  = "QUICBENCH_SERVER_ADDR"  // the (first) server's address, in the servers namespace
+	envServerAddrs = "QUICBENCH_SERVER_ADDRS" // every server address, space-separated
+	envClientAddr  = "QUICBENCH_CLIENT_ADDR"  // the client's address, in the client namespace
 )
 
 // runShell runs a command in the client namespace behind the emulated link,
@@ -39,6 +41,7 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	server := fs.String("server", "", "`command` to run (with sh -c) in the servers namespace while the client command runs")
 	serverPort := fs.Int("server-port", 0, "wait until the server accepts TCP connections on this `port` before starting the command")
 	quiet := fs.Bool("quiet", false, "do not print the network and the link counters to stderr")
+	servers := fs.Int("servers", 1, "`number` of server addresses in the servers namespace, listed in $"+envServerAddrs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "Usage: quicbench shell [flags] -- COMMAND [ARG...]\n\nRuns COMMAND in the client namespace behind the emulated link. $%s is the server's\naddress and $%s the client's, for both commands.\n\nFlags:\n", envServerAddr, envClientAddr)
@@ -54,11 +57,18 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "quicbench shell: no command: give one after --, such as quicbench shell --rtt 100ms -- ping -c 3 $"+envServerAddr)
 		return exitUsage
 	}
+	if *servers < 1 || *servers > netns.MaxServers {
+		fmt.Fprintf(stderr, "quicbench shell: --servers %d is outside 1 to %d\n", *servers, netns.MaxServers)
+		return exitUsage
+	}
 	if *serverPort < 0 || *serverPort > 65535 {
 		fmt.Fprintf(stderr, "quicbench shell: --server-port %d is not a port (1 to 65535)\n", *serverPort)
 		return exitUsage
 	}
 	network, err := netFlags.resolve()
+	if err == nil {
+		err = network.checkServers(*servers)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench shell:", err)
 		return exitUsage
@@ -68,14 +78,19 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitUsage
 	}
 	network.Link.Up.Seed, network.Link.Down.Seed = rand.Uint64(), rand.Uint64()
-	net0, err := testbed.StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("sh%04x", rand.Uint32()&0xffff)), network.Link, 1)
+	net0, err := testbed.StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("sh%04x", rand.Uint32()&0xffff)), network.Link, *servers)
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench shell:", err)
 		return exitFailure
 	}
 	defer net0.Close()
 	serverAddr := net0.Topo.ServerAddrs[0]
-	env := append(os.Environ(), envServerAddr+"="+serverAddr.String(), envClientAddr+"="+netns.ClientAddr.String())
+	var all []string
+	for _, a := range net0.Topo.ServerAddrs {
+		all = append(all, a.String())
+	}
+	env := append(os.Environ(), envServerAddr+"="+serverAddr.String(), envServerAddrs+"="+strings.Join(all, " "),
+		envClientAddr+"="+netns.ClientAddr.String())
 	if !*quiet {
 		fmt.Fprintf(stderr, "quicbench shell: %s; server %s, client %s\n", network.describe(), serverAddr, netns.ClientAddr)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -76,5 +77,26 @@ func TestShellRunsBehindTheLink(t *testing.T) {
 		if !strings.Contains(errOut.String(), "link down:") {
 			t.Errorf("no link counters on stderr: %s", errOut.String())
 		}
+	}
+}
+
+// TestShellPathsGiveServersTheirDistance pings two servers, the second
+// behind a path with 40 ms more RTT.
+func TestShellPathsGiveServersTheirDistance(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireCommand(t, "ping")
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), []string{"shell", "--quiet", "--servers", "2", "--rtt", "20ms", "--path", "2=40ms", "--",
+		"sh", "-c", `for a in $QUICBENCH_SERVER_ADDRS; do ping -n -q -c 10 -i 0.05 $a | sed -n 's|.*= [0-9.]*/\([0-9.]*\)/.*|\1|p'; done`}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var near, far float64
+	if _, err := fmt.Sscan(out.String(), &near, &far); err != nil {
+		t.Fatalf("ping averages %q: %v", out.String(), err)
+	}
+	t.Logf("server 1: %.3f ms, server 2 (+40 ms path): %.3f ms", near, far)
+	if near < 20 || near > 21.5 || far-near < 39 || far-near > 41 {
+		t.Errorf("server 1 at %.3f ms, server 2 at %.3f ms: want 20 ms and 40 ms more", near, far)
 	}
 }

@@ -1,11 +1,14 @@
 // Package emulator moves packets between the client TUN and the servers TUN
 // through a link model per direction, delivering each packet at the time the
-// model gives with a precise timer.
+// model gives with a precise timer. Optional per-server paths add delay and
+// loss beyond the shared bottleneck, for servers at different distances.
 package emulator
 
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net/netip"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -21,12 +24,28 @@ import (
 // Config is the link in both directions.
 type Config struct {
 	// Up is the direction client → servers.
-	Up link.Config
+	Up link.Config `json:"up"`
 	// Down is the direction servers → client.
-	Down link.Config
+	Down link.Config `json:"down"`
+	// Paths add delay and loss towards some server addresses, beyond the
+	// shared link. Packets to other addresses take the link alone.
+	Paths []Path `json:"paths,omitempty"`
 }
 
-// Validate reports an invalid direction.
+// Path is the extra way between the shared link and one server address: a
+// server farther away, or behind a lossier network. Its loss is decided
+// before the shared link (a lost packet takes no capacity), its delay is
+// added after it.
+type Path struct {
+	// Server is the server's address in the servers namespace.
+	Server netip.Addr `json:"server"`
+	// RTT is the extra round-trip delay, split evenly between directions.
+	RTT time.Duration `json:"rtt_ns"`
+	// Loss is the extra loss probability in each direction, 0 to 1.
+	Loss float64 `json:"loss"`
+}
+
+// Validate reports an invalid direction or path.
 func (c Config) Validate() error {
 	if err := c.Up.Validate(); err != nil {
 		return fmt.Errorf("uplink: %w", err)
@@ -34,35 +53,61 @@ func (c Config) Validate() error {
 	if err := c.Down.Validate(); err != nil {
 		return fmt.Errorf("downlink: %w", err)
 	}
+	seen := map[netip.Addr]bool{}
+	for _, p := range c.Paths {
+		switch {
+		case !p.Server.Is4():
+			return fmt.Errorf("path to %v: the server must be an IPv4 address", p.Server)
+		case seen[p.Server]:
+			return fmt.Errorf("path to %v is given twice", p.Server)
+		case p.RTT < 0:
+			return fmt.Errorf("path to %v: extra RTT %v is negative", p.Server, p.RTT)
+		case p.Loss < 0 || p.Loss > 1 || p.Loss != p.Loss:
+			return fmt.Errorf("path to %v: loss %v is outside [0, 1]", p.Server, p.Loss)
+		}
+		seen[p.Server] = true
+	}
 	return nil
 }
 
 // Options tune how the emulator waits. The zero value is what real runs use.
 type Options struct {
-	// SleepUntil blocks until the given time. Zero: nanosleep then a short
-	// spin, on a locked OS thread with 1 ns timer slack (time.Sleep is ~1 ms
-	// late; nanosleep alone ~0.1 ms).
+	// SleepUntil blocks until the given time. Nil: for each delivery
+	// thread, nanosleep then a short spin on a locked OS thread with 1 ns
+	// timer slack (time.Sleep is ~1 ms late; nanosleep alone ~0.1 ms).
 	// Tests inside a testing/synctest bubble pass a time.Sleep-based one.
 	SleepUntil func(t time.Time)
-	// LockThread locks each delivery goroutine to its thread and sets the
-	// thread's timer slack to 1 ns. Zero value false is for tests; Start
-	// sets it for real runs when SleepUntil is nil.
-	LockThread bool
 }
 
-// queueCapacity is how many accepted packets may wait for delivery in one
-// direction: 1 Gbit/s × 200 ms of 1500-byte packets fits.
+// queueCapacity is how many accepted packets may wait for delivery on one
+// path: 1 Gbit/s × 200 ms of 1500-byte packets fits.
 const queueCapacity = 1 << 15
 
 // Stats is what one direction did.
 type Stats struct {
 	link.Stats
-	// Overflow counts packets dropped because the delivery queue
-	// (queueCapacity) was full: a sign that the configuration exceeds
-	// what the emulator can hold, never expected in a valid run.
+	// DroppedPath counts packets lost on per-server paths.
+	DroppedPath int64 `json:"dropped_path"`
+	// Overflow counts packets dropped because a delivery queue
+	// (queueCapacity) was full: a sign that the configuration exceeds what
+	// the emulator can hold, never expected in a valid run.
 	Overflow int64 `json:"overflow"`
 	// WriteErrors counts packets the far device refused.
 	WriteErrors int64 `json:"write_errors"`
+}
+
+// Sub returns the counts of s minus those of earlier, for the traffic of an
+// interval. Peaks are kept from s: call ResetPeaks when the interval starts.
+func (s Stats) Sub(earlier Stats) Stats {
+	s.Packets -= earlier.Packets
+	s.Bytes -= earlier.Bytes
+	s.Delivered -= earlier.Delivered
+	s.DroppedLoss -= earlier.DroppedLoss
+	s.DroppedQueue -= earlier.DroppedQueue
+	s.DroppedPath -= earlier.DroppedPath
+	s.Overflow -= earlier.Overflow
+	s.WriteErrors -= earlier.WriteErrors
+	return s
 }
 
 // Emulator forwards packets between two devices until they are closed.
@@ -73,42 +118,33 @@ type Emulator struct {
 	stop     atomic.Bool
 }
 
-// lockedThreads is how many goroutines a real emulator locks to threads:
-// a reader and a deliverer per direction.
-const lockedThreads = 4
-
 // Start validates cfg and starts forwarding between client and servers. Call
 // Stop, close both devices, then call Wait.
 //
 // For real devices Start raises GOMAXPROCS to at least the number of CPUs
-// plus the emulator's four locked threads. With GOMAXPROCS at the CPU count
-// (2 here), a locked thread returning from nanosleep or poll waited for a P
-// held by another one: with several packets in flight, 21 of 100 probes of a
-// 40 ms RTT came back more than 1 ms late, and none with 8 Ps. The kernel
-// shares the CPUs among the threads with far less delay than Go's handoff.
+// plus the emulator's locked threads (a reader per direction and a deliverer
+// per direction and path). With GOMAXPROCS at the CPU count (2 here), a
+// locked thread returning from nanosleep or poll waited for a P held by
+// another one: with several packets in flight, 21 of 100 probes of a 40 ms
+// RTT came back more than 1 ms late, and none with 8 Ps. The kernel shares
+// the CPUs among the threads with far less delay than Go's handoff.
 func Start(client, servers tun.Device, cfg Config, opt Options) (*Emulator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	up, err := newDirection(client, servers, cfg.Up, cfg.Paths, true, opt)
+	if err != nil {
+		return nil, err
+	}
+	down, err := newDirection(servers, client, cfg.Down, cfg.Paths, false, opt)
+	if err != nil {
+		return nil, err
+	}
 	if opt.SleepUntil == nil {
-		if want := runtime.NumCPU() + lockedThreads; runtime.GOMAXPROCS(0) < want {
+		locked := 2 * (1 + len(up.paths))
+		if want := runtime.NumCPU() + locked; runtime.GOMAXPROCS(0) < want {
 			runtime.GOMAXPROCS(want)
 		}
-	}
-	precise := opt.SleepUntil == nil
-	upOpt, downOpt := opt, opt
-	if precise {
-		upOpt.SleepUntil = (&preciseSleeper{oversleep: initialOversleep}).sleepUntil
-		downOpt.SleepUntil = (&preciseSleeper{oversleep: initialOversleep}).sleepUntil
-		upOpt.LockThread, downOpt.LockThread = true, true
-	}
-	up, err := newDirection(client, servers, cfg.Up, upOpt)
-	if err != nil {
-		return nil, err
-	}
-	down, err := newDirection(servers, client, cfg.Down, downOpt)
-	if err != nil {
-		return nil, err
 	}
 	e := &Emulator{up: up, down: down}
 	for _, d := range []*direction{up, down} {
@@ -121,7 +157,9 @@ func Start(client, servers tun.Device, cfg Config, opt Options) (*Emulator, erro
 		} else {
 			e.wg.Go(d.read)
 		}
-		e.wg.Go(d.deliver)
+		for _, p := range d.paths {
+			e.wg.Go(func() { d.deliver(p) })
+		}
 	}
 	return e, nil
 }
@@ -141,46 +179,81 @@ func (e *Emulator) Wait() { e.wg.Wait() }
 // Stats returns the counters of the uplink (client → servers) and downlink.
 func (e *Emulator) Stats() (up, down Stats) { return e.up.stats(), e.down.stats() }
 
+// ResetPeaks restarts the peak queue counters of both directions.
+func (e *Emulator) ResetPeaks() {
+	for _, d := range []*direction{e.up, e.down} {
+		d.mu.Lock()
+		d.model.ResetPeaks()
+		d.mu.Unlock()
+	}
+}
+
 type packet struct {
 	deliverAt time.Time
 	buf       *[]byte
 	n         int
 }
 
+// path is one delivery queue of a direction: paths[0] is the shared link
+// alone; the others add a per-server delay and loss.
+type path struct {
+	extraDelay time.Duration
+	loss       float64
+	rng        *rand.Rand // guarded by direction.mu
+	queue      chan packet
+}
+
 type direction struct {
 	src, dst tun.Device
 	opt      Options
+	// up says which address of a packet names its server: the destination
+	// on the uplink, the source on the downlink.
+	up bool
 
-	mu    sync.Mutex // guards model
-	model *link.Direction
+	mu          sync.Mutex // guards model, the paths' generators, droppedPath
+	model       *link.Direction
+	droppedPath int64
 
-	queue       chan packet
+	paths  []*path
+	byAddr map[[4]byte]*path
+
 	stopping    atomic.Bool
 	overflow    atomic.Int64
 	writeErrors atomic.Int64
 	pool        sync.Pool
 }
 
-func newDirection(src, dst tun.Device, cfg link.Config, opt Options) (*direction, error) {
+func newDirection(src, dst tun.Device, cfg link.Config, paths []Path, up bool, opt Options) (*direction, error) {
 	model, err := link.New(cfg, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	d := &direction{src: src, dst: dst, opt: opt, model: model, queue: make(chan packet, queueCapacity)}
+	d := &direction{src: src, dst: dst, opt: opt, up: up, model: model, byAddr: map[[4]byte]*path{}}
+	d.paths = append(d.paths, &path{queue: make(chan packet, queueCapacity)})
+	for i, p := range paths {
+		seed := cfg.Seed ^ uint64(i+1)*0x9e3779b97f4a7c15
+		pp := &path{extraDelay: p.RTT / 2, loss: p.Loss, rng: rand.New(rand.NewPCG(seed, seed>>1|1)), queue: make(chan packet, queueCapacity)}
+		if !up {
+			pp.extraDelay = p.RTT - p.RTT/2
+		}
+		d.paths = append(d.paths, pp)
+		d.byAddr[p.Server.As4()] = pp
+	}
 	d.pool.New = func() any { b := make([]byte, tun.MTU+64); return &b }
 	return d, nil
 }
 
 func (d *direction) stats() Stats {
 	d.mu.Lock()
-	s := d.model.Stats()
+	s := Stats{Stats: d.model.Stats(), DroppedPath: d.droppedPath}
 	d.mu.Unlock()
-	return Stats{Stats: s, Overflow: d.overflow.Load(), WriteErrors: d.writeErrors.Load()}
+	s.Overflow, s.WriteErrors = d.overflow.Load(), d.writeErrors.Load()
+	return s
 }
 
 // read takes packets from src, asks the model, and queues the delivered ones.
 func (d *direction) read() {
-	defer close(d.queue)
+	defer d.closeQueues()
 	for {
 		buf := d.pool.Get().(*[]byte)
 		n, err := d.src.Read(*buf)
@@ -193,13 +266,19 @@ func (d *direction) read() {
 	}
 }
 
+func (d *direction) closeQueues() {
+	for _, p := range d.paths {
+		close(p.queue)
+	}
+}
+
 // readPolling is read for a real device: it waits in poll(2) on a locked
 // thread of its own, which wakes sooner than the Go poller, and reads the
 // non-blocking descriptor until it is empty. It returns once stop is set.
 func (d *direction) readPolling(fd int, stop *atomic.Bool) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	defer close(d.queue)
+	defer d.closeQueues()
 	defer d.stopping.Store(true)
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for !stop.Load() {
@@ -222,10 +301,35 @@ func (d *direction) readPolling(fd int, stop *atomic.Bool) {
 // pollTimeoutMs bounds how long Stop waits for a polling reader, in ms.
 const pollTimeoutMs = 20
 
-// accept asks the model about a packet read at now and queues it if it is
-// delivered.
+// pathOf returns the path of an IPv4 packet: its server's, else the shared
+// link's.
+func (d *direction) pathOf(pkt []byte) *path {
+	if len(d.byAddr) == 0 || len(pkt) < 20 || pkt[0]>>4 != 4 {
+		return d.paths[0]
+	}
+	var addr [4]byte
+	if d.up {
+		copy(addr[:], pkt[16:20])
+	} else {
+		copy(addr[:], pkt[12:16])
+	}
+	if p, ok := d.byAddr[addr]; ok {
+		return p
+	}
+	return d.paths[0]
+}
+
+// accept asks the path and the model about a packet read at now and queues
+// it on its path if it is delivered.
 func (d *direction) accept(now time.Time, buf *[]byte, n int) {
+	p := d.pathOf((*buf)[:n])
 	d.mu.Lock()
+	if p.loss > 0 && p.rng.Float64() < p.loss {
+		d.droppedPath++
+		d.mu.Unlock()
+		d.pool.Put(buf)
+		return
+	}
 	at, verdict := d.model.Send(now, n)
 	d.mu.Unlock()
 	if verdict != link.Delivered {
@@ -233,7 +337,7 @@ func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 		return
 	}
 	select {
-	case d.queue <- packet{deliverAt: at, buf: buf, n: n}:
+	case p.queue <- packet{deliverAt: at.Add(p.extraDelay), buf: buf, n: n}:
 	default:
 		d.overflow.Add(1)
 		d.pool.Put(buf)
@@ -259,23 +363,26 @@ func rawFD(dev tun.Device) (int, bool) {
 	return fd, true
 }
 
-// deliver writes queued packets to dst at their delivery times. Delivery
-// times never decrease (the model guarantees it), so a FIFO is exact.
-func (d *direction) deliver() {
-	if d.opt.LockThread {
+// deliver writes a path's packets to dst at their delivery times. On one
+// path, delivery times never decrease (the model guarantees it for the
+// shared link, and the path adds a constant), so a FIFO is exact.
+func (d *direction) deliver(p *path) {
+	sleepUntil := d.opt.SleepUntil
+	if sleepUntil == nil {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		// Timer slack is per thread: 1 ns makes nanosleep wake on time.
 		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+		sleepUntil = (&preciseSleeper{oversleep: initialOversleep}).sleepUntil
 	}
-	for p := range d.queue {
+	for pkt := range p.queue {
 		if !d.stopping.Load() {
-			d.opt.SleepUntil(p.deliverAt)
-			if _, err := d.dst.Write((*p.buf)[:p.n]); err != nil && !errors.Is(err, unix.EBADF) {
+			sleepUntil(pkt.deliverAt)
+			if _, err := d.dst.Write((*pkt.buf)[:pkt.n]); err != nil && !errors.Is(err, unix.EBADF) {
 				d.writeErrors.Add(1)
 			}
 		}
-		d.pool.Put(p.buf)
+		d.pool.Put(pkt.buf)
 	}
 }
 
@@ -283,7 +390,7 @@ func (d *direction) deliver() {
 // kind of virtual machine nanosleep with 1 ns timer slack still wakes 50 to
 // 130 µs late, so it sleeps until the deadline minus an estimate of that
 // oversleep and spins the rest. The estimate rises fast and decays slowly, so
-// most wakes land before the deadline. One per delivery goroutine.
+// most wakes land before the deadline. One per delivery thread.
 type preciseSleeper struct {
 	oversleep time.Duration // estimated nanosleep lateness
 }
@@ -310,27 +417,5 @@ func (s *preciseSleeper) sleepUntil(t time.Time) {
 		s.oversleep = min(max(s.oversleep, 5*time.Microsecond), maxOversleep)
 	}
 	for time.Now().Before(t) {
-	}
-}
-
-// Sub returns the counts of s minus those of earlier, for the traffic of an
-// interval. Peaks are kept from s: call ResetPeaks when the interval starts.
-func (s Stats) Sub(earlier Stats) Stats {
-	s.Packets -= earlier.Packets
-	s.Bytes -= earlier.Bytes
-	s.Delivered -= earlier.Delivered
-	s.DroppedLoss -= earlier.DroppedLoss
-	s.DroppedQueue -= earlier.DroppedQueue
-	s.Overflow -= earlier.Overflow
-	s.WriteErrors -= earlier.WriteErrors
-	return s
-}
-
-// ResetPeaks restarts the peak queue counters of both directions.
-func (e *Emulator) ResetPeaks() {
-	for _, d := range []*direction{e.up, e.down} {
-		d.mu.Lock()
-		d.model.ResetPeaks()
-		d.mu.Unlock()
 	}
 }

@@ -24,6 +24,14 @@ var (
 	firstServerAddr = netip.MustParseAddr("198.19.0.10")
 )
 
+// ServerAddr is the address of server n (1-based) of a Topology:
+// 198.19.0.10 for the first.
+func ServerAddr(n int) netip.Addr {
+	a := firstServerAddr.As4()
+	a[3] += byte(n - 1)
+	return netip.AddrFrom4(a)
+}
+
 // MaxServers is how many origin addresses a Topology can hold.
 const MaxServers = 200
 
@@ -63,10 +71,8 @@ func Build(stem string, servers int) (_ *Topology, err error) {
 	if t.Servers, err = Create(stem + "-servers"); err != nil {
 		return nil, err
 	}
-	addr := firstServerAddr
-	for range servers {
-		t.ServerAddrs = append(t.ServerAddrs, addr)
-		addr = addr.Next()
+	for i := range servers {
+		t.ServerAddrs = append(t.ServerAddrs, ServerAddr(i+1))
 	}
 	if t.ClientTUN, err = setupSide(t.Client, ClientAddr, ClientSubnet, ServersSubnet, nil); err != nil {
 		return nil, err

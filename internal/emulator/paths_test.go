@@ -1,0 +1,104 @@
+package emulator
+
+import (
+	"net/netip"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/tun"
+)
+
+// ipv4 makes a minimal IPv4 header from src to dst, with id as a marker.
+func ipv4(src, dst string, id byte) []byte {
+	pkt := make([]byte, 28)
+	pkt[0] = 0x45
+	pkt[5] = id
+	s, d := netip.MustParseAddr(src).As4(), netip.MustParseAddr(dst).As4()
+	copy(pkt[12:16], s[:])
+	copy(pkt[16:20], d[:])
+	return pkt
+}
+
+func TestPathsAddDelayPerServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 16), tun.NewFake("s", 16)
+		far := netip.MustParseAddr("198.19.0.11")
+		e, err := Start(client, servers, Config{
+			Up:    link.Config{Delay: 10 * time.Millisecond},
+			Down:  link.Config{Delay: 10 * time.Millisecond},
+			Paths: []Path{{Server: far, RTT: 40 * time.Millisecond}},
+		}, Options{SleepUntil: sleepUntil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Uplink: by destination.
+		start := time.Now()
+		client.Inject(ipv4("198.18.0.1", "198.19.0.11", 1))
+		client.Inject(ipv4("198.18.0.1", "198.19.0.10", 2))
+		for _, want := range []struct {
+			id    byte
+			after time.Duration
+		}{{2, 10 * time.Millisecond}, {1, 30 * time.Millisecond}} {
+			got := <-servers.Written
+			if got[5] != want.id || time.Since(start) != want.after {
+				t.Errorf("uplink: packet %d after %v, want packet %d after %v", got[5], time.Since(start), want.id, want.after)
+			}
+		}
+		// Downlink: by source.
+		start = time.Now()
+		servers.Inject(ipv4("198.19.0.11", "198.18.0.1", 3))
+		if got := <-client.Written; got[5] != 3 || time.Since(start) != 30*time.Millisecond {
+			t.Errorf("downlink from the far server after %v, want 30ms", time.Since(start))
+		}
+		client.Close()
+		servers.Close()
+		e.Wait()
+	})
+}
+
+func TestPathLossOnlyHitsItsServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 256), tun.NewFake("s", 256)
+		e, err := Start(client, servers, Config{
+			Paths: []Path{{Server: netip.MustParseAddr("198.19.0.12"), Loss: 1}},
+		}, Options{SleepUntil: sleepUntil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 50 {
+			client.Inject(ipv4("198.18.0.1", "198.19.0.12", 1))
+			client.Inject(ipv4("198.18.0.1", "198.19.0.10", 2))
+		}
+		synctest.Wait()
+		client.Close()
+		servers.Close()
+		e.Wait()
+		if n := len(servers.Written); n != 50 {
+			t.Errorf("%d packets arrived, want the 50 to the lossless server", n)
+		}
+		for len(servers.Written) > 0 {
+			if p := <-servers.Written; p[5] != 2 {
+				t.Fatal("a packet crossed the path with 100% loss")
+			}
+		}
+		if up, _ := e.Stats(); up.DroppedPath != 50 || up.DroppedLoss != 0 {
+			t.Errorf("counted %d path losses and %d link losses, want 50 and 0", up.DroppedPath, up.DroppedLoss)
+		}
+	})
+}
+
+func TestPathsValidate(t *testing.T) {
+	a := netip.MustParseAddr("198.19.0.10")
+	for _, paths := range [][]Path{
+		{{Server: a}, {Server: a}},
+		{{Server: a, RTT: -time.Millisecond}},
+		{{Server: a, Loss: 2}},
+		{{Server: netip.MustParseAddr("::1")}},
+	} {
+		if err := (Config{Paths: paths}).Validate(); err == nil {
+			t.Errorf("accepted %+v", paths)
+		}
+	}
+}
