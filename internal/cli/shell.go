@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/testbed"
@@ -112,6 +114,9 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 
+	var usageBefore unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &usageBefore)
+	commandStart := time.Now()
 	cmd := net0.Topo.Client.Command(context.Background(), command[0], command[1:]...)
 	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, stdin, stdout, stderr
 	client, err := proc.Start(cmd)
@@ -125,6 +130,12 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if !*quiet {
 		up, down := net0.Emulator.Stats()
 		fmt.Fprintf(stderr, "quicbench shell: link up:   %s\nquicbench shell: link down: %s\n", linkText(up, network.Link.Up), linkText(down, network.Link.Down))
+		var usage unix.Rusage
+		unix.Getrusage(unix.RUSAGE_SELF, &usage)
+		cpu := time.Duration(usage.Utime.Nano()+usage.Stime.Nano()-usageBefore.Utime.Nano()-usageBefore.Stime.Nano()) * time.Nanosecond
+		wall := time.Since(commandStart)
+		fmt.Fprintf(stderr, "quicbench shell: emulator CPU %.2f s over %.2f s (%.0f%% of one core; the commands not included)\n",
+			cpu.Seconds(), wall.Seconds(), 100*cpu.Seconds()/wall.Seconds())
 	}
 	var exitErr *exec.ExitError
 	switch {
