@@ -2,7 +2,7 @@
 GO  ?= go
 BIN := bin/quicbench
 
-.PHONY: deps build demo test vet clean
+.PHONY: deps build demo test bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -22,6 +22,10 @@ demo: build
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -p 1 -timeout 20m ./...
+
+# The emulator's benchmarks (BENCHMARKS.md); about five minutes, needs root.
+bench: build
+	scripts/bench-emulator.sh
 
 clean:
 	rm -rf bin

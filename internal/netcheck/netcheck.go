@@ -97,6 +97,9 @@ const (
 	tcpPort  = 5001
 )
 
+// minProbeInterval is the shortest gap between loss probes.
+const minProbeInterval = 100 * time.Microsecond
+
 // probeBytes is the payload of a UDP probe; with headers the IP packet is
 // probeBytes + 28.
 const probeBytes = 64
@@ -296,9 +299,11 @@ func (c *checker) loss(ctx context.Context) ([]Line, error) {
 		up   bool
 	}{{"loss, uplink", c.cfg.Link.Up, true}, {"loss, downlink", c.cfg.Link.Down, false}} {
 		n := c.lossProbeCount(dir.cfg)
+		// Half the link rate keeps the queue short; at most 10,000 probes a
+		// second keeps the sink's socket from overflowing on fast links.
 		interval := time.Duration(float64(time.Second) * (probeBytes + 28) * 8 / math.Max(dir.cfg.MeanRate()/2, 1))
-		if dir.cfg.MeanRate() == 0 {
-			interval = 200 * time.Microsecond
+		if dir.cfg.MeanRate() == 0 || interval < minProbeInterval {
+			interval = minProbeInterval
 		}
 		before := c.dirStats(dir.up)
 		received, err := c.sendDatagrams(ctx, dir.up, n, interval)
@@ -334,6 +339,9 @@ func (c *checker) sendDatagrams(ctx context.Context, up bool, n int, interval ti
 		return 0, fmt.Errorf("netcheck: sink: %w", err)
 	}
 	defer sink.Close()
+	if udp, ok := sink.(*net.UDPConn); ok {
+		udp.SetReadBuffer(4 << 20) // the emulator's losses only, never the socket's
+	}
 	var received atomic.Int64
 	var wg sync.WaitGroup
 	wg.Go(func() {
