@@ -134,8 +134,8 @@ func parsePath(v string) (int, emulator.Path, error) {
 	}
 	rttText, lossText, _ := strings.Cut(rest, ",")
 	rtt, err := time.ParseDuration(rttText)
-	if err != nil || rtt < 0 {
-		return 0, emulator.Path{}, fmt.Errorf("--path %q: %q is not a non-negative duration: %s", v, rttText, usage)
+	if err != nil || rtt < 0 || rtt > time.Minute {
+		return 0, emulator.Path{}, fmt.Errorf("--path %q: %q is not a duration from 0 to 1m: %s", v, rttText, usage)
 	}
 	p := emulator.Path{Server: netns.ServerAddr(n), RTT: rtt}
 	if lossText != "" {

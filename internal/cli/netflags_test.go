@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/link"
 )
 
 func resolveNet(t *testing.T, args ...string) (*network, error) {
@@ -134,7 +137,7 @@ func TestPathFlag(t *testing.T) {
 	if err := n.checkServers(2); err == nil || !strings.Contains(err.Error(), "server 3") {
 		t.Errorf("checkServers(2) = %v, want an error naming server 3", err)
 	}
-	for _, bad := range []string{"x", "0=10ms", "2", "2=fast", "2=10ms,200", "2=-1ms"} {
+	for _, bad := range []string{"x", "0=10ms", "2", "2=fast", "2=10ms,200", "2=-1ms", "2=2m"} {
 		if _, err := resolveNet(t, "--path", bad); err == nil || !strings.Contains(err.Error(), "--path") {
 			t.Errorf("--path %q: %v", bad, err)
 		}
@@ -142,4 +145,27 @@ func TestPathFlag(t *testing.T) {
 	if _, err := resolveNet(t, "--path", "2=1ms", "--path", "2=5ms"); err == nil {
 		t.Error("accepted two paths to server 2")
 	}
+}
+
+func FuzzNetworkParameters(f *testing.F) {
+	for _, s := range []string{"1,30", "1,30,100,0", "2=40ms,0.5", "200pkt", "64KB", "200ms", "0", "x=y", ",,,", "1=1h,100"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if g, err := parseGilbert(s); err == nil {
+			if g.Validate() != nil {
+				t.Errorf("parseGilbert(%q) accepted invalid %+v", s, g)
+			}
+		}
+		if _, p, err := parsePath(s); err == nil {
+			if (emulator.Config{Paths: []emulator.Path{p}}).Validate() != nil {
+				t.Errorf("parsePath(%q) accepted invalid %+v", s, p)
+			}
+		}
+		var dir link.Config
+		dir.RateBitsPerSecond = 10_000_000
+		if err := setQueue(&dir, s); err == nil && (dir.QueueBytes < 0 || dir.QueuePackets < 0) {
+			t.Errorf("setQueue(%q) gave %d bytes, %d packets", s, dir.QueueBytes, dir.QueuePackets)
+		}
+	})
 }
