@@ -7,14 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"os"
 	"text/tabwriter"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/netcheck"
-	"github.com/quicbench/quicbench/internal/netns"
-	"github.com/quicbench/quicbench/internal/testbed"
 )
 
 // runNetcheck builds the network of the flags and measures it against its
@@ -28,6 +24,7 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	transfer := fs.Duration("transfer", 5*time.Second, "`length` of each TCP transfer")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	confidence := fs.Float64("confidence", 0.999, "`level` of the loss checks' intervals: 0.95, 0.99 or 0.999")
+	seed := fs.Uint64("seed", 0, "`seed` of the loss decisions; 0 picks one, which is printed")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, "Usage: quicbench netcheck [flags]\n\nMeasures the emulated network through the real emulator and compares it with its configuration.\n\nFlags:")
@@ -56,26 +53,18 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitUsage
 	}
 	network, err := netFlags.resolve()
-	if err == nil {
-		err = network.checkServers(1)
-	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench netcheck:", err)
 		return exitUsage
 	}
-	if err := checkPrivileges(); err != nil {
-		fmt.Fprintln(stderr, "quicbench netcheck:", err)
-		return exitUsage
-	}
-	network.Link.Up.Seed, network.Link.Down.Seed = rand.Uint64(), rand.Uint64()
-	n, err := testbed.StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("nc%04x", rand.Uint32()&0xffff)), network.Link, 1)
+	n, usedSeed, err := startNetwork(network, *seed, "nc", 1)
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench netcheck:", err)
-		return exitFailure
+		return exitCodeOf(err)
 	}
 	defer n.Close()
 	if !*jsonOut {
-		fmt.Fprintln(stdout, "netcheck:", network.describe())
+		fmt.Fprintf(stdout, "netcheck: %s; seed %d\n", network.describe(), usedSeed)
 	}
 	report, err := netcheck.Run(ctx, n, netcheck.Config{Link: network.Link, RTT: network.RTT,
 		RTTProbes: *probes, LossProbes: *lossProbes, TransferTime: *transfer, Confidence: *confidence})
@@ -91,9 +80,10 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		enc.SetIndent("", "  ")
 		enc.Encode(struct {
 			Network string `json:"network"`
+			Seed    uint64 `json:"seed"`
 			*netcheck.Report
 			Passed bool `json:"passed"`
-		}{network.describe(), report, report.Passed()})
+		}{network.describe(), usedSeed, report, report.Passed()})
 	} else {
 		printNetcheck(stdout, report)
 	}

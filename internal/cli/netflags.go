@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/presets"
+	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/units"
 )
 
@@ -113,6 +117,37 @@ func (n *networkFlags) resolve() (*network, error) {
 		return nil, fmt.Errorf("network: %w", err)
 	}
 	return net, nil
+}
+
+// startNetwork checks the privileges, seeds both directions' loss from seed
+// (0: a random seed, which it returns for the record), and builds the
+// network with servers addresses under a run name tagged with tag.
+func startNetwork(net *network, seed uint64, tag string, servers int) (*testbed.Network, uint64, error) {
+	if err := net.checkServers(servers); err != nil {
+		return nil, 0, usageError{err}
+	}
+	if err := checkPrivileges(); err != nil {
+		return nil, 0, usageError{err}
+	}
+	if seed == 0 {
+		seed = rand.Uint64() | 1
+	}
+	seeds := rand.New(rand.NewPCG(seed, 0x5eed))
+	net.Link.Up.Seed, net.Link.Down.Seed = seeds.Uint64(), seeds.Uint64()
+	n, err := testbed.StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("%s%04x", tag, rand.Uint32()&0xffff)), net.Link, servers)
+	return n, seed, err
+}
+
+// usageError marks an error as the user's to fix: exit status 2.
+type usageError struct{ error }
+
+// exitCodeOf is the exit status for an error of startNetwork.
+func exitCodeOf(err error) int {
+	var u usageError
+	if errors.As(err, &u) {
+		return exitUsage
+	}
+	return exitFailure
 }
 
 // checkServers returns an error if a --path names a server beyond the

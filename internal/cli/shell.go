@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
-	"github.com/quicbench/quicbench/internal/testbed"
 )
 
 // Environment variables that shell gives to both commands.
@@ -43,6 +41,7 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	server := fs.String("server", "", "`command` to run (with sh -c) in the servers namespace while the client command runs")
 	serverPort := fs.Int("server-port", 0, "wait until the server accepts TCP connections on this `port` before starting the command")
 	quiet := fs.Bool("quiet", false, "do not print the network and the link counters to stderr")
+	seed := fs.Uint64("seed", 0, "`seed` of the loss decisions; 0 picks one, which is printed")
 	servers := fs.Int("servers", 1, "`number` of server addresses in the servers namespace, listed in $"+envServerAddrs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -68,22 +67,14 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitUsage
 	}
 	network, err := netFlags.resolve()
-	if err == nil {
-		err = network.checkServers(*servers)
-	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench shell:", err)
 		return exitUsage
 	}
-	if err := checkPrivileges(); err != nil {
-		fmt.Fprintln(stderr, "quicbench shell:", err)
-		return exitUsage
-	}
-	network.Link.Up.Seed, network.Link.Down.Seed = rand.Uint64(), rand.Uint64()
-	net0, err := testbed.StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("sh%04x", rand.Uint32()&0xffff)), network.Link, *servers)
+	net0, usedSeed, err := startNetwork(network, *seed, "sh", *servers)
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench shell:", err)
-		return exitFailure
+		return exitCodeOf(err)
 	}
 	defer net0.Close()
 	serverAddr := net0.Topo.ServerAddrs[0]
@@ -94,7 +85,7 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	env := append(os.Environ(), envServerAddr+"="+serverAddr.String(), envServerAddrs+"="+strings.Join(all, " "),
 		envClientAddr+"="+netns.ClientAddr.String())
 	if !*quiet {
-		fmt.Fprintf(stderr, "quicbench shell: %s; server %s, client %s\n", network.describe(), serverAddr, netns.ClientAddr)
+		fmt.Fprintf(stderr, "quicbench shell: %s; seed %d; server %s, client %s\n", network.describe(), usedSeed, serverAddr, netns.ClientAddr)
 	}
 
 	if *server != "" {

@@ -100,3 +100,24 @@ func TestShellPathsGiveServersTheirDistance(t *testing.T) {
 		t.Errorf("server 1 at %.3f ms, server 2 at %.3f ms: want 20 ms and 40 ms more", near, far)
 	}
 }
+
+// TestShellSeedReproducesLoss sends the same 60 pings through a 30 % loss
+// link twice with one seed: the same pings must be lost. A third run with
+// another seed loses others.
+func TestShellSeedReproducesLoss(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireCommand(t, "ping")
+	answered := func(seed string) string {
+		var out, errOut bytes.Buffer
+		Run(context.Background(), []string{"shell", "--quiet", "--seed", seed, "--loss", "30", "--",
+			"sh", "-c", "ping -n -c 60 -i 0.01 -W 1 $QUICBENCH_SERVER_ADDR | grep -o 'icmp_seq=[0-9]*' | tr '\\n' ' '"}, &out, &errOut)
+		return out.String()
+	}
+	a, b, c := answered("42"), answered("42"), answered("43")
+	if a == "" || a != b {
+		t.Errorf("seed 42 answered\n%s\nthen\n%s", a, b)
+	}
+	if a == c {
+		t.Errorf("seeds 42 and 43 lost the same pings: %s", a)
+	}
+}
