@@ -39,6 +39,9 @@ type Testbed struct {
 	Site   *site.Site
 	// Addrs maps each origin host name to its IP in the servers namespace.
 	Addrs map[string]netip.Addr
+	// listeners are closed by Close: a socket left open would keep the
+	// deleted namespace alive for as long as the process runs.
+	listeners []origin.Listener
 }
 
 // OriginPort is the port every origin listens on, for TCP and UDP.
@@ -72,6 +75,7 @@ func Start(cfg Config) (_ *Testbed, err error) {
 			l.UDP.Close()
 		}
 	}
+	defer func() { tb.listeners = lns }()
 	for i, host := range hosts {
 		ip := tb.Topo.ServerAddrs[i]
 		tb.Addrs[host] = ip
@@ -112,6 +116,10 @@ func (tb *Testbed) Close() error {
 	var errs []error
 	if tb.Origin != nil {
 		errs = append(errs, tb.Origin.Close())
+	}
+	for _, l := range tb.listeners {
+		l.TCP.Close() // already closed by the server, or never served
+		l.UDP.Close()
 	}
 	errs = append(errs, tb.Network.Close())
 	return errors.Join(errs...)
