@@ -22,9 +22,10 @@ import (
 // networkFlags are the flags that describe the emulated network, shared by
 // every subcommand that builds one.
 type networkFlags struct {
-	fs     *flag.FlagSet
-	values map[string]*string
-	paths  []string // --path values, in order
+	fs       *flag.FlagSet
+	values   map[string]*string
+	paths    []string // --path values, in order
+	dropHead *bool
 }
 
 // networkDefaults are a subcommand's defaults for the network flags.
@@ -51,6 +52,7 @@ func addNetworkFlags(fs *flag.FlagSet, d networkDefaults) *networkFlags {
 	add("down-trace", "", "Mahimahi trace `file` for the downlink instead of --down (one ms timestamp per line, each a 1500-byte opportunity)")
 	add("up-trace", "", "Mahimahi trace `file` for the uplink instead of --up")
 	add("queue", d.queue, "drop-tail queue of each direction: `bytes` (64KB), packets (100pkt) or time at that direction's mean rate (200ms); 0 for unlimited")
+	n.dropHead = fs.Bool("drop-head", false, "a full queue drops its oldest waiting packet instead of the arriving one (drop-head; default drop-tail)")
 	fs.Func("path", "extra round trip and loss towards server N beyond the shared link, as `N=RTT[,LOSS%]` (e.g. 2=40ms,0.5); repeatable. Server 1 is $QUICBENCH_SERVER_ADDR", func(v string) error {
 		n.paths = append(n.paths, v)
 		return nil
@@ -104,6 +106,9 @@ func (n *networkFlags) resolve() (*network, error) {
 		if err := net.apply(name, value); err != nil {
 			return nil, err
 		}
+	}
+	if *n.dropHead {
+		net.Link.Up.DropHead, net.Link.Down.DropHead = true, true
 	}
 	for _, v := range n.paths {
 		server, p, err := parsePath(v)
@@ -351,9 +356,16 @@ func queueText(given string, l emulator.Config) string {
 	case given == "0":
 		return "unlimited"
 	case l.Down.QueuePackets > 0:
-		return fmt.Sprintf("%d packets", l.Down.QueuePackets)
+		return fmt.Sprintf("%d packets%s", l.Down.QueuePackets, discipline(l))
 	}
-	return fmt.Sprintf("%s (%d B down, %d B up)", given, l.Down.QueueBytes, l.Up.QueueBytes)
+	return fmt.Sprintf("%s (%d B down, %d B up)%s", given, l.Down.QueueBytes, l.Up.QueueBytes, discipline(l))
+}
+
+func discipline(l emulator.Config) string {
+	if l.Down.DropHead {
+		return ", drop-head"
+	}
+	return ""
 }
 
 func pct(f float64) string { return strconv.FormatFloat(f*100, 'g', 4, 64) + "%" }

@@ -80,8 +80,12 @@ func TestQueueInPacketsAndTraces(t *testing.T) {
 		t.Errorf("down trace %v queue %d, up queue %d", n.Link.Down.Trace, n.Link.Down.QueueBytes, n.Link.Up.QueueBytes)
 	}
 	n, err = resolveNet(t, "--queue", "64pkt", "--down", "10mbit")
-	if err != nil || n.Link.Down.QueuePackets != 64 || n.Link.Down.QueueBytes != 0 {
+	if err != nil || n.Link.Down.QueuePackets != 64 || n.Link.Down.QueueBytes != 0 || n.Link.Down.DropHead {
 		t.Errorf("queue 64pkt: %+v, %v", n.Link.Down, err)
+	}
+	n, err = resolveNet(t, "--net", "seed003-lte", "--drop-head")
+	if err != nil || !n.Link.Down.DropHead || !n.Link.Up.DropHead || !strings.Contains(n.describe(), "drop-head") {
+		t.Errorf("--drop-head on a preset: %+v, %v", n.Link.Down, err)
 	}
 }
 

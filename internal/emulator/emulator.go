@@ -192,6 +192,17 @@ type packet struct {
 	deliverAt time.Time
 	buf       *[]byte
 	n         int
+	// slot, under drop-head, moves the delivery earlier or drops the
+	// packet after it was queued; nil under drop-tail.
+	slot *link.Slot
+}
+
+// when is the packet's delivery time now.
+func (p packet) when() time.Time {
+	if p.slot == nil {
+		return p.deliverAt
+	}
+	return p.deliverAt.Add(p.slot.Shift())
 }
 
 // path is one delivery queue of a direction: paths[0] is the shared link
@@ -330,14 +341,14 @@ func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 		d.pool.Put(buf)
 		return
 	}
-	at, verdict := d.model.Send(now, n)
+	at, verdict, slot := d.model.SendTracked(now, n)
 	d.mu.Unlock()
 	if verdict != link.Delivered {
 		d.pool.Put(buf)
 		return
 	}
 	select {
-	case p.queue <- packet{deliverAt: at.Add(p.extraDelay), buf: buf, n: n}:
+	case p.queue <- packet{deliverAt: at.Add(p.extraDelay), buf: buf, n: n, slot: slot}:
 	default:
 		d.overflow.Add(1)
 		d.pool.Put(buf)
@@ -376,12 +387,34 @@ func (d *direction) deliver(p *path) {
 		sleepUntil = (&preciseSleeper{oversleep: initialOversleep}).sleepUntil
 	}
 	for pkt := range p.queue {
-		if !d.stopping.Load() {
-			sleepUntil(pkt.deliverAt)
+		if pkt.slot == nil {
+			if !d.stopping.Load() {
+				sleepUntil(pkt.deliverAt)
+			}
+			d.write(pkt)
+			continue
+		}
+		// Under drop-head the time may move earlier, or the packet be
+		// dropped, while we wait: look again at least every millisecond.
+		for !d.stopping.Load() && !pkt.slot.Dropped() {
+			at := pkt.when()
+			if time.Until(at) <= dropHeadRecheck {
+				sleepUntil(at)
+				break
+			}
+			sleepUntil(time.Now().Add(dropHeadRecheck))
+		}
+		if pkt.slot.Dropped() {
+			d.pool.Put(pkt.buf)
+			continue
 		}
 		d.write(pkt)
 	}
 }
+
+// dropHeadRecheck is how often a delivery thread looks again at a packet
+// whose time a drop-head may move.
+const dropHeadRecheck = time.Millisecond
 
 // write writes one packet to dst and returns its buffer to the pool.
 func (d *direction) write(pkt packet) {

@@ -102,3 +102,39 @@ func TestPathsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestDropHeadThroughTheEmulator sends four packets into a 3-packet
+// drop-head queue at 1 ms per packet: the second is dropped, the third and
+// fourth arrive 1 ms earlier than drop-tail would send them.
+func TestDropHeadThroughTheEmulator(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 16), tun.NewFake("s", 16)
+		e, err := Start(client, servers, Config{
+			Up: link.Config{Delay: 10 * time.Millisecond, RateBitsPerSecond: 8_000_000, QueuePackets: 3, DropHead: true},
+		}, Options{SleepUntil: sleepUntil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for id := range byte(4) {
+			pkt := ipv4("198.18.0.1", "198.19.0.10", id)
+			pkt = append(pkt, make([]byte, 1000-len(pkt))...) // 1 ms at 8 Mbit/s
+			client.Inject(pkt)
+		}
+		for _, want := range []struct {
+			id    byte
+			after time.Duration
+		}{{0, 11 * time.Millisecond}, {2, 12 * time.Millisecond}, {3, 13 * time.Millisecond}} {
+			got := <-servers.Written
+			if got[5] != want.id || time.Since(start) != want.after {
+				t.Errorf("packet %d after %v, want packet %d after %v", got[5], time.Since(start), want.id, want.after)
+			}
+		}
+		client.Close()
+		servers.Close()
+		e.Wait()
+		if up, _ := e.Stats(); up.DroppedQueue != 1 || up.Delivered != 3 {
+			t.Errorf("stats %+v, want 1 queue drop and 3 delivered", up.Stats)
+		}
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,6 +46,10 @@ type Config struct {
 	// QueuePackets bounds the packets waiting at the bottleneck, including
 	// the one being transmitted, likewise. Zero: no packet limit.
 	QueuePackets int `json:"queue_packets"`
+	// DropHead makes a full queue drop its oldest waiting packet (the one
+	// behind the packet in transmission) instead of the arriving one. The
+	// packets behind it then leave earlier. False: drop-tail.
+	DropHead bool `json:"drop_head"`
 	// Seed seeds the loss and jitter generator: the same seed gives the same
 	// decisions for the same packet sequence.
 	Seed uint64 `json:"seed"`
@@ -155,9 +160,31 @@ type Direction struct {
 }
 
 type queuedPacket struct {
+	arrival   time.Time
 	departure time.Time
+	deliverAt time.Time
 	size      int
+	// before is the bottleneck's state before it served this packet, so
+	// that a drop-head can serve the packets behind a victim again.
+	before any
+	// slot tells the emulator when a drop-head moved or dropped the packet;
+	// nil under drop-tail.
+	slot *Slot
 }
+
+// Slot is a packet's entry in a drop-head queue: the model moves the
+// packet's delivery earlier, or drops it, after Send returned. Safe for
+// concurrent use.
+type Slot struct {
+	shift   atomic.Int64 // ns, never positive
+	dropped atomic.Bool
+}
+
+// Shift is how much earlier than Send said the packet now leaves (≤ 0).
+func (s *Slot) Shift() time.Duration { return time.Duration(s.shift.Load()) }
+
+// Dropped reports whether a drop-head dropped the packet after Send.
+func (s *Slot) Dropped() bool { return s.dropped.Load() }
 
 // New returns a Direction for cfg, whose trace (if any) starts at start, or
 // an error if cfg is invalid.
@@ -194,11 +221,19 @@ func (d *Direction) Stats() Stats { return d.stats }
 // end of the link. Delivery times never decrease, so packets stay in order.
 // Calls must come with non-decreasing now, give or take clock jitter.
 func (d *Direction) Send(now time.Time, size int) (deliverAt time.Time, v Verdict) {
+	deliverAt, v, _ = d.SendTracked(now, size)
+	return deliverAt, v
+}
+
+// SendTracked is Send that also returns, under drop-head, the packet's Slot,
+// through which the model moves or drops the packet later; nil under
+// drop-tail, where a delivery time never changes.
+func (d *Direction) SendTracked(now time.Time, size int) (deliverAt time.Time, v Verdict, slot *Slot) {
 	d.stats.Packets++
 	d.stats.Bytes += int64(size)
 	if d.loss.lose(d.rng) {
 		d.stats.DroppedLoss++
-		return time.Time{}, DroppedLoss
+		return time.Time{}, DroppedLoss, nil
 	}
 	// Forget the packets that have left the bottleneck by now.
 	gone := 0
@@ -211,17 +246,15 @@ func (d *Direction) Send(now time.Time, size int) (deliverAt time.Time, v Verdic
 		tooManyBytes := d.cfg.QueueBytes > 0 && d.queuedBytes+int64(size) > d.cfg.QueueBytes
 		tooManyPackets := d.cfg.QueuePackets > 0 && len(d.queued)+1 > d.cfg.QueuePackets
 		if tooManyBytes || tooManyPackets {
-			d.stats.DroppedQueue++
-			return time.Time{}, DroppedQueue
+			if !d.cfg.DropHead || len(d.queued) < 2 {
+				d.stats.DroppedQueue++
+				return time.Time{}, DroppedQueue, nil
+			}
+			d.dropHead()
 		}
 	}
+	before := d.bottleneck.state()
 	departure := d.bottleneck.depart(now, size)
-	if departure.After(now) {
-		d.queued = append(d.queued, queuedPacket{departure: departure, size: size})
-		d.queuedBytes += int64(size)
-		d.stats.PeakQueueBytes = max(d.stats.PeakQueueBytes, d.queuedBytes)
-		d.stats.PeakQueuePackets = max(d.stats.PeakQueuePackets, len(d.queued))
-	}
 	delay := d.cfg.Delay
 	if d.cfg.Jitter > 0 {
 		delay += time.Duration((d.rng.Float64()*2 - 1) * float64(d.cfg.Jitter))
@@ -232,8 +265,45 @@ func (d *Direction) Send(now time.Time, size int) (deliverAt time.Time, v Verdic
 		deliverAt = d.lastDelivery
 	}
 	d.lastDelivery = deliverAt
+	if departure.After(now) {
+		if d.cfg.DropHead {
+			slot = &Slot{}
+		}
+		d.queued = append(d.queued, queuedPacket{arrival: now, departure: departure, deliverAt: deliverAt, size: size, before: before, slot: slot})
+		d.queuedBytes += int64(size)
+		d.stats.PeakQueueBytes = max(d.stats.PeakQueueBytes, d.queuedBytes)
+		d.stats.PeakQueuePackets = max(d.stats.PeakQueuePackets, len(d.queued))
+	}
 	d.stats.Delivered++
-	return deliverAt, Delivered
+	return deliverAt, Delivered, slot
+}
+
+// dropHead drops the oldest waiting packet, the one behind the packet in
+// transmission, and serves the packets behind it again from the state the
+// bottleneck had before the victim: they leave earlier, never reordered.
+// A packet counted as delivered when it was sent is then counted as dropped.
+func (d *Direction) dropHead() {
+	victim := d.queued[1]
+	victim.slot.dropped.Store(true)
+	d.stats.DroppedQueue++
+	d.stats.Delivered--
+	d.queuedBytes -= int64(victim.size)
+	d.bottleneck.restore(victim.before)
+	rest := d.queued[2:]
+	prev := d.queued[0].deliverAt
+	for i := range rest {
+		p := &rest[i]
+		p.before = d.bottleneck.state()
+		departure := d.bottleneck.depart(p.arrival, p.size)
+		deliverAt := p.deliverAt.Add(departure.Sub(p.departure))
+		if deliverAt.Before(prev) {
+			deliverAt = prev // never before the packet ahead
+		}
+		p.slot.shift.Add(int64(deliverAt.Sub(p.deliverAt)))
+		p.departure, p.deliverAt, prev = departure, deliverAt, deliverAt
+	}
+	d.queued = append(d.queued[:1], rest...)
+	d.lastDelivery = prev
 }
 
 // TransmissionTime is how long a packet of size bytes occupies a bottleneck

@@ -296,3 +296,74 @@ func TestValidateRejectsConflicts(t *testing.T) {
 		}
 	}
 }
+
+// TestDropHead fills a 3-packet queue (1 ms per packet) and sends a fourth:
+// drop-head drops the oldest waiting packet, p1, not the arriving one, and
+// p2 moves 1 ms earlier. The same with a trace of one opportunity per ms.
+func TestDropHead(t *testing.T) {
+	for _, cfg := range []Config{
+		{RateBitsPerSecond: 12_000_000, QueuePackets: 3, DropHead: true},
+		{Trace: trace(1), QueuePackets: 3, DropHead: true},
+	} {
+		d := mustNewAt(t, cfg, t0)
+		var at [4]time.Time
+		var slots [4]*Slot
+		for i := range 4 {
+			var v Verdict
+			at[i], v, slots[i] = d.SendTracked(t0, 1500)
+			if v != Delivered || slots[i] == nil {
+				t.Fatalf("packet %d: %v, slot %v", i, v, slots[i])
+			}
+		}
+		final := func(i int) time.Duration { return at[i].Add(slots[i].Shift()).Sub(t0) }
+		if !slots[1].Dropped() || slots[0].Dropped() || slots[2].Dropped() || slots[3].Dropped() {
+			t.Errorf("dropped: %v %v %v %v, want only packet 1", slots[0].Dropped(), slots[1].Dropped(), slots[2].Dropped(), slots[3].Dropped())
+		}
+		if final(0) != ms(1) || final(2) != ms(2) || final(3) != ms(3) {
+			t.Errorf("packets 0, 2, 3 leave at %v %v %v, want 1 2 3 ms", final(0), final(2), final(3))
+		}
+		if s := d.Stats(); s.DroppedQueue != 1 || s.Delivered != 3 {
+			t.Errorf("stats %+v, want 1 queue drop, 3 delivered", s)
+		}
+	}
+}
+
+func TestDropHeadWithOnlyThePacketInService(t *testing.T) {
+	d := mustNew(t, Config{RateBitsPerSecond: 12_000_000, QueuePackets: 1, DropHead: true})
+	d.SendTracked(t0, 1500)
+	if _, v, _ := d.SendTracked(t0, 1500); v != DroppedQueue {
+		t.Errorf("%v: nothing waits behind the packet in service, so the arriving one must go", v)
+	}
+}
+
+func TestDropHeadKeepsOrderUnderJitter(t *testing.T) {
+	d := mustNew(t, Config{Delay: 20 * time.Millisecond, Jitter: 5 * time.Millisecond, RateBitsPerSecond: 12_000_000, QueuePackets: 5, DropHead: true, Seed: 9})
+	type sent struct {
+		at   time.Time
+		slot *Slot
+	}
+	var all []sent
+	for i := range 400 {
+		at, v, slot := d.SendTracked(t0.Add(time.Duration(i)*300*time.Microsecond), 1500)
+		if v == Delivered {
+			all = append(all, sent{at, slot})
+		}
+	}
+	var last time.Time
+	for i, p := range all {
+		if p.slot.Dropped() {
+			continue
+		}
+		final := p.at.Add(p.slot.Shift())
+		if final.Before(last) {
+			t.Fatalf("packet %d reordered by a drop-head", i)
+		}
+		if p.slot.Shift() > 0 {
+			t.Fatalf("packet %d moved later", i)
+		}
+		last = final
+	}
+	if d.Stats().DroppedQueue == 0 {
+		t.Fatal("the overloaded queue never dropped")
+	}
+}

@@ -97,21 +97,29 @@ func (t *Trace) validate() error {
 }
 
 // bottleneck computes when a packet has fully left the bottleneck, given
-// every packet accepted before it. Calls come in arrival order.
+// every packet accepted before it. Calls come in arrival order. state and
+// restore save and bring back its state, for drop-head.
 type bottleneck interface {
 	depart(arrival time.Time, size int) time.Time
+	state() any
+	restore(any)
 }
 
 // unlimited has no bottleneck: packets leave when they arrive.
 type unlimited struct{}
 
 func (unlimited) depart(arrival time.Time, _ int) time.Time { return arrival }
+func (unlimited) state() any                                { return nil }
+func (unlimited) restore(any)                               {}
 
 // constantRate serves packets one after another at a fixed rate.
 type constantRate struct {
 	bitsPerSecond int64
 	free          time.Time // when the last accepted packet has left
 }
+
+func (c *constantRate) state() any    { return c.free }
+func (c *constantRate) restore(s any) { c.free = s.(time.Time) }
 
 func (c *constantRate) depart(arrival time.Time, size int) time.Time {
 	start := arrival
@@ -169,6 +177,17 @@ func compareDuration(a, b time.Duration) int {
 		return 1
 	}
 	return 0
+}
+
+type traceState struct {
+	k    int64
+	left int
+}
+
+func (r *traceRate) state() any { return traceState{r.k, r.left} }
+func (r *traceRate) restore(s any) {
+	st := s.(traceState)
+	r.k, r.left = st.k, st.left
 }
 
 func (r *traceRate) depart(arrival time.Time, size int) time.Time {

@@ -112,13 +112,14 @@ func TestNetcheckCatchesAWrongNetwork(t *testing.T) {
 }
 
 // TestNetcheckBurstyLossAndPacketQueue covers, through real namespaces, the
-// Gilbert-Elliott model and a queue bounded in packets: 50 packets of
-// 1500 B at 6 Mbit/s drain in 100 ms, the bound of the loaded RTT.
+// Gilbert-Elliott model and a queue bounded in packets, drop-head on the
+// downlink: 50 packets of 1500 B at 6 Mbit/s drain in 100 ms, the bound of
+// the loaded RTT.
 func TestNetcheckBurstyLossAndPacketQueue(t *testing.T) {
 	g := &link.GilbertElliott{P: 0.02, R: 0.4, LossBad: 0.6}
 	cfg := emulator.Config{
 		Up:   link.Config{Delay: 10 * time.Millisecond, GilbertElliott: g, RateBitsPerSecond: 6e6, QueuePackets: 50, Seed: 3},
-		Down: link.Config{Delay: 10 * time.Millisecond, RateBitsPerSecond: 6e6, QueuePackets: 50, Seed: 4},
+		Down: link.Config{Delay: 10 * time.Millisecond, RateBitsPerSecond: 6e6, QueuePackets: 50, DropHead: true, Seed: 4},
 	}
 	n := startNetwork(t, cfg)
 	r, err := Run(t.Context(), n, Config{Link: cfg, RTT: 20 * time.Millisecond, RTTProbes: 50, LossProbes: 3000, TransferTime: 2 * time.Second})
