@@ -41,6 +41,7 @@ const (
 	defaultProtos   = "h1,h2,h3"
 	defaultRuns     = 5
 	maxRuns         = 10_000
+	maxOrigins      = 64
 	defaultTimeout  = 60 * time.Second
 	compareHelpHint = "see quicbench compare -h"
 )
@@ -53,6 +54,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	netFlags := addNetworkFlags(fs, networkDefaults{rtt: defaultRTT, loss: defaultLoss, down: defaultDown, up: defaultUp, queue: defaultQueue})
 	page := fs.String("page", defaultPage, "the `page`: synthetic:NxSIZE, N images of SIZE bytes (e.g. synthetic:32x10KB; KB = 1000 B, KiB = 1024 B)")
 	protos := fs.String("protocols", defaultProtos, "comma-separated `list` of h1, h2, h3")
+	origins := fs.Int("origins", 1, "spread the page's objects round-robin over this `number` of origins (host names), each on its own server address; server N is origin N for --path")
 	runs := fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order")
 	seed := fs.Uint64("seed", 1, "`seed` of the loss decisions, page bytes and load order")
 	jsonOut := fs.Bool("json", false, "print the result, with every load, as JSON instead of a table")
@@ -78,7 +80,10 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if o.net, err = netFlags.resolve(); err != nil {
 		return nil, err
 	}
-	if err := o.net.checkServers(1); err != nil {
+	if *origins < 1 || *origins > maxOrigins {
+		return nil, fmt.Errorf("--origins %d is outside 1 to %d", *origins, maxOrigins)
+	}
+	if err := o.net.checkServers(*origins); err != nil {
 		return nil, err
 	}
 	spec, err := site.ParsePage(*page)
@@ -104,6 +109,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 		RTT:          o.net.RTT,
 		Netcheck:     *check,
 		Page:         spec,
+		Origins:      *origins,
 		Protocols:    protocols,
 		Runs:         *runs,
 		Seed:         *seed,
@@ -187,12 +193,17 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // header describes the scenario in one line.
 func header(o *compareOptions) string {
 	c := o.cfg
-	return fmt.Sprintf("%s on %s; %d runs × %s, seed %d", c.Page, o.net.describe(), c.Runs, protoList(c.Protocols), c.Seed)
+	origins := ""
+	if c.Origins > 1 {
+		origins = fmt.Sprintf(" over %d origins", c.Origins)
+	}
+	return fmt.Sprintf("%s%s on %s; %d runs × %s, seed %d", c.Page, origins, o.net.describe(), c.Runs, protoList(c.Protocols), c.Seed)
 }
 
 // scenario is the configuration as JSON reports it.
 type scenario struct {
 	Page      string            `json:"page"`
+	Origins   int               `json:"origins"`
 	Preset    string            `json:"preset,omitempty"`
 	RTTMs     float64           `json:"rtt_ms"`
 	Uplink    link.Config       `json:"uplink"`
@@ -208,7 +219,7 @@ type jsonReport struct {
 }
 
 func describe(o *compareOptions) scenario {
-	return scenario{Page: o.cfg.Page.String(), Preset: o.net.Preset, RTTMs: float64(o.net.RTT) / 1e6, Uplink: o.cfg.Link.Up, Downlink: o.cfg.Link.Down,
+	return scenario{Page: o.cfg.Page.String(), Origins: o.cfg.Origins, Preset: o.net.Preset, RTTMs: float64(o.net.RTT) / 1e6, Uplink: o.cfg.Link.Up, Downlink: o.cfg.Link.Down,
 		Protocols: o.cfg.Protocols, Runs: o.cfg.Runs, Seed: o.cfg.Seed}
 }
 

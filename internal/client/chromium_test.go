@@ -21,7 +21,7 @@ import (
 func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
-	s, err := site.Synthetic(site.SyntheticSpec{Objects: 8, ObjectBytes: 5000}, "www.quicbench.test", 1)
+	s, err := site.Synthetic(site.SyntheticSpec{Objects: 8, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,14 +28,15 @@ import (
 	"github.com/quicbench/quicbench/internal/testbed"
 )
 
-// OriginHost is the host name of the single origin of compare's page.
-const OriginHost = "www.quicbench.test"
-
 // CompareConfig is one comparison. Seeds inside Link are ignored: they are
 // derived from Seed.
 type CompareConfig struct {
-	Link      emulator.Config
-	Page      site.SyntheticSpec
+	Link emulator.Config
+	Page site.SyntheticSpec
+	// Origins is how many origins the page's objects are spread over, each
+	// on its own server address; the first also serves the document.
+	// Zero: 1.
+	Origins   int
 	Protocols []client.Protocol
 	// Runs is the number of rounds; each round loads the page once per
 	// protocol, in an order shuffled from Seed.
@@ -133,7 +134,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	}
 	seeds := rand.New(rand.NewPCG(cfg.Seed, 0xc0ffee))
 	cfg.Link.Up.Seed, cfg.Link.Down.Seed = seeds.Uint64(), seeds.Uint64()
-	page, err := site.Synthetic(cfg.Page, OriginHost, seeds.Uint64())
+	page, err := site.Synthetic(cfg.Page, site.OriginHosts(max(cfg.Origins, 1)), seeds.Uint64())
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 )
 
 // TestCompareEndToEnd runs a small real comparison: 2 rounds of h2 and h3 in
-// real Chromium behind a lossy, rate-limited link, and checks the rounds, the
-// summaries, the link counters and the files in the run directory.
+// real Chromium behind a lossy, rate-limited link, with the page on two
+// origins, and checks the rounds, the summaries, the link counters and the
+// files in the run directory.
 func TestCompareEndToEnd(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
@@ -30,6 +32,7 @@ func TestCompareEndToEnd(t *testing.T) {
 			Down: link.Config{Delay: 15 * time.Millisecond, Loss: 0.005, RateBitsPerSecond: 20e6, QueueBytes: 200_000},
 		},
 		Page:      site.SyntheticSpec{Objects: 6, ObjectBytes: 3000},
+		Origins:   2,
 		Protocols: []client.Protocol{client.H2, client.H3},
 		Runs:      2,
 		Seed:      7,
@@ -54,6 +57,15 @@ func TestCompareEndToEnd(t *testing.T) {
 		}
 		if !protos[client.H2] || !protos[client.H3] {
 			t.Errorf("round %d did not load each protocol once: %v", round, protos)
+		}
+	}
+	for _, l := range res.Loads {
+		hosts := map[string]bool{}
+		for _, r := range l.Resources {
+			hosts[strings.Split(strings.TrimPrefix(r.URL, "https://"), "/")[0]] = true
+		}
+		if l.OK() && (!hosts["www.quicbench.test"] || !hosts["o2.quicbench.test"]) {
+			t.Errorf("a verified load fetched from %v, want both origins", hosts)
 		}
 	}
 	for _, s := range res.Summaries {

@@ -74,17 +74,34 @@ func ParsePage(arg string) (SyntheticSpec, error) {
 	return SyntheticSpec{Objects: n, ObjectBytes: size}, nil
 }
 
-// Synthetic builds the page of spec on one origin host: a document at "/"
-// with spec.Objects <img> elements, each a distinct URL "/obj/<i>.png" whose
-// body is a valid 1×1 PNG of exactly spec.ObjectBytes bytes, padded with
-// incompressible bytes from seed.
-func Synthetic(spec SyntheticSpec, host string, seed uint64) (*Site, error) {
+// OriginHosts names the origins of a synthetic page on k origins:
+// www.quicbench.test for the first (it serves the document), then
+// o2.quicbench.test, o3.quicbench.test, ….
+func OriginHosts(k int) []string {
+	hosts := []string{"www.quicbench.test"}
+	for i := 2; i <= k; i++ {
+		hosts = append(hosts, fmt.Sprintf("o%d.quicbench.test", i))
+	}
+	return hosts
+}
+
+// Synthetic builds the page of spec on the origins hosts: a document at "/"
+// on hosts[0] with spec.Objects <img> elements, object i on
+// hosts[i mod len(hosts)] at the distinct URL "/obj/<i>.png", each a valid
+// 1×1 PNG of exactly spec.ObjectBytes bytes, padded with incompressible
+// bytes from seed.
+func Synthetic(spec SyntheticSpec, hosts []string, seed uint64) (*Site, error) {
 	if spec.Objects < 1 || spec.Objects > MaxObjects || spec.ObjectBytes < MinObjectBytes || spec.ObjectBytes > MaxObjectBytes {
 		return nil, fmt.Errorf("synthetic page %v is outside the limits", spec)
 	}
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("synthetic page %v: no origin", spec)
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	origin := &Origin{Host: host, Resources: map[string]*Resource{}}
-	s := &Site{Origins: []*Origin{origin}, DocumentPath: "/"}
+	s := &Site{DocumentPath: "/"}
+	for _, h := range hosts {
+		s.Origins = append(s.Origins, &Origin{Host: h, Resources: map[string]*Resource{}})
+	}
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>quicbench %s</title></head>\n<body>\n", html.EscapeString(spec.String()))
 	padding := make([]byte, spec.ObjectBytes-MinObjectBytes)
@@ -93,13 +110,14 @@ func Synthetic(spec SyntheticSpec, host string, seed uint64) (*Site, error) {
 		for j := range padding {
 			padding[j] = byte(rng.Uint32())
 		}
+		origin := s.Origins[i%len(hosts)]
 		origin.Resources[path] = &Resource{Path: path, ContentType: "image/png", Body: pngOfSize(len(padding), padding)}
-		u := "https://" + host + path
+		u := "https://" + origin.Host + path
 		s.Subresources = append(s.Subresources, u)
 		fmt.Fprintf(&doc, "<img src=\"%s\" width=\"1\" height=\"1\" alt=\"\">\n", html.EscapeString(u))
 	}
 	doc.WriteString("</body></html>\n")
-	origin.Resources["/"] = &Resource{Path: "/", ContentType: "text/html; charset=utf-8", Body: []byte(doc.String())}
+	s.Origins[0].Resources["/"] = &Resource{Path: "/", ContentType: "text/html; charset=utf-8", Body: []byte(doc.String())}
 	return s, s.Validate()
 }
 

@@ -9,7 +9,7 @@ import (
 
 func TestSyntheticObjectsAreValidPNGsOfExactSize(t *testing.T) {
 	for _, size := range []int64{MinObjectBytes, 100, 1000, 10_000, 300_000} {
-		s, err := Synthetic(SyntheticSpec{Objects: 3, ObjectBytes: size}, "www.example.test", 1)
+		s, err := Synthetic(SyntheticSpec{Objects: 3, ObjectBytes: size}, []string{"www.example.test"}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func TestSyntheticObjectsAreValidPNGsOfExactSize(t *testing.T) {
 }
 
 func TestSyntheticDocumentReferencesEveryObjectOnce(t *testing.T) {
-	s, err := Synthetic(SyntheticSpec{Objects: 32, ObjectBytes: 1000}, "h.test", 9)
+	s, err := Synthetic(SyntheticSpec{Objects: 32, ObjectBytes: 1000}, []string{"h.test"}, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +57,9 @@ func TestSyntheticDocumentReferencesEveryObjectOnce(t *testing.T) {
 }
 
 func TestSyntheticIsDeterministicAndIncompressible(t *testing.T) {
-	a, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, "h", 3)
-	b, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, "h", 3)
-	c, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, "h", 4)
+	a, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, []string{"h"}, 3)
+	b, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, []string{"h"}, 3)
+	c, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, []string{"h"}, 4)
 	ra, rb, rc := a.Lookup("h", "/obj/1.png").Body, b.Lookup("h", "/obj/1.png").Body, c.Lookup("h", "/obj/1.png").Body
 	if !bytes.Equal(ra, rb) {
 		t.Error("same seed gave different bytes")
@@ -101,12 +101,12 @@ func TestParsePage(t *testing.T) {
 }
 
 func TestValidateRejectsDuplicateOriginsAndMissingFiles(t *testing.T) {
-	s, _ := Synthetic(SyntheticSpec{Objects: 1, ObjectBytes: 100}, "a.test", 1)
+	s, _ := Synthetic(SyntheticSpec{Objects: 1, ObjectBytes: 100}, []string{"a.test"}, 1)
 	s.Origins = append(s.Origins, &Origin{Host: "a.test"})
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "two origins") {
 		t.Errorf("duplicate origin: %v", err)
 	}
-	s, _ = Synthetic(SyntheticSpec{Objects: 1, ObjectBytes: 100}, "a.test", 1)
+	s, _ = Synthetic(SyntheticSpec{Objects: 1, ObjectBytes: 100}, []string{"a.test"}, 1)
 	delete(s.Origins[0].Resources, "/obj/0.png")
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing object: %v", err)
@@ -126,4 +126,27 @@ func FuzzParsePage(f *testing.F) {
 			t.Errorf("ParsePage(%q) accepted out-of-range %+v", s, spec)
 		}
 	})
+}
+
+func TestSyntheticSpreadsObjectsOverOrigins(t *testing.T) {
+	hosts := OriginHosts(3)
+	if hosts[0] != "www.quicbench.test" || hosts[2] != "o3.quicbench.test" {
+		t.Fatalf("hosts %v", hosts)
+	}
+	s, err := Synthetic(SyntheticSpec{Objects: 8, ObjectBytes: 100}, hosts, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Objects 0..7 round-robin: 3, 3 and 2 objects; the document on the first.
+	for i, want := range []int{3 + 1, 3, 2} {
+		if got := len(s.Origins[i].Resources); got != want {
+			t.Errorf("origin %s has %d resources, want %d", hosts[i], got, want)
+		}
+	}
+	if s.Subresources[4] != "https://o2.quicbench.test/obj/4.png" {
+		t.Errorf("object 4 at %s, want on o2", s.Subresources[4])
+	}
+	if s.DocumentURL() != "https://www.quicbench.test/" {
+		t.Errorf("document at %s", s.DocumentURL())
+	}
 }

@@ -40,7 +40,7 @@ func startTestbed(t *testing.T, linkCfg emulator.Config, s *site.Site) *Testbed 
 // over h1, h2 and h3 through the emulated link and compares the bytes with
 // the site's, and the server's per-protocol counts with the requests made.
 func TestServesIdenticalBytesOverEveryProtocol(t *testing.T) {
-	s, err := site.Synthetic(site.SyntheticSpec{Objects: 4, ObjectBytes: 20_000}, "www.quicbench.test", 1)
+	s, err := site.Synthetic(site.SyntheticSpec{Objects: 4, ObjectBytes: 20_000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestServesIdenticalBytesOverEveryProtocol(t *testing.T) {
 }
 
 func TestUnknownPathIs404(t *testing.T) {
-	s, _ := site.Synthetic(site.SyntheticSpec{Objects: 1, ObjectBytes: 100}, "a.test", 1)
+	s, _ := site.Synthetic(site.SyntheticSpec{Objects: 1, ObjectBytes: 100}, []string{"a.test"}, 1)
 	tb := startTestbed(t, emulator.Config{}, s)
 	c, err := tb.NewGoClient("h2")
 	if err != nil {
