@@ -29,6 +29,7 @@ Usage:
                               run CMD in the client namespace behind the emulated link
   quicbench netcheck [flags]  measure the emulated network against its configuration
   quicbench presets           list the network presets, their numbers and sources
+  quicbench stacks            list the servers' transport stacks and their limits here
   quicbench cleanup           remove namespaces left by runs that were killed
   quicbench help              show this text
 
@@ -51,13 +52,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runNetcheck(ctx, args[1:], stdout, stderr)
 	case "presets":
 		return runPresets(args[1:], stdout, stderr)
+	case "stacks":
+		return runStacks(args[1:], stdout, stderr)
 	case "cleanup":
 		return runCleanup(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, presets or cleanup (quicbench help lists them)\n", args[0])
+	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, presets, stacks or cleanup (quicbench help lists them)\n", args[0])
 	return exitUsage
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/units"
 )
 
@@ -54,6 +55,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	netFlags := addNetworkFlags(fs, networkDefaults{rtt: defaultRTT, loss: defaultLoss, down: defaultDown, up: defaultUp, queue: defaultQueue})
 	page := fs.String("page", defaultPage, "the `page`: synthetic:NxSIZE, N images of SIZE bytes (e.g. synthetic:32x10KB; KB = 1000 B, KiB = 1024 B)")
 	protos := fs.String("protocols", defaultProtos, "comma-separated `list` of h1, h2, h3")
+	stack := fs.String("stack", "tcp", "the servers' TCP `stack` for h1 and h2: tcp, tcp+ or tcp+bbr (quicbench stacks); h3 always uses quic-go's")
 	origins := fs.Int("origins", 1, "spread the page's objects round-robin over this `number` of origins (host names), each on its own server address; server N is origin N for --path")
 	runs := fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order")
 	seed := fs.Uint64("seed", 1, "`seed` of the loss decisions, page bytes and load order")
@@ -79,6 +81,10 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	var err error
 	if o.net, err = netFlags.resolve(); err != nil {
 		return nil, err
+	}
+	tcpStack, err := stacks.Lookup(*stack)
+	if err != nil || tcpStack.QUIC {
+		return nil, fmt.Errorf("--stack %q: use tcp, tcp+ or tcp+bbr (quicbench stacks describes them)", *stack)
 	}
 	if *origins < 1 || *origins > maxOrigins {
 		return nil, fmt.Errorf("--origins %d is outside 1 to %d", *origins, maxOrigins)
@@ -110,6 +116,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 		Netcheck:     *check,
 		Page:         spec,
 		Origins:      *origins,
+		Stack:        tcpStack,
 		Protocols:    protocols,
 		Runs:         *runs,
 		Seed:         *seed,
@@ -197,7 +204,7 @@ func header(o *compareOptions) string {
 	if c.Origins > 1 {
 		origins = fmt.Sprintf(" over %d origins", c.Origins)
 	}
-	return fmt.Sprintf("%s%s on %s; %d runs × %s, seed %d", c.Page, origins, o.net.describe(), c.Runs, protoList(c.Protocols), c.Seed)
+	return fmt.Sprintf("%s%s on %s; TCP stack %s; %d runs × %s, seed %d", c.Page, origins, o.net.describe(), c.Stack.Name, c.Runs, protoList(c.Protocols), c.Seed)
 }
 
 // scenario is the configuration as JSON reports it.
@@ -241,6 +248,10 @@ func printSummary(w io.Writer, res *experiment.CompareResult) {
 		}
 	}
 	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkText(res.Uplink, res.UplinkConfig), linkText(res.Downlink, res.DownlinkConfig))
+	if st := res.Stack; st.Profile != "" {
+		fmt.Fprintf(w, "servers' TCP stack %s, read back from the kernel: %s, initcwnd %s, initrwnd %s, slow start after idle %s, tcp_wmem %s, pacing %v\n",
+			st.Profile, st.Congestion, windowText(st.InitCwnd), windowText(st.InitRwnd), st.SlowStartAfterIdle, st.TCPWmem, st.Pacing)
+	}
 	fmt.Fprintf(w, "harness overhead per load: median %s ms beyond the PLT (browser start %s ms)\n",
 		msText(res.Overhead.PerLoad.Median), msText(res.Overhead.BrowserStart.Median))
 	fmt.Fprintf(w, "%d loads in %.1f s; every load is in %s/loads.jsonl\n", len(res.Loads), res.WallSeconds, res.RunDir)
@@ -312,4 +323,11 @@ func printNetcheckSummary(w io.Writer, r *netcheck.Report, dir string) {
 	for _, f := range failed {
 		fmt.Fprintln(w, "  "+f)
 	}
+}
+
+func windowText(packets int) string {
+	if packets == 0 {
+		return "default (10)"
+	}
+	return strconv.Itoa(packets)
 }

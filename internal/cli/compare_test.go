@@ -20,6 +20,7 @@ import (
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stacks"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -39,6 +40,7 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{[]string{"--protocols", "h4"}, `protocol "h4" is unknown: use h1, h2 or h3`},
 		{[]string{"--runs", "0"}, "--runs 0 is outside 1 to 10000"},
 		{[]string{"--origins", "0"}, "--origins 0 is outside 1 to 64"},
+		{[]string{"--stack", "quic"}, `--stack "quic": use tcp, tcp+ or tcp+bbr`},
 		{[]string{"--origins", "2", "--path", "3=10ms"}, "--path names server 3, but there are 2 servers"},
 		{[]string{"--down", "10mbps"}, "ambiguous"},
 		{[]string{"--queue", "lots"}, `--queue "lots" is neither bytes`},
@@ -101,6 +103,7 @@ func TestDefaultsAreTheDemoScenario(t *testing.T) {
 		Netcheck:     true,
 		Page:         site.SyntheticSpec{Objects: 32, ObjectBytes: 10_000},
 		Origins:      1,
+		Stack:        mustStack(t, "tcp"),
 		Protocols:    []client.Protocol{"h1", "h2", "h3"},
 		Runs:         5,
 		Seed:         1,
@@ -148,6 +151,8 @@ func TestSummaryGolden(t *testing.T) {
 		Uplink:       emulator.Stats{Stats: link.Stats{Packets: 1000, DroppedLoss: 10, PeakQueueBytes: 3000}},
 		Downlink:     emulator.Stats{Stats: link.Stats{Packets: 2000, DroppedLoss: 19, DroppedQueue: 2, PeakQueueBytes: 250000}},
 		UplinkConfig: link.Config{Loss: 0.01}, DownlinkConfig: link.Config{Loss: 0.01},
+		Stack: stacks.Applied{Profile: "tcp+", Congestion: "cubic", InitCwnd: 32, InitRwnd: 32, SlowStartAfterIdle: "0",
+			TCPWmem: "4096 16384 33554432", Pacing: true},
 	}
 	if math.Abs(res.Summaries[2].RatioToH2-950.0/1050) > 1e-12 {
 		t.Errorf("h3 ratio %v, want 950/1050", res.Summaries[2].RatioToH2)
@@ -165,4 +170,13 @@ func TestSummaryGolden(t *testing.T) {
 	if diff := cmp.Diff(string(want), got.String()); diff != "" {
 		t.Errorf("summary differs from %s (-want +got):\n%s", golden, diff)
 	}
+}
+
+func mustStack(t *testing.T, name string) stacks.Profile {
+	t.Helper()
+	p, err := stacks.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

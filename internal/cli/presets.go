@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/quicbench/quicbench/internal/presets"
+	"github.com/quicbench/quicbench/internal/stacks"
 )
 
 // runPresets lists the network presets with their numbers, grouped by
@@ -38,5 +39,24 @@ func runPresets(args []string, stdout, stderr io.Writer) int {
 			p.RTT, pct(p.LossDown), pct(p.LossUp), p.QueueText())
 	}
 	flush()
+	return exitOK
+}
+
+// runStacks lists the transport stack profiles and what this machine cannot
+// give them.
+func runStacks(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("stacks", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	fmt.Fprintln(stdout, "Server transport stacks (seed 003, Table 1). compare --stack picks the TCP one for h1 and h2;")
+	fmt.Fprintln(stdout, "h3 always runs quic-go. Each run records what the kernel reports after applying it.")
+	for _, p := range stacks.Profiles() {
+		fmt.Fprintf(stdout, "\n%-8s %s\n", p.Name, p.Summary)
+		for _, l := range p.Limits {
+			fmt.Fprintf(stdout, "         cannot here: %s\n", l)
+		}
+	}
 	return exitOK
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/stats"
 	"github.com/quicbench/quicbench/internal/testbed"
 )
@@ -51,6 +52,8 @@ type CompareConfig struct {
 	LoadTimeout time.Duration
 	// Log receives progress and server errors; nil discards.
 	Log *slog.Logger
+	// Stack is the servers' TCP stack (h1 and h2); h3 is always quic-go's.
+	Stack stacks.Profile
 	// RTT is the configured round-trip delay, for the netcheck.
 	RTT time.Duration
 	// Netcheck runs a short netcheck before the loads and stores it; the
@@ -112,6 +115,8 @@ type CompareResult struct {
 	// Overhead is what the harness adds to each load: the load's wall time
 	// minus its PLT (browser start and stop, metrics read-out), in ms.
 	Overhead Overhead `json:"overhead"`
+	// Stack is the servers' TCP stack as read back from the kernel.
+	Stack stacks.Applied `json:"tcp_stack"`
 	// Netcheck is the check of the network run before the loads, if any.
 	Netcheck *netcheck.Report `json:"netcheck,omitempty"`
 	// Interrupted is true when the run stopped before its last load.
@@ -159,6 +164,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		Site:   page,
 		RunDir: cfg.RunDir,
 		Log:    cfg.Log,
+		Stack:  cfg.Stack,
 	})
 	if err != nil {
 		return nil, err
@@ -214,6 +220,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	}()
 	up, down := tb.Emulator.Stats()
 	res.Uplink, res.Downlink = up.Sub(upBefore), down.Sub(downBefore)
+	res.Stack = tb.Stack // complete once a TCP connection was accepted
 	closeErr := tb.Close()
 	res.Interrupted = runErr != nil
 	res.Summaries = Summarize(cfg.Protocols, res.Loads)

@@ -14,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -33,6 +34,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		},
 		Page:      site.SyntheticSpec{Objects: 6, ObjectBytes: 3000},
 		Origins:   2,
+		Stack:     mustStack(t, "tcp+"),
 		Protocols: []client.Protocol{client.H2, client.H3},
 		Runs:      2,
 		Seed:      7,
@@ -103,6 +105,11 @@ func TestCompareEndToEnd(t *testing.T) {
 	if n != 4 {
 		t.Errorf("loads.jsonl has %d lines, want 4", n)
 	}
+	// The stack read back from the kernel, the congestion control from a
+	// socket a browser connected to.
+	if st := res.Stack; st.Congestion != "cubic" || st.InitCwnd != 32 || st.SlowStartAfterIdle != "0" || !st.Pacing {
+		t.Errorf("TCP stack %+v, want tcp+: cubic, initcwnd 32, no slow start after idle, pacing", st)
+	}
 	if res.Netcheck == nil || !res.Netcheck.Passed() {
 		t.Errorf("netcheck %+v did not pass", res.Netcheck)
 	}
@@ -115,4 +122,13 @@ func TestCompareEndToEnd(t *testing.T) {
 			t.Errorf("%s missing from the run directory: %v", name, err)
 		}
 	}
+}
+
+func mustStack(t *testing.T, name string) stacks.Profile {
+	t.Helper()
+	p, err := stacks.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

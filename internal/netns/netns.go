@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
 
@@ -90,6 +91,29 @@ func (n *Namespace) Sysctl(key, value string) error {
 		}
 		return nil
 	})
+}
+
+// ReadSysctl reads a sysctl under /proc/sys/net inside the namespace.
+func (n *Namespace) ReadSysctl(key string) (string, error) {
+	var v []byte
+	err := n.Do(func() error {
+		var err error
+		v, err = os.ReadFile(filepath.Join("/proc/sys/net", key))
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("netns %s: read sysctl net.%s: %w", n.Name, strings.ReplaceAll(key, "/", "."), err)
+	}
+	return strings.TrimSpace(string(v)), nil
+}
+
+// Netlink returns a netlink handle that works inside the namespace. Close it.
+func (n *Namespace) Netlink() (*netlink.Handle, error) {
+	h, err := netlink.NewHandleAt(n.handle)
+	if err != nil {
+		return nil, fmt.Errorf("netns %s: netlink: %w", n.Name, err)
+	}
+	return h, nil
 }
 
 // Delete removes the namespace's name. The namespace itself ends when its

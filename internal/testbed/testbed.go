@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stacks"
 )
 
 // Config describes a cell.
@@ -29,6 +32,9 @@ type Config struct {
 	RunDir string
 	// Log receives server errors. Nil: discard.
 	Log *slog.Logger
+	// Stack is the servers' TCP stack profile; the zero value leaves the
+	// namespace's kernel defaults (on this kernel: BBR).
+	Stack stacks.Profile
 }
 
 // Testbed is a running cell. Close removes everything it created.
@@ -39,6 +45,8 @@ type Testbed struct {
 	Site   *site.Site
 	// Addrs maps each origin host name to its IP in the servers namespace.
 	Addrs map[string]netip.Addr
+	// Stack is what the servers' TCP stack was, read back after applying.
+	Stack stacks.Applied
 	// listeners are closed by Close: a socket left open would keep the
 	// deleted namespace alive for as long as the process runs.
 	listeners []origin.Listener
@@ -68,6 +76,11 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	if tb.Certs, err = origin.NewCerts(cfg.RunDir, hosts, time.Now()); err != nil {
 		return nil, err
 	}
+	if cfg.Stack.Name != "" {
+		if tb.Stack, err = stacks.Apply(tb.Topo.Servers, netns.ClientSubnet, cfg.Stack); err != nil {
+			return nil, err
+		}
+	}
 	var lns []origin.Listener
 	closeAll := func() {
 		for _, l := range lns {
@@ -80,7 +93,12 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		ip := tb.Topo.ServerAddrs[i]
 		tb.Addrs[host] = ip
 		addr := netip.AddrPortFrom(ip, OriginPort).String()
-		tcp, err := tb.Topo.Servers.Listen("tcp4", addr)
+		var tcp net.Listener
+		if cfg.Stack.Name != "" {
+			tcp, err = stacks.Listen(tb.Topo.Servers, addr, cfg.Stack, &tb.Stack)
+		} else {
+			tcp, err = tb.Topo.Servers.Listen("tcp4", addr)
+		}
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("origin %s: listen tcp %s: %w", host, addr, err)

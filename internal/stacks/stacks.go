@@ -1,0 +1,223 @@
+// Package stacks names the servers' transport stacks, following seed 003's
+// Table 1, applies them for real in the servers namespace (sysctls, route
+// attributes, socket options), and reads back what was applied, so that a
+// result can prove which stack produced it. What this kernel or quic-go
+// cannot do is said in each profile's Limits, never silently substituted.
+package stacks
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/netns"
+)
+
+// Profile is a named server transport stack.
+type Profile struct {
+	Name    string `json:"name"`
+	Summary string `json:"summary"`
+	// QUIC marks the QUIC profile: quic-go's defaults, nothing to apply.
+	QUIC bool `json:"quic"`
+	// InitCwnd and InitRwnd are the route's initial congestion and receive
+	// windows in packets; 0 leaves the kernel default (10).
+	InitCwnd int `json:"initcwnd"`
+	InitRwnd int `json:"initrwnd"`
+	// Congestion is the TCP congestion control of the servers' sockets.
+	Congestion string `json:"congestion"`
+	// SlowStartAfterIdle is net.ipv4.tcp_slow_start_after_idle.
+	SlowStartAfterIdle bool `json:"slow_start_after_idle"`
+	// TunedBuffers raises the maximum of tcp_rmem and tcp_wmem to 32 MiB;
+	// without it the namespace keeps the kernel's defaults.
+	TunedBuffers bool `json:"tuned_buffers"`
+	// Pacing turns on the kernel's internal TCP pacing on each connection
+	// (SO_MAX_PACING_RATE); BBR paces by itself.
+	Pacing bool `json:"pacing"`
+	// Limits says plainly what the profile would want and this machine or
+	// library cannot give.
+	Limits []string `json:"limits,omitempty"`
+}
+
+const (
+	tunedTCPRmem = "4096 131072 33554432"
+	tunedTCPWmem = "4096 16384 33554432"
+	noFQ         = "no sch_fq on this kernel: TCP pacing is the kernel's internal pacing, not fq's"
+)
+
+// Profiles lists the stacks, as in seed 003's Table 1.
+func Profiles() []Profile {
+	return []Profile{
+		{Name: "tcp", Summary: "stock TCP: initial window 10, CUBIC, slow start after idle, default buffers, no pacing",
+			Congestion: "cubic", SlowStartAfterIdle: true},
+		{Name: "tcp+", Summary: "tuned TCP: initial window 32, CUBIC with pacing, no slow start after idle, 32 MiB buffers",
+			InitCwnd: 32, InitRwnd: 32, Congestion: "cubic", TunedBuffers: true, Pacing: true, Limits: []string{noFQ}},
+		{Name: "tcp+bbr", Summary: "tcp+ with BBR instead of CUBIC",
+			InitCwnd: 32, InitRwnd: 32, Congestion: "bbr", TunedBuffers: true, Pacing: true, Limits: []string{noFQ}},
+		{Name: "quic", Summary: "quic-go v0.65 defaults: CUBIC-style congestion control with pacing, initial window 32 packets",
+			QUIC: true, Limits: []string{"quic-go has no BBR, so there is no quic+bbr (seed 003's QUIC+BBR cannot be reproduced)"}},
+	}
+}
+
+// Lookup returns the profile called name, or an error listing the names.
+func Lookup(name string) (Profile, error) {
+	all := Profiles()
+	if i := slices.IndexFunc(all, func(p Profile) bool { return p.Name == name }); i >= 0 {
+		return all[i], nil
+	}
+	return Profile{}, fmt.Errorf("unknown stack %q: use tcp, tcp+ or tcp+bbr for TCP (quicbench stacks describes them)", name)
+}
+
+// Applied is what was read back after applying a TCP profile.
+type Applied struct {
+	Profile            string `json:"profile"`
+	Congestion         string `json:"congestion"` // from a server socket (TCP_CONGESTION)
+	InitCwnd           int    `json:"initcwnd"`   // from the route, 0 = kernel default
+	InitRwnd           int    `json:"initrwnd"`
+	SlowStartAfterIdle string `json:"tcp_slow_start_after_idle"`
+	TCPRmem            string `json:"tcp_rmem"`
+	TCPWmem            string `json:"tcp_wmem"`
+	Pacing             bool   `json:"pacing"` // SO_MAX_PACING_RATE set on connections
+}
+
+// Apply sets p's sysctls in ns and its windows on ns's route to peer (the
+// client subnet), and returns the values read back. Socket options are set
+// by Listen.
+func Apply(ns *netns.Namespace, peer netip.Prefix, p Profile) (Applied, error) {
+	if p.QUIC {
+		return Applied{}, fmt.Errorf("stack %s is QUIC's: there is nothing to apply to TCP", p.Name)
+	}
+	ssai := "0"
+	if p.SlowStartAfterIdle {
+		ssai = "1"
+	}
+	sysctls := [][2]string{{"ipv4/tcp_slow_start_after_idle", ssai}}
+	if p.TunedBuffers {
+		sysctls = append(sysctls, [2]string{"ipv4/tcp_rmem", tunedTCPRmem}, [2]string{"ipv4/tcp_wmem", tunedTCPWmem})
+	}
+	for _, kv := range sysctls {
+		if err := ns.Sysctl(kv[0], kv[1]); err != nil {
+			return Applied{}, fmt.Errorf("stack %s: %w", p.Name, err)
+		}
+	}
+	h, err := ns.Netlink()
+	if err != nil {
+		return Applied{}, err
+	}
+	defer h.Close()
+	route, err := findRoute(h, peer)
+	if err != nil {
+		return Applied{}, fmt.Errorf("stack %s: %w", p.Name, err)
+	}
+	route.InitCwnd, route.InitRwnd = p.InitCwnd, p.InitRwnd
+	if err := h.RouteReplace(route); err != nil {
+		return Applied{}, fmt.Errorf("stack %s: set initcwnd %d initrwnd %d on the route to %v: %w", p.Name, p.InitCwnd, p.InitRwnd, peer, err)
+	}
+	a := Applied{Profile: p.Name, Pacing: p.Pacing}
+	if route, err = findRoute(h, peer); err != nil {
+		return Applied{}, err
+	}
+	a.InitCwnd, a.InitRwnd = route.InitCwnd, route.InitRwnd
+	for _, kv := range []struct {
+		key string
+		dst *string
+	}{{"ipv4/tcp_slow_start_after_idle", &a.SlowStartAfterIdle}, {"ipv4/tcp_rmem", &a.TCPRmem}, {"ipv4/tcp_wmem", &a.TCPWmem}} {
+		v, err := ns.ReadSysctl(kv.key)
+		if err != nil {
+			return Applied{}, err
+		}
+		*kv.dst = strings.Join(strings.Fields(v), " ")
+	}
+	tunedOK := !p.TunedBuffers || a.TCPRmem == tunedTCPRmem && a.TCPWmem == tunedTCPWmem
+	if a.SlowStartAfterIdle != ssai || !tunedOK || a.InitCwnd != p.InitCwnd || a.InitRwnd != p.InitRwnd {
+		return a, fmt.Errorf("stack %s: the kernel kept other values than were set: %+v", p.Name, a)
+	}
+	return a, nil
+}
+
+func findRoute(h *netlink.Handle, peer netip.Prefix) (*netlink.Route, error) {
+	routes, err := h.RouteList(nil, netlink.FAMILY_V4)
+	if err != nil {
+		return nil, fmt.Errorf("list routes: %w", err)
+	}
+	for i := range routes {
+		if d := routes[i].Dst; d != nil && d.String() == peer.String() {
+			return &routes[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no route to %v", peer)
+}
+
+// Listen opens a TCP listener in ns whose sockets use p's congestion
+// control, and whose accepted connections get p's pacing. It records the
+// congestion control the kernel gives accepted connections in *seen.
+func Listen(ns *netns.Namespace, addr string, p Profile, seen *Applied) (net.Listener, error) {
+	var sockErr error
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) {
+			sockErr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, p.Congestion)
+		})
+	}}
+	var ln net.Listener
+	err := ns.Do(func() error {
+		var err error
+		ln, err = lc.Listen(nil, "tcp4", addr)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if sockErr != nil {
+		ln.Close()
+		return nil, fmt.Errorf("stack %s: TCP_CONGESTION %s: %w (available: see /proc/sys/net/ipv4/tcp_available_congestion_control)", p.Name, p.Congestion, sockErr)
+	}
+	return &listener{Listener: ln, profile: p, seen: seen}, nil
+}
+
+// listener applies per-connection options and records what a connection got.
+type listener struct {
+	net.Listener
+	profile Profile
+	seen    *Applied
+}
+
+// maxPacingRate unlimited: it only switches the kernel's internal pacing on,
+// at the rate TCP computes from its window and RTT.
+const maxPacingRate = ^uint64(0)
+
+func (l *listener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := conn.(*net.TCPConn)
+	if !ok {
+		return conn, nil
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return conn, nil
+	}
+	var optErr error
+	rc.Control(func(fd uintptr) {
+		if l.profile.Pacing {
+			optErr = unix.SetsockoptUint64(int(fd), unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, maxPacingRate)
+		}
+		if l.seen != nil && l.seen.Congestion == "" {
+			if cc, err := unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION); err == nil {
+				l.seen.Congestion = strings.TrimRight(cc, "\x00")
+			}
+		}
+	})
+	if optErr != nil {
+		conn.Close()
+		return nil, errors.Join(fmt.Errorf("stack %s: SO_MAX_PACING_RATE", l.profile.Name), optErr)
+	}
+	return conn, nil
+}
