@@ -30,6 +30,7 @@ Usage:
   quicbench netcheck [flags]  measure the emulated network against its configuration
   quicbench presets           list the network presets, their numbers and sources
   quicbench stacks            list the servers' transport stacks and their limits here
+  quicbench parity [flags]    compare the servers' download times over h1, h2 and h3
   quicbench cleanup           remove namespaces left by runs that were killed
   quicbench help              show this text
 
@@ -54,13 +55,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPresets(args[1:], stdout, stderr)
 	case "stacks":
 		return runStacks(args[1:], stdout, stderr)
+	case "parity":
+		return runParity(ctx, args[1:], stdout, stderr)
 	case "cleanup":
 		return runCleanup(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, presets, stacks or cleanup (quicbench help lists them)\n", args[0])
+	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, parity, presets, stacks or cleanup (quicbench help lists them)\n", args[0])
 	return exitUsage
 }
 

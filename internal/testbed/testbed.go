@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 
@@ -72,6 +73,9 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	hosts := cfg.Site.Hosts()
 	if tb.Network, err = StartNetwork(cfg.Stem, cfg.Link, len(hosts)); err != nil {
 		return nil, err
+	}
+	if err = os.MkdirAll(cfg.RunDir, 0o755); err != nil {
+		return nil, fmt.Errorf("testbed: run directory: %w", err)
 	}
 	if tb.Certs, err = origin.NewCerts(cfg.RunDir, hosts, time.Now()); err != nil {
 		return nil, err

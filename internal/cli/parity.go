@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/parity"
+	"github.com/quicbench/quicbench/internal/stacks"
+	"github.com/quicbench/quicbench/internal/units"
+)
+
+// runParity downloads files over every protocol through an unshaped and a
+// 100 Mbit/s, 10 ms link, and compares the medians (seed 003, Figure 2).
+func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("parity", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	reps := fs.Int("reps", 31, "downloads per network, size and `protocol`")
+	sizesFlag := fs.String("sizes", "10KB,100KB,1MB,10MB", "comma-separated file `sizes`")
+	stack := fs.String("stack", "tcp", "the servers' TCP `stack`: tcp, tcp+ or tcp+bbr")
+	seed := fs.Uint64("seed", 1, "`seed` of the file bytes and the order")
+	out := fs.String("out", "", "run `directory` (default runs/parity-<time>)")
+	jsonOut := fs.Bool("json", false, "print every cell, with every download, as JSON")
+	connection := fs.String("connection", "fresh", "`fresh`: each download opens its connection and includes the handshakes; warm: a first request opens it, only the download is timed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: quicbench parity [flags]\n\nDownloads files over h1, h2 and h3 through an unshaped link and a 100 Mbit/s, 10 ms RTT link, and\ncompares the medians. Each download uses a fresh Go client, handshake included.\n\nFlags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "quicbench parity: %v (see quicbench parity -h)\n", err)
+		return exitUsage
+	}
+	var sizes []int64
+	for _, s := range strings.Split(*sizesFlag, ",") {
+		n, err := units.ParseBytes(s)
+		if err != nil || n < 1 || n > 1<<30 {
+			fmt.Fprintf(stderr, "quicbench parity: --sizes: %q is not a size from 1 B to 1 GiB, such as 100KB\n", s)
+			return exitUsage
+		}
+		sizes = append(sizes, n)
+	}
+	if *reps < 1 || *reps > 10_000 {
+		fmt.Fprintf(stderr, "quicbench parity: --reps %d is outside 1 to 10000\n", *reps)
+		return exitUsage
+	}
+	tcpStack, err := stacks.Lookup(*stack)
+	if err != nil || tcpStack.QUIC {
+		fmt.Fprintf(stderr, "quicbench parity: --stack %q: use tcp, tcp+ or tcp+bbr\n", *stack)
+		return exitUsage
+	}
+	if *connection != "fresh" && *connection != "warm" {
+		fmt.Fprintf(stderr, "quicbench parity: --connection %q: use fresh or warm\n", *connection)
+		return exitUsage
+	}
+	if err := checkPrivileges(); err != nil {
+		fmt.Fprintln(stderr, "quicbench parity:", err)
+		return exitUsage
+	}
+	dir := *out
+	if dir == "" {
+		dir = "runs/parity-" + time.Now().Format("20060102-150405")
+	}
+	networks := parityNetworks()
+	cells, err := parity.Run(ctx, parity.Config{Networks: networks, Sizes: sizes, Protocols: []string{"h1", "h2", "h3"},
+		Reps: *reps, Seed: *seed, Stack: tcpStack, Warm: *connection == "warm", RunDir: dir, Log: newLogger(stderr, false)})
+	if err != nil && cells == nil {
+		fmt.Fprintln(stderr, "quicbench parity:", err)
+		return exitFailure
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(cells)
+	} else {
+		printParity(stdout, parity.Sorted(cells, networks), *stack, *connection)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench parity:", err)
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		return exitFailure
+	}
+	return exitOK
+}
+
+// parityNetworks are seed 003's: no shaping, and 100 Mbit/s with 10 ms RTT.
+func parityNetworks() []parity.Network {
+	shaped := link.Config{Delay: 5 * time.Millisecond, RateBitsPerSecond: 100_000_000, QueueBytes: 250_000}
+	return []parity.Network{
+		{Name: "unshaped", Link: emulator.Config{}},
+		{Name: "100mbit-10ms", Link: emulator.Config{Up: shaped, Down: shaped}},
+	}
+}
+
+func printParity(w io.Writer, cells []*parity.Cell, stack, connection string) {
+	what := "handshakes included (a fresh Go client and connection each time)"
+	if connection == "warm" {
+		what = "on an open connection (a first request made the handshakes)"
+	}
+	fmt.Fprintf(w, "Median download time in ms, %s; TCP stack %s.\n", what, stack)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "network\tsize\tprotocol\tn\tfailed\tmedian\tp25\tp75\tmedian/h2\t")
+	for _, c := range cells {
+		ratio := "-"
+		if c.RatioToH2 > 0 {
+			ratio = fmt.Sprintf("%.3f", c.RatioToH2)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", c.Network, sizeText(c.Size), c.Protocol, c.Summary.N, c.Failed,
+			msText(c.Summary.Median), msText(c.Summary.P25), msText(c.Summary.P75), ratio)
+	}
+	tw.Flush()
+}
+
+func sizeText(b int64) string {
+	switch {
+	case b >= 1e6 && b%1e6 == 0:
+		return fmt.Sprintf("%dMB", b/1e6)
+	case b >= 1e3 && b%1e3 == 0:
+		return fmt.Sprintf("%dKB", b/1e3)
+	}
+	return fmt.Sprintf("%dB", b)
+}
