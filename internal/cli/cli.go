@@ -34,7 +34,7 @@ Usage:
   quicbench cleanup           remove namespaces left by runs that were killed
   quicbench help              show this text
 
-Run 'quicbench compare -h' for the flags of compare.
+Run 'quicbench COMMAND -h' for the flags of a command.
 `
 
 // Run runs the subcommand in args (without the program name) and returns the
