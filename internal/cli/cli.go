@@ -5,6 +5,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -88,4 +90,23 @@ func newLogger(w io.Writer, verbose bool) *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// parseFlags parses a subcommand's args. On -h it prints usage and the flags
+// to stdout; on a bad flag, one line to stderr. done reports whether the
+// command should return code now.
+func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) (code int, done bool) {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "%s\n\nFlags:\n", usage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return exitOK, true
+	}
+	fmt.Fprintf(stderr, "quicbench %s: %v (see quicbench %s -h)\n", fs.Name(), err, fs.Name())
+	return exitUsage, true
 }

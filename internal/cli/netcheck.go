@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 // configuration. Exit status 1 when a check fails.
 func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("netcheck", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	netFlags := addNetworkFlags(fs, networkDefaults{rtt: "0", loss: "0", down: "0", up: "0", queue: "0"})
 	probes := fs.Int("probes", 200, "idle RTT `probes`, one every 10 ms")
 	lossProbes := fs.Int("loss-probes", 0, "loss probes per `direction`; 0: as many as fit in 5 s at half the rate (at most 5000)")
@@ -25,15 +23,8 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	confidence := fs.Float64("confidence", 0.999, "`level` of the loss checks' intervals: 0.95, 0.99 or 0.999")
 	seed := fs.Uint64("seed", 0, "`seed` of the loss decisions; 0 picks one, which is printed")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: quicbench netcheck [flags]\n\nMeasures the emulated network through the real emulator and compares it with its configuration.\n\nFlags:")
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "quicbench netcheck: %v (see quicbench netcheck -h)\n", err)
-		return exitUsage
+	if code, done := parseFlags(fs, args, "Usage: quicbench netcheck [flags]\n\nMeasures the emulated network through the real emulator and compares it with its configuration.", stdout, stderr); done {
+		return code
 	}
 	switch {
 	case fs.NArg() > 0:

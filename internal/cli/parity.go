@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,7 +21,6 @@ import (
 // 100 Mbit/s, 10 ms link, and compares the medians (seed 003, Figure 2).
 func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("parity", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	reps := fs.Int("reps", 31, "downloads per network, size and `protocol`")
 	sizesFlag := fs.String("sizes", "10KB,100KB,1MB,10MB", "comma-separated file `sizes`")
 	stack := fs.String("stack", "tcp", "the servers' TCP `stack`: tcp, tcp+ or tcp+bbr")
@@ -30,15 +28,8 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	out := fs.String("out", "", "run `directory` (default runs/parity-<time>)")
 	jsonOut := fs.Bool("json", false, "print every cell, with every download, as JSON")
 	connection := fs.String("connection", "fresh", "`fresh`: each download opens its connection and includes the handshakes; warm: a first request opens it, only the download is timed")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: quicbench parity [flags]\n\nDownloads files over h1, h2 and h3 through an unshaped link and a 100 Mbit/s, 10 ms RTT link, and\ncompares the medians. Each download uses a fresh Go client, handshake included.\n\nFlags:")
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "quicbench parity: %v (see quicbench parity -h)\n", err)
-		return exitUsage
+	if code, done := parseFlags(fs, args, "Usage: quicbench parity [flags]\n\nDownloads files over h1, h2 and h3 through an unshaped link and a 100 Mbit/s, 10 ms RTT link, and\ncompares the medians. Each download uses a fresh Go client, handshake included.", stdout, stderr); done {
+		return code
 	}
 	var sizes []int64
 	for _, s := range strings.Split(*sizesFlag, ",") {

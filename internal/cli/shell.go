@@ -36,22 +36,15 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// writers so that the copies and our own lines never interleave.
 	stdout, stderr = serialized(stdout), serialized(stderr)
 	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	netFlags := addNetworkFlags(fs, networkDefaults{rtt: "0", loss: "0", down: "0", up: "0", queue: "0"})
 	server := fs.String("server", "", "`command` to run (with sh -c) in the servers namespace while the client command runs")
 	serverPort := fs.Int("server-port", 0, "wait until the server accepts TCP connections on this `port` before starting the command")
 	quiet := fs.Bool("quiet", false, "do not print the network and the link counters to stderr")
 	seed := fs.Uint64("seed", 0, "`seed` of the loss decisions; 0 picks one, which is printed")
 	servers := fs.Int("servers", 1, "`number` of server addresses in the servers namespace, listed in $"+envServerAddrs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: quicbench shell [flags] -- COMMAND [ARG...]\n\nRuns COMMAND in the client namespace behind the emulated link. $%s is the server's\naddress and $%s the client's, for both commands.\n\nFlags:\n", envServerAddr, envClientAddr)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "quicbench shell: %v (see quicbench shell -h)\n", err)
-		return exitUsage
+	usage := fmt.Sprintf("Usage: quicbench shell [flags] -- COMMAND [ARG...]\n\nRuns COMMAND in the client namespace behind the emulated link. $%s is the server's\naddress and $%s the client's, for both commands.", envServerAddr, envClientAddr)
+	if code, done := parseFlags(fs, args, usage, stdout, stderr); done {
+		return code
 	}
 	command := fs.Args()
 	if len(command) == 0 {
