@@ -172,7 +172,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	res := &CompareResult{RunDir: cfg.RunDir, UplinkConfig: cfg.Link.Up, DownlinkConfig: cfg.Link.Down}
 	if cfg.Netcheck {
 		report, err := netcheck.Run(ctx, tb.Network, netcheck.Config{Link: cfg.Link, RTT: cfg.RTT,
-			RTTProbes: 50, LossProbes: netcheckLossProbes(cfg.Link), TransferTime: 2 * time.Second})
+			RTTProbes: 200, LossProbes: netcheckLossProbes(cfg.Link), TransferTime: 2 * time.Second})
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("compare: netcheck: %w", err), tb.Close())
 		}
