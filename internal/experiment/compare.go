@@ -232,10 +232,11 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	return res, errors.Join(runErr, closeErr)
 }
 
-// netcheckLossProbes keeps compare's netcheck short: 1000 probes per
-// direction, fewer on slow links (at most ~2 s at half the rate).
+// netcheckLossProbes keeps compare's netcheck short: 5000 probes per
+// direction (half a second on fast links), fewer on slow links (at most
+// ~2 s at half the rate).
 func netcheckLossProbes(l emulator.Config) int {
-	n := 1000
+	n := 5000
 	for _, d := range []link.Config{l.Up, l.Down} {
 		if rate := d.MeanRate(); rate > 0 {
 			n = min(n, max(50, int(rate/2/(92*8)*2)))
