@@ -64,6 +64,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	timeout := fs.Duration("timeout", defaultTimeout, "`limit` for one page load, browser start included")
 	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
+	capture := fs.Bool("pcap", false, "record each load's client-side packets to pcap/round<N>-<protocol>.pcap in the run directory (Wireshark reads them); adds a copy per packet")
 	check := fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -114,6 +115,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 		Link:         o.net.Link,
 		RTT:          o.net.RTT,
 		Netcheck:     *check,
+		Pcap:         *capture,
 		Page:         spec,
 		Origins:      *origins,
 		Stack:        tcpStack,

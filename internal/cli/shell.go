@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/proc"
 )
 
@@ -40,6 +41,7 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	server := fs.String("server", "", "`command` to run (with sh -c) in the servers namespace while the client command runs")
 	serverPort := fs.Int("server-port", 0, "wait until the server accepts TCP connections on this `port` before starting the command")
 	quiet := fs.Bool("quiet", false, "do not print the network and the link counters to stderr")
+	capturePath := fs.String("pcap", "", "record the client side's packets to this `file` (pcap, Wireshark reads it)")
 	seed := fs.Uint64("seed", 0, "`seed` of the loss decisions; 0 picks one, which is printed")
 	servers := fs.Int("servers", 1, "`number` of server addresses in the servers namespace, listed in $"+envServerAddrs)
 	usage := fmt.Sprintf("Usage: quicbench shell [flags] -- COMMAND [ARG...]\n\nRuns COMMAND in the client namespace behind the emulated link. $%s is the server's\naddress and $%s the client's, for both commands.", envServerAddr, envClientAddr)
@@ -98,6 +100,26 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 
+	if *capturePath != "" {
+		f, err := os.Create(*capturePath)
+		if err != nil {
+			fmt.Fprintln(stderr, "quicbench shell: --pcap:", err)
+			return exitUsage
+		}
+		w, err := pcap.NewWriter(f)
+		if err != nil {
+			f.Close()
+			fmt.Fprintln(stderr, "quicbench shell:", err)
+			return exitFailure
+		}
+		net0.Emulator.SetCapture(w)
+		defer func() {
+			net0.Emulator.SetCapture(nil)
+			if err := errors.Join(w.Flush(), f.Close()); err != nil {
+				fmt.Fprintln(stderr, "quicbench shell: --pcap:", err)
+			}
+		}()
+	}
 	var usageBefore unix.Rusage
 	unix.Getrusage(unix.RUSAGE_SELF, &usageBefore)
 	commandStart := time.Now()

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/tun"
 )
 
@@ -117,7 +118,14 @@ type Emulator struct {
 	wg       sync.WaitGroup
 	pollers  sync.WaitGroup // readers that poll raw descriptors
 	stop     atomic.Bool
+	capture  atomic.Pointer[pcap.Writer]
 }
+
+// SetCapture starts recording the client side's packets to w, as the client
+// sees them: what it sends (before any loss) and what it receives, at the
+// time it does; nil stops recording. Writing adds a copy to each packet's
+// path, so measured runs leave it off.
+func (e *Emulator) SetCapture(w *pcap.Writer) { e.capture.Store(w) }
 
 // Start validates cfg and starts forwarding between client and servers. Call
 // Stop, close both devices, then call Wait.
@@ -148,6 +156,7 @@ func Start(client, servers tun.Device, cfg Config, opt Options) (*Emulator, erro
 		}
 	}
 	e := &Emulator{up: up, down: down}
+	up.capture, down.capture = &e.capture, &e.capture
 	for _, d := range []*direction{up, down} {
 		if fd, ok := rawFD(d.src); ok {
 			e.pollers.Add(1)
@@ -233,6 +242,9 @@ type direction struct {
 	overflow    atomic.Int64
 	writeErrors atomic.Int64
 	pool        sync.Pool
+	// capture is the emulator's: the uplink records what it reads from the
+	// client, the downlink what it writes to the client.
+	capture *atomic.Pointer[pcap.Writer]
 }
 
 func newDirection(src, dst tun.Device, cfg link.Config, paths []Path, up bool, opt Options) (*direction, error) {
@@ -334,6 +346,9 @@ func (d *direction) pathOf(pkt []byte) *path {
 // accept asks the path and the model about a packet read at now and queues
 // it on its path if it is delivered.
 func (d *direction) accept(now time.Time, buf *[]byte, n int) {
+	if w := d.capture.Load(); w != nil && d.up {
+		w.WritePacket(now, (*buf)[:n])
+	}
 	p := d.pathOf((*buf)[:n])
 	d.mu.Lock()
 	if p.loss > 0 && p.rng.Float64() < p.loss {
@@ -422,6 +437,9 @@ func (d *direction) write(pkt packet) {
 	if !d.stopping.Load() {
 		if _, err := d.dst.Write((*pkt.buf)[:pkt.n]); err != nil && !errors.Is(err, unix.EBADF) {
 			d.writeErrors.Add(1)
+		}
+		if w := d.capture.Load(); w != nil && !d.up {
+			w.WritePacket(time.Now(), (*pkt.buf)[:pkt.n])
 		}
 	}
 	d.pool.Put(pkt.buf)

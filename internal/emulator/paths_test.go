@@ -1,12 +1,14 @@
 package emulator
 
 import (
+	"bytes"
 	"net/netip"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/tun"
 )
 
@@ -135,6 +137,49 @@ func TestDropHeadThroughTheEmulator(t *testing.T) {
 		e.Wait()
 		if up, _ := e.Stats(); up.DroppedQueue != 1 || up.Delivered != 3 {
 			t.Errorf("stats %+v, want 1 queue drop and 3 delivered", up.Stats)
+		}
+	})
+}
+
+// TestCaptureSeesWhatTheClientSees records a capture while packets cross both
+// ways with loss on the uplink: the capture holds every packet the client
+// sent (lost ones too) and every one it received, at the client's times.
+func TestCaptureSeesWhatTheClientSees(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 16), tun.NewFake("s", 16)
+		e, err := Start(client, servers, Config{
+			Up:   link.Config{Delay: 10 * time.Millisecond, Loss: 1},
+			Down: link.Config{Delay: 10 * time.Millisecond},
+		}, Options{SleepUntil: sleepUntil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		w, err := pcap.NewWriter(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.SetCapture(w)
+		start := time.Now()
+		client.Inject(ipv4("198.18.0.1", "198.19.0.10", 1)) // lost on the uplink
+		servers.Inject(ipv4("198.19.0.10", "198.18.0.1", 2))
+		<-client.Written
+		e.SetCapture(nil)
+		client.Inject(ipv4("198.18.0.1", "198.19.0.10", 3)) // not recorded
+		synctest.Wait()
+		client.Close()
+		servers.Close()
+		e.Wait()
+		w.Flush()
+		pkts, err := pcap.Read(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pkts) != 2 || pkts[0].Data[5] != 1 || pkts[1].Data[5] != 2 {
+			t.Fatalf("captured %d packets %v, want the sent 1 and the received 2", len(pkts), pkts)
+		}
+		if !pkts[0].Time.Equal(start) || pkts[1].Time.Sub(start) != 10*time.Millisecond {
+			t.Errorf("times %v and %v after start, want 0 and 10ms", pkts[0].Time.Sub(start), pkts[1].Time.Sub(start))
 		}
 	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/stats"
@@ -56,6 +57,9 @@ type CompareConfig struct {
 	Stack stacks.Profile
 	// RTT is the configured round-trip delay, for the netcheck.
 	RTT time.Duration
+	// Pcap records each load's client-side packets to
+	// pcap/round<N>-<protocol>.pcap in RunDir (Wireshark reads them).
+	Pcap bool
 	// Netcheck runs a short netcheck before the loads and stores it; the
 	// loads' link counters then exclude its traffic.
 	Netcheck bool
@@ -72,6 +76,8 @@ type Load struct {
 	// per protocol: a second, server-side check of the protocol.
 	ServerRequests origin.Counts `json:"server_requests"`
 	StartedAt      time.Time     `json:"started_at"`
+	// Pcap is the load's capture, relative to the run directory, if any.
+	Pcap string `json:"pcap,omitempty"`
 }
 
 // ProtocolSummary is the comparison's result for one protocol. Only verified
@@ -193,12 +199,26 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 					return err
 				}
 				load := Load{Round: round, Position: pos + 1, StartedAt: time.Now()}
+				var stopCapture func() error
+				if cfg.Pcap {
+					load.Pcap = filepath.Join("pcap", fmt.Sprintf("round%d-%s.pcap", round, p))
+					stop, err := startCapture(tb, filepath.Join(cfg.RunDir, load.Pcap))
+					if err != nil {
+						return err
+					}
+					stopCapture = stop
+				}
 				before := tb.Origin.Counts()
 				r, err := browser.Load(ctx, client.Request{
 					URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 					HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
 					Expected: page.Subresources,
 				})
+				if stopCapture != nil {
+					if cerr := stopCapture(); cerr != nil && err == nil {
+						err = cerr
+					}
+				}
 				if err != nil {
 					return err // canceled: the partial load is not kept
 				}
@@ -230,6 +250,28 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		closeErr = errors.Join(closeErr, err)
 	}
 	return res, errors.Join(runErr, closeErr)
+}
+
+// startCapture records the client side's packets to path until the returned
+// function is called.
+func startCapture(tb *testbed.Testbed, path string) (stop func() error, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("compare: capture: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("compare: capture: %w", err)
+	}
+	w, err := pcap.NewWriter(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	tb.Emulator.SetCapture(w)
+	return func() error {
+		tb.Emulator.SetCapture(nil)
+		return errors.Join(w.Flush(), f.Close())
+	}, nil
 }
 
 // netcheckLossProbes keeps compare's netcheck short: 5000 probes per

@@ -14,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netcheck"
+	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -36,6 +37,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		Page:      site.SyntheticSpec{Objects: 6, ObjectBytes: 3000},
 		Origins:   2,
 		Stack:     mustStack(t, "tcp+"),
+		Pcap:      true,
 		Protocols: []client.Protocol{client.H2, client.H3},
 		Runs:      2,
 		Seed:      7,
@@ -124,6 +126,18 @@ func TestCompareEndToEnd(t *testing.T) {
 	// The loads' counters exclude the netcheck's thousands of probes.
 	if res.Uplink.Packets > 2000 {
 		t.Errorf("uplink counted %d packets for 4 small page loads: the netcheck's traffic is in them", res.Uplink.Packets)
+	}
+	// Every load has its capture, with the load's packets in it.
+	for _, l := range res.Loads {
+		f, err := os.Open(filepath.Join(dir, l.Pcap))
+		if err != nil {
+			t.Fatalf("load %d %s: %v", l.Round, l.Requested, err)
+		}
+		pkts, err := pcap.Read(f)
+		f.Close()
+		if err != nil || len(pkts) < 20 {
+			t.Errorf("%s: %d packets, %v; want the load's packets", l.Pcap, len(pkts), err)
+		}
 	}
 	for _, name := range []string{"summary.json", "netcheck.json", "ca.pem", "leaf.pem"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
