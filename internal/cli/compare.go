@@ -65,6 +65,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
 	capture := fs.Bool("pcap", false, "record each load's client-side packets to pcap/round<N>-<protocol>.pcap in the run directory (Wireshark reads them); adds a copy per packet")
+	qlog := fs.Bool("qlog", false, "record the server's qlog of each h3 load to qlog/round<N>-h3/ in the run directory (qvis reads them)")
 	check := fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -116,6 +117,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 		RTT:          o.net.RTT,
 		Netcheck:     *check,
 		Pcap:         *capture,
+		Qlog:         *qlog,
 		Page:         spec,
 		Origins:      *origins,
 		Stack:        tcpStack,

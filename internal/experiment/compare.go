@@ -60,6 +60,10 @@ type CompareConfig struct {
 	// Pcap records each load's client-side packets to
 	// pcap/round<N>-<protocol>.pcap in RunDir (Wireshark reads them).
 	Pcap bool
+	// Qlog records the server's qlog of each h3 load's connections to
+	// qlog/round<N>-h3/ in RunDir (qvis reads them); the traces are complete
+	// when the run ends and the servers close their connections.
+	Qlog bool
 	// Netcheck runs a short netcheck before the loads and stores it; the
 	// loads' link counters then exclude its traffic.
 	Netcheck bool
@@ -78,6 +82,8 @@ type Load struct {
 	StartedAt      time.Time     `json:"started_at"`
 	// Pcap is the load's capture, relative to the run directory, if any.
 	Pcap string `json:"pcap,omitempty"`
+	// Qlog is the directory of the load's server qlogs, if any.
+	Qlog string `json:"qlog,omitempty"`
 }
 
 // ProtocolSummary is the comparison's result for one protocol. Only verified
@@ -208,12 +214,17 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 					}
 					stopCapture = stop
 				}
+				if cfg.Qlog && p == client.H3 {
+					load.Qlog = filepath.Join("qlog", fmt.Sprintf("round%d-h3", round))
+					tb.Origin.SetQlogDir(filepath.Join(cfg.RunDir, load.Qlog))
+				}
 				before := tb.Origin.Counts()
 				r, err := browser.Load(ctx, client.Request{
 					URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 					HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
 					Expected: page.Subresources,
 				})
+				tb.Origin.SetQlogDir("")
 				if stopCapture != nil {
 					if cerr := stopCapture(); cerr != nil && err == nil {
 						err = cerr

@@ -38,6 +38,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		Origins:   2,
 		Stack:     mustStack(t, "tcp+"),
 		Pcap:      true,
+		Qlog:      true,
 		Protocols: []client.Protocol{client.H2, client.H3},
 		Runs:      2,
 		Seed:      7,
@@ -137,6 +138,25 @@ func TestCompareEndToEnd(t *testing.T) {
 		f.Close()
 		if err != nil || len(pkts) < 20 {
 			t.Errorf("%s: %d packets, %v; want the load's packets", l.Pcap, len(pkts), err)
+		}
+	}
+	// Every h3 load has its server qlog, complete now that the run ended.
+	for _, l := range res.Loads {
+		if l.Requested != client.H3 {
+			if l.Qlog != "" {
+				t.Errorf("an %s load has a qlog", l.Requested)
+			}
+			continue
+		}
+		files, _ := os.ReadDir(filepath.Join(dir, l.Qlog))
+		if len(files) == 0 {
+			t.Errorf("no qlog in %s", l.Qlog)
+		}
+		for _, f := range files {
+			data, _ := os.ReadFile(filepath.Join(dir, l.Qlog, f.Name()))
+			if !strings.Contains(string(data), "transport:packet_sent") {
+				t.Errorf("%s/%s has no packet events", l.Qlog, f.Name())
+			}
 		}
 	}
 	for _, name := range []string{"summary.json", "netcheck.json", "ca.pem", "leaf.pem"} {

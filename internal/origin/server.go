@@ -59,12 +59,13 @@ func (c Counts) Total() int64 { return c.H1 + c.H2 + c.H3 }
 
 // Server serves one site on any number of listeners.
 type Server struct {
-	site   *site.Site
-	tcp    *http.Server
-	quic   *http3.Server
-	counts [4]atomic.Int64 // indexed by HTTP major version
-	wg     sync.WaitGroup
-	log    *slog.Logger
+	site    *site.Site
+	tcp     *http.Server
+	quic    *http3.Server
+	counts  [4]atomic.Int64 // indexed by HTTP major version
+	qlogDir atomic.Pointer[string]
+	wg      sync.WaitGroup
+	log     *slog.Logger
 }
 
 // Start serves s on every listener in lns with certificate cert, until Close.
@@ -84,7 +85,7 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 	srv.quic = &http3.Server{
 		Handler:     srv,
 		TLSConfig:   http3.ConfigureTLSConfig(tlsConf.Clone()),
-		QUICConfig:  &quic.Config{},
+		QUICConfig:  &quic.Config{Tracer: srv.tracer},
 		IdleTimeout: 5 * time.Minute,
 		Logger:      logger,
 	}

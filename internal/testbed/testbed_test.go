@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +100,39 @@ func TestUnknownPathIs404(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Errorf("status %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestQlogOfAQUICConnection writes a qlog while an h3 request is served and
+// finds the connection's packets in it once the server closed.
+func TestQlogOfAQUICConnection(t *testing.T) {
+	s, _ := site.Synthetic(site.SyntheticSpec{Objects: 1, ObjectBytes: 5000}, []string{"a.test"}, 1)
+	tb := startTestbed(t, emulator.Config{}, s)
+	dir := t.TempDir()
+	tb.Origin.SetQlogDir(dir)
+	c, err := tb.NewGoClient("h3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Get("https://a.test/obj/0.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	c.Close()
+	tb.Origin.Close() // closes the connection, which completes its trace
+	files, _ := os.ReadDir(dir)
+	if len(files) != 1 || !strings.HasSuffix(files[0].Name(), "_server.sqlog") {
+		t.Fatalf("qlog directory holds %v, want one server trace", files)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, files[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, event := range []string{"transport:packet_sent", "transport:packet_received"} {
+		if !strings.Contains(string(data), event) {
+			t.Errorf("the trace has no %s event (%d bytes)", event, len(data))
+		}
 	}
 }
