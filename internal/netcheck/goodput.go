@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/netip"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/stats"
@@ -66,7 +67,10 @@ func (c *checker) goodputAndLoadedRTT(ctx context.Context) ([]Line, error) {
 
 // transfer sends bulk data server → client (down) or client → server for
 // TransferTime and returns the goodput in bit/s over its last two thirds,
-// after slow start.
+// after slow start. It counts at the sender the segments the receiver got
+// (TCP_INFO's delivered, SACKed ones included), so that a burst released when
+// a retransmission fills a hole is not counted at the wrong time, as a count
+// of the receiver's reads would be on a lossy link.
 func (c *checker) transfer(ctx context.Context, ln net.Listener, down bool) (float64, error) {
 	accepted := make(chan net.Conn, 1)
 	go func() {
@@ -93,42 +97,73 @@ func (c *checker) transfer(ctx context.Context, ln net.Listener, down bool) (flo
 	}
 	d := c.cfg.TransferTime
 	start := time.Now()
-	go func() {
+	go func() { // the receiver only drains
 		buf := make([]byte, 64<<10)
-		sender.SetWriteDeadline(start.Add(d))
-		for time.Since(start) < d && ctx.Err() == nil {
-			if _, err := sender.Write(buf); err != nil {
-				break
+		for {
+			if _, err := receiver.Read(buf); err != nil {
+				return
 			}
 		}
-		sender.Close()
 	}()
-	mark := start.Add(d / 3)
-	var total, atMark int64
-	var markTime, last time.Time
-	buf := make([]byte, 64<<10)
-	receiver.SetReadDeadline(start.Add(d + 30*time.Second))
-	for {
-		k, err := receiver.Read(buf)
-		now := time.Now()
-		if k > 0 && now.Before(start.Add(d)) {
-			total += int64(k)
-			last = now
-			if markTime.IsZero() && now.After(mark) {
-				markTime, atMark = now, total
+	type sample struct {
+		at    time.Time
+		bytes float64
+	}
+	var samples []sample
+	var sampleErr error
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for _, at := range []time.Time{start.Add(d / 3), start.Add(d - 50*time.Millisecond)} {
+			time.Sleep(time.Until(at))
+			delivered, err := deliveredBytes(sender)
+			if err != nil {
+				sampleErr = err
+				return
 			}
+			samples = append(samples, sample{time.Now(), delivered})
 		}
-		if err == io.EOF || (err != nil && ctx.Err() == nil) {
+	}()
+	buf := make([]byte, 64<<10)
+	sender.SetWriteDeadline(start.Add(d))
+	for time.Since(start) < d && ctx.Err() == nil {
+		if _, err := sender.Write(buf); err != nil {
 			break
 		}
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
 	}
-	if markTime.IsZero() || !last.After(markTime) {
+	<-sampled
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	if sampleErr != nil {
+		return 0, sampleErr
+	}
+	if len(samples) != 2 || !samples[1].at.After(samples[0].at) {
 		return 0, nil
 	}
-	return float64(total-atMark) * 8 / last.Sub(markTime).Seconds(), nil
+	return (samples[1].bytes - samples[0].bytes) * 8 / samples[1].at.Sub(samples[0].at).Seconds(), nil
+}
+
+// deliveredBytes is what the receiver of conn has got so far, in bytes:
+// TCP_INFO's delivered segments times the sender's MSS.
+func deliveredBytes(conn net.Conn) (float64, error) {
+	tc, ok := conn.(*net.TCPConn)
+	if !ok {
+		return 0, fmt.Errorf("netcheck: %T is not a TCP connection", conn)
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var info *unix.TCPInfo
+	var infoErr error
+	if err := rc.Control(func(fd uintptr) { info, infoErr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) }); err != nil {
+		return 0, err
+	}
+	if infoErr != nil {
+		return 0, fmt.Errorf("netcheck: TCP_INFO: %w", infoErr)
+	}
+	return float64(info.Delivered) * float64(info.Snd_mss), nil
 }
 
 func goodputLine(name string, d link.Config, measured float64) Line {
