@@ -87,17 +87,6 @@ func (s *Site) Validate() error {
 	return nil
 }
 
-// TotalBytes is the size of all resource bodies, in bytes.
-func (s *Site) TotalBytes() int64 {
-	var n int64
-	for _, o := range s.Origins {
-		for _, r := range o.Resources {
-			n += int64(len(r.Body))
-		}
-	}
-	return n
-}
-
 // Files builds a site of one origin that serves, for each size in bytes, a
 // file of incompressible bytes from seed at "/file/<size>". The document
 // at "/" lists them.
