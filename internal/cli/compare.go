@@ -18,6 +18,7 @@ import (
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netcheck"
+	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/units"
@@ -66,6 +67,8 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
 	capture := fs.Bool("pcap", false, "record each load's client-side packets to pcap/round<N>-<protocol>.pcap in the run directory (Wireshark reads them); adds a copy per packet")
 	qlog := fs.Bool("qlog", false, "record the server's qlog of each h3 load to qlog/round<N>-h3/ in the run directory (qvis reads them)")
+	visit := fs.String("visit", "first", "`kind` of visit measured: first (a new browser profile) or repeat (load once, the servers close every connection, then measure a second load in the same browser)")
+	cache := fs.String("cache", "off", "`on`: the site is cacheable (max-age=86400, ETag, Last-Modified), so a repeat visit can use the browser's cache; off: every response says no-store")
 	check := fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -108,6 +111,18 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if *timeout <= 0 {
 		return nil, fmt.Errorf("--timeout %v must be positive, e.g. 60s", *timeout)
 	}
+	visitKind, err := client.ParseVisit(*visit)
+	if err != nil {
+		return nil, fmt.Errorf("--visit: %w", err)
+	}
+	var cacheOn bool
+	switch *cache {
+	case "on":
+		cacheOn = true
+	case "off":
+	default:
+		return nil, fmt.Errorf("--cache %q: use on or off", *cache)
+	}
 	dir := *out
 	if dir == "" {
 		dir = "runs/compare-" + now.Format("20060102-150405")
@@ -121,6 +136,8 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 		Page:         spec,
 		Origins:      *origins,
 		Stack:        tcpStack,
+		Visit:        visitKind,
+		Cache:        cacheOn,
 		Protocols:    protocols,
 		Runs:         *runs,
 		Seed:         *seed,
@@ -208,7 +225,11 @@ func header(o *compareOptions) string {
 	if c.Origins > 1 {
 		origins = fmt.Sprintf(" over %d origins", c.Origins)
 	}
-	return fmt.Sprintf("%s%s on %s; TCP stack %s; %d runs × %s, seed %d", c.Page, origins, o.net.describe(), c.Stack.Name, c.Runs, protoList(c.Protocols), c.Seed)
+	cache := "off"
+	if c.Cache {
+		cache = "on"
+	}
+	return fmt.Sprintf("%s%s on %s; TCP stack %s; %s visit, cache %s; %d runs × %s, seed %d", c.Page, origins, o.net.describe(), c.Stack.Name, c.Visit, cache, c.Runs, protoList(c.Protocols), c.Seed)
 }
 
 // scenario is the configuration as JSON reports it.
@@ -220,6 +241,9 @@ type scenario struct {
 	Uplink    link.Config       `json:"uplink"`
 	Downlink  link.Config       `json:"downlink"`
 	Protocols []client.Protocol `json:"protocols"`
+	Stack     string            `json:"tcp_stack"`
+	Visit     client.Visit      `json:"visit"`
+	Cache     bool              `json:"cache"`
 	Runs      int               `json:"runs"`
 	Seed      uint64            `json:"seed"`
 }
@@ -231,20 +255,21 @@ type jsonReport struct {
 
 func describe(o *compareOptions) scenario {
 	return scenario{Page: o.cfg.Page.String(), Origins: o.cfg.Origins, Preset: o.net.Preset, RTTMs: float64(o.net.RTT) / 1e6, Uplink: o.cfg.Link.Up, Downlink: o.cfg.Link.Down,
-		Protocols: o.cfg.Protocols, Runs: o.cfg.Runs, Seed: o.cfg.Seed}
+		Protocols: o.cfg.Protocols, Stack: o.cfg.Stack.Name, Visit: o.cfg.Visit, Cache: o.cfg.Cache, Runs: o.cfg.Runs, Seed: o.cfg.Seed}
 }
 
 // printSummary writes the comparison table and the link counters.
 func printSummary(w io.Writer, res *experiment.CompareResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "protocol\tok\tfailed\tPLT median\tPLT mean\tPLT p25\tPLT p75\tDCL median\tTTFB median\tPLT/h2\tobserved\t")
+	fmt.Fprintln(tw, "protocol\tok\tfailed\tPLT median\tPLT mean\tPLT p25\tPLT p75\tDCL median\tTTFB median\tPLT/h2\tobserved\thandshakes\t")
 	for _, s := range res.Summaries {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Protocol, s.OK, s.Failed,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Protocol, s.OK, s.Failed,
 			msText(s.PLT.Median), msText(s.PLT.Mean), msText(s.PLT.P25), msText(s.PLT.P75),
-			msText(s.DCL.Median), msText(s.TTFB.Median), ratioText(s.RatioToH2), strings.Join(s.Observed, ","))
+			msText(s.DCL.Median), msText(s.TTFB.Median), ratioText(s.RatioToH2), strings.Join(s.Observed, ","), handshakeText(s.Handshakes))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "Times in ms from navigation start; PLT = loadEventEnd, DCL = DOMContentLoaded, TTFB = first byte of the document.")
+	fmt.Fprintln(w, "Handshakes: the servers' connections in the verified loads, by kind (full, resumed, 0rtt, incomplete).")
 	fmt.Fprintln(w, "Only verified loads (every object over the requested protocol, as seen by browser and server) are in the statistics.")
 	for _, l := range res.Loads {
 		if !l.OK() {
@@ -334,4 +359,19 @@ func windowText(packets int) string {
 		return "default (10)"
 	}
 	return strconv.Itoa(packets)
+}
+
+// handshakeText lists handshake counts by kind in a fixed order, such as
+// "full 12" or "0rtt 5, full 1"; "-" for none.
+func handshakeText(counts map[string]int) string {
+	var parts []string
+	for _, kind := range []string{origin.Handshake0RTT, origin.HandshakeResumed, origin.HandshakeFull, origin.HandshakeIncomplete} {
+		if n := counts[kind]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", kind, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -42,6 +42,8 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{[]string{"--origins", "0"}, "--origins 0 is outside 1 to 64"},
 		{[]string{"--stack", "quic"}, `--stack "quic": use tcp, tcp+ or tcp+bbr`},
 		{[]string{"--origins", "2", "--path", "3=10ms"}, "--path names server 3, but there are 2 servers"},
+		{[]string{"--visit", "second"}, `--visit: visit "second" is unknown: use first or repeat`},
+		{[]string{"--cache", "yes"}, `--cache "yes": use on or off`},
 		{[]string{"--down", "10mbps"}, "ambiguous"},
 		{[]string{"--queue", "lots"}, `--queue "lots" is neither bytes`},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
@@ -104,6 +106,7 @@ func TestDefaultsAreTheDemoScenario(t *testing.T) {
 		Page:         site.SyntheticSpec{Objects: 32, ObjectBytes: 10_000},
 		Origins:      1,
 		Stack:        mustStack(t, "tcp"),
+		Visit:        client.FirstVisit,
 		Protocols:    []client.Protocol{"h1", "h2", "h3"},
 		Runs:         5,
 		Seed:         1,
@@ -137,6 +140,11 @@ func TestSummaryGolden(t *testing.T) {
 		l.DocumentProtocol, l.PLTMs, l.DCLMs, l.TTFBMs = p.NextHop(), plt, dcl, ttfb
 		l.WallMs, l.BrowserStartMs = plt+600, 450
 		l.ServerRequests = origin.Counts{H2: 33}
+		kind := map[client.Protocol]string{"h1": origin.HandshakeFull, "h2": origin.HandshakeResumed, "h3": origin.Handshake0RTT}[p]
+		l.Connections = []origin.ConnRecord{{Handshake: kind}}
+		if p == "h1" {
+			l.Connections = append(l.Connections, origin.ConnRecord{Handshake: origin.HandshakeResumed})
+		}
 		return l
 	}
 	loads := []experiment.Load{

@@ -24,7 +24,9 @@ import (
 const DefaultChromiumPath = "/usr/lib/chromium/chromium"
 
 // Chromium loads pages in a fresh headless Chromium per load: a new profile,
-// so every load is a first visit with empty caches and no session tickets.
+// so a first visit has empty caches, no session tickets and no knowledge of
+// the servers. A repeat visit loads the page twice in that browser and
+// measures the second load.
 type Chromium struct {
 	// Path is the Chromium binary. Empty: DefaultChromiumPath.
 	Path string
@@ -62,6 +64,7 @@ const collectJS = `(() => {
   return {
     document_protocol: nav.nextHopProtocol,
     document_status: nav.responseStatus || 0,
+    document_transfer_bytes: nav.transferSize,
     ttfb_ms: nav.responseStart,
     dcl_ms: nav.domContentLoadedEventStart,
     plt_ms: nav.loadEventEnd,
@@ -171,34 +174,67 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 		page.AddScriptToEvaluateOnNewDocumentParams{Source: bufferJS}); err != nil {
 		return fail("set up page: %v", err)
 	}
-	if err := chromedp.Do(browserCtx, chromedp.Navigate(req.URL)); err != nil {
-		if loadCtx.Err() != nil && ctx.Err() == nil {
-			return fail("timed out after %v", timeout)
-		}
-		return fail("navigation: %v", err)
+	res.Visit = req.Visit
+	if res.Visit == "" {
+		res.Visit = FirstVisit
 	}
-	for {
-		m, err := chromedp.Run(browserCtx, chromedp.Evaluate[*PageMetrics](collectJS))
-		if err != nil {
-			if loadCtx.Err() != nil && ctx.Err() == nil {
-				return fail("timed out after %v waiting for loadEventEnd", timeout)
+	if res.Visit == RepeatVisit {
+		first, failure := navigate(browserCtx, loadCtx, req.URL, timeout)
+		if failure != "" {
+			return fail("first visit: %s", failure)
+		}
+		firstReq := req
+		firstReq.CacheAllowed = false
+		if problems := Verify(firstReq, first); len(problems) > 0 {
+			return fail("first visit: %s", strings.Join(problems, "; "))
+		}
+		res.FirstVisitPLTMs = first.PLTMs
+		if err := chromedp.Do(browserCtx, chromedp.Navigate("about:blank")); err != nil {
+			return fail("leave the page between visits: %v", err)
+		}
+		if req.BetweenVisits != nil {
+			if err := req.BetweenVisits(loadCtx); err != nil {
+				return fail("between visits: %v", err)
 			}
-			return fail("read metrics: %v", err)
-		}
-		if m != nil {
-			res.PageMetrics = *m
-			break
-		}
-		select {
-		case <-loadCtx.Done():
-			return fail("timed out after %v waiting for loadEventEnd", timeout)
-		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	m, failure := navigate(browserCtx, loadCtx, req.URL, timeout)
+	if failure != "" {
+		return fail("%s", failure)
+	}
+	res.PageMetrics = m
 	if problems := Verify(req, res.PageMetrics); len(problems) > 0 {
 		return fail("%s", strings.Join(problems, "; "))
 	}
 	return res, nil
+}
+
+// navigate loads url in the browser's tab and reads the page's metrics once
+// its load event has ended. It returns a failure text for a failed load.
+func navigate(browserCtx, loadCtx context.Context, url string, timeout time.Duration) (PageMetrics, string) {
+	if err := chromedp.Do(browserCtx, chromedp.Navigate(url)); err != nil {
+		if loadCtx.Err() != nil {
+			return PageMetrics{}, fmt.Sprintf("timed out after %v", timeout)
+		}
+		return PageMetrics{}, fmt.Sprintf("navigation: %v", err)
+	}
+	for {
+		m, err := chromedp.Run(browserCtx, chromedp.Evaluate[*PageMetrics](collectJS))
+		if err != nil {
+			if loadCtx.Err() != nil {
+				return PageMetrics{}, fmt.Sprintf("timed out after %v waiting for loadEventEnd", timeout)
+			}
+			return PageMetrics{}, fmt.Sprintf("read metrics: %v", err)
+		}
+		if m != nil {
+			return *m, ""
+		}
+		select {
+		case <-loadCtx.Done():
+			return PageMetrics{}, fmt.Sprintf("timed out after %v waiting for loadEventEnd", timeout)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,6 +1,9 @@
 package client
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // ResourceTiming is one Resource Timing entry, times in milliseconds since
 // navigation start.
@@ -16,11 +19,14 @@ type ResourceTiming struct {
 // PageMetrics is what the page reports after its load event, in milliseconds
 // since navigation start (Navigation Timing level 2: startTime is 0).
 type PageMetrics struct {
-	DocumentProtocol string  `json:"document_protocol"`
-	DocumentStatus   int     `json:"document_status"`
-	TTFBMs           float64 `json:"ttfb_ms"` // responseStart of the document
-	DCLMs            float64 `json:"dcl_ms"`  // domContentLoadedEventStart: DOMContentLoaded fires
-	PLTMs            float64 `json:"plt_ms"`  // loadEventEnd: the page load time
+	DocumentProtocol string `json:"document_protocol"`
+	DocumentStatus   int    `json:"document_status"`
+	// DocumentTransferBytes is the document's transferSize: 0 when it came
+	// from the browser's cache.
+	DocumentTransferBytes int64   `json:"document_transfer_bytes"`
+	TTFBMs                float64 `json:"ttfb_ms"` // responseStart of the document
+	DCLMs                 float64 `json:"dcl_ms"`  // domContentLoadedEventStart: DOMContentLoaded fires
+	PLTMs                 float64 `json:"plt_ms"`  // loadEventEnd: the page load time
 	// Resources are the Resource Timing entries of the page.
 	Resources []ResourceTiming `json:"resources"`
 	// Images is the number of <img> elements; BrokenImages those that did
@@ -43,6 +49,36 @@ type Request struct {
 	SPKIHash string
 	// Expected are the absolute URLs that must load for the load to count.
 	Expected []string
+	// Visit is FirstVisit (the zero value) or RepeatVisit.
+	Visit Visit
+	// BetweenVisits runs after a repeat visit's first load, with the browser
+	// on about:blank; it closes the servers' connections. Nil: nothing.
+	BetweenVisits func(context.Context) error
+	// CacheAllowed accepts resources that came from the browser's cache
+	// (no bytes transferred) whatever protocol they name: the site is
+	// cacheable and this is a repeat visit.
+	CacheAllowed bool
+}
+
+// Visit says whether a load is a first visit (a browser with a new profile:
+// no cache, no session tickets, no known QUIC servers) or a repeat visit (the
+// page was loaded once in the same browser, the servers then closed every
+// connection, and the second load is measured).
+type Visit string
+
+// The visit kinds.
+const (
+	FirstVisit  Visit = "first"
+	RepeatVisit Visit = "repeat"
+)
+
+// ParseVisit parses "first" or "repeat".
+func ParseVisit(s string) (Visit, error) {
+	switch v := Visit(s); v {
+	case FirstVisit, RepeatVisit:
+		return v, nil
+	}
+	return "", fmt.Errorf("visit %q is unknown: use first or repeat", s)
 }
 
 // Result is one page load. A load with Failure set is a failed load: its
@@ -52,6 +88,10 @@ type Result struct {
 	PageMetrics
 	// Failure says why the load failed; empty for a verified load.
 	Failure string `json:"failure,omitempty"`
+	// Visit is the kind of visit measured.
+	Visit Visit `json:"visit"`
+	// FirstVisitPLTMs is the PLT of a repeat visit's unmeasured first load.
+	FirstVisitPLTMs float64 `json:"first_visit_plt_ms,omitempty"`
 	// BrowserStartMs is the time to start the browser, before navigation.
 	BrowserStartMs float64 `json:"browser_start_ms"`
 	// WallMs is the whole load as the harness saw it: browser start,
@@ -68,7 +108,7 @@ func (r Result) OK() bool { return r.Failure == "" }
 func Verify(req Request, m PageMetrics) []string {
 	var problems []string
 	want := req.Protocol.NextHop()
-	if m.DocumentProtocol != want {
+	if m.DocumentProtocol != want && !(req.CacheAllowed && m.DocumentTransferBytes == 0) {
 		problems = append(problems, fmt.Sprintf("document over %q, requested %s", m.DocumentProtocol, want))
 	}
 	if m.DocumentStatus != 0 && m.DocumentStatus != 200 {
@@ -89,6 +129,8 @@ func Verify(req Request, m PageMetrics) []string {
 		case !ok:
 			missing++
 			example = u + " missing"
+		case req.CacheAllowed && r.TransferBytes == 0:
+			// from the browser's cache: no protocol was used
 		case r.Protocol != want:
 			wrongProto++
 			example = fmt.Sprintf("%s over %q", u, r.Protocol)

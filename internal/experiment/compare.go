@@ -67,6 +67,13 @@ type CompareConfig struct {
 	// Netcheck runs a short netcheck before the loads and stores it; the
 	// loads' link counters then exclude its traffic.
 	Netcheck bool
+	// Visit is client.FirstVisit (zero value) or client.RepeatVisit: load the
+	// page once, close every server connection, and measure a second load
+	// in the same browser.
+	Visit client.Visit
+	// Cache makes the site cacheable (max-age and validators); off, every
+	// response says no-store. It matters for repeat visits.
+	Cache bool
 	// OnLoad, if set, is called after each load (for progress output).
 	OnLoad func(Load)
 }
@@ -84,6 +91,9 @@ type Load struct {
 	Pcap string `json:"pcap,omitempty"`
 	// Qlog is the directory of the load's server qlogs, if any.
 	Qlog string `json:"qlog,omitempty"`
+	// Connections are the client connections the servers accepted during
+	// the measured load, with handshake kind and transport statistics.
+	Connections []origin.ConnRecord `json:"connections"`
 }
 
 // ProtocolSummary is the comparison's result for one protocol. Only verified
@@ -100,6 +110,9 @@ type ProtocolSummary struct {
 	RatioToH2 float64 `json:"-"`
 	// Observed lists the distinct document protocols of all loads.
 	Observed []string `json:"observed"`
+	// Handshakes counts the verified loads' server connections per
+	// handshake kind (origin.HandshakeFull, …).
+	Handshakes map[string]int `json:"handshakes"`
 }
 
 // MarshalJSON writes RatioToH2 as null when it is NaN.
@@ -193,6 +206,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 			return nil, errors.Join(err, tb.Close())
 		}
 	}
+	tb.Origin.SetCache(cfg.Cache)
 	tb.Emulator.ResetPeaks()
 	upBefore, downBefore := tb.Emulator.Stats()
 	browser := &client.Chromium{Path: cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: cfg.RunDir, Timeout: cfg.LoadTimeout}
@@ -218,12 +232,20 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 					load.Qlog = filepath.Join("qlog", fmt.Sprintf("round%d-h3", round))
 					tb.Origin.SetQlogDir(filepath.Join(cfg.RunDir, load.Qlog))
 				}
+				tb.Origin.CloseConnections() // those of the previous load's browser
 				before := tb.Origin.Counts()
 				r, err := browser.Load(ctx, client.Request{
 					URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 					HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
-					Expected: page.Subresources,
+					Expected: page.Subresources, Visit: cfg.Visit,
+					CacheAllowed: cfg.Cache && cfg.Visit == client.RepeatVisit,
+					BetweenVisits: func(ctx context.Context) error {
+						tb.Origin.CloseConnections()
+						before = tb.Origin.Counts()
+						return sleep(ctx, closeSettleTime(cfg.RTT))
+					},
 				})
+				load.Connections = tb.Origin.Connections()
 				tb.Origin.SetQlogDir("")
 				if stopCapture != nil {
 					if cerr := stopCapture(); cerr != nil && err == nil {
@@ -261,6 +283,23 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		closeErr = errors.Join(closeErr, err)
 	}
 	return res, errors.Join(runErr, closeErr)
+}
+
+// closeSettleTime is how long a repeat visit waits after the servers closed
+// their connections, so that the browser has seen them close: two RTTs,
+// at least 100 ms.
+func closeSettleTime(rtt time.Duration) time.Duration { return max(2*rtt, 100*time.Millisecond) }
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // startCapture records the client side's packets to path until the returned
@@ -317,6 +356,12 @@ func Summarize(protocols []client.Protocol, loads []Load) []ProtocolSummary {
 				continue
 			}
 			s.OK++
+			for kind, n := range origin.HandshakeCounts(l.Connections) {
+				if s.Handshakes == nil {
+					s.Handshakes = map[string]int{}
+				}
+				s.Handshakes[kind] += n
+			}
 			plt, dcl, ttfb = append(plt, l.PLTMs), append(dcl, l.DCLMs), append(ttfb, l.TTFBMs)
 		}
 		s.PLT, s.DCL, s.TTFB = stats.Summarize(plt), stats.Summarize(dcl), stats.Summarize(ttfb)
@@ -334,7 +379,9 @@ func Summarize(protocols []client.Protocol, loads []Load) []ProtocolSummary {
 
 // Overhead describes the harness's cost per verified load, in ms.
 type Overhead struct {
-	PerLoad      stats.Summary `json:"per_load_ms"`      // wall time − PLT
+	// PerLoad is wall time − PLT (− the first visit's PLT for repeat
+	// visits, whose overhead includes the pause between the visits).
+	PerLoad      stats.Summary `json:"per_load_ms"`
 	BrowserStart stats.Summary `json:"browser_start_ms"` // part of it spent starting the browser
 }
 
@@ -343,7 +390,7 @@ func MeasureOverhead(loads []Load) Overhead {
 	var perLoad, start []float64
 	for _, l := range loads {
 		if l.OK() {
-			perLoad = append(perLoad, l.WallMs-l.PLTMs)
+			perLoad = append(perLoad, l.WallMs-l.PLTMs-l.FirstVisitPLTMs)
 			start = append(start, l.BrowserStartMs)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netcheck"
+	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
@@ -84,6 +85,19 @@ func TestCompareEndToEnd(t *testing.T) {
 		for _, l := range res.Loads {
 			if l.Requested == s.Protocol && l.OK() && l.ServerRequests.Of(string(s.Protocol)) < 7 {
 				t.Errorf("%s load: server saw %+v, want ≥ 7 requests over it", s.Protocol, l.ServerRequests)
+			}
+		}
+	}
+	// First visits: every connection that served a request was a full
+	// handshake over the load's transport, with its statistics read.
+	for _, l := range res.Loads {
+		if !l.OK() {
+			continue
+		}
+		transport := map[client.Protocol]string{client.H2: "tcp", client.H3: "quic"}[l.Requested]
+		for _, c := range l.Connections {
+			if c.Requests > 0 && (c.Handshake != origin.HandshakeFull || c.Transport != transport || c.BytesSent == 0 || c.SmoothedRTTMs < 30) {
+				t.Errorf("%s first visit: connection %+v, want a full %s handshake with bytes sent and an RTT ≥ 30 ms", l.Requested, c, transport)
 			}
 		}
 	}
@@ -162,6 +176,56 @@ func TestCompareEndToEnd(t *testing.T) {
 	for _, name := range []string{"summary.json", "netcheck.json", "ca.pem", "leaf.pem"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s missing from the run directory: %v", name, err)
+		}
+	}
+}
+
+// TestRepeatVisit loads a page twice per protocol in one browser with the
+// servers closing their connections between the visits: h3 must come back
+// with 0-RTT and h2 with TLS resumption on every connection; with the cache
+// on, the second visit takes the images from the browser's cache.
+func TestRepeatVisit(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	lan := emulator.Config{Up: link.Config{Delay: 10 * time.Millisecond}, Down: link.Config{Delay: 10 * time.Millisecond}}
+	page := site.SyntheticSpec{Objects: 4, ObjectBytes: 2000}
+	for _, cache := range []bool{false, true} {
+		res, err := Compare(context.Background(), CompareConfig{
+			Link: lan, RTT: 20 * time.Millisecond, Page: page, Stack: mustStack(t, "tcp"),
+			Protocols: []client.Protocol{client.H1, client.H2, client.H3}, Runs: 1, Seed: 3,
+			RunDir: t.TempDir(), Visit: client.RepeatVisit, Cache: cache,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range res.Loads {
+			if !l.OK() || l.Visit != client.RepeatVisit || !(l.FirstVisitPLTMs > 20) {
+				t.Errorf("cache %v, %s: failure %q, visit %q, first visit PLT %.1f ms", cache, l.Requested, l.Failure, l.Visit, l.FirstVisitPLTMs)
+				continue
+			}
+			if cache {
+				// Fresh in the cache: no image is requested again.
+				if n := l.ServerRequests.Total(); n > 1 {
+					t.Errorf("cache on, %s: the servers served %d requests on the repeat visit, want the images from the cache", l.Requested, n)
+				}
+				continue
+			}
+			want := map[client.Protocol]string{client.H2: origin.HandshakeResumed, client.H3: origin.Handshake0RTT}[l.Requested]
+			resumed := 0
+			for _, c := range l.Connections {
+				if c.Requests == 0 {
+					continue
+				}
+				if c.Handshake != origin.HandshakeFull {
+					resumed++
+				}
+				if want != "" && c.Handshake != want {
+					t.Errorf("%s repeat visit: a connection's handshake was %q, want %q", l.Requested, c.Handshake, want)
+				}
+			}
+			if resumed == 0 { // h1 too: Chromium keeps fewer tickets than it opens connections
+				t.Errorf("%s repeat visit: no connection resumed: %+v", l.Requested, l.Connections)
+			}
 		}
 	}
 }

@@ -5,7 +5,10 @@
 package origin
 
 import (
+	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +67,9 @@ type Server struct {
 	quic    *http3.Server
 	counts  [4]atomic.Int64 // indexed by HTTP major version
 	qlogDir atomic.Pointer[string]
+	conns   *connTracker
+	cache   atomic.Bool
+	etags   map[*site.Resource]string
 	wg      sync.WaitGroup
 	log     *slog.Logger
 }
@@ -73,21 +79,34 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	srv := &Server{site: s, log: logger}
+	srv := &Server{site: s, log: logger, conns: newConnTracker(), etags: map[*site.Resource]string{}}
+	for _, o := range s.Origins {
+		for _, res := range o.Resources {
+			sum := sha256.Sum256(res.Body)
+			srv.etags[res] = `"` + hex.EncodeToString(sum[:12]) + `"`
+		}
+	}
+	// TLS session tickets are on (Go's default), with keys that live as
+	// long as the server, so repeat visits can resume.
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
 	srv.tcp = &http.Server{
 		Handler:     srv,
 		TLSConfig:   tlsConf.Clone(),
 		IdleTimeout: 5 * time.Minute,
 		ErrorLog:    log.New(io.Discard, "", 0),
+		ConnState:   srv.conns.tcpState,
 	}
 	srv.tcp.TLSConfig.NextProtos = []string{"h2", "http/1.1"}
 	srv.quic = &http3.Server{
 		Handler:     srv,
 		TLSConfig:   http3.ConfigureTLSConfig(tlsConf.Clone()),
-		QUICConfig:  &quic.Config{Tracer: srv.tracer},
+		QUICConfig:  &quic.Config{Tracer: srv.tracer, Allow0RTT: true},
 		IdleTimeout: 5 * time.Minute,
 		Logger:      logger,
+		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
+			srv.conns.quicConn(c)
+			return ctx
+		},
 	}
 	for _, ln := range lns {
 		srv.wg.Go(func() {
@@ -109,6 +128,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor >= 1 && r.ProtoMajor <= 3 {
 		srv.counts[r.ProtoMajor].Add(1)
 	}
+	defer srv.conns.request(r)
 	host, _, err := net.SplitHostPort(r.Host)
 	if err != nil {
 		host = r.Host
@@ -120,14 +140,46 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", res.ContentType)
-	h.Set("Content-Length", strconv.Itoa(len(res.Body)))
-	h.Set("Cache-Control", "no-store")
 	h.Set("Timing-Allow-Origin", "*")
+	if !srv.cache.Load() {
+		h.Set("Cache-Control", "no-store")
+	} else {
+		etag := srv.etags[res]
+		h.Set("Cache-Control", CacheControl)
+		h.Set("ETag", etag)
+		h.Set("Last-Modified", LastModified)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	h.Set("Content-Length", strconv.Itoa(len(res.Body)))
 	if r.Method == http.MethodHead {
 		return
 	}
 	w.Write(res.Body)
 }
+
+// Cache headers of a cacheable site (SetCache(true)); nginx serves the same.
+const (
+	CacheControl = "max-age=86400"
+	LastModified = "Mon, 02 Jan 2006 15:04:05 GMT"
+)
+
+// SetCache chooses the cache policy from now on. Off (the default): every
+// response says Cache-Control: no-store. On: responses carry
+// Cache-Control: max-age=86400, an ETag (a hash of the body) and a fixed
+// Last-Modified, and a request with a matching If-None-Match gets 304.
+func (srv *Server) SetCache(on bool) { srv.cache.Store(on) }
+
+// Connections returns the records of the connections opened since the
+// last CloseConnections (or Start), in the order they opened, with their
+// transport statistics read now.
+func (srv *Server) Connections() []ConnRecord { return srv.conns.snapshot() }
+
+// CloseConnections closes every client connection and forgets their
+// records: a repeat visit must then reconnect, and resumes if it can.
+func (srv *Server) CloseConnections() { srv.conns.closeAll() }
 
 // Counts returns the requests served so far, per protocol.
 func (srv *Server) Counts() Counts {

@@ -1,0 +1,212 @@
+package origin
+
+import (
+	"crypto/tls"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"golang.org/x/sys/unix"
+)
+
+// Handshake kinds of a connection, as the server saw them.
+const (
+	HandshakeFull       = "full"       // a full TLS 1.3 handshake
+	HandshakeResumed    = "resumed"    // resumed from a session ticket (PSK), no early data
+	Handshake0RTT       = "0rtt"       // resumed, and the client's 0-RTT data was accepted
+	HandshakeIncomplete = "incomplete" // the handshake had not completed
+)
+
+// ConnRecord is one client connection as the server saw it. Transport
+// statistics are read when Connections is called, or for a connection that
+// closed before that, when its last response was written.
+type ConnRecord struct {
+	// Transport is "tcp" (h1, h2) or "quic" (h3).
+	Transport string `json:"transport"`
+	// ALPN is the negotiated application protocol: "http/1.1", "h2", "h3".
+	ALPN       string    `json:"alpn"`
+	ServerName string    `json:"server_name"`
+	Remote     string    `json:"remote"`
+	Handshake  string    `json:"handshake"`
+	Requests   int       `json:"requests"`
+	OpenedAt   time.Time `json:"opened_at"`
+	// Closed is true once the connection had closed when it was read.
+	Closed bool `json:"closed"`
+	// BytesSent and BytesReceived count the transport's payload: TCP bytes
+	// acknowledged and received, or QUIC bytes sent (retransmissions
+	// included) and received, without IP and UDP headers.
+	BytesSent     uint64 `json:"bytes_sent"`
+	BytesReceived uint64 `json:"bytes_received"`
+	// SmoothedRTTMs is the sender's smoothed RTT estimate, in ms.
+	SmoothedRTTMs float64 `json:"srtt_ms"`
+	// CwndBytes is the congestion window in bytes (TCP: cwnd segments ×
+	// MSS).
+	CwndBytes uint64 `json:"cwnd_bytes"`
+	// Retransmits counts TCP segments retransmitted, or QUIC packets
+	// declared lost (quic-go retransmits their frames in new packets).
+	Retransmits uint64 `json:"retransmits"`
+}
+
+// connTracker keeps the server's connections since the last reset.
+type connTracker struct {
+	mu    sync.Mutex
+	tcp   map[net.Conn]*ConnRecord
+	quic  map[*quic.Conn]*ConnRecord
+	order []*ConnRecord
+}
+
+func newConnTracker() *connTracker {
+	return &connTracker{tcp: map[net.Conn]*ConnRecord{}, quic: map[*quic.Conn]*ConnRecord{}}
+}
+
+// tcpState is net/http's ConnState hook.
+func (t *connTracker) tcpState(c net.Conn, state http.ConnState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch state {
+	case http.StateNew:
+		rec := &ConnRecord{Transport: "tcp", Remote: c.RemoteAddr().String(), OpenedAt: time.Now(), Handshake: HandshakeIncomplete}
+		t.tcp[c] = rec
+		t.order = append(t.order, rec)
+	case http.StateClosed, http.StateHijacked:
+		if rec := t.tcp[c]; rec != nil {
+			rec.Closed = true
+		}
+	}
+}
+
+// quicConn registers a new QUIC connection (http3's ConnContext hook).
+func (t *connTracker) quicConn(c *quic.Conn) {
+	rec := &ConnRecord{Transport: "quic", Remote: c.RemoteAddr().String(), OpenedAt: time.Now(), Handshake: HandshakeIncomplete}
+	t.mu.Lock()
+	t.quic[c] = rec
+	t.order = append(t.order, rec)
+	t.mu.Unlock()
+}
+
+// request counts a request on its connection and refreshes the record.
+func (t *connTracker) request(r *http.Request) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for c, rec := range t.tcp {
+		if !rec.Closed && rec.Remote == r.RemoteAddr {
+			rec.Requests++
+			t.refreshTCP(c, rec)
+			return
+		}
+	}
+	for c, rec := range t.quic {
+		if rec.Remote == r.RemoteAddr {
+			rec.Requests++
+			refreshQUIC(c, rec)
+			return
+		}
+	}
+}
+
+// snapshot refreshes every open connection's record and returns copies in
+// the order the connections opened.
+func (t *connTracker) snapshot() []ConnRecord {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for c, rec := range t.tcp {
+		if !rec.Closed {
+			t.refreshTCP(c, rec)
+		}
+	}
+	for c, rec := range t.quic {
+		if c.Context().Err() != nil {
+			rec.Closed = true
+		}
+		refreshQUIC(c, rec)
+	}
+	out := make([]ConnRecord, len(t.order))
+	for i, rec := range t.order {
+		out[i] = *rec
+	}
+	return out
+}
+
+// closeAll closes every connection and forgets all records. The clients
+// see TCP connections end with close_notify and FIN, and QUIC connections
+// with CONNECTION_CLOSE carrying H3_NO_ERROR.
+func (t *connTracker) closeAll() {
+	t.mu.Lock()
+	tcp, q := t.tcp, t.quic
+	t.tcp, t.quic, t.order = map[net.Conn]*ConnRecord{}, map[*quic.Conn]*ConnRecord{}, nil
+	t.mu.Unlock()
+	for c := range tcp {
+		c.Close()
+	}
+	for c := range q {
+		c.CloseWithError(0x100, "") // H3_NO_ERROR
+	}
+}
+
+// refreshTCP reads the TLS state and TCP_INFO of c into rec.
+func (t *connTracker) refreshTCP(c net.Conn, rec *ConnRecord) {
+	raw := c
+	if tc, ok := c.(*tls.Conn); ok {
+		if st := tc.ConnectionState(); st.HandshakeComplete {
+			rec.ALPN, rec.ServerName = st.NegotiatedProtocol, st.ServerName
+			rec.Handshake = HandshakeFull
+			if st.DidResume {
+				rec.Handshake = HandshakeResumed
+			}
+		}
+		raw = tc.NetConn()
+	}
+	sc, ok := raw.(syscall.Conn)
+	if !ok {
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	var info *unix.TCPInfo
+	var sockErr error
+	if err := rc.Control(func(fd uintptr) { info, sockErr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) }); err != nil || sockErr != nil {
+		return
+	}
+	rec.BytesSent, rec.BytesReceived = info.Bytes_acked, info.Bytes_received
+	rec.SmoothedRTTMs = float64(info.Rtt) / 1000
+	rec.CwndBytes = uint64(info.Snd_cwnd) * uint64(info.Snd_mss)
+	rec.Retransmits = uint64(info.Total_retrans)
+}
+
+// refreshQUIC reads the TLS state and quic-go's statistics of c into rec.
+func refreshQUIC(c *quic.Conn, rec *ConnRecord) {
+	select {
+	case <-c.HandshakeComplete():
+	default:
+		return
+	}
+	st := c.ConnectionState()
+	rec.ALPN, rec.ServerName = st.TLS.NegotiatedProtocol, st.TLS.ServerName
+	switch {
+	case st.Used0RTT:
+		rec.Handshake = Handshake0RTT
+	case st.TLS.DidResume:
+		rec.Handshake = HandshakeResumed
+	default:
+		rec.Handshake = HandshakeFull
+	}
+	s := c.ConnectionStats()
+	rec.BytesSent, rec.BytesReceived = s.BytesSent, s.BytesReceived
+	rec.SmoothedRTTMs = float64(s.SmoothedRTT) / float64(time.Millisecond)
+	rec.CwndBytes = s.CongestionWindow
+	rec.Retransmits = s.PacketsLost
+}
+
+// HandshakeCounts counts records per handshake kind.
+func HandshakeCounts(recs []ConnRecord) map[string]int {
+	out := map[string]int{}
+	for _, r := range recs {
+		out[r.Handshake]++
+	}
+	return out
+}
