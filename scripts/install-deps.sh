@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what quicbench needs on a Debian machine and skips what is there:
 # Chromium (the browser under test), iproute2 (ip netns), ping and iperf3
-# (link checks), and the Go modules. Needs root only when it installs.
+# (link checks), nginx (the second server stack; its service is not
+# started), and the Go modules. Needs root only when it installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,7 @@ command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
 command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
+[ -x /usr/sbin/nginx ] || need+=(nginx)
 
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -24,7 +26,15 @@ if [ ${#need[@]} -gt 0 ]; then
 	echo "install-deps: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
+	# Keep package scripts from starting services (nginx would listen on
+	# port 80 of this machine); quicbench starts nginx itself, in a namespace.
+	policy=/usr/sbin/policy-rc.d
+	own_policy=
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own_policy=1
+	fi
 	apt-get install -y -qq "${need[@]}" >/dev/null
+	[ -z "$own_policy" ] || rm -f "$policy"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

@@ -77,8 +77,9 @@ func Lookup(name string) (Profile, error) {
 // Applied is what was read back after applying a TCP profile.
 type Applied struct {
 	Profile            string `json:"profile"`
-	Congestion         string `json:"congestion"` // from a server socket (TCP_CONGESTION)
-	InitCwnd           int    `json:"initcwnd"`   // from the route, 0 = kernel default
+	Congestion         string `json:"congestion"`       // from a server socket (TCP_CONGESTION)
+	RouteCongestion    string `json:"route_congestion"` // the route's congctl
+	InitCwnd           int    `json:"initcwnd"`         // from the route, 0 = kernel default
 	InitRwnd           int    `json:"initrwnd"`
 	SlowStartAfterIdle string `json:"tcp_slow_start_after_idle"`
 	TCPRmem            string `json:"tcp_rmem"`
@@ -115,15 +116,17 @@ func Apply(ns *netns.Namespace, peer netip.Prefix, p Profile) (Applied, error) {
 	if err != nil {
 		return Applied{}, fmt.Errorf("stack %s: %w", p.Name, err)
 	}
-	route.InitCwnd, route.InitRwnd = p.InitCwnd, p.InitRwnd
+	// The route's congestion control reaches sockets whose owner cannot set
+	// TCP_CONGESTION, such as nginx's; Listen sets it per socket as well.
+	route.InitCwnd, route.InitRwnd, route.Congctl = p.InitCwnd, p.InitRwnd, p.Congestion
 	if err := h.RouteReplace(route); err != nil {
-		return Applied{}, fmt.Errorf("stack %s: set initcwnd %d initrwnd %d on the route to %v: %w", p.Name, p.InitCwnd, p.InitRwnd, peer, err)
+		return Applied{}, fmt.Errorf("stack %s: set initcwnd %d initrwnd %d congctl %s on the route to %v: %w", p.Name, p.InitCwnd, p.InitRwnd, p.Congestion, peer, err)
 	}
 	a := Applied{Profile: p.Name, Pacing: p.Pacing}
 	if route, err = findRoute(h, peer); err != nil {
 		return Applied{}, err
 	}
-	a.InitCwnd, a.InitRwnd = route.InitCwnd, route.InitRwnd
+	a.InitCwnd, a.InitRwnd, a.RouteCongestion = route.InitCwnd, route.InitRwnd, route.Congctl
 	for _, kv := range []struct {
 		key string
 		dst *string
@@ -135,7 +138,7 @@ func Apply(ns *netns.Namespace, peer netip.Prefix, p Profile) (Applied, error) {
 		*kv.dst = strings.Join(strings.Fields(v), " ")
 	}
 	tunedOK := !p.TunedBuffers || a.TCPRmem == tunedTCPRmem && a.TCPWmem == tunedTCPWmem
-	if a.SlowStartAfterIdle != ssai || !tunedOK || a.InitCwnd != p.InitCwnd || a.InitRwnd != p.InitRwnd {
+	if a.SlowStartAfterIdle != ssai || !tunedOK || a.InitCwnd != p.InitCwnd || a.InitRwnd != p.InitRwnd || a.RouteCongestion != p.Congestion {
 		return a, fmt.Errorf("stack %s: the kernel kept other values than were set: %+v", p.Name, a)
 	}
 	return a, nil

@@ -2,10 +2,13 @@ package stacks_test
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
@@ -78,6 +81,44 @@ func TestApplyReadsBackEveryProfile(t *testing.T) {
 			if p.TunedBuffers && !strings.HasSuffix(a.TCPWmem, "33554432") {
 				t.Errorf("tcp_wmem %q, want a 32 MiB maximum", a.TCPWmem)
 			}
+			// A socket that sets nothing itself (nginx's) gets the route's
+			// congestion control, not the namespace default (BBR).
+			if got := plainSocketCongestion(t, n); got != p.Congestion {
+				t.Errorf("a plain server socket uses %q, want the route's %q", got, p.Congestion)
+			}
 		})
 	}
+}
+
+// plainSocketCongestion accepts one connection on a listener without
+// options and returns the accepted socket's congestion control.
+func plainSocketCongestion(t *testing.T, n *testbed.Network) string {
+	t.Helper()
+	ln, err := n.Topo.Servers.Listen("tcp4", n.Topo.ServerAddrs[0].String()+":5001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer c.Close()
+		rc, _ := c.(*net.TCPConn).SyscallConn()
+		var cc string
+		rc.Control(func(fd uintptr) { cc, err = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION) })
+		if err != nil {
+			cc = err.Error()
+		}
+		got <- strings.TrimRight(cc, "\x00")
+	}()
+	c, err := n.Topo.Client.DialContext(t.Context(), "tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return <-got
 }
