@@ -21,6 +21,7 @@ import (
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
+	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/units"
 )
 
@@ -57,6 +58,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	page := fs.String("page", defaultPage, "the `page`: synthetic:NxSIZE, N images of SIZE bytes (e.g. synthetic:32x10KB; KB = 1000 B, KiB = 1024 B)")
 	protos := fs.String("protocols", defaultProtos, "comma-separated `list` of h1, h2, h3")
 	stack := fs.String("stack", "tcp", "the servers' TCP `stack` for h1 and h2: tcp, tcp+ or tcp+bbr (quicbench stacks); h3 always uses quic-go's")
+	server := fs.String("server", "go", "server `stack` for h1 and h2: go (net/http) or nginx (Debian's nginx, same files and headers); h3 is always quic-go")
 	origins := fs.Int("origins", 1, "spread the page's objects round-robin over this `number` of origins (host names), each on its own server address; server N is origin N for --path")
 	runs := fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order")
 	seed := fs.Uint64("seed", 1, "`seed` of the loss decisions, page bytes and load order")
@@ -90,6 +92,10 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	tcpStack, err := stacks.Lookup(*stack)
 	if err != nil || tcpStack.QUIC {
 		return nil, fmt.Errorf("--stack %q: use tcp, tcp+ or tcp+bbr (quicbench stacks describes them)", *stack)
+	}
+	serverStack, err := testbed.ParseServer(*server)
+	if err != nil {
+		return nil, fmt.Errorf("--server: %w", err)
 	}
 	if *origins < 1 || *origins > maxOrigins {
 		return nil, fmt.Errorf("--origins %d is outside 1 to %d", *origins, maxOrigins)
@@ -136,6 +142,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 		Page:         spec,
 		Origins:      *origins,
 		Stack:        tcpStack,
+		Server:       serverStack,
 		Visit:        visitKind,
 		Cache:        cacheOn,
 		Protocols:    protocols,
@@ -229,7 +236,7 @@ func header(o *compareOptions) string {
 	if c.Cache {
 		cache = "on"
 	}
-	return fmt.Sprintf("%s%s on %s; TCP stack %s; %s visit, cache %s; %d runs × %s, seed %d", c.Page, origins, o.net.describe(), c.Stack.Name, c.Visit, cache, c.Runs, protoList(c.Protocols), c.Seed)
+	return fmt.Sprintf("%s%s on %s; %s servers, TCP stack %s; %s visit, cache %s; %d runs × %s, seed %d", c.Page, origins, o.net.describe(), serverText(c.Server), c.Stack.Name, c.Visit, cache, c.Runs, protoList(c.Protocols), c.Seed)
 }
 
 // scenario is the configuration as JSON reports it.
@@ -242,6 +249,7 @@ type scenario struct {
 	Downlink  link.Config       `json:"downlink"`
 	Protocols []client.Protocol `json:"protocols"`
 	Stack     string            `json:"tcp_stack"`
+	Server    string            `json:"server"`
 	Visit     client.Visit      `json:"visit"`
 	Cache     bool              `json:"cache"`
 	Runs      int               `json:"runs"`
@@ -255,7 +263,7 @@ type jsonReport struct {
 
 func describe(o *compareOptions) scenario {
 	return scenario{Page: o.cfg.Page.String(), Origins: o.cfg.Origins, Preset: o.net.Preset, RTTMs: float64(o.net.RTT) / 1e6, Uplink: o.cfg.Link.Up, Downlink: o.cfg.Link.Down,
-		Protocols: o.cfg.Protocols, Stack: o.cfg.Stack.Name, Visit: o.cfg.Visit, Cache: o.cfg.Cache, Runs: o.cfg.Runs, Seed: o.cfg.Seed}
+		Protocols: o.cfg.Protocols, Stack: o.cfg.Stack.Name, Server: o.cfg.Server, Visit: o.cfg.Visit, Cache: o.cfg.Cache, Runs: o.cfg.Runs, Seed: o.cfg.Seed}
 }
 
 // printSummary writes the comparison table and the link counters.
@@ -278,6 +286,9 @@ func printSummary(w io.Writer, res *experiment.CompareResult) {
 	}
 	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkText(res.Uplink, res.UplinkConfig), linkText(res.Downlink, res.DownlinkConfig))
 	if st := res.Stack; st.Profile != "" {
+		if st.Congestion == "" { // no TCP connection was read
+			st.Congestion = st.RouteCongestion + " (the route's)"
+		}
 		fmt.Fprintf(w, "servers' TCP stack %s, read back from the kernel: %s, initcwnd %s, initrwnd %s, slow start after idle %s, tcp_wmem %s, pacing %v\n",
 			st.Profile, st.Congestion, windowText(st.InitCwnd), windowText(st.InitRwnd), st.SlowStartAfterIdle, st.TCPWmem, st.Pacing)
 	}
@@ -374,4 +385,12 @@ func handshakeText(counts map[string]int) string {
 		return "-"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// serverText names the server stacks of a run.
+func serverText(server string) string {
+	if server == testbed.ServerNginx {
+		return "nginx (h1, h2) and quic-go (h3)"
+	}
+	return "Go"
 }

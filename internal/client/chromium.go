@@ -199,6 +199,9 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 		}
 	}
 	m, failure := navigate(browserCtx, loadCtx, req.URL, timeout)
+	if req.Loaded != nil {
+		req.Loaded()
+	}
 	if failure != "" {
 		return fail("%s", failure)
 	}

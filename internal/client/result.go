@@ -54,6 +54,10 @@ type Request struct {
 	// BetweenVisits runs after a repeat visit's first load, with the browser
 	// on about:blank; it closes the servers' connections. Nil: nothing.
 	BetweenVisits func(context.Context) error
+	// Loaded runs once the measured visit's metrics are read, while the
+	// browser still holds its connections (servers read their records
+	// then). Nil: nothing.
+	Loaded func()
 	// CacheAllowed accepts resources that came from the browser's cache
 	// (no bytes transferred) whatever protocol they name: the site is
 	// cacheable and this is a repeat visit.

@@ -55,6 +55,9 @@ type CompareConfig struct {
 	Log *slog.Logger
 	// Stack is the servers' TCP stack (h1 and h2); h3 is always quic-go's.
 	Stack stacks.Profile
+	// Server is the server stack for h1 and h2: testbed.ServerGo (the zero
+	// value) or testbed.ServerNginx.
+	Server string
 	// RTT is the configured round-trip delay, for the netcheck.
 	RTT time.Duration
 	// Pcap records each load's client-side packets to
@@ -190,6 +193,8 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		RunDir: cfg.RunDir,
 		Log:    cfg.Log,
 		Stack:  cfg.Stack,
+		Server: cfg.Server,
+		Cache:  cfg.Cache,
 	})
 	if err != nil {
 		return nil, err
@@ -206,7 +211,6 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 			return nil, errors.Join(err, tb.Close())
 		}
 	}
-	tb.Origin.SetCache(cfg.Cache)
 	tb.Emulator.ResetPeaks()
 	upBefore, downBefore := tb.Emulator.Stats()
 	browser := &client.Chromium{Path: cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: cfg.RunDir, Timeout: cfg.LoadTimeout}
@@ -232,20 +236,26 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 					load.Qlog = filepath.Join("qlog", fmt.Sprintf("round%d-h3", round))
 					tb.Origin.SetQlogDir(filepath.Join(cfg.RunDir, load.Qlog))
 				}
-				tb.Origin.CloseConnections() // those of the previous load's browser
-				before := tb.Origin.Counts()
+				if err := tb.CloseConnections(); err != nil { // those of the previous load's browser
+					return err
+				}
+				before := tb.Counts()
+				var conns []origin.ConnRecord
 				r, err := browser.Load(ctx, client.Request{
 					URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 					HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
 					Expected: page.Subresources, Visit: cfg.Visit,
 					CacheAllowed: cfg.Cache && cfg.Visit == client.RepeatVisit,
 					BetweenVisits: func(ctx context.Context) error {
-						tb.Origin.CloseConnections()
-						before = tb.Origin.Counts()
+						if err := tb.CloseConnections(); err != nil {
+							return err
+						}
+						before = tb.Counts()
 						return sleep(ctx, closeSettleTime(cfg.RTT))
 					},
+					Loaded: func() { conns = tb.Connections() },
 				})
-				load.Connections = tb.Origin.Connections()
+				load.Connections = conns
 				tb.Origin.SetQlogDir("")
 				if stopCapture != nil {
 					if cerr := stopCapture(); cerr != nil && err == nil {
@@ -256,7 +266,10 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 					return err // canceled: the partial load is not kept
 				}
 				load.Result = r
-				load.ServerRequests = tb.Origin.Counts().Sub(before)
+				load.ServerRequests = tb.Counts().Sub(before)
+				if res.Stack.Congestion == "" && tb.Nginx != nil {
+					res.Stack.Congestion = tcpCongestion(load.Connections)
+				}
 				if other := load.ServerRequests.Total() - load.ServerRequests.Of(string(p)); other > 0 && load.OK() {
 					load.Failure = fmt.Sprintf("server served %d requests over another protocol than %s", other, p)
 				}
@@ -273,7 +286,11 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	}()
 	up, down := tb.Emulator.Stats()
 	res.Uplink, res.Downlink = up.Sub(upBefore), down.Sub(downBefore)
-	res.Stack = tb.Stack // complete once a TCP connection was accepted
+	nginxCongestion := res.Stack.Congestion // read from nginx's connections
+	res.Stack = tb.Stack                    // complete once a TCP connection was accepted
+	if tb.Nginx != nil {
+		res.Stack.Congestion = nginxCongestion
+	}
 	closeErr := tb.Close()
 	res.Interrupted = runErr != nil
 	res.Summaries = Summarize(cfg.Protocols, res.Loads)
@@ -283,6 +300,17 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		closeErr = errors.Join(closeErr, err)
 	}
 	return res, errors.Join(runErr, closeErr)
+}
+
+// tcpCongestion is the congestion control of the first TCP connection in
+// recs that reports one.
+func tcpCongestion(recs []origin.ConnRecord) string {
+	for _, r := range recs {
+		if r.Transport == "tcp" && r.Congestion != "" {
+			return r.Congestion
+		}
+	}
+	return ""
 }
 
 // closeSettleTime is how long a repeat visit waits after the servers closed

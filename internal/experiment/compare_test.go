@@ -18,6 +18,7 @@ import (
 	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
+	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -182,25 +183,39 @@ func TestCompareEndToEnd(t *testing.T) {
 
 // TestRepeatVisit loads a page twice per protocol in one browser with the
 // servers closing their connections between the visits: h3 must come back
-// with 0-RTT and h2 with TLS resumption on every connection; with the cache
-// on, the second visit takes the images from the browser's cache.
+// with 0-RTT and h2 with TLS resumption on every connection, from the Go
+// servers and from nginx; with the cache on, the second visit takes the
+// images from the browser's cache.
 func TestRepeatVisit(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
 	lan := emulator.Config{Up: link.Config{Delay: 10 * time.Millisecond}, Down: link.Config{Delay: 10 * time.Millisecond}}
 	page := site.SyntheticSpec{Objects: 4, ObjectBytes: 2000}
-	for _, cache := range []bool{false, true} {
+	all := []client.Protocol{client.H1, client.H2, client.H3}
+	for _, c := range []struct {
+		server    string
+		cache     bool
+		protocols []client.Protocol
+	}{
+		{testbed.ServerGo, false, all},
+		{testbed.ServerGo, true, all},
+		{testbed.ServerNginx, false, all[:2]},
+	} {
+		cache := c.cache
 		res, err := Compare(context.Background(), CompareConfig{
-			Link: lan, RTT: 20 * time.Millisecond, Page: page, Stack: mustStack(t, "tcp"),
-			Protocols: []client.Protocol{client.H1, client.H2, client.H3}, Runs: 1, Seed: 3,
+			Link: lan, RTT: 20 * time.Millisecond, Page: page, Stack: mustStack(t, "tcp"), Server: c.server,
+			Protocols: c.protocols, Runs: 1, Seed: 3,
 			RunDir: t.TempDir(), Visit: client.RepeatVisit, Cache: cache,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(res.Loads) != len(c.protocols) {
+			t.Errorf("%s servers: %d loads, want %d", c.server, len(res.Loads), len(c.protocols))
+		}
 		for _, l := range res.Loads {
 			if !l.OK() || l.Visit != client.RepeatVisit || !(l.FirstVisitPLTMs > 20) {
-				t.Errorf("cache %v, %s: failure %q, visit %q, first visit PLT %.1f ms", cache, l.Requested, l.Failure, l.Visit, l.FirstVisitPLTMs)
+				t.Errorf("%s servers, cache %v, %s: failure %q, visit %q, first visit PLT %.1f ms", c.server, cache, l.Requested, l.Failure, l.Visit, l.FirstVisitPLTMs)
 				continue
 			}
 			if cache {
@@ -212,15 +227,15 @@ func TestRepeatVisit(t *testing.T) {
 			}
 			want := map[client.Protocol]string{client.H2: origin.HandshakeResumed, client.H3: origin.Handshake0RTT}[l.Requested]
 			resumed := 0
-			for _, c := range l.Connections {
-				if c.Requests == 0 {
+			for _, conn := range l.Connections {
+				if conn.Requests == 0 {
 					continue
 				}
-				if c.Handshake != origin.HandshakeFull {
+				if conn.Handshake != origin.HandshakeFull {
 					resumed++
 				}
-				if want != "" && c.Handshake != want {
-					t.Errorf("%s repeat visit: a connection's handshake was %q, want %q", l.Requested, c.Handshake, want)
+				if want != "" && conn.Handshake != want {
+					t.Errorf("%s repeat visit: a connection's handshake was %q, want %q", l.Requested, conn.Handshake, want)
 				}
 			}
 			if resumed == 0 { // h1 too: Chromium keeps fewer tickets than it opens connections

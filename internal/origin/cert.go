@@ -24,8 +24,9 @@ type Certs struct {
 	// SPKIHash is the base64 SHA-256 of the leaf's SubjectPublicKeyInfo, the
 	// form Chromium's --ignore-certificate-errors-spki-list takes.
 	SPKIHash string
-	// CAFile and LeafFile are the PEM files written to the run directory.
-	CAFile, LeafFile string
+	// CAFile, LeafFile and LeafKeyFile are the PEM files written to the run
+	// directory.
+	CAFile, LeafFile, LeafKeyFile string
 	// Pool trusts the CA, for Go clients.
 	Pool *x509.CertPool
 }
@@ -76,10 +77,11 @@ func NewCerts(dir string, hosts []string, now time.Time) (*Certs, error) {
 		return nil, fmt.Errorf("certs: parse leaf: %w", err)
 	}
 	c := &Certs{
-		Leaf:     tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: leafKey, Leaf: leaf},
-		CAFile:   filepath.Join(dir, "ca.pem"),
-		LeafFile: filepath.Join(dir, "leaf.pem"),
-		Pool:     x509.NewCertPool(),
+		Leaf:        tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: leafKey, Leaf: leaf},
+		CAFile:      filepath.Join(dir, "ca.pem"),
+		LeafFile:    filepath.Join(dir, "leaf.pem"),
+		LeafKeyFile: filepath.Join(dir, "leaf-key.pem"),
+		Pool:        x509.NewCertPool(),
 	}
 	c.Pool.AddCert(ca)
 	sum := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
@@ -100,7 +102,7 @@ func NewCerts(dir string, hosts []string, now time.Time) (*Certs, error) {
 		{c.CAFile, "CERTIFICATE", caDER, 0o644},
 		{filepath.Join(dir, "ca-key.pem"), "EC PRIVATE KEY", caKeyDER, 0o600},
 		{c.LeafFile, "CERTIFICATE", leafDER, 0o644},
-		{filepath.Join(dir, "leaf-key.pem"), "EC PRIVATE KEY", leafKeyDER, 0o600},
+		{c.LeafKeyFile, "EC PRIVATE KEY", leafKeyDER, 0o600},
 	}
 	for _, f := range files {
 		data := pem.EncodeToMemory(&pem.Block{Type: f.kind, Bytes: f.der})

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ const (
 	HandshakeResumed    = "resumed"    // resumed from a session ticket (PSK), no early data
 	Handshake0RTT       = "0rtt"       // resumed, and the client's 0-RTT data was accepted
 	HandshakeIncomplete = "incomplete" // the handshake had not completed
+	HandshakeUnknown    = "unknown"    // a connection of an external server that served no request yet
 )
 
 // ConnRecord is one client connection as the server saw it. Transport
@@ -40,6 +42,9 @@ type ConnRecord struct {
 	// included) and received, without IP and UDP headers.
 	BytesSent     uint64 `json:"bytes_sent"`
 	BytesReceived uint64 `json:"bytes_received"`
+	// Congestion is the TCP congestion control of the server's socket
+	// (empty for QUIC: quic-go always uses its CUBIC).
+	Congestion string `json:"congestion,omitempty"`
 	// SmoothedRTTMs is the sender's smoothed RTT estimate, in ms.
 	SmoothedRTTMs float64 `json:"srtt_ms"`
 	// CwndBytes is the congestion window in bytes (TCP: cwnd segments ×
@@ -168,10 +173,15 @@ func (t *connTracker) refreshTCP(c net.Conn, rec *ConnRecord) {
 		return
 	}
 	var info *unix.TCPInfo
+	var cc string
 	var sockErr error
-	if err := rc.Control(func(fd uintptr) { info, sockErr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) }); err != nil || sockErr != nil {
+	if err := rc.Control(func(fd uintptr) {
+		info, sockErr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+		cc, _ = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	}); err != nil || sockErr != nil {
 		return
 	}
+	rec.Congestion = strings.TrimRight(cc, "\x00")
 	rec.BytesSent, rec.BytesReceived = info.Bytes_acked, info.Bytes_received
 	rec.SmoothedRTTMs = float64(info.Rtt) / 1000
 	rec.CwndBytes = uint64(info.Snd_cwnd) * uint64(info.Snd_mss)

@@ -28,10 +28,21 @@ import (
 )
 
 // Listener is one origin address: a TCP listener for h1/h2 and a UDP socket
-// for h3, both on port 443 of the same IP.
+// for h3, both on port 443 of the same IP. TCP is nil when another server
+// (nginx) serves h1 and h2.
 type Listener struct {
 	TCP net.Listener
 	UDP net.PacketConn
+}
+
+// Close closes both sockets.
+func (l Listener) Close() {
+	if l.TCP != nil {
+		l.TCP.Close()
+	}
+	if l.UDP != nil {
+		l.UDP.Close()
+	}
 }
 
 // Counts is the number of requests served per protocol.
@@ -109,11 +120,13 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 		},
 	}
 	for _, ln := range lns {
-		srv.wg.Go(func() {
-			if err := srv.tcp.ServeTLS(ln.TCP, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				logger.Error("origin: TCP server stopped", "addr", ln.TCP.Addr(), "err", err)
-			}
-		})
+		if ln.TCP != nil {
+			srv.wg.Go(func() {
+				if err := srv.tcp.ServeTLS(ln.TCP, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					logger.Error("origin: TCP server stopped", "addr", ln.TCP.Addr(), "err", err)
+				}
+			})
+		}
 		srv.wg.Go(func() {
 			if err := srv.quic.Serve(ln.UDP); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, quic.ErrServerClosed) {
 				logger.Error("origin: QUIC server stopped", "addr", ln.UDP.LocalAddr(), "err", err)

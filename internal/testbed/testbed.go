@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/nginx"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
@@ -36,14 +38,37 @@ type Config struct {
 	// Stack is the servers' TCP stack profile; the zero value leaves the
 	// namespace's kernel defaults (on this kernel: BBR).
 	Stack stacks.Profile
+	// Server is the server stack for h1 and h2: ServerGo (the zero value)
+	// or ServerNginx. h3 is always served by quic-go.
+	Server string
+	// Cache makes the site cacheable from the start (see SetCache).
+	Cache bool
+}
+
+// Server stacks for h1 and h2.
+const (
+	ServerGo    = "go"    // net/http, in the quicbench process
+	ServerNginx = "nginx" // Debian's nginx, a process in the servers namespace
+)
+
+// ParseServer checks a server stack name.
+func ParseServer(s string) (string, error) {
+	switch s {
+	case ServerGo, ServerNginx:
+		return s, nil
+	}
+	return "", fmt.Errorf("server %q is unknown: use go or nginx", s)
 }
 
 // Testbed is a running cell. Close removes everything it created.
 type Testbed struct {
 	*Network
-	Certs  *origin.Certs
+	Certs *origin.Certs
+	// Origin serves h3, and h1 and h2 unless Nginx does.
 	Origin *origin.Server
-	Site   *site.Site
+	// Nginx serves h1 and h2 when the server stack is nginx; else nil.
+	Nginx *nginx.Server
+	Site  *site.Site
 	// Addrs maps each origin host name to its IP in the servers namespace.
 	Addrs map[string]netip.Addr
 	// Stack is what the servers' TCP stack was, read back after applying.
@@ -64,7 +89,18 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	if err := cfg.Site.Validate(); err != nil {
 		return nil, err
 	}
-	tb := &Testbed{Site: cfg.Site, Addrs: map[string]netip.Addr{}}
+	if cfg.Server == "" {
+		cfg.Server = ServerGo
+	}
+	if _, err := ParseServer(cfg.Server); err != nil {
+		return nil, err
+	}
+	if cfg.Server == ServerNginx {
+		if err := nginx.CheckInstalled(""); err != nil {
+			return nil, err
+		}
+	}
+	tb := &Testbed{Site: cfg.Site}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, tb.Close())
@@ -74,6 +110,7 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	if tb.Network, err = StartNetwork(cfg.Stem, cfg.Link, len(hosts)); err != nil {
 		return nil, err
 	}
+	tb.Addrs = AddrsOf(hosts, tb.Topo.ServerAddrs)
 	if err = os.MkdirAll(cfg.RunDir, 0o755); err != nil {
 		return nil, fmt.Errorf("testbed: run directory: %w", err)
 	}
@@ -93,12 +130,12 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		}
 	}
 	defer func() { tb.listeners = lns }()
-	for i, host := range hosts {
-		ip := tb.Topo.ServerAddrs[i]
-		tb.Addrs[host] = ip
-		addr := netip.AddrPortFrom(ip, OriginPort).String()
+	for _, host := range hosts {
+		addr := netip.AddrPortFrom(tb.Addrs[host], OriginPort).String()
 		var tcp net.Listener
-		if cfg.Stack.Name != "" {
+		if cfg.Server == ServerNginx {
+			// nginx listens on TCP itself.
+		} else if cfg.Stack.Name != "" {
 			tcp, err = stacks.Listen(tb.Topo.Servers, addr, cfg.Stack, &tb.Stack)
 		} else {
 			tcp, err = tb.Topo.Servers.Listen("tcp4", addr)
@@ -109,7 +146,9 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		}
 		udp, err := tb.Topo.Servers.ListenPacket("udp4", addr)
 		if err != nil {
-			tcp.Close()
+			if tcp != nil {
+				tcp.Close()
+			}
 			closeAll()
 			return nil, fmt.Errorf("origin %s: listen udp %s: %w", host, addr, err)
 		}
@@ -119,7 +158,69 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		closeAll()
 		return nil, err
 	}
+	tb.Origin.SetCache(cfg.Cache)
+	if cfg.Server == ServerNginx {
+		tb.Nginx, err = nginx.Start(nginx.Config{
+			Site: cfg.Site, Dir: filepath.Join(cfg.RunDir, "nginx"), Namespace: tb.Topo.Servers, Addrs: tb.Addrs,
+			Port: OriginPort, CertFile: tb.Certs.LeafFile, KeyFile: tb.Certs.LeafKeyFile, Cache: cfg.Cache,
+		})
+		if err != nil {
+			return nil, err
+		}
+		// nginx cannot set SO_MAX_PACING_RATE; its sockets get the
+		// route's congestion control (stacks.Apply), read back per
+		// connection.
+		tb.Stack.Pacing = false
+	}
 	return tb, nil
+}
+
+// AddrsOf maps hosts[i] to addrs[i].
+func AddrsOf(hosts []string, addrs []netip.Addr) map[string]netip.Addr {
+	m := make(map[string]netip.Addr, len(hosts))
+	for i, h := range hosts {
+		m[h] = addrs[i]
+	}
+	return m
+}
+
+// SetCache chooses whether every server sends cacheable responses (see
+// origin.Server.SetCache).
+func (tb *Testbed) SetCache(on bool) error {
+	tb.Origin.SetCache(on)
+	if tb.Nginx != nil {
+		return tb.Nginx.SetCache(on)
+	}
+	return nil
+}
+
+// Counts is the requests every server served so far, per protocol.
+func (tb *Testbed) Counts() origin.Counts {
+	c := tb.Origin.Counts()
+	if tb.Nginx != nil {
+		n := tb.Nginx.Counts()
+		c.H1, c.H2 = c.H1+n.H1, c.H2+n.H2
+	}
+	return c
+}
+
+// Connections is the servers' records of the connections since the last
+// CloseConnections.
+func (tb *Testbed) Connections() []origin.ConnRecord {
+	recs := tb.Origin.Connections()
+	if tb.Nginx != nil {
+		recs = append(recs, tb.Nginx.Connections()...)
+	}
+	return recs
+}
+
+// CloseConnections makes every server close its client connections.
+func (tb *Testbed) CloseConnections() error {
+	tb.Origin.CloseConnections()
+	if tb.Nginx != nil {
+		return tb.Nginx.CloseConnections()
+	}
+	return nil
 }
 
 // HostResolverRules is the value of Chromium's --host-resolver-rules that maps
@@ -136,12 +237,14 @@ func (tb *Testbed) HostResolverRules() string {
 // the emulator to stop. It is safe on a partly started Testbed.
 func (tb *Testbed) Close() error {
 	var errs []error
+	if tb.Nginx != nil {
+		errs = append(errs, tb.Nginx.Close())
+	}
 	if tb.Origin != nil {
 		errs = append(errs, tb.Origin.Close())
 	}
 	for _, l := range tb.listeners {
-		l.TCP.Close() // already closed by the server, or never served
-		l.UDP.Close()
+		l.Close() // already closed by the server, or never served
 	}
 	errs = append(errs, tb.Network.Close())
 	return errors.Join(errs...)

@@ -1,0 +1,189 @@
+// Package nginx runs Debian's nginx as quicbench's second, external server
+// stack: it serves a site's archive over HTTP/1.1 and HTTP/2 with TLS 1.3
+// inside the servers namespace, with the same bytes and the same cache
+// headers as the Go origin, and reads per-connection records from its
+// access log and the kernel (ss). HTTP/3 stays with quic-go: Debian's nginx
+// 1.22 has no QUIC.
+//
+// This file writes the archive and nginx.conf; server.go runs nginx.
+package nginx
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/site"
+)
+
+// lastModified is the modification time of every archive file, so that
+// nginx sends the Last-Modified the Go origin sends (origin.LastModified).
+var lastModified = func() time.Time {
+	t, err := time.Parse(time.RFC1123, origin.LastModified)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}()
+
+// writeArchive writes every resource of s to root/<host>/<path> (a path
+// ending in "/" gets index.html) and returns, per host, the exact-match
+// locations to configure: URL path → content type.
+func writeArchive(s *site.Site, root string) (map[string][][2]string, error) {
+	locations := map[string][][2]string{}
+	for _, o := range s.Origins {
+		for _, path := range sortedPaths(o) {
+			res := o.Resources[path]
+			if !safePath(path) {
+				return nil, fmt.Errorf("nginx: resource path %q of %s has characters nginx.conf cannot hold: use letters, digits and / . _ ~ -", path, o.Host)
+			}
+			file := path
+			if strings.HasSuffix(path, "/") {
+				file += "index.html"
+				if o.Resources[file] != nil {
+					return nil, fmt.Errorf("nginx: %s serves both %s and %s, which are one file for nginx", o.Host, path, file)
+				}
+			}
+			dst := filepath.Join(root, o.Host, filepath.FromSlash(file))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return nil, fmt.Errorf("nginx: archive: %w", err)
+			}
+			if err := os.WriteFile(dst, res.Body, 0o644); err != nil {
+				return nil, fmt.Errorf("nginx: archive: %w", err)
+			}
+			if err := os.Chtimes(dst, lastModified, lastModified); err != nil {
+				return nil, fmt.Errorf("nginx: archive: %w", err)
+			}
+			locations[o.Host] = append(locations[o.Host], [2]string{path, res.ContentType})
+			if file != path {
+				locations[o.Host] = append(locations[o.Host], [2]string{file, res.ContentType})
+			}
+		}
+	}
+	return locations, nil
+}
+
+func sortedPaths(o *site.Origin) []string {
+	paths := make([]string, 0, len(o.Resources))
+	for p := range o.Resources {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// safePath reports whether p can go into nginx.conf unquoted-safe inside
+// double quotes.
+func safePath(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for _, r := range p {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._~-", r)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// accessLogFormat is one line per request: connection serial number,
+// client address, HTTP version, "r" if the TLS session was resumed (else
+// "."), TLS version, SNI, status and bytes sent.
+const accessLogFormat = `$connection $remote_addr:$remote_port $server_protocol $ssl_session_reused $ssl_protocol $ssl_server_name $status $bytes_sent`
+
+// confParams is what nginx.conf is made of.
+type confParams struct {
+	dir       string // nginx's working directory (prefix)
+	root      string // the archive
+	certFile  string
+	keyFile   string
+	port      int
+	workers   int // 0: auto
+	cache     bool
+	addrs     map[string]netip.Addr
+	hosts     []string
+	locations map[string][][2]string
+}
+
+// conf renders nginx.conf. HTTP/2's stream limit is Go's default (250), the
+// idle timeout Go origin's (5 min), and session tickets use a key file so
+// that they stay valid across reloads.
+func conf(p confParams) string {
+	var b strings.Builder
+	workers := "auto"
+	if p.workers > 0 {
+		workers = fmt.Sprint(p.workers)
+	}
+	fmt.Fprintf(&b, `# written by quicbench; nginx runs it in the servers namespace
+daemon off;
+master_process on;
+user root;
+worker_processes %s;
+pid %s;
+error_log %s warn;
+# A reload closes idle keepalive connections at once; this closes the rest
+# (such as a connection that has not sent its first request) after 1 s.
+worker_shutdown_timeout 1s;
+events { worker_connections 4096; }
+http {
+    log_format quicbench '%s';
+    access_log %s quicbench;
+    client_body_temp_path %s;
+    proxy_temp_path %s;
+    fastcgi_temp_path %s;
+    uwsgi_temp_path %s;
+    scgi_temp_path %s;
+    sendfile on;
+    server_tokens off;
+    keepalive_timeout 300s;
+    keepalive_requests 1000000;
+    http2_max_concurrent_streams 250;
+    types { }
+    ssl_protocols TLSv1.3;
+    ssl_certificate %s;
+    ssl_certificate_key %s;
+    ssl_session_tickets on;
+    ssl_session_ticket_key %s;
+    ssl_session_cache off;
+`, workers, q(filepath.Join(p.dir, "nginx.pid")), q(filepath.Join(p.dir, "error.log")), accessLogFormat,
+		q(filepath.Join(p.dir, "access.log")),
+		q(filepath.Join(p.dir, "tmp", "body")), q(filepath.Join(p.dir, "tmp", "proxy")), q(filepath.Join(p.dir, "tmp", "fastcgi")),
+		q(filepath.Join(p.dir, "tmp", "uwsgi")), q(filepath.Join(p.dir, "tmp", "scgi")),
+		q(p.certFile), q(p.keyFile), q(filepath.Join(p.dir, "ticket.key")))
+	b.WriteString("    add_header Timing-Allow-Origin \"*\" always;\n")
+	if p.cache {
+		fmt.Fprintf(&b, "    add_header Cache-Control %s always;\n    etag on;\n    if_modified_since exact;\n", q(origin.CacheControl))
+	} else {
+		b.WriteString("    add_header Cache-Control \"no-store\" always;\n    etag off;\n    if_modified_since off;\n")
+	}
+	for _, host := range p.hosts {
+		fmt.Fprintf(&b, "    server {\n        listen %s ssl http2;\n        server_name %s;\n        root %s;\n        index index.html;\n",
+			netip.AddrPortFrom(p.addrs[host], uint16(p.port)), q(host), q(filepath.Join(p.root, host)))
+		for _, loc := range p.locations[host] {
+			fmt.Fprintf(&b, "        location = %s { default_type %s; }\n", q(loc[0]), q(loc[1]))
+		}
+		b.WriteString("        location / { return 404; }\n    }\n")
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// q quotes s for nginx.conf.
+func q(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// writeTicketKey writes an 80-byte session ticket key (nginx's AES-256
+// format) to path.
+func writeTicketKey(path string) error {
+	key := make([]byte, 80)
+	rand.Read(key)
+	return os.WriteFile(path, key, 0o600)
+}

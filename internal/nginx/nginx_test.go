@@ -1,0 +1,191 @@
+package nginx_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/nginx"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testbed"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// cell is a network with nginx serving a two-origin synthetic page.
+type cell struct {
+	net   *testbed.Network
+	page  *site.Site
+	certs *origin.Certs
+	cfg   nginx.Config
+}
+
+func newCell(t *testing.T) *cell {
+	t.Helper()
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, nginx.DefaultPath, "apt-get install nginx")
+	page, err := site.Synthetic(site.SyntheticSpec{Objects: 4, ObjectBytes: 20_000}, site.OriginHosts(2), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := testbed.StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("ng%d", time.Now().UnixNano()%1e6)),
+		emulator.Config{Up: link.Config{Delay: 5 * time.Millisecond}, Down: link.Config{Delay: 5 * time.Millisecond}}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	dir := t.TempDir()
+	certs, err := origin.NewCerts(dir, page.Hosts(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cell{net: n, page: page, certs: certs}
+	c.cfg = nginx.Config{Site: page, Dir: filepath.Join(dir, "nginx"), Namespace: n.Topo.Servers, CertFile: certs.LeafFile,
+		KeyFile: certs.LeafKeyFile, Workers: 1, Addrs: testbed.AddrsOf(page.Hosts(), n.Topo.ServerAddrs)}
+	return c
+}
+
+// client is a Go client in the client namespace for "h1" or "h2", with a
+// TLS session cache.
+func (c *cell) client(proto string) (*http.Client, *http.Transport) {
+	tr := &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: c.certs.Pool, MinVersion: tls.VersionTLS13, ClientSessionCache: tls.NewLRUClientSessionCache(8)},
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, port, _ := net.SplitHostPort(addr)
+			return c.net.Topo.Client.DialContext(ctx, "tcp4", net.JoinHostPort(c.cfg.Addrs[host].String(), port))
+		},
+		Protocols: new(http.Protocols),
+	}
+	tr.Protocols.SetHTTP1(proto == "h1")
+	tr.Protocols.SetHTTP2(proto == "h2")
+	return &http.Client{Transport: tr}, tr
+}
+
+func fetch(t *testing.T, c *http.Client, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+// TestServesTheSiteLikeTheGoOrigin checks bytes, headers, request counts,
+// connection records and TLS resumption across CloseConnections.
+func TestServesTheSiteLikeTheGoOrigin(t *testing.T) {
+	c := newCell(t)
+	srv, err := nginx.Start(c.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	h2, tr := c.client("h2")
+	urls := append([]string{c.page.DocumentURL()}, c.page.Subresources...)
+	for _, u := range urls {
+		resp, body := fetch(t, h2, u)
+		host, path := strings.TrimPrefix(u, "https://"), "/"
+		if i := strings.IndexByte(host, '/'); i >= 0 {
+			host, path = host[:i], host[i:]
+		}
+		want := c.page.Lookup(host, path)
+		if resp.StatusCode != 200 || resp.ProtoMajor != 2 || string(body) != string(want.Body) {
+			t.Errorf("%s: status %d, HTTP/%d, %d bytes; want 200 over HTTP/2 with the archive's %d bytes", u, resp.StatusCode, resp.ProtoMajor, len(body), len(want.Body))
+		}
+		if ct, cc, tao := resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"), resp.Header.Get("Timing-Allow-Origin"); ct != want.ContentType || cc != "no-store" || tao != "*" {
+			t.Errorf("%s: Content-Type %q, Cache-Control %q, Timing-Allow-Origin %q; want %q, no-store, *", u, ct, cc, tao, want.ContentType)
+		}
+	}
+	if resp, _ := fetch(t, h2, "https://www.quicbench.test/nothing"); resp.StatusCode != 404 {
+		t.Errorf("a path outside the site: status %d, want 404", resp.StatusCode)
+	}
+	if got := srv.Counts(); got.H2 != int64(len(urls))+1 || got.H1 != 0 {
+		t.Errorf("counts %+v, want %d h2 requests", got, len(urls)+1)
+	}
+	recs := srv.Connections()
+	if len(recs) != 2 { // one per origin
+		t.Fatalf("records %+v, want one connection per origin", recs)
+	}
+	for _, r := range recs {
+		if r.ALPN != "h2" || r.Handshake != origin.HandshakeFull || r.Closed || r.Congestion == "" || r.BytesSent < 40_000 || r.CwndBytes == 0 || r.SmoothedRTTMs < 10 {
+			t.Errorf("first connection %+v, want h2, full, open, with TCP_INFO (≥ 40000 B sent, RTT ≥ 10 ms)", r)
+		}
+	}
+
+	if err := srv.CloseConnections(); err != nil {
+		t.Fatal(err)
+	}
+	if recs := srv.Connections(); len(recs) != 0 {
+		t.Errorf("records after CloseConnections: %+v", recs)
+	}
+	tr.CloseIdleConnections()
+	fetch(t, h2, c.page.DocumentURL())
+	if recs := srv.Connections(); len(recs) != 1 || recs[0].Handshake != origin.HandshakeResumed {
+		t.Errorf("after the reload: records %+v, want one resumed connection", recs)
+	}
+
+	h1, _ := c.client("h1")
+	if resp, _ := fetch(t, h1, c.page.DocumentURL()); resp.ProtoMajor != 1 {
+		t.Errorf("h1 client got HTTP/%d", resp.ProtoMajor)
+	}
+	if got := srv.Counts(); got.H1 != 1 {
+		t.Errorf("counts %+v, want 1 h1 request", got)
+	}
+
+	if err := srv.SetCache(true); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := fetch(t, h1, c.page.Subresources[0])
+	if resp.Header.Get("Cache-Control") != origin.CacheControl || resp.Header.Get("ETag") == "" || resp.Header.Get("Last-Modified") != origin.LastModified {
+		t.Errorf("cache on: headers %v", resp.Header)
+	}
+}
+
+// TestPortTaken: nginx cannot bind, Start says why in one line, and no nginx
+// process is left.
+func TestPortTaken(t *testing.T) {
+	c := newCell(t)
+	ln, err := c.net.Topo.Servers.Listen("tcp4", c.net.Topo.ServerAddrs[1].String()+":443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	srv, err := nginx.Start(c.cfg)
+	if err == nil {
+		srv.Close()
+		t.Fatal("nginx started on a taken port")
+	}
+	if !strings.Contains(err.Error(), "Address already in use") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %q, want one line naming the taken address", err)
+	}
+	if left := nginxProcessesUsing(c.cfg.Dir); left > 0 {
+		t.Errorf("%d nginx processes left", left)
+	}
+}
+
+func nginxProcessesUsing(dir string) int {
+	n := 0
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), dir) {
+			n++
+		}
+	}
+	return n
+}

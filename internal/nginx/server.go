@@ -1,0 +1,486 @@
+package nginx
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/site"
+)
+
+// DefaultPath is Debian's nginx binary.
+const DefaultPath = "/usr/sbin/nginx"
+
+// Config describes an nginx server stack.
+type Config struct {
+	// Path is the nginx binary. Empty: DefaultPath.
+	Path string
+	// Site is what nginx serves; its archive is written to Dir/site.
+	Site *site.Site
+	// Dir is nginx's working directory: archive, nginx.conf, logs, pid.
+	Dir string
+	// Namespace is where nginx runs (the servers namespace).
+	Namespace *netns.Namespace
+	// Addrs maps each origin host to the address nginx listens on.
+	Addrs map[string]netip.Addr
+	// Port is the TCP port on every address. Zero: 443.
+	Port int
+	// CertFile and KeyFile are the PEM certificate and key of every origin.
+	CertFile, KeyFile string
+	// Cache starts with cacheable responses (see origin.Server.SetCache).
+	Cache bool
+	// Workers is nginx's worker_processes. Zero: one per core.
+	Workers int
+	// StartTimeout bounds the wait for nginx to listen. Zero: 10 s.
+	StartTimeout time.Duration
+}
+
+// Server is a running nginx. Close stops it.
+type Server struct {
+	cfg       Config
+	params    confParams
+	process   *proc.Process
+	accessLog string
+
+	mu        sync.Mutex
+	readUpTo  int64         // access log bytes parsed so far
+	counts    origin.Counts // requests per protocol since Start
+	sinceMark []logEntry    // requests since the last CloseConnections
+}
+
+// CheckInstalled returns an error that says how to install nginx if path
+// (empty: DefaultPath) is not an executable.
+func CheckInstalled(path string) error {
+	if path == "" {
+		path = DefaultPath
+	}
+	if info, err := os.Stat(path); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		return fmt.Errorf("nginx not found at %s: install it with 'apt-get install nginx' (or run 'make demo')", path)
+	}
+	return nil
+}
+
+// Start writes the archive and configuration and starts nginx in the
+// namespace. It returns once every address accepts connections, or with
+// nginx's own error (such as a port already taken) if it stopped.
+func Start(cfg Config) (_ *Server, err error) {
+	if cfg.Path == "" {
+		cfg.Path = DefaultPath
+	}
+	if cfg.Port == 0 {
+		cfg.Port = 443
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 10 * time.Second
+	}
+	if err := CheckInstalled(cfg.Path); err != nil {
+		return nil, err
+	}
+	if err := cfg.Site.Validate(); err != nil {
+		return nil, err
+	}
+	for _, sub := range []string{"tmp", "site"} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("nginx: %w", err)
+		}
+	}
+	locations, err := writeArchive(cfg.Site, filepath.Join(cfg.Dir, "site"))
+	if err != nil {
+		return nil, err
+	}
+	if err := writeTicketKey(filepath.Join(cfg.Dir, "ticket.key")); err != nil {
+		return nil, fmt.Errorf("nginx: ticket key: %w", err)
+	}
+	s := &Server{cfg: cfg, accessLog: filepath.Join(cfg.Dir, "access.log")}
+	s.params = confParams{
+		dir: cfg.Dir, root: filepath.Join(cfg.Dir, "site"), certFile: cfg.CertFile, keyFile: cfg.KeyFile,
+		port: cfg.Port, workers: cfg.Workers, cache: cfg.Cache, addrs: cfg.Addrs, hosts: cfg.Site.Hosts(), locations: locations,
+	}
+	if err := s.writeConf(); err != nil {
+		return nil, err
+	}
+	// A fresh error log, so that a failure names this start's problem, and
+	// no old pid file, whose appearance says that nginx is listening.
+	os.Remove(filepath.Join(cfg.Dir, "error.log"))
+	os.Remove(filepath.Join(cfg.Dir, "nginx.pid"))
+	cmd := exec.Command(cfg.Path, "-p", cfg.Dir, "-c", filepath.Join(cfg.Dir, "nginx.conf"), "-e", filepath.Join(cfg.Dir, "error.log"))
+	if err := cfg.Namespace.WrapCommand(cmd); err != nil {
+		return nil, err
+	}
+	if s.process, err = proc.Start(cmd); err != nil {
+		return nil, fmt.Errorf("nginx: start %s: %w", cfg.Path, err)
+	}
+	defer func() {
+		if err != nil {
+			s.process.Kill()
+		}
+	}()
+	if err := s.waitListening(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) writeConf() error {
+	if err := os.WriteFile(filepath.Join(s.cfg.Dir, "nginx.conf"), []byte(conf(s.params)), 0o644); err != nil {
+		return fmt.Errorf("nginx: configuration: %w", err)
+	}
+	return nil
+}
+
+// waitListening waits for nginx's pid file, which nginx writes once it has
+// bound every listening socket (a bind that fails makes it retry for about
+// 2.5 s and exit), then checks that every address accepts a connection.
+func (s *Server) waitListening() error {
+	deadline := time.Now().Add(s.cfg.StartTimeout)
+	exited := make(chan struct{})
+	go func() { s.process.Wait(); close(exited) }()
+	pidFile := filepath.Join(s.cfg.Dir, "nginx.pid")
+	for {
+		data, _ := os.ReadFile(pidFile)
+		if strings.TrimSpace(string(data)) == strconv.Itoa(s.process.Pid()) {
+			break
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("nginx stopped at start: %s", s.lastError())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nginx did not start within %v: %s", s.cfg.StartTimeout, s.lastError())
+		}
+	}
+	for _, host := range s.params.hosts {
+		addr := netip.AddrPortFrom(s.cfg.Addrs[host], uint16(s.cfg.Port)).String()
+		for {
+			select {
+			case <-exited:
+				return fmt.Errorf("nginx stopped at start: %s", s.lastError())
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			c, err := s.cfg.Namespace.DialContext(ctx, "tcp4", addr)
+			cancel()
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("nginx did not listen on %s within %v: %s", addr, s.cfg.StartTimeout, s.lastError())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// lastError is the last [emerg] or [alert] line of nginx's error log, such
+// as `bind() to 198.19.0.10:443 failed (98: Address already in use)`.
+func (s *Server) lastError() string {
+	data, _ := os.ReadFile(filepath.Join(s.cfg.Dir, "error.log"))
+	var last string
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if i := strings.Index(line, "[emerg]"); i >= 0 && !strings.Contains(line, "still could not bind()") {
+			last = line[i:]
+		} else if i := strings.Index(line, "[alert]"); i >= 0 && last == "" {
+			last = line[i:]
+		}
+	}
+	if last == "" {
+		return "no error in " + filepath.Join(s.cfg.Dir, "error.log")
+	}
+	if strings.Contains(last, "Address already in use") {
+		last += ": another server holds the port; stop it, or run without --server nginx"
+	}
+	return last
+}
+
+// Close stops nginx: SIGTERM, so that the master stops and reaps its
+// workers, then SIGKILL to the whole group if it takes over 3 s.
+func (s *Server) Close() error {
+	if s.process == nil {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() { s.process.Wait(); close(done) }()
+	syscall.Kill(s.process.Pid(), syscall.SIGTERM)
+	select {
+	case <-done:
+		return nil
+	case <-time.After(3 * time.Second):
+		return s.process.Kill()
+	}
+}
+
+// SetCache rewrites the cache headers (see origin.Server.SetCache) and
+// reloads nginx.
+func (s *Server) SetCache(on bool) error {
+	if s.params.cache == on {
+		return nil
+	}
+	s.params.cache = on
+	if err := s.writeConf(); err != nil {
+		return err
+	}
+	return s.reload()
+}
+
+// CloseConnections makes nginx close every client connection (a graceful
+// reload: the old workers close their idle connections, and session tickets
+// stay valid because their key is in a file) and forgets the records.
+func (s *Server) CloseConnections() error {
+	if err := s.reload(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.readLog()
+	s.sinceMark = nil
+	return nil
+}
+
+// reload sends SIGHUP and waits until the workers that served before are
+// gone and no client connection is left, at most 5 s.
+func (s *Server) reload() error {
+	old := childrenOf(s.process.Pid())
+	if err := syscall.Kill(s.process.Pid(), syscall.SIGHUP); err != nil {
+		return fmt.Errorf("nginx: reload: %w", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		now := childrenOf(s.process.Pid())
+		oldLeft := 0
+		for pid := range old {
+			if now[pid] {
+				oldLeft++
+			}
+		}
+		var socks []socket
+		var err error
+		if oldLeft == 0 && len(now) > 0 {
+			socks, err = s.sockets()
+			if err == nil && len(socks) == 0 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nginx: reload did not close the client connections within 5 s (%d old workers left, %d connections, %v): %s", oldLeft, len(socks), err, s.lastError())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// childrenOf returns the set of live processes whose parent is pid.
+func childrenOf(pid int) map[int]bool {
+	out := map[int]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		end := bytes.LastIndexByte(stat, ')')
+		if end < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[end+1:]))
+		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
+			out[child] = true
+		}
+	}
+	return out
+}
+
+// Counts returns the requests nginx served since Start, per protocol.
+func (s *Server) Counts() origin.Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.readLog()
+	return s.counts
+}
+
+// Connections returns a record per client connection since the last
+// CloseConnections: handshake kind and requests from the access log, and
+// transport statistics read now from the kernel (ss); a connection that
+// served no request yet has handshake origin.HandshakeUnknown.
+func (s *Server) Connections() []origin.ConnRecord {
+	s.mu.Lock()
+	s.readLog()
+	entries := append([]logEntry(nil), s.sinceMark...)
+	s.mu.Unlock()
+	socks, _ := s.sockets()
+	var recs []origin.ConnRecord
+	index := map[string]int{} // connection serial → recs index
+	for _, e := range entries {
+		i, ok := index[e.conn]
+		if !ok {
+			i = len(recs)
+			index[e.conn] = i
+			rec := origin.ConnRecord{Transport: "tcp", ALPN: e.alpn(), ServerName: e.sni, Remote: e.remote, Handshake: origin.HandshakeFull, Closed: true}
+			if e.resumed {
+				rec.Handshake = origin.HandshakeResumed
+			}
+			recs = append(recs, rec)
+		}
+		recs[i].Requests++
+	}
+	for _, sock := range socks {
+		i := -1
+		for j := range recs {
+			if recs[j].Remote == sock.remote {
+				i = j
+			}
+		}
+		if i < 0 {
+			recs = append(recs, origin.ConnRecord{Transport: "tcp", Remote: sock.remote, Handshake: origin.HandshakeUnknown})
+			i = len(recs) - 1
+		}
+		sock.fill(&recs[i])
+	}
+	return recs
+}
+
+// logEntry is one access log line.
+type logEntry struct {
+	conn, remote, proto, sni string
+	resumed                  bool
+}
+
+func (e logEntry) alpn() string {
+	if e.proto == "HTTP/2.0" {
+		return "h2"
+	}
+	return "http/1.1"
+}
+
+// readLog parses the access log's new complete lines. Call with s.mu held.
+func (s *Server) readLog() {
+	f, err := os.Open(s.accessLog)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if _, err := f.Seek(s.readUpTo, io.SeekStart); err != nil {
+		return
+	}
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil { // an incomplete line is read next time
+			return
+		}
+		s.readUpTo += int64(len(line))
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			continue
+		}
+		e := logEntry{conn: f[0], remote: f[1], proto: f[2], resumed: f[3] == "r", sni: f[5]}
+		switch e.proto {
+		case "HTTP/2.0":
+			s.counts.H2++
+		case "HTTP/1.1", "HTTP/1.0":
+			s.counts.H1++
+		}
+		s.sinceMark = append(s.sinceMark, e)
+	}
+}
+
+// socket is one established TCP connection as ss reports it.
+type socket struct {
+	remote                    string
+	congestion                string
+	srttMs                    float64
+	cwnd, mss                 uint64
+	bytesAcked, bytesReceived uint64
+	retransmits               uint64
+}
+
+func (k socket) fill(rec *origin.ConnRecord) {
+	rec.Closed = false
+	rec.Congestion = k.congestion
+	rec.SmoothedRTTMs = k.srttMs
+	rec.CwndBytes = k.cwnd * k.mss
+	rec.BytesSent, rec.BytesReceived = k.bytesAcked, k.bytesReceived
+	rec.Retransmits = k.retransmits
+}
+
+// sockets lists the established connections on nginx's port with their
+// TCP_INFO, from `ss -tin` in the namespace.
+func (s *Server) sockets() ([]socket, error) {
+	cmd := exec.Command("ss", "-tinH", "state", "established", "sport", "=", ":"+strconv.Itoa(s.cfg.Port))
+	if err := s.cfg.Namespace.WrapCommand(cmd); err != nil {
+		return nil, err
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("nginx: ss: %w", err)
+	}
+	return parseSS(string(out)), nil
+}
+
+// parseSS parses `ss -tinH state established` output: a line per socket
+// (Recv-Q, Send-Q, local, peer), then an indented line of TCP_INFO fields.
+func parseSS(out string) []socket {
+	var socks []socket
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if line[0] != ' ' && line[0] != '\t' {
+			if len(f) >= 4 {
+				socks = append(socks, socket{remote: f[3]})
+			}
+			continue
+		}
+		if len(socks) == 0 {
+			continue
+		}
+		k := &socks[len(socks)-1]
+		for _, field := range f {
+			key, value, hasValue := strings.Cut(field, ":")
+			if !hasValue {
+				if key == "cubic" || key == "bbr" || key == "reno" {
+					k.congestion = key
+				}
+				continue
+			}
+			num := func(s string) uint64 { n, _ := strconv.ParseUint(s, 10, 64); return n }
+			switch key {
+			case "rtt":
+				srtt, _, _ := strings.Cut(value, "/")
+				k.srttMs, _ = strconv.ParseFloat(srtt, 64)
+			case "cwnd":
+				k.cwnd = num(value)
+			case "mss":
+				k.mss = num(value)
+			case "bytes_acked":
+				k.bytesAcked = num(value)
+			case "bytes_received":
+				k.bytesReceived = num(value)
+			case "retrans":
+				_, total, _ := strings.Cut(value, "/")
+				k.retransmits = num(total)
+			}
+		}
+	}
+	return socks
+}
