@@ -14,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/parity"
 	"github.com/quicbench/quicbench/internal/stacks"
+	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/units"
 )
 
@@ -24,6 +25,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	reps := fs.Int("reps", 31, "downloads per network, size and `protocol`")
 	sizesFlag := fs.String("sizes", "10KB,100KB,1MB,10MB", "comma-separated file `sizes`")
 	stack := fs.String("stack", "tcp", "the servers' TCP `stack`: tcp, tcp+ or tcp+bbr")
+	server := fs.String("server", "go", "server `stack` for h1 and h2: go or nginx (h3 is always quic-go)")
 	seed := fs.Uint64("seed", 1, "`seed` of the file bytes and the order")
 	out := fs.String("out", "", "run `directory` (default runs/parity-<time>)")
 	jsonOut := fs.Bool("json", false, "print every cell, with every download, as JSON")
@@ -49,6 +51,11 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "quicbench parity: --stack %q: use tcp, tcp+ or tcp+bbr\n", *stack)
 		return exitUsage
 	}
+	serverStack, err := testbed.ParseServer(*server)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench parity: --server:", err)
+		return exitUsage
+	}
 	if *connection != "fresh" && *connection != "warm" {
 		fmt.Fprintf(stderr, "quicbench parity: --connection %q: use fresh or warm\n", *connection)
 		return exitUsage
@@ -63,7 +70,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	networks := parityNetworks()
 	cells, err := parity.Run(ctx, parity.Config{Networks: networks, Sizes: sizes, Protocols: []string{"h1", "h2", "h3"},
-		Reps: *reps, Seed: *seed, Stack: tcpStack, Warm: *connection == "warm", RunDir: dir, Log: newLogger(stderr, false)})
+		Reps: *reps, Seed: *seed, Stack: tcpStack, Server: serverStack, Warm: *connection == "warm", RunDir: dir, Log: newLogger(stderr, false)})
 	if err != nil && cells == nil {
 		fmt.Fprintln(stderr, "quicbench parity:", err)
 		return exitFailure
@@ -73,7 +80,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		enc.SetIndent("", "  ")
 		enc.Encode(cells)
 	} else {
-		printParity(stdout, parity.Sorted(cells, networks), *stack, *connection)
+		printParity(stdout, parity.Sorted(cells, networks), *stack, serverText(serverStack), *connection)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench parity:", err)
@@ -94,12 +101,12 @@ func parityNetworks() []parity.Network {
 	}
 }
 
-func printParity(w io.Writer, cells []*parity.Cell, stack, connection string) {
+func printParity(w io.Writer, cells []*parity.Cell, stack, servers, connection string) {
 	what := "handshakes included (a fresh Go client and connection each time)"
 	if connection == "warm" {
 		what = "on an open connection (a first request made the handshakes)"
 	}
-	fmt.Fprintf(w, "Median download time in ms, %s; TCP stack %s.\n", what, stack)
+	fmt.Fprintf(w, "Median download time in ms, %s; %s servers, TCP stack %s.\n", what, servers, stack)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "network\tsize\tprotocol\tn\tfailed\tmedian\tp25\tp75\tmedian/h2\t")
 	for _, c := range cells {

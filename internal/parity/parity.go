@@ -39,6 +39,9 @@ type Config struct {
 	Reps  int
 	Seed  uint64
 	Stack stacks.Profile // the TCP stack of the servers
+	// Server is the server stack of h1 and h2: testbed.ServerGo (zero
+	// value) or testbed.ServerNginx; h3 is quic-go's.
+	Server string
 	// Warm times each download on a connection that a first request has
 	// already opened, so that handshakes are left out; else each download
 	// opens its own connection and its time includes the handshakes.
@@ -85,7 +88,7 @@ func Run(ctx context.Context, cfg Config) ([]*Cell, error) {
 		}
 		tb, err := testbed.Start(testbed.Config{
 			Stem: netns.RunName(os.Getpid(), fmt.Sprintf("pa%04x", order.Uint32()&0xffff)),
-			Link: nw.Link, Site: files, RunDir: cfg.RunDir, Log: cfg.Log, Stack: cfg.Stack,
+			Link: nw.Link, Site: files, RunDir: cfg.RunDir, Log: cfg.Log, Stack: cfg.Stack, Server: cfg.Server,
 		})
 		if err != nil {
 			return nil, err

@@ -49,6 +49,7 @@ const (
 	tunedTCPRmem = "4096 131072 33554432"
 	tunedTCPWmem = "4096 16384 33554432"
 	noFQ         = "no sch_fq on this kernel: TCP pacing is the kernel's internal pacing, not fq's"
+	nginxPacing  = "with --server nginx there is no pacing under CUBIC: nginx cannot set SO_MAX_PACING_RATE, which switches the internal pacing on (BBR paces by itself); the records say pacing false"
 )
 
 // Profiles lists the stacks, as in seed 003's Table 1.
@@ -57,7 +58,7 @@ func Profiles() []Profile {
 		{Name: "tcp", Summary: "stock TCP: initial window 10, CUBIC, slow start after idle, default buffers, no pacing",
 			Congestion: "cubic", SlowStartAfterIdle: true},
 		{Name: "tcp+", Summary: "tuned TCP: initial window 32, CUBIC with pacing, no slow start after idle, 32 MiB buffers",
-			InitCwnd: 32, InitRwnd: 32, Congestion: "cubic", TunedBuffers: true, Pacing: true, Limits: []string{noFQ}},
+			InitCwnd: 32, InitRwnd: 32, Congestion: "cubic", TunedBuffers: true, Pacing: true, Limits: []string{noFQ, nginxPacing}},
 		{Name: "tcp+bbr", Summary: "tcp+ with BBR instead of CUBIC",
 			InitCwnd: 32, InitRwnd: 32, Congestion: "bbr", TunedBuffers: true, Pacing: true, Limits: []string{noFQ}},
 		{Name: "quic", Summary: "quic-go v0.65 defaults: CUBIC-style congestion control with pacing, initial window 32 packets",

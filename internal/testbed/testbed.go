@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/emulator"
@@ -142,7 +143,7 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		}
 		if err != nil {
 			closeAll()
-			return nil, fmt.Errorf("origin %s: listen tcp %s: %w", host, addr, err)
+			return nil, fmt.Errorf("origin %s: listen tcp %s: %w%s", host, addr, err, portHint(err))
 		}
 		udp, err := tb.Topo.Servers.ListenPacket("udp4", addr)
 		if err != nil {
@@ -150,7 +151,7 @@ func Start(cfg Config) (_ *Testbed, err error) {
 				tcp.Close()
 			}
 			closeAll()
-			return nil, fmt.Errorf("origin %s: listen udp %s: %w", host, addr, err)
+			return nil, fmt.Errorf("origin %s: listen udp %s: %w%s", host, addr, err, portHint(err))
 		}
 		lns = append(lns, origin.Listener{TCP: tcp, UDP: udp})
 	}
@@ -173,6 +174,14 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		tb.Stack.Pacing = false
 	}
 	return tb, nil
+}
+
+// portHint says what to do about a port already taken.
+func portHint(err error) string {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return ": another process in the servers namespace holds the port; stop it"
+	}
+	return ""
 }
 
 // AddrsOf maps hosts[i] to addrs[i].
