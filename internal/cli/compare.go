@@ -18,17 +18,17 @@ import (
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netcheck"
+	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/testbed"
-	"github.com/quicbench/quicbench/internal/units"
 )
 
 // compareOptions are compare's flags, parsed and validated.
 type compareOptions struct {
 	cfg     experiment.CompareConfig
-	net     *network
+	net     *netconf.Network
 	json    bool
 	verbose bool
 }
@@ -100,7 +100,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if *origins < 1 || *origins > maxOrigins {
 		return nil, fmt.Errorf("--origins %d is outside 1 to %d", *origins, maxOrigins)
 	}
-	if err := o.net.checkServers(*origins); err != nil {
+	if err := o.net.CheckServers(*origins); err != nil {
 		return nil, err
 	}
 	spec, err := site.ParsePage(*page)
@@ -153,17 +153,6 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 		LoadTimeout:  *timeout,
 	}
 	return o, nil
-}
-
-func parseRateFlag(name, value string) (int64, error) {
-	if strings.EqualFold(value, "unlimited") {
-		return 0, nil
-	}
-	r, err := units.ParseRate(value)
-	if err != nil {
-		return 0, fmt.Errorf("--%s %w", name, err)
-	}
-	return r, nil
 }
 
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -236,7 +225,7 @@ func header(o *compareOptions) string {
 	if c.Cache {
 		cache = "on"
 	}
-	return fmt.Sprintf("%s%s on %s; %s servers, TCP stack %s; %s visit, cache %s; %d runs × %s, seed %d", c.Page, origins, o.net.describe(), serverText(c.Server), c.Stack.Name, c.Visit, cache, c.Runs, protoList(c.Protocols), c.Seed)
+	return fmt.Sprintf("%s%s on %s; %s servers, TCP stack %s; %s visit, cache %s; %d runs × %s, seed %d", c.Page, origins, o.net.Describe(), serverText(c.Server), c.Stack.Name, c.Visit, cache, c.Runs, protoList(c.Protocols), c.Seed)
 }
 
 // scenario is the configuration as JSON reports it.
@@ -303,7 +292,7 @@ func linkText(s emulator.Stats, cfg link.Config) string {
 		lossPct = 100 * float64(s.DroppedLoss) / float64(s.Packets)
 	}
 	text := fmt.Sprintf("%d packets, %d lost at random (%.2f%%, configured %s), %d dropped by the full queue, peak queue %d B",
-		s.Packets, s.DroppedLoss, lossPct, pct(cfg.MeanLoss()), s.DroppedQueue, s.PeakQueueBytes)
+		s.Packets, s.DroppedLoss, lossPct, netconf.Percent(cfg.MeanLoss()), s.DroppedQueue, s.PeakQueueBytes)
 	if s.DroppedPath > 0 {
 		text += fmt.Sprintf(", %d lost on per-server paths", s.DroppedPath)
 	}
@@ -322,20 +311,6 @@ func ratioText(v float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)
-}
-
-func rate(bps int64) string {
-	switch {
-	case bps == 0:
-		return "unlimited"
-	case bps%1_000_000_000 == 0:
-		return fmt.Sprintf("%d Gbit/s", bps/1e9)
-	case bps >= 1_000_000:
-		return strconv.FormatFloat(float64(bps)/1e6, 'g', -1, 64) + " Mbit/s"
-	case bps >= 1000:
-		return strconv.FormatFloat(float64(bps)/1e3, 'g', -1, 64) + " kbit/s"
-	}
-	return fmt.Sprintf("%d bit/s", bps)
 }
 
 func protoList(ps []client.Protocol) string {

@@ -55,7 +55,7 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	defer n.Close()
 	if !*jsonOut {
-		fmt.Fprintf(stdout, "netcheck: %s; seed %d\n", network.describe(), usedSeed)
+		fmt.Fprintf(stdout, "netcheck: %s; seed %d\n", network.Describe(), usedSeed)
 	}
 	report, err := netcheck.Run(ctx, n, netcheck.Config{Link: network.Link, RTT: network.RTT,
 		RTTProbes: *probes, LossProbes: *lossProbes, TransferTime: *transfer, Confidence: *confidence})
@@ -74,7 +74,7 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			Seed    uint64 `json:"seed"`
 			*netcheck.Report
 			Passed bool `json:"passed"`
-		}{network.describe(), usedSeed, report, report.Passed()})
+		}{network.Describe(), usedSeed, report, report.Passed()})
 	} else {
 		printNetcheck(stdout, report)
 	}

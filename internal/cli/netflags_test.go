@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/emulator"
-	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netconf"
 )
 
-func resolveNet(t *testing.T, args ...string) (*network, error) {
+func resolveNet(t *testing.T, args ...string) (*netconf.Network, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -43,8 +42,8 @@ func TestPresetWithOverrides(t *testing.T) {
 	if l.Up.Loss < 0.03 || l.Up.Loss > 0.031 {
 		t.Errorf("the preset's loss was not kept: %v", l.Up.Loss)
 	}
-	if !strings.Contains(n.describe(), "net seed003-mss") {
-		t.Errorf("describe() = %q", n.describe())
+	if !strings.Contains(n.Describe(), "net seed003-mss") {
+		t.Errorf("describe() = %q", n.Describe())
 	}
 }
 
@@ -84,7 +83,7 @@ func TestQueueInPacketsAndTraces(t *testing.T) {
 		t.Errorf("queue 64pkt: %+v, %v", n.Link.Down, err)
 	}
 	n, err = resolveNet(t, "--net", "seed003-lte", "--drop-head")
-	if err != nil || !n.Link.Down.DropHead || !n.Link.Up.DropHead || !strings.Contains(n.describe(), "drop-head") {
+	if err != nil || !n.Link.Down.DropHead || !n.Link.Up.DropHead || !strings.Contains(n.Describe(), "drop-head") {
 		t.Errorf("--drop-head on a preset: %+v, %v", n.Link.Down, err)
 	}
 }
@@ -138,7 +137,7 @@ func TestPathFlag(t *testing.T) {
 		p[1].Server.String() != "198.19.0.12" || p[1].RTT != time.Second || p[1].Loss != 0 {
 		t.Errorf("paths %+v", p)
 	}
-	if err := n.checkServers(2); err == nil || !strings.Contains(err.Error(), "server 3") {
+	if err := n.CheckServers(2); err == nil || !strings.Contains(err.Error(), "server 3") {
 		t.Errorf("checkServers(2) = %v, want an error naming server 3", err)
 	}
 	for _, bad := range []string{"x", "0=10ms", "2", "2=fast", "2=10ms,200", "2=-1ms", "2=2m"} {
@@ -149,27 +148,4 @@ func TestPathFlag(t *testing.T) {
 	if _, err := resolveNet(t, "--path", "2=1ms", "--path", "2=5ms"); err == nil {
 		t.Error("accepted two paths to server 2")
 	}
-}
-
-func FuzzNetworkParameters(f *testing.F) {
-	for _, s := range []string{"1,30", "1,30,100,0", "2=40ms,0.5", "200pkt", "64KB", "200ms", "0", "x=y", ",,,", "1=1h,100"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if g, err := parseGilbert(s); err == nil {
-			if g.Validate() != nil {
-				t.Errorf("parseGilbert(%q) accepted invalid %+v", s, g)
-			}
-		}
-		if _, p, err := parsePath(s); err == nil {
-			if (emulator.Config{Paths: []emulator.Path{p}}).Validate() != nil {
-				t.Errorf("parsePath(%q) accepted invalid %+v", s, p)
-			}
-		}
-		var dir link.Config
-		dir.RateBitsPerSecond = 10_000_000
-		if err := setQueue(&dir, s); err == nil && (dir.QueueBytes < 0 || dir.QueuePackets < 0) {
-			t.Errorf("setQueue(%q) gave %d bytes, %d packets", s, dir.QueueBytes, dir.QueuePackets)
-		}
-	})
 }

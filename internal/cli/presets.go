@@ -6,6 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/presets"
 	"github.com/quicbench/quicbench/internal/stacks"
 )
@@ -35,8 +36,8 @@ func runPresets(args []string, stdout, stderr io.Writer) int {
 			tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "  name\tdown\tup\tRTT\tloss down\tloss up\tqueue")
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%v\t%s\t%s\t%s\n", p.Name, rate(p.DownBitsPerSecond), rate(p.UpBitsPerSecond),
-			p.RTT, pct(p.LossDown), pct(p.LossUp), p.QueueText())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%v\t%s\t%s\t%s\n", p.Name, netconf.Rate(p.DownBitsPerSecond), netconf.Rate(p.UpBitsPerSecond),
+			p.RTT, netconf.Percent(p.LossDown), netconf.Percent(p.LossUp), p.QueueText())
 	}
 	flush()
 	return exitOK

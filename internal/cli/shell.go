@@ -80,7 +80,7 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	env := append(os.Environ(), envServerAddr+"="+serverAddr.String(), envServerAddrs+"="+strings.Join(all, " "),
 		envClientAddr+"="+netns.ClientAddr.String())
 	if !*quiet {
-		fmt.Fprintf(stderr, "quicbench shell: %s; seed %d; server %s, client %s\n", network.describe(), usedSeed, serverAddr, netns.ClientAddr)
+		fmt.Fprintf(stderr, "quicbench shell: %s; seed %d; server %s, client %s\n", network.Describe(), usedSeed, serverAddr, netns.ClientAddr)
 	}
 
 	if *server != "" {

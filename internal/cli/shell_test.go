@@ -97,7 +97,9 @@ func TestShellPathsGiveServersTheirDistance(t *testing.T) {
 		t.Fatalf("ping minimums %q: %v", out.String(), err)
 	}
 	t.Logf("server 1: %.3f ms, server 2 (+40 ms path): %.3f ms", near, far)
-	if near < 20 || near > 21.5 || far-near < 39 || far-near > 41 {
+	// Deliveries straddle their deadlines (the delivery thread wakes early
+	// by the median of its lateness), so a minimum can be a few µs short.
+	if near < 19.8 || near > 21.5 || far-near < 39 || far-near > 41 {
 		t.Errorf("server 1 at %.3f ms, server 2 at %.3f ms: want 20 ms and 40 ms more", near, far)
 	}
 }

@@ -1,0 +1,357 @@
+// Package netconf turns the description of an emulated network in text (a
+// preset, the values of the network flags of compare, shell and netcheck,
+// or a network of a spec file) into the emulator's configuration, and
+// describes a network in one line. Keys and error messages use the flag
+// names, so that one vocabulary serves the command line and spec files.
+package netconf
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/presets"
+	"github.com/quicbench/quicbench/internal/units"
+)
+
+// Keys are the settings of a network, in the order they apply (queue
+// last: a queue in time depends on the rates).
+var Keys = []string{"rtt", "jitter", "loss", "loss-down", "loss-up", "gilbert", "down", "up", "down-trace", "up-trace", "queue"}
+
+// Description is a network in text.
+type Description struct {
+	// Preset names a preset (presets.Lookup) that is the base; "" for none.
+	Preset string
+	// Values maps keys of Keys to values, such as "rtt" → "100ms". With a
+	// preset, only these change it; without one, a key that is missing
+	// takes its value from Resolve's defaults.
+	Values map[string]string
+	// DropHead makes full queues drop their oldest packet.
+	DropHead bool
+	// Paths are per-server paths, each "N=RTT[,LOSS%]".
+	Paths []string
+}
+
+// Network is a resolved network.
+type Network struct {
+	// Preset is the preset's name, or "" for one made of values.
+	Preset string
+	RTT    time.Duration
+	Link   emulator.Config
+	// MaxPathServer is the highest server number a path names.
+	MaxPathServer int
+	// queue is the queue as given, for descriptions.
+	queue string
+}
+
+// Resolve builds the network of d; without a preset, keys missing from
+// d.Values take defaults[key] (a key in neither is left at zero).
+func Resolve(d Description, defaults map[string]string) (*Network, error) {
+	net := &Network{}
+	if d.Preset != "" {
+		p, err := presets.Lookup(d.Preset)
+		if err != nil {
+			return nil, fmt.Errorf("--net: %w", err)
+		}
+		net.Preset, net.RTT, net.Link = p.Name, p.RTT, p.Link()
+		net.queue = "0"
+		switch {
+		case p.QueueTime > 0:
+			net.queue = p.QueueTime.String()
+		case p.QueuePackets > 0:
+			net.queue = strconv.Itoa(p.QueuePackets) + "pkt"
+		}
+	}
+	for key := range d.Values {
+		if !validKey(key) {
+			return nil, fmt.Errorf("network setting %q is unknown: use %s", key, strings.Join(Keys, ", "))
+		}
+	}
+	for _, name := range Keys {
+		value, given := d.Values[name]
+		if !given && d.Preset == "" {
+			value, given = defaults[name]
+		}
+		switch {
+		case name == "queue" && given:
+			net.queue = value
+		case name == "queue" && d.Preset != "":
+			value = net.queue // the preset's, recomputed at the final rates
+		case !given:
+			continue
+		}
+		if err := net.apply(name, value); err != nil {
+			return nil, err
+		}
+	}
+	if d.DropHead {
+		net.Link.Up.DropHead, net.Link.Down.DropHead = true, true
+	}
+	for _, v := range d.Paths {
+		server, p, err := parsePath(v)
+		if err != nil {
+			return nil, err
+		}
+		net.Link.Paths = append(net.Link.Paths, p)
+		net.MaxPathServer = max(net.MaxPathServer, server)
+	}
+	if err := net.Link.Validate(); err != nil {
+		return nil, fmt.Errorf("network: %w", err)
+	}
+	return net, nil
+}
+
+func validKey(k string) bool {
+	for _, key := range Keys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckServers returns an error if a path names a server beyond count.
+func (net *Network) CheckServers(count int) error {
+	if net.MaxPathServer > count {
+		return fmt.Errorf("--path names server %d, but there are %d servers", net.MaxPathServer, count)
+	}
+	return nil
+}
+
+// parsePath reads "N=RTT[,LOSS%]".
+func parsePath(v string) (int, emulator.Path, error) {
+	const usage = "give N=RTT[,LOSS%], such as 2=40ms,0.5"
+	numText, rest, ok := strings.Cut(v, "=")
+	n, err := strconv.Atoi(numText)
+	if !ok || err != nil || n < 1 || n > netns.MaxServers {
+		return 0, emulator.Path{}, fmt.Errorf("--path %q: %s, with N a server number from 1 to %d", v, usage, netns.MaxServers)
+	}
+	rttText, lossText, _ := strings.Cut(rest, ",")
+	rtt, err := time.ParseDuration(rttText)
+	if err != nil || rtt < 0 || rtt > time.Minute {
+		return 0, emulator.Path{}, fmt.Errorf("--path %q: %q is not a duration from 0 to 1m: %s", v, rttText, usage)
+	}
+	p := emulator.Path{Server: netns.ServerAddr(n), RTT: rtt}
+	if lossText != "" {
+		if p.Loss, err = units.ParsePercent(lossText); err != nil {
+			return 0, emulator.Path{}, fmt.Errorf("--path %q: %w", v, err)
+		}
+	}
+	return n, p, nil
+}
+
+// apply sets one flag's value on the network.
+func (net *Network) apply(name, value string) error {
+	l := &net.Link
+	switch name {
+	case "rtt":
+		d, err := time.ParseDuration(value)
+		if err != nil {
+			return fmt.Errorf("--rtt %q is not a duration: use a value such as 100ms", value)
+		}
+		if d < 0 || d > time.Minute {
+			return fmt.Errorf("--rtt %v is outside 0 to 1m", d)
+		}
+		net.RTT = d
+		l.Up.Delay = d / 2
+		l.Down.Delay = d - d/2
+	case "jitter":
+		d, err := time.ParseDuration(value)
+		if err != nil || d < 0 || d > 10*time.Second {
+			return fmt.Errorf("--jitter %q is not a duration from 0 to 10s, such as 5ms", value)
+		}
+		l.Up.Jitter, l.Down.Jitter = d, d
+	case "loss", "loss-down", "loss-up":
+		if value == "" {
+			return nil
+		}
+		p, err := units.ParsePercent(value)
+		if err != nil {
+			return fmt.Errorf("--%s %w", name, err)
+		}
+		if name != "loss-up" {
+			l.Down.Loss, l.Down.GilbertElliott = p, nil
+		}
+		if name != "loss-down" {
+			l.Up.Loss, l.Up.GilbertElliott = p, nil
+		}
+	case "gilbert":
+		if value == "" {
+			return nil
+		}
+		g, err := parseGilbert(value)
+		if err != nil {
+			return err
+		}
+		l.Up.Loss, l.Down.Loss = 0, 0
+		up, down := g, g
+		l.Up.GilbertElliott, l.Down.GilbertElliott = &up, &down
+	case "down", "up":
+		rate, err := parseRate(name, value)
+		if err != nil {
+			return err
+		}
+		dir := &l.Down
+		if name == "up" {
+			dir = &l.Up
+		}
+		dir.RateBitsPerSecond, dir.Trace = rate, nil
+	case "down-trace", "up-trace":
+		if value == "" {
+			return nil
+		}
+		tr, err := link.ReadTraceFile(value)
+		if err != nil {
+			return fmt.Errorf("--%s: %w", name, err)
+		}
+		dir := &l.Down
+		if name == "up-trace" {
+			dir = &l.Up
+		}
+		dir.RateBitsPerSecond, dir.Trace = 0, tr
+	case "queue":
+		for _, dir := range []*link.Config{&l.Up, &l.Down} {
+			if err := setQueue(dir, value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// parseGilbert reads netem's "p,r[,1-h[,1-k]]" in percent.
+func parseGilbert(value string) (link.GilbertElliott, error) {
+	parts := strings.Split(value, ",")
+	if len(parts) < 2 || len(parts) > 4 {
+		return link.GilbertElliott{}, fmt.Errorf("--gilbert %q: give p,r[,1-h[,1-k]] in percent, such as 1,30 or 1,30,100,0", value)
+	}
+	vals := []float64{0, 0, 1, 0} // 1-h defaults to 100 %, 1-k to 0 %
+	for i, s := range parts {
+		v, err := units.ParsePercent(s)
+		if err != nil {
+			return link.GilbertElliott{}, fmt.Errorf("--gilbert %q: value %d: %w", value, i+1, err)
+		}
+		vals[i] = v
+	}
+	g := link.GilbertElliott{P: vals[0], R: vals[1], LossBad: vals[2], LossGood: vals[3]}
+	if err := g.Validate(); err != nil {
+		return g, fmt.Errorf("--gilbert %q: %w", value, err)
+	}
+	return g, nil
+}
+
+// setQueue sets a direction's queue from a flag value: bytes ("64KB"),
+// packets ("100pkt"), a time at the direction's mean rate ("200ms"), or 0.
+func setQueue(dir *link.Config, value string) error {
+	dir.QueueBytes, dir.QueuePackets = 0, 0
+	lower := strings.ToLower(strings.TrimSpace(value))
+	switch {
+	case lower == "0":
+		return nil
+	case strings.HasSuffix(lower, "pkt"):
+		n, err := strconv.Atoi(strings.TrimSuffix(lower, "pkt"))
+		if err != nil || n < 1 {
+			return fmt.Errorf("--queue %q: give a whole number of packets, such as 100pkt", value)
+		}
+		dir.QueuePackets = n
+	case strings.HasSuffix(lower, "s") && !strings.HasSuffix(lower, "b"):
+		d, err := time.ParseDuration(lower)
+		if err != nil || d < 0 {
+			return fmt.Errorf("--queue %q is neither bytes (64KB), packets (100pkt) nor a non-negative time (200ms)", value)
+		}
+		if rate := dir.MeanRate(); rate > 0 {
+			dir.QueueBytes = int64(math.Ceil(d.Seconds() * rate / 8))
+		}
+	default:
+		b, err := units.ParseBytes(value)
+		if err != nil {
+			return fmt.Errorf("--queue %q is neither bytes (64KB), packets (100pkt) nor a time (200ms): %v", value, err)
+		}
+		dir.QueueBytes = b
+	}
+	return nil
+}
+
+// Describe is the network in one line.
+func (net *Network) Describe() string {
+	var b strings.Builder
+	if net.Preset != "" {
+		fmt.Fprintf(&b, "net %s: ", net.Preset)
+	}
+	l := net.Link
+	fmt.Fprintf(&b, "RTT %v (%v up, %v down)", net.RTT, l.Up.Delay, l.Down.Delay)
+	if l.Up.Jitter > 0 {
+		fmt.Fprintf(&b, " ± %v jitter", l.Up.Jitter)
+	}
+	fmt.Fprintf(&b, ", loss %s down, %s up, down %s, up %s, queue %s",
+		lossText(l.Down), lossText(l.Up), rateText(l.Down), rateText(l.Up), queueText(net.queue, l))
+	for _, p := range l.Paths {
+		fmt.Fprintf(&b, "; to %s +%v RTT, +%s loss", p.Server, p.RTT, Percent(p.Loss))
+	}
+	return b.String()
+}
+
+func lossText(c link.Config) string {
+	if g := c.GilbertElliott; g != nil {
+		return fmt.Sprintf("Gilbert-Elliott(p %s, r %s, 1-h %s, 1-k %s; mean %s)", Percent(g.P), Percent(g.R), Percent(g.LossBad), Percent(g.LossGood), Percent(g.StationaryLoss()))
+	}
+	return Percent(c.Loss)
+}
+
+func rateText(c link.Config) string {
+	if c.Trace != nil {
+		return fmt.Sprintf("trace %s (mean %s)", c.Trace.Name, Rate(int64(c.Trace.MeanRate())))
+	}
+	return Rate(c.RateBitsPerSecond)
+}
+
+func queueText(given string, l emulator.Config) string {
+	switch {
+	case given == "0":
+		return "unlimited"
+	case l.Down.QueuePackets > 0:
+		return fmt.Sprintf("%d packets%s", l.Down.QueuePackets, discipline(l))
+	}
+	return fmt.Sprintf("%s (%d B down, %d B up)%s", given, l.Down.QueueBytes, l.Up.QueueBytes, discipline(l))
+}
+
+func discipline(l emulator.Config) string {
+	if l.Down.DropHead {
+		return ", drop-head"
+	}
+	return ""
+}
+
+// Percent formats a fraction as a percentage with 4 significant digits.
+func Percent(f float64) string { return strconv.FormatFloat(f*100, 'g', 4, 64) + "%" }
+
+func parseRate(name, value string) (int64, error) {
+	if strings.EqualFold(value, "unlimited") {
+		return 0, nil
+	}
+	r, err := units.ParseRate(value)
+	if err != nil {
+		return 0, fmt.Errorf("--%s %w", name, err)
+	}
+	return r, nil
+}
+
+// Rate formats a rate in bit/s, such as "10 Mbit/s"; 0 is "unlimited".
+func Rate(bps int64) string {
+	switch {
+	case bps == 0:
+		return "unlimited"
+	case bps%1_000_000_000 == 0:
+		return fmt.Sprintf("%d Gbit/s", bps/1e9)
+	case bps >= 1_000_000:
+		return strconv.FormatFloat(float64(bps)/1e6, 'g', -1, 64) + " Mbit/s"
+	case bps >= 1000:
+		return strconv.FormatFloat(float64(bps)/1e3, 'g', -1, 64) + " kbit/s"
+	}
+	return fmt.Sprintf("%d bit/s", bps)
+}
