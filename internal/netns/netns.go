@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 	"github.com/vishvananda/netns"
 )
 
@@ -182,7 +183,9 @@ func pidOf(name string) (int, bool) {
 	return pid, err == nil && pid > 0
 }
 
-// RemoveStale deletes the namespaces listed by Stale and returns their names.
+// RemoveStale kills the processes left inside the namespaces listed by Stale
+// (such as nginx workers whose master died with its run), deletes the
+// namespaces, and returns their names.
 func RemoveStale() ([]string, error) {
 	names, err := Stale()
 	if err != nil {
@@ -190,11 +193,32 @@ func RemoveStale() ([]string, error) {
 	}
 	var errs []error
 	for _, name := range names {
+		killProcessesIn(name)
 		if err := netns.DeleteNamed(name); err != nil {
 			errs = append(errs, fmt.Errorf("netns %s: delete: %w", name, err))
 		}
 	}
 	return names, errors.Join(errs...)
+}
+
+// killProcessesIn sends SIGKILL to every process whose network namespace is
+// the named one.
+func killProcessesIn(name string) {
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join("/run/netns", name), &st); err != nil {
+		return
+	}
+	want := fmt.Sprintf("net:[%d]", st.Ino)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if link, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "net")); err == nil && link == want {
+			unix.Kill(pid, unix.SIGKILL)
+		}
+	}
 }
 
 // DialContext connects like net.Dialer.DialContext from inside the namespace.

@@ -1,10 +1,12 @@
 package netns
 
 import (
+	"context"
 	"os"
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -42,6 +44,14 @@ func TestStaleFindsOnlyDeadRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer liveNS.Delete()
+	// A process left inside the dead run's namespace, as nginx's workers
+	// would be if their run was killed.
+	leftover := deadNS.Command(context.Background(), "sleep", "60")
+	if err := leftover.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- leftover.Wait() }()
 
 	removed, err := RemoveStale()
 	if err != nil {
@@ -52,6 +62,15 @@ func TestStaleFindsOnlyDeadRuns(t *testing.T) {
 	}
 	if _, err := os.Stat("/run/netns/" + liveNS.Name); err != nil {
 		t.Errorf("the live run's namespace was removed: %v", err)
+	}
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Error("the leftover process exited by itself, not killed")
+		}
+	case <-time.After(5 * time.Second):
+		leftover.Process.Kill()
+		t.Error("the process inside the stale namespace was not killed")
 	}
 }
 
