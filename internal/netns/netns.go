@@ -18,8 +18,8 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Prefix starts the name of every namespace quicbench creates.
