@@ -1,0 +1,125 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+)
+
+const full = `name: study
+description: a bit of everything
+seed: 7
+repetitions: 3
+retries: 1
+client: chromium
+timeout: 30s
+netcheck: false
+artifacts: {pcap: true, qlog: false, har: true}
+factors:
+  networks:
+    - {name: fast, rtt: 10ms, down: 100mbit, up: 100mbit, queue: 200ms}
+    - {rtt: 100ms, loss: 1}
+    - seed004-us-3g
+    - {preset: seed003-lte, loss: 2, path: ["2=40ms"]}
+  pages: [synthetic:2x100B, synthetic:8x10KB]
+  protocols: [h2, h3]
+  stacks: [tcp, tcp+]
+  servers: [go, nginx]
+  visits: [first, repeat]
+  cache: [off, on]
+  origins: [2]
+`
+
+func TestParseFullSpec(t *testing.T) {
+	s, err := Parse([]byte(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "study" || s.Seed != 7 || s.Repetitions != 3 || s.Retries != 1 || s.Timeout != 30*time.Second || s.Netcheck || !s.Artifacts.Pcap || !s.Artifacts.HAR {
+		t.Errorf("scalars: %+v", s)
+	}
+	var names []string
+	for _, n := range s.Networks {
+		names = append(names, n.Name)
+	}
+	if got := strings.Join(names, " "); got != "fast rtt100ms-loss1 seed004-us-3g seed003-lte-loss2" {
+		t.Errorf("network names %q", got)
+	}
+	if s.Networks[0].Resolved.Link.Down.RateBitsPerSecond != 100e6 || s.Networks[0].Resolved.Link.Down.QueueBytes != 2_500_000 {
+		t.Errorf("fast network %+v", s.Networks[0].Resolved.Link.Down)
+	}
+	if s.Networks[1].Resolved.Link.Down.RateBitsPerSecond != 0 || s.Networks[1].Resolved.Link.Up.Loss != 0.01 {
+		t.Errorf("rtt100ms-loss1: %+v (missing keys must be unlimited, no queue)", s.Networks[1].Resolved.Link.Up)
+	}
+	if s.Networks[3].Resolved.RTT != 74*time.Millisecond || s.Networks[3].Resolved.Link.Down.Loss != 0.02 || len(s.Networks[3].Resolved.Link.Paths) != 1 {
+		t.Errorf("preset with overrides: %+v", s.Networks[3].Resolved)
+	}
+	if len(s.Pages) != 2 || s.Pages[1].Objects != 8 || len(s.Protocols) != 2 || len(s.Stacks) != 2 || s.Stacks[1].Name != "tcp+" ||
+		len(s.Servers) != 2 || len(s.Visits) != 2 || s.Visits[1] != client.RepeatVisit || len(s.Cache) != 2 || !s.Cache[1] || s.Origins[0] != 2 {
+		t.Errorf("factors: %+v", s)
+	}
+	if len(s.SHA256) != 64 || string(s.Source) != full {
+		t.Error("hash or source missing")
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	s, err := Parse([]byte("repetitions: 1\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:1x1KB]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Seed != 1 || s.Retries != 2 || s.Client != ClientChromium || s.Timeout != time.Minute || !s.Netcheck ||
+		len(s.Protocols) != 3 || s.Stacks[0].Name != "tcp" || s.Servers[0] != "go" || s.Visits[0] != client.FirstVisit || s.Cache[0] || s.Origins[0] != 1 {
+		t.Errorf("defaults: %+v", s)
+	}
+}
+
+func TestBadSpecsNameTheLine(t *testing.T) {
+	base := "repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:1x1KB]\n"
+	for _, c := range []struct{ spec, want string }{
+		{"", "is empty"},
+		{"repetitions: 2\nfactors:\n  pages: [synthetic:1x1KB]\n", "factors.networks is missing"},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n", "factors.pages is missing"},
+		{"repetitions: 2\nreps: 3\n", `line 2: unknown key "reps"`},
+		{base + "  protocol: [h2]\n", `line 5: unknown key "protocol"`},
+		{base + "  protocols: [h2, h4]\n", `line 5: protocol: "h4" is not one of h1, h2, h3`},
+		{base + "  protocols: [h2, h2]\n", `line 5: protocol "h2" is already listed on line 5`},
+		{base + "  stacks: [quic]\n", `line 5: stack: "quic" is not a TCP stack`},
+		{base + "  servers: [caddy]\n", `line 5: server: server "caddy" is unknown`},
+		{base + "  cache: [maybe]\n", `line 5: cache: "maybe": use on or off`},
+		{base + "  origins: [0]\n", `line 5: origins: "0" is not a number of origins from 1 to 64`},
+		{base + "  visits: [second]\n", `line 5: visit: visit "second" is unknown`},
+		{"repetitions: 2\nfactors:\n  networks:\n    - {rtt: fast}\n  pages: [synthetic:1x1KB]\n", `line 4: network: rtt "fast" is not a duration`},
+		{"repetitions: 2\nfactors:\n  networks:\n    - {latency: 5ms}\n  pages: [synthetic:1x1KB]\n", `line 4: unknown network key "latency"`},
+		{"repetitions: 2\nfactors:\n  networks:\n    - 5g\n  pages: [synthetic:1x1KB]\n", `line 4: network: net: unknown network preset "5g"`},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 5ms}, {rtt: 5ms}]\n  pages: [synthetic:1x1KB]\n", `network "rtt5ms" is already on line 3`},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 5ms, path: 3=10ms}]\n  pages: [synthetic:1x1KB]\n", "path names server 3, but there are 1 servers with 1 origins"},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [cnn.com]\n", `line 4: page: page "cnn.com" is not supported`},
+		{"repetitions: 0\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [synthetic:1x1KB]\n", "repetitions 0 is outside 1 to 100000"},
+		{"repetitions: two\n", `line 1: cannot unmarshal !!str ` + "`two`"},
+		{base + "client: firefox\n", `client "firefox" is unknown: use chromium or loader`},
+		{base + "timeout: soon\n", `timeout "soon" is not a positive duration`},
+		{base + "  pages: [synthetic:1x1KB]\n", `mapping key "pages" already defined`},
+	} {
+		_, err := Parse([]byte(c.spec))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("spec %q: error %v, want one containing %q", c.spec, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("spec %q: error %q spans lines", c.spec, err)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(full))
+	f.Add([]byte("repetitions: 1\nfactors: {networks: [x], pages: [y]}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse(data)
+		if err == nil && (len(s.Networks) == 0 || len(s.Pages) == 0 || len(s.Protocols) == 0 || s.Repetitions < 1) {
+			t.Errorf("accepted a spec without levels: %+v", s)
+		}
+	})
+}
