@@ -1,0 +1,233 @@
+// Package results is a run's results database: one SQLite file (pure-Go
+// driver, WAL journal) with the run's facts, one row per trial committed the
+// moment the trial ends, the failed attempts, the Resource Timing entries of
+// each load, and the netcheck of each network. A resumed run reads which
+// trials are done from it.
+package results
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// FileName is the database's name in a run directory.
+const FileName = "results.db"
+
+const schema = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE trials (
+	id TEXT PRIMARY KEY,
+	seq INTEGER NOT NULL,
+	rep INTEGER NOT NULL,
+	network TEXT NOT NULL,
+	page TEXT NOT NULL,
+	origins INTEGER NOT NULL,
+	stack TEXT NOT NULL,
+	server TEXT NOT NULL,
+	protocol TEXT NOT NULL,
+	visit TEXT NOT NULL,
+	cache INTEGER NOT NULL,
+	client TEXT NOT NULL,
+	status TEXT NOT NULL,
+	attempts INTEGER NOT NULL,
+	error TEXT NOT NULL,
+	plt_ms REAL,
+	onload_ms REAL,
+	dcl_ms REAL,
+	ttfb_ms REAL,
+	first_visit_plt_ms REAL,
+	document_protocol TEXT NOT NULL,
+	wall_ms REAL,
+	overhead_ms REAL,
+	server_requests INTEGER NOT NULL,
+	connections INTEGER NOT NULL,
+	handshakes TEXT NOT NULL,
+	tcp_congestion TEXT NOT NULL,
+	connection_records TEXT NOT NULL,
+	started_at TEXT NOT NULL,
+	finished_at TEXT NOT NULL,
+	artifacts TEXT NOT NULL
+);
+CREATE TABLE attempts (
+	trial_id TEXT NOT NULL,
+	attempt INTEGER NOT NULL,
+	error TEXT NOT NULL,
+	started_at TEXT NOT NULL,
+	PRIMARY KEY (trial_id, attempt)
+);
+CREATE TABLE resources (
+	trial_id TEXT NOT NULL,
+	url TEXT NOT NULL,
+	protocol TEXT NOT NULL,
+	start_ms REAL NOT NULL,
+	response_end_ms REAL NOT NULL,
+	transfer_bytes INTEGER NOT NULL,
+	status INTEGER NOT NULL
+);
+CREATE INDEX resources_trial ON resources (trial_id);
+CREATE TABLE networks (
+	name TEXT PRIMARY KEY,
+	config TEXT NOT NULL,
+	netcheck TEXT NOT NULL,
+	checked_at TEXT NOT NULL
+);
+`
+
+// Store is an open results database.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// busyTimeoutMs is how long a write waits for another process's lock.
+var busyTimeoutMs = 5000
+
+// dsn opens path with the busy timeout, the WAL journal and immediate
+// write transactions.
+func dsn(path string) string {
+	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", path, busyTimeoutMs)
+}
+
+// Create makes a new database at path with meta's facts; it fails if the
+// file exists.
+func Create(path string, meta map[string]string) (*Store, error) {
+	if _, err := os.Stat(path); err == nil {
+		return nil, fmt.Errorf("results database %s exists: continue it with --resume, or choose another --out", path)
+	}
+	s, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := s.db.Begin()
+	if err != nil {
+		s.Close()
+		return nil, s.explain("create", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(schema); err != nil {
+		s.Close()
+		return nil, s.explain("create", err)
+	}
+	for k, v := range meta {
+		if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, k, v); err != nil {
+			s.Close()
+			return nil, s.explain("create", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		s.Close()
+		return nil, s.explain("create", err)
+	}
+	return s, nil
+}
+
+// Open opens an existing database.
+func Open(path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no results database at %s: is this a run directory of quicbench run?", path)
+	}
+	s, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	if err := s.db.QueryRow(`SELECT count(*) FROM meta`).Scan(&n); err != nil {
+		s.Close()
+		return nil, s.explain("open", err)
+	}
+	return s, nil
+}
+
+func open(path string) (*Store, error) {
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, fmt.Errorf("results database %s: %w", path, err)
+	}
+	// One connection: writes are serialized anyway, and the WAL lets
+	// other processes (export, report) read meanwhile.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db, path: path}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, s.explain("open", err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// explain turns SQLite's errors into what the user can do about them.
+func (s *Store) explain(op string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY"):
+		return fmt.Errorf("results database %s is locked by another process: is another quicbench run using this directory? (%s: %v)", s.path, op, err)
+	case strings.Contains(msg, "disk is full") || strings.Contains(msg, "SQLITE_FULL") || errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("results database %s: the disk is full: free space and continue with --resume; every completed trial is kept (%s)", s.path, op)
+	case strings.Contains(msg, "file is not a database"):
+		return fmt.Errorf("%s is not a results database", s.path)
+	}
+	return fmt.Errorf("results database %s: %s: %w", s.path, op, err)
+}
+
+// Meta returns the value of a run fact, or "" if it is not set.
+func (s *Store) Meta(key string) (string, error) {
+	var v string
+	err := s.db.QueryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", s.explain("read meta", err)
+	}
+	return v, nil
+}
+
+// SetMeta sets a run fact.
+func (s *Store) SetMeta(key, value string) error {
+	if _, err := s.db.Exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value); err != nil {
+		return s.explain("write meta", err)
+	}
+	return nil
+}
+
+// Done returns the IDs of the trials recorded so far.
+func (s *Store) Done() (map[string]bool, error) {
+	rows, err := s.db.Query(`SELECT id FROM trials`)
+	if err != nil {
+		return nil, s.explain("read trials", err)
+	}
+	defer rows.Close()
+	done := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, s.explain("read trials", err)
+		}
+		done[id] = true
+	}
+	return done, s.explainErr("read trials", rows.Err())
+}
+
+func (s *Store) explainErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return s.explain(op, err)
+}
+
+// Counts returns how many trials are recorded, and how many of them failed.
+func (s *Store) Counts() (total, failed int, err error) {
+	err = s.db.QueryRow(`SELECT count(*), coalesce(sum(status != 'ok'), 0) FROM trials`).Scan(&total, &failed)
+	return total, failed, s.explainErr("count trials", err)
+}
