@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,10 +26,7 @@ import (
 func TestInterruptLeavesNothingBehind(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
-	bin := filepath.Join(t.TempDir(), "quicbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := quicbenchBinary(t)
 	runDir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "compare", "--runs", "100", "--rtt", "20ms", "--page", "synthetic:8x2KB", "--netcheck=false", "--out", runDir)
 	stderr, err := cmd.StderrPipe()
@@ -111,6 +109,37 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	if !summary.Interrupted || len(summary.Loads) != len(kept) {
 		t.Errorf("summary: interrupted=%v with %d loads, want true with %d", summary.Interrupted, len(summary.Loads), len(kept))
 	}
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	binErr    error
+)
+
+// quicbenchBinary builds the quicbench binary once for the package's tests.
+func quicbenchBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "quicbench-bin-"); binErr != nil {
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "quicbench"), ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return filepath.Join(binDir, "quicbench")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 func namespacesWithPrefix(t *testing.T, prefix string) []string {

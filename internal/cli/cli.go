@@ -33,6 +33,10 @@ Usage:
   quicbench presets           list the network presets, their numbers and sources
   quicbench stacks            list the servers' transport stacks and their limits here
   quicbench parity [flags]    compare the servers' download times over h1, h2 and h3
+  quicbench plan SPEC         print a spec file's plan: trials and estimated duration
+  quicbench run SPEC [flags]  run a spec file's plan into a results database (--resume continues)
+  quicbench export DIR [flags]
+                              write a run's trials and resources as CSV, JSON lines or Parquet
   quicbench cleanup           remove namespaces left by runs that were killed
   quicbench help              show this text
 
@@ -61,11 +65,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runParity(ctx, args[1:], stdout, stderr)
 	case "cleanup":
 		return runCleanup(args[1:], stdout, stderr)
+	case "plan":
+		return runPlan(args[1:], stdout, stderr)
+	case "run":
+		return runRun(ctx, args[1:], stdout, stderr)
+	case "export":
+		return runExport(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, parity, presets, stacks or cleanup (quicbench help lists them)\n", args[0])
+	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, parity, plan, run, export, presets, stacks or cleanup (quicbench help lists them)\n", args[0])
 	return exitUsage
 }
 

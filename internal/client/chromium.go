@@ -67,6 +67,7 @@ const collectJS = `(() => {
     document_transfer_bytes: nav.transferSize,
     ttfb_ms: nav.responseStart,
     dcl_ms: nav.domContentLoadedEventStart,
+    onload_ms: nav.loadEventStart,
     plt_ms: nav.loadEventEnd,
     resources: performance.getEntriesByType('resource').map(r => ({
       url: r.name, protocol: r.nextHopProtocol, start_ms: r.startTime,

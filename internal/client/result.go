@@ -24,9 +24,10 @@ type PageMetrics struct {
 	// DocumentTransferBytes is the document's transferSize: 0 when it came
 	// from the browser's cache.
 	DocumentTransferBytes int64   `json:"document_transfer_bytes"`
-	TTFBMs                float64 `json:"ttfb_ms"` // responseStart of the document
-	DCLMs                 float64 `json:"dcl_ms"`  // domContentLoadedEventStart: DOMContentLoaded fires
-	PLTMs                 float64 `json:"plt_ms"`  // loadEventEnd: the page load time
+	TTFBMs                float64 `json:"ttfb_ms"`   // responseStart of the document
+	DCLMs                 float64 `json:"dcl_ms"`    // domContentLoadedEventStart: DOMContentLoaded fires
+	OnLoadMs              float64 `json:"onload_ms"` // loadEventStart: the load event fires (HAR's onLoad)
+	PLTMs                 float64 `json:"plt_ms"`    // loadEventEnd: the page load time
 	// Resources are the Resource Timing entries of the page.
 	Resources []ResourceTiming `json:"resources"`
 	// Images is the number of <img> elements; BrokenImages those that did

@@ -236,26 +236,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 					load.Qlog = filepath.Join("qlog", fmt.Sprintf("round%d-h3", round))
 					tb.Origin.SetQlogDir(filepath.Join(cfg.RunDir, load.Qlog))
 				}
-				if err := tb.CloseConnections(); err != nil { // those of the previous load's browser
-					return err
-				}
-				before := tb.Counts()
-				var conns []origin.ConnRecord
-				r, err := browser.Load(ctx, client.Request{
-					URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
-					HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
-					Expected: page.Subresources, Visit: cfg.Visit,
-					CacheAllowed: cfg.Cache && cfg.Visit == client.RepeatVisit,
-					BetweenVisits: func(ctx context.Context) error {
-						if err := tb.CloseConnections(); err != nil {
-							return err
-						}
-						before = tb.Counts()
-						return sleep(ctx, closeSettleTime(cfg.RTT))
-					},
-					Loaded: func() { conns = tb.Connections() },
-				})
-				load.Connections = conns
+				r, err := MeasureLoad(ctx, tb, browser, page, p, cfg.Visit, cfg.Cache, cfg.RTT)
 				tb.Origin.SetQlogDir("")
 				if stopCapture != nil {
 					if cerr := stopCapture(); cerr != nil && err == nil {
@@ -265,13 +246,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 				if err != nil {
 					return err // canceled: the partial load is not kept
 				}
-				load.Result = r
-				load.ServerRequests = tb.Counts().Sub(before)
+				load.Result, load.ServerRequests, load.Connections = r.Result, r.ServerRequests, r.Connections
 				if res.Stack.Congestion == "" && tb.Nginx != nil {
 					res.Stack.Congestion = tcpCongestion(load.Connections)
-				}
-				if other := load.ServerRequests.Total() - load.ServerRequests.Of(string(p)); other > 0 && load.OK() {
-					load.Failure = fmt.Sprintf("server served %d requests over another protocol than %s", other, p)
 				}
 				res.Loads = append(res.Loads, load)
 				if err := appendJSONLine(loadsFile, load); err != nil {
@@ -300,6 +277,55 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		closeErr = errors.Join(closeErr, err)
 	}
 	return res, errors.Join(runErr, closeErr)
+}
+
+// Measured is one verified or failed page load with the servers' view of it.
+type Measured struct {
+	client.Result
+	ServerRequests origin.Counts
+	Connections    []origin.ConnRecord
+}
+
+// MeasureLoad loads page once over p in a fresh browser: a first visit, or
+// a repeat visit whose second load is measured; cache makes the servers'
+// responses cacheable. It checks the servers' request counts against the
+// protocol and reads their connection records while the browser still
+// holds its connections. rtt is the configured round trip (the pause
+// between a repeat visit's loads). An error means ctx was canceled or the
+// servers failed; a failed load is a Result with Failure set.
+func MeasureLoad(ctx context.Context, tb *testbed.Testbed, browser *client.Chromium, page *site.Site, p client.Protocol,
+	visit client.Visit, cache bool, rtt time.Duration) (Measured, error) {
+	if err := tb.SetCache(cache); err != nil {
+		return Measured{}, err
+	}
+	if err := tb.CloseConnections(); err != nil { // those of the previous load's browser
+		return Measured{}, err
+	}
+	before := tb.Counts()
+	var m Measured
+	r, err := browser.Load(ctx, client.Request{
+		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
+		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
+		Expected: page.Subresources, Visit: visit,
+		CacheAllowed: cache && visit == client.RepeatVisit,
+		BetweenVisits: func(ctx context.Context) error {
+			if err := tb.CloseConnections(); err != nil {
+				return err
+			}
+			before = tb.Counts()
+			return sleep(ctx, closeSettleTime(rtt))
+		},
+		Loaded: func() { m.Connections = tb.Connections() },
+	})
+	if err != nil {
+		return m, err
+	}
+	m.Result = r
+	m.ServerRequests = tb.Counts().Sub(before)
+	if other := m.ServerRequests.Total() - m.ServerRequests.Of(string(p)); other > 0 && m.OK() {
+		m.Failure = fmt.Sprintf("server served %d requests over another protocol than %s", other, p)
+	}
+	return m, nil
 }
 
 // tcpCongestion is the congestion control of the first TCP connection in

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+const resumeSpec = `name: resume-test
+seed: 5
+repetitions: 4
+retries: 0
+netcheck: false
+factors:
+  networks: [{rtt: 10ms}]
+  pages: [synthetic:4x2KB]
+  protocols: [h2, h3]
+`
+
+// TestKillAndResume kills a run with SIGKILL at a random moment after its
+// second trial, resumes it, and checks that the plan completes with every
+// trial recorded once and nothing of the killed run left behind; a changed
+// spec is refused.
+func TestKillAndResume(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	bin := quicbenchBinary(t)
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(specPath, []byte(resumeSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runDir := filepath.Join(dir, "run")
+	db := filepath.Join(runDir, results.FileName)
+
+	cmd := exec.Command(bin, "run", specPath, "--out", runDir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	stem := netns.RunName(cmd.Process.Pid, "")
+	deadline := time.Now().Add(60 * time.Second)
+	for recorded(db) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no 2 trials within 60 s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Duration(rand.IntN(800)) * time.Millisecond) // a random moment of a later trial
+	cmd.Process.Signal(os.Kill)
+	cmd.Wait()
+	killedAt := recorded(db)
+	t.Logf("killed after %d trials", killedAt)
+
+	// A changed spec is refused, and changes nothing.
+	changed := filepath.Join(dir, "changed.yaml")
+	os.WriteFile(changed, []byte(strings.Replace(resumeSpec, "repetitions: 4", "repetitions: 5", 1)), 0o644)
+	out, err := exec.Command(bin, "run", changed, "--out", runDir, "--resume").CombinedOutput()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), "the spec changed") {
+		t.Errorf("resume with a changed spec: %v\n%s", err, out)
+	}
+
+	out, err = exec.Command(bin, "run", specPath, "--out", runDir, "--resume").CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	if names := namespacesWithPrefix(t, stem); len(names) > 0 {
+		t.Errorf("the killed run's namespaces are still there: %v", names)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if procs := processesMentioning(runDir); len(procs) > 0 {
+		t.Errorf("processes left behind: %v", procs)
+	}
+
+	s, err := spec.Parse([]byte(resumeSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, tr := range plan.Build(s).Trials {
+		want = append(want, tr.ID)
+	}
+	store, err := results.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var got []string
+	store.EachTrial(func(tr results.Trial) error {
+		got = append(got, tr.ID)
+		if tr.Status != results.StatusOK {
+			t.Errorf("trial %s: %s", tr.ID, tr.Error)
+		}
+		return nil
+	})
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded trials %v, want the plan's %v", got, want)
+	}
+}
+
+// recorded counts the trials in the database at path (0 if it is not
+// there yet).
+func recorded(path string) int {
+	if _, err := os.Stat(path); err != nil {
+		return 0
+	}
+	s, err := results.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer s.Close()
+	n, _, _ := s.Counts()
+	return n
+}

@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/experiment"
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
+)
+
+// specAndFlags parses "SPEC [flags]" or "[flags] SPEC" and returns SPEC.
+func specAndFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) (string, int, bool) {
+	var specPath string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		specPath, args = args[0], args[1:]
+	}
+	if code, done := parseFlags(fs, args, usage, stdout, stderr); done {
+		return "", code, true
+	}
+	rest := fs.Args()
+	if specPath == "" && len(rest) > 0 {
+		specPath, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "quicbench %s: unexpected argument %q (see quicbench %s -h)\n", fs.Name(), rest[0], fs.Name())
+		return "", exitUsage, true
+	}
+	if specPath == "" {
+		fmt.Fprintf(stderr, "quicbench %s: give a spec file, such as examples/seed001-quick.yaml\n", fs.Name())
+		return "", exitUsage, true
+	}
+	return specPath, 0, false
+}
+
+// runPlan prints a spec's plan: its factors, size and estimated duration.
+func runPlan(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	list := fs.Bool("list", false, "also list every trial in run order")
+	path, code, done := specAndFlags(fs, args, "Usage: quicbench plan SPEC [flags]\n\nPrints the plan of a spec file: its factors, the number of trials and an estimate of its duration.", stdout, stderr)
+	if done {
+		return code
+	}
+	s, err := spec.Load(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench plan:", err)
+		return exitUsage
+	}
+	p := plan.Build(s)
+	printPlan(stdout, s, p)
+	if *list {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "seq\ttrial\tnetwork\tpage\torigins\tstack\tserver\tprotocol\tvisit\tcache")
+		for _, t := range p.Trials {
+			c := t.Cell
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Seq, t.ID, c.Network, c.Page, c.Origins, c.Stack, c.Server, c.Protocol, c.Visit, onOff(c.Cache))
+		}
+		tw.Flush()
+	}
+	return exitOK
+}
+
+func printPlan(w io.Writer, s *spec.Spec, p plan.Plan) {
+	fmt.Fprintf(w, "%s: %d networks × %d pages × %d protocols × %d stacks × %d servers × %d visits × %d cache × %d origins = %d cells\n",
+		s.Name, len(s.Networks), len(s.Pages), len(s.Protocols), len(s.Stacks), len(s.Servers), len(s.Visits), len(s.Cache), len(s.Origins), p.Cells)
+	fmt.Fprintf(w, "%d cells × %d repetitions = %d trials on %d testbeds, client %s, seed %d\n", p.Cells, s.Repetitions, len(p.Trials), p.Setups, s.Client, s.Seed)
+	fmt.Fprintf(w, "estimated duration: %s (a rough model of each load plus the client's overhead, testbed set-ups and netchecks)\n", p.Estimate(s).Round(time.Second))
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// runRun runs a spec's plan into a run directory.
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	out := fs.String("out", "", "run `directory` (default runs/<spec name>-<time>)")
+	resume := fs.Bool("resume", false, "continue the run in --out: skip the recorded trials; refused if the spec changed")
+	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
+	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
+	path, code, done := specAndFlags(fs, args, "Usage: quicbench run SPEC [flags]\n\nRuns every trial of a spec file's plan and records each in DIR/results.db the moment it ends.", stdout, stderr)
+	if done {
+		return code
+	}
+	s, err := spec.Load(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench run:", err)
+		return exitUsage
+	}
+	if *resume && *out == "" {
+		fmt.Fprintln(stderr, "quicbench run: --resume needs --out DIR, the run directory to continue")
+		return exitUsage
+	}
+	dir := *out
+	if dir == "" {
+		dir = "runs/" + s.Name + "-" + time.Now().Format("20060102-150405")
+	}
+	if err := checkPrivileges(); err != nil {
+		fmt.Fprintln(stderr, "quicbench run:", err)
+		return exitUsage
+	}
+	if s.Client == spec.ClientChromium {
+		if err := client.CheckChromium(*chromium); err != nil {
+			fmt.Fprintln(stderr, "quicbench run:", err)
+			return exitUsage
+		}
+	}
+	p := plan.Build(s)
+	printPlan(stderr, s, p)
+	progress := newProgress(stderr, len(p.Trials))
+	res, err := experiment.Run(ctx, experiment.RunConfig{
+		Spec: s, Dir: dir, Resume: *resume, ChromiumPath: *chromium, Facts: experiment.HostFacts(*chromium),
+		Log: newLogger(stderr, *verbose), OnTrial: progress.update,
+	})
+	progress.finish()
+	if res == nil {
+		fmt.Fprintln(stderr, "quicbench run:", err)
+		if isUserError(err) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "%d of %d trials recorded (%d failed), %d in this run, in %s; results in %s/results.db\n",
+		res.Done, res.Total, res.Failed, res.Ran, res.Elapsed.Round(time.Second), dir)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "quicbench run: interrupted; every completed trial is kept: continue with quicbench run %s --out %s --resume\n", path, dir)
+		return exitInterrupted
+	case err != nil:
+		fmt.Fprintf(stderr, "quicbench run: %v; every completed trial is kept: continue with --out %s --resume\n", err, dir)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// isUserError reports errors the user fixes by changing the command.
+func isUserError(err error) bool {
+	var in *experiment.InputError
+	return errors.As(err, &in)
+}
+
+// progress shows a bar on a terminal and a line per trial otherwise.
+type progress struct {
+	w     io.Writer
+	bar   *progressbar.ProgressBar
+	total int
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	p := &progress{w: w, total: total}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(false), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(200*time.Millisecond))
+	}
+	return p
+}
+
+func (p *progress) update(pr experiment.Progress) {
+	t := pr.Trial
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("%d failed, ETA %s", pr.Failed, pr.ETA.Round(time.Second)))
+		p.bar.Set(pr.Done)
+		return
+	}
+	outcome := fmt.Sprintf("PLT %.1f ms", t.PLT.V)
+	if t.Status != "ok" {
+		outcome = "FAILED after " + fmt.Sprint(t.Attempts) + " attempts: " + t.Error
+	}
+	fmt.Fprintf(p.w, "trial %d/%d (%d failed, ETA %s)  %s  %s %s %s %s: %s\n", pr.Done, pr.Total, pr.Failed, pr.ETA.Round(time.Second),
+		t.ID, t.Network, t.Page, t.Protocol, t.Visit, outcome)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		fmt.Fprintln(p.w)
+	}
+}
+
+// runExport writes a run's trials and resources as files.
+func runExport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	format := fs.String("format", "csv", "`format`: csv, jsonl or parquet")
+	to := fs.String("to", "", "output `directory` (default DIR/export)")
+	var dir string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		dir, args = args[0], args[1:]
+	}
+	if code, done := parseFlags(fs, args, "Usage: quicbench export DIR [flags]\n\nWrites the run in DIR as trials.<format> (one row per trial: factors, metrics, status) and\nresources.<format> (one row per Resource Timing entry), ready for pandas or DuckDB.", stdout, stderr); done {
+		return code
+	}
+	if dir == "" && fs.NArg() > 0 {
+		dir = fs.Arg(0)
+	}
+	if dir == "" {
+		fmt.Fprintln(stderr, "quicbench export: give the run directory, such as runs/seed001-quick-20261122-050000")
+		return exitUsage
+	}
+	store, err := results.Open(filepath.Join(dir, results.FileName))
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench export:", err)
+		return exitUsage
+	}
+	defer store.Close()
+	outDir := *to
+	if outDir == "" {
+		outDir = filepath.Join(dir, "export")
+	}
+	files, err := store.Export(outDir, *format)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench export:", err)
+		if strings.Contains(err.Error(), "is unknown") {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	return exitOK
+}

@@ -1,0 +1,59 @@
+package experiment
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// HostFacts describes the software and machine a run measures with:
+// quicbench's version, Go's, quic-go's and chromedp's, Chromium's (from
+// chromiumPath --version), the kernel, and the CPU.
+func HostFacts(chromiumPath string) map[string]string {
+	facts := map[string]string{
+		"go_version": runtime.Version(),
+		"cpus":       strconv.Itoa(runtime.NumCPU()),
+	}
+	facts["quicbench_version"] = "devel"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				facts["quicbench_version"] = s.Value
+			}
+		}
+		for _, d := range bi.Deps {
+			switch d.Path {
+			case "github.com/quic-go/quic-go":
+				facts["quic_go_version"] = d.Version
+			case "github.com/chromedp/chromedp":
+				facts["chromedp_version"] = d.Version
+			}
+		}
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		facts["kernel"] = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+	}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				facts["cpu_model"] = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if chromiumPath != "" {
+		if out, err := exec.Command(chromiumPath, "--version").Output(); err == nil {
+			facts["chromium_version"] = strings.TrimSpace(string(out))
+		}
+	}
+	return facts
+}
