@@ -66,6 +66,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	out := fs.String("out", "", "run `directory` for certificates and results (default runs/compare-<time>)")
 	timeout := fs.Duration("timeout", defaultTimeout, "`limit` for one page load, browser start included")
 	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
+	loaderFlag := fs.String("client", "chromium", "page `loader`: chromium (real headless Chromium) or loader (the built-in Go loader: no JavaScript, no rendering)")
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
 	capture := fs.Bool("pcap", false, "record each load's client-side packets to pcap/round<N>-<protocol>.pcap in the run directory (Wireshark reads them); adds a copy per packet")
 	qlog := fs.Bool("qlog", false, "record the server's qlog of each h3 load to qlog/round<N>-h3/ in the run directory (qvis reads them)")
@@ -117,6 +118,9 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if *timeout <= 0 {
 		return nil, fmt.Errorf("--timeout %v must be positive, e.g. 60s", *timeout)
 	}
+	if *loaderFlag != "chromium" && *loaderFlag != "loader" {
+		return nil, fmt.Errorf("--client %q: use chromium or loader", *loaderFlag)
+	}
 	visitKind, err := client.ParseVisit(*visit)
 	if err != nil {
 		return nil, fmt.Errorf("--visit: %w", err)
@@ -150,6 +154,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 		Seed:         *seed,
 		RunDir:       dir,
 		ChromiumPath: *chromium,
+		Loader:       *loaderFlag == "loader",
 		LoadTimeout:  *timeout,
 	}
 	return o, nil
@@ -168,7 +173,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "quicbench compare:", err)
 		return exitUsage
 	}
-	if err := client.CheckChromium(o.cfg.ChromiumPath); err != nil {
+	if err := client.CheckChromium(o.cfg.ChromiumPath); err != nil && !o.cfg.Loader {
 		fmt.Fprintln(stderr, "quicbench compare:", err)
 		return exitUsage
 	}
@@ -225,7 +230,11 @@ func header(o *compareOptions) string {
 	if c.Cache {
 		cache = "on"
 	}
-	return fmt.Sprintf("%s%s on %s; %s servers, TCP stack %s; %s visit, cache %s; %d runs × %s, seed %d", c.Page, origins, o.net.Describe(), serverText(c.Server), c.Stack.Name, c.Visit, cache, c.Runs, protoList(c.Protocols), c.Seed)
+	loader := "Chromium"
+	if c.Loader {
+		loader = "built-in loader"
+	}
+	return fmt.Sprintf("%s%s on %s; %s servers, TCP stack %s; %s, %s visit, cache %s; %d runs × %s, seed %d", c.Page, origins, o.net.Describe(), serverText(c.Server), c.Stack.Name, loader, c.Visit, cache, c.Runs, protoList(c.Protocols), c.Seed)
 }
 
 // scenario is the configuration as JSON reports it.

@@ -59,10 +59,18 @@ type Request struct {
 	// browser still holds its connections (servers read their records
 	// then). Nil: nothing.
 	Loaded func()
+	// HARPath, if set, receives the measured visit's HAR 1.2 (the built-in
+	// loader writes one; the Chromium loader does not yet).
+	HARPath string
 	// CacheAllowed accepts resources that came from the browser's cache
 	// (no bytes transferred) whatever protocol they name: the site is
 	// cacheable and this is a repeat visit.
 	CacheAllowed bool
+}
+
+// PageLoader loads pages: the Chromium loader or the built-in loader.
+type PageLoader interface {
+	Load(ctx context.Context, req Request) (Result, error)
 }
 
 // Visit says whether a load is a first visit (a browser with a new profile:

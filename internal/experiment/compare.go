@@ -49,6 +49,8 @@ type CompareConfig struct {
 	RunDir string
 	// ChromiumPath is the browser binary; empty: client.DefaultChromiumPath.
 	ChromiumPath string
+	// Loader uses the built-in loader instead of Chromium.
+	Loader bool
 	// LoadTimeout bounds one load; zero: 60 s.
 	LoadTimeout time.Duration
 	// Log receives progress and server errors; nil discards.
@@ -213,7 +215,10 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	}
 	tb.Emulator.ResetPeaks()
 	upBefore, downBefore := tb.Emulator.Stats()
-	browser := &client.Chromium{Path: cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: cfg.RunDir, Timeout: cfg.LoadTimeout}
+	var browser client.PageLoader = &client.Chromium{Path: cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: cfg.RunDir, Timeout: cfg.LoadTimeout}
+	if cfg.Loader {
+		browser = NewLoader(tb, cfg.LoadTimeout, "")
+	}
 	runErr := func() error {
 		for round := 1; round <= cfg.Runs; round++ {
 			protos := slices.Clone(cfg.Protocols)
@@ -236,7 +241,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 					load.Qlog = filepath.Join("qlog", fmt.Sprintf("round%d-h3", round))
 					tb.Origin.SetQlogDir(filepath.Join(cfg.RunDir, load.Qlog))
 				}
-				r, err := MeasureLoad(ctx, tb, browser, page, p, cfg.Visit, cfg.Cache, cfg.RTT)
+				r, err := MeasureLoad(ctx, tb, browser, page, p, cfg.Visit, cfg.Cache, cfg.RTT, "")
 				tb.Origin.SetQlogDir("")
 				if stopCapture != nil {
 					if cerr := stopCapture(); cerr != nil && err == nil {
@@ -286,15 +291,16 @@ type Measured struct {
 	Connections    []origin.ConnRecord
 }
 
-// MeasureLoad loads page once over p in a fresh browser: a first visit, or
+// MeasureLoad loads page once over p with browser (a fresh browser per
+// load for Chromium, fresh connections for the built-in loader): a first visit, or
 // a repeat visit whose second load is measured; cache makes the servers'
 // responses cacheable. It checks the servers' request counts against the
 // protocol and reads their connection records while the browser still
 // holds its connections. rtt is the configured round trip (the pause
 // between a repeat visit's loads). An error means ctx was canceled or the
 // servers failed; a failed load is a Result with Failure set.
-func MeasureLoad(ctx context.Context, tb *testbed.Testbed, browser *client.Chromium, page *site.Site, p client.Protocol,
-	visit client.Visit, cache bool, rtt time.Duration) (Measured, error) {
+func MeasureLoad(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, page *site.Site, p client.Protocol,
+	visit client.Visit, cache bool, rtt time.Duration, harPath string) (Measured, error) {
 	if err := tb.SetCache(cache); err != nil {
 		return Measured{}, err
 	}
@@ -306,7 +312,7 @@ func MeasureLoad(ctx context.Context, tb *testbed.Testbed, browser *client.Chrom
 	r, err := browser.Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
-		Expected: page.Subresources, Visit: visit,
+		Expected: page.Subresources, Visit: visit, HARPath: harPath,
 		CacheAllowed: cache && visit == client.RepeatVisit,
 		BetweenVisits: func(ctx context.Context) error {
 			if err := tb.CloseConnections(); err != nil {

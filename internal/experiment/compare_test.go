@@ -253,3 +253,37 @@ func mustStack(t *testing.T, name string) stacks.Profile {
 	}
 	return p
 }
+
+// TestBuiltInLoader loads a two-origin page with the built-in loader over
+// each protocol behind a 20 ms link, as repeat visits: every load verifies
+// on both sides, h3 comes back with 0-RTT, and HTTP/1.1 opens at most 6
+// connections per origin.
+func TestBuiltInLoader(t *testing.T) {
+	testenv.RequireRoot(t)
+	lan := emulator.Config{Up: link.Config{Delay: 10 * time.Millisecond}, Down: link.Config{Delay: 10 * time.Millisecond}}
+	res, err := Compare(context.Background(), CompareConfig{
+		Link: lan, RTT: 20 * time.Millisecond, Page: site.SyntheticSpec{Objects: 20, ObjectBytes: 5000}, Origins: 2,
+		Stack: mustStack(t, "tcp"), Protocols: []client.Protocol{client.H1, client.H2, client.H3}, Runs: 1, Seed: 4,
+		RunDir: t.TempDir(), Visit: client.RepeatVisit, Loader: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range res.Loads {
+		if !l.OK() || len(l.Resources) != 20 || l.PLTMs < 20 || l.ServerRequests.Of(string(l.Requested)) != 21 {
+			t.Errorf("%s: failure %q, %d resources, PLT %.1f ms, server requests %+v", l.Requested, l.Failure, len(l.Resources), l.PLTMs, l.ServerRequests)
+		}
+		perOrigin := map[string]int{}
+		for _, c := range l.Connections {
+			perOrigin[c.ServerName]++
+			if l.Requested == client.H3 && c.Requests > 0 && c.Handshake != origin.Handshake0RTT {
+				t.Errorf("h3 repeat visit: handshake %q, want 0rtt", c.Handshake)
+			}
+		}
+		for host, n := range perOrigin {
+			if (l.Requested == client.H1 && n > 6) || (l.Requested != client.H1 && n != 1) {
+				t.Errorf("%s: %d connections to %s", l.Requested, n, host)
+			}
+		}
+	}
+}

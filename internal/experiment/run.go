@@ -2,11 +2,13 @@ package experiment
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/loader"
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
@@ -79,11 +82,8 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if s.Client == spec.ClientLoader {
-		return nil, inputErrorf("client loader is not built yet: use client: chromium")
-	}
-	if s.Artifacts.HAR {
-		return nil, inputErrorf("artifacts.har: HAR files come from the built-in loader, which is not built yet; set har: false")
+	if s.Artifacts.HAR && s.Client != spec.ClientLoader {
+		return nil, inputErrorf("artifacts.har: HAR files come from the built-in loader (client: loader); Chromium's are not recorded yet: set har: false")
 	}
 	p := plan.Build(s)
 	store, err := openStore(cfg, p)
@@ -240,7 +240,10 @@ func (r *runner) trials(ctx context.Context, tb *testbed.Testbed, page *site.Sit
 			}
 		}
 	}
-	browser := &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout}
+	var browser client.PageLoader = &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout}
+	if r.spec.Client == spec.ClientLoader {
+		browser = NewLoader(tb, r.spec.Timeout, r.cfg.Facts["quicbench_version"])
+	}
 	for _, t := range trials {
 		if err := r.trial(ctx, tb, browser, page, nw, t); err != nil {
 			return err
@@ -250,7 +253,7 @@ func (r *runner) trials(ctx context.Context, tb *testbed.Testbed, page *site.Sit
 }
 
 // trial runs one trial with its retries and records it.
-func (r *runner) trial(ctx context.Context, tb *testbed.Testbed, browser *client.Chromium, page *site.Site, nw spec.Network, t plan.Trial) error {
+func (r *runner) trial(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, page *site.Site, nw spec.Network, t plan.Trial) error {
 	c := t.Cell
 	rec := results.Trial{ID: t.ID, Seq: t.Seq, Rep: t.Rep, Network: c.Network, Page: c.Page, Origins: c.Origins, Stack: c.Stack,
 		Server: c.Server, Protocol: string(c.Protocol), Visit: string(c.Visit), Cache: c.Cache, Client: r.spec.Client}
@@ -264,11 +267,11 @@ func (r *runner) trial(ctx context.Context, tb *testbed.Testbed, browser *client
 		if attempt == 1 {
 			rec.StartedAt = attemptStart
 		}
-		stop, names, err := r.startArtifacts(tb, t, attempt)
+		stop, names, harPath, err := r.startArtifacts(tb, t, attempt)
 		if err != nil {
 			return err
 		}
-		m, err = MeasureLoad(ctx, tb, browser, page, c.Protocol, c.Visit, c.Cache, nw.Resolved.RTT)
+		m, err = MeasureLoad(ctx, tb, browser, page, c.Protocol, c.Visit, c.Cache, nw.Resolved.RTT, harPath)
 		if serr := stop(); serr != nil && err == nil {
 			err = serr
 		}
@@ -346,18 +349,27 @@ func handshakeList(recs []origin.ConnRecord) string {
 }
 
 // startArtifacts starts the pcap and qlog of one attempt, as the spec asks,
-// and returns their stop function and paths relative to the run directory.
-func (r *runner) startArtifacts(tb *testbed.Testbed, t plan.Trial, attempt int) (func() error, []string, error) {
+// and returns their stop function, their paths relative to the run
+// directory, and the path the HAR goes to ("" for none).
+func (r *runner) startArtifacts(tb *testbed.Testbed, t plan.Trial, attempt int) (func() error, []string, string, error) {
 	var names []string
 	stops := []func() error{}
 	base := fmt.Sprintf("%s-a%d", t.ID, attempt)
+	if err := os.MkdirAll(filepath.Join(r.cfg.Dir, "artifacts"), 0o755); err != nil {
+		return nil, nil, "", fmt.Errorf("artifacts: %w", err)
+	}
 	if r.spec.Artifacts.Pcap {
 		name := filepath.Join("artifacts", base+".pcap")
 		stop, err := startCapture(tb, filepath.Join(r.cfg.Dir, name))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		stops, names = append(stops, stop), append(names, name)
+	}
+	harPath := ""
+	if r.spec.Artifacts.HAR {
+		name := filepath.Join("artifacts", base+".har")
+		harPath, names = filepath.Join(r.cfg.Dir, name), append(names, name)
 	}
 	if r.spec.Artifacts.Qlog && t.Cell.Protocol == client.H3 {
 		name := filepath.Join("artifacts", base+"-qlog")
@@ -370,5 +382,18 @@ func (r *runner) startArtifacts(tb *testbed.Testbed, t plan.Trial, attempt int) 
 			errs = append(errs, stop())
 		}
 		return errors.Join(errs...)
-	}, names, nil
+	}, names, harPath, nil
+}
+
+// NewLoader returns the built-in loader, with fresh Go clients in tb's
+// client namespace.
+func NewLoader(tb *testbed.Testbed, timeout time.Duration, version string) *loader.Loader {
+	return &loader.Loader{Timeout: timeout, Version: version,
+		NewClient: func(proto client.Protocol, sessions tls.ClientSessionCache, maxConns int) (*http.Client, func(), error) {
+			c, err := tb.NewGoClient(string(proto), testbed.GoClientOptions{Sessions: sessions, MaxConnsPerHost: maxConns})
+			if err != nil {
+				return nil, nil, err
+			}
+			return c.Client, c.Close, nil
+		}}
 }

@@ -20,10 +20,23 @@ type GoClient struct {
 	sockets []net.PacketConn // UDP sockets of h3 connections
 }
 
+// GoClientOptions tune a GoClient. The zero value is Go's defaults with
+// no TLS session cache.
+type GoClientOptions struct {
+	// Sessions keeps TLS sessions (and QUIC 0-RTT state) across clients.
+	Sessions tls.ClientSessionCache
+	// MaxConnsPerHost limits HTTP/1.1 connections per origin (0: no limit).
+	MaxConnsPerHost int
+}
+
 // NewGoClient returns a client for proto ("h1", "h2" or "h3") that trusts the
 // run's CA. Close it to release its connections.
-func (tb *Testbed) NewGoClient(proto string) (*GoClient, error) {
-	tlsConf := &tls.Config{RootCAs: tb.Certs.Pool, MinVersion: tls.VersionTLS13}
+func (tb *Testbed) NewGoClient(proto string, opts ...GoClientOptions) (*GoClient, error) {
+	var o GoClientOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	tlsConf := &tls.Config{RootCAs: tb.Certs.Pool, MinVersion: tls.VersionTLS13, ClientSessionCache: o.Sessions}
 	c := &GoClient{}
 	switch proto {
 	case "h1", "h2":
@@ -37,6 +50,7 @@ func (tb *Testbed) NewGoClient(proto string) (*GoClient, error) {
 			},
 			TLSClientConfig: tlsConf,
 			Protocols:       new(http.Protocols),
+			MaxConnsPerHost: o.MaxConnsPerHost,
 		}
 		tr.Protocols.SetHTTP1(proto == "h1")
 		tr.Protocols.SetHTTP2(proto == "h2")

@@ -1,0 +1,153 @@
+// Package har models HTTP Archive 1.2 files (the W3C draft's format, which
+// browsers' developer tools and HAR viewers read): what the built-in loader
+// writes for each load. Times are in milliseconds; -1 means "does not
+// apply", as the format says.
+package har
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// HAR is a whole file.
+type HAR struct {
+	Log Log `json:"log"`
+}
+
+// Log is the archive.
+type Log struct {
+	Version string  `json:"version"` // "1.2"
+	Creator Creator `json:"creator"`
+	Pages   []Page  `json:"pages"`
+	Entries []Entry `json:"entries"`
+}
+
+// Creator names the program that wrote the file.
+type Creator struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Page is one page load.
+type Page struct {
+	StartedDateTime time.Time   `json:"startedDateTime"`
+	ID              string      `json:"id"`
+	Title           string      `json:"title"`
+	PageTimings     PageTimings `json:"pageTimings"`
+}
+
+// PageTimings are ms from the page's start.
+type PageTimings struct {
+	OnContentLoad float64 `json:"onContentLoad"`
+	OnLoad        float64 `json:"onLoad"`
+}
+
+// Entry is one request and its response.
+type Entry struct {
+	Pageref         string    `json:"pageref"`
+	StartedDateTime time.Time `json:"startedDateTime"`
+	// Time is the sum of the timings that apply, in ms.
+	Time            float64  `json:"time"`
+	Request         Request  `json:"request"`
+	Response        Response `json:"response"`
+	Cache           struct{} `json:"cache"`
+	Timings         Timings  `json:"timings"`
+	ServerIPAddress string   `json:"serverIPAddress,omitempty"`
+	Connection      string   `json:"connection,omitempty"`
+}
+
+// NameValue is a header or query parameter.
+type NameValue struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Request is the request of an entry.
+type Request struct {
+	Method      string      `json:"method"`
+	URL         string      `json:"url"`
+	HTTPVersion string      `json:"httpVersion"`
+	Cookies     []NameValue `json:"cookies"`
+	Headers     []NameValue `json:"headers"`
+	QueryString []NameValue `json:"queryString"`
+	HeadersSize int64       `json:"headersSize"`
+	BodySize    int64       `json:"bodySize"`
+}
+
+// Response is the response of an entry.
+type Response struct {
+	Status      int         `json:"status"`
+	StatusText  string      `json:"statusText"`
+	HTTPVersion string      `json:"httpVersion"`
+	Cookies     []NameValue `json:"cookies"`
+	Headers     []NameValue `json:"headers"`
+	Content     Content     `json:"content"`
+	RedirectURL string      `json:"redirectURL"`
+	HeadersSize int64       `json:"headersSize"`
+	BodySize    int64       `json:"bodySize"`
+}
+
+// Content describes the response body.
+type Content struct {
+	Size     int64  `json:"size"`
+	MimeType string `json:"mimeType"`
+}
+
+// Timings are the phases of an entry in ms; Blocked, DNS, Connect and SSL
+// are -1 when they do not apply (a reused connection).
+type Timings struct {
+	Blocked float64 `json:"blocked"`
+	DNS     float64 `json:"dns"`
+	Connect float64 `json:"connect"`
+	SSL     float64 `json:"ssl"`
+	Send    float64 `json:"send"`
+	Wait    float64 `json:"wait"`
+	Receive float64 `json:"receive"`
+}
+
+// Total is the entry's time: the phases that apply (SSL is part of
+// Connect, as the format says).
+func (t Timings) Total() float64 {
+	total := t.Send + t.Wait + t.Receive
+	for _, v := range []float64{t.Blocked, t.DNS, t.Connect} {
+		if v > 0 {
+			total += v
+		}
+	}
+	return total
+}
+
+// New returns an empty archive written by creator.
+func New(creator, version string) *HAR {
+	return &HAR{Log: Log{Version: "1.2", Creator: Creator{Name: creator, Version: version}, Pages: []Page{}, Entries: []Entry{}}}
+}
+
+// WriteFile writes h as indented JSON.
+func (h *HAR) WriteFile(path string) error {
+	b, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("har: %w", err)
+	}
+	return nil
+}
+
+// ReadFile reads a HAR file.
+func ReadFile(path string) (*HAR, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("har: %w", err)
+	}
+	var h HAR
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, fmt.Errorf("har %s: %w", path, err)
+	}
+	if h.Log.Version == "" {
+		return nil, fmt.Errorf("har %s: no log.version: not a HAR file", path)
+	}
+	return &h, nil
+}
