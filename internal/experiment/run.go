@@ -82,30 +82,11 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if s.Artifacts.HAR && s.Client != spec.ClientLoader {
-		return nil, inputErrorf("artifacts.har: HAR files come from the built-in loader (client: loader); Chromium's are not recorded yet: set har: false")
-	}
-	p := plan.Build(s)
-	store, err := openStore(cfg, p)
+	store, res, todo, err := prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer store.Close()
-	done, err := store.Done()
-	if err != nil {
-		return nil, err
-	}
-	total, failed, err := store.Counts()
-	if err != nil {
-		return nil, err
-	}
-	res := &RunResult{Total: len(p.Trials), Done: total, Failed: failed}
-	var todo []plan.Trial
-	for _, t := range p.Trials {
-		if !done[t.ID] {
-			todo = append(todo, t)
-		}
-	}
 	if len(todo) == 0 {
 		res.Elapsed = time.Since(start)
 		return res, nil
@@ -130,6 +111,35 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// prepare builds the plan, opens or creates the results database, and
+// lists the trials not yet recorded: what a resumed run does before its
+// first trial.
+func prepare(cfg RunConfig) (*results.Store, *RunResult, []plan.Trial, error) {
+	p := plan.Build(cfg.Spec)
+	store, err := openStore(cfg, p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	done, err := store.Done()
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, err
+	}
+	total, failed, err := store.Counts()
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, err
+	}
+	res := &RunResult{Total: len(p.Trials), Done: total, Failed: failed}
+	var todo []plan.Trial
+	for _, t := range p.Trials {
+		if !done[t.ID] {
+			todo = append(todo, t)
+		}
+	}
+	return store, res, todo, nil
 }
 
 // openStore creates the run's database, or opens it for a resume and

@@ -1,0 +1,94 @@
+package experiment
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
+)
+
+// BenchmarkResumeStart150k measures what `quicbench run --resume` does
+// before its first trial (parse the spec, build the plan, open the
+// database, read the recorded trials, list the rest) on a database of
+// 150,000 trials with 10 resources each, seed 000's scale. Run it with
+// scripts/bench-store.sh; it takes a few minutes to fill the database.
+func BenchmarkResumeStart150k(b *testing.B) {
+	// 12 networks × 25 pages × 2 protocols × 2 cache levels = 1200 cells;
+	// × 125 repetitions = 150,000 trials.
+	var pages []string
+	for i := 1; i <= 25; i++ {
+		pages = append(pages, fmt.Sprintf("synthetic:%dx10KB", i))
+	}
+	var nets []string
+	for _, rtt := range []int{20, 100, 200} {
+		for _, loss := range []string{"0", "0.5", "1", "2"} {
+			nets = append(nets, fmt.Sprintf("{rtt: %dms, loss: %s}", rtt, loss))
+		}
+	}
+	text := fmt.Sprintf("repetitions: 125\nfactors:\n  networks: [%s]\n  pages: [%s]\n  protocols: [h1, h3]\n  cache: [off, on]\n",
+		strings.Join(nets, ", "), strings.Join(pages, ", "))
+	s, err := spec.Parse([]byte(text))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	p := plan.Build(s)
+	if len(p.Trials) != 150_000 {
+		b.Fatalf("%d trials", len(p.Trials))
+	}
+	store, err := openStore(RunConfig{Spec: s, Dir: dir}, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fill := time.Now()
+	resources := make([]results.Resource, 10)
+	for i := range resources {
+		resources[i] = results.Resource{URL: fmt.Sprintf("https://www.quicbench.test/obj/%d.png", i), Protocol: "h3", StartMs: 10, ResponseEndMs: 20, TransferBytes: 10_100, Status: 200}
+	}
+	// The last 1000 trials are left for the resumed run.
+	for _, t := range p.Trials[:len(p.Trials)-1000] {
+		c := t.Cell
+		rec := results.Trial{ID: t.ID, Seq: t.Seq, Rep: t.Rep, Network: c.Network, Page: c.Page, Origins: c.Origins, Stack: c.Stack,
+			Server: c.Server, Protocol: string(c.Protocol), Visit: string(c.Visit), Cache: c.Cache, Client: "chromium", Status: results.StatusOK,
+			Attempts: 1, PLT: results.F(900), OnLoad: results.F(899), DCL: results.F(300), TTFB: results.F(200), Wall: results.F(1500),
+			Overhead: results.F(600), ServerRequests: 11, Connections: 1, Handshakes: "full:1", StartedAt: time.Now(), FinishedAt: time.Now()}
+		if err := store.AddTrial(rec, resources); err != nil {
+			b.Fatal(err)
+		}
+	}
+	store.Close()
+	b.Logf("filled 149,000 trials with 10 resources each in %v", time.Since(fill).Round(time.Second))
+	if size, err := fileSize(filepath.Join(dir, results.FileName)); err == nil {
+		b.Logf("database: %.0f MB", float64(size)/1e6)
+	}
+
+	b.ResetTimer()
+	for b.Loop() {
+		reparsed, err := spec.Parse([]byte(text))
+		if err != nil {
+			b.Fatal(err)
+		}
+		store, res, todo, err := prepare(RunConfig{Spec: reparsed, Dir: dir, Resume: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		store.Close()
+		if res.Done != 149_000 || len(todo) != 1000 {
+			b.Fatalf("done %d, todo %d", res.Done, len(todo))
+		}
+	}
+}
+
+func fileSize(path string) (int64, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), nil
+}
