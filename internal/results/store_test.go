@@ -1,7 +1,9 @@
 package results
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,5 +109,51 @@ func TestLockedAndBadFiles(t *testing.T) {
 	}
 	if _, err := Open(filepath.Join(t.TempDir(), "none.db")); err == nil || !strings.Contains(err.Error(), "no results database") {
 		t.Errorf("open missing: %v", err)
+	}
+}
+
+// TestFullDisk fills a small tmpfs: the write that does not fit fails with
+// a one-line error that says what to do, and every trial committed before
+// it is still there.
+func TestFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("needs root to mount a tmpfs")
+		}
+		t.Skip("needs root to mount a tmpfs")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	defer exec.Command("umount", dir).Run()
+	path := filepath.Join(dir, FileName)
+	s, err := Create(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resources := make([]Resource, 50)
+	for i := range resources {
+		resources[i] = Resource{URL: strings.Repeat("x", 200), Protocol: "h3"}
+	}
+	var failure error
+	committed := 0
+	for i := 1; i <= 10_000 && failure == nil; i++ {
+		if failure = s.AddTrial(trial(fmt.Sprintf("c%d-r1", i), i, true), resources); failure == nil {
+			committed++
+		}
+	}
+	s.Close()
+	t.Logf("after %d trials: %v", committed, failure)
+	if failure == nil || !strings.Contains(failure.Error(), "the disk is full") || !strings.Contains(failure.Error(), "--resume") || strings.Contains(failure.Error(), "\n") {
+		t.Fatalf("after %d trials: %v; want a one-line disk-full error", committed, failure)
+	}
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if total, _, err := s.Counts(); err != nil || total != committed || committed == 0 {
+		t.Errorf("%d trials readable after the disk filled (%v), want the %d committed", total, err, committed)
 	}
 }
