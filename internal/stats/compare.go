@@ -1,0 +1,259 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// This file holds what the papers compare samples with: differences,
+// ratios and gains, significance tests, bootstrap intervals, verdicts.
+
+// DiffOfMeans is mean(q) − mean(t) (seed 000, Eq. 1: Diff = X̄_QUIC −
+// X̄_TCP). Negative: q is faster.
+func DiffOfMeans(q, t []float64) float64 { return Mean(q) - Mean(t) }
+
+// RatioOfMedians is median(q) / median(t) (seed 004: PLT(QUIC)/PLT(HTTP/2)).
+// Below 1: q is faster.
+func RatioOfMedians(q, t []float64) float64 { return Median(q) / Median(t) }
+
+// Gain is (mean(q) − mean(t)) / mean(t) (seed 003's performance gain).
+// Negative: q is faster.
+func Gain(q, t []float64) float64 { mt := Mean(t); return (Mean(q) - mt) / mt }
+
+// Test is a significance test's outcome. When OK is false the samples were
+// too small or degenerate for the test, Reason says why, and P is NaN.
+type Test struct {
+	Name      string  `json:"test"`
+	Statistic float64 `json:"statistic"`
+	// DF is the degrees of freedom (Welch), DF2 the second (ANOVA's
+	// within-groups); 0 where they do not apply.
+	DF     float64 `json:"df"`
+	DF2    float64 `json:"df2"`
+	P      float64 `json:"p"`
+	OK     bool    `json:"ok"`
+	Reason string  `json:"reason,omitempty"`
+}
+
+func notRun(name, reason string) Test {
+	return Test{Name: name, Statistic: math.NaN(), P: math.NaN(), Reason: reason}
+}
+
+// Welch is Welch's two-sample t-test, two-sided: it does not assume equal
+// variances. It needs at least 2 values per sample and some variance.
+func Welch(x, y []float64) Test {
+	const name = "welch"
+	if len(x) < 2 || len(y) < 2 {
+		return notRun(name, "needs at least 2 values per sample")
+	}
+	vx, vy := variance(x)/float64(len(x)), variance(y)/float64(len(y))
+	if vx+vy == 0 {
+		return notRun(name, "both samples are constant")
+	}
+	t := (Mean(x) - Mean(y)) / math.Sqrt(vx+vy)
+	df := (vx + vy) * (vx + vy) / (vx*vx/float64(len(x)-1) + vy*vy/float64(len(y)-1))
+	p := 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))
+	return Test{Name: name, Statistic: t, DF: df, P: p, OK: true}
+}
+
+func variance(xs []float64) float64 { sd := StdDev(xs); return sd * sd }
+
+// MannWhitney is the Mann–Whitney U test (Wilcoxon rank-sum), two-sided.
+// The statistic is U of x. Without ties and with both samples of at most
+// 20 values, P is exact; otherwise it is the normal approximation with the
+// tie correction and a continuity correction (as scipy's "asymptotic").
+func MannWhitney(x, y []float64) Test {
+	const name = "mann-whitney"
+	n1, n2 := len(x), len(y)
+	if n1 < 1 || n2 < 1 {
+		return notRun(name, "needs at least 1 value per sample")
+	}
+	type obs struct {
+		v     float64
+		fromX bool
+	}
+	all := make([]obs, 0, n1+n2)
+	for _, v := range x {
+		all = append(all, obs{v, true})
+	}
+	for _, v := range y {
+		all = append(all, obs{v, false})
+	}
+	slices.SortFunc(all, func(a, b obs) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
+	// Mid-ranks; tieTerm is Σ (t³ − t) over groups of ties.
+	rankSumX, tieTerm, ties := 0.0, 0.0, false
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].v == all[i].v {
+			j++
+		}
+		rank := float64(i+j+1) / 2 // ranks i+1 … j
+		for k := i; k < j; k++ {
+			if all[k].fromX {
+				rankSumX += rank
+			}
+		}
+		if t := float64(j - i); t > 1 {
+			tieTerm += t*t*t - t
+			ties = true
+		}
+		i = j
+	}
+	fn1, fn2 := float64(n1), float64(n2)
+	u := rankSumX - fn1*(fn1+1)/2
+	if !ties && n1 <= 20 && n2 <= 20 {
+		return Test{Name: name, Statistic: u, P: exactMannWhitneyP(u, n1, n2), OK: true}
+	}
+	n := fn1 + fn2
+	sigma := math.Sqrt(fn1 * fn2 / 12 * ((n + 1) - tieTerm/(n*(n-1))))
+	if sigma == 0 {
+		return notRun(name, "every value is the same")
+	}
+	z := (math.Abs(u-fn1*fn2/2) - 0.5) / sigma
+	p := math.Min(1, 2*distuv.UnitNormal.Survival(math.Max(z, 0)))
+	return Test{Name: name, Statistic: u, P: p, OK: true}
+}
+
+// exactMannWhitneyP is the two-sided exact p-value of U for samples of n1
+// and n2 distinct values: twice the smaller tail, at most 1.
+func exactMannWhitneyP(u float64, n1, n2 int) float64 {
+	// counts[k] = number of arrangements with U = k, built by the
+	// recurrence over the sizes (dynamic programming on (i, j)).
+	prev := make([][]float64, n2+1) // prev[j] = distribution for (i−1, j)
+	for j := range prev {
+		prev[j] = []float64{1} // i = 0: U = 0 in one way
+	}
+	for i := 1; i <= n1; i++ {
+		cur := make([][]float64, n2+1)
+		cur[0] = []float64{1}
+		for j := 1; j <= n2; j++ {
+			// The largest value is from x (adds j to U) or from y.
+			a, b := prev[j], cur[j-1]
+			size := max(len(a)+j, len(b))
+			d := make([]float64, size)
+			for k, c := range a {
+				d[k+j] += c
+			}
+			for k, c := range b {
+				d[k] += c
+			}
+			cur[j] = d
+		}
+		prev = cur
+	}
+	dist := prev[n2]
+	total := 0.0
+	for _, c := range dist {
+		total += c
+	}
+	k := int(math.Round(u))
+	lower, upper := 0.0, 0.0
+	for i, c := range dist {
+		if i <= k {
+			lower += c
+		}
+		if i >= k {
+			upper += c
+		}
+	}
+	return math.Min(1, 2*math.Min(lower, upper)/total)
+}
+
+// ANOVA is the one-way analysis of variance of two or more groups (each
+// with at least one value, and more values than groups in all): F and its
+// p-value with k − 1 and N − k degrees of freedom.
+func ANOVA(groups ...[]float64) Test {
+	const name = "anova"
+	k := len(groups)
+	if k < 2 {
+		return notRun(name, "needs at least 2 groups")
+	}
+	n := 0
+	var all []float64
+	for _, g := range groups {
+		if len(g) == 0 {
+			return notRun(name, "a group is empty")
+		}
+		n += len(g)
+		all = append(all, g...)
+	}
+	if n <= k {
+		return notRun(name, "needs more values than groups")
+	}
+	grand := Mean(all)
+	between, within := 0.0, 0.0
+	for _, g := range groups {
+		m := Mean(g)
+		between += float64(len(g)) * (m - grand) * (m - grand)
+		for _, v := range g {
+			within += (v - m) * (v - m)
+		}
+	}
+	df1, df2 := float64(k-1), float64(n-k)
+	if within == 0 {
+		return notRun(name, "no variance within the groups")
+	}
+	f := (between / df1) / (within / df2)
+	p := distuv.F{D1: df1, D2: df2}.Survival(f)
+	return Test{Name: name, Statistic: f, DF: df1, DF2: df2, P: p, OK: true}
+}
+
+// BootstrapMedianCI is the percentile bootstrap confidence interval of the
+// median of xs at level (such as 0.95), from reps resamples drawn with
+// seed. NaN for an empty sample.
+func BootstrapMedianCI(xs []float64, level float64, reps int, seed uint64) (lo, hi float64) {
+	if len(xs) == 0 || reps < 1 {
+		return math.NaN(), math.NaN()
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xb007))
+	medians := make([]float64, reps)
+	sample := make([]float64, len(xs))
+	for r := range medians {
+		for i := range sample {
+			sample[i] = xs[rng.IntN(len(xs))]
+		}
+		slices.Sort(sample)
+		medians[r] = quantileSorted(sample, 0.5)
+	}
+	slices.Sort(medians)
+	alpha := (1 - level) / 2
+	return quantileSorted(medians, alpha), quantileSorted(medians, 1-alpha)
+}
+
+// Verdict says how sample q compared with sample t.
+type Verdict string
+
+// The verdicts.
+const (
+	Faster        Verdict = "faster" // significantly smaller times
+	Slower        Verdict = "slower" // significantly larger times
+	NoDifference  Verdict = "no significant difference"
+	TooFewSamples Verdict = "too few loads for the test"
+)
+
+// Alpha is the significance level of the verdicts.
+const Alpha = 0.01
+
+// Decide gives the verdict of a test of q against t at Alpha, the direction
+// from the medians (smaller is faster).
+func Decide(test Test, q, t []float64) Verdict {
+	switch {
+	case !test.OK:
+		return TooFewSamples
+	case test.P >= Alpha:
+		return NoDifference
+	case Median(q) < Median(t):
+		return Faster
+	}
+	return Slower
+}
