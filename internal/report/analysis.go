@@ -1,0 +1,349 @@
+// Package report analyses a run's results database the way the papers do,
+// the same way every time: per cell statistics, the comparison of a
+// protocol against a baseline (difference of means, ratio of medians,
+// gain, Welch's t-test, Mann–Whitney U, verdict at α = 0.01), ANOVA across
+// TCP stacks, and the share of pages where the compared protocol wins. It
+// prints a terminal summary and writes a static HTML report with figures
+// (gonum/plot, SVG and PNG) and tables (CSV).
+//
+// This file holds the analysis; text.go, figures.go and html.go present it.
+package report
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stats"
+)
+
+// Metrics that can be compared, with their trial field.
+var metrics = map[string]func(results.Trial) results.Float{
+	"plt":    func(t results.Trial) results.Float { return t.PLT },
+	"onload": func(t results.Trial) results.Float { return t.OnLoad },
+	"dcl":    func(t results.Trial) results.Float { return t.DCL },
+	"ttfb":   func(t results.Trial) results.Float { return t.TTFB },
+}
+
+// MetricNames lists the metrics in the order help texts show them.
+var MetricNames = []string{"plt", "onload", "dcl", "ttfb"}
+
+// MetricLabel names a metric for tables and figures.
+func MetricLabel(m string) string {
+	switch m {
+	case "plt":
+		return "PLT (loadEventEnd)"
+	case "onload":
+		return "onLoad (loadEventStart)"
+	case "dcl":
+		return "DOMContentLoaded"
+	case "ttfb":
+		return "TTFB"
+	}
+	return m
+}
+
+// Options choose what a report compares.
+type Options struct {
+	Baseline string // protocol, such as "h2"
+	Compare  string // protocol, such as "h3"
+	Metric   string // one of MetricNames
+	// BootstrapReps resamples the median's confidence interval (0: 1000).
+	BootstrapReps int
+	Seed          uint64
+}
+
+// Validate checks the options and fills defaults.
+func (o *Options) Validate() error {
+	if o.Baseline == "" {
+		o.Baseline = "h2"
+	}
+	if o.Compare == "" {
+		o.Compare = "h3"
+	}
+	if o.Metric == "" {
+		o.Metric = "plt"
+	}
+	if o.BootstrapReps == 0 {
+		o.BootstrapReps = 1000
+	}
+	for _, p := range []string{o.Baseline, o.Compare} {
+		if p != "h1" && p != "h2" && p != "h3" {
+			return fmt.Errorf("protocol %q is unknown: use h1, h2 or h3", p)
+		}
+	}
+	if o.Baseline == o.Compare {
+		return fmt.Errorf("--baseline and --compare are both %s: compare two protocols", o.Baseline)
+	}
+	if _, ok := metrics[o.Metric]; !ok {
+		return fmt.Errorf("metric %q is unknown: use plt, onload, dcl or ttfb", o.Metric)
+	}
+	return nil
+}
+
+// Setting is everything of a cell but the protocol: what a comparison
+// holds fixed.
+type Setting struct {
+	Network, Page, Stack, Server, Visit string
+	Origins                             int
+	Cache                               bool
+}
+
+func settingOf(t results.Trial) Setting {
+	return Setting{Network: t.Network, Page: t.Page, Stack: t.Stack, Server: t.Server, Visit: t.Visit, Origins: t.Origins, Cache: t.Cache}
+}
+
+// Sample is one protocol's loads in one setting.
+type Sample struct {
+	Protocol string
+	Values   []float64 // the metric of the verified loads, ms
+	Failed   int
+	Summary  stats.Summary
+	// MedianCI is the 95% bootstrap interval of the median, ms.
+	MedianCILo, MedianCIHi float64
+}
+
+// Comparison is the compared protocol against the baseline in one setting.
+type Comparison struct {
+	Setting  Setting
+	Baseline Sample
+	Compare  Sample
+	// Diff is mean(compare) − mean(baseline) in ms (seed 000), Ratio
+	// median(compare)/median(baseline) (seed 004), Gain
+	// (mean(compare) − mean(baseline))/mean(baseline) (seed 003).
+	Diff, Ratio, Gain  float64
+	Welch, MannWhitney stats.Test
+	// Verdict is from Mann–Whitney U (PLTs are rarely normal) at α = 0.01.
+	Verdict stats.Verdict
+}
+
+// StackANOVA is the one-way ANOVA across the TCP stacks of one protocol
+// in one setting (seed 003).
+type StackANOVA struct {
+	Setting  Setting // Stack is empty
+	Protocol string
+	Stacks   []string
+	Test     stats.Test
+}
+
+// Share is, for one network (and visit and cache level), the share of
+// pages on which the compared protocol's mean is below the baseline's
+// (seed 000, Table III), and the share where it is significantly faster.
+type Share struct {
+	Network, Visit string
+	Cache          bool
+	Pages          int
+	Faster         int // mean below the baseline's
+	Significant    int // Mann–Whitney verdict "faster"
+}
+
+// Analysis is a run's analysis.
+type Analysis struct {
+	Options     Options
+	Trials      int // all trials read
+	Failed      int
+	Comparisons []Comparison
+	ANOVAs      []StackANOVA
+	Shares      []Share
+	// Protocols seen in the run.
+	Protocols []string
+}
+
+// Analyze compares o.Compare with o.Baseline in every setting of trials.
+func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	a := &Analysis{Options: o, Trials: len(trials)}
+	metric := metrics[o.Metric]
+	samples := map[sampleKey]*Sample{}
+	var settings []Setting
+	seenSetting := map[Setting]bool{}
+	for _, t := range trials {
+		if !slices.Contains(a.Protocols, t.Protocol) {
+			a.Protocols = append(a.Protocols, t.Protocol)
+		}
+		s := settingOf(t)
+		if !seenSetting[s] {
+			seenSetting[s] = true
+			settings = append(settings, s)
+		}
+		k := sampleKey{s, t.Protocol}
+		sm := samples[k]
+		if sm == nil {
+			sm = &Sample{Protocol: t.Protocol}
+			samples[k] = sm
+		}
+		v := metric(t)
+		if t.Status != results.StatusOK || !v.Valid {
+			sm.Failed++
+			a.Failed++
+			continue
+		}
+		sm.Values = append(sm.Values, v.V)
+	}
+	slices.Sort(a.Protocols)
+	for _, p := range []string{o.Baseline, o.Compare} {
+		if !slices.Contains(a.Protocols, p) {
+			return nil, fmt.Errorf("the run has no %s trials (it has %v): choose --baseline and --compare among them", p, a.Protocols)
+		}
+	}
+	sortSettings(settings)
+	for k, sm := range samples {
+		// Each sample's resampling seed comes from its key, so the
+		// intervals do not depend on the order of the work.
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%+v", k)
+		sm.Summary = stats.Summarize(sm.Values)
+		sm.MedianCILo, sm.MedianCIHi = stats.BootstrapMedianCI(sm.Values, 0.95, o.BootstrapReps, o.Seed^h.Sum64())
+	}
+	for _, s := range settings {
+		b, c := samples[sampleKey{s, o.Baseline}], samples[sampleKey{s, o.Compare}]
+		if b == nil || c == nil {
+			continue
+		}
+		cmp := Comparison{Setting: s, Baseline: *b, Compare: *c,
+			Diff: stats.DiffOfMeans(c.Values, b.Values), Ratio: stats.RatioOfMedians(c.Values, b.Values), Gain: stats.Gain(c.Values, b.Values),
+			Welch: stats.Welch(c.Values, b.Values), MannWhitney: stats.MannWhitney(c.Values, b.Values)}
+		if len(b.Values) == 0 || len(c.Values) == 0 {
+			cmp.Diff, cmp.Ratio, cmp.Gain = math.NaN(), math.NaN(), math.NaN()
+		}
+		cmp.Verdict = stats.Decide(cmp.MannWhitney, c.Values, b.Values)
+		a.Comparisons = append(a.Comparisons, cmp)
+	}
+	a.ANOVAs = stackANOVAs(samples)
+	a.Shares = shares(a.Comparisons)
+	return a, nil
+}
+
+// sampleKey identifies a sample: a setting and a protocol.
+type sampleKey struct {
+	s     Setting
+	proto string
+}
+
+// stackANOVAs runs an ANOVA across stacks wherever a protocol was loaded
+// with more than one TCP stack in otherwise equal settings.
+func stackANOVAs(samples map[sampleKey]*Sample) []StackANOVA {
+	type group struct {
+		s      Setting
+		proto  string
+		stacks []string
+		values [][]float64
+	}
+	groups := map[string]*group{}
+	var order []string
+	for k, sm := range samples {
+		s := k.s
+		base := s
+		base.Stack = ""
+		id := fmt.Sprintf("%+v|%s", base, sm.Protocol)
+		g := groups[id]
+		if g == nil {
+			g = &group{s: base, proto: sm.Protocol}
+			groups[id] = g
+			order = append(order, id)
+		}
+		g.stacks = append(g.stacks, s.Stack)
+		g.values = append(g.values, sm.Values)
+	}
+	slices.Sort(order)
+	var out []StackANOVA
+	for _, id := range order {
+		g := groups[id]
+		if len(g.stacks) < 2 {
+			continue
+		}
+		idx := make([]int, len(g.stacks))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.Slice(idx, func(i, j int) bool { return g.stacks[idx[i]] < g.stacks[idx[j]] })
+		var stacksSorted []string
+		var values [][]float64
+		for _, i := range idx {
+			stacksSorted = append(stacksSorted, g.stacks[i])
+			values = append(values, g.values[i])
+		}
+		out = append(out, StackANOVA{Setting: g.s, Protocol: g.proto, Stacks: stacksSorted, Test: stats.ANOVA(values...)})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Setting != out[j].Setting {
+			return settingLess(out[i].Setting, out[j].Setting)
+		}
+		return out[i].Protocol < out[j].Protocol
+	})
+	return out
+}
+
+// shares counts, per network, visit and cache level, the pages where the
+// compared protocol's mean is below the baseline's.
+func shares(cmps []Comparison) []Share {
+	type k struct {
+		network, visit string
+		cache          bool
+	}
+	index := map[k]int{}
+	var out []Share
+	for _, c := range cmps {
+		if len(c.Baseline.Values) == 0 || len(c.Compare.Values) == 0 {
+			continue
+		}
+		key := k{c.Setting.Network, c.Setting.Visit, c.Setting.Cache}
+		i, ok := index[key]
+		if !ok {
+			i = len(out)
+			index[key] = i
+			out = append(out, Share{Network: key.network, Visit: key.visit, Cache: key.cache})
+		}
+		out[i].Pages++
+		if c.Diff < 0 {
+			out[i].Faster++
+		}
+		if c.Verdict == stats.Faster {
+			out[i].Significant++
+		}
+	}
+	return out
+}
+
+// sortSettings orders settings by network, page (by object count and
+// size), then the rest, so tables read naturally.
+func sortSettings(ss []Setting) {
+	sort.SliceStable(ss, func(i, j int) bool { return settingLess(ss[i], ss[j]) })
+}
+
+func settingLess(a, b Setting) bool {
+	switch {
+	case a.Network != b.Network:
+		return a.Network < b.Network
+	case a.Page != b.Page:
+		return pageLess(a.Page, b.Page)
+	case a.Stack != b.Stack:
+		return a.Stack < b.Stack
+	case a.Server != b.Server:
+		return a.Server < b.Server
+	case a.Visit != b.Visit:
+		return a.Visit < b.Visit
+	case a.Cache != b.Cache:
+		return !a.Cache
+	}
+	return a.Origins < b.Origins
+}
+
+// pageLess orders "synthetic:NxSIZE" pages by N, then by size in bytes.
+func pageLess(a, b string) bool {
+	pa, errA := site.ParsePage(a)
+	pb, errB := site.ParsePage(b)
+	if errA != nil || errB != nil {
+		return a < b
+	}
+	if pa.Objects != pb.Objects {
+		return pa.Objects < pb.Objects
+	}
+	return pa.ObjectBytes < pb.ObjectBytes
+}
