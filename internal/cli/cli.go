@@ -37,6 +37,8 @@ Usage:
   quicbench run SPEC [flags]  run a spec file's plan into a results database (--resume continues)
   quicbench export DIR [flags]
                               write a run's trials and resources as CSV, JSON lines or Parquet
+  quicbench report DIR [flags]
+                              compare the protocols of a run: statistics, tests, figures, HTML
   quicbench cleanup           remove namespaces left by runs that were killed
   quicbench help              show this text
 
@@ -71,11 +73,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runRun(ctx, args[1:], stdout, stderr)
 	case "export":
 		return runExport(args[1:], stdout, stderr)
+	case "report":
+		return runReport(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, parity, plan, run, export, presets, stacks or cleanup (quicbench help lists them)\n", args[0])
+	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, parity, plan, run, export, report, presets, stacks or cleanup (quicbench help lists them)\n", args[0])
 	return exitUsage
 }
 

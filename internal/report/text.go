@@ -99,7 +99,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 		fmt.Fprintf(tw, "%s\t%s\t%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\t%s%s\n", c.Setting.Network, c.Setting.Page, v.row(c.Setting),
 			len(c.Baseline.Values), len(c.Compare.Values), c.Baseline.Failed+c.Compare.Failed,
 			num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
-			num(c.Ratio, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), c.Verdict, reason(c.MannWhitney))
+			num(c.Ratio, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c), "")
 	}
 	tw.Flush()
 	if len(a.Shares) > 0 {
@@ -130,11 +130,17 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	}
 }
 
-func reason(t stats.Test) string {
-	if t.OK {
-		return ""
+// VerdictText is the comparison's verdict, saying why when the loads were
+// too few for the test.
+func VerdictText(c Comparison) string {
+	t := c.MannWhitney
+	switch {
+	case c.Verdict != stats.TooFewSamples:
+		return string(c.Verdict)
+	case !t.OK:
+		return fmt.Sprintf("%s (%s)", c.Verdict, t.Reason)
 	}
-	return " (" + t.Reason + ")"
+	return fmt.Sprintf("%s (with %d and %d loads p ≥ %.2g)", c.Verdict, len(c.Baseline.Values), len(c.Compare.Values), t.MinP)
 }
 
 func num(v float64, prec int) string {

@@ -199,3 +199,39 @@ func (s *Store) EachResource(fn func(Resource) error) error {
 	}
 	return s.explainErr("read resources", rows.Err())
 }
+
+// ResourcesOf returns one trial's resources.
+func (s *Store) ResourcesOf(trialID string) ([]Resource, error) {
+	rows, err := s.db.Query(`SELECT trial_id, url, protocol, start_ms, response_end_ms, transfer_bytes, status FROM resources WHERE trial_id = ? ORDER BY rowid`, trialID)
+	if err != nil {
+		return nil, s.explain("read resources", err)
+	}
+	defer rows.Close()
+	var out []Resource
+	for rows.Next() {
+		var r Resource
+		if err := rows.Scan(&r.TrialID, &r.URL, &r.Protocol, &r.StartMs, &r.ResponseEndMs, &r.TransferBytes, &r.Status); err != nil {
+			return nil, s.explain("read resources", err)
+		}
+		out = append(out, r)
+	}
+	return out, s.explainErr("read resources", rows.Err())
+}
+
+// Facts returns the run's facts (the meta table) without the spec's text.
+func (s *Store) Facts() (map[string]string, error) {
+	rows, err := s.db.Query(`SELECT key, value FROM meta WHERE key != 'spec'`)
+	if err != nil {
+		return nil, s.explain("read meta", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, s.explain("read meta", err)
+		}
+		out[k] = v
+	}
+	return out, s.explainErr("read meta", rows.Err())
+}

@@ -30,9 +30,12 @@ type Test struct {
 	Statistic float64 `json:"statistic"`
 	// DF is the degrees of freedom (Welch), DF2 the second (ANOVA's
 	// within-groups); 0 where they do not apply.
-	DF     float64 `json:"df"`
-	DF2    float64 `json:"df2"`
-	P      float64 `json:"p"`
+	DF  float64 `json:"df"`
+	DF2 float64 `json:"df2"`
+	P   float64 `json:"p"`
+	// MinP is the smallest p-value the test can give for these sample
+	// sizes (Mann–Whitney: 2 / C(n1+n2, n1)); 0 when it has no floor.
+	MinP   float64 `json:"min_p"`
 	OK     bool    `json:"ok"`
 	Reason string  `json:"reason,omitempty"`
 }
@@ -111,8 +114,10 @@ func MannWhitney(x, y []float64) Test {
 	}
 	fn1, fn2 := float64(n1), float64(n2)
 	u := rankSumX - fn1*(fn1+1)/2
+	// The most extreme arrangement has probability 1 / C(n1+n2, n1).
+	minP := math.Min(1, 2*math.Exp(lchoose(n1+n2, n1)*-1))
 	if !ties && n1 <= 20 && n2 <= 20 {
-		return Test{Name: name, Statistic: u, P: exactMannWhitneyP(u, n1, n2), OK: true}
+		return Test{Name: name, Statistic: u, P: exactMannWhitneyP(u, n1, n2), MinP: minP, OK: true}
 	}
 	n := fn1 + fn2
 	sigma := math.Sqrt(fn1 * fn2 / 12 * ((n + 1) - tieTerm/(n*(n-1))))
@@ -121,7 +126,15 @@ func MannWhitney(x, y []float64) Test {
 	}
 	z := (math.Abs(u-fn1*fn2/2) - 0.5) / sigma
 	p := math.Min(1, 2*distuv.UnitNormal.Survival(math.Max(z, 0)))
-	return Test{Name: name, Statistic: u, P: p, OK: true}
+	return Test{Name: name, Statistic: u, P: p, MinP: minP, OK: true}
+}
+
+// lchoose is log C(n, k).
+func lchoose(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
 }
 
 // exactMannWhitneyP is the two-sided exact p-value of U for samples of n1
@@ -245,10 +258,12 @@ const (
 const Alpha = 0.01
 
 // Decide gives the verdict of a test of q against t at Alpha, the direction
-// from the medians (smaller is faster).
+// from the medians (smaller is faster). A test that cannot reach Alpha with
+// these sample sizes (MinP ≥ Alpha) gives TooFewSamples, not "no
+// difference".
 func Decide(test Test, q, t []float64) Verdict {
 	switch {
-	case !test.OK:
+	case !test.OK || test.MinP >= Alpha:
 		return TooFewSamples
 	case test.P >= Alpha:
 		return NoDifference

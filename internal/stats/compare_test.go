@@ -11,7 +11,9 @@ import (
 // samples are textbook examples (Welch: Wikipedia's "Welch's t-test"
 // examples; ANOVA: Wikipedia's "One-way analysis of variance" example).
 
-func relNear(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want)) }
+func relNear(got, want, tol float64) bool {
+	return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want))
+}
 
 func TestWelch(t *testing.T) {
 	for _, c := range []struct {
@@ -127,5 +129,14 @@ func TestDecide(t *testing.T) {
 	}
 	if v := Decide(Test{}, fast, slow); v != TooFewSamples {
 		t.Errorf("%v", v)
+	}
+	// 3 against 3: the exact test's smallest p is 2/C(6,3) = 0.1 > α.
+	if mw := MannWhitney(fast, slow); !relNear(mw.MinP, 0.1, 1e-12) || mw.P != 0.1 || Decide(mw, fast, slow) != TooFewSamples {
+		t.Errorf("3 vs 3: %+v, verdict %v", mw, Decide(mw, fast, slow))
+	}
+	// 6 against 6: 2/C(12,6) = 0.0022 < α, and the samples do not overlap.
+	f6, s6 := []float64{1, 2, 3, 4, 5, 6}, []float64{11, 12, 13, 14, 15, 16}
+	if mw := MannWhitney(f6, s6); Decide(mw, f6, s6) != Faster || !relNear(mw.P, 2.0/924, 1e-12) {
+		t.Errorf("6 vs 6: %+v, verdict %v", mw, Decide(mw, f6, s6))
 	}
 }

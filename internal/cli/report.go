@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/quicbench/quicbench/internal/report"
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+// runReport analyses a run: a summary on stdout and DIR/report/.
+func runReport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	baseline := fs.String("baseline", "h2", "the `protocol` compared against: h1, h2 or h3")
+	compare := fs.String("compare", "h3", "the `protocol` compared: h1, h2 or h3")
+	metric := fs.String("metric", "plt", "the `metric`: "+strings.Join(report.MetricNames, ", "))
+	out := fs.String("out", "", "report `directory` (default DIR/report)")
+	seed := fs.Uint64("seed", 1, "`seed` of the bootstrap resampling")
+	var dir string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		dir, args = args[0], args[1:]
+	}
+	if code, done := parseFlags(fs, args, "Usage: quicbench report DIR [flags]\n\nPrints a run's comparison (statistics, tests, verdicts) and writes DIR/report/index.html, the figures\nas SVG and PNG, and the tables as CSV.", stdout, stderr); done {
+		return code
+	}
+	if dir == "" && fs.NArg() > 0 {
+		dir = fs.Arg(0)
+	}
+	if dir == "" {
+		fmt.Fprintln(stderr, "quicbench report: give the run directory of a quicbench run")
+		return exitUsage
+	}
+	store, err := results.Open(filepath.Join(dir, results.FileName))
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench report:", err)
+		return exitUsage
+	}
+	defer store.Close()
+	opts := report.Options{Baseline: *baseline, Compare: *compare, Metric: *metric, Seed: *seed}
+	if err := opts.Validate(); err != nil {
+		fmt.Fprintln(stderr, "quicbench report:", err)
+		return exitUsage
+	}
+	r, err := report.Build(store, "", opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench report:", err)
+		return exitUsage
+	}
+	report.WriteText(stdout, r.Page.Name, r.Analysis)
+	outDir := *out
+	if outDir == "" {
+		outDir = filepath.Join(dir, "report")
+	}
+	if _, err := report.WriteFiles(outDir, r.Page, r.Analysis, r.Figures); err != nil {
+		fmt.Fprintln(stderr, "quicbench report:", err)
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "\n%d figures (SVG and PNG) and 3 tables (CSV) in %s; open %s\n", len(r.Figures), outDir, filepath.Join(outDir, "index.html"))
+	return exitOK
+}

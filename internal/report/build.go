@@ -1,0 +1,75 @@
+package report
+
+import (
+	"math"
+
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+// Report is a run's analysis with its figures.
+type Report struct {
+	Page     Page
+	Analysis *Analysis
+	Figures  []Figure
+}
+
+// Build reads the results database of a run and analyses it. The waterfall
+// shows the compared protocol's load whose metric is nearest the median of
+// the first comparison.
+func Build(store *results.Store, name string, o Options) (*Report, error) {
+	var trials []results.Trial
+	if err := store.EachTrial(func(t results.Trial) error {
+		t.ConnectionsJSON = "" // not analysed; keeps memory small on large runs
+		trials = append(trials, t)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	a, err := Analyze(trials, o)
+	if err != nil {
+		return nil, err
+	}
+	facts, err := store.Facts()
+	if err != nil {
+		return nil, err
+	}
+	if n := facts["spec_name"]; n != "" && name == "" {
+		name = n
+	}
+	var wf []results.Resource
+	var wt *results.Trial
+	if t := medianTrial(trials, a); t != nil {
+		if wf, err = store.ResourcesOf(t.ID); err != nil {
+			return nil, err
+		}
+		wt = t
+	}
+	figs, err := Figures(a, wf, wt)
+	if err != nil {
+		return nil, err
+	}
+	return &Report{Page: Page{Name: name, Facts: facts}, Analysis: a, Figures: figs}, nil
+}
+
+// medianTrial is the verified trial of the first comparison's compared
+// protocol whose metric is nearest that sample's median.
+func medianTrial(trials []results.Trial, a *Analysis) *results.Trial {
+	cmps := valid(a)
+	if len(cmps) == 0 {
+		return nil
+	}
+	c := cmps[0]
+	metric := metrics[a.Options.Metric]
+	var best *results.Trial
+	bestDist := math.Inf(1)
+	for i := range trials {
+		t := &trials[i]
+		if t.Protocol != c.Compare.Protocol || settingOf(*t) != c.Setting || t.Status != results.StatusOK {
+			continue
+		}
+		if v := metric(*t); v.Valid && math.Abs(v.V-c.Compare.Summary.Median) < bestDist {
+			best, bestDist = t, math.Abs(v.V-c.Compare.Summary.Median)
+		}
+	}
+	return best
+}

@@ -1,0 +1,442 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/stats"
+)
+
+// Figure is one rendered figure.
+type Figure struct {
+	// Name is the file stem, such as "cdf-gain".
+	Name string
+	// Title says what the figure shows, with n, the metric and the unit.
+	Title string
+	// Caption says which paper's figure it follows and how to read it.
+	Caption  string
+	SVG, PNG []byte
+}
+
+var (
+	baselineColor = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff} // blue
+	compareColor  = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff} // orange
+	fasterColor   = color.RGBA{R: 0xa6, G: 0xdb, B: 0xa0, A: 0xff} // green
+	slowerColor   = color.RGBA{R: 0xf4, G: 0xa5, B: 0x82, A: 0xff} // red
+	neutralColor  = color.RGBA{R: 0xe0, G: 0xe0, B: 0xe0, A: 0xff}
+)
+
+// render draws p as SVG and PNG of w × h.
+func render(name, title, caption string, p *plot.Plot, w, h vg.Length) (Figure, error) {
+	f := Figure{Name: name, Title: title, Caption: caption}
+	for _, format := range []string{"svg", "png"} {
+		wt, err := p.WriterTo(w, h, format)
+		if err != nil {
+			return f, fmt.Errorf("figure %s: %w", name, err)
+		}
+		var buf bytes.Buffer
+		if _, err := wt.WriteTo(&buf); err != nil {
+			return f, fmt.Errorf("figure %s: %w", name, err)
+		}
+		if format == "svg" {
+			f.SVG = buf.Bytes()
+		} else {
+			f.PNG = buf.Bytes()
+		}
+	}
+	return f, nil
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	return p
+}
+
+// Figures draws every figure the analysis supports. waterfall is the
+// resources of one load (may be nil) and trial its row.
+func Figures(a *Analysis, waterfall []results.Resource, trial *results.Trial) ([]Figure, error) {
+	var figs []Figure
+	add := func(f Figure, err error) error {
+		if err != nil {
+			return err
+		}
+		if f.Name != "" {
+			figs = append(figs, f)
+		}
+		return nil
+	}
+	for _, build := range []func(*Analysis) (Figure, error){gainCDF, ratioBars, winnerGrid, diffCurves} {
+		if err := add(build(a)); err != nil {
+			return nil, err
+		}
+	}
+	boxes, err := boxplots(a)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, boxes...)
+	if trial != nil {
+		if err := add(waterfallFigure(waterfall, *trial)); err != nil {
+			return nil, err
+		}
+	}
+	return figs, nil
+}
+
+// valid lists the comparisons with loads on both sides.
+func valid(a *Analysis) []Comparison {
+	var out []Comparison
+	for _, c := range a.Comparisons {
+		if len(c.Baseline.Values) > 0 && len(c.Compare.Values) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// groupKey names the network of a comparison, with visit and cache when
+// they vary, for per-network figures.
+func groupKey(c Comparison, v varied) string {
+	k := c.Setting.Network
+	if v.visit {
+		k += " " + c.Setting.Visit
+	}
+	if v.cache {
+		k += " cache " + onOff(c.Setting.Cache)
+	}
+	if v.stack {
+		k += " " + c.Setting.Stack
+	}
+	if v.server {
+		k += " " + c.Setting.Server
+	}
+	return k
+}
+
+// byGroup splits comparisons by groupKey, in first-seen order.
+func byGroup(cmps []Comparison, v varied) ([]string, map[string][]Comparison) {
+	var keys []string
+	m := map[string][]Comparison{}
+	for _, c := range cmps {
+		k := groupKey(c, v)
+		if _, ok := m[k]; !ok {
+			keys = append(keys, k)
+		}
+		m[k] = append(m[k], c)
+	}
+	return keys, m
+}
+
+// gainCDF follows seed 003's Figure 3: per network, the CDF over pages of
+// the gain (mean(compare) − mean(baseline)) / mean(baseline).
+func gainCDF(a *Analysis) (Figure, error) {
+	cmps := valid(a)
+	if len(cmps) == 0 {
+		return Figure{}, nil
+	}
+	o := a.Options
+	keys, groups := byGroup(cmps, variedOf(cmps))
+	p := newPlot(fmt.Sprintf("CDF over pages of the gain of %s over %s, %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
+		fmt.Sprintf("gain = (mean %s − mean %s) / mean %s, %% (negative: %s faster)", o.Compare, o.Baseline, o.Baseline, o.Compare),
+		"fraction of pages")
+	for i, k := range keys {
+		gains := make([]float64, 0, len(groups[k]))
+		for _, c := range groups[k] {
+			gains = append(gains, 100*c.Gain)
+		}
+		slices.Sort(gains)
+		pts := make(plotter.XYs, 0, 2*len(gains))
+		for j, g := range gains {
+			pts = append(pts, plotter.XY{X: g, Y: float64(j) / float64(len(gains))}, plotter.XY{X: g, Y: float64(j+1) / float64(len(gains))})
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return Figure{}, err
+		}
+		line.Color = plotutil.Color(i)
+		line.Width = vg.Points(1.5)
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s (n = %d pages)", k, len(gains)), line)
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Y.Min, p.Y.Max = 0, 1
+	return render("cdf-gain", p.Title.Text, "As seed 003, Figure 3: each line is a network; a point (x, y) says that on a fraction y of the pages the gain was at most x. Left of 0, "+o.Compare+" was faster.", p, 8*vg.Inch, 5*vg.Inch)
+}
+
+// ratioBars follows seed 004's Figures 3–4: per network, the median over
+// pages of the ratio median(compare)/median(baseline).
+func ratioBars(a *Analysis) (Figure, error) {
+	cmps := valid(a)
+	if len(cmps) == 0 {
+		return Figure{}, nil
+	}
+	o := a.Options
+	keys, groups := byGroup(cmps, variedOf(cmps))
+	values := make(plotter.Values, len(keys))
+	for i, k := range keys {
+		var ratios []float64
+		for _, c := range groups[k] {
+			ratios = append(ratios, c.Ratio)
+		}
+		values[i] = stats.Median(ratios)
+	}
+	p := newPlot(fmt.Sprintf("Median over pages of median(%s)/median(%s), %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
+		"network", fmt.Sprintf("median(%s) / median(%s) (below 1: %s faster)", o.Compare, o.Baseline, o.Compare))
+	bars, err := plotter.NewBarChart(values, vg.Points(18))
+	if err != nil {
+		return Figure{}, err
+	}
+	bars.Color = compareColor
+	bars.LineStyle.Width = 0
+	p.Add(bars)
+	one, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: 1}, {X: float64(len(keys)) - 0.5, Y: 1}})
+	if err != nil {
+		return Figure{}, err
+	}
+	one.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(one)
+	p.NominalX(keys...)
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	p.Y.Min = 0
+	width := vg.Length(max(8, 0.6*float64(len(keys)))) * vg.Inch
+	return render("ratio-bars", p.Title.Text, "As seed 004, Figures 3–4: one bar per network (its loss and RTT are in its name); the dashed line is parity.", p, width, 5*vg.Inch)
+}
+
+// diffCurves follows seed 000's Figure 3: per network, the pages' Diff =
+// mean(compare) − mean(baseline), sorted.
+func diffCurves(a *Analysis) (Figure, error) {
+	cmps := valid(a)
+	if len(cmps) == 0 {
+		return Figure{}, nil
+	}
+	o := a.Options
+	keys, groups := byGroup(cmps, variedOf(cmps))
+	p := newPlot(fmt.Sprintf("Diff = mean %s − mean %s per page, sorted, %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
+		"pages, sorted by Diff", "Diff, ms (negative: "+o.Compare+" faster)")
+	for i, k := range keys {
+		diffs := make([]float64, 0, len(groups[k]))
+		for _, c := range groups[k] {
+			diffs = append(diffs, c.Diff)
+		}
+		slices.Sort(diffs)
+		pts := make(plotter.XYs, len(diffs))
+		for j, d := range diffs {
+			pts[j] = plotter.XY{X: float64(j + 1), Y: d}
+		}
+		line, scatter, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return Figure{}, err
+		}
+		line.Color, scatter.Color = plotutil.Color(i), plotutil.Color(i)
+		scatter.Shape = plotutil.Shape(i)
+		p.Add(line, scatter)
+		p.Legend.Add(fmt.Sprintf("%s (n = %d pages)", k, len(diffs)), line, scatter)
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
+	return render("diff-curves", p.Title.Text, "As seed 000, Figure 3: each curve is a network, its pages sorted by Diff; below 0, "+o.Compare+" was faster.", p, 8*vg.Inch, 5*vg.Inch)
+}
+
+// boxplots follow seed 002 and seed 000's Figure 4: per page, Tukey boxes
+// (whiskers at 1.5 IQR, outliers drawn) of both protocols per network.
+func boxplots(a *Analysis) ([]Figure, error) {
+	o := a.Options
+	cmps := valid(a)
+	v := variedOf(cmps)
+	var pages []string
+	byPage := map[string][]Comparison{}
+	for _, c := range cmps {
+		if _, ok := byPage[c.Setting.Page]; !ok {
+			pages = append(pages, c.Setting.Page)
+		}
+		byPage[c.Setting.Page] = append(byPage[c.Setting.Page], c)
+	}
+	var figs []Figure
+	for i, page := range pages {
+		group := byPage[page]
+		n := 0
+		p := newPlot("", "", MetricLabel(o.Metric)+", ms")
+		var names []string
+		for j, c := range group {
+			names = append(names, groupKey(c, v))
+			for side, s := range []Sample{c.Baseline, c.Compare} {
+				if len(s.Values) == 0 {
+					continue
+				}
+				n += len(s.Values)
+				box, err := plotter.NewBoxPlot(vg.Points(14), float64(j)+0.18*float64(2*side-1), plotter.Values(s.Values))
+				if err != nil {
+					return nil, err
+				}
+				box.FillColor = []color.Color{baselineColor, compareColor}[side]
+				p.Add(box)
+				if j == 0 {
+					p.Legend.Add(s.Protocol, swatch{box.FillColor})
+				}
+			}
+		}
+		p.Title.Text = fmt.Sprintf("%s: %s (blue), %s (orange), %s, n = %d loads", page, o.Baseline, o.Compare, o.Metric, n)
+		p.NominalX(names...)
+		p.X.Tick.Label.Rotation = math.Pi / 6
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+		p.Legend.Top = true
+		width := vg.Length(max(8, 0.9*float64(len(group)))) * vg.Inch
+		f, err := render(fmt.Sprintf("boxplot-%02d", i+1), p.Title.Text,
+			"As seed 002 and seed 000, Figure 4: Tukey boxplots; the box spans the quartiles, whiskers reach the last value within 1.5 IQR, points beyond are outliers.", p, width, 5*vg.Inch)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
+
+// swatch is a legend entry of one colour.
+type swatch struct{ color.Color }
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
+	c.FillPolygon(s.Color, pts)
+}
+
+// winnerGrid follows seed 001's Figure 10: a cell per page (row) and
+// network (column) with both protocols' mean; green where the compared
+// protocol is significantly faster, red where slower, grey otherwise.
+func winnerGrid(a *Analysis) (Figure, error) {
+	cmps := valid(a)
+	if len(cmps) == 0 {
+		return Figure{}, nil
+	}
+	o := a.Options
+	v := variedOf(cmps)
+	var cols, rows []string
+	cell := map[[2]string]Comparison{}
+	for _, c := range cmps {
+		col, row := groupKey(c, v), c.Setting.Page
+		if !slices.Contains(cols, col) {
+			cols = append(cols, col)
+		}
+		if !slices.Contains(rows, row) {
+			rows = append(rows, row)
+		}
+		cell[[2]string{row, col}] = c
+	}
+	n := 0
+	for _, c := range cmps {
+		n += len(c.Baseline.Values) + len(c.Compare.Values)
+	}
+	p := newPlot(fmt.Sprintf("Mean %s, ms: %s / %s (green: %s faster, red: slower), n = %d loads", MetricLabel(o.Metric), o.Baseline, o.Compare, o.Compare, n), "", "")
+	p.Add(&gridPlotter{rows: rows, cols: cols, cell: cell})
+	p.NominalX(cols...)
+	p.NominalY(rows...)
+	p.X.Min, p.X.Max = -0.5, float64(len(cols))-0.5
+	p.Y.Min, p.Y.Max = -0.5, float64(len(rows))-0.5
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.LineStyle.Width, ax.Tick.LineStyle.Width, ax.Tick.Length = 0, 0, 0
+		ax.Tick.Label.Font.Size = 10
+	}
+	w := vg.Length(max(8, 1.6*float64(len(cols))+2)) * vg.Inch
+	h := vg.Length(max(3, 0.45*float64(len(rows))+2)) * vg.Inch
+	return render("grid-winner", p.Title.Text, "As seed 001, Figure 10: each cell holds the two means; its colour is the verdict.", p, w, h)
+}
+
+// gridPlotter draws winnerGrid's cells.
+type gridPlotter struct {
+	rows, cols []string
+	cell       map[[2]string]Comparison
+}
+
+func (g *gridPlotter) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 9), XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
+	for r, row := range g.rows {
+		for ci, col := range g.cols {
+			cmp, ok := g.cell[[2]string{row, col}]
+			if !ok {
+				continue
+			}
+			fill := neutralColor
+			switch cmp.Verdict {
+			case stats.Faster:
+				fill = fasterColor
+			case stats.Slower:
+				fill = slowerColor
+			}
+			x0, x1 := tx(float64(ci)-0.48), tx(float64(ci)+0.48)
+			y0, y1 := ty(float64(r)-0.45), ty(float64(r)+0.45)
+			c.FillPolygon(fill, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+			label := fmt.Sprintf("%s / %s", num(cmp.Baseline.Summary.Mean, 0), num(cmp.Compare.Summary.Mean, 0))
+			c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)
+		}
+	}
+}
+
+// waterfallFigure draws one load's resources from its Resource Timing: a
+// bar from each resource's start to its response end, in start order.
+func waterfallFigure(resources []results.Resource, t results.Trial) (Figure, error) {
+	if len(resources) == 0 {
+		return Figure{}, nil
+	}
+	rs := slices.Clone(resources)
+	slices.SortStableFunc(rs, func(a, b results.Resource) int {
+		switch {
+		case a.StartMs < b.StartMs:
+			return -1
+		case a.StartMs > b.StartMs:
+			return 1
+		}
+		return 0
+	})
+	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources)", t.ID, t.Protocol, t.Network, t.Page, num(t.PLT.V, 1), len(rs)),
+		"ms from navigation start", "")
+	var names []string
+	for i, r := range rs {
+		y := float64(len(rs) - 1 - i)
+		bar, err := plotter.NewLine(plotter.XYs{{X: r.StartMs, Y: y}, {X: r.ResponseEndMs, Y: y}})
+		if err != nil {
+			return Figure{}, err
+		}
+		bar.Width = vg.Points(6)
+		bar.Color = compareColor
+		p.Add(bar)
+		name := r.URL
+		if i := strings.Index(name, "://"); i >= 0 {
+			name = name[i+3:]
+		}
+		names = append(names, name)
+	}
+	slices.Reverse(names)
+	if t.PLT.Valid {
+		plt, err := plotter.NewLine(plotter.XYs{{X: t.PLT.V, Y: -0.5}, {X: t.PLT.V, Y: float64(len(rs)) - 0.5}})
+		if err != nil {
+			return Figure{}, err
+		}
+		plt.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(plt)
+	}
+	p.NominalY(names...)
+	p.Y.Tick.Label.Font.Size = 8
+	p.X.Min = 0
+	h := vg.Length(max(3, 0.17*float64(len(rs))+1.5)) * vg.Inch
+	return render("waterfall", p.Title.Text, "One load's Resource Timing: a bar from each resource's start to its last byte; the dashed line is the PLT.", p, 9*vg.Inch, h)
+}
