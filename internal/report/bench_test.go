@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+// BenchmarkReport150k builds the full report (analysis, terminal summary,
+// figures, HTML, CSV) of a generated database of 150,000 trials: 12
+// networks × 25 pages × h2/h3 × 2 cache levels × 125 repetitions, each with
+// 10 resources. It logs the time and the process's peak memory (VmHWM).
+// Run it with scripts/bench-report.sh.
+func BenchmarkReport150k(b *testing.B) {
+	dir := b.TempDir()
+	store, err := results.Create(filepath.Join(dir, results.FileName), map[string]string{"spec_name": "bench-150k"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	resources := make([]results.Resource, 10)
+	for i := range resources {
+		resources[i] = results.Resource{URL: fmt.Sprintf("https://www.quicbench.test/obj/%d.png", i), Protocol: "h3", StartMs: float64(10 * i), ResponseEndMs: float64(10*i + 50), TransferBytes: 10_100, Status: 200}
+	}
+	seq := 0
+	fill := time.Now()
+	for n := range 12 {
+		for pg := 1; pg <= 25; pg++ {
+			for _, proto := range []string{"h2", "h3"} {
+				for _, cache := range []bool{false, true} {
+					for rep := 1; rep <= 125; rep++ {
+						seq++
+						v := 200 + 40*float64(n) + 10*float64(pg)
+						if proto == "h3" {
+							v *= 0.9
+						}
+						v *= 1 + 0.1*rng.NormFloat64()
+						t := results.Trial{ID: "t" + strconv.Itoa(seq), Seq: seq, Rep: rep, Network: fmt.Sprintf("net%02d", n), Page: fmt.Sprintf("synthetic:%dx10KB", pg),
+							Origins: 1, Stack: "tcp", Server: "go", Protocol: proto, Visit: "repeat", Cache: cache, Client: "chromium", Status: results.StatusOK,
+							Attempts: 1, PLT: results.F(v), OnLoad: results.F(v), DCL: results.F(v / 3), TTFB: results.F(v / 5), StartedAt: time.Now(), FinishedAt: time.Now()}
+						if err := store.AddTrial(t, resources); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+		}
+	}
+	b.Logf("filled %d trials in %v", seq, time.Since(fill).Round(time.Second))
+	runtime.GC()
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		r, err := Build(store, "", Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		WriteText(io.Discard, r.Page.Name, r.Analysis)
+		if _, err := WriteFiles(filepath.Join(dir, "report"), r.Page, r.Analysis, r.Figures); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("report of %d trials: %d comparisons, %d figures in %v; peak memory of the process %s",
+			r.Analysis.Trials, len(r.Analysis.Comparisons), len(r.Figures), time.Since(start).Round(10*time.Millisecond), peakMemory())
+	}
+	store.Close()
+}
+
+// peakMemory is the process's peak resident memory (VmHWM).
+func peakMemory() string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
