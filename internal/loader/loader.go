@@ -80,6 +80,9 @@ func (l *Loader) Load(ctx context.Context, req client.Request) (res client.Resul
 	if res.Visit == client.RepeatVisit {
 		first, _, err := l.visit(loadCtx, req, sessions, cache, false)
 		if err != nil {
+			if loadCtx.Err() != nil && ctx.Err() == nil {
+				return fail("first visit: timed out after %v", timeout)
+			}
 			return fail("first visit: %v", err)
 		}
 		firstReq := req
