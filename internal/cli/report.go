@@ -19,18 +19,13 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	metric := fs.String("metric", "plt", "the `metric`: "+strings.Join(report.MetricNames, ", "))
 	out := fs.String("out", "", "report `directory` (default DIR/report)")
 	seed := fs.Uint64("seed", 1, "`seed` of the bootstrap resampling")
-	var dir string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		dir, args = args[0], args[1:]
-	}
-	if code, done := parseFlags(fs, args, "Usage: quicbench report DIR [flags]\n\nPrints a run's comparison (statistics, tests, verdicts) and writes DIR/report/index.html, the figures\nas SVG and PNG, and the tables as CSV.", stdout, stderr); done {
+	dir, code, done := dirAndFlags(fs, args, "Usage: quicbench report DIR [flags]\n\nPrints a run's comparison (statistics, tests, verdicts) and writes DIR/report/index.html, the figures\nas SVG and PNG, and the tables as CSV.", stdout, stderr)
+	if done {
 		return code
 	}
-	if dir == "" && fs.NArg() > 0 {
-		dir = fs.Arg(0)
-	}
-	if dir == "" {
-		fmt.Fprintln(stderr, "quicbench report: give the run directory of a quicbench run")
+	opts := report.Options{Baseline: *baseline, Compare: *compare, Metric: *metric, Seed: *seed}
+	if err := opts.Validate(); err != nil {
+		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage
 	}
 	store, err := results.Open(filepath.Join(dir, results.FileName))
@@ -39,11 +34,6 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer store.Close()
-	opts := report.Options{Baseline: *baseline, Compare: *compare, Metric: *metric, Seed: *seed}
-	if err := opts.Validate(); err != nil {
-		fmt.Fprintln(stderr, "quicbench report:", err)
-		return exitUsage
-	}
 	r, err := report.Build(store, "", opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)

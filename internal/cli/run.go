@@ -24,26 +24,38 @@ import (
 
 // specAndFlags parses "SPEC [flags]" or "[flags] SPEC" and returns SPEC.
 func specAndFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) (string, int, bool) {
-	var specPath string
+	return argAndFlags(fs, args, usage, "a spec file, such as examples/seed001-quick.yaml", stdout, stderr)
+}
+
+// dirAndFlags parses "DIR [flags]" or "[flags] DIR" and returns the run
+// directory DIR.
+func dirAndFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) (string, int, bool) {
+	return argAndFlags(fs, args, usage, "the run directory of a quicbench run, such as runs/s1", stdout, stderr)
+}
+
+// argAndFlags parses a command's one positional argument, before or after
+// its flags; what describes the argument in the error when it is missing.
+func argAndFlags(fs *flag.FlagSet, args []string, usage, what string, stdout, stderr io.Writer) (string, int, bool) {
+	var arg string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		specPath, args = args[0], args[1:]
+		arg, args = args[0], args[1:]
 	}
 	if code, done := parseFlags(fs, args, usage, stdout, stderr); done {
 		return "", code, true
 	}
 	rest := fs.Args()
-	if specPath == "" && len(rest) > 0 {
-		specPath, rest = rest[0], rest[1:]
+	if arg == "" && len(rest) > 0 {
+		arg, rest = rest[0], rest[1:]
 	}
 	if len(rest) > 0 {
 		fmt.Fprintf(stderr, "quicbench %s: unexpected argument %q (see quicbench %s -h)\n", fs.Name(), rest[0], fs.Name())
 		return "", exitUsage, true
 	}
-	if specPath == "" {
-		fmt.Fprintf(stderr, "quicbench %s: give a spec file, such as examples/seed001-quick.yaml\n", fs.Name())
+	if arg == "" {
+		fmt.Fprintf(stderr, "quicbench %s: give %s\n", fs.Name(), what)
 		return "", exitUsage, true
 	}
-	return specPath, 0, false
+	return arg, 0, false
 }
 
 // runPlan prints a spec's plan: its factors, size and estimated duration.
@@ -198,19 +210,9 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	format := fs.String("format", "csv", "`format`: csv, jsonl or parquet")
 	to := fs.String("to", "", "output `directory` (default DIR/export)")
-	var dir string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		dir, args = args[0], args[1:]
-	}
-	if code, done := parseFlags(fs, args, "Usage: quicbench export DIR [flags]\n\nWrites the run in DIR as trials.<format> (one row per trial: factors, metrics, status) and\nresources.<format> (one row per Resource Timing entry), ready for pandas or DuckDB.", stdout, stderr); done {
+	dir, code, done := dirAndFlags(fs, args, "Usage: quicbench export DIR [flags]\n\nWrites the run in DIR as trials.<format> (one row per trial: factors, metrics, status) and\nresources.<format> (one row per Resource Timing entry), ready for pandas or DuckDB.", stdout, stderr)
+	if done {
 		return code
-	}
-	if dir == "" && fs.NArg() > 0 {
-		dir = fs.Arg(0)
-	}
-	if dir == "" {
-		fmt.Fprintln(stderr, "quicbench export: give the run directory, such as runs/seed001-quick-20261122-050000")
-		return exitUsage
 	}
 	store, err := results.Open(filepath.Join(dir, results.FileName))
 	if err != nil {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -123,4 +124,22 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("accepted a spec without levels: %+v", s)
 		}
 	})
+}
+
+// TestExamplesParse keeps examples/ valid.
+func TestExamplesParse(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("%d examples, %v", len(files), err)
+	}
+	for _, f := range files {
+		s, err := Load(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if strings.HasSuffix(f, "-quick.yaml") && s.Repetitions < 5 {
+			t.Errorf("%s: %d repetitions, too few for a verdict at α = 0.01", f, s.Repetitions)
+		}
+	}
 }

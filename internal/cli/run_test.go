@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExperimentCommandsBadInput: every bad command line gets one line on
+// stderr and exit status 2, before anything runs.
+func TestExperimentCommandsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("repetitions: 2\nfactors:\n  networks: [{rtt: 10ms}]\n  pages: [synthetic:1x1KB]\n  protocols: [h2, h9]\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan"}, "give a spec file"},
+		{[]string{"plan", filepath.Join(dir, "none.yaml")}, "no such file"},
+		{[]string{"plan", bad}, `bad.yaml line 5: protocol: "h9" is not one of h1, h2, h3`},
+		{[]string{"run", bad, "--out", dir}, `line 5: protocol`},
+		{[]string{"run", "../../examples/seed001-quick.yaml", "--resume"}, "--resume needs --out DIR"},
+		{[]string{"run", "../../examples/seed001-quick.yaml", "extra"}, `unexpected argument "extra"`},
+		{[]string{"export"}, "give the run directory"},
+		{[]string{"export", dir}, "no results database"},
+		{[]string{"report", dir}, "no results database"},
+		{[]string{"report", dir, "--metric", "fvc"}, `metric "fvc" is unknown: use plt, onload, dcl or ttfb`},
+		{[]string{"report", dir, "--baseline", "h3"}, "--baseline and --compare are both h3"},
+	} {
+		var out, errOut bytes.Buffer
+		code := Run(context.Background(), c.args, &out, &errOut)
+		if code != exitUsage || !strings.Contains(errOut.String(), c.want) || strings.Count(strings.TrimSpace(errOut.String()), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", c.args, code, errOut.String(), c.want)
+		}
+	}
+}
+
+func TestPlanOfAnExample(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Run(context.Background(), []string{"plan", "../../examples/seed001.yaml"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"6 networks × 12 pages × 2 protocols", "144 cells × 30 repetitions = 4320 trials on 72 testbeds", "estimated duration"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
