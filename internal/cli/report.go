@@ -19,11 +19,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	metric := fs.String("metric", "plt", "the `metric`: "+strings.Join(report.MetricNames, ", "))
 	out := fs.String("out", "", "report `directory` (default DIR/report)")
 	seed := fs.Uint64("seed", 1, "`seed` of the bootstrap resampling")
+	trial := fs.String("trial", "", "draw the waterfall of this trial `ID` (default: the load nearest the first comparison's median)")
 	dir, code, done := dirAndFlags(fs, args, "Usage: quicbench report DIR [flags]\n\nPrints a run's comparison (statistics, tests, verdicts) and writes DIR/report/index.html, the figures\nas SVG and PNG, and the tables as CSV.", stdout, stderr)
 	if done {
 		return code
 	}
-	opts := report.Options{Baseline: *baseline, Compare: *compare, Metric: *metric, Seed: *seed}
+	opts := report.Options{Baseline: *baseline, Compare: *compare, Metric: *metric, Seed: *seed, WaterfallTrial: *trial}
 	if err := opts.Validate(); err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage

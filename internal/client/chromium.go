@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"golang.org/x/sys/unix"
@@ -175,6 +176,16 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 		page.AddScriptToEvaluateOnNewDocumentParams{Source: bufferJS}); err != nil {
 		return fail("set up page: %v", err)
 	}
+	var rec *harRecorder
+	if req.HARPath != "" {
+		rec = newHARRecorder()
+		if err := chromedp.Listen(browserCtx, rec.event); err != nil {
+			return fail("record HAR: %v", err)
+		}
+		if _, err := chromedp.Call(browserCtx, network.Enable, network.EnableParams{}); err != nil {
+			return fail("record HAR: Network.enable: %v", err)
+		}
+	}
 	res.Visit = req.Visit
 	if res.Visit == "" {
 		res.Visit = FirstVisit
@@ -199,6 +210,9 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 			}
 		}
 	}
+	if rec != nil {
+		rec.reset() // the measured visit only
+	}
 	m, failure := navigate(browserCtx, loadCtx, req.URL, timeout)
 	if req.Loaded != nil {
 		req.Loaded()
@@ -207,6 +221,11 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 		return fail("%s", failure)
 	}
 	res.PageMetrics = m
+	if rec != nil {
+		if err := rec.build(req.URL, m).WriteFile(req.HARPath); err != nil {
+			return fail("%v", err)
+		}
+	}
 	if problems := Verify(req, res.PageMetrics); len(problems) > 0 {
 		return fail("%s", strings.Join(problems, "; "))
 	}

@@ -59,8 +59,8 @@ type Request struct {
 	// browser still holds its connections (servers read their records
 	// then). Nil: nothing.
 	Loaded func()
-	// HARPath, if set, receives the measured visit's HAR 1.2 (the built-in
-	// loader writes one; the Chromium loader does not yet).
+	// HARPath, if set, receives the measured visit's HAR 1.2: the built-in
+	// loader's own, or Chromium's from its DevTools network events.
 	HARPath string
 	// CacheAllowed accepts resources that came from the browser's cache
 	// (no bytes transferred) whatever protocol they name: the site is

@@ -100,3 +100,48 @@ factors:
 		return nil
 	})
 }
+
+// TestChromiumHAR runs Chromium trials with the HAR artifact: each HAR has
+// the document and every object with their protocol and timings, and its
+// page timings are the trial's.
+func TestChromiumHAR(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, "/usr/lib/chromium/chromium", "apt-get install chromium")
+	_, store, dir := runSpec(t, `repetitions: 1
+netcheck: false
+artifacts: {har: true}
+factors:
+  networks: [{rtt: 20ms}]
+  pages: [synthetic:6x5KB]
+  protocols: [h2, h3]
+  visits: [first, repeat]
+`)
+	n := 0
+	store.EachTrial(func(tr results.Trial) error {
+		n++
+		if tr.Status != results.StatusOK {
+			t.Errorf("%s %s: %s", tr.Protocol, tr.Visit, tr.Error)
+			return nil
+		}
+		h, err := har.ReadFile(filepath.Join(dir, tr.Artifacts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Log.Entries) != 7 || len(h.Log.Pages) != 1 || h.Log.Pages[0].PageTimings.OnLoad != tr.OnLoad.V {
+			t.Errorf("%s %s: %d entries, page timings %+v, onload %v", tr.Protocol, tr.Visit, len(h.Log.Entries), h.Log.Pages, tr.OnLoad.V)
+		}
+		for _, e := range h.Log.Entries {
+			if e.Response.Status != 200 || e.Response.HTTPVersion != tr.Protocol || e.Timings.Wait < 0 || e.Timings.Receive < 0 || e.Time <= 0 {
+				t.Errorf("%s %s: entry %s: status %d over %q, timings %+v", tr.Protocol, tr.Visit, e.Request.URL, e.Response.Status, e.Response.HTTPVersion, e.Timings)
+			}
+		}
+		// A first visit connects: the document's entry has connect time.
+		if tr.Visit == "first" && h.Log.Entries[0].Timings.Connect <= 0 {
+			t.Errorf("%s first visit: the document's connect time is %v", tr.Protocol, h.Log.Entries[0].Timings.Connect)
+		}
+		return nil
+	})
+	if n != 4 {
+		t.Errorf("%d trials", n)
+	}
+}

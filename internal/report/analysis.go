@@ -55,6 +55,9 @@ type Options struct {
 	// BootstrapReps resamples the median's confidence interval (0: 1000).
 	BootstrapReps int
 	Seed          uint64
+	// WaterfallTrial is the trial whose waterfall is drawn; empty: the
+	// compared protocol's load nearest the first comparison's median.
+	WaterfallTrial string
 }
 
 // Validate checks the options and fills defaults.

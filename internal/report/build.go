@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/quicbench/quicbench/internal/results"
@@ -38,7 +39,19 @@ func Build(store *results.Store, name string, o Options) (*Report, error) {
 	}
 	var wf []results.Resource
 	var wt *results.Trial
-	if t := medianTrial(trials, a); t != nil {
+	t := medianTrial(trials, a)
+	if o.WaterfallTrial != "" {
+		t = nil
+		for i := range trials {
+			if trials[i].ID == o.WaterfallTrial {
+				t = &trials[i]
+			}
+		}
+		if t == nil {
+			return nil, fmt.Errorf("no trial %q in this run (quicbench export lists the trial IDs)", o.WaterfallTrial)
+		}
+	}
+	if t != nil {
 		if wf, err = store.ResourcesOf(t.ID); err != nil {
 			return nil, err
 		}

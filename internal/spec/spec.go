@@ -260,9 +260,6 @@ func Parse(data []byte) (*Spec, error) {
 		}
 		s.Client = f.Client
 	}
-	if s.Artifacts.HAR && s.Client != ClientLoader {
-		return nil, fmt.Errorf("artifacts.har needs client: loader (Chromium's HAR is not recorded yet): set har: false or client: loader")
-	}
 	if f.Timeout != "" {
 		d, err := time.ParseDuration(f.Timeout)
 		if err != nil || d <= 0 {

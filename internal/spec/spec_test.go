@@ -17,7 +17,7 @@ retries: 1
 client: chromium
 timeout: 30s
 netcheck: false
-artifacts: {pcap: true, qlog: false, har: false}
+artifacts: {pcap: true, qlog: false, har: true}
 factors:
   networks:
     - {name: fast, rtt: 10ms, down: 100mbit, up: 100mbit, queue: 200ms}
@@ -38,7 +38,7 @@ func TestParseFullSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Name != "study" || s.Seed != 7 || s.Repetitions != 3 || s.Retries != 1 || s.Timeout != 30*time.Second || s.Netcheck || !s.Artifacts.Pcap || s.Artifacts.HAR {
+	if s.Name != "study" || s.Seed != 7 || s.Repetitions != 3 || s.Retries != 1 || s.Timeout != 30*time.Second || s.Netcheck || !s.Artifacts.Pcap || !s.Artifacts.HAR {
 		t.Errorf("scalars: %+v", s)
 	}
 	var names []string
@@ -102,7 +102,6 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{"repetitions: two\n", `line 1: cannot unmarshal !!str ` + "`two`"},
 		{base + "client: firefox\n", `client "firefox" is unknown: use chromium or loader`},
 		{base + "timeout: soon\n", `timeout "soon" is not a positive duration`},
-		{base + "artifacts: {har: true}\n", "artifacts.har needs client: loader"},
 		{base + "  pages: [synthetic:1x1KB]\n", `mapping key "pages" already defined`},
 	} {
 		_, err := Parse([]byte(c.spec))
