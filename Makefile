@@ -7,8 +7,11 @@ BIN := bin/quicbench
 deps:
 	@scripts/install-deps.sh
 
+# The version recorded with every run: the commit, from git when there is one.
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo devel)
+
 build: deps
-	$(GO) build -o $(BIN) ./cmd/quicbench
+	$(GO) build -ldflags "-X github.com/quicbench/quicbench/internal/cli.Version=$(VERSION)" -o $(BIN) ./cmd/quicbench
 
 # The default comparison: one page over h1, h2 and h3 behind a 100 ms, 1 % loss,
 # 10/5 Mbit/s link with a 200 ms queue, 5 interleaved rounds.

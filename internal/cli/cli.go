@@ -14,6 +14,10 @@ import (
 	"os/exec"
 )
 
+// Version is quicbench's version, recorded with every run; the Makefile
+// sets it to the git commit at link time.
+var Version = "devel"
+
 // Exit statuses.
 const (
 	exitOK          = 0

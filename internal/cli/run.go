@@ -137,7 +137,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: *resume, ChromiumPath: *chromium, Facts: experiment.HostFacts(*chromium),
+		Spec: s, Dir: dir, Resume: *resume, ChromiumPath: *chromium, Facts: experiment.HostFacts(*chromium, Version),
 		Log: newLogger(stderr, *verbose), OnTrial: progress.update,
 	})
 	progress.finish()

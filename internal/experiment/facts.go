@@ -13,14 +13,15 @@ import (
 )
 
 // HostFacts describes the software and machine a run measures with:
-// quicbench's version, Go's, quic-go's and chromedp's, Chromium's (from
-// chromiumPath --version), the kernel, and the CPU.
-func HostFacts(chromiumPath string) map[string]string {
+// quicbench's version (the build's VCS revision, else version), Go's,
+// quic-go's and chromedp's, Chromium's (from chromiumPath --version), the
+// kernel, and the CPU.
+func HostFacts(chromiumPath, version string) map[string]string {
 	facts := map[string]string{
 		"go_version": runtime.Version(),
 		"cpus":       strconv.Itoa(runtime.NumCPU()),
 	}
-	facts["quicbench_version"] = "devel"
+	facts["quicbench_version"] = version
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" {
