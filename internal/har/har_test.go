@@ -1,0 +1,43 @@
+package har
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRoundTripAndTotal(t *testing.T) {
+	h := New("quicbench-test", "1")
+	h.Log.Pages = append(h.Log.Pages, Page{StartedDateTime: time.Unix(1_800_000_000, 0).UTC(), ID: "page_1", PageTimings: PageTimings{OnContentLoad: 10, OnLoad: 20}})
+	timings := Timings{Blocked: 1, DNS: -1, Connect: 30, SSL: 20, Send: 0.5, Wait: 40, Receive: 5}
+	h.Log.Entries = append(h.Log.Entries, Entry{Pageref: "page_1", Time: timings.Total(), Timings: timings,
+		Request: Request{Method: "GET", URL: "https://a.test/", Headers: []NameValue{}, Cookies: []NameValue{}, QueryString: []NameValue{}}})
+	// SSL is part of Connect and DNS does not apply: 1 + 30 + 0.5 + 40 + 5.
+	if got := timings.Total(); got != 76.5 {
+		t.Errorf("Total = %v, want 76.5", got)
+	}
+	path := filepath.Join(t.TempDir(), "x.har")
+	if err := h.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Log.Version != "1.2" || got.Log.Creator.Name != "quicbench-test" || len(got.Log.Entries) != 1 || got.Log.Entries[0].Time != 76.5 ||
+		got.Log.Pages[0].PageTimings.OnLoad != 20 {
+		t.Errorf("read back %+v", got.Log)
+	}
+	data, _ := os.ReadFile(path)
+	for _, key := range []string{`"cookies": []`, `"queryString": []`, `"startedDateTime"`, `"pageTimings"`} {
+		if !strings.Contains(string(data), key) {
+			t.Errorf("the file lacks %s, which HAR 1.2 requires", key)
+		}
+	}
+	os.WriteFile(path, []byte(`{"log": {}}`), 0o644)
+	if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), "not a HAR file") {
+		t.Errorf("a file without log.version: %v", err)
+	}
+}
