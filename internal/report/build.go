@@ -3,7 +3,10 @@ package report
 import (
 	"fmt"
 	"math"
+	"path/filepath"
+	"strings"
 
+	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
 )
 
@@ -16,8 +19,10 @@ type Report struct {
 
 // Build reads the results database of a run and analyses it. The waterfall
 // shows the compared protocol's load whose metric is nearest the median of
-// the first comparison.
+// the first comparison (or o.WaterfallTrial), from its HAR when the run kept
+// one, else from its Resource Timing.
 func Build(store *results.Store, name string, o Options) (*Report, error) {
+	dir := filepath.Dir(store.Path())
 	var trials []results.Trial
 	if err := store.EachTrial(func(t results.Trial) error {
 		t.ConnectionsJSON = "" // not analysed; keeps memory small on large runs
@@ -57,11 +62,26 @@ func Build(store *results.Store, name string, o Options) (*Report, error) {
 		}
 		wt = t
 	}
-	figs, err := Figures(a, wf, wt)
+	figs, err := Figures(a, wf, wt, harOf(dir, wt))
 	if err != nil {
 		return nil, err
 	}
 	return &Report{Page: Page{Name: name, Facts: facts}, Analysis: a, Figures: figs}, nil
+}
+
+// harOf reads t's HAR artifact, if the run kept one; nil otherwise.
+func harOf(dir string, t *results.Trial) *har.HAR {
+	if t == nil {
+		return nil
+	}
+	for _, a := range strings.Split(t.Artifacts, ",") {
+		if strings.HasSuffix(a, ".har") {
+			if h, err := har.ReadFile(filepath.Join(dir, a)); err == nil {
+				return h
+			}
+		}
+	}
+	return nil
 }
 
 // medianTrial is the verified trial of the first comparison's compared

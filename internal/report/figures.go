@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/stats"
 )
@@ -69,8 +70,9 @@ func newPlot(title, x, y string) *plot.Plot {
 }
 
 // Figures draws every figure the analysis supports. waterfall is the
-// resources of one load (may be nil) and trial its row.
-func Figures(a *Analysis, waterfall []results.Resource, trial *results.Trial) ([]Figure, error) {
+// resources of one load (may be nil) and trial its row; harLog, if not nil,
+// is that load's HAR, whose phases the waterfall then shows.
+func Figures(a *Analysis, waterfall []results.Resource, trial *results.Trial, harLog *har.HAR) ([]Figure, error) {
 	var figs []Figure
 	add := func(f Figure, err error) error {
 		if err != nil {
@@ -91,7 +93,12 @@ func Figures(a *Analysis, waterfall []results.Resource, trial *results.Trial) ([
 		return nil, err
 	}
 	figs = append(figs, boxes...)
-	if trial != nil {
+	switch {
+	case trial != nil && harLog != nil && len(harLog.Log.Entries) > 0:
+		if err := add(harWaterfall(harLog, *trial)); err != nil {
+			return nil, err
+		}
+	case trial != nil:
 		if err := add(waterfallFigure(waterfall, *trial)); err != nil {
 			return nil, err
 		}
@@ -439,4 +446,76 @@ func waterfallFigure(resources []results.Resource, t results.Trial) (Figure, err
 	p.X.Min = 0
 	h := vg.Length(max(3, 0.17*float64(len(rs))+1.5)) * vg.Inch
 	return render("waterfall", p.Title.Text, "One load's Resource Timing: a bar from each resource's start to its last byte; the dashed line is the PLT.", p, 9*vg.Inch, h)
+}
+
+// harPhases are the HAR timing phases in order, with their colours.
+var harPhases = []struct {
+	name  string
+	color color.Color
+	get   func(har.Timings) float64
+}{
+	{"blocked", color.RGBA{R: 0xbb, G: 0xbb, B: 0xbb, A: 0xff}, func(t har.Timings) float64 { return t.Blocked }},
+	{"dns", color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff}, func(t har.Timings) float64 { return t.DNS }},
+	{"connect (TCP/QUIC)", color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff}, func(t har.Timings) float64 { return t.Connect - max(t.SSL, 0) }},
+	{"TLS", color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff}, func(t har.Timings) float64 { return t.SSL }},
+	{"send", color.RGBA{R: 0x66, G: 0xa6, B: 0x1e, A: 0xff}, func(t har.Timings) float64 { return t.Send }},
+	{"wait", color.RGBA{R: 0xe6, G: 0xab, B: 0x02, A: 0xff}, func(t har.Timings) float64 { return t.Wait }},
+	{"receive", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, func(t har.Timings) float64 { return t.Receive }},
+}
+
+// harWaterfall draws one load from its HAR: a row per request from its
+// start, split into the HAR phases (blocked, DNS, connect, TLS, send,
+// wait, receive), as DevTools draws them.
+func harWaterfall(h *har.HAR, t results.Trial) (Figure, error) {
+	entries := slices.Clone(h.Log.Entries)
+	slices.SortStableFunc(entries, func(a, b har.Entry) int { return a.StartedDateTime.Compare(b.StartedDateTime) })
+	start := entries[0].StartedDateTime
+	if len(h.Log.Pages) > 0 && h.Log.Pages[0].StartedDateTime.Before(start) {
+		start = h.Log.Pages[0].StartedDateTime
+	}
+	p := newPlot(fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests)", t.ID, t.Protocol, t.Network, t.Page, num(t.PLT.V, 1), len(entries)),
+		"ms from navigation start", "")
+	var names []string
+	legend := map[string]bool{}
+	for i, e := range entries {
+		y := float64(len(entries) - 1 - i)
+		x := float64(e.StartedDateTime.Sub(start)) / 1e6
+		for _, ph := range harPhases {
+			d := ph.get(e.Timings)
+			if d <= 0 {
+				continue
+			}
+			seg, err := plotter.NewLine(plotter.XYs{{X: x, Y: y}, {X: x + d, Y: y}})
+			if err != nil {
+				return Figure{}, err
+			}
+			seg.Width, seg.Color = vg.Points(6), ph.color
+			p.Add(seg)
+			if !legend[ph.name] {
+				legend[ph.name] = true
+				p.Legend.Add(ph.name, swatch{ph.color})
+			}
+			x += d
+		}
+		name := e.Request.URL
+		if i := strings.Index(name, "://"); i >= 0 {
+			name = name[i+3:]
+		}
+		names = append(names, name)
+	}
+	slices.Reverse(names)
+	if t.PLT.Valid {
+		plt, err := plotter.NewLine(plotter.XYs{{X: t.PLT.V, Y: -0.5}, {X: t.PLT.V, Y: float64(len(entries)) - 0.5}})
+		if err != nil {
+			return Figure{}, err
+		}
+		plt.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(plt)
+	}
+	p.NominalY(names...)
+	p.Y.Tick.Label.Font.Size = 8
+	p.X.Min = 0
+	p.Legend.Top = true
+	h2 := vg.Length(max(3, 0.17*float64(len(entries))+1.5)) * vg.Inch
+	return render("waterfall", p.Title.Text, "One load's HAR: each request from its start, in its phases (blocked, DNS, connect, TLS, send, wait, receive); the dashed line is the PLT.", p, 9*vg.Inch, h2)
 }

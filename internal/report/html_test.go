@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -34,7 +35,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		{URL: "https://www.quicbench.test/obj/0.png", StartMs: 130, ResponseEndMs: 260},
 		{URL: "https://www.quicbench.test/obj/1.png", StartMs: 131, ResponseEndMs: 300},
 	}
-	figs, err := Figures(a, wf, &trials[20])
+	figs, err := Figures(a, wf, &trials[20], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,5 +116,39 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	}
 	if b.Dy() < 2000 || dark < 1000 {
 		t.Errorf("screenshot %dx%d with %d dark samples: the page looks empty", b.Dx(), b.Dy(), dark)
+	}
+}
+
+// TestHARWaterfall draws a load from a HAR: its phases appear in the
+// legend, and the figure says where it came from.
+func TestHARWaterfall(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	h := har.New("test", "")
+	h.Log.Pages = append(h.Log.Pages, har.Page{StartedDateTime: start, ID: "page_1"})
+	for i, url := range []string{"https://a.test/", "https://a.test/1.png", "https://a.test/2.png"} {
+		tm := har.Timings{Blocked: 1, DNS: -1, Connect: -1, SSL: -1, Send: 0.2, Wait: 40, Receive: 10}
+		if i == 0 {
+			tm.Connect, tm.SSL = 60, 30
+		}
+		h.Log.Entries = append(h.Log.Entries, har.Entry{StartedDateTime: start.Add(time.Duration(i) * 120 * time.Millisecond), Timings: tm, Time: tm.Total(),
+			Request: har.Request{URL: url}})
+	}
+	trials := fakeTrials()
+	a, err := Analyze(trials, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := Figures(a, nil, &trials[0], h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := figs[len(figs)-1]
+	if w.Name != "waterfall" || !strings.Contains(w.Title, "from its HAR") || !strings.Contains(w.Title, "3 requests") {
+		t.Fatalf("last figure %q: %s", w.Name, w.Title)
+	}
+	for _, phase := range []string{"TLS", "wait", "receive", "connect"} {
+		if !bytes.Contains(w.SVG, []byte(phase)) {
+			t.Errorf("the waterfall's legend lacks %q", phase)
+		}
 	}
 }
