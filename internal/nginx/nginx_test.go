@@ -51,8 +51,10 @@ func newCell(t *testing.T) *cell {
 		t.Fatal(err)
 	}
 	c := &cell{net: n, page: page, certs: certs}
-	c.cfg = nginx.Config{Site: page, Dir: filepath.Join(dir, "nginx"), Namespace: n.Topo.Servers, CertFile: certs.LeafFile,
-		KeyFile: certs.LeafKeyFile, Workers: 1, Addrs: testbed.AddrsOf(page.Hosts(), n.Topo.ServerAddrs)}
+	// A relative run directory, as quicbench run --out runs/x gives.
+	t.Chdir(dir)
+	c.cfg = nginx.Config{Site: page, Dir: "nginx", Namespace: n.Topo.Servers, CertFile: filepath.Base(certs.LeafFile),
+		KeyFile: filepath.Base(certs.LeafKeyFile), Workers: 1, Addrs: testbed.AddrsOf(page.Hosts(), n.Topo.ServerAddrs)}
 	return c
 }
 
@@ -173,7 +175,8 @@ func TestPortTaken(t *testing.T) {
 	if !strings.Contains(err.Error(), "Address already in use") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("error %q, want one line naming the taken address", err)
 	}
-	if left := nginxProcessesUsing(c.cfg.Dir); left > 0 {
+	abs, _ := filepath.Abs(c.cfg.Dir)
+	if left := nginxProcessesUsing(abs); left > 0 {
 		t.Errorf("%d nginx processes left", left)
 	}
 }

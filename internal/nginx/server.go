@@ -55,6 +55,7 @@ type Server struct {
 	params    confParams
 	process   *proc.Process
 	accessLog string
+	stderr    lockedBuffer
 
 	mu        sync.Mutex
 	readUpTo  int64         // access log bytes parsed so far
@@ -90,6 +91,14 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err := CheckInstalled(cfg.Path); err != nil {
 		return nil, err
 	}
+	// nginx reads relative paths against its prefix: give it absolute ones.
+	for _, p := range []*string{&cfg.Dir, &cfg.CertFile, &cfg.KeyFile} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return nil, fmt.Errorf("nginx: %w", err)
+		}
+		*p = abs
+	}
 	if err := cfg.Site.Validate(); err != nil {
 		return nil, err
 	}
@@ -121,6 +130,7 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err := cfg.Namespace.WrapCommand(cmd); err != nil {
 		return nil, err
 	}
+	cmd.Stderr = &s.stderr // what nginx says before its error log is open
 	if s.process, err = proc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("nginx: start %s: %w", cfg.Path, err)
 	}
@@ -201,6 +211,10 @@ func (s *Server) lastError() string {
 		}
 	}
 	if last == "" {
+		if out := strings.TrimSpace(s.stderr.String()); out != "" {
+			lines := strings.Split(out, "\n")
+			return lines[len(lines)-1]
+		}
 		return "no error in " + filepath.Join(s.cfg.Dir, "error.log")
 	}
 	if strings.Contains(last, "Address already in use") {
@@ -483,4 +497,22 @@ func parseSS(out string) []socket {
 		}
 	}
 	return socks
+}
+
+// lockedBuffer is a bytes.Buffer safe for the writing process and readers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
