@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,14 +145,6 @@ func headerList(h network.Headers) []har.NameValue {
 	for k, v := range h {
 		out = append(out, har.NameValue{Name: k, Value: fmt.Sprint(v)})
 	}
-	slices.SortFunc(out, func(a, b har.NameValue) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b har.NameValue) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -405,15 +406,7 @@ func waterfallFigure(resources []results.Resource, t results.Trial) (Figure, err
 		return Figure{}, nil
 	}
 	rs := slices.Clone(resources)
-	slices.SortStableFunc(rs, func(a, b results.Resource) int {
-		switch {
-		case a.StartMs < b.StartMs:
-			return -1
-		case a.StartMs > b.StartMs:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(rs, func(a, b results.Resource) int { return cmp.Compare(a.StartMs, b.StartMs) })
 	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources)", t.ID, t.Protocol, t.Network, t.Page, num(t.PLT.V, 1), len(rs)),
 		"ms from navigation start", "")
 	var names []string
@@ -426,15 +419,23 @@ func waterfallFigure(resources []results.Resource, t results.Trial) (Figure, err
 		bar.Width = vg.Points(6)
 		bar.Color = compareColor
 		p.Add(bar)
-		name := r.URL
-		if i := strings.Index(name, "://"); i >= 0 {
-			name = name[i+3:]
-		}
-		names = append(names, name)
+		names = append(names, r.URL)
 	}
-	slices.Reverse(names)
+	return finishWaterfall(p, names, t, "One load's Resource Timing: a bar from each resource's start to its last byte; the dashed line is the PLT.")
+}
+
+// finishWaterfall labels a waterfall's rows with urls (top to bottom, the
+// scheme cut), draws the PLT as a dashed line and renders it.
+func finishWaterfall(p *plot.Plot, urls []string, t results.Trial, caption string) (Figure, error) {
+	names := make([]string, len(urls))
+	for i, u := range urls {
+		if j := strings.Index(u, "://"); j >= 0 {
+			u = u[j+3:]
+		}
+		names[len(urls)-1-i] = u
+	}
 	if t.PLT.Valid {
-		plt, err := plotter.NewLine(plotter.XYs{{X: t.PLT.V, Y: -0.5}, {X: t.PLT.V, Y: float64(len(rs)) - 0.5}})
+		plt, err := plotter.NewLine(plotter.XYs{{X: t.PLT.V, Y: -0.5}, {X: t.PLT.V, Y: float64(len(urls)) - 0.5}})
 		if err != nil {
 			return Figure{}, err
 		}
@@ -444,8 +445,8 @@ func waterfallFigure(resources []results.Resource, t results.Trial) (Figure, err
 	p.NominalY(names...)
 	p.Y.Tick.Label.Font.Size = 8
 	p.X.Min = 0
-	h := vg.Length(max(3, 0.17*float64(len(rs))+1.5)) * vg.Inch
-	return render("waterfall", p.Title.Text, "One load's Resource Timing: a bar from each resource's start to its last byte; the dashed line is the PLT.", p, 9*vg.Inch, h)
+	h := vg.Length(max(3, 0.17*float64(len(urls))+1.5)) * vg.Inch
+	return render("waterfall", p.Title.Text, caption, p, 9*vg.Inch, h)
 }
 
 // harPhases are the HAR timing phases in order, with their colours.
@@ -497,25 +498,8 @@ func harWaterfall(h *har.HAR, t results.Trial) (Figure, error) {
 			}
 			x += d
 		}
-		name := e.Request.URL
-		if i := strings.Index(name, "://"); i >= 0 {
-			name = name[i+3:]
-		}
-		names = append(names, name)
+		names = append(names, e.Request.URL)
 	}
-	slices.Reverse(names)
-	if t.PLT.Valid {
-		plt, err := plotter.NewLine(plotter.XYs{{X: t.PLT.V, Y: -0.5}, {X: t.PLT.V, Y: float64(len(entries)) - 0.5}})
-		if err != nil {
-			return Figure{}, err
-		}
-		plt.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(plt)
-	}
-	p.NominalY(names...)
-	p.Y.Tick.Label.Font.Size = 8
-	p.X.Min = 0
 	p.Legend.Top = true
-	h2 := vg.Length(max(3, 0.17*float64(len(entries))+1.5)) * vg.Inch
-	return render("waterfall", p.Title.Text, "One load's HAR: each request from its start, in its phases (blocked, DNS, connect, TLS, send, wait, receive); the dashed line is the PLT.", p, 9*vg.Inch, h2)
+	return finishWaterfall(p, names, t, "One load's HAR: each request from its start, in its phases (blocked, DNS, connect, TLS, send, wait, receive); the dashed line is the PLT.")
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -84,15 +85,7 @@ func MannWhitney(x, y []float64) Test {
 	for _, v := range y {
 		all = append(all, obs{v, false})
 	}
-	slices.SortFunc(all, func(a, b obs) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(all, func(a, b obs) int { return cmp.Compare(a.v, b.v) })
 	// Mid-ranks; tieTerm is Σ (t³ − t) over groups of ties.
 	rankSumX, tieTerm, ties := 0.0, 0.0, false
 	for i := 0; i < len(all); {
