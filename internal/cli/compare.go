@@ -66,6 +66,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	out := fs.String("out", "", "run `directory` for certificates and results (default runs/compare-<time>)")
 	timeout := fs.Duration("timeout", defaultTimeout, "`limit` for one page load, browser start included")
 	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
+	browserMode := fs.String("browser", "fresh", "Chromium `mode`: fresh (a new browser and profile per load) or warm (a browser per protocol, a new browser context per load: less overhead)")
 	loaderFlag := fs.String("client", "chromium", "page `loader`: chromium (real headless Chromium) or loader (the built-in Go loader: no JavaScript, no rendering)")
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
 	capture := fs.Bool("pcap", false, "record each load's client-side packets to pcap/round<N>-<protocol>.pcap in the run directory (Wireshark reads them); adds a copy per packet")
@@ -118,6 +119,9 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if *timeout <= 0 {
 		return nil, fmt.Errorf("--timeout %v must be positive, e.g. 60s", *timeout)
 	}
+	if *browserMode != "fresh" && *browserMode != "warm" {
+		return nil, fmt.Errorf("--browser %q: use fresh or warm", *browserMode)
+	}
 	if *loaderFlag != "chromium" && *loaderFlag != "loader" {
 		return nil, fmt.Errorf("--client %q: use chromium or loader", *loaderFlag)
 	}
@@ -155,6 +159,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 		RunDir:       dir,
 		ChromiumPath: *chromium,
 		Loader:       *loaderFlag == "loader",
+		WarmBrowser:  *browserMode == "warm",
 		LoadTimeout:  *timeout,
 	}
 	return o, nil
@@ -231,6 +236,9 @@ func header(o *compareOptions) string {
 		cache = "on"
 	}
 	loader := "Chromium"
+	if c.WarmBrowser {
+		loader = "Chromium (warm)"
+	}
 	if c.Loader {
 		loader = "built-in loader"
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -37,6 +38,14 @@ type Chromium struct {
 	ProfileDir string
 	// Timeout bounds one load, browser start included. Zero: 60 s.
 	Timeout time.Duration
+	// Warm keeps one browser running per protocol and loads each page in a
+	// new browser context of it (its own cache, cookies, sockets, TLS
+	// sessions and QUIC state) instead of starting a browser per load.
+	// Close stops the browsers.
+	Warm bool
+
+	mu   sync.Mutex
+	warm map[string]*browserProcess
 }
 
 // CheckChromium returns an error that says how to install Chromium if path
@@ -119,47 +128,12 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 	if req.Protocol.NextHop() == "" {
 		return res, fmt.Errorf("load: unknown protocol %q", req.Protocol)
 	}
-	profile, err := os.MkdirTemp(c.ProfileDir, "profile-")
-	if err != nil {
-		return res, fmt.Errorf("load: profile directory: %w", err)
-	}
-	defer func() {
-		killLeftovers(profile)
-		os.RemoveAll(profile)
-	}()
-	if err := os.MkdirAll(filepath.Join(profile, "Default"), 0o755); err != nil {
-		return res, err
-	}
-	if err := os.WriteFile(filepath.Join(profile, "Default", "Preferences"), []byte(preferences), 0o644); err != nil {
-		return res, err
-	}
 	timeout := c.Timeout
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
 	loadCtx, cancelLoad := context.WithTimeout(ctx, timeout)
 	defer cancelLoad()
-	var wrapErr error
-	path := c.Path
-	if path == "" {
-		path = DefaultChromiumPath
-	}
-	opts := append(Flags(req),
-		chromedp.ExecPath(path),
-		chromedp.UserDataDir(profile),
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
-			if cmd.SysProcAttr == nil {
-				cmd.SysProcAttr = &syscall.SysProcAttr{}
-			}
-			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-			wrapErr = c.Namespace.WrapCommand(cmd)
-		}),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(loadCtx, opts...)
-	defer cancelAlloc()
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-
 	fail := func(format string, args ...any) (Result, error) {
 		res.Failure = fmt.Sprintf(format, args...)
 		if ctx.Err() != nil {
@@ -168,8 +142,29 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 		return res, nil
 	}
 	startAt := time.Now()
-	if err := chromedp.Do(browserCtx); err != nil || wrapErr != nil {
-		return fail("browser start: %v", errors.Join(err, wrapErr))
+	var browserCtx context.Context
+	wrapErr := new(error)
+	if c.Warm {
+		wb, err := c.warmBrowser(req)
+		if err != nil {
+			return fail("browser start: %v", err)
+		}
+		// A new browser context per load: its own cookies, cache,
+		// sockets, TLS sessions and QUIC state, disposed afterwards.
+		tabCtx, cancelTab := chromedp.NewContext(wb.ctx, chromedp.WithNewBrowserContext())
+		defer cancelTab()
+		defer context.AfterFunc(loadCtx, cancelTab)()
+		browserCtx = tabCtx
+	} else {
+		b, err := c.startBrowser(loadCtx, req)
+		if err != nil {
+			return res, err
+		}
+		defer b.close()
+		browserCtx, wrapErr = b.ctx, b.wrapErr
+	}
+	if err := chromedp.Do(browserCtx); err != nil || *wrapErr != nil {
+		return fail("browser start: %v", errors.Join(err, *wrapErr))
 	}
 	res.BrowserStartMs = ms(time.Since(startAt))
 	if _, err := chromedp.Call(browserCtx, page.AddScriptToEvaluateOnNewDocument,
@@ -257,6 +252,91 @@ func navigate(browserCtx, loadCtx context.Context, url string, timeout time.Dura
 			return PageMetrics{}, fmt.Sprintf("timed out after %v waiting for loadEventEnd", timeout)
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// browserProcess is a started (or starting) browser with its profile.
+type browserProcess struct {
+	ctx     context.Context
+	cancel  func()
+	profile string
+	wrapErr *error
+}
+
+// close stops the browser and removes its profile and processes.
+func (b *browserProcess) close() {
+	b.cancel()
+	killLeftovers(b.profile)
+	os.RemoveAll(b.profile)
+}
+
+// startBrowser prepares a browser for req with a fresh profile in the
+// client namespace, living as long as parent; it starts on the first
+// action on its context.
+func (c *Chromium) startBrowser(parent context.Context, req Request) (*browserProcess, error) {
+	profile, err := os.MkdirTemp(c.ProfileDir, "profile-")
+	if err != nil {
+		return nil, fmt.Errorf("load: profile directory: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(profile, "Default"), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(profile, "Default", "Preferences"), []byte(preferences), 0o644); err != nil {
+		return nil, err
+	}
+	path := c.Path
+	if path == "" {
+		path = DefaultChromiumPath
+	}
+	var wrapErr error
+	opts := append(Flags(req),
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(profile),
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			if cmd.SysProcAttr == nil {
+				cmd.SysProcAttr = &syscall.SysProcAttr{}
+			}
+			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+			wrapErr = c.Namespace.WrapCommand(cmd)
+		}),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	return &browserProcess{ctx: browserCtx, cancel: func() { cancelBrowser(); cancelAlloc() }, profile: profile, wrapErr: &wrapErr}, nil
+}
+
+// warmBrowser returns the running browser for req's protocol and flags,
+// starting it on first use.
+func (c *Chromium) warmBrowser(req Request) (*browserProcess, error) {
+	key := fmt.Sprint(Flags(req))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b := c.warm[key]; b != nil {
+		return b, nil
+	}
+	b, err := c.startBrowser(context.Background(), req)
+	if err != nil {
+		return nil, err
+	}
+	if err := chromedp.Do(b.ctx); err != nil || *b.wrapErr != nil {
+		b.close()
+		return nil, errors.Join(err, *b.wrapErr)
+	}
+	if c.warm == nil {
+		c.warm = map[string]*browserProcess{}
+	}
+	c.warm[key] = b
+	return b, nil
+}
+
+// Close stops the warm browsers, if any. Call it before the client
+// namespace goes away.
+func (c *Chromium) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, b := range c.warm {
+		b.close()
+		delete(c.warm, key)
 	}
 }
 

@@ -51,6 +51,9 @@ type CompareConfig struct {
 	ChromiumPath string
 	// Loader uses the built-in loader instead of Chromium.
 	Loader bool
+	// WarmBrowser keeps a browser per protocol and loads each page in a new
+	// browser context of it (client.Chromium.Warm).
+	WarmBrowser bool
 	// LoadTimeout bounds one load; zero: 60 s.
 	LoadTimeout time.Duration
 	// Log receives progress and server errors; nil discards.
@@ -215,7 +218,8 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	}
 	tb.Emulator.ResetPeaks()
 	upBefore, downBefore := tb.Emulator.Stats()
-	var browser client.PageLoader = &client.Chromium{Path: cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: cfg.RunDir, Timeout: cfg.LoadTimeout}
+	chromium := &client.Chromium{Path: cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: cfg.RunDir, Timeout: cfg.LoadTimeout, Warm: cfg.WarmBrowser}
+	var browser client.PageLoader = chromium
 	if cfg.Loader {
 		browser = NewLoader(tb, cfg.LoadTimeout, "")
 	}
@@ -266,6 +270,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		}
 		return nil
 	}()
+	chromium.Close() // warm browsers live in the client namespace
 	up, down := tb.Emulator.Stats()
 	res.Uplink, res.Downlink = up.Sub(upBefore), down.Sub(downBefore)
 	nginxCongestion := res.Stack.Congestion // read from nginx's connections

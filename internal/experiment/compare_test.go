@@ -287,3 +287,54 @@ func TestBuiltInLoader(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmBrowserLoadsAreFirstVisits loads a page three times per protocol
+// in warm browsers (a new browser context per load): no load may resume a
+// TLS or QUIC session of an earlier one or find a connection open, and no
+// browser may outlive the run.
+func TestWarmBrowserLoadsAreFirstVisits(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	lan := emulator.Config{Up: link.Config{Delay: 15 * time.Millisecond}, Down: link.Config{Delay: 15 * time.Millisecond}}
+	dir := t.TempDir()
+	res, err := Compare(context.Background(), CompareConfig{
+		Link: lan, RTT: 30 * time.Millisecond, Page: site.SyntheticSpec{Objects: 4, ObjectBytes: 3000}, Stack: mustStack(t, "tcp"),
+		Protocols: []client.Protocol{client.H2, client.H3}, Runs: 3, Seed: 5, RunDir: dir, WarmBrowser: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range res.Loads {
+		if !l.OK() {
+			t.Errorf("%s round %d: %s", l.Requested, l.Round, l.Failure)
+			continue
+		}
+		for _, c := range l.Connections {
+			if c.Requests > 0 && c.Handshake != origin.HandshakeFull {
+				t.Errorf("%s round %d: a %s handshake in a fresh browser context", l.Requested, l.Round, c.Handshake)
+			}
+		}
+		// h2 needs TCP, TLS and the request: 3 round trips to the first
+		// byte; a connection opened earlier would make it 1.
+		if l.Requested == client.H2 && l.TTFBMs < 2.5*30 {
+			t.Errorf("h2 round %d: TTFB %.1f ms, under 3 round trips of 30 ms", l.Round, l.TTFBMs)
+		}
+	}
+	if procs := chromiumProcessesUsing(dir); len(procs) > 0 {
+		t.Errorf("browsers left running: %v", procs)
+	}
+}
+
+// chromiumProcessesUsing lists live processes whose command line mentions
+// dir.
+func chromiumProcessesUsing(dir string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), dir) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}

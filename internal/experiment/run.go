@@ -250,7 +250,10 @@ func (r *runner) trials(ctx context.Context, tb *testbed.Testbed, page *site.Sit
 			}
 		}
 	}
-	var browser client.PageLoader = &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout}
+	chromium := &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
+		Warm: r.spec.Browser == spec.BrowserWarm}
+	defer chromium.Close() // before the testbed's namespaces go
+	var browser client.PageLoader = chromium
 	if r.spec.Client == spec.ClientLoader {
 		browser = NewLoader(tb, r.spec.Timeout, r.cfg.Facts["quicbench_version"])
 	}

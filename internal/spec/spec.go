@@ -33,6 +33,12 @@ const (
 	ClientLoader   = "loader"   // the built-in Go page loader
 )
 
+// Browser modes of the Chromium client.
+const (
+	BrowserFresh = "fresh" // a new browser and profile per load
+	BrowserWarm  = "warm"  // a browser per protocol, a new browser context per load
+)
+
 // Limits.
 const (
 	MaxRepetitions = 100_000
@@ -53,6 +59,8 @@ type Spec struct {
 	Retries int
 	// Client loads the pages: ClientChromium (default) or ClientLoader.
 	Client string
+	// Browser is Chromium's mode: BrowserFresh (default) or BrowserWarm.
+	Browser string
 	// Timeout bounds one load (default 60 s).
 	Timeout time.Duration
 	// Netcheck measures each network before its first trial (default on).
@@ -97,6 +105,7 @@ type file struct {
 	Repetitions int       `yaml:"repetitions"`
 	Retries     *int      `yaml:"retries"`
 	Client      string    `yaml:"client"`
+	Browser     string    `yaml:"browser"`
 	Timeout     string    `yaml:"timeout"`
 	Netcheck    *bool     `yaml:"netcheck"`
 	Artifacts   Artifacts `yaml:"artifacts"`
@@ -237,7 +246,7 @@ func Parse(data []byte) (*Spec, error) {
 	}
 	sum := sha256.Sum256(data)
 	s := &Spec{Name: f.Name, Description: f.Description, Seed: 1, Repetitions: f.Repetitions, Retries: 2,
-		Client: ClientChromium, Timeout: 60 * time.Second, Netcheck: true, Artifacts: f.Artifacts,
+		Client: ClientChromium, Browser: BrowserFresh, Timeout: 60 * time.Second, Netcheck: true, Artifacts: f.Artifacts,
 		SHA256: hex.EncodeToString(sum[:]), Source: data}
 	if f.Seed != nil {
 		s.Seed = *f.Seed
@@ -259,6 +268,13 @@ func Parse(data []byte) (*Spec, error) {
 			return nil, fmt.Errorf("client %q is unknown: use chromium or loader", f.Client)
 		}
 		s.Client = f.Client
+	}
+	switch f.Browser {
+	case "", BrowserFresh:
+	case BrowserWarm:
+		s.Browser = BrowserWarm
+	default:
+		return nil, fmt.Errorf("browser %q is unknown: use fresh (a browser per load) or warm (a new browser context per load)", f.Browser)
 	}
 	if f.Timeout != "" {
 		d, err := time.ParseDuration(f.Timeout)

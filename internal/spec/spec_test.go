@@ -15,6 +15,7 @@ seed: 7
 repetitions: 3
 retries: 1
 client: chromium
+browser: warm
 timeout: 30s
 netcheck: false
 artifacts: {pcap: true, qlog: false, har: true}
@@ -37,6 +38,9 @@ func TestParseFullSpec(t *testing.T) {
 	s, err := Parse([]byte(full))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.Browser != BrowserWarm {
+		t.Errorf("browser %q", s.Browser)
 	}
 	if s.Name != "study" || s.Seed != 7 || s.Repetitions != 3 || s.Retries != 1 || s.Timeout != 30*time.Second || s.Netcheck || !s.Artifacts.Pcap || !s.Artifacts.HAR {
 		t.Errorf("scalars: %+v", s)
@@ -71,7 +75,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Seed != 1 || s.Retries != 2 || s.Client != ClientChromium || s.Timeout != time.Minute || !s.Netcheck ||
+	if s.Seed != 1 || s.Retries != 2 || s.Client != ClientChromium || s.Browser != BrowserFresh || s.Timeout != time.Minute || !s.Netcheck ||
 		len(s.Protocols) != 3 || s.Stacks[0].Name != "tcp" || s.Servers[0] != "go" || s.Visits[0] != client.FirstVisit || s.Cache[0] || s.Origins[0] != 1 {
 		t.Errorf("defaults: %+v", s)
 	}
@@ -102,6 +106,7 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{"repetitions: two\n", `line 1: cannot unmarshal !!str ` + "`two`"},
 		{base + "client: firefox\n", `client "firefox" is unknown: use chromium or loader`},
 		{base + "timeout: soon\n", `timeout "soon" is not a positive duration`},
+		{base + "browser: hot\n", `browser "hot" is unknown: use fresh`},
 		{base + "  pages: [synthetic:1x1KB]\n", `mapping key "pages" already defined`},
 	} {
 		_, err := Parse([]byte(c.spec))
