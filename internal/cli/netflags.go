@@ -26,10 +26,6 @@ type networkDefaults struct {
 	rtt, loss, down, up, queue string
 }
 
-// The network flags, in the order they are applied (queue last: a queue in
-// time depends on the rates).
-var networkFlagOrder = []string{"rtt", "jitter", "loss", "loss-down", "loss-up", "gilbert", "down", "up", "down-trace", "up-trace", "queue"}
-
 func addNetworkFlags(fs *flag.FlagSet, d networkDefaults) *networkFlags {
 	n := &networkFlags{fs: fs, values: map[string]*string{}}
 	add := func(name, def, usage string) { n.values[name] = fs.String(name, def, usage) }

@@ -6,6 +6,7 @@
 package stacks
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -171,7 +172,7 @@ func Listen(ns *netns.Namespace, addr string, p Profile, seen *Applied) (net.Lis
 	var ln net.Listener
 	err := ns.Do(func() error {
 		var err error
-		ln, err = lc.Listen(nil, "tcp4", addr)
+		ln, err = lc.Listen(context.Background(), "tcp4", addr)
 		return err
 	})
 	if err != nil {
