@@ -6,7 +6,6 @@ import (
 	"flag"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -169,17 +169,7 @@ func TestSummaryGolden(t *testing.T) {
 	}
 	var got bytes.Buffer
 	printSummary(&got, res)
-	golden := filepath.Join("testdata", "compare_summary.golden")
-	if *update {
-		os.WriteFile(golden, got.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got.String()); diff != "" {
-		t.Errorf("summary differs from %s (-want +got):\n%s", golden, diff)
-	}
+	testenv.Golden(t, filepath.Join("testdata", "compare_summary.golden"), got.Bytes(), *update)
 }
 
 func mustStack(t *testing.T, name string) stacks.Profile {

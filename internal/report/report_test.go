@@ -5,14 +5,12 @@ import (
 	"flag"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/stats"
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -109,15 +107,5 @@ func TestTextGolden(t *testing.T) {
 	}
 	var got bytes.Buffer
 	WriteText(&got, "fake", a)
-	golden := filepath.Join("testdata", "summary.golden")
-	if *update {
-		os.WriteFile(golden, got.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got.String()); diff != "" {
-		t.Errorf("summary differs from %s (-want +got):\n%s", golden, diff)
-	}
+	testenv.Golden(t, filepath.Join("testdata", "summary.golden"), got.Bytes(), *update)
 }
