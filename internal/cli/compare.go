@@ -242,7 +242,11 @@ func header(o *compareOptions) string {
 	if c.Loader {
 		loader = "built-in loader"
 	}
-	return fmt.Sprintf("%s%s on %s; %s servers, TCP stack %s; %s, %s visit, cache %s; %d runs × %s, seed %d", c.Page, origins, o.net.Describe(), serverText(c.Server), c.Stack.Name, loader, c.Visit, cache, c.Runs, protoList(c.Protocols), c.Seed)
+	runs := "runs"
+	if c.Runs == 1 {
+		runs = "run"
+	}
+	return fmt.Sprintf("%s%s on %s; %s servers, TCP stack %s; %s, %s visit, cache %s; %d %s × %s, seed %d", c.Page, origins, o.net.Describe(), serverText(c.Server), c.Stack.Name, loader, c.Visit, cache, c.Runs, runs, protoList(c.Protocols), c.Seed)
 }
 
 // scenario is the configuration as JSON reports it.
