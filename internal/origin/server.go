@@ -6,6 +6,7 @@ package origin
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
@@ -79,10 +80,12 @@ type Server struct {
 	counts  [4]atomic.Int64 // indexed by HTTP major version
 	qlogDir atomic.Pointer[string]
 	conns   *connTracker
-	cache   atomic.Bool
-	etags   map[*site.Resource]string
-	wg      sync.WaitGroup
-	log     *slog.Logger
+	// transports carry the QUIC listeners, one per UDP socket.
+	transports []*quic.Transport
+	cache      atomic.Bool
+	etags      map[*site.Resource]string
+	wg         sync.WaitGroup
+	log        *slog.Logger
 }
 
 // Start serves s on every listener in lns with certificate cert, until Close.
@@ -91,6 +94,8 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 		return nil, err
 	}
 	srv := &Server{site: s, log: logger, conns: newConnTracker(), etags: map[*site.Resource]string{}}
+	var resetKey quic.StatelessResetKey
+	rand.Read(resetKey[:])
 	for _, o := range s.Origins {
 		for _, res := range o.Resources {
 			sum := sha256.Sum256(res.Body)
@@ -127,8 +132,19 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 				}
 			})
 		}
+		// A transport with a stateless reset key: a client that sends on a
+		// connection the server has closed (its CONNECTION_CLOSE lost on a
+		// lossy link) gets a stateless reset at once, as from production
+		// servers, instead of waiting for its idle timeout.
+		tr := &quic.Transport{Conn: ln.UDP, StatelessResetKey: &resetKey}
+		ql, err := tr.ListenEarly(srv.quic.TLSConfig, srv.quic.QUICConfig)
+		if err != nil {
+			srv.Close()
+			return nil, fmt.Errorf("origin: QUIC listener on %s: %w", ln.UDP.LocalAddr(), err)
+		}
+		srv.transports = append(srv.transports, tr)
 		srv.wg.Go(func() {
-			if err := srv.quic.Serve(ln.UDP); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, quic.ErrServerClosed) {
+			if err := srv.quic.ServeListener(ql); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, quic.ErrServerClosed) {
 				logger.Error("origin: QUIC server stopped", "addr", ln.UDP.LocalAddr(), "err", err)
 			}
 		})
@@ -202,6 +218,9 @@ func (srv *Server) Counts() Counts {
 // Close stops serving and closes the listeners and every connection.
 func (srv *Server) Close() error {
 	err := errors.Join(srv.tcp.Close(), srv.quic.Close())
+	for _, tr := range srv.transports {
+		err = errors.Join(err, tr.Close()) // closes its listener; the UDP socket is the caller's
+	}
 	srv.wg.Wait()
 	return err
 }

@@ -3,10 +3,12 @@ package origin
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,5 +171,66 @@ func TestCachePolicy(t *testing.T) {
 	}
 	if r := get(t, c, http.MethodGet, url, http.Header{"If-None-Match": {`"other"`}}); r.StatusCode != 200 || r.ContentLength != 50_000 {
 		t.Errorf("If-None-Match with another ETag: status %d, length %d; want 200 and the body", r.StatusCode, r.ContentLength)
+	}
+}
+
+// dropConn is a client socket that can drop everything it receives.
+type dropConn struct {
+	net.PacketConn
+	drop    atomic.Bool
+	dropped atomic.Int64
+}
+
+func (d *dropConn) ReadFrom(p []byte) (int, net.Addr, error) {
+	for {
+		n, addr, err := d.PacketConn.ReadFrom(p)
+		if err != nil || !d.drop.Load() {
+			return n, addr, err
+		}
+		d.dropped.Add(1)
+	}
+}
+
+// TestClosedConnectionGetsAStatelessReset: when the server's
+// CONNECTION_CLOSE is lost, the client's next packet on the dead connection
+// gets a stateless reset, so it learns at once instead of after its idle
+// timeout (a lossy link's repeat visits waited ~6 s without this).
+func TestClosedConnectionGetsAStatelessReset(t *testing.T) {
+	srv, addr, clientTLS, _ := startLoopback(t)
+	udpAddr, err := net.ResolveUDPAddr("udp4", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	dc := &dropConn{PacketConn: pc}
+	conn, err := quic.Dial(context.Background(), dc, udpAddr, http3.ConfigureTLSConfig(clientTLS), &quic.Config{MaxIdleTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc.drop.Store(true) // the server's CONNECTION_CLOSE, and its repeats, are lost
+	srv.CloseConnections()
+	time.Sleep(1500 * time.Millisecond) // the server forgets the connection (3 PTOs)
+	dc.drop.Store(false)
+	start := time.Now()
+	// Requests on the dead connection, as a browser's next visit would send.
+	for time.Since(start) < 3*time.Second && conn.Context().Err() == nil {
+		if str, err := conn.OpenStream(); err == nil {
+			str.Write(make([]byte, 1000)) // as large as a request: tiny packets get no reset
+		}
+		select {
+		case <-conn.Context().Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	var reset *quic.StatelessResetError
+	if cause := context.Cause(conn.Context()); !errors.As(cause, &reset) {
+		t.Fatalf("the dead connection ended with %v after %v (%d packets dropped), want a stateless reset", cause, time.Since(start), dc.dropped.Load())
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the client learned of the reset after %v", d)
 	}
 }
