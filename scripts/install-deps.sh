@@ -2,7 +2,9 @@
 # Installs what quicbench needs on a Debian machine and skips what is there:
 # Chromium (the browser under test), iproute2 (ip netns), ping and iperf3
 # (link checks), nginx (the second server stack; its service is not
-# started), and the Go modules. Needs root only when it installs.
+# started), the Go modules, and DuckDB's Python package in .cache/pytools
+# (the tests read the Parquet export with it). Needs root only when it
+# installs packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +15,8 @@ command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
 command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
 [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -42,3 +46,13 @@ if ! command -v go >/dev/null 2>&1; then
 	exit 1
 fi
 go mod download
+
+# DuckDB, a Parquet reader that is not ours, for the export's tests.
+duckdb_version=2.0.0
+pytools=.cache/pytools
+if ! "$pytools/bin/python" -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$duckdb_version')" >/dev/null 2>&1; then
+	echo "install-deps: installing DuckDB $duckdb_version into $pytools"
+	rm -rf "$pytools"
+	python3 -m venv "$pytools"
+	"$pytools/bin/pip" install -q "duckdb==$duckdb_version"
+fi

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -81,33 +81,25 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	if procs := processesMentioning(runDir); len(procs) > 0 {
 		t.Errorf("processes left behind: %v", procs)
 	}
-	data, err := os.ReadFile(filepath.Join(runDir, "loads.jsonl"))
+	// Every completed load is in the results database, whole.
+	store, err := results.Open(filepath.Join(runDir, results.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
-	if len(kept) < 2 {
-		t.Errorf("kept %d loads, want at least the 2 completed ones", len(kept))
-	}
-	for i, line := range kept {
-		var l struct {
-			Requested string  `json:"requested"`
-			PLT       float64 `json:"plt_ms"`
-			Failure   string  `json:"failure"`
+	defer store.Close()
+	kept := 0
+	store.EachTrial(func(tr results.Trial) error {
+		kept++
+		if tr.Protocol == "" || (tr.Status == results.StatusOK) != (tr.PLT != nil) || tr.FinishedAt.IsZero() {
+			t.Errorf("kept trial %s is not a complete record: %+v", tr.ID, tr)
 		}
-		if err := json.Unmarshal(line, &l); err != nil || l.Requested == "" {
-			t.Errorf("kept load %d is not a complete record: %v: %s", i, err, line)
-		}
+		return nil
+	})
+	if kept < 2 {
+		t.Errorf("kept %d loads, want at least the 2 completed ones", kept)
 	}
-	var summary struct {
-		Interrupted bool              `json:"interrupted"`
-		Loads       []json.RawMessage `json:"loads"`
-	}
-	if b, err := os.ReadFile(filepath.Join(runDir, "summary.json")); err != nil || json.Unmarshal(b, &summary) != nil {
-		t.Fatalf("summary.json unreadable: %v", err)
-	}
-	if !summary.Interrupted || len(summary.Loads) != len(kept) {
-		t.Errorf("summary: interrupted=%v with %d loads, want true with %d", summary.Interrupted, len(summary.Loads), len(kept))
+	if all := strings.Join(seen, "\n"); !strings.Contains(all, "interrupted after") || !strings.Contains(all, "--resume") {
+		t.Errorf("stderr does not say how to continue:\n%s", all)
 	}
 }
 
@@ -160,13 +152,8 @@ func namespacesWithPrefix(t *testing.T, prefix string) []string {
 // processesMentioning lists live processes whose command line contains s.
 func processesMentioning(s string) []string {
 	var out []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cmdline, []byte(s)) {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s: %s", e.Name(), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	for _, pid := range proc.Using(s) {
+		out = append(out, fmt.Sprintf("%d: %s", pid, strings.Join(proc.Cmdline(pid), " ")))
 	}
 	return out
 }

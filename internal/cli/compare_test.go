@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"path/filepath"
@@ -14,12 +15,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quicbench/quicbench/internal/client"
-	"github.com/quicbench/quicbench/internal/emulator"
-	"github.com/quicbench/quicbench/internal/experiment"
-	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/origin"
-	"github.com/quicbench/quicbench/internal/site"
-	"github.com/quicbench/quicbench/internal/stacks"
+	"github.com/quicbench/quicbench/internal/report"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -37,16 +38,20 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{[]string{"--rtt", "fast"}, `--rtt "fast" is not a duration`},
 		{[]string{"--page", "synthetic:0x10KB"}, "object count 0 is outside 1 to 10000"},
 		{[]string{"--page", "cnn.com"}, "use synthetic:NxSIZE"},
-		{[]string{"--protocols", "h4"}, `protocol "h4" is unknown: use h1, h2 or h3`},
-		{[]string{"--runs", "0"}, "--runs 0 is outside 1 to 10000"},
-		{[]string{"--origins", "0"}, "--origins 0 is outside 1 to 64"},
-		{[]string{"--stack", "quic"}, `--stack "quic": use tcp, tcp+ or tcp+bbr`},
+		{[]string{"--protocols", "h4"}, `--protocols: protocol "h4" is unknown: use h1, h2 or h3`},
+		{[]string{"--runs", "0"}, "--runs: runs 0 is outside 1 to 10000"},
+		{[]string{"--origins", "0"}, "--origins: origins 0 is outside 1 to 64"},
+		{[]string{"--stack", "quic"}, `--stack: stack "quic" is unknown: use tcp, tcp+ or tcp+bbr`},
 		{[]string{"--origins", "2", "--path", "3=10ms"}, "--path names server 3, but there are 2 servers"},
 		{[]string{"--visit", "second"}, `--visit: visit "second" is unknown: use first or repeat`},
-		{[]string{"--cache", "yes"}, `--cache "yes": use on or off`},
+		{[]string{"--cache", "yes"}, `--cache: cache "yes" is unknown: use off or on`},
 		{[]string{"--server", "caddy"}, `--server: server "caddy" is unknown: use go or nginx`},
 		{[]string{"--down", "10mbps"}, "ambiguous"},
 		{[]string{"--queue", "lots"}, `--queue "lots" is neither bytes`},
+		{[]string{"--retries", "11"}, "--retries: retries 11 is outside 0 to 10"},
+		{[]string{"--client", "curl"}, `--client: client "curl" is unknown: use chromium or loader`},
+		{[]string{"--browser", "hot"}, `--browser: browser "hot" is unknown: use fresh or warm`},
+		{[]string{"--timeout", "0s"}, "--timeout: 0s must be positive"},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	}
@@ -90,34 +95,43 @@ func TestCompareHelpListsEveryFlag(t *testing.T) {
 	}
 }
 
+// TestDefaultsAreTheDemoScenario: compare's defaults are the demo's
+// network and page, as a one-cell spec that a spec file would give.
 func TestDefaultsAreTheDemoScenario(t *testing.T) {
 	now := time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC)
 	o, err := parseCompare(nil, now, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := experiment.CompareConfig{
-		Link: emulator.Config{
-			// 200 ms of queue at 5 and 10 Mbit/s: 125,000 and 250,000 bytes.
-			Up:   link.Config{Delay: 50 * time.Millisecond, Loss: 0.01, RateBitsPerSecond: 5e6, QueueBytes: 125_000},
-			Down: link.Config{Delay: 50 * time.Millisecond, Loss: 0.01, RateBitsPerSecond: 10e6, QueueBytes: 250_000},
-		},
-		RTT:          100 * time.Millisecond,
-		Netcheck:     true,
-		Page:         site.SyntheticSpec{Objects: 32, ObjectBytes: 10_000},
-		Origins:      1,
-		Stack:        mustStack(t, "tcp"),
-		Server:       "go",
-		Visit:        client.FirstVisit,
-		Protocols:    []client.Protocol{"h1", "h2", "h3"},
-		Runs:         5,
-		Seed:         1,
-		RunDir:       "runs/compare-20261122-030405",
-		ChromiumPath: client.DefaultChromiumPath,
-		LoadTimeout:  time.Minute,
+	want, err := spec.Parse([]byte(`name: compare
+seed: 1
+repetitions: 5
+retries: 0
+netcheck: true
+factors:
+  networks: [{name: rtt100ms-loss1-down10mbit-up5mbit-queue200ms, rtt: 100ms, loss: 1, down: 10mbit, up: 5mbit, queue: 200ms}]
+  pages: [synthetic:32x10KB]
+  protocols: [h1, h2, h3]
+  stacks: [tcp]
+  servers: [go]
+  visits: [first]
+  cache: [off]
+  origins: [1]
+`))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, o.cfg, cmp.Comparer(func(a, b func(experiment.Load)) bool { return a == nil && b == nil })); diff != "" {
+	o.spec.Source, o.spec.SHA256, want.Source, want.SHA256 = nil, "", nil, ""
+	if diff := cmp.Diff(want, o.spec, cmp.AllowUnexported(netconf.Network{})); diff != "" {
 		t.Errorf("defaults differ (-want +got):\n%s", diff)
+	}
+	n := o.spec.Networks[0]
+	// 200 ms of queue at 5 and 10 Mbit/s: 125,000 and 250,000 bytes.
+	if n.Up.Delay != 50*time.Millisecond || n.Down.RateBitsPerSecond != 10e6 || n.Down.QueueBytes != 250_000 || n.Up.QueueBytes != 125_000 {
+		t.Errorf("network %+v", n)
+	}
+	if o.dir != filepath.Join("runs", "compare-20261122-030405") || o.chromium != client.DefaultChromiumPath || o.json {
+		t.Errorf("options %+v", o)
 	}
 }
 
@@ -126,57 +140,52 @@ func TestOddRTTSplitsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if up, down := o.cfg.Link.Up.Delay, o.cfg.Link.Down.Delay; up+down != 101*time.Millisecond {
+	n := o.spec.Networks[0]
+	if up, down := n.Up.Delay, n.Down.Delay; up+down != 101*time.Millisecond {
 		t.Errorf("delays %v + %v ≠ 101ms", up, down)
 	}
-	if o.cfg.Link.Up.QueueBytes != 64_000 || o.cfg.Link.Down.RateBitsPerSecond != 0 {
-		t.Errorf("queue %d, down rate %d", o.cfg.Link.Up.QueueBytes, o.cfg.Link.Down.RateBitsPerSecond)
+	if n.Up.QueueBytes != 64_000 || n.Down.RateBitsPerSecond != 0 {
+		t.Errorf("queue %d, down rate %d", n.Up.QueueBytes, n.Down.RateBitsPerSecond)
 	}
 }
 
 // TestSummaryGolden checks the terminal table against testdata; run with
 // -update to rewrite it after an intended change.
 func TestSummaryGolden(t *testing.T) {
-	mk := func(round int, p client.Protocol, plt, dcl, ttfb float64, failure string) experiment.Load {
-		l := experiment.Load{Round: round, Result: client.Result{Requested: p, Failure: failure}}
-		l.DocumentProtocol, l.PLTMs, l.DCLMs, l.TTFBMs = p.NextHop(), plt, dcl, ttfb
-		l.WallMs, l.BrowserStartMs = plt+600, 450
-		l.ServerRequests = origin.Counts{H2: 33}
-		kind := map[client.Protocol]string{"h1": origin.HandshakeFull, "h2": origin.HandshakeResumed, "h3": origin.Handshake0RTT}[p]
-		l.Connections = []origin.ConnRecord{{Handshake: kind}}
-		if p == "h1" {
-			l.Connections = append(l.Connections, origin.ConnRecord{Handshake: origin.HandshakeResumed})
+	mk := func(rep int64, p factor.Protocol, plt, dcl, ttfb float64, failure string) results.Trial {
+		tr := results.Trial{ID: fmt.Sprintf("c-%s-r%d", p, rep), Rep: rep,
+			Levels:        results.Levels{Protocol: p},
+			NetworkValues: results.NetworkValues{DirectionValues: results.DirectionValues{LossUpPct: 1, LossDownPct: 1}},
+			Outcome:       results.Outcome{Status: results.StatusOK, DocumentProtocol: p.NextHop()},
+			Link:          results.Link{UpPackets: 111, UpLost: 1, UpPeakQueueBytes: 3000, DownPackets: 222, DownLost: 2, DownQueueDrops: 1, DownPeakQueueBytes: 250000 - 10*rep}}
+		if failure != "" {
+			tr.Status, tr.Error = results.StatusFailed, failure
+			return tr
 		}
-		return l
+		tr.PLT, tr.DCL, tr.TTFB = results.F(plt), results.F(dcl), results.F(ttfb)
+		tr.Overhead, tr.BrowserStart = results.F(600), results.F(450)
+		return tr
 	}
-	loads := []experiment.Load{
+	trials := []results.Trial{
 		mk(1, "h2", 1000, 400, 300, ""), mk(1, "h3", 900, 350, 200, ""), mk(1, "h1", 1500, 410, 310, ""),
 		mk(2, "h3", 950, 340, 210, ""), mk(2, "h1", 1400, 420, 320, ""), mk(2, "h2", 1100, 410, 305, ""),
 		mk(3, "h1", 0, 0, 0, "navigation: net::ERR_TIMED_OUT"), mk(3, "h2", 1050, 405, 302, ""), mk(3, "h3", 1200, 360, 220, ""),
 	}
-	protos := []client.Protocol{"h1", "h2", "h3"}
-	res := &experiment.CompareResult{
-		Loads: loads, Summaries: experiment.Summarize(protos, loads), Overhead: experiment.MeasureOverhead(loads),
-		WallSeconds: 21.5, RunDir: "runs/x",
-		Uplink:       emulator.Stats{Stats: link.Stats{Packets: 1000, DroppedLoss: 10, PeakQueueBytes: 3000}},
-		Downlink:     emulator.Stats{Stats: link.Stats{Packets: 2000, DroppedLoss: 19, DroppedQueue: 2, PeakQueueBytes: 250000}},
-		UplinkConfig: link.Config{Loss: 0.01}, DownlinkConfig: link.Config{Loss: 0.01},
-		Stack: stacks.Applied{Profile: "tcp+", Congestion: "cubic", InitCwnd: 32, InitRwnd: 32, SlowStartAfterIdle: "0",
-			TCPWmem: "4096 16384 33554432", Pacing: true},
+	var conns []results.Connection
+	for _, tr := range trials {
+		kind := map[factor.Protocol]string{"h1": origin.HandshakeFull, "h2": origin.HandshakeResumed, "h3": origin.Handshake0RTT}[tr.Protocol]
+		conns = append(conns, results.Connection{TrialID: tr.ID, Handshake: kind})
+		if tr.Protocol == "h1" {
+			conns = append(conns, results.Connection{TrialID: tr.ID, Handshake: origin.HandshakeResumed})
+		}
 	}
-	if math.Abs(res.Summaries[2].RatioToH2-950.0/1050) > 1e-12 {
-		t.Errorf("h3 ratio %v, want 950/1050", res.Summaries[2].RatioToH2)
+	r := &compareRun{Summary: report.SummarizeRun(trials, conns), WallSeconds: 21.5, Dir: "runs/x",
+		Testbeds: []results.Testbed{{Stack: "tcp+", Congestion: "cubic", InitCwnd: 32, InitRwnd: 32, SlowStartAfterIdle: "0",
+			TCPWmem: "4096 16384 33554432", Pacing: true}}}
+	if got := r.Summary.Protocols[2].RatioToH2; math.Abs(got-950.0/1050) > 1e-12 {
+		t.Errorf("h3 ratio %v, want 950/1050", got)
 	}
 	var got bytes.Buffer
-	printSummary(&got, res)
+	printSummary(&got, r)
 	testenv.Golden(t, filepath.Join("testdata", "compare_summary.golden"), got.Bytes(), *update)
-}
-
-func mustStack(t *testing.T, name string) stacks.Profile {
-	t.Helper()
-	p, err := stacks.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

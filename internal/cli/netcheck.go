@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/netcheck"
+	"github.com/quicbench/quicbench/internal/netns"
 )
 
 // runNetcheck builds the network of the flags and measures it against its
@@ -44,20 +45,21 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitUsage
 	}
 	network, err := netFlags.resolve()
+	if err == nil {
+		err = network.CheckServers(1)
+	}
+	if err == nil {
+		err = checkPrivileges()
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench netcheck:", err)
 		return exitUsage
 	}
-	n, usedSeed, err := startNetwork(network, *seed, "nc", 1)
-	if err != nil {
-		fmt.Fprintln(stderr, "quicbench netcheck:", err)
-		return exitCodeOf(err)
-	}
-	defer n.Close()
+	link, usedSeed := seededLink(network, *seed)
 	if !*jsonOut {
 		fmt.Fprintf(stdout, "netcheck: %s; seed %d\n", network.Describe(), usedSeed)
 	}
-	report, err := netcheck.Run(ctx, n, netcheck.Config{Link: network.Link, RTT: network.RTT,
+	report, err := netcheck.Measure(ctx, netns.NewRunName("nc"), netcheck.Config{Link: link, RTT: network.RTT,
 		RTTProbes: *probes, LossProbes: *lossProbes, TransferTime: *transfer, Confidence: *confidence})
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench netcheck:", err)

@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"errors"
 	"flag"
-	"fmt"
 	"math/rand/v2"
-	"os"
 
+	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/netconf"
-	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/testbed"
 )
 
@@ -17,6 +15,7 @@ import (
 type networkFlags struct {
 	fs       *flag.FlagSet
 	values   map[string]*string
+	defaults map[string]string
 	paths    []string // --path values, in order
 	dropHead *bool
 }
@@ -27,8 +26,11 @@ type networkDefaults struct {
 }
 
 func addNetworkFlags(fs *flag.FlagSet, d networkDefaults) *networkFlags {
-	n := &networkFlags{fs: fs, values: map[string]*string{}}
-	add := func(name, def, usage string) { n.values[name] = fs.String(name, def, usage) }
+	n := &networkFlags{fs: fs, values: map[string]*string{}, defaults: map[string]string{}}
+	add := func(name, def, usage string) {
+		n.values[name] = fs.String(name, def, usage)
+		n.defaults[name] = def
+	}
 	add("net", "", "network `preset` (quicbench presets lists them); flags given with it override its values")
 	add("rtt", d.rtt, "round-trip `delay` added by the link, split evenly between the directions (e.g. 100ms)")
 	add("jitter", "0", "vary each packet's one-way delay uniformly within ± this `duration`, without reordering")
@@ -49,48 +51,35 @@ func addNetworkFlags(fs *flag.FlagSet, d networkDefaults) *networkFlags {
 	return n
 }
 
-// resolve turns the parsed flags into a network. With --net, the preset is
+// description is the network the flags describe. With --net, the preset is
 // the base and only the flags given on the command line change it; without
-// it, every flag applies with its value or default.
-func (n *networkFlags) resolve() (*netconf.Network, error) {
+// it, the flags given and the non-zero defaults apply (a value left out is
+// zero: no delay, loss, rate limit or queue).
+func (n *networkFlags) description() netconf.Description {
 	given := map[string]bool{}
 	n.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	d := netconf.Description{Preset: *n.values["net"], Values: map[string]string{}, DropHead: *n.dropHead, Paths: n.paths}
 	for _, key := range netconf.Keys {
-		if given[key] || d.Preset == "" {
-			d.Values[key] = *n.values[key]
+		v := *n.values[key]
+		if given[key] || (d.Preset == "" && v != "" && v != "0") {
+			d.Values[key] = v
 		}
 	}
-	return netconf.Resolve(d, nil)
+	return d
 }
 
-// startNetwork checks the privileges, seeds both directions' loss from seed
-// (0: a random seed, which it returns for the record), and builds the
-// network with servers addresses under a run name tagged with tag.
-func startNetwork(net *netconf.Network, seed uint64, tag string, servers int) (*testbed.Network, uint64, error) {
-	if err := net.CheckServers(servers); err != nil {
-		return nil, 0, usageError{err}
-	}
-	if err := checkPrivileges(); err != nil {
-		return nil, 0, usageError{err}
-	}
+// resolve is the network the flags describe, validated.
+func (n *networkFlags) resolve() (*netconf.Network, error) {
+	return netconf.Resolve(n.description(), nil)
+}
+
+// seededLink is the emulator configuration of net with its directions
+// seeded from seed as a run would seed them (0: a random seed, which it
+// returns for the record).
+func seededLink(net *netconf.Network, seed uint64) (emulator.Config, uint64) {
 	if seed == 0 {
-		seed = rand.Uint64() | 1
+		seed = rand.Uint64()>>1 | 1
 	}
-	seeds := rand.New(rand.NewPCG(seed, 0x5eed))
-	net.Link.Up.Seed, net.Link.Down.Seed = seeds.Uint64(), seeds.Uint64()
-	n, err := testbed.StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("%s%04x", tag, rand.Uint32()&0xffff)), net.Link, servers)
-	return n, seed, err
-}
-
-// usageError marks an error as the user's to fix: exit status 2.
-type usageError struct{ error }
-
-// exitCodeOf is the exit status for an error of startNetwork.
-func exitCodeOf(err error) int {
-	var u usageError
-	if errors.As(err, &u) {
-		return exitUsage
-	}
-	return exitFailure
+	up, down := plan.LinkSeeds(seed, net)
+	return testbed.LinkOf(net, up, down), seed
 }

@@ -30,7 +30,7 @@ func TestPresetWithOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := n.Link
+	l := n
 	if n.Preset != "seed003-mss" || n.RTT != 100*time.Millisecond || l.Down.Delay != 50*time.Millisecond {
 		t.Errorf("preset %q RTT %v down delay %v", n.Preset, n.RTT, l.Down.Delay)
 	}
@@ -52,17 +52,17 @@ func TestGilbertAndPerDirectionLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := n.Link.Up.GilbertElliott
+	g := n.Up.GilbertElliott
 	if g == nil || g.P != 0.01 || g.R != 0.3 || g.LossBad != 1 || g.LossGood != 0 {
 		t.Fatalf("uplink Gilbert-Elliott %+v, want p 1%%, r 30%%, 1-h 100%%, 1-k 0%%", g)
 	}
 	// --loss-down is applied before --gilbert, which sets both directions.
-	if n.Link.Down.GilbertElliott == nil || n.Link.Down.Loss != 0 {
-		t.Errorf("downlink %+v", n.Link.Down)
+	if n.Down.GilbertElliott == nil || n.Down.Loss != 0 {
+		t.Errorf("downlink %+v", n.Down)
 	}
 	n, _ = resolveNet(t, "--loss", "1", "--loss-up", "3")
-	if n.Link.Down.Loss != 0.01 || n.Link.Up.Loss != 0.03 {
-		t.Errorf("loss down %v up %v, want 1%% and 3%%", n.Link.Down.Loss, n.Link.Up.Loss)
+	if n.Down.Loss != 0.01 || n.Up.Loss != 0.03 {
+		t.Errorf("loss down %v up %v, want 1%% and 3%%", n.Down.Loss, n.Up.Loss)
 	}
 }
 
@@ -75,16 +75,16 @@ func TestQueueInPacketsAndTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 100 ms at the trace's mean 12 Mbit/s = 150,000 B; at 1 Mbit/s 12,500 B.
-	if n.Link.Down.Trace == nil || n.Link.Down.QueueBytes != 150_000 || n.Link.Up.QueueBytes != 12_500 {
-		t.Errorf("down trace %v queue %d, up queue %d", n.Link.Down.Trace, n.Link.Down.QueueBytes, n.Link.Up.QueueBytes)
+	if n.Down.Trace == nil || n.Down.QueueBytes != 150_000 || n.Up.QueueBytes != 12_500 {
+		t.Errorf("down trace %v queue %d, up queue %d", n.Down.Trace, n.Down.QueueBytes, n.Up.QueueBytes)
 	}
 	n, err = resolveNet(t, "--queue", "64pkt", "--down", "10mbit")
-	if err != nil || n.Link.Down.QueuePackets != 64 || n.Link.Down.QueueBytes != 0 || n.Link.Down.DropHead {
-		t.Errorf("queue 64pkt: %+v, %v", n.Link.Down, err)
+	if err != nil || n.Down.QueuePackets != 64 || n.Down.QueueBytes != 0 || n.Down.DropHead {
+		t.Errorf("queue 64pkt: %+v, %v", n.Down, err)
 	}
 	n, err = resolveNet(t, "--net", "seed003-lte", "--drop-head")
-	if err != nil || !n.Link.Down.DropHead || !n.Link.Up.DropHead || !strings.Contains(n.Describe(), "drop-head") {
-		t.Errorf("--drop-head on a preset: %+v, %v", n.Link.Down, err)
+	if err != nil || !n.Down.DropHead || !n.Up.DropHead || !strings.Contains(n.Describe(), "drop-head") {
+		t.Errorf("--drop-head on a preset: %+v, %v", n.Down, err)
 	}
 }
 
@@ -132,10 +132,14 @@ func TestPathFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := n.Link.Paths
-	if len(p) != 2 || p[0].Server.String() != "198.19.0.11" || p[0].RTT != 40*time.Millisecond || p[0].Loss != 0.005 ||
-		p[1].Server.String() != "198.19.0.12" || p[1].RTT != time.Second || p[1].Loss != 0 {
+	p := n.Paths
+	if len(p) != 2 || p[0].Server != 2 || p[0].RTT != 40*time.Millisecond || p[0].Loss != 0.005 ||
+		p[1].Server != 3 || p[1].RTT != time.Second || p[1].Loss != 0 {
 		t.Errorf("paths %+v", p)
+	}
+	// The emulator's paths lead to the servers' addresses.
+	if l, _ := seededLink(n, 1); len(l.Paths) != 2 || l.Paths[0].Server.String() != "198.19.0.11" || l.Paths[1].Server.String() != "198.19.0.12" {
+		t.Errorf("emulator paths %+v", l.Paths)
 	}
 	if err := n.CheckServers(2); err == nil || !strings.Contains(err.Error(), "server 3") {
 		t.Errorf("checkServers(2) = %v, want an error naming server 3", err)

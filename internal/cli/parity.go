@@ -10,11 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/emulator"
-	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/parity"
 	"github.com/quicbench/quicbench/internal/stacks"
-	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/units"
 )
 
@@ -24,8 +22,8 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("parity", flag.ContinueOnError)
 	reps := fs.Int("reps", 31, "downloads per network, size and `protocol`")
 	sizesFlag := fs.String("sizes", "10KB,100KB,1MB,10MB", "comma-separated file `sizes`")
-	stack := fs.String("stack", "tcp", "the servers' TCP `stack`: tcp, tcp+ or tcp+bbr")
-	server := fs.String("server", "go", "server `stack` for h1 and h2: go or nginx (h3 is always quic-go)")
+	stack := fs.String("stack", string(factor.StackTCP), "the servers' TCP `stack`: "+factor.Stacks().Names())
+	server := fs.String("server", string(factor.ServerGo), "server `stack` for h1 and h2: "+factor.Servers().Names()+" (h3 is always quic-go)")
 	seed := fs.Uint64("seed", 1, "`seed` of the file bytes and the order")
 	out := fs.String("out", "", "run `directory` (default runs/parity-<time>)")
 	jsonOut := fs.Bool("json", false, "print every cell, with every download, as JSON")
@@ -46,12 +44,12 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "quicbench parity: --reps %d is outside 1 to 10000\n", *reps)
 		return exitUsage
 	}
-	tcpStack, err := stacks.Lookup(*stack)
-	if err != nil || tcpStack.QUIC {
-		fmt.Fprintf(stderr, "quicbench parity: --stack %q: use tcp, tcp+ or tcp+bbr\n", *stack)
+	tcpStack, err := factor.Stacks().Parse(*stack)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench parity: --stack:", err)
 		return exitUsage
 	}
-	serverStack, err := testbed.ParseServer(*server)
+	serverStack, err := factor.Servers().Parse(*server)
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench parity: --server:", err)
 		return exitUsage
@@ -68,9 +66,9 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if dir == "" {
 		dir = "runs/parity-" + time.Now().Format("20060102-150405")
 	}
-	networks := parityNetworks()
+	networks := parity.DefaultNetworks()
 	cells, err := parity.Run(ctx, parity.Config{Networks: networks, Sizes: sizes, Protocols: []string{"h1", "h2", "h3"},
-		Reps: *reps, Seed: *seed, Stack: tcpStack, Server: serverStack, Warm: *connection == "warm", RunDir: dir, Log: newLogger(stderr, false)})
+		Reps: *reps, Seed: *seed, Stack: stacks.Of(tcpStack), Server: serverStack, Warm: *connection == "warm", RunDir: dir, Log: newLogger(stderr, false)})
 	if err != nil && cells == nil {
 		fmt.Fprintln(stderr, "quicbench parity:", err)
 		return exitFailure
@@ -90,15 +88,6 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	return exitOK
-}
-
-// parityNetworks are seed 003's: no shaping, and 100 Mbit/s with 10 ms RTT.
-func parityNetworks() []parity.Network {
-	shaped := link.Config{Delay: 5 * time.Millisecond, RateBitsPerSecond: 100_000_000, QueueBytes: 250_000}
-	return []parity.Network{
-		{Name: "unshaped", Link: emulator.Config{}},
-		{Name: "100mbit-10ms", Link: emulator.Config{Up: shaped, Down: shaped}},
-	}
 }
 
 func printParity(w io.Writer, cells []*parity.Cell, stack, servers, connection string) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
 )
@@ -14,8 +15,8 @@ import (
 // runReport analyses a run: a summary on stdout and DIR/report/.
 func runReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	baseline := fs.String("baseline", "h2", "the `protocol` compared against: h1, h2 or h3")
-	compare := fs.String("compare", "h3", "the `protocol` compared: h1, h2 or h3")
+	baseline := fs.String("baseline", "", "the `protocol` compared against: "+factor.Protocols().Names()+" (default h2 if the run has it, else h1)")
+	compare := fs.String("compare", "", "the `protocol` compared: "+factor.Protocols().Names()+" (default h3)")
 	metric := fs.String("metric", "plt", "the `metric`: "+strings.Join(report.MetricNames, ", "))
 	out := fs.String("out", "", "report `directory` (default DIR/report)")
 	seed := fs.Uint64("seed", 1, "`seed` of the bootstrap resampling")
@@ -24,7 +25,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
-	opts := report.Options{Baseline: *baseline, Compare: *compare, Metric: *metric, Seed: *seed, WaterfallTrial: *trial}
+	opts := report.Options{Baseline: factor.Protocol(*baseline), Compare: factor.Protocol(*compare), Metric: *metric, Seed: *seed, WaterfallTrial: *trial}
 	if err := opts.Validate(); err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage

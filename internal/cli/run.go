@@ -78,7 +78,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(tw, "seq\ttrial\tnetwork\tpage\torigins\tstack\tserver\tprotocol\tvisit\tcache")
 		for _, t := range p.Trials {
 			c := t.Cell
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Seq, t.ID, c.Network, c.Page, c.Origins, c.Stack, c.Server, c.Protocol, c.Visit, onOff(c.Cache))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Seq, t.ID, c.Network.Name, c.Page, c.Origins, c.Stack, c.Server, c.Protocol, c.Visit, c.Cache)
 		}
 		tw.Flush()
 	}
@@ -90,13 +90,6 @@ func printPlan(w io.Writer, s *spec.Spec, p plan.Plan) {
 		s.Name, len(s.Networks), len(s.Pages), len(s.Protocols), len(s.Stacks), len(s.Servers), len(s.Visits), len(s.Cache), len(s.Origins), p.Cells)
 	fmt.Fprintf(w, "%d cells × %d repetitions = %d trials on %d testbeds, client %s, seed %d\n", p.Cells, s.Repetitions, len(p.Trials), p.Setups, s.Client, s.Seed)
 	fmt.Fprintf(w, "estimated duration: %s (a rough model of each load plus the client's overhead, testbed set-ups and netchecks)\n", p.Estimate(s).Round(time.Second))
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }
 
 // runRun runs a spec's plan into a run directory.
@@ -127,11 +120,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench run:", err)
 		return exitUsage
 	}
-	if s.Client == spec.ClientChromium {
-		if err := client.CheckChromium(*chromium); err != nil {
-			fmt.Fprintln(stderr, "quicbench run:", err)
-			return exitUsage
-		}
+	if err := checkPrerequisites(s, *chromium); err != nil {
+		fmt.Fprintln(stderr, "quicbench run:", err)
+		return exitUsage
 	}
 	p := plan.Build(s)
 	printPlan(stderr, s, p)
@@ -190,8 +181,11 @@ func (p *progress) update(pr experiment.Progress) {
 		p.bar.Set(pr.Done)
 		return
 	}
-	outcome := fmt.Sprintf("PLT %.1f ms", t.PLT.V)
-	if t.Status != "ok" {
+	outcome := "PLT -"
+	if t.PLT != nil {
+		outcome = fmt.Sprintf("PLT %.1f ms", *t.PLT)
+	}
+	if t.Status != results.StatusOK {
 		outcome = "FAILED after " + fmt.Sprint(t.Attempts) + " attempts: " + t.Error
 	}
 	fmt.Fprintf(p.w, "trial %d/%d (%d failed, ETA %s)  %s  %s %s %s %s: %s\n", pr.Done, pr.Total, pr.Failed, pr.ETA.Round(time.Second),

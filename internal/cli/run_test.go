@@ -21,7 +21,7 @@ func TestExperimentCommandsBadInput(t *testing.T) {
 	}{
 		{[]string{"plan"}, "give a spec file"},
 		{[]string{"plan", filepath.Join(dir, "none.yaml")}, "no such file"},
-		{[]string{"plan", bad}, `bad.yaml line 5: protocol: "h9" is not one of h1, h2, h3`},
+		{[]string{"plan", bad}, `bad.yaml line 5: protocol "h9" is unknown: use h1, h2 or h3`},
 		{[]string{"run", bad, "--out", dir}, `line 5: protocol`},
 		{[]string{"run", "../../examples/seed001-quick.yaml", "--resume"}, "--resume needs --out DIR"},
 		{[]string{"run", "../../examples/seed001-quick.yaml", "extra"}, `unexpected argument "extra"`},
@@ -29,7 +29,7 @@ func TestExperimentCommandsBadInput(t *testing.T) {
 		{[]string{"export", dir}, "no results database"},
 		{[]string{"report", dir}, "no results database"},
 		{[]string{"report", dir, "--metric", "fvc"}, `metric "fvc" is unknown: use plt, onload, dcl or ttfb`},
-		{[]string{"report", dir, "--baseline", "h3"}, "--baseline and --compare are both h3"},
+		{[]string{"report", dir, "--baseline", "h3", "--compare", "h3"}, "--baseline and --compare are both h3"},
 	} {
 		var out, errOut bytes.Buffer
 		code := Run(context.Background(), c.args, &out, &errOut)

@@ -1,14 +1,13 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,7 +18,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"golang.org/x/sys/unix"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/proc"
 )
 
 // DefaultChromiumPath is Debian's Chromium binary (not the /usr/bin wrapper).
@@ -103,16 +104,16 @@ func Flags(req Request) []chromedp.ExecAllocatorOption {
 		chromedp.Flag("ignore-certificate-errors-spki-list", req.SPKIHash),
 	)
 	switch req.Protocol {
-	case H3:
+	case factor.H3:
 		var origins []string
 		for _, h := range req.Hosts {
 			origins = append(origins, h+":443")
 		}
 		opts = append(opts, chromedp.Flag("enable-quic", true),
 			chromedp.Flag("origin-to-force-quic-on", strings.Join(origins, ",")))
-	case H2:
+	case factor.H2:
 		opts = append(opts, chromedp.Flag("disable-quic", true))
-	case H1:
+	case factor.H1:
 		opts = append(opts, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-http2", true))
 	}
 	return opts
@@ -183,9 +184,9 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 	}
 	res.Visit = req.Visit
 	if res.Visit == "" {
-		res.Visit = FirstVisit
+		res.Visit = factor.FirstVisit
 	}
-	if res.Visit == RepeatVisit {
+	if res.Visit == factor.RepeatVisit {
 		first, failure := navigate(browserCtx, loadCtx, req.URL, timeout)
 		if failure != "" {
 			return fail("first visit: %s", failure)
@@ -364,33 +365,12 @@ func killLeftovers(profile string) {
 // starts with "chrom" and returns how many it reaped. It never waits for
 // other children, whose exit status belongs to os/exec.
 func reapBrowserZombies() int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	self, n := os.Getpid(), 0
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	n := 0
+	for _, p := range proc.List() {
+		if p.State != "Z" || !strings.HasPrefix(p.Comm, "chrom") || p.PPID != os.Getpid() {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// "pid (comm) state ppid ...": comm may hold spaces, so cut at the last ')'.
-		open, close := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-		if open < 0 || close < open {
-			continue
-		}
-		comm, rest := string(stat[open+1:close]), strings.Fields(string(stat[close+1:]))
-		if len(rest) < 2 || rest[0] != "Z" || !strings.HasPrefix(comm, "chrom") {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(rest[1]); ppid != self {
-			continue
-		}
-		if got, err := unix.Wait4(pid, nil, unix.WNOHANG, nil); err == nil && got == pid {
+		if got, err := unix.Wait4(p.PID, nil, unix.WNOHANG, nil); err == nil && got == p.PID {
 			n++
 		}
 	}
@@ -401,27 +381,12 @@ func reapBrowserZombies() int {
 // --user-data-dir=dir (the browser's children can outlive it) and returns
 // how many it found.
 func killProcessesUsing(dir string) int {
-	want := []byte("--user-data-dir=" + dir)
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
+	want := "--user-data-dir=" + dir
 	n := 0
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || len(cmdline) == 0 { // gone, or a zombie awaiting its parent
-			continue
-		}
-		for arg := range bytes.SplitSeq(cmdline, []byte{0}) {
-			if bytes.Equal(arg, want) {
-				syscall.Kill(pid, syscall.SIGKILL)
-				n++
-				break
-			}
+	for _, pid := range proc.Using(want) {
+		if slices.Contains(proc.Cmdline(pid), want) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			n++
 		}
 	}
 	return n

@@ -8,6 +8,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/site"
@@ -21,7 +22,7 @@ import (
 func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
-	s, err := site.Synthetic(site.SyntheticSpec{Objects: 8, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
+	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 8, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 	}
 	defer tb.Close()
 	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
-	for _, p := range client.AllProtocols {
+	for _, p := range factor.Protocols().Values() {
 		t.Run(string(p), func(t *testing.T) {
 			before := tb.Origin.Counts()
 			res, err := c.Load(t.Context(), client.Request{

@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"fmt"
+
+	"github.com/quicbench/quicbench/internal/factor"
 )
 
 // ResourceTiming is one Resource Timing entry, times in milliseconds since
@@ -41,7 +43,7 @@ type Request struct {
 	// URL is the document to load.
 	URL string
 	// Protocol is forced for every request of the load.
-	Protocol Protocol
+	Protocol factor.Protocol
 	// Hosts are the origin host names (HTTP/3 is forced on host:443).
 	Hosts []string
 	// HostResolverRules maps the hosts to their IPs, in Chromium's syntax.
@@ -50,8 +52,8 @@ type Request struct {
 	SPKIHash string
 	// Expected are the absolute URLs that must load for the load to count.
 	Expected []string
-	// Visit is FirstVisit (the zero value) or RepeatVisit.
-	Visit Visit
+	// Visit is factor.FirstVisit (the zero value) or factor.RepeatVisit.
+	Visit factor.Visit
 	// BetweenVisits runs after a repeat visit's first load, with the browser
 	// on about:blank; it closes the servers' connections. Nil: nothing.
 	BetweenVisits func(context.Context) error
@@ -73,36 +75,15 @@ type PageLoader interface {
 	Load(ctx context.Context, req Request) (Result, error)
 }
 
-// Visit says whether a load is a first visit (a browser with a new profile:
-// no cache, no session tickets, no known QUIC servers) or a repeat visit (the
-// page was loaded once in the same browser, the servers then closed every
-// connection, and the second load is measured).
-type Visit string
-
-// The visit kinds.
-const (
-	FirstVisit  Visit = "first"
-	RepeatVisit Visit = "repeat"
-)
-
-// ParseVisit parses "first" or "repeat".
-func ParseVisit(s string) (Visit, error) {
-	switch v := Visit(s); v {
-	case FirstVisit, RepeatVisit:
-		return v, nil
-	}
-	return "", fmt.Errorf("visit %q is unknown: use first or repeat", s)
-}
-
 // Result is one page load. A load with Failure set is a failed load: its
 // metrics must never be averaged with those of good loads.
 type Result struct {
-	Requested Protocol `json:"requested"`
+	Requested factor.Protocol `json:"requested"`
 	PageMetrics
 	// Failure says why the load failed; empty for a verified load.
 	Failure string `json:"failure,omitempty"`
 	// Visit is the kind of visit measured.
-	Visit Visit `json:"visit"`
+	Visit factor.Visit `json:"visit"`
 	// FirstVisitPLTMs is the PLT of a repeat visit's unmeasured first load.
 	FirstVisitPLTMs float64 `json:"first_visit_plt_ms,omitempty"`
 	// BrowserStartMs is the time to start the browser, before navigation.

@@ -3,6 +3,8 @@ package client
 import (
 	"strings"
 	"testing"
+
+	"github.com/quicbench/quicbench/internal/factor"
 )
 
 func goodMetrics(proto string, urls []string) PageMetrics {
@@ -15,7 +17,7 @@ func goodMetrics(proto string, urls []string) PageMetrics {
 
 func TestVerify(t *testing.T) {
 	urls := []string{"https://a/1.png", "https://a/2.png"}
-	req := Request{Protocol: H3, Expected: urls}
+	req := Request{Protocol: factor.H3, Expected: urls}
 	tests := []struct {
 		name   string
 		mutate func(*PageMetrics)
@@ -42,17 +44,5 @@ func TestVerify(t *testing.T) {
 				t.Errorf("problems %q, want one containing %q", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestParseProtocols(t *testing.T) {
-	got, err := ParseProtocols("h1, H2,h3")
-	if err != nil || len(got) != 3 || got[0] != H1 || got[1] != H2 || got[2] != H3 {
-		t.Errorf("ParseProtocols = %v, %v", got, err)
-	}
-	for _, bad := range []string{"h4", "h2,h2", "", "quic"} {
-		if _, err := ParseProtocols(bad); err == nil {
-			t.Errorf("ParseProtocols(%q) accepted", bad)
-		}
 	}
 }

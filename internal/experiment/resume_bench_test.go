@@ -52,18 +52,19 @@ func BenchmarkResumeStart150k(b *testing.B) {
 		resources[i] = results.Resource{URL: fmt.Sprintf("https://www.quicbench.test/obj/%d.png", i), Protocol: "h3", StartMs: 10, ResponseEndMs: 20, TransferBytes: 10_100, Status: 200}
 	}
 	// The last 1000 trials are left for the resumed run.
+	conns := []results.Connection{{Conn: 1, Transport: "quic", ALPN: "h3", Handshake: "full", Requests: 11, OpenedAt: time.Now(), BytesSent: 110_000}}
 	for _, t := range p.Trials[:len(p.Trials)-1000] {
-		c := t.Cell
-		rec := results.Trial{ID: t.ID, Seq: t.Seq, Rep: t.Rep, Network: c.Network, Page: c.Page, Origins: c.Origins, Stack: c.Stack,
-			Server: c.Server, Protocol: string(c.Protocol), Visit: string(c.Visit), Cache: c.Cache, Client: "chromium", Status: results.StatusOK,
-			Attempts: 1, PLT: results.F(900), OnLoad: results.F(899), DCL: results.F(300), TTFB: results.F(200), Wall: results.F(1500),
-			Overhead: results.F(600), ServerRequests: 11, Connections: 1, Handshakes: "full:1", StartedAt: time.Now(), FinishedAt: time.Now()}
-		if err := store.AddTrial(rec, resources); err != nil {
+		rec := newRecord(s, t, nil)
+		rec.Status, rec.Attempts, rec.ServerRequests, rec.Connections, rec.Handshakes = results.StatusOK, 1, 11, 1, "full:1"
+		rec.Metrics = results.Metrics{PLT: results.F(900), OnLoad: results.F(899), DCL: results.F(300), TTFB: results.F(200), Wall: results.F(1500),
+			Overhead: results.F(600), BrowserStart: results.F(450)}
+		rec.StartedAt, rec.FinishedAt = time.Now(), time.Now()
+		if err := store.AddTrial(rec, resources, conns); err != nil {
 			b.Fatal(err)
 		}
 	}
 	store.Close()
-	b.Logf("filled 149,000 trials with 10 resources each in %v", time.Since(fill).Round(time.Second))
+	b.Logf("filled 149,000 trials with 10 resources and a connection each in %v", time.Since(fill).Round(time.Second))
 	if size, err := fileSize(filepath.Join(dir, results.FileName)); err == nil {
 		b.Logf("database: %.0f MB", float64(size)/1e6)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -94,7 +95,7 @@ factors:
 	}
 	store.EachTrial(func(tr results.Trial) error {
 		// 80 KB at 20 kbit/s takes 32 s: every attempt times out.
-		if tr.Status != results.StatusFailed || tr.Attempts != 3 || !strings.Contains(tr.Error, "timed out") || tr.PLT.Valid {
+		if tr.Status != results.StatusFailed || tr.Attempts != 3 || !strings.Contains(tr.Error, "timed out") || tr.PLT != nil {
 			t.Errorf("status %s after %d attempts: %q", tr.Status, tr.Attempts, tr.Error)
 		}
 		return nil
@@ -127,11 +128,11 @@ factors:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(h.Log.Entries) != 7 || len(h.Log.Pages) != 1 || h.Log.Pages[0].PageTimings.OnLoad != tr.OnLoad.V {
-			t.Errorf("%s %s: %d entries, page timings %+v, onload %v", tr.Protocol, tr.Visit, len(h.Log.Entries), h.Log.Pages, tr.OnLoad.V)
+		if len(h.Log.Entries) != 7 || len(h.Log.Pages) != 1 || h.Log.Pages[0].PageTimings.OnLoad != *tr.OnLoad {
+			t.Errorf("%s %s: %d entries, page timings %+v, onload %v", tr.Protocol, tr.Visit, len(h.Log.Entries), h.Log.Pages, *tr.OnLoad)
 		}
 		for _, e := range h.Log.Entries {
-			if e.Response.Status != 200 || e.Response.HTTPVersion != tr.Protocol || e.Timings.Wait < 0 || e.Timings.Receive < 0 || e.Time <= 0 {
+			if e.Response.Status != 200 || e.Response.HTTPVersion != string(tr.Protocol) || e.Timings.Wait < 0 || e.Timings.Receive < 0 || e.Time <= 0 {
 				t.Errorf("%s %s: entry %s: status %d over %q, timings %+v", tr.Protocol, tr.Visit, e.Request.URL, e.Response.Status, e.Response.HTTPVersion, e.Timings)
 			}
 		}
@@ -143,5 +144,41 @@ factors:
 	})
 	if n != 4 {
 		t.Errorf("%d trials", n)
+	}
+}
+
+// TestBuiltInLoader loads a two-origin page with the built-in loader over
+// each protocol behind a 20 ms link, as repeat visits: every load verifies
+// on both sides, h3 comes back with 0-RTT, and HTTP/1.1 opens at most 6
+// connections per origin, h2 and h3 one.
+func TestBuiltInLoader(t *testing.T) {
+	testenv.RequireRoot(t)
+	_, store, _ := runSpec(t, `seed: 4
+repetitions: 1
+client: loader
+netcheck: false
+factors:
+  networks: [{rtt: 20ms}]
+  pages: [synthetic:20x5KB]
+  origins: [2]
+  visits: [repeat]
+`)
+	for _, tr := range trialsOf(t, store) {
+		if tr.Status != results.StatusOK || len(tr.resources) != 20 || *tr.PLT < 20 || tr.ServerRequests != 21 || tr.Client != "loader" {
+			t.Errorf("%s: %s %q, %d resources, PLT %v, %d server requests", tr.Protocol, tr.Status, tr.Error, len(tr.resources), tr.PLT, tr.ServerRequests)
+			continue
+		}
+		perOrigin := map[string]int{}
+		for _, c := range tr.conns {
+			perOrigin[c.ServerName]++
+			if tr.Protocol == "h3" && c.Requests > 0 && c.Handshake != origin.Handshake0RTT {
+				t.Errorf("h3 repeat visit: handshake %q, want 0rtt", c.Handshake)
+			}
+		}
+		for host, n := range perOrigin {
+			if (tr.Protocol == "h1" && n > 6) || (tr.Protocol != "h1" && n != 1) {
+				t.Errorf("%s: %d connections to %s", tr.Protocol, n, host)
+			}
+		}
 	}
 }

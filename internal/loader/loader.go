@@ -30,6 +30,7 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
 )
 
@@ -40,7 +41,7 @@ const MaxConnsPerOrigin = 6
 // NewClient returns a fresh HTTP client that speaks only proto to the
 // origins, keeps TLS sessions in sessions and opens at most maxConns
 // connections per origin (0: no limit); closeFn releases its connections.
-type NewClient func(proto client.Protocol, sessions tls.ClientSessionCache, maxConns int) (c *http.Client, closeFn func(), err error)
+type NewClient func(proto factor.Protocol, sessions tls.ClientSessionCache, maxConns int) (c *http.Client, closeFn func(), err error)
 
 // Loader loads pages with Go's HTTP clients.
 type Loader struct {
@@ -58,7 +59,7 @@ type Loader struct {
 func (l *Loader) Load(ctx context.Context, req client.Request) (res client.Result, _ error) {
 	res = client.Result{Requested: req.Protocol, Visit: req.Visit}
 	if res.Visit == "" {
-		res.Visit = client.FirstVisit
+		res.Visit = factor.FirstVisit
 	}
 	wallStart := time.Now()
 	defer func() { res.WallMs = ms(time.Since(wallStart)) }()
@@ -77,7 +78,7 @@ func (l *Loader) Load(ctx context.Context, req client.Request) (res client.Resul
 	}
 	sessions := tls.NewLRUClientSessionCache(256)
 	cache := &httpCache{entries: map[string]*cached{}}
-	if res.Visit == client.RepeatVisit {
+	if res.Visit == factor.RepeatVisit {
 		first, _, err := l.visit(loadCtx, req, sessions, cache, false)
 		if err != nil {
 			if loadCtx.Err() != nil && ctx.Err() == nil {
@@ -97,7 +98,7 @@ func (l *Loader) Load(ctx context.Context, req client.Request) (res client.Resul
 			}
 		}
 	}
-	m, h, err := l.visit(loadCtx, req, sessions, cache, res.Visit == client.RepeatVisit)
+	m, h, err := l.visit(loadCtx, req, sessions, cache, res.Visit == factor.RepeatVisit)
 	if req.Loaded != nil {
 		req.Loaded()
 	}
@@ -125,7 +126,7 @@ func (l *Loader) Load(ctx context.Context, req client.Request) (res client.Resul
 func (l *Loader) visit(ctx context.Context, req client.Request, sessions tls.ClientSessionCache, cache *httpCache, repeat bool) (client.PageMetrics, *har.HAR, error) {
 	var m client.PageMetrics
 	maxConns := 0
-	if req.Protocol == client.H1 {
+	if req.Protocol == factor.H1 {
 		maxConns = MaxConnsPerOrigin
 	}
 	c, closeClient, err := l.NewClient(req.Protocol, sessions, maxConns)
@@ -170,7 +171,7 @@ type pageLoad struct {
 	start  time.Time
 	cache  *httpCache
 	repeat bool
-	proto  client.Protocol
+	proto  factor.Protocol
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
@@ -187,7 +188,7 @@ type pageLoad struct {
 // whether this request opens it (then it must call opened).
 func (p *pageLoad) gate(rawURL string) (wait func(context.Context), opened func()) {
 	noop := func() {}
-	if p.proto != client.H2 {
+	if p.proto != factor.H2 {
 		return func(context.Context) {}, noop
 	}
 	u, err := url.Parse(rawURL)
@@ -286,7 +287,7 @@ func (p *pageLoad) fetch(ctx context.Context, rawURL string) *fetched {
 		return f // from the cache: no bytes transferred
 	}
 	method := http.MethodGet
-	if p.repeat && p.proto == client.H3 {
+	if p.repeat && p.proto == factor.H3 {
 		method = http3.MethodGet0RTT // early data when a ticket allows it; the server sees GET
 	}
 	wait, opened := p.gate(rawURL)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
 )
 
@@ -54,14 +55,14 @@ func testSite(t *testing.T, cacheable, broken bool, requests *atomic.Int64) *htt
 }
 
 func newLoader(srv *httptest.Server) *Loader {
-	return &Loader{NewClient: func(proto client.Protocol, sessions tls.ClientSessionCache, maxConns int) (*http.Client, func(), error) {
+	return &Loader{NewClient: func(proto factor.Protocol, sessions tls.ClientSessionCache, maxConns int) (*http.Client, func(), error) {
 		tr := srv.Client().Transport.(*http.Transport).Clone()
 		tr.TLSClientConfig.ClientSessionCache = sessions
 		tr.TLSClientConfig.NextProtos = nil
 		tr.MaxConnsPerHost = maxConns
 		tr.Protocols = new(http.Protocols)
-		tr.Protocols.SetHTTP1(proto == client.H1)
-		tr.Protocols.SetHTTP2(proto == client.H2)
+		tr.Protocols.SetHTTP1(proto == factor.H1)
+		tr.Protocols.SetHTTP2(proto == factor.H2)
 		return &http.Client{Transport: tr}, tr.CloseIdleConnections, nil
 	}}
 }
@@ -72,7 +73,7 @@ func TestLoadsLikeABrowser(t *testing.T) {
 	l := newLoader(srv)
 	harPath := filepath.Join(t.TempDir(), "load.har")
 	expected := []string{srv.URL + "/s.css", srv.URL + "/a.js", srv.URL + "/1.png", srv.URL + "/bg.png"}
-	for _, proto := range []client.Protocol{client.H1, client.H2} {
+	for _, proto := range []factor.Protocol{factor.H1, factor.H2} {
 		res, err := l.Load(context.Background(), client.Request{URL: srv.URL + "/", Protocol: proto, Expected: expected, HARPath: harPath})
 		if err != nil {
 			t.Fatal(err)
@@ -122,12 +123,12 @@ func TestRepeatVisitUsesTheCache(t *testing.T) {
 	l := newLoader(srv)
 	expected := []string{srv.URL + "/s.css", srv.URL + "/a.js", srv.URL + "/1.png", srv.URL + "/bg.png"}
 	between := 0
-	res, err := l.Load(context.Background(), client.Request{URL: srv.URL + "/", Protocol: client.H2, Expected: expected,
-		Visit: client.RepeatVisit, CacheAllowed: true, BetweenVisits: func(context.Context) error { between++; return nil }})
+	res, err := l.Load(context.Background(), client.Request{URL: srv.URL + "/", Protocol: factor.H2, Expected: expected,
+		Visit: factor.RepeatVisit, CacheAllowed: true, BetweenVisits: func(context.Context) error { between++; return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if between != 1 || res.FirstVisitPLTMs <= 0 || res.Visit != client.RepeatVisit {
+	if between != 1 || res.FirstVisitPLTMs <= 0 || res.Visit != factor.RepeatVisit {
 		t.Errorf("between %d, first visit PLT %v, visit %q", between, res.FirstVisitPLTMs, res.Visit)
 	}
 	if !res.OK() || len(res.Resources) != 4 || res.DocumentTransferBytes != 0 {

@@ -104,6 +104,17 @@ const minProbeInterval = 100 * time.Microsecond
 // probeBytes + 28.
 const probeBytes = 64
 
+// Measure builds a network of cfg.Link (namespaces named after stem, one
+// server address), checks it, and removes it.
+func Measure(ctx context.Context, stem string, cfg Config) (*Report, error) {
+	n, err := testbed.StartNetwork(stem, cfg.Link, 1)
+	if err != nil {
+		return nil, err
+	}
+	report, err := Run(ctx, n, cfg)
+	return report, errors.Join(err, n.Close())
+}
+
 // Run runs every check on the network n, whose link must be cfg.Link.
 func Run(ctx context.Context, n *testbed.Network, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults()

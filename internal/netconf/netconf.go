@@ -3,18 +3,24 @@
 // or a network of a spec file) into the emulator's configuration, and
 // describes a network in one line. Keys and error messages use the flag
 // names, so that one vocabulary serves the command line and spec files.
+//
+// It is the network part of quicbench's vocabulary (package factor holds
+// the rest): pure, importing no runtime package. Paths name servers by
+// number; the testbed maps numbers to addresses.
 package netconf
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
-	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/presets"
 	"github.com/quicbench/quicbench/internal/units"
 )
@@ -25,6 +31,8 @@ var Keys = []string{"rtt", "jitter", "loss", "loss-down", "loss-up", "gilbert", 
 
 // Description is a network in text.
 type Description struct {
+	// Name names the network; "": DefaultName.
+	Name string
 	// Preset names a preset (presets.Lookup) that is the base; "" for none.
 	Preset string
 	// Values maps keys of Keys to values, such as "rtt" → "100ms". With a
@@ -37,28 +45,80 @@ type Description struct {
 	Paths []string
 }
 
-// Network is a resolved network.
+// DefaultName names a network by its preset and the values given, such
+// as "seed004-us-3g", "seed003-lte-loss2" or "rtt100ms-loss1-down10mbit";
+// empty values are left out, and a network of none is "unshaped".
+func (d Description) DefaultName() string {
+	var parts []string
+	if d.Preset != "" {
+		parts = append(parts, d.Preset)
+	}
+	for _, key := range Keys {
+		if v := strings.ReplaceAll(d.Values[key], " ", ""); v != "" {
+			parts = append(parts, strings.ReplaceAll(key, "-", "")+v)
+		}
+	}
+	if d.DropHead {
+		parts = append(parts, "drophead")
+	}
+	for _, p := range d.Paths {
+		parts = append(parts, "path"+strings.NewReplacer("=", "-", ",", "-").Replace(p))
+	}
+	if len(parts) == 0 {
+		return "unshaped"
+	}
+	return strings.Join(parts, "-")
+}
+
+// Network is a resolved network: one level of the network factor.
 type Network struct {
+	// Name identifies the network in results and reports (see Name).
+	Name string
 	// Preset is the preset's name, or "" for one made of values.
 	Preset string
-	RTT    time.Duration
-	Link   emulator.Config
-	// MaxPathServer is the highest server number a path names.
-	MaxPathServer int
+	// RTT is the round-trip delay the link adds.
+	RTT time.Duration
+	// Up is the direction client → servers, Down servers → client. Their
+	// seeds are zero: a run derives them from its own seed.
+	Up, Down link.Config
+	// Paths add delay and loss towards some servers, beyond the shared
+	// link, in the order given.
+	Paths []Path
+	// Description is the network as given, so that it can be written back
+	// to a spec file.
+	Description Description
 	// queue is the queue as given, for descriptions.
 	queue string
+}
+
+// Path is the extra way between the shared link and one server: a server
+// farther away, or behind a lossier network.
+type Path struct {
+	// Server is the server's number, from 1 (origin N is server N).
+	Server int `json:"server"`
+	// RTT is the extra round-trip delay, split evenly between directions.
+	RTT time.Duration `json:"rtt_ns"`
+	// Loss is the extra loss probability in each direction, 0 to 1.
+	Loss float64 `json:"loss"`
 }
 
 // Resolve builds the network of d; without a preset, keys missing from
 // d.Values take defaults[key] (a key in neither is left at zero).
 func Resolve(d Description, defaults map[string]string) (*Network, error) {
-	net := &Network{}
+	if d.Name == "" {
+		d.Name = d.DefaultName()
+	}
+	if len(d.Values) == 0 {
+		d.Values = nil
+	}
+	net := &Network{Description: d, Name: d.Name}
 	if d.Preset != "" {
 		p, err := presets.Lookup(d.Preset)
 		if err != nil {
 			return nil, fmt.Errorf("--net: %w", err)
 		}
-		net.Preset, net.RTT, net.Link = p.Name, p.RTT, p.Link()
+		net.Preset, net.RTT = p.Name, p.RTT
+		net.Up, net.Down = p.Directions()
 		net.queue = "0"
 		switch {
 		case p.QueueTime > 0:
@@ -90,20 +150,37 @@ func Resolve(d Description, defaults map[string]string) (*Network, error) {
 		}
 	}
 	if d.DropHead {
-		net.Link.Up.DropHead, net.Link.Down.DropHead = true, true
+		net.Up.DropHead, net.Down.DropHead = true, true
 	}
 	for _, v := range d.Paths {
-		server, p, err := parsePath(v)
+		p, err := parsePath(v)
 		if err != nil {
 			return nil, err
 		}
-		net.Link.Paths = append(net.Link.Paths, p)
-		net.MaxPathServer = max(net.MaxPathServer, server)
+		if slices.ContainsFunc(net.Paths, func(q Path) bool { return q.Server == p.Server }) {
+			return nil, fmt.Errorf("--path %q: server %d has a path already", v, p.Server)
+		}
+		net.Paths = append(net.Paths, p)
 	}
-	if err := net.Link.Validate(); err != nil {
+	if err := errors.Join(net.Up.Validate(), net.Down.Validate()); err != nil {
 		return nil, fmt.Errorf("network: %w", err)
 	}
 	return net, nil
+}
+
+// Key is the network's content as text, its name left out: the same
+// values give the same key, so a run derives the same loss decisions for
+// them whatever the network is called.
+func (net *Network) Key() string {
+	b, err := json.Marshal(struct {
+		RTT      time.Duration
+		Up, Down link.Config
+		Paths    []Path
+	}{net.RTT, net.Up, net.Down, net.Paths})
+	if err != nil { // only plain values: cannot fail
+		panic(fmt.Sprintf("netconf: key: %v", err))
+	}
+	return string(b)
 }
 
 func validKey(k string) bool {
@@ -117,37 +194,39 @@ func validKey(k string) bool {
 
 // CheckServers returns an error if a path names a server beyond count.
 func (net *Network) CheckServers(count int) error {
-	if net.MaxPathServer > count {
-		return fmt.Errorf("--path names server %d, but there are %d servers", net.MaxPathServer, count)
+	for _, p := range net.Paths {
+		if p.Server > count {
+			return fmt.Errorf("--path names server %d, but there are %d servers", p.Server, count)
+		}
 	}
 	return nil
 }
 
 // parsePath reads "N=RTT[,LOSS%]".
-func parsePath(v string) (int, emulator.Path, error) {
+func parsePath(v string) (Path, error) {
 	const usage = "give N=RTT[,LOSS%], such as 2=40ms,0.5"
 	numText, rest, ok := strings.Cut(v, "=")
 	n, err := strconv.Atoi(numText)
-	if !ok || err != nil || n < 1 || n > netns.MaxServers {
-		return 0, emulator.Path{}, fmt.Errorf("--path %q: %s, with N a server number from 1 to %d", v, usage, netns.MaxServers)
+	if !ok || err != nil || n < 1 || n > factor.MaxServers {
+		return Path{}, fmt.Errorf("--path %q: %s, with N a server number from 1 to %d", v, usage, factor.MaxServers)
 	}
 	rttText, lossText, _ := strings.Cut(rest, ",")
 	rtt, err := time.ParseDuration(rttText)
 	if err != nil || rtt < 0 || rtt > time.Minute {
-		return 0, emulator.Path{}, fmt.Errorf("--path %q: %q is not a duration from 0 to 1m: %s", v, rttText, usage)
+		return Path{}, fmt.Errorf("--path %q: %q is not a duration from 0 to 1m: %s", v, rttText, usage)
 	}
-	p := emulator.Path{Server: netns.ServerAddr(n), RTT: rtt}
+	p := Path{Server: n, RTT: rtt}
 	if lossText != "" {
 		if p.Loss, err = units.ParsePercent(lossText); err != nil {
-			return 0, emulator.Path{}, fmt.Errorf("--path %q: %w", v, err)
+			return Path{}, fmt.Errorf("--path %q: %w", v, err)
 		}
 	}
-	return n, p, nil
+	return p, nil
 }
 
 // apply sets one flag's value on the network.
 func (net *Network) apply(name, value string) error {
-	l := &net.Link
+	l := net
 	switch name {
 	case "rtt":
 		d, err := time.ParseDuration(value)
@@ -283,7 +362,7 @@ func (net *Network) Describe() string {
 	if net.Preset != "" {
 		fmt.Fprintf(&b, "net %s: ", net.Preset)
 	}
-	l := net.Link
+	l := net
 	fmt.Fprintf(&b, "RTT %v (%v up, %v down)", net.RTT, l.Up.Delay, l.Down.Delay)
 	if l.Up.Jitter > 0 {
 		fmt.Fprintf(&b, " ± %v jitter", l.Up.Jitter)
@@ -291,7 +370,7 @@ func (net *Network) Describe() string {
 	fmt.Fprintf(&b, ", loss %s down, %s up, down %s, up %s, queue %s",
 		lossText(l.Down), lossText(l.Up), rateText(l.Down), rateText(l.Up), queueText(net.queue, l))
 	for _, p := range l.Paths {
-		fmt.Fprintf(&b, "; to %s +%v RTT, +%s loss", p.Server, p.RTT, Percent(p.Loss))
+		fmt.Fprintf(&b, "; to server %d +%v RTT, +%s loss", p.Server, p.RTT, Percent(p.Loss))
 	}
 	return b.String()
 }
@@ -310,7 +389,7 @@ func rateText(c link.Config) string {
 	return Rate(c.RateBitsPerSecond)
 }
 
-func queueText(given string, l emulator.Config) string {
+func queueText(given string, l *Network) string {
 	switch {
 	case given == "0":
 		return "unlimited"
@@ -320,7 +399,7 @@ func queueText(given string, l emulator.Config) string {
 	return fmt.Sprintf("%s (%d B down, %d B up)%s", given, l.Down.QueueBytes, l.Up.QueueBytes, discipline(l))
 }
 
-func discipline(l emulator.Config) string {
+func discipline(l *Network) string {
 	if l.Down.DropHead {
 		return ", drop-head"
 	}

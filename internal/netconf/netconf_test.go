@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
 )
 
@@ -15,18 +14,50 @@ func TestResolveDefaultsAndPreset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.RTT != 40e6 || n.Link.Up.Loss != 0.01 || n.Link.Down.Loss != 0.01 {
-		t.Errorf("got RTT %v, loss %v/%v; want 40ms from the values and 1%% from the defaults", n.RTT, n.Link.Up.Loss, n.Link.Down.Loss)
+	if n.RTT != 40e6 || n.Up.Loss != 0.01 || n.Down.Loss != 0.01 {
+		t.Errorf("got RTT %v, loss %v/%v; want 40ms from the values and 1%% from the defaults", n.RTT, n.Up.Loss, n.Down.Loss)
 	}
 	p, err := Resolve(Description{Preset: "seed004-us-lte", Values: map[string]string{"loss": "2"}}, map[string]string{"rtt": "1s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.RTT != 32e6 || p.Link.Down.Loss != 0.02 {
-		t.Errorf("preset with loss 2: RTT %v, loss %v; want the preset's 32ms and 2%%", p.RTT, p.Link.Down.Loss)
+	if p.RTT != 32e6 || p.Down.Loss != 0.02 {
+		t.Errorf("preset with loss 2: RTT %v, loss %v; want the preset's 32ms and 2%%", p.RTT, p.Down.Loss)
 	}
 	if _, err := Resolve(Description{Values: map[string]string{"latency": "1ms"}}, nil); err == nil || !strings.Contains(err.Error(), `"latency" is unknown`) {
 		t.Errorf("unknown key: %v", err)
+	}
+}
+
+// TestNamesAndKeys: a network is named by its preset and values unless
+// named; its key is its content, whatever its name.
+func TestNamesAndKeys(t *testing.T) {
+	a, err := Resolve(Description{Values: map[string]string{"rtt": "100ms", "loss": "1", "loss-up": ""}, Paths: []string{"2=40ms,0.5"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name != "rtt100ms-loss1-path2-40ms-0.5" {
+		t.Errorf("name %q", a.Name)
+	}
+	b, _ := Resolve(Description{Name: "far", Values: map[string]string{"rtt": "100ms", "loss": "1%"}, Paths: []string{"2=40ms,0.5"}}, nil)
+	if b.Name != "far" || a.Key() != b.Key() {
+		t.Errorf("name %q; keys differ for the same values:\n%s\n%s", b.Name, a.Key(), b.Key())
+	}
+	c, _ := Resolve(Description{Values: map[string]string{"rtt": "100ms", "loss": "2"}}, nil)
+	if c.Key() == a.Key() {
+		t.Error("different networks have the same key")
+	}
+	if p, _ := Resolve(Description{Preset: "seed003-lte"}, nil); p.Name != "seed003-lte" {
+		t.Errorf("preset network named %q", p.Name)
+	}
+	if u, _ := Resolve(Description{}, nil); u.Name != "unshaped" {
+		t.Errorf("empty network named %q", u.Name)
+	}
+	if _, err := Resolve(Description{Paths: []string{"2=1ms", "2=3ms"}}, nil); err == nil || !strings.Contains(err.Error(), "server 2 has a path already") {
+		t.Errorf("two paths to one server: %v", err)
+	}
+	if err := a.CheckServers(1); err == nil || !strings.Contains(err.Error(), "names server 2, but there are 1 servers") {
+		t.Errorf("CheckServers: %v", err)
 	}
 }
 
@@ -40,8 +71,8 @@ func FuzzNetworkParameters(f *testing.F) {
 				t.Errorf("parseGilbert(%q) accepted invalid %+v", s, g)
 			}
 		}
-		if _, p, err := parsePath(s); err == nil {
-			if (emulator.Config{Paths: []emulator.Path{p}}).Validate() != nil {
+		if p, err := parsePath(s); err == nil {
+			if p.Server < 1 || p.RTT < 0 || !(p.Loss >= 0 && p.Loss <= 1) {
 				t.Errorf("parsePath(%q) accepted invalid %+v", s, p)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -146,6 +148,12 @@ func RunName(pid int, tag string) string {
 	return fmt.Sprintf("%s%d-%s", Prefix, pid, tag)
 }
 
+// NewRunName is RunName for this process with a tag of prefix and four
+// random hex digits, so that two testbeds of one process never collide.
+func NewRunName(prefix string) string {
+	return RunName(os.Getpid(), fmt.Sprintf("%s%04x", prefix, rand.Uint32()&0xffff))
+}
+
 // Stale lists the quicbench namespaces whose creating process is gone.
 func Stale() ([]string, error) {
 	entries, err := os.ReadDir("/run/netns")
@@ -209,14 +217,9 @@ func killProcessesIn(name string) {
 		return
 	}
 	want := fmt.Sprintf("net:[%d]", st.Ino)
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if link, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "net")); err == nil && link == want {
-			unix.Kill(pid, unix.SIGKILL)
+	for _, p := range proc.List() {
+		if p.PID != os.Getpid() && proc.NetNS(p.PID) == want {
+			unix.Kill(p.PID, unix.SIGKILL)
 		}
 	}
 }

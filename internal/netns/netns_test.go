@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -112,7 +113,7 @@ func TestTopologyRemovedOnClose(t *testing.T) {
 }
 
 func TestBuildRejectsServerCount(t *testing.T) {
-	for _, n := range []int{0, MaxServers + 1} {
+	for _, n := range []int{0, factor.MaxServers + 1} {
 		if _, err := Build("qb-unused", n); err == nil {
 			t.Errorf("Build with %d servers succeeded", n)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/tun"
 )
 
@@ -32,9 +33,6 @@ func ServerAddr(n int) netip.Addr {
 	return netip.AddrFrom4(a)
 }
 
-// MaxServers is how many origin addresses a Topology can hold.
-const MaxServers = 200
-
 // TUNName is the name of the TUN device in each namespace.
 const TUNName = "qb0"
 
@@ -56,8 +54,8 @@ type Topology struct {
 // Build creates the namespaces "<stem>-client" and "<stem>-servers", a TUN in
 // each, and servers origin addresses. On error it removes what it created.
 func Build(stem string, servers int) (_ *Topology, err error) {
-	if servers < 1 || servers > MaxServers {
-		return nil, fmt.Errorf("topology: %d servers, want 1 to %d", servers, MaxServers)
+	if servers < 1 || servers > factor.MaxServers {
+		return nil, fmt.Errorf("topology: %d servers, want 1 to %d", servers, factor.MaxServers)
 	}
 	t := &Topology{}
 	defer func() {

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/nginx"
 	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -35,7 +37,7 @@ func newCell(t *testing.T) *cell {
 	t.Helper()
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, nginx.DefaultPath, "apt-get install nginx")
-	page, err := site.Synthetic(site.SyntheticSpec{Objects: 4, ObjectBytes: 20_000}, site.OriginHosts(2), 5)
+	page, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 20_000}, site.OriginHosts(2), 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,19 +178,7 @@ func TestPortTaken(t *testing.T) {
 		t.Errorf("error %q, want one line naming the taken address", err)
 	}
 	abs, _ := filepath.Abs(c.cfg.Dir)
-	if left := nginxProcessesUsing(abs); left > 0 {
+	if left := len(proc.Using(abs)); left > 0 {
 		t.Errorf("%d nginx processes left", left)
 	}
-}
-
-func nginxProcessesUsing(dir string) int {
-	n := 0
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmdline), dir) {
-			n++
-		}
-	}
-	return n
 }

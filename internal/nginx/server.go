@@ -301,23 +301,9 @@ func (s *Server) reload() error {
 // childrenOf returns the set of live processes whose parent is pid.
 func childrenOf(pid int) map[int]bool {
 	out := map[int]bool{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		end := bytes.LastIndexByte(stat, ')')
-		if end < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[end+1:]))
-		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
-			out[child] = true
+	for _, p := range proc.List() {
+		if p.State != "Z" && p.PPID == pid {
+			out[p.PID] = true
 		}
 	}
 	return out

@@ -220,3 +220,8 @@ func HandshakeCounts(recs []ConnRecord) map[string]int {
 	}
 	return out
 }
+
+// HandshakeKinds lists the handshake kinds in the order tables show them.
+func HandshakeKinds() []string {
+	return []string{Handshake0RTT, HandshakeResumed, HandshakeFull, HandshakeIncomplete, HandshakeUnknown}
+}

@@ -12,11 +12,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
@@ -30,6 +31,16 @@ type Network struct {
 	Link emulator.Config `json:"link"`
 }
 
+// DefaultNetworks are seed 003's (Figure 2): no shaping, and 100 Mbit/s
+// with 10 ms RTT and a 20 ms queue.
+func DefaultNetworks() []Network {
+	shaped := link.Config{Delay: 5 * time.Millisecond, RateBitsPerSecond: 100_000_000, QueueBytes: 250_000}
+	return []Network{
+		{Name: "unshaped", Link: emulator.Config{}},
+		{Name: "100mbit-10ms", Link: emulator.Config{Up: shaped, Down: shaped}},
+	}
+}
+
 // Config is a parity check.
 type Config struct {
 	Networks  []Network
@@ -39,9 +50,9 @@ type Config struct {
 	Reps  int
 	Seed  uint64
 	Stack stacks.Profile // the TCP stack of the servers
-	// Server is the server stack of h1 and h2: testbed.ServerGo (zero
-	// value) or testbed.ServerNginx; h3 is quic-go's.
-	Server string
+	// Server is the server stack of h1 and h2: factor.ServerGo (zero
+	// value) or factor.ServerNginx; h3 is quic-go's.
+	Server factor.Server
 	// Warm times each download on a connection that a first request has
 	// already opened, so that handshakes are left out; else each download
 	// opens its own connection and its time includes the handshakes.
@@ -87,7 +98,7 @@ func Run(ctx context.Context, cfg Config) ([]*Cell, error) {
 			}
 		}
 		tb, err := testbed.Start(testbed.Config{
-			Stem: netns.RunName(os.Getpid(), fmt.Sprintf("pa%04x", order.Uint32()&0xffff)),
+			Stem: netns.NewRunName("pa"),
 			Link: nw.Link, Site: files, RunDir: cfg.RunDir, Log: cfg.Log, Stack: cfg.Stack, Server: cfg.Server,
 		})
 		if err != nil {

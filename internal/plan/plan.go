@@ -1,7 +1,10 @@
 // Package plan expands a spec into its trials: the full factorial grid of
 // the factors' levels × the repetitions, each trial with an ID that depends
 // only on its factor levels and repetition (so it is stable across runs and
-// plan orders), in a randomized, interleaved order.
+// plan orders), in a randomized, interleaved order. It also derives every
+// random stream of a run from the spec's seed (seeds.go), so that a spec
+// run by `quicbench run` and the same cell run by `quicbench compare` make
+// the same loss decisions, page bytes and order.
 //
 // Order: the cells that share a testbed (network, page, origins, TCP stack,
 // server stack) form a setup; the setups run in an order shuffled from the
@@ -19,35 +22,41 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/client"
-	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
+// Setup is what a testbed is built from: the levels of the factors that
+// need their own namespaces, emulator and servers, and the seeds of its
+// random streams.
+type Setup struct {
+	Network *netconf.Network
+	Page    factor.Page
+	Origins int
+	Stack   factor.Stack
+	Server  factor.Server
+	// UpSeed and DownSeed seed the link directions' loss and jitter;
+	// PageSeed the page's bytes (LinkSeeds, PageSeed).
+	UpSeed, DownSeed, PageSeed uint64
+}
+
+// Key identifies the setup: cells with equal keys share a testbed.
+func (s *Setup) Key() string {
+	return fmt.Sprintf("network=%s;page=%s;origins=%d;stack=%s;server=%s", s.Network.Name, s.Page, s.Origins, s.Stack, s.Server)
+}
+
 // Cell is one combination of factor levels.
 type Cell struct {
-	Network  string          `json:"network"`
-	Page     string          `json:"page"`
-	Origins  int             `json:"origins"`
-	Stack    string          `json:"stack"`
-	Server   string          `json:"server"`
-	Protocol client.Protocol `json:"protocol"`
-	Visit    client.Visit    `json:"visit"`
-	Cache    bool            `json:"cache"`
-
-	// Indexes into the spec's level lists.
-	NetworkIndex, PageIndex, StackIndex int `json:"-"`
+	*Setup
+	Protocol factor.Protocol
+	Visit    factor.Visit
+	Cache    factor.Cache
 }
 
 // Key is the cell's canonical text, from which its ID is made.
 func (c Cell) Key() string {
-	return fmt.Sprintf("network=%s;page=%s;origins=%d;stack=%s;server=%s;protocol=%s;visit=%s;cache=%t",
-		c.Network, c.Page, c.Origins, c.Stack, c.Server, c.Protocol, c.Visit, c.Cache)
-}
-
-// SetupKey identifies the testbed the cell needs.
-func (c Cell) SetupKey() string {
-	return fmt.Sprintf("network=%s;page=%s;origins=%d;stack=%s;server=%s", c.Network, c.Page, c.Origins, c.Stack, c.Server)
+	return fmt.Sprintf("%s;protocol=%s;visit=%s;cache=%t", c.Setup.Key(), c.Protocol, c.Visit, c.Cache.On())
 }
 
 // ID is the cell's stable identifier: "c" and 12 hex digits of the key's
@@ -61,12 +70,12 @@ func (c Cell) ID() string {
 // attempts of the same trial).
 type Trial struct {
 	// ID is "<cell ID>-r<repetition>", stable across runs.
-	ID   string `json:"id"`
-	Cell Cell   `json:"cell"`
+	ID   string
+	Cell Cell
 	// Rep is the repetition, from 1.
-	Rep int `json:"rep"`
+	Rep int
 	// Seq is the trial's position in the plan's order, from 1.
-	Seq int `json:"seq"`
+	Seq int
 }
 
 // Plan is every trial of a spec, in run order.
@@ -79,40 +88,49 @@ type Plan struct {
 // Build expands s into its plan.
 func Build(s *spec.Spec) Plan {
 	var setups [][]Cell
-	for ni, n := range s.Networks {
-		for pi, page := range s.Pages {
-			for _, origins := range s.Origins {
-				for si, stack := range s.Stacks {
-					for _, server := range s.Servers {
-						var cells []Cell
-						for _, proto := range s.Protocols {
-							for _, visit := range s.Visits {
-								for _, cache := range s.Cache {
-									cells = append(cells, Cell{Network: n.Name, Page: page.String(), Origins: origins, Stack: stack.Name,
-										Server: server, Protocol: proto, Visit: visit, Cache: cache, NetworkIndex: ni, PageIndex: pi, StackIndex: si})
-								}
-							}
-						}
-						setups = append(setups, cells)
-					}
+	for _, setup := range setupsOf(s) {
+		var cells []Cell
+		for _, proto := range s.Protocols {
+			for _, visit := range s.Visits {
+				for _, cache := range s.Cache {
+					cells = append(cells, Cell{Setup: setup, Protocol: proto, Visit: visit, Cache: cache})
 				}
 			}
 		}
+		setups = append(setups, cells)
 	}
-	rng := rand.New(rand.NewPCG(s.Seed, 0x91a7))
+	rng := OrderRand(s.Seed)
 	rng.Shuffle(len(setups), func(i, j int) { setups[i], setups[j] = setups[j], setups[i] })
 	p := Plan{Setups: len(setups)}
 	for _, cells := range setups {
 		p.Cells += len(cells)
 		for rep := 1; rep <= s.Repetitions; rep++ {
-			order := rng.Perm(len(cells))
-			for _, i := range order {
+			for _, i := range rng.Perm(len(cells)) {
 				c := cells[i]
 				p.Trials = append(p.Trials, Trial{ID: fmt.Sprintf("%s-r%d", c.ID(), rep), Cell: c, Rep: rep, Seq: len(p.Trials) + 1})
 			}
 		}
 	}
 	return p
+}
+
+// setupsOf lists the setups of s in grid order, with their seeds.
+func setupsOf(s *spec.Spec) []*Setup {
+	var out []*Setup
+	for _, n := range s.Networks {
+		up, down := LinkSeeds(s.Seed, n)
+		for _, page := range s.Pages {
+			for _, origins := range s.Origins {
+				for _, stack := range s.Stacks {
+					for _, server := range s.Servers {
+						out = append(out, &Setup{Network: n, Page: page, Origins: origins, Stack: stack, Server: server,
+							UpSeed: up, DownSeed: down, PageSeed: PageSeed(s.Seed, page)})
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Per-trial costs of the estimate, measured on the 2-core machine of
@@ -122,16 +140,17 @@ const (
 	loaderOverhead   = 50 * time.Millisecond
 	setupCost        = 500 * time.Millisecond // namespaces, emulator, servers
 	netcheckCost     = 12 * time.Second
-	repeatPause      = 100 * time.Millisecond // between a repeat visit's loads
+	repeatPause      = 100 * time.Millisecond // between the loads of a repeat visit
 )
 
 // Estimate is a rough duration of the plan for s: per trial, a load time
 // from a simple model (handshake and request round trips, slow start from
-// 10 packets, the page's bytes at the downlink rate) plus the client's
-// overhead; per testbed its setup, and per network its netcheck.
+// 10 packets, the page's bytes at the downlink rate) for each of its
+// visit's loads plus the client's overhead; per testbed its setup, and per
+// network its netcheck.
 func (p Plan) Estimate(s *spec.Spec) time.Duration {
 	overhead := chromiumOverhead
-	if s.Client == spec.ClientLoader {
+	if s.Client == factor.ClientLoader {
 		overhead = loaderOverhead
 	}
 	total := time.Duration(p.Setups) * setupCost
@@ -139,12 +158,10 @@ func (p Plan) Estimate(s *spec.Spec) time.Duration {
 		total += time.Duration(len(s.Networks)) * netcheckCost
 	}
 	for _, t := range p.Trials {
-		n := s.Networks[t.Cell.NetworkIndex].Resolved
-		load := LoadTime(s.Pages[t.Cell.PageIndex], n.RTT, n.Link.Down.MeanRate())
-		if t.Cell.Visit == client.RepeatVisit {
-			load = 2*load + repeatPause
-		}
-		total += load + overhead
+		c := t.Cell
+		loads := c.Visit.Loads()
+		load := LoadTime(c.Page, c.Network.RTT, c.Network.Down.MeanRate())
+		total += time.Duration(loads)*load + time.Duration(loads-1)*repeatPause + overhead
 	}
 	return total
 }
@@ -152,12 +169,17 @@ func (p Plan) Estimate(s *spec.Spec) time.Duration {
 // LoadTime models a page load: 3 round trips to the first byte of the
 // document, then the objects in slow-start rounds from a 10-packet window,
 // bounded below by the bytes at rate (bit/s; 0: unlimited).
-func LoadTime(page site.SyntheticSpec, rtt time.Duration, rate float64) time.Duration {
-	bytes := float64(page.Objects) * float64(page.ObjectBytes)
+func LoadTime(page factor.Page, rtt time.Duration, rate float64) time.Duration {
+	bytes := float64(page.ObjectsBytes())
 	rounds := 1 + math.Ceil(math.Log2(1+bytes/(10*1448)))
 	t := time.Duration(3+rounds) * rtt
 	if rate > 0 {
 		t = max(t, 3*rtt+time.Duration(bytes*8/rate*float64(time.Second)))
 	}
 	return t
+}
+
+// OrderRand is the generator of a plan's order for a spec seed.
+func OrderRand(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(DeriveSeed(seed, "order", ""), 0x91a7))
 }

@@ -4,7 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
@@ -43,12 +44,12 @@ func TestGridBlocksAndIDs(t *testing.T) {
 	// Each setup's trials are contiguous, in blocks of 6 that hold each
 	// of its cells once, repetition by repetition.
 	for start := 0; start < len(p.Trials); start += 24 {
-		setup := p.Trials[start].Cell.SetupKey()
+		setup := p.Trials[start].Cell.Setup.Key()
 		for b := 0; b < 4; b++ {
 			block := p.Trials[start+6*b : start+6*(b+1)]
 			cells := map[string]bool{}
 			for _, tr := range block {
-				if tr.Cell.SetupKey() != setup || tr.Rep != b+1 || cells[tr.Cell.Key()] {
+				if tr.Cell.Setup.Key() != setup || tr.Rep != b+1 || cells[tr.Cell.Key()] {
 					t.Fatalf("block %d of setup %s: %+v", b, setup, tr)
 				}
 				cells[tr.Cell.Key()] = true
@@ -106,19 +107,47 @@ func TestIDsAreStable(t *testing.T) {
 	}
 	// The ID is the cell's: h3 first visit on the 10 ms network, page 1,
 	// repetition 2.
-	c := Cell{Network: "rtt10ms", Page: "synthetic:2x1KB", Origins: 1, Stack: "tcp", Server: "go", Protocol: "h3", Visit: "first"}
+	page, _ := factor.ParsePage("synthetic:2x1KB")
+	c := Cell{Setup: &Setup{Network: &netconf.Network{Name: "rtt10ms"}, Page: page, Origins: 1, Stack: "tcp", Server: "go"}, Protocol: "h3", Visit: "first", Cache: "off"}
 	if !set[c.ID()+"-r2"] {
 		t.Errorf("no trial %s-r2 for %s", c.ID(), c.Key())
 	}
 }
 
+// TestSeedsAreDerivedOnce: seeds depend on the run seed and on what they
+// randomize, never on a level's position or name.
+func TestSeedsAreDerivedOnce(t *testing.T) {
+	a := mustSpec(t, "seed: 5\nrepetitions: 1\nfactors:\n  networks: [{name: x, rtt: 10ms, loss: 1}, {rtt: 20ms}]\n  pages: [synthetic:2x1KB, synthetic:1x1KB]\n")
+	b := mustSpec(t, "seed: 5\nrepetitions: 1\nfactors:\n  networks: [{rtt: 20ms}, {name: y, rtt: 10ms, loss: 1}]\n  pages: [synthetic:1x1KB, synthetic:2x1KB]\n")
+	upA, downA := LinkSeeds(a.Seed, a.Networks[0])
+	upB, downB := LinkSeeds(b.Seed, b.Networks[1])
+	if upA != upB || downA != downB || upA == downA {
+		t.Errorf("the same network values gave seeds %d/%d and %d/%d", upA, downA, upB, downB)
+	}
+	if up, _ := LinkSeeds(a.Seed, a.Networks[1]); up == upA {
+		t.Error("two networks share a seed")
+	}
+	if up, _ := LinkSeeds(6, a.Networks[0]); up == upA {
+		t.Error("another run seed gave the same link seed")
+	}
+	if PageSeed(5, a.Pages[0]) != PageSeed(5, b.Pages[1]) || PageSeed(5, a.Pages[0]) == PageSeed(5, a.Pages[1]) {
+		t.Error("page seeds depend on the page's position")
+	}
+	for _, tr := range Build(a).Trials {
+		up, down := LinkSeeds(5, tr.Cell.Network)
+		if tr.Cell.UpSeed != up || tr.Cell.DownSeed != down || tr.Cell.PageSeed != PageSeed(5, tr.Cell.Page) || up>>63 != 0 {
+			t.Errorf("trial %s carries seeds %d %d %d", tr.ID, tr.Cell.UpSeed, tr.Cell.DownSeed, tr.Cell.PageSeed)
+		}
+	}
+}
+
 func TestLoadTimeModel(t *testing.T) {
 	// 8 × 10 KB = 80 KB: 1 + ceil(log2(1 + 80000/14480)) = 4 rounds + 3 = 7 RTT.
-	if got := LoadTime(site.SyntheticSpec{Objects: 8, ObjectBytes: 10_000}, 100*time.Millisecond, 0); got != 700*time.Millisecond {
+	if got := LoadTime(factor.Page{Kind: factor.PageSynthetic, Objects: 8, ObjectBytes: 10_000}, 100*time.Millisecond, 0); got != 700*time.Millisecond {
 		t.Errorf("unlimited: %v, want 700ms", got)
 	}
 	// 1 MB at 1 Mbit/s: 8 s of bytes + 3 RTT dominate the round trips.
-	if got := LoadTime(site.SyntheticSpec{Objects: 1, ObjectBytes: 1_000_000}, 10*time.Millisecond, 1e6); got != 8030*time.Millisecond {
+	if got := LoadTime(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 1_000_000}, 10*time.Millisecond, 1e6); got != 8030*time.Millisecond {
 		t.Errorf("rate-bound: %v, want 8.03s", got)
 	}
 	s := mustSpec(t, twoNetworks)

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
 )
 
@@ -43,13 +42,11 @@ type Preset struct {
 	Reading string
 }
 
-// Link returns the emulator configuration of p.
-func (p Preset) Link() emulator.Config {
-	up := p.RTT / 2
-	return emulator.Config{
-		Up:   direction(up, p.LossUp, p.UpBitsPerSecond, p.QueueTime, p.QueuePackets),
-		Down: direction(p.RTT-up, p.LossDown, p.DownBitsPerSecond, p.QueueTime, p.QueuePackets),
-	}
+// Directions returns the link configuration of p's uplink and downlink.
+func (p Preset) Directions() (up, down link.Config) {
+	upDelay := p.RTT / 2
+	return direction(upDelay, p.LossUp, p.UpBitsPerSecond, p.QueueTime, p.QueuePackets),
+		direction(p.RTT-upDelay, p.LossDown, p.DownBitsPerSecond, p.QueueTime, p.QueuePackets)
 }
 
 func direction(delay time.Duration, loss float64, rate int64, queueTime time.Duration, queuePackets int) link.Config {

@@ -1,6 +1,7 @@
 package presets
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -14,15 +15,15 @@ func TestEveryPresetIsValidAndDocumented(t *testing.T) {
 			t.Errorf("preset %s listed twice", p.Name)
 		}
 		seen[p.Name] = true
-		if err := p.Link().Validate(); err != nil {
+		up, down := p.Directions()
+		if err := errors.Join(up.Validate(), down.Validate()); err != nil {
 			t.Errorf("%s: %v", p.Name, err)
 		}
 		if p.Source == "" || p.Reading == "" || p.Group == "" {
 			t.Errorf("%s lacks its source, reading or group", p.Name)
 		}
-		l := p.Link()
-		if l.Up.Delay+l.Down.Delay != p.RTT {
-			t.Errorf("%s: delays %v + %v ≠ RTT %v", p.Name, l.Up.Delay, l.Down.Delay, p.RTT)
+		if up.Delay+down.Delay != p.RTT {
+			t.Errorf("%s: delays %v + %v ≠ RTT %v", p.Name, up.Delay, down.Delay, p.RTT)
 		}
 	}
 	if len(seen) != 4+4+12+9+12+3 {
@@ -41,15 +42,17 @@ func TestSeed003(t *testing.T) {
 		t.Errorf("(1−q)² = %v, want 0.94", got)
 	}
 	// 200 ms at 1.89 Mbit/s is 47,250 bytes.
-	if b := mss.Link().Down.QueueBytes; b != 47_250 {
+	if _, down := mss.Directions(); down.QueueBytes != 47_250 {
+		b := down.QueueBytes
 		t.Errorf("MSS queue %d B, want 47250", b)
 	}
 	dsl, _ := Lookup("seed003-dsl")
 	// 12 ms at 25 Mbit/s down is 37,500 bytes; at 5 Mbit/s up 7,500.
-	if l := dsl.Link(); l.Down.QueueBytes != 37_500 || l.Up.QueueBytes != 7_500 || l.Down.Loss != 0 {
-		t.Errorf("DSL down queue %d, up queue %d, loss %v", l.Down.QueueBytes, l.Up.QueueBytes, l.Down.Loss)
+	up, down := dsl.Directions()
+	if down.QueueBytes != 37_500 || up.QueueBytes != 7_500 || down.Loss != 0 {
+		t.Errorf("DSL down queue %d, up queue %d, loss %v", down.QueueBytes, up.QueueBytes, down.Loss)
 	}
-	if dsl.RTT != 24*time.Millisecond || dsl.Link().Up.Delay != 12*time.Millisecond {
+	if dsl.RTT != 24*time.Millisecond || up.Delay != 12*time.Millisecond {
 		t.Errorf("DSL RTT %v", dsl.RTT)
 	}
 }

@@ -1,8 +1,10 @@
 package proc
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +45,33 @@ func TestKillEndsTheGroup(t *testing.T) {
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Error("Kill did not end the child promptly")
+	}
+}
+
+// TestScan finds a child by its arguments, its parent, state and name.
+func TestScan(t *testing.T) {
+	p, err := Start(exec.Command("sleep", "7.123"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	using := Using("7.123")
+	if len(using) != 1 || using[0] != p.Pid() {
+		t.Fatalf("Using = %v, want [%d]", using, p.Pid())
+	}
+	var found *Info
+	for _, info := range List() {
+		if info.PID == p.Pid() {
+			found = &info
+		}
+	}
+	if found == nil || found.PPID != os.Getpid() || found.Comm != "sleep" || found.State == "Z" {
+		t.Errorf("the child in /proc: %+v", found)
+	}
+	if args := Cmdline(p.Pid()); len(args) != 2 || args[1] != "7.123" {
+		t.Errorf("cmdline %q", args)
+	}
+	if ns := NetNS(os.Getpid()); !strings.HasPrefix(ns, "net:[") {
+		t.Errorf("netns %q", ns)
 	}
 }

@@ -15,18 +15,26 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
-	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
-// Metrics that can be compared, with their trial field.
-var metrics = map[string]func(results.Trial) results.Float{
-	"plt":    func(t results.Trial) results.Float { return t.PLT },
-	"onload": func(t results.Trial) results.Float { return t.OnLoad },
-	"dcl":    func(t results.Trial) results.Float { return t.DCL },
-	"ttfb":   func(t results.Trial) results.Float { return t.TTFB },
+// metricOf returns the trial field of a metric of MetricNames.
+func metricOf(name string) func(results.Trial) *float64 {
+	switch name {
+	case "plt":
+		return func(t results.Trial) *float64 { return t.PLT }
+	case "onload":
+		return func(t results.Trial) *float64 { return t.OnLoad }
+	case "dcl":
+		return func(t results.Trial) *float64 { return t.DCL }
+	case "ttfb":
+		return func(t results.Trial) *float64 { return t.TTFB }
+	}
+	return nil
 }
 
 // MetricNames lists the metrics in the order help texts show them.
@@ -49,9 +57,12 @@ func MetricLabel(m string) string {
 
 // Options choose what a report compares.
 type Options struct {
-	Baseline string // protocol, such as "h2"
-	Compare  string // protocol, such as "h3"
-	Metric   string // one of MetricNames
+	// Baseline is the protocol compared against; "": h2 if the run has
+	// it, else h1.
+	Baseline factor.Protocol
+	// Compare is the protocol compared; "": h3.
+	Compare factor.Protocol
+	Metric  string // one of MetricNames
 	// BootstrapReps resamples the median's confidence interval (0: 1000).
 	BootstrapReps int
 	Seed          uint64
@@ -60,49 +71,56 @@ type Options struct {
 	WaterfallTrial string
 }
 
-// Validate checks the options and fills defaults.
+// Validate checks the options and fills the defaults that do not depend
+// on the run (see withRunDefaults for the protocols').
 func (o *Options) Validate() error {
-	if o.Baseline == "" {
-		o.Baseline = "h2"
-	}
-	if o.Compare == "" {
-		o.Compare = "h3"
-	}
 	if o.Metric == "" {
 		o.Metric = "plt"
 	}
 	if o.BootstrapReps == 0 {
 		o.BootstrapReps = 1000
 	}
-	for _, p := range []string{o.Baseline, o.Compare} {
-		if p != "h1" && p != "h2" && p != "h3" {
-			return fmt.Errorf("protocol %q is unknown: use h1, h2 or h3", p)
+	for _, p := range []factor.Protocol{o.Baseline, o.Compare} {
+		if p != "" && !factor.Protocols().Has(p) {
+			return fmt.Errorf("protocol %q is unknown: use %s", p, factor.Protocols().Names())
 		}
 	}
-	if o.Baseline == o.Compare {
+	if o.Baseline != "" && o.Baseline == o.Compare {
 		return fmt.Errorf("--baseline and --compare are both %s: compare two protocols", o.Baseline)
 	}
-	if _, ok := metrics[o.Metric]; !ok {
-		return fmt.Errorf("metric %q is unknown: use plt, onload, dcl or ttfb", o.Metric)
+	if metricOf(o.Metric) == nil {
+		return fmt.Errorf("metric %q is unknown: use %s or %s", o.Metric, strings.Join(MetricNames[:len(MetricNames)-1], ", "), MetricNames[len(MetricNames)-1])
 	}
 	return nil
 }
 
-// Setting is everything of a cell but the protocol: what a comparison
-// holds fixed.
-type Setting struct {
-	Network, Page, Stack, Server, Visit string
-	Origins                             int
-	Cache                               bool
-}
-
-func settingOf(t results.Trial) Setting {
-	return Setting{Network: t.Network, Page: t.Page, Stack: t.Stack, Server: t.Server, Visit: t.Visit, Origins: t.Origins, Cache: t.Cache}
+// withRunDefaults fills the protocols the options leave open from those
+// the run holds: the baseline is h2 when the run has it, else h1; the
+// compared protocol is h3. It fails if either is not in the run.
+func (o *Options) withRunDefaults(have []factor.Protocol) error {
+	if o.Baseline == "" {
+		o.Baseline = factor.H1
+		if slices.Contains(have, factor.H2) {
+			o.Baseline = factor.H2
+		}
+	}
+	if o.Compare == "" {
+		o.Compare = factor.H3
+	}
+	if o.Baseline == o.Compare {
+		return fmt.Errorf("--baseline and --compare are both %s: compare two protocols", o.Baseline)
+	}
+	for _, p := range []factor.Protocol{o.Baseline, o.Compare} {
+		if !slices.Contains(have, p) {
+			return fmt.Errorf("the run has no %s trials (it has %v): choose --baseline and --compare among them", p, have)
+		}
+	}
+	return nil
 }
 
 // Sample is one protocol's loads in one setting.
 type Sample struct {
-	Protocol string
+	Protocol factor.Protocol
 	Values   []float64 // the metric of the verified loads, ms
 	Failed   int
 	Summary  stats.Summary
@@ -128,20 +146,20 @@ type Comparison struct {
 // in one setting (seed 003).
 type StackANOVA struct {
 	Setting  Setting // Stack is empty
-	Protocol string
+	Protocol factor.Protocol
 	Stacks   []string
 	Test     stats.Test
 }
 
-// Share is, for one network (and visit and cache level), the share of
-// pages on which the compared protocol's mean is below the baseline's
-// (seed 000, Table III), and the share where it is significantly faster.
+// Share is, for one setting of every factor but the page and the
+// protocol, the number of pages on which the compared protocol's mean is
+// below the baseline's (as seed 000's Table III), and on how many it is
+// significantly faster.
 type Share struct {
-	Network, Visit string
-	Cache          bool
-	Pages          int
-	Faster         int // mean below the baseline's
-	Significant    int // Mann–Whitney verdict "faster"
+	Setting     Setting // Page is empty
+	Pages       int
+	Faster      int // mean below the baseline's
+	Significant int // Mann–Whitney verdict "faster"
 }
 
 // Analysis is a run's analysis.
@@ -153,7 +171,7 @@ type Analysis struct {
 	ANOVAs      []StackANOVA
 	Shares      []Share
 	// Protocols seen in the run.
-	Protocols []string
+	Protocols []factor.Protocol
 }
 
 // Analyze compares o.Compare with o.Baseline in every setting of trials.
@@ -162,7 +180,7 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{Options: o, Trials: len(trials)}
-	metric := metrics[o.Metric]
+	metric := metricOf(o.Metric)
 	samples := map[sampleKey]*Sample{}
 	var settings []Setting
 	seenSetting := map[Setting]bool{}
@@ -182,19 +200,18 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 			samples[k] = sm
 		}
 		v := metric(t)
-		if t.Status != results.StatusOK || !v.Valid {
+		if t.Status != results.StatusOK || v == nil {
 			sm.Failed++
 			a.Failed++
 			continue
 		}
-		sm.Values = append(sm.Values, v.V)
+		sm.Values = append(sm.Values, *v)
 	}
 	slices.Sort(a.Protocols)
-	for _, p := range []string{o.Baseline, o.Compare} {
-		if !slices.Contains(a.Protocols, p) {
-			return nil, fmt.Errorf("the run has no %s trials (it has %v): choose --baseline and --compare among them", p, a.Protocols)
-		}
+	if err := a.Options.withRunDefaults(a.Protocols); err != nil {
+		return nil, err
 	}
+	o = a.Options
 	sortSettings(settings)
 	for k, sm := range samples {
 		// Each sample's resampling seed comes from its key, so the
@@ -226,7 +243,7 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 // sampleKey identifies a sample: a setting and a protocol.
 type sampleKey struct {
 	s     Setting
-	proto string
+	proto factor.Protocol
 }
 
 // stackANOVAs runs an ANOVA across stacks wherever a protocol was loaded
@@ -234,7 +251,7 @@ type sampleKey struct {
 func stackANOVAs(samples map[sampleKey]*Sample) []StackANOVA {
 	type group struct {
 		s      Setting
-		proto  string
+		proto  factor.Protocol
 		stacks []string
 		values [][]float64
 	}
@@ -251,7 +268,7 @@ func stackANOVAs(samples map[sampleKey]*Sample) []StackANOVA {
 			groups[id] = g
 			order = append(order, id)
 		}
-		g.stacks = append(g.stacks, s.Stack)
+		g.stacks = append(g.stacks, string(s.Stack))
 		g.values = append(g.values, sm.Values)
 	}
 	slices.Sort(order)
@@ -283,25 +300,25 @@ func stackANOVAs(samples map[sampleKey]*Sample) []StackANOVA {
 	return out
 }
 
-// shares counts, per network, visit and cache level, the pages where the
-// compared protocol's mean is below the baseline's.
+// shares counts, per setting of every factor but the page, the pages where
+// the compared protocol's mean is below the baseline's. A run of one page
+// has no shares.
 func shares(cmps []Comparison) []Share {
-	type k struct {
-		network, visit string
-		cache          bool
-	}
-	index := map[k]int{}
+	index := map[Setting]int{}
 	var out []Share
+	pages := map[string]bool{}
 	for _, c := range cmps {
 		if len(c.Baseline.Values) == 0 || len(c.Compare.Values) == 0 {
 			continue
 		}
-		key := k{c.Setting.Network, c.Setting.Visit, c.Setting.Cache}
+		pages[c.Setting.Page] = true
+		key := c.Setting
+		key.Page = ""
 		i, ok := index[key]
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, Share{Network: key.network, Visit: key.visit, Cache: key.cache})
+			out = append(out, Share{Setting: key})
 		}
 		out[i].Pages++
 		if c.Diff < 0 {
@@ -311,42 +328,8 @@ func shares(cmps []Comparison) []Share {
 			out[i].Significant++
 		}
 	}
+	if len(pages) < 2 {
+		return nil
+	}
 	return out
-}
-
-// sortSettings orders settings by network, page (by object count and
-// size), then the rest, so tables read naturally.
-func sortSettings(ss []Setting) {
-	sort.SliceStable(ss, func(i, j int) bool { return settingLess(ss[i], ss[j]) })
-}
-
-func settingLess(a, b Setting) bool {
-	switch {
-	case a.Network != b.Network:
-		return a.Network < b.Network
-	case a.Page != b.Page:
-		return pageLess(a.Page, b.Page)
-	case a.Stack != b.Stack:
-		return a.Stack < b.Stack
-	case a.Server != b.Server:
-		return a.Server < b.Server
-	case a.Visit != b.Visit:
-		return a.Visit < b.Visit
-	case a.Cache != b.Cache:
-		return !a.Cache
-	}
-	return a.Origins < b.Origins
-}
-
-// pageLess orders "synthetic:NxSIZE" pages by N, then by size in bytes.
-func pageLess(a, b string) bool {
-	pa, errA := site.ParsePage(a)
-	pb, errB := site.ParsePage(b)
-	if errA != nil || errB != nil {
-		return a < b
-	}
-	if pa.Objects != pb.Objects {
-		return pa.Objects < pb.Objects
-	}
-	return pa.ObjectBytes < pb.ObjectBytes
 }

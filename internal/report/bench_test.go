@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkReport150k(b *testing.B) {
 	fill := time.Now()
 	for n := range 12 {
 		for pg := 1; pg <= 25; pg++ {
-			for _, proto := range []string{"h2", "h3"} {
+			for _, proto := range []factor.Protocol{"h2", "h3"} {
 				for _, cache := range []bool{false, true} {
 					for rep := 1; rep <= 125; rep++ {
 						seq++
@@ -44,10 +45,12 @@ func BenchmarkReport150k(b *testing.B) {
 							v *= 0.9
 						}
 						v *= 1 + 0.1*rng.NormFloat64()
-						t := results.Trial{ID: "t" + strconv.Itoa(seq), Seq: seq, Rep: rep, Network: fmt.Sprintf("net%02d", n), Page: fmt.Sprintf("synthetic:%dx10KB", pg),
-							Origins: 1, Stack: "tcp", Server: "go", Protocol: proto, Visit: "repeat", Cache: cache, Client: "chromium", Status: results.StatusOK,
-							Attempts: 1, PLT: results.F(v), OnLoad: results.F(v), DCL: results.F(v / 3), TTFB: results.F(v / 5), StartedAt: time.Now(), FinishedAt: time.Now()}
-						if err := store.AddTrial(t, resources); err != nil {
+						t := results.Trial{ID: "t" + strconv.Itoa(seq), Seq: int64(seq), Rep: int64(rep),
+							Levels: results.Levels{Network: fmt.Sprintf("net%02d", n), Page: fmt.Sprintf("synthetic:%dx10KB", pg),
+								Origins: 1, Stack: "tcp", Server: "go", Protocol: proto, Visit: "repeat", Cache: cache, Client: "chromium", Browser: "fresh"},
+							Outcome: results.Outcome{Status: results.StatusOK, Attempts: 1},
+							Metrics: results.Metrics{PLT: results.F(v), OnLoad: results.F(v), DCL: results.F(v / 3), TTFB: results.F(v / 5)}, StartedAt: time.Now(), FinishedAt: time.Now()}
+						if err := store.AddTrial(t, resources, nil); err != nil {
 							b.Fatal(err)
 						}
 					}

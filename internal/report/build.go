@@ -25,7 +25,6 @@ func Build(store *results.Store, name string, o Options) (*Report, error) {
 	dir := filepath.Dir(store.Path())
 	var trials []results.Trial
 	if err := store.EachTrial(func(t results.Trial) error {
-		t.ConnectionsJSON = "" // not analysed; keeps memory small on large runs
 		trials = append(trials, t)
 		return nil
 	}); err != nil {
@@ -92,7 +91,7 @@ func medianTrial(trials []results.Trial, a *Analysis) *results.Trial {
 		return nil
 	}
 	c := cmps[0]
-	metric := metrics[a.Options.Metric]
+	metric := metricOf(a.Options.Metric)
 	var best *results.Trial
 	bestDist := math.Inf(1)
 	for i := range trials {
@@ -100,8 +99,8 @@ func medianTrial(trials []results.Trial, a *Analysis) *results.Trial {
 		if t.Protocol != c.Compare.Protocol || settingOf(*t) != c.Setting || t.Status != results.StatusOK {
 			continue
 		}
-		if v := metric(*t); v.Valid && math.Abs(v.V-c.Compare.Summary.Median) < bestDist {
-			best, bestDist = t, math.Abs(v.V-c.Compare.Summary.Median)
+		if v := metric(*t); v != nil && math.Abs(*v-c.Compare.Summary.Median) < bestDist {
+			best, bestDist = t, math.Abs(*v-c.Compare.Summary.Median)
 		}
 	}
 	return best

@@ -118,31 +118,13 @@ func valid(a *Analysis) []Comparison {
 	return out
 }
 
-// groupKey names the network of a comparison, with visit and cache when
-// they vary, for per-network figures.
-func groupKey(c Comparison, v varied) string {
-	k := c.Setting.Network
-	if v.visit {
-		k += " " + c.Setting.Visit
-	}
-	if v.cache {
-		k += " cache " + onOff(c.Setting.Cache)
-	}
-	if v.stack {
-		k += " " + c.Setting.Stack
-	}
-	if v.server {
-		k += " " + c.Setting.Server
-	}
-	return k
-}
-
-// byGroup splits comparisons by groupKey, in first-seen order.
+// byGroup splits comparisons by their label without the page (the
+// network and every other factor that varies), in first-seen order.
 func byGroup(cmps []Comparison, v varied) ([]string, map[string][]Comparison) {
 	var keys []string
 	m := map[string][]Comparison{}
 	for _, c := range cmps {
-		k := groupKey(c, v)
+		k := v.label(c.Setting)
 		if _, ok := m[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -159,7 +141,7 @@ func gainCDF(a *Analysis) (Figure, error) {
 		return Figure{}, nil
 	}
 	o := a.Options
-	keys, groups := byGroup(cmps, variedOf(cmps))
+	keys, groups := byGroup(cmps, variedIn(cmps))
 	p := newPlot(fmt.Sprintf("CDF over pages of the gain of %s over %s, %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
 		fmt.Sprintf("gain = (mean %s − mean %s) / mean %s, %% (negative: %s faster)", o.Compare, o.Baseline, o.Baseline, o.Compare),
 		"fraction of pages")
@@ -185,7 +167,7 @@ func gainCDF(a *Analysis) (Figure, error) {
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Y.Min, p.Y.Max = 0, 1
-	return render("cdf-gain", p.Title.Text, "As seed 003, Figure 3: each line is a network; a point (x, y) says that on a fraction y of the pages the gain was at most x. Left of 0, "+o.Compare+" was faster.", p, 8*vg.Inch, 5*vg.Inch)
+	return render("cdf-gain", p.Title.Text, "As seed 003, Figure 3: each line is a network (with the other factors that vary); a point (x, y) says that on a fraction y of the pages the gain was at most x. Left of 0, "+string(o.Compare)+" was faster.", p, 8*vg.Inch, 5*vg.Inch)
 }
 
 // ratioBars follows seed 004's Figures 3–4: per network, the median over
@@ -196,7 +178,7 @@ func ratioBars(a *Analysis) (Figure, error) {
 		return Figure{}, nil
 	}
 	o := a.Options
-	keys, groups := byGroup(cmps, variedOf(cmps))
+	keys, groups := byGroup(cmps, variedIn(cmps))
 	values := make(plotter.Values, len(keys))
 	for i, k := range keys {
 		var ratios []float64
@@ -225,7 +207,7 @@ func ratioBars(a *Analysis) (Figure, error) {
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	p.Y.Min = 0
 	width := vg.Length(max(8, 0.6*float64(len(keys)))) * vg.Inch
-	return render("ratio-bars", p.Title.Text, "As seed 004, Figures 3–4: one bar per network (its loss and RTT are in its name); the dashed line is parity.", p, width, 5*vg.Inch)
+	return render("ratio-bars", p.Title.Text, "As seed 004, Figures 3–4: one bar per network and setting of the other factors that vary; the networks' values are in the table of networks; the dashed line is parity.", p, width, 5*vg.Inch)
 }
 
 // diffCurves follows seed 000's Figure 3: per network, the pages' Diff =
@@ -236,9 +218,9 @@ func diffCurves(a *Analysis) (Figure, error) {
 		return Figure{}, nil
 	}
 	o := a.Options
-	keys, groups := byGroup(cmps, variedOf(cmps))
+	keys, groups := byGroup(cmps, variedIn(cmps))
 	p := newPlot(fmt.Sprintf("Diff = mean %s − mean %s per page, sorted, %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
-		"pages, sorted by Diff", "Diff, ms (negative: "+o.Compare+" faster)")
+		"pages, sorted by Diff", "Diff, ms (negative: "+string(o.Compare)+" faster)")
 	for i, k := range keys {
 		diffs := make([]float64, 0, len(groups[k]))
 		for _, c := range groups[k] {
@@ -260,7 +242,7 @@ func diffCurves(a *Analysis) (Figure, error) {
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
-	return render("diff-curves", p.Title.Text, "As seed 000, Figure 3: each curve is a network, its pages sorted by Diff; below 0, "+o.Compare+" was faster.", p, 8*vg.Inch, 5*vg.Inch)
+	return render("diff-curves", p.Title.Text, "As seed 000, Figure 3: each curve is a network (with the other factors that vary), its pages sorted by Diff; below 0, "+string(o.Compare)+" was faster.", p, 8*vg.Inch, 5*vg.Inch)
 }
 
 // boxplots follow seed 002 and seed 000's Figure 4: per page, Tukey boxes
@@ -268,7 +250,7 @@ func diffCurves(a *Analysis) (Figure, error) {
 func boxplots(a *Analysis) ([]Figure, error) {
 	o := a.Options
 	cmps := valid(a)
-	v := variedOf(cmps)
+	v := variedIn(cmps)
 	var pages []string
 	byPage := map[string][]Comparison{}
 	for _, c := range cmps {
@@ -284,7 +266,7 @@ func boxplots(a *Analysis) ([]Figure, error) {
 		p := newPlot("", "", MetricLabel(o.Metric)+", ms")
 		var names []string
 		for j, c := range group {
-			names = append(names, groupKey(c, v))
+			names = append(names, v.label(c.Setting))
 			for side, s := range []Sample{c.Baseline, c.Compare} {
 				if len(s.Values) == 0 {
 					continue
@@ -297,7 +279,7 @@ func boxplots(a *Analysis) ([]Figure, error) {
 				box.FillColor = []color.Color{baselineColor, compareColor}[side]
 				p.Add(box)
 				if j == 0 {
-					p.Legend.Add(s.Protocol, swatch{box.FillColor})
+					p.Legend.Add(string(s.Protocol), swatch{box.FillColor})
 				}
 			}
 		}
@@ -317,6 +299,14 @@ func boxplots(a *Analysis) ([]Figure, error) {
 	return figs, nil
 }
 
+// valueOr is *v, or NaN for nil (printed as "-").
+func valueOr(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
+}
+
 // swatch is a legend entry of one colour.
 type swatch struct{ color.Color }
 
@@ -334,11 +324,11 @@ func winnerGrid(a *Analysis) (Figure, error) {
 		return Figure{}, nil
 	}
 	o := a.Options
-	v := variedOf(cmps)
+	v := variedIn(cmps)
 	var cols, rows []string
 	cell := map[[2]string]Comparison{}
 	for _, c := range cmps {
-		col, row := groupKey(c, v), c.Setting.Page
+		col, row := v.label(c.Setting), c.Setting.Page
 		if !slices.Contains(cols, col) {
 			cols = append(cols, col)
 		}
@@ -407,7 +397,7 @@ func waterfallFigure(resources []results.Resource, t results.Trial) (Figure, err
 	}
 	rs := slices.Clone(resources)
 	slices.SortStableFunc(rs, func(a, b results.Resource) int { return cmp.Compare(a.StartMs, b.StartMs) })
-	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources)", t.ID, t.Protocol, t.Network, t.Page, num(t.PLT.V, 1), len(rs)),
+	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(rs)),
 		"ms from navigation start", "")
 	var names []string
 	for i, r := range rs {
@@ -434,8 +424,8 @@ func finishWaterfall(p *plot.Plot, urls []string, t results.Trial, caption strin
 		}
 		names[len(urls)-1-i] = u
 	}
-	if t.PLT.Valid {
-		plt, err := plotter.NewLine(plotter.XYs{{X: t.PLT.V, Y: -0.5}, {X: t.PLT.V, Y: float64(len(urls)) - 0.5}})
+	if t.PLT != nil {
+		plt, err := plotter.NewLine(plotter.XYs{{X: *t.PLT, Y: -0.5}, {X: *t.PLT, Y: float64(len(urls)) - 0.5}})
 		if err != nil {
 			return Figure{}, err
 		}
@@ -474,7 +464,7 @@ func harWaterfall(h *har.HAR, t results.Trial) (Figure, error) {
 	if len(h.Log.Pages) > 0 && h.Log.Pages[0].StartedDateTime.Before(start) {
 		start = h.Log.Pages[0].StartedDateTime
 	}
-	p := newPlot(fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests)", t.ID, t.Protocol, t.Network, t.Page, num(t.PLT.V, 1), len(entries)),
+	p := newPlot(fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(entries)),
 		"ms from navigation start", "")
 	var names []string
 	legend := map[string]bool{}

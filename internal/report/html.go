@@ -59,34 +59,46 @@ func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, erro
 	return written, nil
 }
 
+// settingHeader and settingCells are every factor of a setting, for the
+// CSV tables.
+func settingHeader() []string {
+	out := []string{"network", "page"}
+	for _, d := range dimensions() {
+		out = append(out, d.name)
+	}
+	return out
+}
+
+func settingCells(s Setting) []string {
+	out := []string{s.Network, s.Page}
+	for _, d := range dimensions() {
+		out = append(out, d.value(s))
+	}
+	return out
+}
+
 // tables are the analysis as CSV rows, with headers.
 func tables(a *Analysis) map[string][][]string {
-	o := a.Options
+	b, c := string(a.Options.Baseline), string(a.Options.Compare)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	cmps := [][]string{{"network", "page", "stack", "server", "visit", "cache", "origins",
-		"n_" + o.Baseline, "n_" + o.Compare, "failed_" + o.Baseline, "failed_" + o.Compare,
-		"mean_" + o.Baseline, "mean_" + o.Compare, "median_" + o.Baseline, "median_" + o.Compare,
-		"sd_" + o.Baseline, "sd_" + o.Compare, "p25_" + o.Compare, "p75_" + o.Compare,
-		"median_ci95_lo_" + o.Compare, "median_ci95_hi_" + o.Compare,
-		"diff_ms", "ratio", "gain", "p_mann_whitney", "p_welch", "verdict"}}
-	for _, c := range a.Comparisons {
-		s := c.Setting
-		cmps = append(cmps, []string{s.Network, s.Page, s.Stack, s.Server, s.Visit, onOff(s.Cache), strconv.Itoa(s.Origins),
-			strconv.Itoa(len(c.Baseline.Values)), strconv.Itoa(len(c.Compare.Values)), strconv.Itoa(c.Baseline.Failed), strconv.Itoa(c.Compare.Failed),
-			f(c.Baseline.Summary.Mean), f(c.Compare.Summary.Mean), f(c.Baseline.Summary.Median), f(c.Compare.Summary.Median),
-			f(c.Baseline.Summary.StdDev), f(c.Compare.Summary.StdDev), f(c.Compare.Summary.P25), f(c.Compare.Summary.P75),
-			f(c.Compare.MedianCILo), f(c.Compare.MedianCIHi), f(c.Diff), f(c.Ratio), f(c.Gain), f(c.MannWhitney.P), f(c.Welch.P), string(c.Verdict)})
+	cmps := [][]string{append(settingHeader(), "n_"+b, "n_"+c, "failed_"+b, "failed_"+c, "mean_"+b, "mean_"+c, "median_"+b, "median_"+c,
+		"sd_"+b, "sd_"+c, "p25_"+c, "p75_"+c, "median_ci95_lo_"+c, "median_ci95_hi_"+c, "diff_ms", "ratio", "gain", "p_mann_whitney", "p_welch", "verdict")}
+	for _, x := range a.Comparisons {
+		cmps = append(cmps, append(settingCells(x.Setting),
+			strconv.Itoa(len(x.Baseline.Values)), strconv.Itoa(len(x.Compare.Values)), strconv.Itoa(x.Baseline.Failed), strconv.Itoa(x.Compare.Failed),
+			f(x.Baseline.Summary.Mean), f(x.Compare.Summary.Mean), f(x.Baseline.Summary.Median), f(x.Compare.Summary.Median),
+			f(x.Baseline.Summary.StdDev), f(x.Compare.Summary.StdDev), f(x.Compare.Summary.P25), f(x.Compare.Summary.P75),
+			f(x.Compare.MedianCILo), f(x.Compare.MedianCIHi), f(x.Diff), f(x.Ratio), f(x.Gain), f(x.MannWhitney.P), f(x.Welch.P), string(x.Verdict)))
 	}
-	shares := [][]string{{"network", "visit", "cache", "pages", "faster", "share", "significantly_faster"}}
+	shares := [][]string{append(settingHeader(), "metric", "pages", "faster", "share", "significantly_faster")}
 	for _, s := range a.Shares {
-		shares = append(shares, []string{s.Network, s.Visit, onOff(s.Cache), strconv.Itoa(s.Pages), strconv.Itoa(s.Faster),
-			f(float64(s.Faster) / float64(s.Pages)), strconv.Itoa(s.Significant)})
+		shares = append(shares, append(settingCells(s.Setting), a.Options.Metric, strconv.Itoa(s.Pages), strconv.Itoa(s.Faster),
+			f(float64(s.Faster)/float64(s.Pages)), strconv.Itoa(s.Significant)))
 	}
-	anova := [][]string{{"network", "page", "server", "visit", "cache", "origins", "protocol", "stacks", "f", "df1", "df2", "p"}}
+	anova := [][]string{append(settingHeader(), "protocol", "stacks", "f", "df1", "df2", "p")}
 	for _, an := range a.ANOVAs {
-		s := an.Setting
-		anova = append(anova, []string{s.Network, s.Page, s.Server, s.Visit, onOff(s.Cache), strconv.Itoa(s.Origins), an.Protocol,
-			strings.Join(an.Stacks, " "), f(an.Test.Statistic), f(an.Test.DF), f(an.Test.DF2), f(an.Test.P)})
+		anova = append(anova, append(settingCells(an.Setting), string(an.Protocol),
+			strings.Join(an.Stacks, " "), f(an.Test.Statistic), f(an.Test.DF), f(an.Test.DF2), f(an.Test.P)))
 	}
 	return map[string][][]string{"comparisons": cmps, "shares": shares, "anova": anova}
 }
@@ -115,23 +127,23 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 95% confidence intervals of medians: percentile bootstrap, {{.A.Options.BootstrapReps}} resamples.</p>
 <dl>{{range $k, $v := .Page.Facts}}<dt>{{$k}}</dt><dd>{{$v}}</dd>{{end}}</dl>
 <h2>Comparisons</h2>
-<table><tr><th class="l">network</th><th class="l">page</th><th class="l">stack</th><th class="l">server</th><th class="l">visit</th><th>cache</th><th>origins</th>
+<table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
 <th>n {{.A.Options.Baseline}}</th><th>n {{.A.Options.Compare}}</th><th>failed</th><th>median {{.A.Options.Baseline}}</th><th>median {{.A.Options.Compare}} [95% CI]</th>
 <th>ratio</th><th>Diff, ms</th><th>gain</th><th>p (MWU)</th><th>p (Welch)</th><th class="l">verdict</th></tr>
 {{range .A.Comparisons}}<tr class="{{if eq (print .Verdict) "faster"}}faster{{else if eq (print .Verdict) "slower"}}slower{{end}}{{if or .Baseline.Failed .Compare.Failed}} fail{{end}}">
-<td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td><td class="l">{{.Setting.Stack}}</td><td class="l">{{.Setting.Server}}</td><td class="l">{{.Setting.Visit}}</td><td>{{onoff .Setting.Cache}}</td><td>{{.Setting.Origins}}</td>
+<td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
 <td>{{len .Baseline.Values}}</td><td>{{len .Compare.Values}}</td><td class="f">{{.Baseline.Failed}} + {{.Compare.Failed}}</td>
 <td>{{num .Baseline.Summary.Median 1}}</td><td>{{num .Compare.Summary.Median 1}} [{{num .Compare.MedianCILo 1}}, {{num .Compare.MedianCIHi 1}}]</td>
 <td>{{num .Ratio 3}}</td><td>{{num .Diff 1}}</td><td>{{pct .Gain}}</td><td>{{pval .MannWhitney}}</td><td>{{pval .Welch}}</td>
 <td class="l v">{{verdict .}}</td></tr>
 {{end}}</table>
-{{if .A.Shares}}<h2>Pages where {{.A.Options.Compare}} is faster (seed 000, Table III)</h2>
-<table><tr><th class="l">network</th><th class="l">visit</th><th>cache</th><th>pages</th><th>mean below {{.A.Options.Baseline}}'s</th><th>share</th><th>significantly faster</th></tr>
-{{range .A.Shares}}<tr><td class="l">{{.Network}}</td><td class="l">{{.Visit}}</td><td>{{onoff .Cache}}</td><td>{{.Pages}}</td><td>{{.Faster}}</td><td>{{pct (frac .Faster .Pages)}}</td><td>{{.Significant}}</td></tr>
+{{if .A.Shares}}<h2>{{.ShareTitle}}</h2>
+<table><tr><th class="l">network</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}<th>pages</th><th>mean below {{.A.Options.Baseline}}'s</th><th>share</th><th>significantly faster</th></tr>
+{{range .A.Shares}}<tr><td class="l">{{.Setting.Network}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}<td>{{.Pages}}</td><td>{{.Faster}}</td><td>{{pct (frac .Faster .Pages)}}</td><td>{{.Significant}}</td></tr>
 {{end}}</table>{{end}}
 {{if .A.ANOVAs}}<h2>One-way ANOVA across TCP stacks (seed 003)</h2>
-<table><tr><th class="l">network</th><th class="l">page</th><th class="l">protocol</th><th class="l">stacks</th><th>F</th><th>p</th></tr>
-{{range .A.ANOVAs}}<tr><td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td><td class="l">{{.Protocol}}</td><td class="l">{{join .Stacks}}</td><td>{{num .Test.Statistic 2}}</td><td>{{pval .Test}}{{if not .Test.OK}} ({{.Test.Reason}}){{end}}</td></tr>
+<table><tr><th class="l">network</th><th class="l">page</th>{{range .VariedBesidesStack.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th class="l">stacks</th><th>F</th><th>p</th></tr>
+{{range .A.ANOVAs}}<tr><td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.VariedBesidesStack.Values .Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{.Protocol}}</td><td class="l">{{join .Stacks}}</td><td>{{num .Test.Statistic 2}}</td><td>{{pval .Test}}{{if not .Test.OK}} ({{.Test.Reason}}){{end}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Figures</h2>
 {{range .Figures}}<figure id="{{.Name}}">{{.SVG}}<figcaption><b>{{.Title}}.</b> {{.Caption}} Files: <a href="{{.Name}}.svg">SVG</a>, <a href="{{.Name}}.png">PNG</a>.</figcaption></figure>
@@ -139,6 +151,15 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <p>Tables as CSV: <a href="comparisons.csv">comparisons.csv</a>, <a href="shares.csv">shares.csv</a>, <a href="anova.csv">anova.csv</a>.</p>
 </body></html>
 `))
+
+// htmlVaried gives the template a varied's column names and cells.
+type htmlVaried struct{ v varied }
+
+// Names are the columns' names.
+func (h htmlVaried) Names() []string { return h.v.names() }
+
+// Values are a setting's cells.
+func (h htmlVaried) Values(s Setting) []string { return h.v.values(s) }
 
 type htmlFigure struct {
 	Name, Title, Caption string
@@ -155,12 +176,14 @@ func renderHTML(pg Page, a *Analysis, figs []Figure) ([]byte, error) {
 		hf = append(hf, htmlFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, SVG: template.HTML(svg)}) // gonum's own SVG output
 	}
 	var buf bytes.Buffer
+	v := variedIn(a.Comparisons)
 	err := page.Execute(&buf, struct {
-		Page    Page
-		A       *Analysis
-		Metric  string
-		Figures []htmlFigure
-	}{pg, a, MetricLabel(a.Options.Metric), hf})
+		Page                       Page
+		A                          *Analysis
+		Metric, ShareTitle         string
+		Varied, VariedBesidesStack htmlVaried
+		Figures                    []htmlFigure
+	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), htmlVaried{v}, htmlVaried{v.without("stack")}, hf})
 	if err != nil {
 		return nil, fmt.Errorf("report: html: %w", err)
 	}

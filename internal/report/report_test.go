@@ -6,8 +6,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/stats"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -24,8 +26,8 @@ func fakeTrials() []results.Trial {
 	seq := 0
 	for _, network := range []string{"fast", "slow"} {
 		for _, page := range []string{"synthetic:8x10KB", "synthetic:64x1KB"} {
-			for _, stack := range []string{"tcp", "tcp+"} {
-				for _, proto := range []string{"h2", "h3"} {
+			for _, stack := range []factor.Stack{"tcp", "tcp+"} {
+				for _, proto := range []factor.Protocol{"h2", "h3"} {
 					for rep := 1; rep <= 12; rep++ {
 						seq++
 						base := 500.0
@@ -42,11 +44,12 @@ func fakeTrials() []results.Trial {
 							base *= 0.9
 						}
 						v := base * (1 + 0.05*rng.NormFloat64())
-						t := results.Trial{ID: "t", Seq: seq, Rep: rep, Network: network, Page: page, Origins: 1, Stack: stack, Server: "go",
-							Protocol: proto, Visit: "first", Client: "chromium", Status: results.StatusOK, Attempts: 1,
-							PLT: results.F(v), OnLoad: results.F(v - 1), DCL: results.F(v / 3), TTFB: results.F(v / 5)}
+						t := results.Trial{ID: "t", Seq: int64(seq), Rep: int64(rep),
+							Levels:  results.Levels{Network: network, Page: page, Origins: 1, Stack: stack, Server: "go", Protocol: proto, Visit: "first", Client: "chromium", Browser: "fresh"},
+							Outcome: results.Outcome{Status: results.StatusOK, Attempts: 1},
+							Metrics: results.Metrics{PLT: results.F(v), OnLoad: results.F(v - 1), DCL: results.F(v / 3), TTFB: results.F(v / 5)}}
 						if network == "fast" && page == "synthetic:8x10KB" && stack == "tcp" && proto == "h3" && rep == 3 {
-							t.Status, t.PLT, t.OnLoad, t.DCL, t.TTFB = results.StatusFailed, results.Float{}, results.Float{}, results.Float{}, results.Float{}
+							t.Status, t.Metrics = results.StatusFailed, results.Metrics{}
 						}
 						out = append(out, t)
 					}
@@ -108,4 +111,70 @@ func TestTextGolden(t *testing.T) {
 	var got bytes.Buffer
 	WriteText(&got, "fake", a)
 	testenv.Golden(t, filepath.Join("testdata", "summary.golden"), got.Bytes(), *update)
+}
+
+// TestDefaultsFollowTheRun: without --baseline the baseline is h2 when the
+// run has it, else h1; the compared protocol is h3.
+func TestDefaultsFollowTheRun(t *testing.T) {
+	var h1h3 []results.Trial
+	for _, tr := range fakeTrials() {
+		if tr.Protocol == factor.H2 {
+			tr.Protocol = factor.H1
+		}
+		h1h3 = append(h1h3, tr)
+	}
+	a, err := Analyze(h1h3, Options{})
+	if err != nil || a.Options.Baseline != factor.H1 || a.Options.Compare != factor.H3 {
+		t.Fatalf("options %+v, %v; want h3 against h1", a.Options, err)
+	}
+	if a, err := Analyze(fakeTrials(), Options{}); err != nil || a.Options.Baseline != factor.H2 {
+		t.Errorf("a run with h2: baseline %q, %v", a.Options.Baseline, err)
+	}
+	if _, err := Analyze(h1h3, Options{Baseline: "h2"}); err == nil || !strings.Contains(err.Error(), "the run has no h2 trials") {
+		t.Errorf("a baseline the run lacks: %v", err)
+	}
+}
+
+// TestLabelsNameEveryVaryingFactor: settings that differ only in origins
+// (or visit) get labels that tell them apart, and the share table counts
+// pages, never origins.
+func TestLabelsNameEveryVaryingFactor(t *testing.T) {
+	var trials []results.Trial
+	for _, tr := range fakeTrials() {
+		if tr.Stack == "tcp+" { // the second stack becomes 4 origins
+			tr.Stack, tr.Origins = "tcp", 4
+		}
+		trials = append(trials, tr)
+	}
+	a, err := Analyze(trials, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := variedIn(a.Comparisons)
+	labels := map[string]bool{}
+	for _, c := range a.Comparisons {
+		labels[v.label(c.Setting)+" "+c.Setting.Page] = true
+	}
+	if len(labels) != len(a.Comparisons) || !labels["fast 4 origins synthetic:8x10KB"] || !labels["fast 1 origins synthetic:8x10KB"] {
+		t.Errorf("labels %v for %d comparisons", labels, len(a.Comparisons))
+	}
+	for _, s := range a.Shares {
+		if s.Pages != 2 || s.Setting.Page != "" {
+			t.Errorf("share %+v counts %d pages, want the 2 pages", s.Setting, s.Pages)
+		}
+	}
+	figs, err := Figures(a, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		if f.Name == "ratio-bars" && !strings.Contains(string(f.SVG), "4 origins") {
+			t.Error("the ratio bars do not name the origins")
+		}
+	}
+	var text bytes.Buffer
+	WriteText(&text, "x", a)
+	if !strings.Contains(text.String(), "network  origins  pages") {
+		t.Errorf("share table without its origins column:\n%s", text.String())
+	}
 }

@@ -11,73 +11,6 @@ import (
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
-// varied lists which setting fields take more than one value, so tables
-// show only the columns that tell settings apart.
-type varied struct{ stack, server, visit, cache, origins bool }
-
-func variedOf(cmps []Comparison) varied {
-	var v varied
-	if len(cmps) == 0 {
-		return v
-	}
-	f := cmps[0].Setting
-	for _, c := range cmps[1:] {
-		s := c.Setting
-		v.stack = v.stack || s.Stack != f.Stack
-		v.server = v.server || s.Server != f.Server
-		v.visit = v.visit || s.Visit != f.Visit
-		v.cache = v.cache || s.Cache != f.Cache
-		v.origins = v.origins || s.Origins != f.Origins
-	}
-	return v
-}
-
-func (v varied) header() string {
-	var cols []string
-	if v.stack {
-		cols = append(cols, "stack")
-	}
-	if v.server {
-		cols = append(cols, "server")
-	}
-	if v.visit {
-		cols = append(cols, "visit")
-	}
-	if v.cache {
-		cols = append(cols, "cache")
-	}
-	if v.origins {
-		cols = append(cols, "origins")
-	}
-	if len(cols) == 0 {
-		return ""
-	}
-	return strings.Join(cols, "\t") + "\t"
-}
-
-func (v varied) row(s Setting) string {
-	var cols []string
-	if v.stack {
-		cols = append(cols, s.Stack)
-	}
-	if v.server {
-		cols = append(cols, s.Server)
-	}
-	if v.visit {
-		cols = append(cols, s.Visit)
-	}
-	if v.cache {
-		cols = append(cols, onOff(s.Cache))
-	}
-	if v.origins {
-		cols = append(cols, strconv.Itoa(s.Origins))
-	}
-	if len(cols) == 0 {
-		return ""
-	}
-	return strings.Join(cols, "\t") + "\t"
-}
-
 func onOff(b bool) string {
 	if b {
 		return "on"
@@ -91,43 +24,68 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	fmt.Fprintf(w, "%s: %d trials (%d failed); metric %s in ms; %s against %s\n", name, a.Trials, a.Failed, MetricLabel(o.Metric), o.Compare, o.Baseline)
 	fmt.Fprintf(w, "Verdict: Mann–Whitney U, two-sided, α = %g; ratio = median(%s)/median(%s); diff = mean(%s) − mean(%s); gain = diff/mean(%s).\n\n",
 		stats.Alpha, o.Compare, o.Baseline, o.Compare, o.Baseline, o.Baseline)
-	v := variedOf(a.Comparisons)
+	v := variedIn(a.Comparisons)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "network\tpage\t%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [95%% CI]\tratio\tdiff\tgain\tp (MWU)\tp (Welch)\tverdict\n",
-		v.header(), o.Baseline, o.Compare, o.Baseline, o.Compare)
+	fmt.Fprintf(tw, "%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [95%% CI]\tratio\tdiff\tgain\tp (MWU)\tp (Welch)\tverdict\n",
+		cells(append([]string{"network", "page"}, v.names()...)), o.Baseline, o.Compare, o.Baseline, o.Compare)
 	for _, c := range a.Comparisons {
-		fmt.Fprintf(tw, "%s\t%s\t%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\t%s%s\n", c.Setting.Network, c.Setting.Page, v.row(c.Setting),
+		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
 			len(c.Baseline.Values), len(c.Compare.Values), c.Baseline.Failed+c.Compare.Failed,
 			num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
-			num(c.Ratio, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c), "")
+			num(c.Ratio, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c))
 	}
 	tw.Flush()
-	if len(a.Shares) > 0 {
-		fmt.Fprintf(w, "\nPages where %s's mean is below %s's (seed 000, Table III):\n", o.Compare, o.Baseline)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "network\tvisit\tcache\tpages\tfaster\tshare\tsignificantly faster")
-		for _, s := range a.Shares {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\n", s.Network, s.Visit, onOff(s.Cache), s.Pages, s.Faster, percent(float64(s.Faster)/float64(s.Pages)), s.Significant)
-		}
-		tw.Flush()
+	writeShares(w, a, v)
+	writeANOVAs(w, a, v)
+}
+
+// cells joins table cells, each followed by a tab.
+func cells(c []string) string {
+	if len(c) == 0 {
+		return ""
 	}
-	if len(a.ANOVAs) > 0 {
-		fmt.Fprintln(w, "\nOne-way ANOVA across TCP stacks (seed 003); the stacks differ where p < 0.01:")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "network\tpage\tprotocol\tstacks\tF\tp\tstacks differ")
-		for _, an := range a.ANOVAs {
-			differ := "no"
-			switch {
-			case !an.Test.OK:
-				differ = "too few loads: " + an.Test.Reason
-			case an.Test.P < stats.Alpha:
-				differ = "yes"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", an.Setting.Network, an.Setting.Page, an.Protocol, strings.Join(an.Stacks, ","),
-				num(an.Test.Statistic, 2), pval(an.Test), differ)
-		}
-		tw.Flush()
+	return strings.Join(c, "\t") + "\t"
+}
+
+// ShareTitle says what the share table counts.
+func ShareTitle(o Options) string {
+	return fmt.Sprintf("Pages where %s's mean %s is below %s's, per setting of the other factors (as seed 000, Table III)", o.Compare, MetricLabel(o.Metric), o.Baseline)
+}
+
+func writeShares(w io.Writer, a *Analysis, v varied) {
+	if len(a.Shares) == 0 {
+		return
 	}
+	fmt.Fprintf(w, "\n%s:\n", ShareTitle(a.Options))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%spages\tfaster\tshare\tsignificantly faster\n", cells(append([]string{"network"}, v.names()...)))
+	for _, s := range a.Shares {
+		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%d\n", cells(append([]string{s.Setting.Network}, v.values(s.Setting)...)),
+			s.Pages, s.Faster, percent(float64(s.Faster)/float64(s.Pages)), s.Significant)
+	}
+	tw.Flush()
+}
+
+func writeANOVAs(w io.Writer, a *Analysis, v varied) {
+	if len(a.ANOVAs) == 0 {
+		return
+	}
+	v = v.without("stack")
+	fmt.Fprintln(w, "\nOne-way ANOVA across TCP stacks (seed 003); the stacks differ where p < 0.01:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%sprotocol\tstacks\tF\tp\tstacks differ\n", cells(append([]string{"network", "page"}, v.names()...)))
+	for _, an := range a.ANOVAs {
+		differ := "no"
+		switch {
+		case !an.Test.OK:
+			differ = "too few loads: " + an.Test.Reason
+		case an.Test.P < stats.Alpha:
+			differ = "yes"
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", cells(append([]string{an.Setting.Network, an.Setting.Page}, v.values(an.Setting)...)),
+			an.Protocol, strings.Join(an.Stacks, ","), num(an.Test.Statistic, 2), pval(an.Test), differ)
+	}
+	tw.Flush()
 }
 
 // VerdictText is the comparison's verdict, saying why when the loads were

@@ -5,84 +5,199 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
-func TestExportFormats(t *testing.T) {
+// exportedStore is a store with a verified and a failed trial, a resource
+// and a connection.
+func exportedStore(t *testing.T) (*Store, string) {
+	t.Helper()
 	dir := t.TempDir()
 	s, err := Create(filepath.Join(dir, FileName), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	s.AddTrial(trial("c1-r1", 1, true), []Resource{{URL: "https://a/1.png", Protocol: "h3", StartMs: 1.5, ResponseEndMs: 9.25, TransferBytes: 1100, Status: 200}})
-	s.AddTrial(trial("c2-r1", 2, false), nil)
+	t.Cleanup(func() { s.Close() })
+	res := []Resource{{URL: "https://a/1.png", Protocol: "h3", StartMs: 1.5, ResponseEndMs: 9.25, TransferBytes: 1100, Status: 200}}
+	conns := []Connection{{Conn: 1, Transport: "quic", ALPN: "h3", Handshake: "0rtt", Requests: 2, OpenedAt: time.Unix(1_800_000_000, 0), BytesSent: 5000, SRTTMs: 101.5}}
+	if err := s.AddTrial(trial("c1-r1", 1, true), res, conns); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddTrial(trial("c2-r1", 2, false), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s, dir
+}
 
+func TestExportFormats(t *testing.T) {
+	s, dir := exportedStore(t)
 	for _, format := range []string{CSV, JSONL, Parquet} {
 		files, err := s.Export(filepath.Join(dir, format), format)
 		if err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
-		var trials []TrialRow
-		var resources []ResourceRow
+		if len(files) != 3 || !strings.HasSuffix(files[2], "connections."+format) {
+			t.Fatalf("%s: files %v", format, files)
+		}
 		switch format {
 		case CSV:
-			f, _ := os.Open(files[0])
-			recs, err := csv.NewReader(f).ReadAll()
-			f.Close()
-			if err != nil || len(recs) != 3 {
-				t.Fatalf("csv trials: %d records, %v", len(recs), err)
-			}
-			col := map[string]int{}
-			for i, name := range recs[0] {
-				col[name] = i
-			}
-			if recs[1][col["trial_id"]] != "c1-r1" || recs[1][col["plt_ms"]] != "812.5" || recs[2][col["plt_ms"]] != "" || recs[2][col["status"]] != "failed" || recs[1][col["cache"]] != "false" {
-				t.Errorf("csv trials: %v", recs)
-			}
-			f, _ = os.Open(files[1])
-			rr, _ := csv.NewReader(f).ReadAll()
-			f.Close()
-			if len(rr) != 2 || rr[1][0] != "c1-r1" || rr[1][4] != "9.25" {
-				t.Errorf("csv resources: %v", rr)
-			}
-			continue
+			checkCSV(t, files)
 		case JSONL:
-			f, _ := os.Open(files[0])
-			for sc := bufio.NewScanner(f); sc.Scan(); {
-				var r TrialRow
-				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-					t.Fatal(err)
-				}
-				trials = append(trials, r)
-			}
-			f.Close()
-			f, _ = os.Open(files[1])
-			for sc := bufio.NewScanner(f); sc.Scan(); {
-				var r ResourceRow
-				json.Unmarshal(sc.Bytes(), &r)
-				resources = append(resources, r)
-			}
-			f.Close()
+			checkJSONL(t, files)
 		case Parquet:
-			if trials, err = parquet.ReadFile[TrialRow](files[0]); err != nil {
+			trials, err := parquet.ReadFile[Trial](files[0])
+			if err != nil {
 				t.Fatal(err)
 			}
-			if resources, err = parquet.ReadFile[ResourceRow](files[1]); err != nil {
+			conns, err := parquet.ReadFile[Connection](files[2])
+			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		if len(trials) != 2 || trials[0].PLTMs == nil || *trials[0].PLTMs != 812.5 || trials[1].PLTMs != nil || trials[1].Error != "timed out" {
-			t.Errorf("%s trials: %+v", format, trials)
-		}
-		if len(resources) != 1 || resources[0].ResponseEndMs != 9.25 || resources[0].TransferBytes != 1100 {
-			t.Errorf("%s resources: %+v", format, resources)
+			// parquet-go v0.32 reads a null into a pointer of an embedded
+			// struct as a pointer to zero, so the nulls are checked with
+			// DuckDB (TestParquetTypesInDuckDB).
+			if len(trials) != 2 || *trials[0].PLT != 812.5 || trials[0].Paths[0].RTTMs != 40 || *trials[0].GERDownPct != 30 ||
+				!trials[0].StartedAt.Equal(time.Unix(1_800_000_000, 0)) || len(conns) != 1 || conns[0].Handshake != "0rtt" {
+				t.Errorf("parquet read back: %+v %+v", trials, conns)
+			}
 		}
 	}
 	if _, err := s.Export(dir, "xlsx"); err == nil {
 		t.Error("accepted format xlsx")
 	}
+}
+
+func checkCSV(t *testing.T, files []string) {
+	t.Helper()
+	recs := readCSV(t, files[0])
+	col := map[string]int{}
+	for i, name := range recs[0] {
+		col[name] = i
+	}
+	if len(recs) != 3 || recs[1][col["trial_id"]] != "c1-r1" || recs[1][col["plt_ms"]] != "812.5" || recs[2][col["plt_ms"]] != "" ||
+		recs[2][col["status"]] != "failed" || recs[1][col["cache"]] != "false" || recs[1][col["rtt_ms"]] != "100" ||
+		recs[1][col["paths"]] != "2=40ms,0.5%" || recs[1][col["ge_p_up_pct"]] != "" || recs[1][col["started_at"]] != "2027-01-15T08:00:00Z" {
+		t.Errorf("csv trials: %v", recs)
+	}
+	if rr := readCSV(t, files[1]); len(rr) != 2 || rr[1][0] != "c1-r1" || rr[1][4] != "9.25" {
+		t.Errorf("csv resources: %v", rr)
+	}
+	if cr := readCSV(t, files[2]); len(cr) != 2 || cr[1][0] != "c1-r1" || cr[0][6] != "handshake" || cr[1][6] != "0rtt" {
+		t.Errorf("csv connections: %v", cr)
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func checkJSONL(t *testing.T, files []string) {
+	t.Helper()
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []map[string]any
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		var r map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) != 2 || rows[0]["plt_ms"] != 812.5 || rows[1]["plt_ms"] != nil || rows[0]["cache"] != false || rows[0]["origins"] != 2.0 {
+		t.Fatalf("jsonl trials: %v", rows)
+	}
+	paths, ok := rows[0]["paths"].([]any)
+	if !ok || len(paths) != 1 || paths[0].(map[string]any)["loss_pct"] != 0.5 {
+		t.Errorf("jsonl paths: %#v", rows[0]["paths"])
+	}
+}
+
+// TestParquetTypesInDuckDB reads the Parquet export with DuckDB, a reader
+// that is not ours (make deps installs it into .cache/pytools), and checks
+// the column types and values it sees.
+func TestParquetTypesInDuckDB(t *testing.T) {
+	python, err := filepath.Abs("../../.cache/pytools/bin/python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.RequireFile(t, python, "make deps installs DuckDB's Python package there")
+	s, dir := exportedStore(t)
+	if _, err := s.Export(dir, Parquet); err != nil {
+		t.Fatal(err)
+	}
+	const script = `
+import duckdb, json, sys
+con = duckdb.connect()
+con.execute("SET TimeZone = 'UTC'")
+out = {}
+for name in ("trials", "connections"):
+    path = sys.argv[1] + "/" + name + ".parquet"
+    out[name] = {r[0]: r[1] for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [path]).fetchall()}
+t = sys.argv[1] + "/trials.parquet"
+out["values"] = con.execute("SELECT count(*), sum(plt_ms), count(plt_ms), max(paths[1].rtt_ms), bool_and(NOT cache), min(started_at)::VARCHAR FROM read_parquet(?)", [t]).fetchone()
+print(json.dumps(out))
+`
+	cmd := exec.Command(python, "-c", script, dir)
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("duckdb: %v (%s)", err, stderrOf(err))
+	}
+	var got struct {
+		Trials, Connections map[string]string
+		Values              []any
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	for col, want := range map[string]string{
+		"trial_id": "VARCHAR", "seq": "BIGINT", "rtt_ms": "DOUBLE", "cache": "BOOLEAN", "plt_ms": "DOUBLE", "origins": "BIGINT",
+		"rate_down_bps": "BIGINT", "drop_head": "BOOLEAN", "started_at": "TIMESTAMP WITH TIME ZONE", "up_seed": "BIGINT", "protocol": "VARCHAR",
+		"paths": "STRUCT(origin BIGINT, rtt_ms DOUBLE, loss_pct DOUBLE)[]",
+	} {
+		if got.Trials[col] != want {
+			t.Errorf("trials.%s is %q in DuckDB, want %s", col, got.Trials[col], want)
+		}
+	}
+	for col, want := range map[string]string{"srtt_ms": "DOUBLE", "bytes_sent": "BIGINT", "closed": "BOOLEAN", "opened_at": "TIMESTAMP WITH TIME ZONE"} {
+		if got.Connections[col] != want {
+			t.Errorf("connections.%s is %q in DuckDB, want %s", col, got.Connections[col], want)
+		}
+	}
+	want := []any{2.0, 812.5, 1.0, 40.0, true, "2027-01-15 08:00:00+00"}
+	if len(got.Values) != len(want) {
+		t.Fatalf("values %v", got.Values)
+	}
+	for i := range want {
+		if got.Values[i] != want[i] {
+			t.Errorf("value %d is %v, want %v", i, got.Values[i], want[i])
+		}
+	}
+}
+
+func stderrOf(err error) string {
+	if e, ok := err.(*exec.ExitError); ok {
+		return string(e.Stderr)
+	}
+	return ""
 }

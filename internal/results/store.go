@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"syscall"
 
@@ -19,70 +20,42 @@ import (
 // FileName is the database's name in a run directory.
 const FileName = "results.db"
 
-const schema = `
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE trials (
-	id TEXT PRIMARY KEY,
-	seq INTEGER NOT NULL,
-	rep INTEGER NOT NULL,
-	network TEXT NOT NULL,
-	page TEXT NOT NULL,
-	origins INTEGER NOT NULL,
-	stack TEXT NOT NULL,
-	server TEXT NOT NULL,
-	protocol TEXT NOT NULL,
-	visit TEXT NOT NULL,
-	cache INTEGER NOT NULL,
-	client TEXT NOT NULL,
-	status TEXT NOT NULL,
-	attempts INTEGER NOT NULL,
-	error TEXT NOT NULL,
-	plt_ms REAL,
-	onload_ms REAL,
-	dcl_ms REAL,
-	ttfb_ms REAL,
-	first_visit_plt_ms REAL,
-	document_protocol TEXT NOT NULL,
-	wall_ms REAL,
-	overhead_ms REAL,
-	server_requests INTEGER NOT NULL,
-	connections INTEGER NOT NULL,
-	handshakes TEXT NOT NULL,
-	tcp_congestion TEXT NOT NULL,
-	connection_records TEXT NOT NULL,
-	started_at TEXT NOT NULL,
-	finished_at TEXT NOT NULL,
-	artifacts TEXT NOT NULL
-);
-CREATE TABLE attempts (
-	trial_id TEXT NOT NULL,
-	attempt INTEGER NOT NULL,
-	error TEXT NOT NULL,
-	started_at TEXT NOT NULL,
-	PRIMARY KEY (trial_id, attempt)
-);
-CREATE TABLE resources (
-	trial_id TEXT NOT NULL,
-	url TEXT NOT NULL,
-	protocol TEXT NOT NULL,
-	start_ms REAL NOT NULL,
-	response_end_ms REAL NOT NULL,
-	transfer_bytes INTEGER NOT NULL,
-	status INTEGER NOT NULL
-);
-CREATE INDEX resources_trial ON resources (trial_id);
-CREATE TABLE networks (
-	name TEXT PRIMARY KEY,
-	config TEXT NOT NULL,
-	netcheck TEXT NOT NULL,
-	checked_at TEXT NOT NULL
-);
-`
+// Tables of row types; the rest of the schema is written out.
+const (
+	schemaMeta     = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+	schemaNetworks = "CREATE TABLE networks (name TEXT PRIMARY KEY, config TEXT NOT NULL, netcheck TEXT NOT NULL, checked_at TEXT NOT NULL);\n"
+	schemaIndexes  = "CREATE INDEX resources_trial ON resources (trial_id);\nCREATE INDEX connections_trial ON connections (trial_id);\n"
+)
+
+// tables are the row types' tables of a store.
+type tables struct {
+	trials, attempts, resources, connections, testbeds *table
+}
+
+func newTables() tables {
+	return tables{
+		trials:      newTable("trials", reflect.TypeFor[Trial]()),
+		attempts:    newTable("attempts", reflect.TypeFor[Attempt]()),
+		resources:   newTable("resources", reflect.TypeFor[Resource]()),
+		connections: newTable("connections", reflect.TypeFor[Connection]()),
+		testbeds:    newTable("testbeds", reflect.TypeFor[Testbed]()),
+	}
+}
+
+// schema is the whole database's schema.
+func (t tables) schema() string {
+	return schemaMeta + schemaNetworks +
+		t.trials.create("PRIMARY KEY (trial_id)") +
+		t.attempts.create("PRIMARY KEY (trial_id, attempt)") +
+		t.resources.create("") + t.connections.create("") +
+		t.testbeds.create("PRIMARY KEY (setup)") + schemaIndexes
+}
 
 // Store is an open results database.
 type Store struct {
 	db   *sql.DB
 	path string
+	t    tables
 }
 
 // busyTimeoutMs is how long a write waits for another process's lock.
@@ -110,7 +83,7 @@ func Create(path string, meta map[string]string) (*Store, error) {
 		return nil, s.explain("create", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(schema); err != nil {
+	if _, err := tx.Exec(s.t.schema()); err != nil {
 		s.Close()
 		return nil, s.explain("create", err)
 	}
@@ -130,7 +103,7 @@ func Create(path string, meta map[string]string) (*Store, error) {
 // Open opens an existing database.
 func Open(path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no results database at %s: is this a run directory of quicbench run?", path)
+		return nil, fmt.Errorf("no results database at %s: is this the run directory of a quicbench run or compare?", path)
 	}
 	s, err := open(path)
 	if err != nil {
@@ -152,7 +125,7 @@ func open(path string) (*Store, error) {
 	// One connection: writes are serialized anyway, and the WAL lets
 	// other processes (export, report) read meanwhile.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, t: newTables()}
 	if err := db.Ping(); err != nil {
 		db.Close()
 		return nil, s.explain("open", err)
@@ -203,7 +176,7 @@ func (s *Store) SetMeta(key, value string) error {
 
 // Done returns the IDs of the trials recorded so far.
 func (s *Store) Done() (map[string]bool, error) {
-	rows, err := s.db.Query(`SELECT id FROM trials`)
+	rows, err := s.db.Query(`SELECT trial_id FROM trials`)
 	if err != nil {
 		return nil, s.explain("read trials", err)
 	}

@@ -8,16 +8,26 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func trial(id string, seq int, ok bool) Trial {
-	t := Trial{ID: id, Seq: seq, Rep: 1, Network: "n", Page: "synthetic:1x1KB", Origins: 1, Stack: "tcp", Server: "go",
-		Protocol: "h3", Visit: "first", Client: "chromium", Status: StatusOK, Attempts: 1,
-		StartedAt: time.Unix(1_800_000_000, 0), FinishedAt: time.Unix(1_800_000_001, 5)}
+	t := Trial{ID: id, Seq: int64(seq), Rep: 1,
+		Levels: Levels{Network: "n", Page: "synthetic:1x1KB", Origins: 2, Stack: "tcp", Server: "go", Protocol: "h3", Visit: "first", Client: "chromium", Browser: "fresh"},
+		NetworkValues: NetworkValues{RTTMs: 100, DirectionValues: DirectionValues{LossModelUp: "bernoulli", LossUpPct: 1,
+			LossModelDown: "gilbert-elliott", LossDownPct: 3.2, GEPDownPct: F(1), GERDownPct: F(30), GELossBadDownPct: F(100), GELossGoodDownPct: F(0),
+			RateDownBps: 10_000_000, QueueDownBytes: 250_000}, Paths: Paths{{Origin: 2, RTTMs: 40, LossPct: 0.5}}},
+		PageValues: PageValues{PageKind: "synthetic", PageObjects: 1, PageObjectBytes: 1000, PageBytes: 1300},
+		Seeds:      Seeds{Seed: 1, UpSeed: 1 << 62, DownSeed: 5, PageSeed: 6},
+		Outcome:    Outcome{Status: StatusOK, Attempts: 1, Connections: 1, Handshakes: "full:1"},
+		Link:       Link{DownPackets: 40, DownLost: 1, DownPeakQueueBytes: 3000},
+		StartedAt:  time.Unix(1_800_000_000, 0), FinishedAt: time.Unix(1_800_000_001, 5)}
 	if ok {
 		t.PLT, t.DCL, t.TTFB, t.OnLoad = F(812.5), F(300), F(210), F(811)
 	} else {
 		t.Status, t.Attempts, t.Error = StatusFailed, 3, "timed out"
+		t.Paths = nil
 	}
 	return t
 }
@@ -29,13 +39,14 @@ func TestTrialsRoundTripAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := []Resource{{URL: "https://a/1.png", Protocol: "h3", StartMs: 1, ResponseEndMs: 2, TransferBytes: 1100, Status: 200}}
-	if err := s.AddTrial(trial("c1-r1", 1, true), res); err != nil {
+	conns := []Connection{{Conn: 1, Transport: "quic", ALPN: "h3", Handshake: "full", Requests: 2, OpenedAt: time.Unix(1_800_000_000, 7), BytesSent: 2000, SRTTMs: 100.5}}
+	if err := s.AddTrial(trial("c1-r1", 1, true), res, conns); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddTrial(trial("c2-r1", 2, false), nil); err != nil {
+	if err := s.AddTrial(trial("c2-r1", 2, false), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddTrial(trial("c1-r1", 3, true), nil); err == nil {
+	if err := s.AddTrial(trial("c1-r1", 3, true), nil, nil); err == nil {
 		t.Error("a trial was recorded twice")
 	}
 	if err := s.AddAttempt(Attempt{TrialID: "c2-r1", Attempt: 1, Error: "timed out", StartedAt: time.Now()}); err != nil {
@@ -63,8 +74,14 @@ func TestTrialsRoundTripAndResume(t *testing.T) {
 	}
 	var got []Trial
 	s.EachTrial(func(t Trial) error { got = append(got, t); return nil })
-	if len(got) != 2 || got[0].PLT != F(812.5) || got[1].PLT.Valid || got[1].Error != "timed out" || !got[0].FinishedAt.Equal(time.Unix(1_800_000_001, 5)) {
-		t.Errorf("read back %+v", got)
+	want := []Trial{trial("c1-r1", 1, true), trial("c2-r1", 2, false)}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("trials read back differ (-written +read):\n%s", diff)
+	}
+	gotConns, err := s.ConnectionsOf("c1-r1")
+	conns[0].TrialID = "c1-r1"
+	if diff := cmp.Diff(conns, gotConns, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); err != nil || diff != "" {
+		t.Errorf("connections read back differ (%v):\n%s", err, diff)
 	}
 	var resources []Resource
 	s.EachResource(func(r Resource) error { resources = append(resources, r); return nil })
@@ -95,7 +112,7 @@ func TestLockedAndBadFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := b.AddTrial(trial("c1-r1", 1, true), nil); err == nil || !strings.Contains(err.Error(), "locked by another process") {
+	if err := b.AddTrial(trial("c1-r1", 1, true), nil, nil); err == nil || !strings.Contains(err.Error(), "locked by another process") {
 		t.Errorf("write while another process writes: %v", err)
 	}
 
@@ -139,7 +156,7 @@ func TestFullDisk(t *testing.T) {
 	var failure error
 	committed := 0
 	for i := 1; i <= 10_000 && failure == nil; i++ {
-		if failure = s.AddTrial(trial(fmt.Sprintf("c%d-r1", i), i, true), resources); failure == nil {
+		if failure = s.AddTrial(trial(fmt.Sprintf("c%d-r1", i), i, true), resources, nil); failure == nil {
 			committed++
 		}
 	}

@@ -1,9 +1,10 @@
 package results
 
 import (
-	"database/sql"
-	"encoding/json"
+	"reflect"
 	"time"
+
+	"github.com/quicbench/quicbench/internal/factor"
 )
 
 // Trial statuses.
@@ -12,226 +13,224 @@ const (
 	StatusFailed = "failed" // every attempt failed; Error says why the last one did
 )
 
-// Trial is one trial's row: its factor levels, outcome and metrics. Times
-// are milliseconds from navigation start; a failed trial's metrics are
-// null (NaN-free: Valid false).
+// Trial is one trial's row: its factor levels and their resolved values,
+// its seeds, outcome, metrics and link counters. Times are milliseconds
+// from navigation start; a failed trial's metrics are nil (SQL NULL, JSON
+// null, an empty CSV field).
 type Trial struct {
-	ID       string `json:"trial_id"`
-	Seq      int    `json:"seq"`
-	Rep      int    `json:"rep"`
-	Network  string `json:"network"`
-	Page     string `json:"page"`
-	Origins  int    `json:"origins"`
-	Stack    string `json:"stack"`
-	Server   string `json:"server"`
-	Protocol string `json:"protocol"`
-	Visit    string `json:"visit"`
-	Cache    bool   `json:"cache"`
-	Client   string `json:"client"`
-	Status   string `json:"status"`
-	Attempts int    `json:"attempts"`
-	Error    string `json:"error"`
-	// PLT is loadEventEnd (the papers' PLT), OnLoad loadEventStart (onLoad
-	// in HAR), DCL DOMContentLoaded, TTFB the document's first byte.
-	PLT             Float     `json:"plt_ms"`
-	OnLoad          Float     `json:"onload_ms"`
-	DCL             Float     `json:"dcl_ms"`
-	TTFB            Float     `json:"ttfb_ms"`
-	FirstVisitPLT   Float     `json:"first_visit_plt_ms"`
-	DocumentProto   string    `json:"document_protocol"`
-	Wall            Float     `json:"wall_ms"`
-	Overhead        Float     `json:"overhead_ms"` // wall − page time: what the harness added
-	ServerRequests  int       `json:"server_requests"`
-	Connections     int       `json:"connections"`
-	Handshakes      string    `json:"handshakes"` // such as "0rtt:1" or "full:4,resumed:2"
-	TCPCongestion   string    `json:"tcp_congestion"`
-	ConnectionsJSON string    `json:"connection_records"` // the servers' records, JSON
-	StartedAt       time.Time `json:"started_at"`
-	FinishedAt      time.Time `json:"finished_at"`
-	Artifacts       string    `json:"artifacts"` // pcap, qlog, HAR paths in the run directory, comma-separated
+	ID  string `parquet:"trial_id"`
+	Seq int64  `parquet:"seq"` // position in the plan's order, from 1
+	Rep int64  `parquet:"rep"` // repetition, from 1
+	Levels
+	NetworkValues
+	PageValues
+	Seeds
+	Outcome
+	Metrics
+	Link
+	StartedAt  time.Time `parquet:"started_at,timestamp(microsecond)"`
+	FinishedAt time.Time `parquet:"finished_at,timestamp(microsecond)"`
+	// Artifacts are the pcap, qlog and HAR paths in the run directory,
+	// comma-separated.
+	Artifacts string `parquet:"artifacts"`
 }
 
-// Float is a nullable float64: Valid false is SQL NULL, JSON null and an
-// empty CSV field.
-type Float struct {
-	V     float64
-	Valid bool
+// Levels are the trial's factor levels as the spec names them.
+type Levels struct {
+	Network  string          `parquet:"network"` // the network's name
+	Page     string          `parquet:"page"`    // such as "synthetic:32x10KB"
+	Origins  int64           `parquet:"origins"`
+	Stack    factor.Stack    `parquet:"stack"`
+	Server   factor.Server   `parquet:"server"`
+	Protocol factor.Protocol `parquet:"protocol"`
+	Visit    factor.Visit    `parquet:"visit"`
+	Cache    bool            `parquet:"cache"`
+	Client   factor.Client   `parquet:"client"`
+	Browser  factor.Browser  `parquet:"browser"`
 }
 
-// F returns a valid Float.
-func F(v float64) Float { return Float{V: v, Valid: true} }
-
-// MarshalJSON writes the value or null.
-func (f Float) MarshalJSON() ([]byte, error) {
-	if !f.Valid {
-		return []byte("null"), nil
-	}
-	return json.Marshal(f.V)
+// NetworkValues are the network's resolved values, per direction where
+// they differ: up is client → servers, down servers → client.
+type NetworkValues struct {
+	RTTMs    float64 `parquet:"rtt_ms"`    // round trip the link adds
+	JitterMs float64 `parquet:"jitter_ms"` // ± per packet, one way
+	DirectionValues
+	DropHead bool  `parquet:"drop_head"` // full queues drop their oldest packet
+	Paths    Paths `parquet:"paths,list"`
 }
 
-func (f Float) sql() sql.NullFloat64 { return sql.NullFloat64{Float64: f.V, Valid: f.Valid} }
+// DirectionValues are both directions' loss, rate and queue.
+type DirectionValues struct {
+	// LossModelUp is "none", "bernoulli" or "gilbert-elliott"; LossUpPct its
+	// mean loss in percent; the GE columns its parameters in percent
+	// (netem's p, r, 1−h, 1−k), null for the other models.
+	LossModelUp       string   `parquet:"loss_model_up"`
+	LossUpPct         float64  `parquet:"loss_up_pct"`
+	GEPUpPct          *float64 `parquet:"ge_p_up_pct,optional"`
+	GERUpPct          *float64 `parquet:"ge_r_up_pct,optional"`
+	GELossBadUpPct    *float64 `parquet:"ge_loss_bad_up_pct,optional"`
+	GELossGoodUpPct   *float64 `parquet:"ge_loss_good_up_pct,optional"`
+	LossModelDown     string   `parquet:"loss_model_down"`
+	LossDownPct       float64  `parquet:"loss_down_pct"`
+	GEPDownPct        *float64 `parquet:"ge_p_down_pct,optional"`
+	GERDownPct        *float64 `parquet:"ge_r_down_pct,optional"`
+	GELossBadDownPct  *float64 `parquet:"ge_loss_bad_down_pct,optional"`
+	GELossGoodDownPct *float64 `parquet:"ge_loss_good_down_pct,optional"`
+	// RateUpBps is the constant rate in bit/s, 0 for unlimited or a trace;
+	// TraceUp the trace's file ("" for none) and TraceUpMeanBps its mean.
+	RateUpBps        int64    `parquet:"rate_up_bps"`
+	TraceUp          string   `parquet:"trace_up"`
+	TraceUpMeanBps   *float64 `parquet:"trace_up_mean_bps,optional"`
+	RateDownBps      int64    `parquet:"rate_down_bps"`
+	TraceDown        string   `parquet:"trace_down"`
+	TraceDownMeanBps *float64 `parquet:"trace_down_mean_bps,optional"`
+	// Queue bounds in bytes and packets, 0 for none.
+	QueueUpBytes     int64 `parquet:"queue_up_bytes"`
+	QueueUpPackets   int64 `parquet:"queue_up_packets"`
+	QueueDownBytes   int64 `parquet:"queue_down_bytes"`
+	QueueDownPackets int64 `parquet:"queue_down_packets"`
+}
+
+// PageValues describe the page's make-up.
+type PageValues struct {
+	PageKind        factor.PageKind `parquet:"page_kind"`
+	PageObjects     int64           `parquet:"page_objects"`      // objects the document loads
+	PageObjectBytes int64           `parquet:"page_object_bytes"` // bytes per object
+	PageBytes       int64           `parquet:"page_bytes"`        // every file of the site, the document included
+}
+
+// Seeds are the trial's random streams (package plan derives them).
+type Seeds struct {
+	Seed     int64 `parquet:"seed"` // the spec's
+	UpSeed   int64 `parquet:"up_seed"`
+	DownSeed int64 `parquet:"down_seed"`
+	PageSeed int64 `parquet:"page_seed"`
+}
+
+// Outcome is how the trial went.
+type Outcome struct {
+	Status           string `parquet:"status"` // StatusOK or StatusFailed
+	Attempts         int64  `parquet:"attempts"`
+	Error            string `parquet:"error"`             // the last attempt's, for a failed trial
+	DocumentProtocol string `parquet:"document_protocol"` // nextHopProtocol of the document
+	ServerRequests   int64  `parquet:"server_requests"`   // requests the servers served during the measured load
+	Connections      int64  `parquet:"connections"`       // client connections the servers accepted (table connections)
+	// Handshakes counts the connections by handshake, such as "0rtt:1" or
+	// "resumed:3,full:3".
+	Handshakes    string `parquet:"handshakes"`
+	TCPCongestion string `parquet:"tcp_congestion"` // of the first TCP connection that reports one
+}
+
+// Metrics are the measured load's times in ms from navigation start:
+// PLT is loadEventEnd (the papers' PLT), OnLoad loadEventStart (onLoad in
+// HAR), DCL DOMContentLoaded, TTFB the document's first byte. Overhead is
+// Wall − PLT (− FirstVisitPLT): what the harness added.
+type Metrics struct {
+	PLT           *float64 `parquet:"plt_ms,optional"`
+	OnLoad        *float64 `parquet:"onload_ms,optional"`
+	DCL           *float64 `parquet:"dcl_ms,optional"`
+	TTFB          *float64 `parquet:"ttfb_ms,optional"`
+	FirstVisitPLT *float64 `parquet:"first_visit_plt_ms,optional"`
+	Wall          *float64 `parquet:"wall_ms,optional"`
+	Overhead      *float64 `parquet:"overhead_ms,optional"`
+	BrowserStart  *float64 `parquet:"browser_start_ms,optional"`
+}
+
+// Link is what the emulator did during the trial's last attempt, per
+// direction: packets offered, lost at random, dropped by the full queue,
+// lost on per-origin paths, and the queue's peak.
+type Link struct {
+	UpPackets          int64 `parquet:"up_packets"`
+	UpLost             int64 `parquet:"up_lost"`
+	UpQueueDrops       int64 `parquet:"up_queue_drops"`
+	UpPathLost         int64 `parquet:"up_path_lost"`
+	UpPeakQueueBytes   int64 `parquet:"up_peak_queue_bytes"`
+	DownPackets        int64 `parquet:"down_packets"`
+	DownLost           int64 `parquet:"down_lost"`
+	DownQueueDrops     int64 `parquet:"down_queue_drops"`
+	DownPathLost       int64 `parquet:"down_path_lost"`
+	DownPeakQueueBytes int64 `parquet:"down_peak_queue_bytes"`
+}
+
+// F returns a pointer to v, for metrics.
+func F(v float64) *float64 { return &v }
+
+// MarshalJSON writes the trial with its columns' names, in order.
+func (t Trial) MarshalJSON() ([]byte, error) {
+	return newTable("", reflect.TypeOf(t)).marshal(reflect.ValueOf(t))
+}
 
 // Resource is one Resource Timing entry of a trial's load.
 type Resource struct {
-	TrialID       string  `json:"trial_id"`
-	URL           string  `json:"url"`
-	Protocol      string  `json:"protocol"`
-	StartMs       float64 `json:"start_ms"`
-	ResponseEndMs float64 `json:"response_end_ms"`
-	TransferBytes int64   `json:"transfer_bytes"`
-	Status        int     `json:"status"`
+	TrialID       string  `parquet:"trial_id"`
+	URL           string  `parquet:"url"`
+	Protocol      string  `parquet:"protocol"` // nextHopProtocol
+	StartMs       float64 `parquet:"start_ms"`
+	ResponseEndMs float64 `parquet:"response_end_ms"`
+	TransferBytes int64   `parquet:"transfer_bytes"` // 0 if from the cache
+	Status        int64   `parquet:"status"`
+}
+
+// MarshalJSON writes the resource with its columns' names, in order.
+func (r Resource) MarshalJSON() ([]byte, error) {
+	return newTable("", reflect.TypeOf(r)).marshal(reflect.ValueOf(r))
+}
+
+// Connection is one client connection a server accepted during a trial's
+// measured load, as the server saw it.
+type Connection struct {
+	TrialID    string `parquet:"trial_id"`
+	Conn       int64  `parquet:"conn"`      // its number within the trial, from 1
+	Transport  string `parquet:"transport"` // "tcp" or "quic"
+	ALPN       string `parquet:"alpn"`
+	ServerName string `parquet:"server_name"`
+	Remote     string `parquet:"remote"`
+	// Handshake is "full", "resumed", "0rtt", "incomplete" or "unknown".
+	Handshake string    `parquet:"handshake"`
+	Requests  int64     `parquet:"requests"`
+	OpenedAt  time.Time `parquet:"opened_at,timestamp(microsecond)"`
+	Closed    bool      `parquet:"closed"` // closed before it was read
+	// BytesSent and BytesReceived are the transport's payload bytes.
+	BytesSent     int64   `parquet:"bytes_sent"`
+	BytesReceived int64   `parquet:"bytes_received"`
+	Congestion    string  `parquet:"congestion"` // TCP's congestion control; "" for QUIC
+	SRTTMs        float64 `parquet:"srtt_ms"`
+	CwndBytes     int64   `parquet:"cwnd_bytes"`
+	// Retransmits counts TCP segments retransmitted or QUIC packets lost.
+	Retransmits int64 `parquet:"retransmits"`
+}
+
+// MarshalJSON writes the connection with its columns' names, in order.
+func (c Connection) MarshalJSON() ([]byte, error) {
+	return newTable("", reflect.TypeOf(c)).marshal(reflect.ValueOf(c))
+}
+
+// Testbed is one testbed of a run: its setup and the servers' TCP stack as
+// read back from the kernel after it was applied.
+type Testbed struct {
+	Key     string `parquet:"setup"` // network, page, origins, stack and server
+	Network string `parquet:"network"`
+	Page    string `parquet:"page"`
+	Origins int64  `parquet:"origins"`
+	Stack   string `parquet:"stack"`
+	Server  string `parquet:"server"`
+	// Congestion is from a server socket (TCP_CONGESTION), "" until a
+	// connection was accepted; RouteCongestion is the route's congctl.
+	Congestion         string    `parquet:"congestion"`
+	RouteCongestion    string    `parquet:"route_congestion"`
+	InitCwnd           int64     `parquet:"initcwnd"` // 0: the kernel's default (10)
+	InitRwnd           int64     `parquet:"initrwnd"`
+	SlowStartAfterIdle string    `parquet:"tcp_slow_start_after_idle"`
+	TCPRmem            string    `parquet:"tcp_rmem"`
+	TCPWmem            string    `parquet:"tcp_wmem"`
+	Pacing             bool      `parquet:"pacing"`
+	StartedAt          time.Time `parquet:"started_at,timestamp(microsecond)"`
 }
 
 // Attempt is a failed attempt of a trial.
 type Attempt struct {
-	TrialID   string
-	Attempt   int
-	Error     string
-	StartedAt time.Time
-}
-
-const timeFormat = time.RFC3339Nano
-
-// AddTrial commits a trial and its resources in one transaction.
-func (s *Store) AddTrial(t Trial, resources []Resource) error {
-	tx, err := s.db.Begin()
-	if err != nil {
-		return s.explain("save trial", err)
-	}
-	defer tx.Rollback()
-	_, err = tx.Exec(`INSERT INTO trials (id, seq, rep, network, page, origins, stack, server, protocol, visit, cache, client,
-		status, attempts, error, plt_ms, onload_ms, dcl_ms, ttfb_ms, first_visit_plt_ms, document_protocol, wall_ms, overhead_ms,
-		server_requests, connections, handshakes, tcp_congestion, connection_records, started_at, finished_at, artifacts)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.Seq, t.Rep, t.Network, t.Page, t.Origins, t.Stack, t.Server, t.Protocol, t.Visit, t.Cache, t.Client,
-		t.Status, t.Attempts, t.Error, t.PLT.sql(), t.OnLoad.sql(), t.DCL.sql(), t.TTFB.sql(), t.FirstVisitPLT.sql(), t.DocumentProto,
-		t.Wall.sql(), t.Overhead.sql(), t.ServerRequests, t.Connections, t.Handshakes, t.TCPCongestion, t.ConnectionsJSON,
-		t.StartedAt.UTC().Format(timeFormat), t.FinishedAt.UTC().Format(timeFormat), t.Artifacts)
-	if err != nil {
-		return s.explain("save trial "+t.ID, err)
-	}
-	if len(resources) > 0 {
-		stmt, err := tx.Prepare(`INSERT INTO resources (trial_id, url, protocol, start_ms, response_end_ms, transfer_bytes, status) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return s.explain("save resources", err)
-		}
-		defer stmt.Close()
-		for _, r := range resources {
-			if _, err := stmt.Exec(t.ID, r.URL, r.Protocol, r.StartMs, r.ResponseEndMs, r.TransferBytes, r.Status); err != nil {
-				return s.explain("save resources", err)
-			}
-		}
-	}
-	return s.explainErr("save trial "+t.ID, tx.Commit())
-}
-
-// AddAttempt records a failed attempt.
-func (s *Store) AddAttempt(a Attempt) error {
-	_, err := s.db.Exec(`INSERT OR REPLACE INTO attempts (trial_id, attempt, error, started_at) VALUES (?, ?, ?, ?)`,
-		a.TrialID, a.Attempt, a.Error, a.StartedAt.UTC().Format(timeFormat))
-	return s.explainErr("save attempt", err)
-}
-
-// SaveNetwork stores a network's configuration and netcheck (JSON).
-func (s *Store) SaveNetwork(name string, config, netcheck []byte, at time.Time) error {
-	_, err := s.db.Exec(`INSERT OR REPLACE INTO networks (name, config, netcheck, checked_at) VALUES (?, ?, ?, ?)`,
-		name, string(config), string(netcheck), at.UTC().Format(timeFormat))
-	return s.explainErr("save network", err)
-}
-
-// Checked reports whether the network has a stored netcheck.
-func (s *Store) Checked(name string) (bool, error) {
-	var n int
-	err := s.db.QueryRow(`SELECT count(*) FROM networks WHERE name = ? AND netcheck != ''`, name).Scan(&n)
-	return n > 0, s.explainErr("read networks", err)
-}
-
-// EachTrial calls fn for every trial in plan order.
-func (s *Store) EachTrial(fn func(Trial) error) error {
-	rows, err := s.db.Query(`SELECT id, seq, rep, network, page, origins, stack, server, protocol, visit, cache, client,
-		status, attempts, error, plt_ms, onload_ms, dcl_ms, ttfb_ms, first_visit_plt_ms, document_protocol, wall_ms, overhead_ms,
-		server_requests, connections, handshakes, tcp_congestion, connection_records, started_at, finished_at, artifacts
-		FROM trials ORDER BY seq`)
-	if err != nil {
-		return s.explain("read trials", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var t Trial
-		var plt, onload, dcl, ttfb, first, wall, overhead sql.NullFloat64
-		var started, finished string
-		if err := rows.Scan(&t.ID, &t.Seq, &t.Rep, &t.Network, &t.Page, &t.Origins, &t.Stack, &t.Server, &t.Protocol, &t.Visit, &t.Cache, &t.Client,
-			&t.Status, &t.Attempts, &t.Error, &plt, &onload, &dcl, &ttfb, &first, &t.DocumentProto, &wall, &overhead,
-			&t.ServerRequests, &t.Connections, &t.Handshakes, &t.TCPCongestion, &t.ConnectionsJSON, &started, &finished, &t.Artifacts); err != nil {
-			return s.explain("read trials", err)
-		}
-		for _, p := range []struct {
-			dst *Float
-			src sql.NullFloat64
-		}{{&t.PLT, plt}, {&t.OnLoad, onload}, {&t.DCL, dcl}, {&t.TTFB, ttfb}, {&t.FirstVisitPLT, first}, {&t.Wall, wall}, {&t.Overhead, overhead}} {
-			*p.dst = Float{V: p.src.Float64, Valid: p.src.Valid}
-		}
-		t.StartedAt, _ = time.Parse(timeFormat, started)
-		t.FinishedAt, _ = time.Parse(timeFormat, finished)
-		if err := fn(t); err != nil {
-			return err
-		}
-	}
-	return s.explainErr("read trials", rows.Err())
-}
-
-// EachResource calls fn for every resource, grouped by trial in plan order.
-func (s *Store) EachResource(fn func(Resource) error) error {
-	rows, err := s.db.Query(`SELECT r.trial_id, r.url, r.protocol, r.start_ms, r.response_end_ms, r.transfer_bytes, r.status
-		FROM resources r JOIN trials t ON t.id = r.trial_id ORDER BY t.seq, r.rowid`)
-	if err != nil {
-		return s.explain("read resources", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r Resource
-		if err := rows.Scan(&r.TrialID, &r.URL, &r.Protocol, &r.StartMs, &r.ResponseEndMs, &r.TransferBytes, &r.Status); err != nil {
-			return s.explain("read resources", err)
-		}
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return s.explainErr("read resources", rows.Err())
-}
-
-// ResourcesOf returns one trial's resources.
-func (s *Store) ResourcesOf(trialID string) ([]Resource, error) {
-	rows, err := s.db.Query(`SELECT trial_id, url, protocol, start_ms, response_end_ms, transfer_bytes, status FROM resources WHERE trial_id = ? ORDER BY rowid`, trialID)
-	if err != nil {
-		return nil, s.explain("read resources", err)
-	}
-	defer rows.Close()
-	var out []Resource
-	for rows.Next() {
-		var r Resource
-		if err := rows.Scan(&r.TrialID, &r.URL, &r.Protocol, &r.StartMs, &r.ResponseEndMs, &r.TransferBytes, &r.Status); err != nil {
-			return nil, s.explain("read resources", err)
-		}
-		out = append(out, r)
-	}
-	return out, s.explainErr("read resources", rows.Err())
-}
-
-// Facts returns the run's facts (the meta table) without the spec's text.
-func (s *Store) Facts() (map[string]string, error) {
-	rows, err := s.db.Query(`SELECT key, value FROM meta WHERE key != 'spec'`)
-	if err != nil {
-		return nil, s.explain("read meta", err)
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, s.explain("read meta", err)
-		}
-		out[k] = v
-	}
-	return out, s.explainErr("read meta", rows.Err())
+	TrialID   string    `parquet:"trial_id"`
+	Attempt   int64     `parquet:"attempt"`
+	Error     string    `parquet:"error"`
+	StartedAt time.Time `parquet:"started_at,timestamp(microsecond)"`
 }

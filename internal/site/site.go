@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"strings"
+
+	"github.com/quicbench/quicbench/internal/factor"
 )
 
 // Resource is one file of a site.
@@ -47,6 +49,17 @@ func (s *Site) Hosts() []string {
 		hosts[i] = o.Host
 	}
 	return hosts
+}
+
+// Bytes is the size of every file of the site, the document included.
+func (s *Site) Bytes() int64 {
+	var n int64
+	for _, o := range s.Origins {
+		for _, r := range o.Resources {
+			n += int64(len(r.Body))
+		}
+	}
+	return n
 }
 
 // Lookup returns the resource at path on host, or nil.
@@ -96,7 +109,7 @@ func Files(host string, sizes []int64, seed uint64) (*Site, error) {
 	s := &Site{Origins: []*Origin{o}, DocumentPath: "/"}
 	var index strings.Builder
 	for _, size := range sizes {
-		if size < 1 || size > MaxObjectBytes {
+		if size < 1 || size > factor.MaxObjectBytes {
 			return nil, fmt.Errorf("file size %d B is outside 1 B to 1 GiB", size)
 		}
 		body := make([]byte, size)

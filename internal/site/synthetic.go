@@ -8,71 +8,10 @@ import (
 	"hash/crc32"
 	"html"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 
-	"github.com/quicbench/quicbench/internal/units"
+	"github.com/quicbench/quicbench/internal/factor"
 )
-
-// SyntheticSpec is a page of Objects images of ObjectBytes bytes each.
-type SyntheticSpec struct {
-	Objects     int   // number of images, 1 to MaxObjects
-	ObjectBytes int64 // bytes per image, MinObjectBytes to MaxObjectBytes
-}
-
-// Limits of synthetic pages.
-const (
-	MaxObjects     = 10_000
-	MaxObjectBytes = 1 << 30
-)
-
-// MinObjectBytes is the smallest valid PNG this generator makes, in bytes.
-var MinObjectBytes = int64(len(pngOfSize(0, nil)))
-
-// String gives the spec in the form ParsePage reads, with the largest unit
-// that divides the size exactly, such as "synthetic:32x10KB".
-func (s SyntheticSpec) String() string {
-	size := strconv.FormatInt(s.ObjectBytes, 10) + "B"
-	for _, u := range []struct {
-		name   string
-		factor int64
-	}{{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if s.ObjectBytes%u.factor == 0 {
-			size = strconv.FormatInt(s.ObjectBytes/u.factor, 10) + u.name
-			break
-		}
-	}
-	return fmt.Sprintf("synthetic:%dx%s", s.Objects, size)
-}
-
-// ParsePage parses a page argument. The only kind so far is
-// "synthetic:NxSIZE", such as "synthetic:32x10KB".
-func ParsePage(arg string) (SyntheticSpec, error) {
-	const usage = "use synthetic:NxSIZE, for example synthetic:32x10KB"
-	rest, ok := strings.CutPrefix(arg, "synthetic:")
-	if !ok {
-		return SyntheticSpec{}, fmt.Errorf("page %q is not supported: %s", arg, usage)
-	}
-	nText, sizeText, ok := strings.Cut(rest, "x")
-	if !ok {
-		return SyntheticSpec{}, fmt.Errorf("page %q lacks the x between count and size: %s", arg, usage)
-	}
-	n, err := strconv.Atoi(nText)
-	if err != nil {
-		return SyntheticSpec{}, fmt.Errorf("page %q: object count %q is not a whole number: %s", arg, nText, usage)
-	}
-	if n < 1 || n > MaxObjects {
-		return SyntheticSpec{}, fmt.Errorf("page %q: object count %d is outside 1 to %d", arg, n, MaxObjects)
-	}
-	size, err := units.ParseBytes(sizeText)
-	if err != nil {
-		return SyntheticSpec{}, fmt.Errorf("page %q: %w", arg, err)
-	}
-	if size < MinObjectBytes || size > MaxObjectBytes {
-		return SyntheticSpec{}, fmt.Errorf("page %q: object size %d B is outside %d B (the smallest valid image) to 1 GiB", arg, size, MinObjectBytes)
-	}
-	return SyntheticSpec{Objects: n, ObjectBytes: size}, nil
-}
 
 // OriginHosts names the origins of a synthetic page on k origins:
 // www.quicbench.test for the first (it serves the document), then
@@ -90,9 +29,9 @@ func OriginHosts(k int) []string {
 // hosts[i mod len(hosts)] at the distinct URL "/obj/<i>.png", each a valid
 // 1×1 PNG of exactly spec.ObjectBytes bytes, padded with incompressible
 // bytes from seed.
-func Synthetic(spec SyntheticSpec, hosts []string, seed uint64) (*Site, error) {
-	if spec.Objects < 1 || spec.Objects > MaxObjects || spec.ObjectBytes < MinObjectBytes || spec.ObjectBytes > MaxObjectBytes {
-		return nil, fmt.Errorf("synthetic page %v is outside the limits", spec)
+func Synthetic(spec factor.Page, hosts []string, seed uint64) (*Site, error) {
+	if err := spec.Validate(); err != nil || spec.Kind != factor.PageSynthetic {
+		return nil, fmt.Errorf("synthetic page %v: not a valid synthetic page (%v)", spec, err)
 	}
 	if len(hosts) == 0 {
 		return nil, fmt.Errorf("synthetic page %v: no origin", spec)
@@ -104,7 +43,7 @@ func Synthetic(spec SyntheticSpec, hosts []string, seed uint64) (*Site, error) {
 	}
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>quicbench %s</title></head>\n<body>\n", html.EscapeString(spec.String()))
-	padding := make([]byte, spec.ObjectBytes-MinObjectBytes)
+	padding := make([]byte, spec.ObjectBytes-factor.MinObjectBytes)
 	for i := range spec.Objects {
 		path := fmt.Sprintf("/obj/%d.png", i)
 		for j := range padding {

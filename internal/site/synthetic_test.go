@@ -5,11 +5,13 @@ import (
 	"image/png"
 	"strings"
 	"testing"
+
+	"github.com/quicbench/quicbench/internal/factor"
 )
 
 func TestSyntheticObjectsAreValidPNGsOfExactSize(t *testing.T) {
-	for _, size := range []int64{MinObjectBytes, 100, 1000, 10_000, 300_000} {
-		s, err := Synthetic(SyntheticSpec{Objects: 3, ObjectBytes: size}, []string{"www.example.test"}, 1)
+	for _, size := range []int64{factor.MinObjectBytes, 100, 1000, 10_000, 300_000} {
+		s, err := Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 3, ObjectBytes: size}, []string{"www.example.test"}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +35,7 @@ func TestSyntheticObjectsAreValidPNGsOfExactSize(t *testing.T) {
 }
 
 func TestSyntheticDocumentReferencesEveryObjectOnce(t *testing.T) {
-	s, err := Synthetic(SyntheticSpec{Objects: 32, ObjectBytes: 1000}, []string{"h.test"}, 9)
+	s, err := Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 32, ObjectBytes: 1000}, []string{"h.test"}, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +59,9 @@ func TestSyntheticDocumentReferencesEveryObjectOnce(t *testing.T) {
 }
 
 func TestSyntheticIsDeterministicAndIncompressible(t *testing.T) {
-	a, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, []string{"h"}, 3)
-	b, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, []string{"h"}, 3)
-	c, _ := Synthetic(SyntheticSpec{Objects: 2, ObjectBytes: 5000}, []string{"h"}, 4)
+	a, _ := Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 2, ObjectBytes: 5000}, []string{"h"}, 3)
+	b, _ := Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 2, ObjectBytes: 5000}, []string{"h"}, 3)
+	c, _ := Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 2, ObjectBytes: 5000}, []string{"h"}, 4)
 	ra, rb, rc := a.Lookup("h", "/obj/1.png").Body, b.Lookup("h", "/obj/1.png").Body, c.Lookup("h", "/obj/1.png").Body
 	if !bytes.Equal(ra, rb) {
 		t.Error("same seed gave different bytes")
@@ -72,60 +74,25 @@ func TestSyntheticIsDeterministicAndIncompressible(t *testing.T) {
 	}
 }
 
-func TestParsePage(t *testing.T) {
-	good := map[string]SyntheticSpec{
-		"synthetic:32x10KB":   {32, 10_000},
-		"synthetic:2x100B":    {2, 100},
-		"synthetic:128x300KB": {128, 300_000},
-		"synthetic:1x1MiB":    {1, 1 << 20},
-	}
-	for in, want := range good {
-		got, err := ParsePage(in)
-		if err != nil || got != want {
-			t.Errorf("ParsePage(%q) = %+v, %v; want %+v", in, got, err, want)
-		}
-		if back, err := ParsePage(got.String()); err != nil || back != got {
-			t.Errorf("ParsePage(%q.String() = %q) = %+v, %v: does not round-trip", in, got.String(), back, err)
-		}
-	}
-	if s := (SyntheticSpec{32, 10_000}).String(); s != "synthetic:32x10KB" {
-		t.Errorf("String() = %q, want synthetic:32x10KB", s)
-	}
-	bad := []string{"synthetic:0x10KB", "synthetic:-1x10KB", "synthetic:10", "synthetic:3x", "synthetic:3x10B",
-		"real:cnn", "synthetic:100000x1KB", "synthetic:axb", "synthetic:2x2GiB", ""}
-	for _, in := range bad {
-		if got, err := ParsePage(in); err == nil {
-			t.Errorf("ParsePage(%q) = %+v, want an error", in, got)
-		}
-	}
-}
-
 func TestValidateRejectsDuplicateOriginsAndMissingFiles(t *testing.T) {
-	s, _ := Synthetic(SyntheticSpec{Objects: 1, ObjectBytes: 100}, []string{"a.test"}, 1)
+	s, _ := Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 100}, []string{"a.test"}, 1)
 	s.Origins = append(s.Origins, &Origin{Host: "a.test"})
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "two origins") {
 		t.Errorf("duplicate origin: %v", err)
 	}
-	s, _ = Synthetic(SyntheticSpec{Objects: 1, ObjectBytes: 100}, []string{"a.test"}, 1)
+	s, _ = Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 100}, []string{"a.test"}, 1)
 	delete(s.Origins[0].Resources, "/obj/0.png")
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing object: %v", err)
 	}
 }
 
-func FuzzParsePage(f *testing.F) {
-	for _, s := range []string{"synthetic:32x10KB", "synthetic:0x1", "synthetic:x", "synthetic:1x1e3KB"} {
-		f.Add(s)
+// TestMinObjectBytesIsTheSmallestPNG: the vocabulary's limit is the
+// generator's smallest image.
+func TestMinObjectBytesIsTheSmallestPNG(t *testing.T) {
+	if n := len(pngOfSize(0, nil)); n != factor.MinObjectBytes {
+		t.Errorf("the smallest PNG has %d bytes, factor.MinObjectBytes says %d", n, factor.MinObjectBytes)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		spec, err := ParsePage(s)
-		if err != nil {
-			return
-		}
-		if spec.Objects < 1 || spec.Objects > MaxObjects || spec.ObjectBytes < MinObjectBytes || spec.ObjectBytes > MaxObjectBytes {
-			t.Errorf("ParsePage(%q) accepted out-of-range %+v", s, spec)
-		}
-	})
 }
 
 func TestSyntheticSpreadsObjectsOverOrigins(t *testing.T) {
@@ -133,7 +100,7 @@ func TestSyntheticSpreadsObjectsOverOrigins(t *testing.T) {
 	if hosts[0] != "www.quicbench.test" || hosts[2] != "o3.quicbench.test" {
 		t.Fatalf("hosts %v", hosts)
 	}
-	s, err := Synthetic(SyntheticSpec{Objects: 8, ObjectBytes: 100}, hosts, 1)
+	s, err := Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 8, ObjectBytes: 100}, hosts, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,15 @@
 package spec
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/google/go-cmp/cmp"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/netconf"
 )
 
 const full = `name: study
@@ -39,7 +42,7 @@ func TestParseFullSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Browser != BrowserWarm {
+	if s.Browser != factor.BrowserWarm {
 		t.Errorf("browser %q", s.Browser)
 	}
 	if s.Name != "study" || s.Seed != 7 || s.Repetitions != 3 || s.Retries != 1 || s.Timeout != 30*time.Second || s.Netcheck || !s.Artifacts.Pcap || !s.Artifacts.HAR {
@@ -49,20 +52,20 @@ func TestParseFullSpec(t *testing.T) {
 	for _, n := range s.Networks {
 		names = append(names, n.Name)
 	}
-	if got := strings.Join(names, " "); got != "fast rtt100ms-loss1 seed004-us-3g seed003-lte-loss2" {
+	if got := strings.Join(names, " "); got != "fast rtt100ms-loss1 seed004-us-3g seed003-lte-loss2-path2-40ms" {
 		t.Errorf("network names %q", got)
 	}
-	if s.Networks[0].Resolved.Link.Down.RateBitsPerSecond != 100e6 || s.Networks[0].Resolved.Link.Down.QueueBytes != 2_500_000 {
-		t.Errorf("fast network %+v", s.Networks[0].Resolved.Link.Down)
+	if s.Networks[0].Down.RateBitsPerSecond != 100e6 || s.Networks[0].Down.QueueBytes != 2_500_000 {
+		t.Errorf("fast network %+v", s.Networks[0].Down)
 	}
-	if s.Networks[1].Resolved.Link.Down.RateBitsPerSecond != 0 || s.Networks[1].Resolved.Link.Up.Loss != 0.01 {
-		t.Errorf("rtt100ms-loss1: %+v (missing keys must be unlimited, no queue)", s.Networks[1].Resolved.Link.Up)
+	if s.Networks[1].Down.RateBitsPerSecond != 0 || s.Networks[1].Up.Loss != 0.01 {
+		t.Errorf("rtt100ms-loss1: %+v (missing keys must be unlimited, no queue)", s.Networks[1].Up)
 	}
-	if s.Networks[3].Resolved.RTT != 74*time.Millisecond || s.Networks[3].Resolved.Link.Down.Loss != 0.02 || len(s.Networks[3].Resolved.Link.Paths) != 1 {
-		t.Errorf("preset with overrides: %+v", s.Networks[3].Resolved)
+	if s.Networks[3].RTT != 74*time.Millisecond || s.Networks[3].Down.Loss != 0.02 || len(s.Networks[3].Paths) != 1 {
+		t.Errorf("preset with overrides: %+v", s.Networks[3])
 	}
-	if len(s.Pages) != 2 || s.Pages[1].Objects != 8 || len(s.Protocols) != 2 || len(s.Stacks) != 2 || s.Stacks[1].Name != "tcp+" ||
-		len(s.Servers) != 2 || len(s.Visits) != 2 || s.Visits[1] != client.RepeatVisit || len(s.Cache) != 2 || !s.Cache[1] || s.Origins[0] != 2 {
+	if len(s.Pages) != 2 || s.Pages[1].Objects != 8 || len(s.Protocols) != 2 || len(s.Stacks) != 2 || s.Stacks[1] != factor.StackTCPPlus ||
+		len(s.Servers) != 2 || len(s.Visits) != 2 || s.Visits[1] != factor.RepeatVisit || len(s.Cache) != 2 || !s.Cache[1].On() || s.Origins[0] != 2 {
 		t.Errorf("factors: %+v", s)
 	}
 	if len(s.SHA256) != 64 || string(s.Source) != full {
@@ -75,8 +78,8 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Seed != 1 || s.Retries != 2 || s.Client != ClientChromium || s.Browser != BrowserFresh || s.Timeout != time.Minute || !s.Netcheck ||
-		len(s.Protocols) != 3 || s.Stacks[0].Name != "tcp" || s.Servers[0] != "go" || s.Visits[0] != client.FirstVisit || s.Cache[0] || s.Origins[0] != 1 {
+	if s.Seed != 1 || s.Retries != 2 || s.Client != factor.ClientChromium || s.Browser != factor.BrowserFresh || s.Timeout != time.Minute || !s.Netcheck ||
+		len(s.Protocols) != 3 || s.Stacks[0] != factor.StackTCP || s.Servers[0] != factor.ServerGo || s.Visits[0] != factor.FirstVisit || s.Cache[0].On() || s.Origins[0] != 1 {
 		t.Errorf("defaults: %+v", s)
 	}
 }
@@ -89,19 +92,19 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n", "factors.pages is missing"},
 		{"repetitions: 2\nreps: 3\n", `line 2: unknown key "reps"`},
 		{base + "  protocol: [h2]\n", `line 5: unknown key "protocol"`},
-		{base + "  protocols: [h2, h4]\n", `line 5: protocol: "h4" is not one of h1, h2, h3`},
+		{base + "  protocols: [h2, h4]\n", `line 5: protocol "h4" is unknown: use h1, h2 or h3`},
 		{base + "  protocols: [h2, h2]\n", `line 5: protocol "h2" is already listed on line 5`},
-		{base + "  stacks: [quic]\n", `line 5: stack: "quic" is not a TCP stack`},
-		{base + "  servers: [caddy]\n", `line 5: server: server "caddy" is unknown`},
-		{base + "  cache: [maybe]\n", `line 5: cache: "maybe": use on or off`},
-		{base + "  origins: [0]\n", `line 5: origins: "0" is not a number of origins from 1 to 64`},
-		{base + "  visits: [second]\n", `line 5: visit: visit "second" is unknown`},
+		{base + "  stacks: [quic]\n", `line 5: stack "quic" is unknown: use tcp, tcp+ or tcp+bbr`},
+		{base + "  servers: [caddy]\n", `line 5: server "caddy" is unknown: use go or nginx`},
+		{base + "  cache: [maybe]\n", `line 5: cache "maybe" is unknown: use off or on`},
+		{base + "  origins: [0]\n", `line 5: origins 0 is outside 1 to 64`},
+		{base + "  visits: [second]\n", `line 5: visit "second" is unknown`},
 		{"repetitions: 2\nfactors:\n  networks:\n    - {rtt: fast}\n  pages: [synthetic:1x1KB]\n", `line 4: network: rtt "fast" is not a duration`},
 		{"repetitions: 2\nfactors:\n  networks:\n    - {latency: 5ms}\n  pages: [synthetic:1x1KB]\n", `line 4: unknown network key "latency"`},
 		{"repetitions: 2\nfactors:\n  networks:\n    - 5g\n  pages: [synthetic:1x1KB]\n", `line 4: network: net: unknown network preset "5g"`},
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 5ms}, {rtt: 5ms}]\n  pages: [synthetic:1x1KB]\n", `network "rtt5ms" is already on line 3`},
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 5ms, path: 3=10ms}]\n  pages: [synthetic:1x1KB]\n", "path names server 3, but there are 1 servers with 1 origins"},
-		{"repetitions: 2\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [cnn.com]\n", `line 4: page: page "cnn.com" is not supported`},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [cnn.com]\n", `line 4: page "cnn.com" is not supported`},
 		{"repetitions: 0\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [synthetic:1x1KB]\n", "repetitions 0 is outside 1 to 100000"},
 		{"repetitions: two\n", `line 1: cannot unmarshal !!str ` + "`two`"},
 		{base + "client: firefox\n", `client "firefox" is unknown: use chromium or loader`},
@@ -115,6 +118,48 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		}
 		if err != nil && strings.Contains(err.Error(), "\n") {
 			t.Errorf("spec %q: error %q spans lines", c.spec, err)
+		}
+	}
+}
+
+// TestFormatRoundTrips: a spec written by Format reads back as the same
+// spec, so that compare's flags and a spec file meet in one parser.
+func TestFormatRoundTrips(t *testing.T) {
+	for _, text := range []string{full, "repetitions: 1\nfactors:\n  networks: [{rtt: 20ms, gilbert: \"1,30\", drop-head: true, down-trace: ../../../shared/traces/Verizon-LTE-short.down}]\n  pages: [synthetic:1x1KB]\n"} {
+		a, err := Parse([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Name = "x: y # not a comment"
+		out, err := Format(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Parse(out)
+		if err != nil {
+			t.Fatalf("Format wrote a spec that does not parse: %v\n%s", err, out)
+		}
+		a.Source, a.SHA256, b.Source, b.SHA256 = nil, "", nil, ""
+		if diff := cmp.Diff(a, b, cmp.AllowUnexported(netconf.Network{})); diff != "" {
+			t.Errorf("round trip differs (-parsed +formatted):\n%s\n%s", diff, out)
+		}
+	}
+}
+
+// TestImportsNoRuntimePackage: spec and plan read files and expand grids;
+// they must not pull in what builds namespaces, emulators or browsers.
+func TestImportsNoRuntimePackage(t *testing.T) {
+	for _, pkg := range []string{".", "../plan"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list: %v\n%s", err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, runtime := range []string{"testbed", "client", "emulator", "stacks", "netns", "tun", "origin", "nginx", "loader", "experiment", "results"} {
+				if dep == "github.com/quicbench/quicbench/internal/"+runtime {
+					t.Errorf("%s imports %s", pkg, dep)
+				}
+			}
 		}
 	}
 }

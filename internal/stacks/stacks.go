@@ -18,6 +18,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
 )
 
@@ -56,15 +57,25 @@ const (
 // Profiles lists the stacks, as in seed 003's Table 1.
 func Profiles() []Profile {
 	return []Profile{
-		{Name: "tcp", Summary: "stock TCP: initial window 10, CUBIC, slow start after idle, default buffers, no pacing",
+		{Name: string(factor.StackTCP), Summary: "stock TCP: initial window 10, CUBIC, slow start after idle, default buffers, no pacing",
 			Congestion: "cubic", SlowStartAfterIdle: true},
-		{Name: "tcp+", Summary: "tuned TCP: initial window 32, CUBIC with pacing, no slow start after idle, 32 MiB buffers",
+		{Name: string(factor.StackTCPPlus), Summary: "tuned TCP: initial window 32, CUBIC with pacing, no slow start after idle, 32 MiB buffers",
 			InitCwnd: 32, InitRwnd: 32, Congestion: "cubic", TunedBuffers: true, Pacing: true, Limits: []string{noFQ, nginxPacing}},
-		{Name: "tcp+bbr", Summary: "tcp+ with BBR instead of CUBIC",
+		{Name: string(factor.StackTCPPlusBBR), Summary: "tcp+ with BBR instead of CUBIC",
 			InitCwnd: 32, InitRwnd: 32, Congestion: "bbr", TunedBuffers: true, Pacing: true, Limits: []string{noFQ}},
-		{Name: "quic", Summary: "quic-go v0.65 defaults: CUBIC-style congestion control with pacing, initial window 32 packets",
+		{Name: "quic", Summary: "quic-go v0.65 defaults: NewReno congestion control (its CUBIC sender runs in Reno mode) with pacing, initial window 32 packets",
 			QUIC: true, Limits: []string{"quic-go has no BBR, so there is no quic+bbr (seed 003's QUIC+BBR cannot be reproduced)"}},
 	}
+}
+
+// Of returns the profile of a TCP stack level (each has one: a test says
+// so).
+func Of(s factor.Stack) Profile {
+	p, err := Lookup(string(s))
+	if err != nil {
+		panic(fmt.Sprintf("stacks: the level %q of factor.Stacks has no profile", s))
+	}
+	return p
 }
 
 // Lookup returns the profile called name, or an error listing the names.

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/stacks"
@@ -26,6 +27,11 @@ func TestLookup(t *testing.T) {
 	}
 	if _, err := stacks.Lookup("tcp++"); err == nil || !strings.Contains(err.Error(), "quicbench stacks") {
 		t.Errorf("unknown stack: %v", err)
+	}
+	for _, level := range factor.Stacks().Values() { // every TCP stack level has its profile
+		if p := stacks.Of(level); p.Name != string(level) || p.QUIC {
+			t.Errorf("stacks.Of(%q) = %+v", level, p)
+		}
 	}
 	q, _ := stacks.Lookup("quic")
 	if len(q.Limits) == 0 || !strings.Contains(q.Limits[0], "no BBR") {

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/netns"
 )
 
@@ -30,6 +31,17 @@ func StartNetwork(stem string, link emulator.Config, servers int) (*Network, err
 		return nil, errors.Join(err, topo.Close())
 	}
 	return &Network{Topo: topo, Emulator: emu}, nil
+}
+
+// LinkOf is the emulator configuration of network n with the directions'
+// seeds: a path towards server N leads to netns.ServerAddr(N).
+func LinkOf(n *netconf.Network, upSeed, downSeed uint64) emulator.Config {
+	c := emulator.Config{Up: n.Up, Down: n.Down}
+	c.Up.Seed, c.Down.Seed = upSeed, downSeed
+	for _, p := range n.Paths {
+		c.Paths = append(c.Paths, emulator.Path{Server: netns.ServerAddr(p.Server), RTT: p.RTT, Loss: p.Loss})
+	}
+	return c
 }
 
 // Close stops the emulator, removes the devices and namespaces, and waits

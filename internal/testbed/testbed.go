@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/nginx"
 	"github.com/quicbench/quicbench/internal/origin"
@@ -39,26 +40,11 @@ type Config struct {
 	// Stack is the servers' TCP stack profile; the zero value leaves the
 	// namespace's kernel defaults (on this kernel: BBR).
 	Stack stacks.Profile
-	// Server is the server stack for h1 and h2: ServerGo (the zero value)
-	// or ServerNginx. h3 is always served by quic-go.
-	Server string
+	// Server is the server stack for h1 and h2: factor.ServerGo (the zero
+	// value) or factor.ServerNginx. h3 is always served by quic-go.
+	Server factor.Server
 	// Cache makes the site cacheable from the start (see SetCache).
 	Cache bool
-}
-
-// Server stacks for h1 and h2.
-const (
-	ServerGo    = "go"    // net/http, in the quicbench process
-	ServerNginx = "nginx" // Debian's nginx, a process in the servers namespace
-)
-
-// ParseServer checks a server stack name.
-func ParseServer(s string) (string, error) {
-	switch s {
-	case ServerGo, ServerNginx:
-		return s, nil
-	}
-	return "", fmt.Errorf("server %q is unknown: use go or nginx", s)
 }
 
 // Testbed is a running cell. Close removes everything it created.
@@ -91,12 +77,12 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		return nil, err
 	}
 	if cfg.Server == "" {
-		cfg.Server = ServerGo
+		cfg.Server = factor.ServerGo
 	}
-	if _, err := ParseServer(cfg.Server); err != nil {
-		return nil, err
+	if !factor.Servers().Has(cfg.Server) {
+		return nil, fmt.Errorf("testbed: server %q is unknown: use %s", cfg.Server, factor.Servers().Names())
 	}
-	if cfg.Server == ServerNginx {
+	if cfg.Server == factor.ServerNginx {
 		if err := nginx.CheckInstalled(""); err != nil {
 			return nil, err
 		}
@@ -134,7 +120,7 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	for _, host := range hosts {
 		addr := netip.AddrPortFrom(tb.Addrs[host], OriginPort).String()
 		var tcp net.Listener
-		if cfg.Server == ServerNginx {
+		if cfg.Server == factor.ServerNginx {
 			// nginx listens on TCP itself.
 		} else if cfg.Stack.Name != "" {
 			tcp, err = stacks.Listen(tb.Topo.Servers, addr, cfg.Stack, &tb.Stack)
@@ -160,7 +146,7 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		return nil, err
 	}
 	tb.Origin.SetCache(cfg.Cache)
-	if cfg.Server == ServerNginx {
+	if cfg.Server == factor.ServerNginx {
 		tb.Nginx, err = nginx.Start(nginx.Config{
 			Site: cfg.Site, Dir: filepath.Join(cfg.RunDir, "nginx"), Namespace: tb.Topo.Servers, Addrs: tb.Addrs,
 			Port: OriginPort, CertFile: tb.Certs.LeafFile, KeyFile: tb.Certs.LeafKeyFile, Cache: cfg.Cache,

@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/quicbench/quicbench/internal/experiment"
+	"github.com/quicbench/quicbench/internal/netcheck"
+	"github.com/quicbench/quicbench/internal/netconf"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/report"
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+// compareRun is a finished or interrupted comparison as read back from its
+// results database.
+type compareRun struct {
+	Summary  report.RunSummary `json:"summary"`
+	Testbeds []results.Testbed `json:"testbeds"`
+	Netcheck *netcheck.Report  `json:"netcheck,omitempty"`
+	// Trials are every load, each with its resources and connections.
+	Trials      []trialDetail `json:"trials"`
+	WallSeconds float64       `json:"wall_seconds"`
+	Dir         string        `json:"run_dir"`
+}
+
+// trialDetail is a trial with its resources and connections.
+type trialDetail struct {
+	Trial       results.Trial        `json:"trial"`
+	Resources   []results.Resource   `json:"resources"`
+	Connections []results.Connection `json:"connections"`
+}
+
+// readCompare reads the comparison in dir back from its database.
+func readCompare(dir string, wallSeconds float64) (*compareRun, error) {
+	store, err := results.Open(filepath.Join(dir, results.FileName))
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	r := &compareRun{WallSeconds: wallSeconds, Dir: dir}
+	var trials []results.Trial
+	if err := store.EachTrial(func(t results.Trial) error { trials = append(trials, t); return nil }); err != nil {
+		return nil, err
+	}
+	var conns []results.Connection
+	for _, t := range trials {
+		d := trialDetail{Trial: t}
+		if d.Resources, err = store.ResourcesOf(t.ID); err != nil {
+			return nil, err
+		}
+		if d.Connections, err = store.ConnectionsOf(t.ID); err != nil {
+			return nil, err
+		}
+		conns = append(conns, d.Connections...)
+		r.Trials = append(r.Trials, d)
+	}
+	r.Summary = report.SummarizeRun(trials, conns)
+	if r.Testbeds, err = store.Testbeds(); err != nil {
+		return nil, err
+	}
+	checks, err := store.Netchecks()
+	if err != nil {
+		return nil, err
+	}
+	for _, text := range checks { // a comparison has one network
+		r.Netcheck = &netcheck.Report{}
+		if err := json.Unmarshal([]byte(text), r.Netcheck); err != nil {
+			return nil, fmt.Errorf("netcheck: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// printCompare prints the comparison in o.dir: the table, or JSON.
+func printCompare(w io.Writer, o *compareOptions, res *experiment.RunResult) error {
+	r, err := readCompare(o.dir, res.Elapsed.Seconds())
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Spec string `json:"spec"`
+			*compareRun
+		}{string(o.spec.Source), r})
+	}
+	fmt.Fprintln(w, header(o.spec))
+	printSummary(w, r)
+	return nil
+}
+
+// printSummary writes the comparison table, the link counters, the stack
+// and the netcheck.
+func printSummary(w io.Writer, r *compareRun) {
+	s := r.Summary
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "protocol\tok\tfailed\tPLT median\tPLT mean\tPLT p25\tPLT p75\tDCL median\tTTFB median\tPLT/h2\tobserved\thandshakes\t")
+	for _, p := range s.Protocols {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Protocol, p.OK, p.Failed,
+			msText(p.PLT.Median), msText(p.PLT.Mean), msText(p.PLT.P25), msText(p.PLT.P75),
+			msText(p.DCL.Median), msText(p.TTFB.Median), ratioText(p.RatioToH2), strings.Join(p.Observed, ","), handshakeText(p.Handshakes))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "Times in ms from navigation start; PLT = loadEventEnd, DCL = DOMContentLoaded, TTFB = first byte of the document.")
+	fmt.Fprintln(w, "Handshakes: the servers' connections in the verified loads, by kind (full, resumed, 0rtt, incomplete).")
+	fmt.Fprintln(w, "Only verified loads (every object over the requested protocol, as seen by browser and server) are in the statistics.")
+	for _, t := range s.Failed {
+		fmt.Fprintf(w, "failed: round %d %s: %s\n", t.Rep, t.Protocol, t.Error)
+	}
+	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkTotalsText(s.Up), linkTotalsText(s.Down))
+	for _, tb := range r.Testbeds {
+		fmt.Fprintln(w, stackText(tb))
+	}
+	fmt.Fprintf(w, "harness overhead per load: median %s ms beyond the PLT (browser start %s ms)\n",
+		msText(s.Overhead.PerLoad.Median), msText(s.Overhead.BrowserStart.Median))
+	fmt.Fprintf(w, "%d loads in %.1f s; every load is in %s (quicbench report %s, quicbench export %s)\n",
+		s.Trials, r.WallSeconds, filepath.Join(r.Dir, results.FileName), r.Dir, r.Dir)
+	if r.Netcheck != nil {
+		printNetcheckSummary(w, r.Netcheck)
+	}
+}
+
+// stackText is the servers' TCP stack as read back.
+func stackText(tb results.Testbed) string {
+	congestion := tb.Congestion
+	if congestion == "" { // no TCP connection was read
+		congestion = tb.RouteCongestion + " (the route's)"
+	}
+	return fmt.Sprintf("servers' TCP stack %s, read back from the kernel: %s, initcwnd %s, initrwnd %s, slow start after idle %s, tcp_wmem %s, pacing %v",
+		tb.Stack, congestion, windowText(tb.InitCwnd), windowText(tb.InitRwnd), tb.SlowStartAfterIdle, tb.TCPWmem, tb.Pacing)
+}
+
+func linkTotalsText(l report.LinkTotals) string {
+	lossPct := 0.0
+	if l.Packets > 0 {
+		lossPct = 100 * float64(l.Lost) / float64(l.Packets)
+	}
+	text := fmt.Sprintf("%d packets, %d lost at random (%.2f%%, configured %s), %d dropped by the full queue, peak queue %d B",
+		l.Packets, l.Lost, lossPct, netconf.Percent(l.ConfiguredLossPct/100), l.QueueDrops, l.PeakQueueBytes)
+	if l.PathLost > 0 {
+		text += fmt.Sprintf(", %d lost on per-server paths", l.PathLost)
+	}
+	return text
+}
+
+func msText(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func ratioText(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// printNetcheckSummary says in one line whether the network was what it
+// claimed, and lists the checks that failed.
+func printNetcheckSummary(w io.Writer, r *netcheck.Report) {
+	var failed []string
+	for _, l := range r.Lines {
+		if l.Result == netcheck.Fail {
+			failed = append(failed, fmt.Sprintf("%s: configured %s, measured %s", l.Check, l.Configured, l.Measured))
+		}
+	}
+	if len(failed) == 0 {
+		fmt.Fprintf(w, "netcheck: all %d checks passed (RTT, loss, goodput, delay under load; the networks table of results.db)\n", len(r.Lines))
+		return
+	}
+	fmt.Fprintf(w, "netcheck: %d of %d checks FAILED, the network was not what was configured (the networks table of results.db):\n", len(failed), len(r.Lines))
+	for _, f := range failed {
+		fmt.Fprintln(w, "  "+f)
+	}
+}
+
+func windowText(packets int64) string {
+	if packets == 0 {
+		return "default (10)"
+	}
+	return strconv.FormatInt(packets, 10)
+}
+
+// handshakeText lists handshake counts by kind in a fixed order, such as
+// "full 12" or "0rtt 5, full 1"; "-" for none.
+func handshakeText(counts map[string]int) string {
+	var parts []string
+	for _, kind := range origin.HandshakeKinds() {
+		if n := counts[kind]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", kind, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,164 @@
+package experiment
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"context"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/loader"
+	"github.com/quicbench/quicbench/internal/netcheck"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stacks"
+	"github.com/quicbench/quicbench/internal/testbed"
+)
+
+// bench is a running testbed with its page and page loader.
+type bench struct {
+	*testbed.Testbed
+	page     *site.Site
+	loader   client.PageLoader
+	chromium *client.Chromium
+}
+
+// startTestbed builds the testbed of setup: its page from the page seed,
+// its link from the link seeds, its servers and stack, and a page loader
+// of the spec's client.
+func (r *runner) startTestbed(setup *plan.Setup) (*bench, error) {
+	page, err := site.Synthetic(setup.Page, site.OriginHosts(setup.Origins), setup.PageSeed)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := testbed.Start(testbed.Config{
+		Stem: netns.NewRunName("r"),
+		Link: testbed.LinkOf(setup.Network, setup.UpSeed, setup.DownSeed), Site: page,
+		RunDir: filepath.Join(r.cfg.Dir, "testbed"), Log: r.cfg.Log,
+		Stack: stacks.Of(setup.Stack), Server: setup.Server,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
+	}
+	b := &bench{Testbed: tb, page: page}
+	b.chromium = &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
+		Warm: r.spec.Browser == factor.BrowserWarm}
+	b.loader = b.chromium
+	if r.spec.Client == factor.ClientLoader {
+		b.loader = NewLoader(tb, r.spec.Timeout, r.cfg.Facts["quicbench_version"])
+	}
+	return b, nil
+}
+
+// close stops the warm browsers, then removes the testbed.
+func (b *bench) close() error {
+	b.chromium.Close() // before the testbed's namespaces go
+	return b.Testbed.Close()
+}
+
+// record is the testbed's row: its setup and its TCP stack as read back,
+// the congestion control from a server socket a client connected to.
+func (b *bench) record(setup *plan.Setup) results.Testbed {
+	st := b.Stack
+	return results.Testbed{Key: setup.Key(), Network: setup.Network.Name, Page: setup.Page.String(), Origins: int64(setup.Origins),
+		Stack: string(setup.Stack), Server: string(setup.Server), Congestion: st.Congestion, RouteCongestion: st.RouteCongestion,
+		InitCwnd: int64(st.InitCwnd), InitRwnd: int64(st.InitRwnd), SlowStartAfterIdle: st.SlowStartAfterIdle,
+		TCPRmem: st.TCPRmem, TCPWmem: st.TCPWmem, Pacing: st.Pacing, StartedAt: time.Now()}
+}
+
+// netcheck measures the setup's network once per run directory, if the
+// spec asks for it, and stores the report.
+func (r *runner) netcheck(ctx context.Context, bed *bench, setup *plan.Setup) error {
+	if !r.spec.Netcheck {
+		return nil
+	}
+	nw := setup.Network
+	checked, err := r.store.Checked(nw.Name)
+	if err != nil || checked {
+		return err
+	}
+	link := testbed.LinkOf(nw, setup.UpSeed, setup.DownSeed)
+	report, err := netcheck.Run(ctx, bed.Network, netcheck.Config{Link: link, RTT: nw.RTT,
+		RTTProbes: 200, LossProbes: netcheckLossProbes(link), TransferTime: 2 * time.Second})
+	if err != nil {
+		return fmt.Errorf("netcheck of %s: %w", nw.Name, err)
+	}
+	config, _ := json.Marshal(link)
+	reportJSON, _ := json.Marshal(report)
+	if err := r.store.SaveNetwork(nw.Name, config, reportJSON, time.Now()); err != nil {
+		return err
+	}
+	if !report.Passed() {
+		r.cfg.Log.Warn("netcheck: the network is not what was configured; see the networks table", "network", nw.Name)
+	}
+	return nil
+}
+
+// startArtifacts starts the pcap and qlog of one attempt, as the spec asks,
+// and returns their stop function, their paths relative to the run
+// directory, and the path the HAR goes to ("" for none).
+func (r *runner) startArtifacts(bed *bench, t plan.Trial, attempt int) (func() error, []string, string, error) {
+	var names []string
+	stops := []func() error{}
+	base := fmt.Sprintf("%s-a%d", t.ID, attempt)
+	if r.spec.Artifacts.Pcap {
+		name := filepath.Join("artifacts", base+".pcap")
+		stop, err := startCapture(bed.Testbed, filepath.Join(r.cfg.Dir, name))
+		if err != nil {
+			return nil, nil, "", err
+		}
+		stops, names = append(stops, stop), append(names, name)
+	}
+	harPath := ""
+	if r.spec.Artifacts.HAR {
+		name := filepath.Join("artifacts", base+".har")
+		if err := os.MkdirAll(filepath.Join(r.cfg.Dir, "artifacts"), 0o755); err != nil {
+			return nil, nil, "", fmt.Errorf("artifacts: %w", err)
+		}
+		harPath, names = filepath.Join(r.cfg.Dir, name), append(names, name)
+	}
+	if r.spec.Artifacts.Qlog && t.Cell.Protocol == factor.H3 {
+		name := filepath.Join("artifacts", base+"-qlog")
+		bed.Origin.SetQlogDir(filepath.Join(r.cfg.Dir, name))
+		stops, names = append(stops, func() error { bed.Origin.SetQlogDir(""); return nil }), append(names, name)
+	}
+	return func() error {
+		var errs []error
+		for _, stop := range stops {
+			errs = append(errs, stop())
+		}
+		return errors.Join(errs...)
+	}, names, harPath, nil
+}
+
+// NewLoader returns the built-in loader, with fresh Go clients in tb's
+// client namespace.
+func NewLoader(tb *testbed.Testbed, timeout time.Duration, version string) *loader.Loader {
+	return &loader.Loader{Timeout: timeout, Version: version,
+		NewClient: func(proto factor.Protocol, sessions tls.ClientSessionCache, maxConns int) (*http.Client, func(), error) {
+			c, err := tb.NewGoClient(string(proto), testbed.GoClientOptions{Sessions: sessions, MaxConnsPerHost: maxConns})
+			if err != nil {
+				return nil, nil, err
+			}
+			return c.Client, c.Close, nil
+		}}
+}
+
+// removeStale removes the namespaces of runs that were killed.
+func removeStale(log *slog.Logger) {
+	if removed, err := netns.RemoveStale(); err != nil {
+		log.Warn("could not remove namespaces of dead runs", "err", err)
+	} else if len(removed) > 0 {
+		log.Info("removed namespaces of dead runs", "names", removed)
+	}
+}

@@ -1,0 +1,282 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/netcheck"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/pcap"
+	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// trialsOf reads every trial of a run with its resources and connections.
+func trialsOf(t *testing.T, store *results.Store) []trialRecord {
+	t.Helper()
+	var out []trialRecord
+	if err := store.EachTrial(func(tr results.Trial) error { out = append(out, trialRecord{Trial: tr}); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range out {
+		var err error
+		if out[i].resources, err = store.ResourcesOf(out[i].ID); err != nil {
+			t.Fatal(err)
+		}
+		if out[i].conns, err = store.ConnectionsOf(out[i].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+type trialRecord struct {
+	results.Trial
+	resources []results.Resource
+	conns     []results.Connection
+}
+
+// TestChromiumEndToEnd runs a small real comparison: 2 repetitions of h2
+// and h3 in real Chromium behind a lossy, rate-limited link, with the page
+// on two origins, the tcp+ stack, captures, qlogs and a netcheck, and
+// checks what the results database holds.
+func TestChromiumEndToEnd(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	res, store, dir := runSpec(t, `seed: 7
+repetitions: 2
+retries: 0
+artifacts: {pcap: true, qlog: true}
+factors:
+  networks: [{name: lossy, rtt: 30ms, loss: 0.5, down: 20mbit, up: 5mbit, queue: 200KB}]
+  pages: [synthetic:6x3KB]
+  origins: [2]
+  stacks: [tcp+]
+  protocols: [h2, h3]
+`)
+	if res.Done != 4 || res.Interrupted {
+		t.Fatalf("result %+v", res)
+	}
+	trials := trialsOf(t, store)
+	for rep := int64(1); rep <= 2; rep++ {
+		protos := map[string]bool{}
+		for _, tr := range trials[2*(rep-1) : 2*rep] {
+			if tr.Rep != rep {
+				t.Errorf("trial in block %d is repetition %d", rep, tr.Rep)
+			}
+			protos[string(tr.Protocol)] = true
+		}
+		if !protos["h2"] || !protos["h3"] {
+			t.Errorf("repetition %d did not load each protocol once: %v", rep, protos)
+		}
+	}
+	for _, tr := range trials {
+		checkVerifiedTrial(t, dir, tr)
+	}
+	checkTestbedAndNetcheck(t, store)
+}
+
+// checkVerifiedTrial checks one trial of TestChromiumEndToEnd: both
+// origins, the servers' view, first-visit connections, link counters
+// without the netcheck's probes, its capture and qlog.
+func checkVerifiedTrial(t *testing.T, dir string, tr trialRecord) {
+	t.Helper()
+	if tr.Status != results.StatusOK {
+		t.Errorf("%s: %s", tr.Protocol, tr.Error)
+		return
+	}
+	hosts := map[string]bool{}
+	for _, r := range tr.resources {
+		hosts[strings.Split(strings.TrimPrefix(r.URL, "https://"), "/")[0]] = true
+	}
+	if !hosts["www.quicbench.test"] || !hosts["o2.quicbench.test"] || *tr.PLT <= 30 || tr.ServerRequests < 7 {
+		t.Errorf("%s: hosts %v, PLT %v, %d server requests", tr.Protocol, hosts, *tr.PLT, tr.ServerRequests)
+	}
+	// Typed columns: the network's values and the page's make-up.
+	if tr.RTTMs != 30 || tr.LossUpPct != 0.5 || tr.LossModelDown != "bernoulli" || tr.RateDownBps != 20e6 || tr.QueueDownBytes != 200_000 ||
+		tr.Origins != 2 || tr.PageObjects != 6 || tr.PageBytes <= 18_000 || tr.UpSeed == 0 || tr.Stack != "tcp+" {
+		t.Errorf("%s: typed columns %+v %+v", tr.Protocol, tr.NetworkValues, tr.PageValues)
+	}
+	transport := map[string]string{"h2": "tcp", "h3": "quic"}[string(tr.Protocol)]
+	for _, c := range tr.conns {
+		if c.Requests > 0 && (c.Handshake != origin.HandshakeFull || c.Transport != transport || c.BytesSent == 0 || c.SRTTMs < 30) {
+			t.Errorf("%s first visit: connection %+v, want a full %s handshake with bytes sent and an RTT ≥ 30 ms", tr.Protocol, c, transport)
+		}
+	}
+	if int64(len(tr.conns)) != tr.Connections || tr.Connections == 0 {
+		t.Errorf("%s: %d connection rows, the trial says %d", tr.Protocol, len(tr.conns), tr.Connections)
+	}
+	// The loads' counters exclude the netcheck's thousands of probes.
+	if tr.DownPackets == 0 || tr.UpPackets == 0 || tr.UpPackets > 1000 {
+		t.Errorf("%s: link counters %+v", tr.Protocol, tr.Link)
+	}
+	checkArtifacts(t, dir, tr)
+}
+
+// checkArtifacts: every load has its capture, with its packets, and every
+// h3 load its server qlog, complete once the run ended.
+func checkArtifacts(t *testing.T, dir string, tr trialRecord) {
+	t.Helper()
+	names := strings.Split(tr.Artifacts, ",")
+	f, err := os.Open(filepath.Join(dir, names[0]))
+	if err != nil || !strings.HasSuffix(names[0], ".pcap") {
+		t.Fatalf("%s: artifacts %q: %v", tr.Protocol, tr.Artifacts, err)
+	}
+	pkts, err := pcap.Read(f)
+	f.Close()
+	if err != nil || len(pkts) < 20 {
+		t.Errorf("%s: %d packets, %v; want the load's packets", names[0], len(pkts), err)
+	}
+	if (tr.Protocol == "h3") != (len(names) == 2) {
+		t.Fatalf("%s: artifacts %q", tr.Protocol, tr.Artifacts)
+	}
+	if tr.Protocol != "h3" {
+		return
+	}
+	files, _ := os.ReadDir(filepath.Join(dir, names[1]))
+	if len(files) == 0 {
+		t.Errorf("no qlog in %s", names[1])
+	}
+	for _, f := range files {
+		data, _ := os.ReadFile(filepath.Join(dir, names[1], f.Name()))
+		if !strings.Contains(string(data), "transport:packet_sent") {
+			t.Errorf("%s/%s has no packet events", names[1], f.Name())
+		}
+	}
+}
+
+// checkTestbedAndNetcheck: the stack read back from the kernel, the
+// congestion control from a socket a browser connected to, and the
+// netcheck's six checks.
+func checkTestbedAndNetcheck(t *testing.T, store *results.Store) {
+	t.Helper()
+	tbs, err := store.Testbeds()
+	if err != nil || len(tbs) != 1 {
+		t.Fatalf("testbeds %+v, %v", tbs, err)
+	}
+	if st := tbs[0]; st.Congestion != "cubic" || st.InitCwnd != 32 || st.SlowStartAfterIdle != "0" || !st.Pacing || st.Origins != 2 {
+		t.Errorf("testbed %+v, want tcp+: cubic, initcwnd 32, no slow start after idle, pacing", st)
+	}
+	checks, err := store.Netchecks()
+	if err != nil || len(checks) != 1 {
+		t.Fatalf("netchecks %v, %v", checks, err)
+	}
+	var report netcheck.Report
+	if err := json.Unmarshal([]byte(checks["lossy"]), &report); err != nil || len(report.Lines) != 6 {
+		t.Fatalf("netcheck %+v, %v; want 6 checks", report, err)
+	}
+	// Their correctness is the netcheck package's tests' (its idle p99
+	// can catch a VM pause); the loss checks must pass.
+	for _, l := range report.Lines {
+		if strings.HasPrefix(l.Check, "loss") && l.Result != netcheck.Pass {
+			t.Errorf("netcheck %s: %s %s", l.Check, l.Result, l.Measured)
+		}
+	}
+}
+
+// TestRepeatVisit loads a page twice per trial in one browser with the
+// servers closing their connections between the visits: h3 must come back
+// with 0-RTT and h2 with TLS resumption on every connection, from the Go
+// servers and from nginx; with the cache on, the second visit takes the
+// images from the browser's cache.
+func TestRepeatVisit(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	_, store, _ := runSpec(t, `seed: 3
+repetitions: 1
+retries: 0
+netcheck: false
+factors:
+  networks: [{rtt: 20ms}]
+  pages: [synthetic:4x2KB]
+  servers: [go, nginx]
+  visits: [repeat]
+  cache: [off, on]
+`)
+	trials := trialsOf(t, store)
+	if len(trials) != 12 {
+		t.Fatalf("%d trials, want 2 servers × 3 protocols × 2 cache levels", len(trials))
+	}
+	for _, tr := range trials {
+		name := fmt.Sprintf("%s servers, cache %v, %s", tr.Server, tr.Cache, tr.Protocol)
+		if tr.Status != results.StatusOK || tr.Visit != "repeat" || tr.FirstVisitPLT == nil || *tr.FirstVisitPLT < 20 {
+			t.Errorf("%s: %s %q, first visit PLT %v", name, tr.Status, tr.Error, tr.FirstVisitPLT)
+			continue
+		}
+		if tr.Cache {
+			// Fresh in the cache: no image is requested again.
+			if tr.ServerRequests > 1 {
+				t.Errorf("%s: the servers served %d requests on the repeat visit, want the images from the cache", name, tr.ServerRequests)
+			}
+			continue
+		}
+		checkResumed(t, name, string(tr.Protocol), tr.conns)
+	}
+}
+
+// checkResumed: h3 connections of a repeat visit use 0-RTT, h2 resume, and
+// some h1 connections resume (Chromium keeps fewer tickets than it opens
+// connections).
+func checkResumed(t *testing.T, name, protocol string, conns []results.Connection) {
+	t.Helper()
+	want := map[string]string{"h2": origin.HandshakeResumed, "h3": origin.Handshake0RTT}[protocol]
+	resumed := 0
+	for _, c := range conns {
+		if c.Requests == 0 {
+			continue
+		}
+		if c.Handshake != origin.HandshakeFull {
+			resumed++
+		}
+		if want != "" && c.Handshake != want {
+			t.Errorf("%s: a connection's handshake was %q, want %q", name, c.Handshake, want)
+		}
+	}
+	if resumed == 0 {
+		t.Errorf("%s: no connection resumed: %+v", name, conns)
+	}
+}
+
+// TestWarmBrowserLoadsAreFirstVisits loads a page three times per protocol
+// in warm browsers (a new browser context per load): no load may resume a
+// TLS or QUIC session of an earlier one or find a connection open, and no
+// browser may outlive the run.
+func TestWarmBrowserLoadsAreFirstVisits(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	_, store, dir := runSpec(t, `seed: 5
+repetitions: 3
+retries: 0
+netcheck: false
+browser: warm
+factors:
+  networks: [{rtt: 30ms}]
+  pages: [synthetic:4x3KB]
+  protocols: [h2, h3]
+`)
+	for _, tr := range trialsOf(t, store) {
+		if tr.Status != results.StatusOK || tr.Browser != "warm" {
+			t.Errorf("%s rep %d: %s %s, browser %s", tr.Protocol, tr.Rep, tr.Status, tr.Error, tr.Browser)
+			continue
+		}
+		for _, c := range tr.conns {
+			if c.Requests > 0 && c.Handshake != origin.HandshakeFull {
+				t.Errorf("%s rep %d: a %s handshake in a fresh browser context", tr.Protocol, tr.Rep, c.Handshake)
+			}
+		}
+		// h2 needs TCP, TLS and the request: 3 round trips to the first
+		// byte; a connection opened earlier would make it 1.
+		if tr.Protocol == "h2" && *tr.TTFB < 2.5*30 {
+			t.Errorf("h2 rep %d: TTFB %.1f ms, under 3 round trips of 30 ms", tr.Rep, *tr.TTFB)
+		}
+	}
+	if procs := proc.Using(dir); len(procs) > 0 {
+		t.Errorf("browsers left running: %v", procs)
+	}
+}

@@ -1,0 +1,147 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/pcap"
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testbed"
+)
+
+// Measured is one verified or failed page load with the servers' and the
+// emulator's view of it.
+type Measured struct {
+	client.Result
+	ServerRequests origin.Counts
+	Connections    []origin.ConnRecord
+	// Up and Down are what the emulator did during the load.
+	Up, Down emulator.Stats
+}
+
+// measureLoad loads page once as cell c says with browser (a fresh browser
+// per load for Chromium, fresh connections for the built-in loader): a
+// first visit, or a repeat visit whose second load is measured, with the
+// servers' responses cacheable or not. It checks the servers' request
+// counts against the protocol, reads their connection records while the
+// browser still holds its connections, and counts the emulator's packets.
+// An error means ctx was canceled or the servers failed; a failed load is
+// a Result with Failure set.
+func measureLoad(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, page *site.Site, c plan.Cell, harPath string) (Measured, error) {
+	p, visit, cache, rtt := c.Protocol, c.Visit, c.Cache.On(), c.Network.RTT
+	tb.Emulator.ResetPeaks()
+	up0, down0 := tb.Emulator.Stats()
+	m, err := load(ctx, tb, browser, page, p, visit, cache, rtt, harPath)
+	up, down := tb.Emulator.Stats()
+	m.Up, m.Down = up.Sub(up0), down.Sub(down0)
+	return m, err
+}
+
+// load is measureLoad without the emulator's counters.
+func load(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, page *site.Site, p factor.Protocol,
+	visit factor.Visit, cache bool, rtt time.Duration, harPath string) (Measured, error) {
+	if err := tb.SetCache(cache); err != nil {
+		return Measured{}, err
+	}
+	if err := tb.CloseConnections(); err != nil { // those of the previous load's browser
+		return Measured{}, err
+	}
+	before := tb.Counts()
+	var m Measured
+	r, err := browser.Load(ctx, client.Request{
+		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
+		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
+		Expected: page.Subresources, Visit: visit, HARPath: harPath,
+		CacheAllowed: cache && visit.Loads() > 1,
+		BetweenVisits: func(ctx context.Context) error {
+			if err := tb.CloseConnections(); err != nil {
+				return err
+			}
+			before = tb.Counts()
+			return sleep(ctx, closeSettleTime(rtt))
+		},
+		Loaded: func() { m.Connections = tb.Connections() },
+	})
+	if err != nil {
+		return m, err
+	}
+	m.Result = r
+	m.ServerRequests = tb.Counts().Sub(before)
+	if other := m.ServerRequests.Total() - m.ServerRequests.Of(string(p)); other > 0 && m.OK() {
+		m.Failure = fmt.Sprintf("server served %d requests over another protocol than %s", other, p)
+	}
+	return m, nil
+}
+
+// tcpCongestion is the congestion control of the first TCP connection in
+// recs that reports one.
+func tcpCongestion(recs []origin.ConnRecord) string {
+	for _, r := range recs {
+		if r.Transport == "tcp" && r.Congestion != "" {
+			return r.Congestion
+		}
+	}
+	return ""
+}
+
+// closeSettleTime is how long a repeat visit waits after the servers closed
+// their connections, so that the browser has seen them close: two RTTs,
+// at least 100 ms.
+func closeSettleTime(rtt time.Duration) time.Duration { return max(2*rtt, 100*time.Millisecond) }
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// startCapture records the client side's packets to path until the returned
+// function is called.
+func startCapture(tb *testbed.Testbed, path string) (stop func() error, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	w, err := pcap.NewWriter(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	tb.Emulator.SetCapture(w)
+	return func() error {
+		tb.Emulator.SetCapture(nil)
+		return errors.Join(w.Flush(), f.Close())
+	}, nil
+}
+
+// netcheckLossProbes keeps compare's netcheck short: 5000 probes per
+// direction (half a second on fast links), fewer on slow links (at most
+// ~2 s at half the rate).
+func netcheckLossProbes(l emulator.Config) int {
+	n := 5000
+	for _, d := range []link.Config{l.Up, l.Down} {
+		if rate := d.MeanRate(); rate > 0 {
+			n = min(n, max(50, int(rate/2/(92*8)*2)))
+		}
+	}
+	return n
+}

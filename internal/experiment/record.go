@@ -1,0 +1,133 @@
+package experiment
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netconf"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/spec"
+)
+
+// newRecord is trial t's row before it runs: its levels, their resolved
+// values and its seeds. page is the site built for it (nil: size unknown).
+func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
+	c := t.Cell
+	rec := results.Trial{ID: t.ID, Seq: int64(t.Seq), Rep: int64(t.Rep),
+		Levels: results.Levels{Network: c.Network.Name, Page: c.Page.String(), Origins: int64(c.Origins), Stack: c.Stack, Server: c.Server,
+			Protocol: c.Protocol, Visit: c.Visit, Cache: c.Cache.On(), Client: s.Client, Browser: s.Browser},
+		NetworkValues: networkValues(c.Network),
+		PageValues:    results.PageValues{PageKind: c.Page.Kind, PageObjects: int64(c.Page.Objects), PageObjectBytes: c.Page.ObjectBytes},
+		Seeds:         results.Seeds{Seed: int64(s.Seed), UpSeed: int64(c.UpSeed), DownSeed: int64(c.DownSeed), PageSeed: int64(c.PageSeed)},
+	}
+	if page != nil {
+		rec.PageBytes = page.Bytes()
+	}
+	return rec
+}
+
+// networkValues are n's resolved values as columns.
+func networkValues(n *netconf.Network) results.NetworkValues {
+	v := results.NetworkValues{RTTMs: ms(n.RTT.Seconds()), JitterMs: ms(n.Up.Jitter.Seconds()), DropHead: n.Up.DropHead}
+	d := &v.DirectionValues
+	d.LossModelUp, d.LossUpPct, d.GEPUpPct, d.GERUpPct, d.GELossBadUpPct, d.GELossGoodUpPct = lossValues(n.Up)
+	d.LossModelDown, d.LossDownPct, d.GEPDownPct, d.GERDownPct, d.GELossBadDownPct, d.GELossGoodDownPct = lossValues(n.Down)
+	d.RateUpBps, d.TraceUp, d.TraceUpMeanBps = rateValues(n.Up)
+	d.RateDownBps, d.TraceDown, d.TraceDownMeanBps = rateValues(n.Down)
+	d.QueueUpBytes, d.QueueUpPackets = n.Up.QueueBytes, int64(n.Up.QueuePackets)
+	d.QueueDownBytes, d.QueueDownPackets = n.Down.QueueBytes, int64(n.Down.QueuePackets)
+	for _, p := range n.Paths {
+		v.Paths = append(v.Paths, results.PathValues{Origin: int64(p.Server), RTTMs: ms(p.RTT.Seconds()), LossPct: 100 * p.Loss})
+	}
+	return v
+}
+
+func ms(seconds float64) float64 { return seconds * 1000 }
+
+// lossValues are a direction's loss model, mean loss in percent, and the
+// Gilbert-Elliott parameters in percent (nil for other models).
+func lossValues(c link.Config) (model string, meanPct float64, p, r, lossBad, lossGood *float64) {
+	pct := func(f float64) *float64 { return results.F(100 * f) }
+	switch g := c.GilbertElliott; {
+	case g != nil:
+		return "gilbert-elliott", 100 * g.StationaryLoss(), pct(g.P), pct(g.R), pct(g.LossBad), pct(g.LossGood)
+	case c.Loss > 0:
+		return "bernoulli", 100 * c.Loss, nil, nil, nil, nil
+	}
+	return "none", 0, nil, nil, nil, nil
+}
+
+// rateValues are a direction's constant rate, trace name and trace mean.
+func rateValues(c link.Config) (rate int64, trace string, traceMean *float64) {
+	if c.Trace != nil {
+		return 0, c.Trace.Name, results.F(c.Trace.MeanRate())
+	}
+	return c.RateBitsPerSecond, "", nil
+}
+
+// fillOutcome copies a load's outcome, metrics and link counters into rec.
+func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
+	rec.Status, rec.Error = results.StatusOK, ""
+	if !m.OK() {
+		rec.Status, rec.Error = results.StatusFailed, m.Failure
+	}
+	rec.DocumentProtocol = m.DocumentProtocol
+	rec.Wall = results.F(m.WallMs)
+	rec.ServerRequests = int64(m.ServerRequests.Total())
+	rec.Connections = int64(len(m.Connections))
+	rec.Handshakes = handshakeList(m.Connections)
+	rec.TCPCongestion = tcpCongestion(m.Connections)
+	rec.Artifacts = strings.Join(artifacts, ",")
+	rec.Link = results.Link{
+		UpPackets: m.Up.Packets, UpLost: m.Up.DroppedLoss, UpQueueDrops: m.Up.DroppedQueue, UpPathLost: m.Up.DroppedPath, UpPeakQueueBytes: m.Up.PeakQueueBytes,
+		DownPackets: m.Down.Packets, DownLost: m.Down.DroppedLoss, DownQueueDrops: m.Down.DroppedQueue, DownPathLost: m.Down.DroppedPath, DownPeakQueueBytes: m.Down.PeakQueueBytes,
+	}
+	if !m.OK() {
+		return
+	}
+	rec.PLT, rec.OnLoad, rec.DCL, rec.TTFB = results.F(m.PLTMs), results.F(m.OnLoadMs), results.F(m.DCLMs), results.F(m.TTFBMs)
+	rec.Overhead = results.F(m.WallMs - m.PLTMs - m.FirstVisitPLTMs)
+	rec.BrowserStart = results.F(m.BrowserStartMs)
+	if m.Visit.Loads() > 1 {
+		rec.FirstVisitPLT = results.F(m.FirstVisitPLTMs)
+	}
+}
+
+// resourcesOf is the load's Resource Timing entries as rows.
+func resourcesOf(m Measured) []results.Resource {
+	out := make([]results.Resource, 0, len(m.Resources))
+	for _, rt := range m.Resources {
+		out = append(out, results.Resource{URL: rt.URL, Protocol: rt.Protocol, StartMs: rt.StartMs,
+			ResponseEndMs: rt.ResponseEndMs, TransferBytes: rt.TransferBytes, Status: int64(rt.Status)})
+	}
+	return out
+}
+
+// connectionsOf is the servers' connection records as rows.
+func connectionsOf(m Measured) []results.Connection {
+	out := make([]results.Connection, 0, len(m.Connections))
+	for i, c := range m.Connections {
+		out = append(out, results.Connection{Conn: int64(i + 1), Transport: c.Transport, ALPN: c.ALPN, ServerName: c.ServerName,
+			Remote: c.Remote, Handshake: c.Handshake, Requests: int64(c.Requests), OpenedAt: c.OpenedAt, Closed: c.Closed,
+			BytesSent: int64(c.BytesSent), BytesReceived: int64(c.BytesReceived), Congestion: c.Congestion,
+			SRTTMs: c.SmoothedRTTMs, CwndBytes: int64(c.CwndBytes), Retransmits: int64(c.Retransmits)})
+	}
+	return out
+}
+
+// handshakeList is "kind:count" pairs in a fixed order, such as
+// "0rtt:1" or "resumed:3,full:3".
+func handshakeList(recs []origin.ConnRecord) string {
+	counts := origin.HandshakeCounts(recs)
+	var parts []string
+	for _, kind := range origin.HandshakeKinds() {
+		if n := counts[kind]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s:%d", kind, n))
+		}
+	}
+	return strings.Join(parts, ",")
+}

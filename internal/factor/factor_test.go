@@ -1,0 +1,142 @@
+package factor
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEnumParseAndMessages(t *testing.T) {
+	if v, err := Visits().Parse("repeat"); err != nil || v != RepeatVisit {
+		t.Errorf("Parse(repeat) = %q, %v", v, err)
+	}
+	_, err := Visits().Parse("second")
+	if err == nil || err.Error() != `visit "second" is unknown: use first or repeat` {
+		t.Errorf("error %v", err)
+	}
+	_, err = Protocols().Parse("h4")
+	if err == nil || err.Error() != `protocol "h4" is unknown: use h1, h2 or h3` {
+		t.Errorf("error %v", err)
+	}
+	if got := Servers().Usage(); !strings.HasPrefix(got, "go (Go's net/http") || !strings.Contains(got, " or nginx (") {
+		t.Errorf("usage %q", got)
+	}
+	// Every enumerated factor parses each of its levels and nothing else.
+	checkEnum(t, Protocols())
+	checkEnum(t, Visits())
+	checkEnum(t, Caches())
+	checkEnum(t, Servers())
+	checkEnum(t, Stacks())
+	checkEnum(t, Clients())
+	checkEnum(t, Browsers())
+	checkEnum(t, PageKinds())
+}
+
+func checkEnum[T ~string](t *testing.T, e Enum[T]) {
+	t.Helper()
+	if e.What == "" || len(e.Levels) == 0 {
+		t.Fatalf("enum %+v has no name or levels", e)
+	}
+	for _, l := range e.Levels {
+		if v, err := e.Parse(string(l.Name)); err != nil || v != l.Name || l.Meaning == "" {
+			t.Errorf("%s %q: parsed %q, %v; meaning %q", e.What, l.Name, v, err, l.Meaning)
+		}
+		if _, err := e.Parse(strings.ToUpper(string(l.Name)) + "x"); err == nil {
+			t.Errorf("%s accepts %q", e.What, strings.ToUpper(string(l.Name))+"x")
+		}
+	}
+}
+
+func TestParseList(t *testing.T) {
+	got, err := ParseList(Protocols(), "h3, h1")
+	if err != nil || len(got) != 2 || got[0] != H3 || got[1] != H1 {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for in, want := range map[string]string{
+		"h1,h1": "protocol h1 is listed twice",
+		"h1,h4": `protocol "h4" is unknown`,
+		"":      `protocol "" is unknown`,
+	} {
+		if _, err := ParseList(Protocols(), in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestPages(t *testing.T) {
+	for in, want := range map[string]Page{
+		"synthetic:32x10KB": {PageSynthetic, 32, 10_000},
+		"synthetic:2x100B":  {PageSynthetic, 2, 100},
+		"synthetic:1x1MiB":  {PageSynthetic, 1, 1 << 20},
+		"synthetic:3x1500":  {PageSynthetic, 3, 1500},
+	} {
+		p, err := ParsePage(in)
+		if err != nil || p != want {
+			t.Errorf("%s: %+v, %v", in, p, err)
+		}
+		if again, err := ParsePage(p.String()); err != nil || again != p {
+			t.Errorf("%s: String %q does not parse back: %+v, %v", in, p.String(), again, err)
+		}
+	}
+	if p, _ := ParsePage("synthetic:3x1500"); p.String() != "synthetic:3x1500B" || p.ObjectsBytes() != 4500 {
+		t.Errorf("%q, %d bytes", p.String(), p.ObjectsBytes())
+	}
+	for in, want := range map[string]string{
+		"cnn.com":            "use synthetic:NxSIZE",
+		"recorded:32x10KB":   "is not supported",
+		"synthetic:0x10KB":   "object count 0 is outside 1 to 10000",
+		"synthetic:10KB":     "lacks the x",
+		"synthetic:ax10KB":   "is not a whole number",
+		"synthetic:1x10":     "object size 10 B is outside 83 B",
+		"synthetic:1x2GB":    "is outside 83 B",
+		"synthetic:1x10mbit": "synthetic:1x10mbit",
+		"synthetic:-1x10KB":  "object count -1",
+		"synthetic:3x":       "synthetic:3x",
+		"synthetic:100000x1": "object count 100000",
+		"synthetic:2x2GiB":   "is outside 83 B",
+		"":                   "is not supported",
+	} {
+		if _, err := ParsePage(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestOrigins(t *testing.T) {
+	if n, err := ParseOrigins("4"); n != 4 || err != nil {
+		t.Errorf("4: %d, %v", n, err)
+	}
+	for _, in := range []string{"0", "65", "x", "-1"} {
+		if _, err := ParseOrigins(in); err == nil {
+			t.Errorf("%s accepted", in)
+		}
+	}
+}
+
+func TestVisitLoads(t *testing.T) {
+	if FirstVisit.Loads() != 1 || RepeatVisit.Loads() != 2 {
+		t.Errorf("loads %d, %d", FirstVisit.Loads(), RepeatVisit.Loads())
+	}
+	if !CacheOn.On() || CacheOff.On() || CacheOf(true) != CacheOn || CacheOf(false) != CacheOff {
+		t.Error("cache levels")
+	}
+}
+
+// FuzzParsePage: any text either parses into a valid page that prints
+// back to itself, or is refused with an error that names it.
+func FuzzParsePage(f *testing.F) {
+	for _, s := range []string{"synthetic:32x10KB", "synthetic:1x83", "synthetic:x", "synthetic:1x1e9", ":", "synthetic:-1x10KB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePage(s)
+		if err != nil {
+			return
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("%q parsed into an invalid page %+v: %v", s, p, err)
+		}
+		if again, err := ParsePage(p.String()); err != nil || again != p {
+			t.Fatalf("%q: %q does not parse back: %v", s, p.String(), err)
+		}
+	})
+}

@@ -1,0 +1,188 @@
+package factor
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Protocol is an HTTP version under test.
+type Protocol string
+
+// The protocols quicbench compares.
+const (
+	H1 Protocol = "h1" // HTTP/1.1 over TLS 1.3 over TCP
+	H2 Protocol = "h2" // HTTP/2 over TLS 1.3 over TCP
+	H3 Protocol = "h3" // HTTP/3 over QUIC
+)
+
+// Protocols is the protocol factor.
+func Protocols() Enum[Protocol] {
+	return Enum[Protocol]{What: "protocol", Levels: []Level[Protocol]{
+		{H1, "HTTP/1.1 over TLS 1.3 over TCP"},
+		{H2, "HTTP/2 over TLS 1.3 over TCP"},
+		{H3, "HTTP/3 over QUIC"},
+	}}
+}
+
+// NextHop is the nextHopProtocol value that Resource Timing reports for p
+// (its ALPN name), or "" for an unknown protocol.
+func (p Protocol) NextHop() string {
+	switch p {
+	case H1:
+		return "http/1.1"
+	case H2:
+		return "h2"
+	case H3:
+		return "h3"
+	}
+	return ""
+}
+
+// Visit says what a measured load follows: nothing (a first visit) or an
+// earlier load of the same page in the same browser (a repeat visit).
+type Visit string
+
+// The visit kinds.
+const (
+	FirstVisit  Visit = "first"
+	RepeatVisit Visit = "repeat"
+)
+
+// Visits is the visit factor.
+func Visits() Enum[Visit] {
+	return Enum[Visit]{What: "visit", Levels: []Level[Visit]{
+		{FirstVisit, "a new browser profile: no cache, no session tickets, no known QUIC servers"},
+		{RepeatVisit, "the page is loaded once, the servers close every connection, and a second load in the same browser is measured"},
+	}}
+}
+
+// Loads is how many times a trial of this visit loads the page (the last
+// load is measured).
+func (v Visit) Loads() int {
+	if v == RepeatVisit {
+		return 2
+	}
+	return 1
+}
+
+// Cache says whether the servers' responses may be cached.
+type Cache string
+
+// The cache levels.
+const (
+	CacheOff Cache = "off"
+	CacheOn  Cache = "on"
+)
+
+// Caches is the cache factor.
+func Caches() Enum[Cache] {
+	return Enum[Cache]{What: "cache", Levels: []Level[Cache]{
+		{CacheOff, "every response says Cache-Control: no-store"},
+		{CacheOn, "max-age=86400, an ETag and a fixed Last-Modified, with 304 answers, so a repeat visit can use the browser's cache"},
+	}}
+}
+
+// On reports whether responses are cacheable.
+func (c Cache) On() bool { return c == CacheOn }
+
+// CacheOf is the level of a boolean: CacheOn for true.
+func CacheOf(on bool) Cache {
+	if on {
+		return CacheOn
+	}
+	return CacheOff
+}
+
+// Server is the server stack that serves h1 and h2 (h3 is quic-go's).
+type Server string
+
+// The server stacks.
+const (
+	ServerGo    Server = "go"
+	ServerNginx Server = "nginx"
+)
+
+// Servers is the server-stack factor.
+func Servers() Enum[Server] {
+	return Enum[Server]{What: "server", Levels: []Level[Server]{
+		{ServerGo, "Go's net/http in the quicbench process"},
+		{ServerNginx, "Debian's nginx in the servers namespace, the same files and headers over TLS 1.3"},
+	}}
+}
+
+// Stack is the servers' TCP stack for h1 and h2; package stacks applies it.
+type Stack string
+
+// The TCP stacks (seed 003, Table 1).
+const (
+	StackTCP        Stack = "tcp"
+	StackTCPPlus    Stack = "tcp+"
+	StackTCPPlusBBR Stack = "tcp+bbr"
+)
+
+// Stacks is the TCP-stack factor.
+func Stacks() Enum[Stack] {
+	return Enum[Stack]{What: "stack", Levels: []Level[Stack]{
+		{StackTCP, "initial window 10, CUBIC, slow start after idle"},
+		{StackTCPPlus, "initial window 32, CUBIC with pacing, no slow start after idle, 32 MiB buffers"},
+		{StackTCPPlusBBR, "tcp+ with BBR"},
+	}}
+}
+
+// Client is what loads the pages.
+type Client string
+
+// The clients.
+const (
+	ClientChromium Client = "chromium"
+	ClientLoader   Client = "loader"
+)
+
+// Clients is the client factor.
+func Clients() Enum[Client] {
+	return Enum[Client]{What: "client", Levels: []Level[Client]{
+		{ClientChromium, "real headless Chromium"},
+		{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
+	}}
+}
+
+// Browser is how the Chromium client starts its browsers.
+type Browser string
+
+// The browser modes.
+const (
+	BrowserFresh Browser = "fresh"
+	BrowserWarm  Browser = "warm"
+)
+
+// Browsers is the browser-mode factor.
+func Browsers() Enum[Browser] {
+	return Enum[Browser]{What: "browser", Levels: []Level[Browser]{
+		{BrowserFresh, "a new browser and profile per load"},
+		{BrowserWarm, "a browser per protocol and a new browser context per load: less overhead"},
+	}}
+}
+
+// MaxOrigins is the most origins a page can be spread over.
+const MaxOrigins = 64
+
+// MaxServers is the most server addresses a testbed can hold (origins,
+// or `quicbench shell --servers`).
+const MaxServers = 200
+
+// ParseOrigins parses a number of origins, 1 to MaxOrigins.
+func ParseOrigins(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("origins %q is not a whole number from 1 to %d", s, MaxOrigins)
+	}
+	return n, CheckOrigins(n)
+}
+
+// CheckOrigins reports a number of origins outside 1 to MaxOrigins.
+func CheckOrigins(n int) error {
+	if n < 1 || n > MaxOrigins {
+		return fmt.Errorf("origins %d is outside 1 to %d", n, MaxOrigins)
+	}
+	return nil
+}

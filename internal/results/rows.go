@@ -1,0 +1,169 @@
+package results
+
+import (
+	"database/sql"
+	"reflect"
+	"time"
+)
+
+// AddTrial commits a trial with its resources and connections in one
+// transaction.
+func (s *Store) AddTrial(t Trial, resources []Resource, conns []Connection) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return s.explain("save trial", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(s.t.trials.insert(), s.t.trials.args(reflect.ValueOf(t))...); err != nil {
+		return s.explain("save trial "+t.ID, err)
+	}
+	if err := insertAll(tx, s.t.resources, resources, func(r *Resource) { r.TrialID = t.ID }); err != nil {
+		return s.explain("save resources", err)
+	}
+	if err := insertAll(tx, s.t.connections, conns, func(c *Connection) { c.TrialID = t.ID }); err != nil {
+		return s.explain("save connections", err)
+	}
+	return s.explainErr("save trial "+t.ID, tx.Commit())
+}
+
+// insertAll inserts rows into tb, each after fix.
+func insertAll[T any](tx *sql.Tx, tb *table, rows []T, fix func(*T)) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	stmt, err := tx.Prepare(tb.insert())
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i := range rows {
+		r := rows[i]
+		fix(&r)
+		if _, err := stmt.Exec(tb.args(reflect.ValueOf(r))...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddAttempt records a failed attempt.
+func (s *Store) AddAttempt(a Attempt) error {
+	_, err := s.db.Exec("INSERT OR REPLACE"+s.t.attempts.insert()[len("INSERT"):], s.t.attempts.args(reflect.ValueOf(a))...)
+	return s.explainErr("save attempt", err)
+}
+
+// SaveTestbed records a testbed, or replaces its record (a resumed run
+// builds it again).
+func (s *Store) SaveTestbed(tb Testbed) error {
+	_, err := s.db.Exec("INSERT OR REPLACE"+s.t.testbeds.insert()[len("INSERT"):], s.t.testbeds.args(reflect.ValueOf(tb))...)
+	return s.explainErr("save testbed", err)
+}
+
+// SaveNetwork stores a network's configuration and netcheck (JSON).
+func (s *Store) SaveNetwork(name string, config, netcheck []byte, at time.Time) error {
+	_, err := s.db.Exec(`INSERT OR REPLACE INTO networks (name, config, netcheck, checked_at) VALUES (?, ?, ?, ?)`,
+		name, string(config), string(netcheck), at.UTC().Format(timeFormat))
+	return s.explainErr("save network", err)
+}
+
+// Checked reports whether the network has a stored netcheck.
+func (s *Store) Checked(name string) (bool, error) {
+	var n int
+	err := s.db.QueryRow(`SELECT count(*) FROM networks WHERE name = ? AND netcheck != ''`, name).Scan(&n)
+	return n > 0, s.explainErr("read networks", err)
+}
+
+// Netchecks returns each checked network's netcheck (JSON), by name.
+func (s *Store) Netchecks() (map[string]string, error) {
+	rows, err := s.db.Query(`SELECT name, netcheck FROM networks WHERE netcheck != ''`)
+	if err != nil {
+		return nil, s.explain("read networks", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name, report string
+		if err := rows.Scan(&name, &report); err != nil {
+			return nil, s.explain("read networks", err)
+		}
+		out[name] = report
+	}
+	return out, s.explainErr("read networks", rows.Err())
+}
+
+// EachTrial calls fn for every trial in plan order. The store has one
+// connection, which the reading holds: fn must not use the store.
+func (s *Store) EachTrial(fn func(Trial) error) error {
+	return each(s, s.t.trials, "SELECT "+s.t.trials.selectList("")+" FROM trials ORDER BY seq", nil, fn)
+}
+
+// EachResource calls fn for every resource, grouped by trial in plan
+// order; fn must not use the store.
+func (s *Store) EachResource(fn func(Resource) error) error {
+	return each(s, s.t.resources, "SELECT "+s.t.resources.selectList("r.")+" FROM resources r JOIN trials t ON t.trial_id = r.trial_id ORDER BY t.seq, r.rowid", nil, fn)
+}
+
+// EachConnection calls fn for every connection, grouped by trial in plan
+// order; fn must not use the store.
+func (s *Store) EachConnection(fn func(Connection) error) error {
+	return each(s, s.t.connections, "SELECT "+s.t.connections.selectList("c.")+" FROM connections c JOIN trials t ON t.trial_id = c.trial_id ORDER BY t.seq, c.conn", nil, fn)
+}
+
+// ResourcesOf returns one trial's resources.
+func (s *Store) ResourcesOf(trialID string) ([]Resource, error) {
+	return collect[Resource](s, s.t.resources, "SELECT "+s.t.resources.selectList("")+" FROM resources WHERE trial_id = ? ORDER BY rowid", trialID)
+}
+
+// ConnectionsOf returns one trial's connections.
+func (s *Store) ConnectionsOf(trialID string) ([]Connection, error) {
+	return collect[Connection](s, s.t.connections, "SELECT "+s.t.connections.selectList("")+" FROM connections WHERE trial_id = ? ORDER BY conn", trialID)
+}
+
+// Testbeds returns the run's testbeds in the order they were built.
+func (s *Store) Testbeds() ([]Testbed, error) {
+	return collect[Testbed](s, s.t.testbeds, "SELECT "+s.t.testbeds.selectList("")+" FROM testbeds ORDER BY started_at")
+}
+
+// collect returns the rows a query selects.
+func collect[T any](s *Store, tb *table, query string, queryArgs ...any) ([]T, error) {
+	var out []T
+	err := each(s, tb, query, queryArgs, func(r T) error { out = append(out, r); return nil })
+	return out, err
+}
+
+// each calls fn for every row a query selects.
+func each[T any](s *Store, tb *table, query string, queryArgs []any, fn func(T) error) error {
+	rows, err := s.db.Query(query, queryArgs...)
+	if err != nil {
+		return s.explain("read "+tb.name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r T
+		if err := tb.scan(rows, reflect.ValueOf(&r)); err != nil {
+			return s.explain("read "+tb.name, err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return s.explainErr("read "+tb.name, rows.Err())
+}
+
+// Facts returns the run's facts (the meta table) without the spec's text.
+func (s *Store) Facts() (map[string]string, error) {
+	rows, err := s.db.Query(`SELECT key, value FROM meta WHERE key != 'spec'`)
+	if err != nil {
+		return nil, s.explain("read meta", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, s.explain("read meta", err)
+		}
+		out[k] = v
+	}
+	return out, s.explainErr("read meta", rows.Err())
+}

@@ -1,0 +1,197 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/quicbench/quicbench/internal/netconf"
+)
+
+// file is the YAML's shape.
+type file struct {
+	Name        string    `yaml:"name"`
+	Description string    `yaml:"description"`
+	Seed        *uint64   `yaml:"seed"`
+	Repetitions int       `yaml:"repetitions"`
+	Retries     *int      `yaml:"retries"`
+	Client      string    `yaml:"client"`
+	Browser     string    `yaml:"browser"`
+	Timeout     string    `yaml:"timeout"`
+	Netcheck    *bool     `yaml:"netcheck"`
+	Artifacts   Artifacts `yaml:"artifacts"`
+	Factors     factors   `yaml:"factors"`
+}
+
+type factors struct {
+	Networks  []networkNode `yaml:"networks"`
+	Pages     []scalar      `yaml:"pages"`
+	Protocols []scalar      `yaml:"protocols"`
+	Stacks    []scalar      `yaml:"stacks"`
+	Servers   []scalar      `yaml:"servers"`
+	Visits    []scalar      `yaml:"visits"`
+	Cache     []scalar      `yaml:"cache"`
+	Origins   []scalar      `yaml:"origins"`
+}
+
+// scalar is a factor level with its line.
+type scalar struct {
+	text string
+	line int
+}
+
+func (s *scalar) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: a level must be a single value, not a list or a mapping", n.Line)
+	}
+	s.text, s.line = n.Value, n.Line
+	return nil
+}
+
+// networkNode is a network level: a mapping of netconf keys plus name,
+// preset, drop-head and path.
+type networkNode struct {
+	line     int
+	name     string
+	preset   string
+	values   map[string]string
+	dropHead bool
+	paths    []string
+}
+
+func (nw *networkNode) UnmarshalYAML(n *yaml.Node) error {
+	nw.line = n.Line
+	if n.Kind == yaml.ScalarNode { // a bare preset name
+		nw.preset = n.Value
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: a network is a preset name or a mapping such as {rtt: 100ms, loss: 1}", n.Line)
+	}
+	nw.values = map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if err := nw.set(n.Content[i], n.Content[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// set reads one key of a network mapping.
+func (nw *networkNode) set(k, v *yaml.Node) error {
+	switch key := k.Value; {
+	case key == "name":
+		nw.name = v.Value
+	case key == "preset":
+		nw.preset = v.Value
+	case key == "drop-head":
+		b, err := strconv.ParseBool(v.Value)
+		if err != nil {
+			return fmt.Errorf("line %d: drop-head %q: use true or false", v.Line, v.Value)
+		}
+		nw.dropHead = b
+	case key == "path":
+		if v.Kind == yaml.SequenceNode {
+			for _, p := range v.Content {
+				nw.paths = append(nw.paths, p.Value)
+			}
+		} else {
+			nw.paths = append(nw.paths, v.Value)
+		}
+	case slices.Contains(netconf.Keys, key):
+		if v.Kind != yaml.ScalarNode {
+			return fmt.Errorf("line %d: %s must be a single value", v.Line, key)
+		}
+		nw.values[key] = v.Value
+	default:
+		return fmt.Errorf("line %d: unknown network key %q: use name, preset, %s, drop-head or path", k.Line, key, strings.Join(netconf.Keys, ", "))
+	}
+	return nil
+}
+
+// networkDefaults are the values of a network's missing keys (without a
+// preset): no delay, no loss, unlimited rates and queue.
+var networkDefaults = map[string]string{"rtt": "0s", "jitter": "0s", "loss": "0", "down": "0", "up": "0", "queue": "0"}
+
+// Format writes s as a spec file that Parse reads back into the same
+// spec: every key explicit, networks as their descriptions.
+func Format(s *Spec) ([]byte, error) {
+	root := mapping()
+	add(root, "name", str(s.Name))
+	if s.Description != "" {
+		add(root, "description", str(s.Description))
+	}
+	add(root, "seed", str(strconv.FormatUint(s.Seed, 10)))
+	add(root, "repetitions", str(strconv.Itoa(s.Repetitions)))
+	add(root, "retries", str(strconv.Itoa(s.Retries)))
+	add(root, "client", str(string(s.Client)))
+	add(root, "browser", str(string(s.Browser)))
+	add(root, "timeout", str(s.Timeout.String()))
+	add(root, "netcheck", str(strconv.FormatBool(s.Netcheck)))
+	art := flowMapping()
+	add(art, "pcap", str(strconv.FormatBool(s.Artifacts.Pcap)))
+	add(art, "qlog", str(strconv.FormatBool(s.Artifacts.Qlog)))
+	add(art, "har", str(strconv.FormatBool(s.Artifacts.HAR)))
+	add(root, "artifacts", art)
+	f := mapping()
+	nets := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, n := range s.Networks {
+		nets.Content = append(nets.Content, networkYAML(n))
+	}
+	add(f, "networks", nets)
+	add(f, "pages", list(s.Pages))
+	add(f, "protocols", list(s.Protocols))
+	add(f, "stacks", list(s.Stacks))
+	add(f, "servers", list(s.Servers))
+	add(f, "visits", list(s.Visits))
+	add(f, "cache", list(s.Cache))
+	add(f, "origins", list(s.Origins))
+	add(root, "factors", f)
+	out, err := yaml.Marshal(root)
+	if err != nil {
+		return nil, fmt.Errorf("spec: format: %w", err)
+	}
+	return out, nil
+}
+
+// networkYAML is a network's description as a flow mapping.
+func networkYAML(n *netconf.Network) *yaml.Node {
+	d := n.Description
+	m := flowMapping()
+	add(m, "name", str(n.Name))
+	if d.Preset != "" {
+		add(m, "preset", str(d.Preset))
+	}
+	for _, key := range netconf.Keys {
+		if v, ok := d.Values[key]; ok && v != "" {
+			add(m, key, str(v))
+		}
+	}
+	if d.DropHead {
+		add(m, "drop-head", str("true"))
+	}
+	if len(d.Paths) > 0 {
+		add(m, "path", list(d.Paths))
+	}
+	return m
+}
+
+func mapping() *yaml.Node     { return &yaml.Node{Kind: yaml.MappingNode} }
+func flowMapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle} }
+
+// str is a scalar that YAML reads back as the same text.
+func str(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
+
+func add(m *yaml.Node, key string, v *yaml.Node) { m.Content = append(m.Content, str(key), v) }
+
+// list is a flow sequence of the levels' texts.
+func list[T any](levels []T) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, l := range levels {
+		n.Content = append(n.Content, str(fmt.Sprint(l)))
+	}
+	return n
+}
