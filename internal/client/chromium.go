@@ -306,10 +306,17 @@ func (c *Chromium) startBrowser(parent context.Context, req Request) (*browserPr
 	return &browserProcess{ctx: browserCtx, cancel: func() { cancelBrowser(); cancelAlloc() }, profile: profile, wrapErr: &wrapErr}, nil
 }
 
+// warmKey identifies the browser a request needs: the values Flags makes
+// its command line of (the options themselves are functions, which print
+// as pointers).
+func warmKey(req Request) string {
+	return strings.Join([]string{string(req.Protocol), req.HostResolverRules, req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
+}
+
 // warmBrowser returns the running browser for req's protocol and flags,
 // starting it on first use.
 func (c *Chromium) warmBrowser(req Request) (*browserProcess, error) {
-	key := fmt.Sprint(Flags(req))
+	key := warmKey(req)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if b := c.warm[key]; b != nil {

@@ -46,3 +46,24 @@ func TestVerify(t *testing.T) {
 		})
 	}
 }
+
+// TestWarmKeyTellsFlagsApart: two requests share a warm browser only if
+// every value its flags are made of is the same.
+func TestWarmKeyTellsFlagsApart(t *testing.T) {
+	base := Request{Protocol: factor.H3, HostResolverRules: "MAP a.test 198.19.0.10", SPKIHash: "abc=", Hosts: []string{"a.test"}}
+	if warmKey(base) != warmKey(base) {
+		t.Fatal("the same request gave two keys")
+	}
+	for name, change := range map[string]func(*Request){
+		"protocol": func(r *Request) { r.Protocol = factor.H2 },
+		"rules":    func(r *Request) { r.HostResolverRules = "MAP a.test 198.19.0.11" },
+		"spki":     func(r *Request) { r.SPKIHash = "xyz=" },
+		"hosts":    func(r *Request) { r.Hosts = []string{"a.test", "b.test"} },
+	} {
+		other := base
+		change(&other)
+		if warmKey(other) == warmKey(base) {
+			t.Errorf("a request with another %s shares the warm browser's key", name)
+		}
+	}
+}
