@@ -46,14 +46,9 @@ type Path struct {
 	Loss float64 `json:"loss"`
 }
 
-// Validate reports an invalid direction or path.
+// Validate reports an invalid path. The directions are link.New's to
+// check (users' networks were checked when netconf resolved them).
 func (c Config) Validate() error {
-	if err := c.Up.Validate(); err != nil {
-		return fmt.Errorf("uplink: %w", err)
-	}
-	if err := c.Down.Validate(); err != nil {
-		return fmt.Errorf("downlink: %w", err)
-	}
 	seen := map[netip.Addr]bool{}
 	for _, p := range c.Paths {
 		switch {
@@ -143,11 +138,11 @@ func Start(client, servers tun.Device, cfg Config, opt Options) (*Emulator, erro
 	}
 	up, err := newDirection(client, servers, cfg.Up, cfg.Paths, true, opt)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("uplink: %w", err)
 	}
 	down, err := newDirection(servers, client, cfg.Down, cfg.Paths, false, opt)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("downlink: %w", err)
 	}
 	if opt.SleepUntil == nil {
 		locked := 2 * (1 + len(up.paths))

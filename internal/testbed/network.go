@@ -19,9 +19,6 @@ type Network struct {
 // with servers origin addresses, and runs the emulator with link between
 // them. On error it removes what it created.
 func StartNetwork(stem string, link emulator.Config, servers int) (*Network, error) {
-	if err := link.Validate(); err != nil {
-		return nil, err
-	}
 	topo, err := netns.Build(stem, servers)
 	if err != nil {
 		return nil, err
