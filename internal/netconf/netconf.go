@@ -152,20 +152,30 @@ func Resolve(d Description, defaults map[string]string) (*Network, error) {
 	if d.DropHead {
 		net.Up.DropHead, net.Down.DropHead = true, true
 	}
-	for _, v := range d.Paths {
-		p, err := parsePath(v)
-		if err != nil {
-			return nil, err
-		}
-		if slices.ContainsFunc(net.Paths, func(q Path) bool { return q.Server == p.Server }) {
-			return nil, fmt.Errorf("--path %q: server %d has a path already", v, p.Server)
-		}
-		net.Paths = append(net.Paths, p)
+	var err error
+	if net.Paths, err = parsePaths(d.Paths); err != nil {
+		return nil, err
 	}
 	if err := errors.Join(net.Up.Validate(), net.Down.Validate()); err != nil {
 		return nil, fmt.Errorf("network: %w", err)
 	}
 	return net, nil
+}
+
+// parsePaths reads the --path values, at most one per server.
+func parsePaths(values []string) ([]Path, error) {
+	var out []Path
+	for _, v := range values {
+		p, err := parsePath(v)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(out, func(q Path) bool { return q.Server == p.Server }) {
+			return nil, fmt.Errorf("--path %q: server %d has a path already", v, p.Server)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Key is the network's content as text, its name left out: the same

@@ -223,21 +223,25 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 	}
 	for _, s := range settings {
 		b, c := samples[sampleKey{s, o.Baseline}], samples[sampleKey{s, o.Compare}]
-		if b == nil || c == nil {
-			continue
+		if b != nil && c != nil {
+			a.Comparisons = append(a.Comparisons, compareSamples(s, *b, *c))
 		}
-		cmp := Comparison{Setting: s, Baseline: *b, Compare: *c,
-			Diff: stats.DiffOfMeans(c.Values, b.Values), Ratio: stats.RatioOfMedians(c.Values, b.Values), Gain: stats.Gain(c.Values, b.Values),
-			Welch: stats.Welch(c.Values, b.Values), MannWhitney: stats.MannWhitney(c.Values, b.Values)}
-		if len(b.Values) == 0 || len(c.Values) == 0 {
-			cmp.Diff, cmp.Ratio, cmp.Gain = math.NaN(), math.NaN(), math.NaN()
-		}
-		cmp.Verdict = stats.Decide(cmp.MannWhitney, c.Values, b.Values)
-		a.Comparisons = append(a.Comparisons, cmp)
 	}
 	a.ANOVAs = stackANOVAs(samples)
 	a.Shares = shares(a.Comparisons)
 	return a, nil
+}
+
+// compareSamples compares sample c with baseline b in setting s.
+func compareSamples(s Setting, b, c Sample) Comparison {
+	cmp := Comparison{Setting: s, Baseline: b, Compare: c,
+		Diff: stats.DiffOfMeans(c.Values, b.Values), Ratio: stats.RatioOfMedians(c.Values, b.Values), Gain: stats.Gain(c.Values, b.Values),
+		Welch: stats.Welch(c.Values, b.Values), MannWhitney: stats.MannWhitney(c.Values, b.Values)}
+	if len(b.Values) == 0 || len(c.Values) == 0 {
+		cmp.Diff, cmp.Ratio, cmp.Gain = math.NaN(), math.NaN(), math.NaN()
+	}
+	cmp.Verdict = stats.Decide(cmp.MannWhitney, c.Values, b.Values)
+	return cmp
 }
 
 // sampleKey identifies a sample: a setting and a protocol.

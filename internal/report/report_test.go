@@ -155,7 +155,7 @@ func TestLabelsNameEveryVaryingFactor(t *testing.T) {
 	for _, c := range a.Comparisons {
 		labels[v.label(c.Setting)+" "+c.Setting.Page] = true
 	}
-	if len(labels) != len(a.Comparisons) || !labels["fast 4 origins synthetic:8x10KB"] || !labels["fast 1 origins synthetic:8x10KB"] {
+	if len(labels) != len(a.Comparisons) || !labels["fast 4 origins synthetic:8x10KB"] || !labels["fast 1 origin synthetic:8x10KB"] {
 		t.Errorf("labels %v for %d comparisons", labels, len(a.Comparisons))
 	}
 	for _, s := range a.Shares {

@@ -41,7 +41,12 @@ func dimensions() []dimension {
 	origins := func(s Setting) string { return strconv.Itoa(s.Origins) }
 	cache := func(s Setting) string { return onOff(s.Cache) }
 	return []dimension{
-		{"origins", origins, func(s Setting) string { return origins(s) + " origins" }},
+		{"origins", origins, func(s Setting) string {
+			if s.Origins == 1 {
+				return "1 origin"
+			}
+			return origins(s) + " origins"
+		}},
 		{"stack", func(s Setting) string { return string(s.Stack) }, func(s Setting) string { return string(s.Stack) }},
 		{"server", func(s Setting) string { return string(s.Server) }, func(s Setting) string { return string(s.Server) + " server" }},
 		{"visit", func(s Setting) string { return string(s.Visit) }, func(s Setting) string { return string(s.Visit) + " visit" }},
