@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -125,7 +126,11 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 // TestFormatRoundTrips: a spec written by Format reads back as the same
 // spec, so that compare's flags and a spec file meet in one parser.
 func TestFormatRoundTrips(t *testing.T) {
-	for _, text := range []string{full, "repetitions: 1\nfactors:\n  networks: [{rtt: 20ms, gilbert: \"1,30\", drop-head: true, down-trace: ../../../shared/traces/Verizon-LTE-short.down}]\n  pages: [synthetic:1x1KB]\n"} {
+	trace := filepath.Join(t.TempDir(), "lte.down")
+	if err := os.WriteFile(trace, []byte("1\n1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{full, "repetitions: 1\nfactors:\n  networks: [{rtt: 20ms, gilbert: \"1,30\", drop-head: true, down-trace: " + trace + "}]\n  pages: [synthetic:1x1KB]\n"} {
 		a, err := Parse([]byte(text))
 		if err != nil {
 			t.Fatal(err)
