@@ -261,14 +261,17 @@ type browserProcess struct {
 	ctx     context.Context
 	cancel  func()
 	profile string
+	tmp     string // the browser's TMPDIR
 	wrapErr *error
 }
 
-// close stops the browser and removes its profile and processes.
+// close stops the browser and removes its profile, temporary directory
+// and processes.
 func (b *browserProcess) close() {
 	b.cancel()
 	killLeftovers(b.profile)
 	os.RemoveAll(b.profile)
+	os.RemoveAll(b.tmp)
 }
 
 // startBrowser prepares a browser for req with a fresh profile in the
@@ -285,6 +288,14 @@ func (c *Chromium) startBrowser(parent context.Context, req Request) (*browserPr
 	if err := os.WriteFile(filepath.Join(profile, "Default", "Preferences"), []byte(preferences), 0o644); err != nil {
 		return nil, err
 	}
+	// Chromium makes a directory for its singleton socket in TMPDIR and
+	// removes it only when it exits cleanly: a TMPDIR of its own goes with
+	// the browser. (Inside the profile, the socket's path could pass the
+	// 108 bytes a Unix socket's path may have.)
+	tmp, err := os.MkdirTemp("", "quicbench-chromium-")
+	if err != nil {
+		return nil, fmt.Errorf("load: temporary directory: %w", err)
+	}
 	path := c.Path
 	if path == "" {
 		path = DefaultChromiumPath
@@ -293,6 +304,7 @@ func (c *Chromium) startBrowser(parent context.Context, req Request) (*browserPr
 	opts := append(Flags(req),
 		chromedp.ExecPath(path),
 		chromedp.UserDataDir(profile),
+		chromedp.Env("TMPDIR="+tmp),
 		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
 			if cmd.SysProcAttr == nil {
 				cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -303,7 +315,7 @@ func (c *Chromium) startBrowser(parent context.Context, req Request) (*browserPr
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	return &browserProcess{ctx: browserCtx, cancel: func() { cancelBrowser(); cancelAlloc() }, profile: profile, wrapErr: &wrapErr}, nil
+	return &browserProcess{ctx: browserCtx, cancel: func() { cancelBrowser(); cancelAlloc() }, profile: profile, tmp: tmp, wrapErr: &wrapErr}, nil
 }
 
 // warmKey identifies the browser a request needs: the values Flags makes

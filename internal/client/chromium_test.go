@@ -3,6 +3,7 @@ package client_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -70,5 +71,10 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 				t.Errorf("TTFB %.1f, DCL %.1f, PLT %.1f are out of order", res.TTFBMs, res.DCLMs, res.PLTMs)
 			}
 		})
+	}
+	// Each browser had a TMPDIR of its own, removed with it: no singleton
+	// directory of Chromium's is left in /tmp.
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "quicbench-chromium-*")); len(left) > 0 {
+		t.Errorf("browsers' temporary directories left: %v", left)
 	}
 }
