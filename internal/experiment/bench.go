@@ -113,7 +113,7 @@ func (r *runner) startArtifacts(bed *bench, t plan.Trial, attempt int) (func() e
 	base := fmt.Sprintf("%s-a%d", t.ID, attempt)
 	if r.spec.Artifacts.Pcap {
 		name := filepath.Join("artifacts", base+".pcap")
-		stop, err := startCapture(bed.Testbed, filepath.Join(r.cfg.Dir, name))
+		stop, err := bed.StartCapture(filepath.Join(r.cfg.Dir, name))
 		if err != nil {
 			return nil, nil, "", err
 		}

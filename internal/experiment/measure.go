@@ -2,10 +2,7 @@ package experiment
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
@@ -13,7 +10,6 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/origin"
-	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/testbed"
@@ -109,28 +105,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// startCapture records the client side's packets to path until the returned
-// function is called.
-func startCapture(tb *testbed.Testbed, path string) (stop func() error, err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("capture: %w", err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("capture: %w", err)
-	}
-	w, err := pcap.NewWriter(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	tb.Emulator.SetCapture(w)
-	return func() error {
-		tb.Emulator.SetCapture(nil)
-		return errors.Join(w.Flush(), f.Close())
-	}, nil
 }
 
 // netcheckLossProbes keeps compare's netcheck short: 5000 probes per

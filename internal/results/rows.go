@@ -75,20 +75,7 @@ func (s *Store) Checked(name string) (bool, error) {
 
 // Netchecks returns each checked network's netcheck (JSON), by name.
 func (s *Store) Netchecks() (map[string]string, error) {
-	rows, err := s.db.Query(`SELECT name, netcheck FROM networks WHERE netcheck != ''`)
-	if err != nil {
-		return nil, s.explain("read networks", err)
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var name, report string
-		if err := rows.Scan(&name, &report); err != nil {
-			return nil, s.explain("read networks", err)
-		}
-		out[name] = report
-	}
-	return out, s.explainErr("read networks", rows.Err())
+	return s.pairs("read networks", `SELECT name, netcheck FROM networks WHERE netcheck != ''`)
 }
 
 // EachTrial calls fn for every trial in plan order. The store has one
@@ -152,18 +139,23 @@ func each[T any](s *Store, tb *table, query string, queryArgs []any, fn func(T) 
 
 // Facts returns the run's facts (the meta table) without the spec's text.
 func (s *Store) Facts() (map[string]string, error) {
-	rows, err := s.db.Query(`SELECT key, value FROM meta WHERE key != 'spec'`)
+	return s.pairs("read meta", `SELECT key, value FROM meta WHERE key != 'spec'`)
+}
+
+// pairs reads a query's two text columns as a map.
+func (s *Store) pairs(op, query string) (map[string]string, error) {
+	rows, err := s.db.Query(query)
 	if err != nil {
-		return nil, s.explain("read meta", err)
+		return nil, s.explain(op, err)
 	}
 	defer rows.Close()
 	out := map[string]string{}
 	for rows.Next() {
 		var k, v string
 		if err := rows.Scan(&k, &v); err != nil {
-			return nil, s.explain("read meta", err)
+			return nil, s.explain(op, err)
 		}
 		out[k] = v
 	}
-	return out, s.explainErr("read meta", rows.Err())
+	return out, s.explainErr(op, rows.Err())
 }

@@ -21,7 +21,6 @@ import (
 
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/netns"
-	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/testbed"
 )
@@ -86,7 +85,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		defer srv.Kill() // the whole group: sh and its children
 	}
 	if cfg.PcapPath != "" {
-		stop, err := capture(n, cfg.PcapPath)
+		stop, err := n.StartCapture(cfg.PcapPath)
 		if err != nil {
 			return Result{ExitCode: -1}, err
 		}
@@ -124,27 +123,6 @@ func startServer(ctx context.Context, n *testbed.Network, cfg Config, env []stri
 		}
 	}
 	return srv, nil
-}
-
-// capture records the client side's packets to path until stop.
-func capture(n *testbed.Network, path string) (stop func() error, err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("pcap: %w", err)
-	}
-	w, err := pcap.NewWriter(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	n.Emulator.SetCapture(w)
-	return func() error {
-		n.Emulator.SetCapture(nil)
-		if err := errors.Join(w.Flush(), f.Close()); err != nil {
-			return fmt.Errorf("pcap: %w", err)
-		}
-		return nil
-	}, nil
 }
 
 // runCommand runs Command and measures the emulator while it runs.

@@ -2,10 +2,14 @@ package testbed
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/pcap"
 )
 
 // Network is the client and servers namespaces with the emulator running
@@ -39,6 +43,31 @@ func LinkOf(n *netconf.Network, upSeed, downSeed uint64) emulator.Config {
 		c.Paths = append(c.Paths, emulator.Path{Server: netns.ServerAddr(p.Server), RTT: p.RTT, Loss: p.Loss})
 	}
 	return c
+}
+
+// StartCapture records the client side's packets to a pcap file at path
+// (its directory made if need be) until stop is called.
+func (n *Network) StartCapture(path string) (stop func() error, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	w, err := pcap.NewWriter(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	n.Emulator.SetCapture(w)
+	return func() error {
+		n.Emulator.SetCapture(nil)
+		if err := errors.Join(w.Flush(), f.Close()); err != nil {
+			return fmt.Errorf("capture %s: %w", path, err)
+		}
+		return nil
+	}, nil
 }
 
 // Close stops the emulator, removes the devices and namespaces, and waits
