@@ -208,7 +208,7 @@ func (r *runner) setup(ctx context.Context, trials []plan.Trial) error {
 
 // trials runs trials on bed, after the network's netcheck if the spec asks
 // for it and the run has none yet.
-func (r *runner) trials(ctx context.Context, bed *bench, trials []plan.Trial) error {
+func (r *runner) trials(ctx context.Context, bed *bed, trials []plan.Trial) error {
 	if err := r.netcheck(ctx, bed, trials[0].Cell.Setup); err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (r *runner) trials(ctx context.Context, bed *bench, trials []plan.Trial) er
 }
 
 // trial runs one trial with its retries and records it.
-func (r *runner) trial(ctx context.Context, bed *bench, t plan.Trial) error {
+func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 	rec := newRecord(r.spec, t, bed.page)
 	var m Measured
 	var artifacts []string
@@ -260,7 +260,7 @@ func (r *runner) trial(ctx context.Context, bed *bench, t plan.Trial) error {
 }
 
 // attempt makes one attempt of trial t with its artifacts.
-func (r *runner) attempt(ctx context.Context, bed *bench, t plan.Trial, attempt int) (Measured, []string, error) {
+func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt int) (Measured, []string, error) {
 	stop, names, harPath, err := r.startArtifacts(bed, t, attempt)
 	if err != nil {
 		return Measured{}, nil, err

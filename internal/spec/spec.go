@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -175,6 +176,8 @@ func (s *Spec) scalars(f file) error {
 // does anything that builds a Spec otherwise.
 func (s *Spec) Validate() error {
 	switch {
+	case s.Seed > math.MaxInt64: // stored as an SQLite INTEGER
+		return fmt.Errorf("seed %d is above %d", s.Seed, int64(math.MaxInt64))
 	case s.Repetitions < 1 || s.Repetitions > MaxRepetitions:
 		return fmt.Errorf("repetitions %d is outside 1 to %d", s.Repetitions, MaxRepetitions)
 	case s.Retries < 0 || s.Retries > MaxRetries:

@@ -108,6 +108,7 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [cnn.com]\n", `line 4: page "cnn.com" is not supported`},
 		{"repetitions: 0\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [synthetic:1x1KB]\n", "repetitions 0 is outside 1 to 100000"},
 		{"repetitions: two\n", `line 1: cannot unmarshal !!str ` + "`two`"},
+		{base + "seed: 18446744073709551615\n", "seed 18446744073709551615 is above 9223372036854775807"},
 		{base + "client: firefox\n", `client "firefox" is unknown: use chromium or loader`},
 		{base + "timeout: soon\n", `timeout "soon" is not a positive duration`},
 		{base + "browser: hot\n", `browser "hot" is unknown: use fresh`},

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -10,8 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"context"
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
@@ -25,8 +24,8 @@ import (
 	"github.com/quicbench/quicbench/internal/testbed"
 )
 
-// bench is a running testbed with its page and page loader.
-type bench struct {
+// bed is a running testbed with its page and page loader.
+type bed struct {
 	*testbed.Testbed
 	page     *site.Site
 	loader   client.PageLoader
@@ -36,7 +35,7 @@ type bench struct {
 // startTestbed builds the testbed of setup: its page from the page seed,
 // its link from the link seeds, its servers and stack, and a page loader
 // of the spec's client.
-func (r *runner) startTestbed(setup *plan.Setup) (*bench, error) {
+func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	page, err := site.Synthetic(setup.Page, site.OriginHosts(setup.Origins), setup.PageSeed)
 	if err != nil {
 		return nil, err
@@ -50,7 +49,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
-	b := &bench{Testbed: tb, page: page}
+	b := &bed{Testbed: tb, page: page}
 	b.chromium = &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
 		Warm: r.spec.Browser == factor.BrowserWarm}
 	b.loader = b.chromium
@@ -61,14 +60,14 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bench, error) {
 }
 
 // close stops the warm browsers, then removes the testbed.
-func (b *bench) close() error {
+func (b *bed) close() error {
 	b.chromium.Close() // before the testbed's namespaces go
 	return b.Testbed.Close()
 }
 
 // record is the testbed's row: its setup and its TCP stack as read back,
 // the congestion control from a server socket a client connected to.
-func (b *bench) record(setup *plan.Setup) results.Testbed {
+func (b *bed) record(setup *plan.Setup) results.Testbed {
 	st := b.Stack
 	return results.Testbed{Key: setup.Key(), Network: setup.Network.Name, Page: setup.Page.String(), Origins: int64(setup.Origins),
 		Stack: string(setup.Stack), Server: string(setup.Server), Congestion: st.Congestion, RouteCongestion: st.RouteCongestion,
@@ -78,7 +77,7 @@ func (b *bench) record(setup *plan.Setup) results.Testbed {
 
 // netcheck measures the setup's network once per run directory, if the
 // spec asks for it, and stores the report.
-func (r *runner) netcheck(ctx context.Context, bed *bench, setup *plan.Setup) error {
+func (r *runner) netcheck(ctx context.Context, bed *bed, setup *plan.Setup) error {
 	if !r.spec.Netcheck {
 		return nil
 	}
@@ -107,7 +106,7 @@ func (r *runner) netcheck(ctx context.Context, bed *bench, setup *plan.Setup) er
 // startArtifacts starts the pcap and qlog of one attempt, as the spec asks,
 // and returns their stop function, their paths relative to the run
 // directory, and the path the HAR goes to ("" for none).
-func (r *runner) startArtifacts(bed *bench, t plan.Trial, attempt int) (func() error, []string, string, error) {
+func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() error, []string, string, error) {
 	var names []string
 	stops := []func() error{}
 	base := fmt.Sprintf("%s-a%d", t.ID, attempt)
