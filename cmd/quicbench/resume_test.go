@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -63,6 +64,7 @@ func TestKillAndResume(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(time.Duration(rand.IntN(800)) * time.Millisecond) // a random moment of a later trial
+	killedPID := cmd.Process.Pid
 	cmd.Process.Signal(os.Kill)
 	cmd.Wait()
 	killedAt := recorded(db)
@@ -83,6 +85,9 @@ func TestKillAndResume(t *testing.T) {
 	}
 	if names := namespacesWithPrefix(t, stem); len(names) > 0 {
 		t.Errorf("the killed run's namespaces are still there: %v", names)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("quicbench-chromium-%d-*", killedPID))); len(dirs) > 0 {
+		t.Errorf("the killed run's browser directories are still there: %v", dirs)
 	}
 	time.Sleep(200 * time.Millisecond)
 	if procs := processesMentioning(runDir); len(procs) > 0 {

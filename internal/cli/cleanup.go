@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/netns"
 )
 
@@ -20,6 +21,10 @@ func runCleanup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench cleanup:", err)
 		return exitUsage
 	}
+	dirs := client.RemoveStaleTemp()
+	for _, d := range dirs {
+		fmt.Fprintln(stdout, "removed directory", d)
+	}
 	removed, err := netns.RemoveStale()
 	for _, name := range removed {
 		fmt.Fprintln(stdout, "removed namespace", name)
@@ -28,7 +33,7 @@ func runCleanup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench cleanup:", err)
 		return exitFailure
 	}
-	if len(removed) == 0 {
+	if len(removed)+len(dirs) == 0 {
 		fmt.Fprintln(stdout, "nothing to clean up")
 	}
 	return exitOK

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -292,7 +293,7 @@ func (c *Chromium) startBrowser(parent context.Context, req Request) (*browserPr
 	// removes it only when it exits cleanly: a TMPDIR of its own goes with
 	// the browser. (Inside the profile, the socket's path could pass the
 	// 108 bytes a Unix socket's path may have.)
-	tmp, err := os.MkdirTemp("", "quicbench-chromium-")
+	tmp, err := os.MkdirTemp("", tempPrefix(os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("load: temporary directory: %w", err)
 	}
@@ -316,6 +317,36 @@ func (c *Chromium) startBrowser(parent context.Context, req Request) (*browserPr
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
 	return &browserProcess{ctx: browserCtx, cancel: func() { cancelBrowser(); cancelAlloc() }, profile: profile, tmp: tmp, wrapErr: &wrapErr}, nil
+}
+
+// tempPrefix starts the name of the temporary directories of the browsers
+// of process pid, in os.TempDir().
+func tempPrefix(pid int) string { return fmt.Sprintf("quicbench-chromium-%d-", pid) }
+
+// TempDirs lists the temporary directories of this process's browsers
+// that exist now (none once every browser is closed).
+func TempDirs() []string {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix(os.Getpid())+"*"))
+	return dirs
+}
+
+// RemoveStaleTemp removes the browsers' temporary directories of
+// processes that are gone (a run killed with SIGKILL cannot remove them)
+// and returns them.
+func RemoveStaleTemp() []string {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "quicbench-chromium-*"))
+	var removed []string
+	for _, d := range dirs {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "quicbench-chromium-"), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // not ours, or its process lives
+		}
+		if os.RemoveAll(d) == nil {
+			removed = append(removed, d)
+		}
+	}
+	return removed
 }
 
 // warmKey identifies the browser a request needs: the values Flags makes

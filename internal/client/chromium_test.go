@@ -3,7 +3,6 @@ package client_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -74,7 +73,7 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 	}
 	// Each browser had a TMPDIR of its own, removed with it: no singleton
 	// directory of Chromium's is left in /tmp.
-	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "quicbench-chromium-*")); len(left) > 0 {
+	if left := client.TempDirs(); len(left) > 0 {
 		t.Errorf("browsers' temporary directories left: %v", left)
 	}
 }

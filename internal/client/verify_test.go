@@ -1,6 +1,9 @@
 package client
 
 import (
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,5 +70,30 @@ func TestWarmKeyTellsFlagsApart(t *testing.T) {
 		if warmKey(other) == warmKey(base) {
 			t.Errorf("a request with another %s shares the warm browser's key", name)
 		}
+	}
+}
+
+// TestRemoveStaleTemp removes the temporary directories of processes that
+// are gone and keeps those of live ones.
+func TestRemoveStaleTemp(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := os.MkdirTemp("", tempPrefix(dead.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := os.MkdirTemp("", tempPrefix(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(live)
+	removed := RemoveStaleTemp()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) || !slices.Contains(removed, stale) {
+		t.Errorf("the dead process's %s: %v, removed %v", stale, err, removed)
+	}
+	if _, err := os.Stat(live); err != nil || !slices.Contains(TempDirs(), live) {
+		t.Errorf("this process's %s: %v, TempDirs %v", live, err, TempDirs())
 	}
 }

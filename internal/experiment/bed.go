@@ -153,8 +153,12 @@ func NewLoader(tb *testbed.Testbed, timeout time.Duration, version string) *load
 		}}
 }
 
-// removeStale removes the namespaces of runs that were killed.
+// removeStale removes the namespaces and browsers' temporary directories
+// of runs that were killed.
 func removeStale(log *slog.Logger) {
+	if dirs := client.RemoveStaleTemp(); len(dirs) > 0 {
+		log.Info("removed browsers' temporary directories of dead runs", "dirs", dirs)
+	}
 	if removed, err := netns.RemoveStale(); err != nil {
 		log.Warn("could not remove namespaces of dead runs", "err", err)
 	} else if len(removed) > 0 {
