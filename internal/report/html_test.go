@@ -65,7 +65,9 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	}
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(client.DefaultChromiumPath),
-		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1400, 1000))
+		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1400, 1000),
+		chromedp.Env("TMPDIR="+t.TempDir())) // its singleton directory goes with the test's
+
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(allocCtx)
