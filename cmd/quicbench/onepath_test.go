@@ -104,3 +104,45 @@ func checkExportedColumns(t *testing.T, path string) {
 		t.Errorf("exported paths %v", row["paths"])
 	}
 }
+
+// TestCompareJSON: --json prints the spec, the summary, the testbed and
+// every load with its resources and connections, from the run's database.
+func TestCompareJSON(t *testing.T) {
+	testenv.RequireRoot(t)
+	bin := quicbenchBinary(t)
+	dir := filepath.Join(t.TempDir(), "c")
+	out, err := exec.Command(bin, "compare", "--client", "loader", "--runs", "1", "--protocols", "h2,h3", "--rtt", "10ms",
+		"--page", "synthetic:3x2KB", "--netcheck=false", "--json", "--out", dir).Output()
+	if err != nil {
+		t.Fatalf("compare --json: %v", err)
+	}
+	var got struct {
+		Spec    string `json:"spec"`
+		Summary struct {
+			Summaries []struct {
+				Protocol string `json:"protocol"`
+				OK       int    `json:"ok"`
+			} `json:"summaries"`
+		} `json:"summary"`
+		Testbeds []results.Testbed `json:"testbeds"`
+		Trials   []struct {
+			Trial       map[string]any   `json:"trial"`
+			Resources   []map[string]any `json:"resources"`
+			Connections []map[string]any `json:"connections"`
+		} `json:"trials"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !strings.Contains(got.Spec, "synthetic:3x2KB") || len(got.Summary.Summaries) != 2 || got.Summary.Summaries[0].OK != 1 || len(got.Testbeds) != 1 {
+		t.Errorf("spec %q, summaries %+v, testbeds %d", got.Spec, got.Summary.Summaries, len(got.Testbeds))
+	}
+	if len(got.Trials) != 2 {
+		t.Fatalf("%d trials", len(got.Trials))
+	}
+	for _, tr := range got.Trials {
+		if tr.Trial["status"] != "ok" || tr.Trial["rtt_ms"] != 10.0 || len(tr.Resources) != 3 || len(tr.Connections) != 1 {
+			t.Errorf("trial %v with %d resources and %d connections", tr.Trial["trial_id"], len(tr.Resources), len(tr.Connections))
+		}
+	}
+}

@@ -49,17 +49,20 @@ func readCompare(dir string, wallSeconds float64) (*compareRun, error) {
 	if err := store.EachTrial(func(t results.Trial) error { trials = append(trials, t); return nil }); err != nil {
 		return nil, err
 	}
+	resources := map[string][]results.Resource{}
+	if err := store.EachResource(func(x results.Resource) error { resources[x.TrialID] = append(resources[x.TrialID], x); return nil }); err != nil {
+		return nil, err
+	}
 	var conns []results.Connection
+	if err := store.EachConnection(func(c results.Connection) error { conns = append(conns, c); return nil }); err != nil {
+		return nil, err
+	}
+	byTrial := map[string][]results.Connection{}
+	for _, c := range conns {
+		byTrial[c.TrialID] = append(byTrial[c.TrialID], c)
+	}
 	for _, t := range trials {
-		d := trialDetail{Trial: t}
-		if d.Resources, err = store.ResourcesOf(t.ID); err != nil {
-			return nil, err
-		}
-		if d.Connections, err = store.ConnectionsOf(t.ID); err != nil {
-			return nil, err
-		}
-		conns = append(conns, d.Connections...)
-		r.Trials = append(r.Trials, d)
+		r.Trials = append(r.Trials, trialDetail{Trial: t, Resources: resources[t.ID], Connections: byTrial[t.ID]})
 	}
 	r.Summary = report.SummarizeRun(trials, conns)
 	if r.Testbeds, err = store.Testbeds(); err != nil {
