@@ -17,6 +17,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/experiment"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
@@ -126,7 +127,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	p := plan.Build(s)
 	printPlan(stderr, s, p)
-	progress := newProgress(stderr, len(p.Trials))
+	progress := newProgress(stderr, s, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
 		Spec: s, Dir: dir, Resume: *resume, ChromiumPath: *chromium, Facts: experiment.HostFacts(*chromium, Version),
 		Log: newLogger(stderr, *verbose), OnTrial: progress.update,
@@ -160,13 +161,15 @@ func isUserError(err error) bool {
 
 // progress shows a bar on a terminal and a line per trial otherwise.
 type progress struct {
-	w     io.Writer
-	bar   *progressbar.ProgressBar
-	total int
+	// levels names the trial's levels of the factors that vary.
+	levels func(results.Trial) string
+	w      io.Writer
+	bar    *progressbar.ProgressBar
+	total  int
 }
 
-func newProgress(w io.Writer, total int) *progress {
-	p := &progress{w: w, total: total}
+func newProgress(w io.Writer, s *spec.Spec, total int) *progress {
+	p := &progress{w: w, total: total, levels: varyingLevels(s)}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(false), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(200*time.Millisecond))
@@ -188,8 +191,32 @@ func (p *progress) update(pr experiment.Progress) {
 	if t.Status != results.StatusOK {
 		outcome = "FAILED after " + fmt.Sprint(t.Attempts) + " attempts: " + t.Error
 	}
-	fmt.Fprintf(p.w, "trial %d/%d (%d failed, ETA %s)  %s  %s %s %s %s: %s\n", pr.Done, pr.Total, pr.Failed, pr.ETA.Round(time.Second),
-		t.ID, t.Network, t.Page, t.Protocol, t.Visit, outcome)
+	fmt.Fprintf(p.w, "trial %d/%d (%d failed, ETA %s)  %s  %s: %s\n", pr.Done, pr.Total, pr.Failed, pr.ETA.Round(time.Second),
+		t.ID, p.levels(t), outcome)
+}
+
+// varyingLevels returns what names a trial of s in a progress line: its
+// network, page and protocol, and its level of every other factor with
+// more than one level.
+func varyingLevels(s *spec.Spec) func(results.Trial) string {
+	var parts []func(results.Trial) string
+	add := func(n int, f func(results.Trial) string) {
+		if n > 1 {
+			parts = append(parts, f)
+		}
+	}
+	add(len(s.Origins), func(t results.Trial) string { return fmt.Sprintf("%d origins", t.Origins) })
+	add(len(s.Stacks), func(t results.Trial) string { return string(t.Stack) })
+	add(len(s.Servers), func(t results.Trial) string { return string(t.Server) + " server" })
+	add(len(s.Visits), func(t results.Trial) string { return string(t.Visit) + " visit" })
+	add(len(s.Cache), func(t results.Trial) string { return "cache " + string(factor.CacheOf(t.Cache)) })
+	return func(t results.Trial) string {
+		words := []string{t.Network, t.Page, string(t.Protocol)}
+		for _, f := range parts {
+			words = append(words, f(t))
+		}
+		return strings.Join(words, " ")
+	}
 }
 
 func (p *progress) finish() {

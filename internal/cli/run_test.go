@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/quicbench/quicbench/internal/experiment"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
 )
 
 // TestExperimentCommandsBadInput: every bad command line gets one line on
@@ -48,5 +52,22 @@ func TestPlanOfAnExample(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("plan output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestProgressNamesVaryingFactors: a progress line names every factor with
+// more than one level, so seed 000's cache levels are told apart.
+func TestProgressNamesVaryingFactors(t *testing.T) {
+	s, err := spec.Load("../../examples/seed000-quick.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	p := newProgress(&out, s, 96)
+	tr := results.Trial{ID: "c1-r1", Levels: results.Levels{Network: "seed000-rtt20-loss0", Page: "synthetic:8x20KB", Origins: 4, Protocol: "h3", Visit: "repeat", Cache: true},
+		Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(31.5)}}
+	p.update(experiment.Progress{Trial: tr, Done: 1, Total: 96})
+	if want := "c1-r1  seed000-rtt20-loss0 synthetic:8x20KB h3 cache on: PLT 31.5 ms"; !strings.Contains(out.String(), want) {
+		t.Errorf("progress line %q, want %q", out.String(), want)
 	}
 }
