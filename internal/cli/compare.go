@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
@@ -172,14 +173,11 @@ func positive(d time.Duration) error {
 }
 
 func joinLevels[T ~string](levels []T) string {
-	out := ""
+	names := make([]string, len(levels))
 	for i, l := range levels {
-		if i > 0 {
-			out += ","
-		}
-		out += string(l)
+		names[i] = string(l)
 	}
-	return out
+	return strings.Join(names, ",")
 }
 
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {

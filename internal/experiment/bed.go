@@ -54,7 +54,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 		Warm: r.spec.Browser == factor.BrowserWarm}
 	b.loader = b.chromium
 	if r.spec.Client == factor.ClientLoader {
-		b.loader = NewLoader(tb, r.spec.Timeout, r.cfg.Facts["quicbench_version"])
+		b.loader = newLoader(tb, r.spec.Timeout, r.cfg.Facts["quicbench_version"])
 	}
 	return b, nil
 }
@@ -140,9 +140,9 @@ func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() err
 	}, names, harPath, nil
 }
 
-// NewLoader returns the built-in loader, with fresh Go clients in tb's
+// newLoader returns the built-in loader, with fresh Go clients in tb's
 // client namespace.
-func NewLoader(tb *testbed.Testbed, timeout time.Duration, version string) *loader.Loader {
+func newLoader(tb *testbed.Testbed, timeout time.Duration, version string) *loader.Loader {
 	return &loader.Loader{Timeout: timeout, Version: version,
 		NewClient: func(proto factor.Protocol, sessions tls.ClientSessionCache, maxConns int) (*http.Client, func(), error) {
 			c, err := tb.NewGoClient(string(proto), testbed.GoClientOptions{Sessions: sessions, MaxConnsPerHost: maxConns})

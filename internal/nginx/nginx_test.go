@@ -126,8 +126,10 @@ func TestServesTheSiteLikeTheGoOrigin(t *testing.T) {
 		t.Fatalf("records %+v, want one connection per origin", recs)
 	}
 	for _, r := range recs {
-		if r.ALPN != "h2" || r.Handshake != origin.HandshakeFull || r.Closed || r.Congestion == "" || r.BytesSent < 40_000 || r.CwndBytes == 0 || r.SmoothedRTTMs < 10 {
-			t.Errorf("first connection %+v, want h2, full, open, with TCP_INFO (≥ 40000 B sent, RTT ≥ 10 ms)", r)
+		if r.ALPN != "h2" || r.Handshake != origin.HandshakeFull || r.Closed || r.Congestion == "" || r.BytesSent < 40_000 || r.CwndBytes == 0 || r.SmoothedRTTMs < 9.5 {
+			// The emulator delivers up to ~0.1 ms early (it straddles its
+			// deadlines), so a 10 ms link can measure 9.99 ms.
+			t.Errorf("first connection %+v, want h2, full, open, with TCP_INFO (≥ 40000 B sent, RTT ≥ 9.5 ms on the 10 ms link)", r)
 		}
 	}
 

@@ -99,7 +99,7 @@ func Build(s *spec.Spec) Plan {
 		}
 		setups = append(setups, cells)
 	}
-	rng := OrderRand(s.Seed)
+	rng := orderRand(s.Seed)
 	rng.Shuffle(len(setups), func(i, j int) { setups[i], setups[j] = setups[j], setups[i] })
 	p := Plan{Setups: len(setups)}
 	for _, cells := range setups {
@@ -179,7 +179,7 @@ func LoadTime(page factor.Page, rtt time.Duration, rate float64) time.Duration {
 	return t
 }
 
-// OrderRand is the generator of a plan's order for a spec seed.
-func OrderRand(seed uint64) *rand.Rand {
+// orderRand is the generator of a plan's order for a spec seed.
+func orderRand(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(DeriveSeed(seed, "order", ""), 0x91a7))
 }
