@@ -39,7 +39,7 @@ type trialDetail struct {
 
 // readCompare reads the comparison in dir back from its database.
 func readCompare(dir string, wallSeconds float64) (*compareRun, error) {
-	store, err := results.Open(filepath.Join(dir, results.FileName))
+	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage
 	}
-	store, err := results.Open(filepath.Join(dir, results.FileName))
+	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage

@@ -235,7 +235,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
-	store, err := results.Open(filepath.Join(dir, results.FileName))
+	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench export:", err)
 		return exitUsage
@@ -248,7 +248,8 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	files, err := store.Export(outDir, *format)
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench export:", err)
-		if strings.Contains(err.Error(), "is unknown") {
+		var input *results.InputError
+		if errors.As(err, &input) {
 			return exitUsage
 		}
 		return exitFailure

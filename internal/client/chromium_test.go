@@ -3,6 +3,8 @@ package client_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -37,6 +39,11 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
+	chromiumDirs := func() []string {
+		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "org.chromium.Chromium.*"))
+		return dirs
+	}
+	leftBefore := chromiumDirs()
 	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	for _, p := range factor.Protocols().Values() {
 		t.Run(string(p), func(t *testing.T) {
@@ -75,5 +82,10 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 	// directory of Chromium's is left in /tmp.
 	if left := client.TempDirs(); len(left) > 0 {
 		t.Errorf("browsers' temporary directories left: %v", left)
+	}
+	for _, d := range chromiumDirs() {
+		if !slices.Contains(leftBefore, d) {
+			t.Errorf("Chromium left %s in the system's temporary directory", d)
+		}
 	}
 }

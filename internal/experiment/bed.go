@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/testbed"
@@ -39,6 +39,9 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	page, err := site.Synthetic(setup.Page, site.OriginHosts(setup.Origins), setup.PageSeed)
 	if err != nil {
 		return nil, err
+	}
+	if err := safefs.MkdirAll(r.cfg.Dir, "testbed/nginx", 0o755); err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	tb, err := testbed.Start(testbed.Config{
 		Stem: netns.NewRunName("r"),
@@ -110,6 +113,11 @@ func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() err
 	var names []string
 	stops := []func() error{}
 	base := fmt.Sprintf("%s-a%d", t.ID, attempt)
+	if r.spec.Artifacts.Pcap || r.spec.Artifacts.HAR || r.spec.Artifacts.Qlog {
+		if err := safefs.MkdirAll(r.cfg.Dir, "artifacts", 0o755); err != nil {
+			return nil, nil, "", fmt.Errorf("artifacts: %w", err)
+		}
+	}
 	if r.spec.Artifacts.Pcap {
 		name := filepath.Join("artifacts", base+".pcap")
 		stop, err := bed.StartCapture(filepath.Join(r.cfg.Dir, name))
@@ -121,13 +129,13 @@ func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() err
 	harPath := ""
 	if r.spec.Artifacts.HAR {
 		name := filepath.Join("artifacts", base+".har")
-		if err := os.MkdirAll(filepath.Join(r.cfg.Dir, "artifacts"), 0o755); err != nil {
-			return nil, nil, "", fmt.Errorf("artifacts: %w", err)
-		}
 		harPath, names = filepath.Join(r.cfg.Dir, name), append(names, name)
 	}
 	if r.spec.Artifacts.Qlog && t.Cell.Protocol == factor.H3 {
 		name := filepath.Join("artifacts", base+"-qlog")
+		if err := safefs.MkdirAll(r.cfg.Dir, name, 0o755); err != nil {
+			return nil, nil, "", fmt.Errorf("artifacts: %w", err)
+		}
 		bed.Origin.SetQlogDir(filepath.Join(r.cfg.Dir, name))
 		stops, names = append(stops, func() error { bed.Origin.SetQlogDir(""); return nil }), append(names, name)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
@@ -75,6 +76,11 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	unlock, err := lockRunDir(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	store, res, todo, err := prepare(cfg)
 	if err != nil {
 		return nil, err
@@ -136,9 +142,6 @@ func openStore(cfg RunConfig, p plan.Plan) (*results.Store, error) {
 	if cfg.Resume {
 		return openToResume(cfg, path)
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("run directory: %w", err)
-	}
 	meta := map[string]string{
 		"spec_sha256": cfg.Spec.SHA256, "spec_name": cfg.Spec.Name, "spec": string(cfg.Spec.Source),
 		"plan_trials": fmt.Sprint(len(p.Trials)), "created_at": time.Now().UTC().Format(time.RFC3339),
@@ -146,18 +149,48 @@ func openStore(cfg RunConfig, p plan.Plan) (*results.Store, error) {
 	for k, v := range cfg.Facts {
 		meta[k] = v
 	}
-	if _, err := os.Stat(path); err == nil {
-		return nil, inputErrorf("%s holds a run already: continue it with --resume, or choose another --out", cfg.Dir)
-	}
 	store, err := results.Create(path, meta)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(cfg.Dir, "spec.yaml"), cfg.Spec.Source, 0o644); err != nil {
+	if err := safefs.WriteFile(cfg.Dir, "spec.yaml", cfg.Spec.Source, 0o644); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	return store, nil
+}
+
+// lockRunDir takes the run directory's lock, for a new run after checking
+// that the directory is new or empty (a run never writes among files it
+// did not make).
+func lockRunDir(cfg RunConfig) (func(), error) {
+	if cfg.Resume {
+		if _, err := os.Lstat(filepath.Join(cfg.Dir, results.FileName)); err != nil {
+			return nil, inputErrorf("no results database in %s: is it the run directory of a quicbench run or compare?", cfg.Dir)
+		}
+	} else {
+		entries, err := os.ReadDir(cfg.Dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, inputErrorf("run directory: %v", err)
+		}
+		for _, e := range entries {
+			if e.Name() == results.FileName {
+				return nil, inputErrorf("%s holds a run already: continue it with --resume, or choose another --out", cfg.Dir)
+			}
+		}
+		if len(entries) > 0 {
+			return nil, inputErrorf("%s exists and is not empty: a new run starts in a new or empty directory; choose another --out", cfg.Dir)
+		}
+	}
+	unlock, err := safefs.Lock(cfg.Dir)
+	var held *safefs.HeldError
+	if errors.As(err, &held) {
+		return nil, &InputError{err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	return unlock, nil
 }
 
 // openToResume opens the database at path and checks the spec's hash.

@@ -8,7 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/quicbench/quicbench/internal/safefs"
 )
 
 // HAR is a whole file.
@@ -130,7 +133,7 @@ func (h *HAR) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := safefs.WriteFile(filepath.Dir(path), filepath.Base(path), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("har: %w", err)
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -32,10 +33,10 @@ var lastModified = func() time.Time {
 	return t
 }()
 
-// writeArchive writes every resource of s to root/<host>/<path> (a path
+// writeArchive writes every resource of s to dir/sub/<host>/<path> (a path
 // ending in "/" gets index.html) and returns, per host, the exact-match
 // locations to configure: URL path → content type.
-func writeArchive(s *site.Site, root string) (map[string][][2]string, error) {
+func writeArchive(s *site.Site, dir, sub string) (map[string][][2]string, error) {
 	locations := map[string][][2]string{}
 	for _, o := range s.Origins {
 		for _, path := range sortedPaths(o) {
@@ -50,11 +51,9 @@ func writeArchive(s *site.Site, root string) (map[string][][2]string, error) {
 					return nil, fmt.Errorf("nginx: %s serves both %s and %s, which are one file for nginx", o.Host, path, file)
 				}
 			}
-			dst := filepath.Join(root, o.Host, filepath.FromSlash(file))
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return nil, fmt.Errorf("nginx: archive: %w", err)
-			}
-			if err := os.WriteFile(dst, res.Body, 0o644); err != nil {
+			rel := filepath.Join(sub, o.Host, filepath.FromSlash(file))
+			dst := filepath.Join(dir, rel)
+			if err := safefs.WriteFile(dir, rel, res.Body, 0o644); err != nil {
 				return nil, fmt.Errorf("nginx: archive: %w", err)
 			}
 			if err := os.Chtimes(dst, lastModified, lastModified); err != nil {
@@ -181,9 +180,9 @@ func q(s string) string {
 }
 
 // writeTicketKey writes an 80-byte session ticket key (nginx's AES-256
-// format) to path.
-func writeTicketKey(path string) error {
+// format) to dir/name.
+func writeTicketKey(dir, name string) error {
 	key := make([]byte, 80)
 	rand.Read(key)
-	return os.WriteFile(path, key, 0o600)
+	return safefs.WriteFile(dir, name, key, 0o600)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -103,15 +104,15 @@ func Start(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	for _, sub := range []string{"tmp", "site"} {
-		if err := os.MkdirAll(filepath.Join(cfg.Dir, sub), 0o755); err != nil {
+		if err := safefs.MkdirAll(cfg.Dir, sub, 0o755); err != nil {
 			return nil, fmt.Errorf("nginx: %w", err)
 		}
 	}
-	locations, err := writeArchive(cfg.Site, filepath.Join(cfg.Dir, "site"))
+	locations, err := writeArchive(cfg.Site, cfg.Dir, "site")
 	if err != nil {
 		return nil, err
 	}
-	if err := writeTicketKey(filepath.Join(cfg.Dir, "ticket.key")); err != nil {
+	if err := writeTicketKey(cfg.Dir, "ticket.key"); err != nil {
 		return nil, fmt.Errorf("nginx: ticket key: %w", err)
 	}
 	s := &Server{cfg: cfg, accessLog: filepath.Join(cfg.Dir, "access.log")}
@@ -146,7 +147,7 @@ func Start(cfg Config) (_ *Server, err error) {
 }
 
 func (s *Server) writeConf() error {
-	if err := os.WriteFile(filepath.Join(s.cfg.Dir, "nginx.conf"), []byte(conf(s.params)), 0o644); err != nil {
+	if err := safefs.WriteFile(s.cfg.Dir, "nginx.conf", []byte(conf(s.params)), 0o644); err != nil {
 		return fmt.Errorf("nginx: configuration: %w", err)
 	}
 	return nil

@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/quicbench/quicbench/internal/safefs"
 )
 
 // Certs are the per-run certificate authority and the leaf certificate that
@@ -106,7 +108,7 @@ func NewCerts(dir string, hosts []string, now time.Time) (*Certs, error) {
 	}
 	for _, f := range files {
 		data := pem.EncodeToMemory(&pem.Block{Type: f.kind, Bytes: f.der})
-		if err := os.WriteFile(f.path, data, f.mode); err != nil {
+		if err := safefs.WriteFile(dir, filepath.Base(f.path), data, f.mode); err != nil {
 			return nil, fmt.Errorf("certs: write %s: %w", f.path, err)
 		}
 	}

@@ -5,11 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/qlogwriter"
+	"github.com/quicbench/quicbench/internal/safefs"
 )
 
 // SetQlogDir makes the QUIC server write a qlog of every connection that
@@ -23,12 +22,7 @@ func (srv *Server) tracer(_ context.Context, isClient bool, connID quic.Connecti
 	if dir == nil || *dir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
-		srv.log.Error("origin: qlog directory", "err", err)
-		return nil
-	}
-	path := filepath.Join(*dir, fmt.Sprintf("%s_server.sqlog", connID))
-	f, err := os.Create(path)
+	f, err := safefs.Create(*dir, fmt.Sprintf("%s_server.sqlog", connID), 0o644)
 	if err != nil {
 		srv.log.Error("origin: qlog file", "err", err)
 		return nil

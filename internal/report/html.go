@@ -5,10 +5,11 @@ import (
 	"encoding/csv"
 	"fmt"
 	"html/template"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/quicbench/quicbench/internal/safefs"
 )
 
 // Page is what the HTML report shows besides the analysis.
@@ -21,13 +22,10 @@ type Page struct {
 // no network needed), each figure as SVG and PNG, and the tables as CSV.
 // It returns the paths written.
 func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
 	var written []string
 	write := func(name string, data []byte) error {
 		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
+		if err := safefs.WriteFile(dir, name, data, 0o644); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		written = append(written, path)

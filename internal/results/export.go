@@ -5,11 +5,11 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/quicbench/quicbench/internal/safefs"
 )
 
 // Export formats.
@@ -26,10 +26,10 @@ const (
 // null and arrays; CSV is text, with empty fields for null.
 func (s *Store) Export(dir, format string) ([]string, error) {
 	if format != CSV && format != JSONL && format != Parquet {
-		return nil, fmt.Errorf("format %q is unknown: use csv, jsonl or parquet", format)
+		return nil, &InputError{fmt.Errorf("format %q is unknown: use csv, jsonl or parquet", format)}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+	if err := s.checkTables(s.t.trials, s.t.resources, s.t.connections); err != nil {
+		return nil, err
 	}
 	var files []string
 	for _, x := range []struct {
@@ -40,30 +40,49 @@ func (s *Store) Export(dir, format string) ([]string, error) {
 		{"resources", func(w io.Writer) error { return writeRows(w, format, s.t.resources, s.EachResource) }},
 		{"connections", func(w io.Writer) error { return writeRows(w, format, s.t.connections, s.EachConnection) }},
 	} {
-		path := filepath.Join(dir, x.name+"."+format)
-		if err := writeFile(path, x.write); err != nil {
+		name := x.name + "." + format
+		if err := writeFile(dir, name, x.write); err != nil {
 			return nil, err
 		}
-		files = append(files, path)
+		files = append(files, filepath.Join(dir, name))
 	}
 	return files, nil
 }
 
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+// InputError is an export the user fixes by changing the command or the
+// run: an unknown format, a database without a table it needs.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// checkTables fails with an InputError if a table is missing.
+func (s *Store) checkTables(tables ...*table) error {
+	for _, tb := range tables {
+		var n int
+		err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, tb.name).Scan(&n)
+		if err != nil {
+			return s.explain("read schema", err)
+		}
+		if n == 0 {
+			return &InputError{fmt.Errorf("%s has no %s table: it was written by an older quicbench; rerun it with this version", s.path, tb.name)}
+		}
+	}
+	return nil
+}
+
+// writeFile writes dir/name through a buffer, atomically: a failed export
+// leaves no partial file.
+func writeFile(dir, name string, write func(io.Writer) error) error {
+	err := safefs.WriteAtomic(dir, name, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	err = write(bw)
-	if ferr := bw.Flush(); err == nil {
-		err = ferr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("export %s: %w", path, err)
+		return fmt.Errorf("export %s: %w", filepath.Join(dir, name), err)
 	}
 	return nil
 }

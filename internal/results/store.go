@@ -10,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"syscall"
 
+	"github.com/quicbench/quicbench/internal/safefs"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
@@ -61,19 +63,51 @@ type Store struct {
 // busyTimeoutMs is how long a write waits for another process's lock.
 var busyTimeoutMs = 5000
 
+// Ways to open a database.
+const (
+	readWrite = iota
+	readOnly
+	// immutable reads a database whose WAL index (-shm) cannot be made,
+	// in a directory the user may not write: then no run is writing it.
+	immutable
+)
+
 // dsn opens path with the busy timeout, the WAL journal and immediate
-// write transactions.
-func dsn(path string) string {
-	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", path, busyTimeoutMs)
+// write transactions, or read-only (no pragma that writes).
+func dsn(path string, mode int) string {
+	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	switch mode {
+	case readOnly:
+		return fmt.Sprintf("%s?mode=ro&_pragma=busy_timeout(%d)", uri, busyTimeoutMs)
+	case immutable:
+		return uri + "?mode=ro&immutable=1"
+	}
+	return fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", uri, busyTimeoutMs)
+}
+
+// sqliteFiles are the files SQLite opens by name beside a database.
+var sqliteFiles = []string{"", "-wal", "-shm", "-journal"}
+
+// checkNoLinks refuses a database whose file or journals are symbolic
+// links (SQLite would follow them) or not regular files.
+func checkNoLinks(path string) error {
+	for _, suffix := range sqliteFiles {
+		if err := safefs.CheckNoLinks(filepath.Dir(path), filepath.Base(path)+suffix); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Create makes a new database at path with meta's facts; it fails if the
-// file exists.
+// file or one of its journals exists.
 func Create(path string, meta map[string]string) (*Store, error) {
-	if _, err := os.Stat(path); err == nil {
-		return nil, fmt.Errorf("results database %s exists: continue it with --resume, or choose another --out", path)
+	for _, suffix := range sqliteFiles {
+		if _, err := os.Lstat(path + suffix); err == nil {
+			return nil, fmt.Errorf("%s exists: continue the run with --resume, or choose another --out", path+suffix)
+		}
 	}
-	s, err := open(path)
+	s, err := open(path, readWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -100,25 +134,57 @@ func Create(path string, meta map[string]string) (*Store, error) {
 	return s, nil
 }
 
-// Open opens an existing database.
-func Open(path string) (*Store, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no results database at %s: is this the run directory of a quicbench run or compare?", path)
+// Open opens an existing database to read and write.
+func Open(path string) (*Store, error) { return openExisting(path, readWrite) }
+
+// OpenReadOnly opens an existing database only to read it: it works on a
+// read-only copy and as a user who may not write the run, and never
+// changes the file.
+func OpenReadOnly(path string) (*Store, error) {
+	s, err := openExisting(path, readOnly)
+	var cantInit *cannotWriteError
+	if errors.As(err, &cantInit) {
+		if _, serr := os.Lstat(path + "-shm"); errors.Is(serr, os.ErrNotExist) {
+			return openExisting(path, immutable)
+		}
 	}
-	s, err := open(path)
-	if err != nil {
-		return nil, err
-	}
-	var n int
-	if err := s.db.QueryRow(`SELECT count(*) FROM meta`).Scan(&n); err != nil {
-		s.Close()
-		return nil, s.explain("open", err)
-	}
-	return s, nil
+	return s, err
 }
 
-func open(path string) (*Store, error) {
-	db, err := sql.Open("sqlite", dsn(path))
+// cannotWriteError is SQLite's refusal to open a WAL database read-only
+// where it cannot create the WAL index.
+type cannotWriteError struct{ err error }
+
+func (e *cannotWriteError) Error() string { return e.err.Error() }
+
+func openExisting(path string, mode int) (*Store, error) {
+	if _, err := os.Lstat(path); err != nil {
+		return nil, fmt.Errorf("no results database at %s: is this the run directory of a quicbench run or compare?", path)
+	}
+	if err := checkNoLinks(path); err != nil {
+		return nil, err
+	}
+	s, err := open(path, mode)
+	if err == nil {
+		var n int
+		if err = s.db.QueryRow(`SELECT count(*) FROM meta`).Scan(&n); err != nil {
+			s.Close()
+			err = s.explain("open", err)
+		}
+	}
+	switch {
+	case err == nil:
+		return s, nil
+	case mode == readOnly && strings.Contains(err.Error(), "readonly database"):
+		return nil, &cannotWriteError{err}
+	case strings.Contains(err.Error(), "no such table"):
+		return nil, fmt.Errorf("%s is not a results database (it has no meta table)", path)
+	}
+	return nil, err
+}
+
+func open(path string, mode int) (*Store, error) {
+	db, err := sql.Open("sqlite", dsn(path, mode))
 	if err != nil {
 		return nil, fmt.Errorf("results database %s: %w", path, err)
 	}

@@ -3,13 +3,13 @@ package testbed
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/pcap"
+	"github.com/quicbench/quicbench/internal/safefs"
 )
 
 // Network is the client and servers namespaces with the emulator running
@@ -45,13 +45,10 @@ func LinkOf(n *netconf.Network, upSeed, downSeed uint64) emulator.Config {
 	return c
 }
 
-// StartCapture records the client side's packets to a pcap file at path
-// (its directory made if need be) until stop is called.
+// StartCapture records the client side's packets to a new pcap file at
+// path (never through a link) until stop is called.
 func (n *Network) StartCapture(path string) (stop func() error, err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("capture: %w", err)
-	}
-	f, err := os.Create(path)
+	f, err := safefs.Create(filepath.Dir(path), filepath.Base(path), 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}

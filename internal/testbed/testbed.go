@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -33,7 +32,8 @@ type Config struct {
 	Link emulator.Config
 	// Site is what the origins serve.
 	Site *site.Site
-	// RunDir receives the certificates.
+	// RunDir receives the certificates (and nginx/ its files); nothing
+	// below it is written through a link.
 	RunDir string
 	// Log receives server errors. Nil: discard.
 	Log *slog.Logger
@@ -98,9 +98,6 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		return nil, err
 	}
 	tb.Addrs = AddrsOf(hosts, tb.Topo.ServerAddrs)
-	if err = os.MkdirAll(cfg.RunDir, 0o755); err != nil {
-		return nil, fmt.Errorf("testbed: run directory: %w", err)
-	}
 	if tb.Certs, err = origin.NewCerts(cfg.RunDir, hosts, time.Now()); err != nil {
 		return nil, err
 	}

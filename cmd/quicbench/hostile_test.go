@@ -1,0 +1,153 @@
+package main
+
+import (
+	"database/sql"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// nobody is the unprivileged user the read-only tests run as.
+const nobody = 65534
+
+// exitCode runs cmd and returns its combined output and exit status.
+func exitCode(t *testing.T, cmd *exec.Cmd) (string, int) {
+	t.Helper()
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exitErr):
+		return string(out), exitErr.ExitCode()
+	}
+	t.Fatalf("%v: %v", cmd.Args, err)
+	return "", -1
+}
+
+// sharedDir is a fresh directory every user may enter, owned by uid.
+func sharedDir(t *testing.T, uid int) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "quicbench-shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// emptyRun makes a run directory holding a results database with facts
+// and no trials, as root, and returns it.
+func emptyRun(t *testing.T, parent string) string {
+	t.Helper()
+	dir := filepath.Join(parent, "run")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store, err := results.Create(filepath.Join(dir, results.FileName), map[string]string{"spec_name": "ro", "spec": "name: ro\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	return dir
+}
+
+func listing(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestExportAsAnotherUser exports a root's run as an unprivileged user who
+// may not write it: the export works, and the run directory is unchanged
+// (no WAL or index file appears).
+func TestExportAsAnotherUser(t *testing.T) {
+	testenv.RequireRoot(t)
+	binDir := sharedDir(t, 0)
+	bin := filepath.Join(binDir, "quicbench")
+	if out, err := exec.Command("cp", quicbenchBinary(t), bin).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	run := emptyRun(t, sharedDir(t, 0))
+	before := listing(t, run)
+	to := filepath.Join(sharedDir(t, nobody), "export")
+	cmd := exec.Command(bin, "export", run, "--to", to)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, code := exitCode(t, cmd)
+	if code != 0 {
+		t.Fatalf("export as nobody exited %d:\n%s", code, out)
+	}
+	if after := listing(t, run); !slices.Equal(before, after) {
+		t.Errorf("the run directory changed from %v to %v", before, after)
+	}
+	if got := listing(t, to); !slices.Equal(got, []string{"connections.csv", "resources.csv", "trials.csv"}) {
+		t.Errorf("exported %v", got)
+	}
+}
+
+// TestReadersNeverWrite: report and export of an empty file say it is no
+// results database, exit 2, and leave it a 0-byte file.
+func TestReadersNeverWrite(t *testing.T) {
+	bin := quicbenchBinary(t)
+	run := t.TempDir()
+	db := filepath.Join(run, results.FileName)
+	if err := os.WriteFile(db, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for sub, outFlag := range map[string]string{"report": "--out", "export": "--to"} {
+		out, code := exitCode(t, exec.Command(bin, sub, run, outFlag, filepath.Join(t.TempDir(), "x")))
+		if code != 2 || !strings.Contains(out, "is not a results database") || strings.Count(out, "\n") != 1 {
+			t.Errorf("%s of an empty file: exit %d, %q", sub, code, out)
+		}
+	}
+	if fi, err := os.Stat(db); err != nil || fi.Size() != 0 {
+		t.Errorf("the empty file became %v (%v)", fi.Size(), err)
+	}
+	if got := listing(t, run); !slices.Equal(got, []string{results.FileName}) {
+		t.Errorf("the readers left %v", got)
+	}
+}
+
+// TestExportOfAnOldRun: a database without a table export needs exits 2
+// with one line and leaves no file behind.
+func TestExportOfAnOldRun(t *testing.T) {
+	bin := quicbenchBinary(t)
+	run := emptyRun(t, t.TempDir())
+	db, err := sql.Open("sqlite", filepath.Join(run, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DROP TABLE connections`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	to := filepath.Join(t.TempDir(), "export")
+	out, code := exitCode(t, exec.Command(bin, "export", run, "--to", to))
+	if code != 2 || !strings.Contains(out, "has no connections table") || strings.Count(out, "\n") != 1 {
+		t.Errorf("export without a connections table: exit %d, %q", code, out)
+	}
+	if entries, _ := os.ReadDir(to); len(entries) != 0 {
+		t.Errorf("a failed export left %v", entries)
+	}
+}

@@ -1,0 +1,304 @@
+// Package safefs writes files into the directories quicbench owns (run,
+// export and report directories) without following symbolic links: below a
+// base directory, every directory is opened with O_NOFOLLOW, and a file is
+// always a new inode (an existing one is unlinked first, never truncated), so
+// a link or a hard link planted in a run directory cannot redirect a write.
+// Modes are set explicitly, whatever the umask. The base directory itself is
+// the user's own path and is followed as usual.
+package safefs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// LinkError says that a path below a base directory is a symbolic link.
+type LinkError struct{ Path string }
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link: quicbench never follows links inside its directories; remove it or choose another directory", e.Path)
+}
+
+// NotRegularError says that a path below a base directory exists and is not
+// a regular file (a directory, FIFO, device or socket).
+type NotRegularError struct{ Path string }
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s exists and is not a regular file: remove it or choose another directory", e.Path)
+}
+
+// components splits rel (slash- or OS-separated, relative, without "..")
+// into its names.
+func components(rel string) ([]string, error) {
+	rel = filepath.Clean(rel)
+	if filepath.IsAbs(rel) || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil, fmt.Errorf("safefs: %q is not a path below its directory", rel)
+	}
+	return strings.Split(rel, string(filepath.Separator)), nil
+}
+
+// openDir opens base (created if missing, links followed) and then each of
+// names below it, creating the missing ones with perm and refusing links.
+// The caller closes the returned descriptor.
+func openDir(base string, names []string, perm os.FileMode) (int, error) {
+	if err := os.MkdirAll(base, perm); err != nil {
+		return -1, err
+	}
+	fd, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: base, Err: err}
+	}
+	path := base
+	for _, name := range names {
+		path = filepath.Join(path, name)
+		next, err := openChildDir(fd, name, path, perm)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// openChildDir opens (creating it if missing) the directory name in the
+// directory dirfd without following a link; path names it in errors.
+func openChildDir(dirfd int, name, path string, perm os.FileMode) (int, error) {
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(dirfd, name, flags, 0)
+	if errors.Is(err, unix.ENOENT) {
+		if err := unix.Mkdirat(dirfd, name, uint32(perm.Perm())); err != nil && !errors.Is(err, unix.EEXIST) {
+			return -1, &os.PathError{Op: "mkdir", Path: path, Err: err}
+		}
+		fd, err = unix.Openat(dirfd, name, flags, 0)
+	}
+	if err != nil {
+		return -1, explainOpen(dirfd, name, path, err)
+	}
+	return fd, nil
+}
+
+// explainOpen turns a failed open of name in dirfd into a LinkError or
+// NotRegularError where that is why it failed.
+func explainOpen(dirfd int, name, path string, err error) error {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			return &LinkError{Path: path}
+		case unix.S_IFDIR, unix.S_IFREG:
+		default:
+			return &NotRegularError{Path: path}
+		}
+	}
+	return &os.PathError{Op: "open", Path: path, Err: err}
+}
+
+// MkdirAll creates base/rel and every directory between (mode perm),
+// refusing a symbolic link at any level below base.
+func MkdirAll(base, rel string, perm os.FileMode) error {
+	names, err := components(rel)
+	if err != nil {
+		return err
+	}
+	fd, err := openDir(base, names, perm)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// Create creates base/rel for writing as a new file with mode perm: a
+// regular file already there is unlinked first (its inode, maybe linked
+// elsewhere, is never written), a link or anything else is refused, and the
+// directories between are created as by MkdirAll with mode 0755.
+func Create(base, rel string, perm os.FileMode) (*os.File, error) {
+	names, err := components(rel)
+	if err != nil {
+		return nil, err
+	}
+	dirfd, err := openDir(base, names[:len(names)-1], 0o755)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	return createIn(dirfd, names[len(names)-1], filepath.Join(base, rel), perm)
+}
+
+// createIn creates name in dirfd as a new file with mode perm.
+func createIn(dirfd int, name, path string, perm os.FileMode) (*os.File, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			if err := unix.Unlinkat(dirfd, name, 0); err != nil {
+				return nil, &os.PathError{Op: "replace", Path: path, Err: err}
+			}
+		case unix.S_IFLNK:
+			return nil, &LinkError{Path: path}
+		default:
+			return nil, &NotRegularError{Path: path}
+		}
+	}
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(dirfd, name, flags, uint32(perm.Perm()))
+	if err != nil {
+		return nil, explainOpen(dirfd, name, path, err)
+	}
+	if err := unix.Fchmod(fd, uint32(perm.Perm())); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// WriteFile writes data to base/rel as Create does.
+func WriteFile(base, rel string, data []byte, perm os.FileMode) error {
+	f, err := Create(base, rel, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// WriteAtomic writes base/rel through write into a temporary file beside
+// it and renames it into place only if write and the close succeed, so a
+// reader never sees a partial file and a failure leaves none behind.
+func WriteAtomic(base, rel string, perm os.FileMode, write func(io.Writer) error) error {
+	names, err := components(rel)
+	if err != nil {
+		return err
+	}
+	dirfd, err := openDir(base, names[:len(names)-1], 0o755)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	name := names[len(names)-1]
+	path := filepath.Join(base, rel)
+	if err := refuseLinkOrDir(dirfd, name, path); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf(".%s.tmp-%d", name, os.Getpid())
+	f, err := createIn(dirfd, tmp, filepath.Join(filepath.Dir(path), tmp), perm)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dirfd, tmp, dirfd, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return err
+	}
+	return nil
+}
+
+// refuseLinkOrDir fails if name in dirfd exists and is not a regular file.
+func refuseLinkOrDir(dirfd int, name, path string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return nil
+	case unix.S_IFLNK:
+		return &LinkError{Path: path}
+	}
+	return &NotRegularError{Path: path}
+}
+
+// CheckNoLinks fails if base/rel or any directory between is a symbolic
+// link or not what it should be (directories, then a regular file); a
+// missing path is fine. It guards files that another library opens by
+// name, such as SQLite's database and journals.
+func CheckNoLinks(base, rel string) error {
+	names, err := components(rel)
+	if err != nil {
+		return err
+	}
+	path := base
+	for i, name := range names {
+		path = filepath.Join(path, name)
+		fi, err := os.Lstat(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			return &LinkError{Path: path}
+		case i < len(names)-1 && !fi.IsDir(), i == len(names)-1 && !fi.Mode().IsRegular():
+			return &NotRegularError{Path: path}
+		}
+	}
+	return nil
+}
+
+// LockFile is the name of the lock file in a locked directory.
+const LockFile = ".lock"
+
+// HeldError says that another process holds a directory's lock.
+type HeldError struct {
+	Dir string
+	// PID is the holder's process ID, 0 if it did not say.
+	PID int
+}
+
+func (e *HeldError) Error() string {
+	who := "another process"
+	if e.PID > 0 {
+		who = fmt.Sprintf("process %d", e.PID)
+	}
+	return fmt.Sprintf("%s is in use by %s (a quicbench run holds its lock): wait for it to end, or choose another directory", e.Dir, who)
+}
+
+// Lock takes the exclusive lock of dir (a flock on dir/.lock, which holds
+// the holder's PID) without waiting; unlock releases it. The kernel
+// releases the lock of a process that dies, so a killed run never leaves
+// its directory locked.
+func Lock(dir string) (unlock func(), err error) {
+	dirfd, err := openDir(dir, nil, 0o755)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	const flags = unix.O_RDWR | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(dirfd, LockFile, flags, 0o644)
+	if err != nil {
+		return nil, explainOpen(dirfd, LockFile, filepath.Join(dir, LockFile), err)
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(dir, LockFile))
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			var pid int
+			b := make([]byte, 20)
+			n, _ := f.ReadAt(b, 0)
+			fmt.Sscan(string(b[:n]), &pid)
+			return nil, &HeldError{Dir: dir, PID: pid}
+		}
+		return nil, &os.PathError{Op: "lock", Path: f.Name(), Err: err}
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)
+	}
+	return func() { f.Close() }, nil
+}

@@ -1,0 +1,174 @@
+package safefs
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// victim is a file outside the base directory that links point at.
+func victim(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(path, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func assertUntouched(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "precious" {
+		t.Fatalf("victim %s changed: %q, %v", path, b, err)
+	}
+	fi, _ := os.Stat(path)
+	if fi.Mode().Perm() != 0o644 {
+		t.Fatalf("victim's mode changed to %v", fi.Mode().Perm())
+	}
+}
+
+func TestLinkAtFileIsRefused(t *testing.T) {
+	v := victim(t)
+	base := t.TempDir()
+	if err := os.Symlink(v, filepath.Join(base, "ca-key.pem")); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteFile(base, "ca-key.pem", []byte("key"), 0o600)
+	var le *LinkError
+	if !errors.As(err, &le) {
+		t.Fatalf("WriteFile through a link: %v, want a LinkError", err)
+	}
+	assertUntouched(t, v)
+	err = WriteAtomic(base, "ca-key.pem", 0o600, func(w io.Writer) error { _, err := w.Write([]byte("key")); return err })
+	if !errors.As(err, &le) {
+		t.Fatalf("WriteAtomic through a link: %v, want a LinkError", err)
+	}
+	assertUntouched(t, v)
+}
+
+func TestLinkedDirectoryIsRefused(t *testing.T) {
+	outside := t.TempDir()
+	base := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(base, "testbed")); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"WriteFile":   WriteFile(base, "testbed/nginx/nginx.conf", []byte("x"), 0o644),
+		"MkdirAll":    MkdirAll(base, "testbed/nginx", 0o755),
+		"CheckNoLink": CheckNoLinks(base, "testbed/results.db"),
+	} {
+		var le *LinkError
+		if !errors.As(err, &le) || le.Path != filepath.Join(base, "testbed") {
+			t.Errorf("%s below a linked directory: %v, want a LinkError naming it", name, err)
+		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("something was written through the link: %v", entries)
+	}
+}
+
+func TestHardLinkedFileIsReplacedNotWritten(t *testing.T) {
+	v := victim(t)
+	base := t.TempDir()
+	name := filepath.Join(base, "spec.yaml")
+	if err := os.Link(v, name); err != nil {
+		t.Skipf("hard link across temporary directories: %v", err)
+	}
+	if err := WriteFile(base, "spec.yaml", []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assertUntouched(t, v)
+	if b, _ := os.ReadFile(name); string(b) != "new" {
+		t.Fatalf("spec.yaml = %q, want the new content", b)
+	}
+}
+
+func TestModeHoldsWhateverTheUmask(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	base := t.TempDir()
+	if err := WriteFile(base, "a/key.pem", []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAtomic(base, "b.csv", 0o644, func(io.Writer) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]os.FileMode{"a/key.pem": 0o600, "b.csv": 0o644} {
+		fi, err := os.Stat(filepath.Join(base, name))
+		if err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v (%v), want %v", name, fi.Mode().Perm(), err, want)
+		}
+	}
+}
+
+func TestWriteAtomicLeavesNothingOnFailure(t *testing.T) {
+	base := t.TempDir()
+	boom := errors.New("boom")
+	err := WriteAtomic(base, "trials.csv", 0o644, func(w io.Writer) error {
+		w.Write([]byte("half"))
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want the writer's", err)
+	}
+	if entries, _ := os.ReadDir(base); len(entries) != 0 {
+		t.Fatalf("a failed write left %v", entries)
+	}
+}
+
+func TestFIFOIsRefusedNotOpened(t *testing.T) {
+	base := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(base, "loads.pcap"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Create(base, "loads.pcap", 0o644)
+	var ne *NotRegularError
+	if !errors.As(err, &ne) {
+		t.Fatalf("Create over a FIFO: %v, want a NotRegularError", err)
+	}
+}
+
+func TestPathsOutsideTheBaseAreRefused(t *testing.T) {
+	for _, rel := range []string{"../x", "/etc/passwd", ".", "a/../../x"} {
+		if err := WriteFile(t.TempDir(), rel, nil, 0o644); err == nil {
+			t.Errorf("WriteFile(%q) succeeded", rel)
+		}
+	}
+}
+
+func TestLockIsExclusiveAndNamesTheHolder(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Lock(dir) // another open file description: flock conflicts
+	var held *HeldError
+	if !errors.As(err, &held) || held.PID != os.Getpid() {
+		t.Fatalf("second Lock: %v, want a HeldError naming pid %d", err, os.Getpid())
+	}
+	unlock()
+	unlock2, err := Lock(dir)
+	if err != nil {
+		t.Fatalf("Lock after unlock: %v", err)
+	}
+	unlock2()
+}
+
+func TestLockRefusesALinkedLockFile(t *testing.T) {
+	v := victim(t)
+	dir := t.TempDir()
+	if err := os.Symlink(v, filepath.Join(dir, LockFile)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Lock(dir)
+	var le *LinkError
+	if !errors.As(err, &le) {
+		t.Fatalf("Lock through a link: %v, want a LinkError", err)
+	}
+	assertUntouched(t, v)
+}
