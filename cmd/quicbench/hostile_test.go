@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -149,5 +150,44 @@ func TestExportOfAnOldRun(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(to); len(entries) != 0 {
 		t.Errorf("a failed export left %v", entries)
+	}
+}
+
+// TestNoAnswerIsNotSuccess: a comparison whose loads all fail, and a run
+// whose trials all fail, exit 1 and say how to rerun the failures; an
+// interrupt during compare's netcheck exits 130; a second compare into
+// the same directory is refused without touching the first.
+func TestNoAnswerIsNotSuccess(t *testing.T) {
+	testenv.RequireRoot(t)
+	bin := quicbenchBinary(t)
+	dir := t.TempDir()
+	out, code := exitCode(t, exec.Command(bin, "compare", "--client", "loader", "--timeout", "1ns", "--runs", "1",
+		"--retries", "0", "--netcheck=false", "--protocols", "h2,h3", "--out", filepath.Join(dir, "c")))
+	if code != 1 || !strings.Contains(out, "no verified load over h2,h3") || !strings.Contains(out, "--retry-failed") {
+		t.Errorf("compare with a 1 ns timeout: exit %d\n%s", code, out)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "c", results.FileName))
+	out, code = exitCode(t, exec.Command(bin, "compare", "--client", "loader", "--runs", "1", "--netcheck=false", "--out", filepath.Join(dir, "c")))
+	after, _ := os.ReadFile(filepath.Join(dir, "c", results.FileName))
+	if code != 2 || !strings.Contains(out, "holds a run already") || string(before) != string(after) {
+		t.Errorf("compare into an existing run: exit %d, database changed %v\n%s", code, string(before) != string(after), out)
+	}
+
+	specPath := filepath.Join(dir, "fail.yaml")
+	os.WriteFile(specPath, []byte("name: fail\nrepetitions: 1\nretries: 0\nclient: loader\ntimeout: 1ms\nnetcheck: false\nfactors:\n  networks: [{rtt: 10ms}]\n  pages: [synthetic:1x1KB]\n  protocols: [h2]\n"), 0o644)
+	out, code = exitCode(t, exec.Command(bin, "run", specPath, "--out", filepath.Join(dir, "r")))
+	if code != 1 || !strings.Contains(out, "every trial failed") {
+		t.Errorf("run whose trials all fail: exit %d\n%s", code, out)
+	}
+
+	cmd := exec.Command(bin, "compare", "--client", "loader", "--runs", "1", "--out", filepath.Join(dir, "n"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // netcheck takes about 10 s
+	cmd.Process.Signal(os.Interrupt)
+	var exitErr *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exitErr) || exitErr.ExitCode() != 130 {
+		t.Errorf("interrupt during netcheck: %v, want exit status 130", err)
 	}
 }

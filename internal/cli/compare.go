@@ -205,7 +205,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return exitFailure
 	}
-	if perr := printCompare(stdout, o, res); perr != nil {
+	unanswered, perr := printCompare(stdout, o, res)
+	if perr != nil {
 		fmt.Fprintln(stderr, "quicbench compare:", perr)
 		return exitFailure
 	}
@@ -216,6 +217,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitInterrupted
 	case err != nil:
 		fmt.Fprintln(stderr, "quicbench compare:", err)
+		return exitFailure
+	case len(unanswered) > 0:
+		fmt.Fprintf(stderr, "quicbench compare: no verified load over %s, so no answer: see the failures above (retry them with quicbench run %s --out %s --resume --retry-failed)\n",
+			joinLevels(unanswered), filepath.Join(o.dir, "spec.yaml"), o.dir)
 		return exitFailure
 	}
 	return exitOK

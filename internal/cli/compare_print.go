@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/quicbench/quicbench/internal/experiment"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/origin"
@@ -81,23 +82,30 @@ func readCompare(dir string, wallSeconds float64) (*compareRun, error) {
 	return r, nil
 }
 
-// printCompare prints the comparison in o.dir: the table, or JSON.
-func printCompare(w io.Writer, o *compareOptions, res *experiment.RunResult) error {
+// printCompare prints the comparison in o.dir, the table or JSON, and
+// returns the protocols without a verified load: those have no answer.
+func printCompare(w io.Writer, o *compareOptions, res *experiment.RunResult) ([]factor.Protocol, error) {
 	r, err := readCompare(o.dir, res.Elapsed.Seconds())
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var unanswered []factor.Protocol
+	for _, p := range r.Summary.Protocols {
+		if p.OK == 0 {
+			unanswered = append(unanswered, p.Protocol)
+		}
 	}
 	if o.json {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return unanswered, enc.Encode(struct {
 			Spec string `json:"spec"`
 			*compareRun
 		}{string(o.spec.Source), r})
 	}
 	fmt.Fprintln(w, header(o.spec))
 	printSummary(w, r)
-	return nil
+	return unanswered, nil
 }
 
 // printSummary writes the comparison table, the link counters, the stack

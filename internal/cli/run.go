@@ -98,6 +98,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	out := fs.String("out", "", "run `directory` (default runs/<spec name>-<time>)")
 	resume := fs.Bool("resume", false, "continue the run in --out: skip the recorded trials; refused if the spec changed")
+	retryFailed := fs.Bool("retry-failed", false, "with --resume: run the failed trials again (their earlier attempts are kept)")
 	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
 	path, code, done := specAndFlags(fs, args, "Usage: quicbench run SPEC [flags]\n\nRuns every trial of a spec file's plan and records each in DIR/results.db the moment it ends.", stdout, stderr)
@@ -111,6 +112,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *resume && *out == "" {
 		fmt.Fprintln(stderr, "quicbench run: --resume needs --out DIR, the run directory to continue")
+		return exitUsage
+	}
+	if *retryFailed && !*resume {
+		fmt.Fprintln(stderr, "quicbench run: --retry-failed continues a run: add --resume --out DIR")
 		return exitUsage
 	}
 	dir := *out
@@ -129,7 +134,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: *resume, ChromiumPath: *chromium, Facts: experiment.HostFacts(*chromium, Version),
+		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ChromiumPath: *chromium, Facts: experiment.HostFacts(*chromium, Version),
 		Log: newLogger(stderr, *verbose), OnTrial: progress.update,
 	})
 	progress.finish()
@@ -149,6 +154,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 		fmt.Fprintf(stderr, "quicbench run: %v; every completed trial is kept: continue with --out %s --resume\n", err, dir)
 		return exitFailure
+	case res.Failed > 0 && res.Failed == res.Done:
+		fmt.Fprintf(stderr, "quicbench run: every trial failed, so the run has no answer: see the attempts table; once fixed, rerun them with quicbench run %s --out %s --resume --retry-failed\n", path, dir)
+		return exitFailure
+	case res.Failed > 0:
+		fmt.Fprintf(stderr, "quicbench run: %d trials failed; rerun them with quicbench run %s --out %s --resume --retry-failed\n", res.Failed, path, dir)
 	}
 	return exitOK
 }

@@ -151,6 +151,13 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 		if err != nil {
 			return fail("browser start: %v", err)
 		}
+		// A failed load may be a browser that died: the next load starts
+		// a new one rather than failing on a dead one forever.
+		defer func() {
+			if res.Failure != "" {
+				c.dropWarm(req, wb)
+			}
+		}()
 		// A new browser context per load: its own cookies, cache,
 		// sockets, TLS sessions and QUIC state, disposed afterwards.
 		tabCtx, cancelTab := chromedp.NewContext(wb.ctx, chromedp.WithNewBrowserContext())
@@ -378,6 +385,16 @@ func (c *Chromium) warmBrowser(req Request) (*browserProcess, error) {
 	}
 	c.warm[key] = b
 	return b, nil
+}
+
+// dropWarm stops b, the warm browser of req, and forgets it.
+func (c *Chromium) dropWarm(req Request, b *browserProcess) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if key := warmKey(req); c.warm[key] == b {
+		delete(c.warm, key)
+	}
+	b.close()
 }
 
 // Close stops the warm browsers, if any. Call it before the client

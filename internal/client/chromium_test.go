@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,22 +14,19 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
-// TestChromiumLoadsOverEachProtocol loads a real page in real Chromium over
-// h1, h2 and h3 through a 40 ms emulated link and checks that every load is
-// verified, over the requested protocol, and no faster than physics allows.
-func TestChromiumLoadsOverEachProtocol(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+// startTestbed starts a testbed with a small page behind oneWay each way.
+func startTestbed(t *testing.T, oneWay time.Duration) (*testbed.Testbed, *site.Site) {
+	t.Helper()
 	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 8, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const oneWay = 20 * time.Millisecond
 	tb, err := testbed.Start(testbed.Config{
 		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("cl%d", time.Now().UnixNano()%1e6)),
 		Link:   emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}},
@@ -38,7 +36,18 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tb.Close()
+	t.Cleanup(func() { tb.Close() })
+	return tb, s
+}
+
+// TestChromiumLoadsOverEachProtocol loads a real page in real Chromium over
+// h1, h2 and h3 through a 40 ms emulated link and checks that every load is
+// verified, over the requested protocol, and no faster than physics allows.
+func TestChromiumLoadsOverEachProtocol(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	const oneWay = 20 * time.Millisecond
+	tb, s := startTestbed(t, oneWay)
 	chromiumDirs := func() []string {
 		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "org.chromium.Chromium.*"))
 		return dirs
@@ -88,4 +97,45 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 			t.Errorf("Chromium left %s in the system's temporary directory", d)
 		}
 	}
+}
+
+// TestWarmBrowserIsRestartedAfterACrash kills a warm browser between loads:
+// the next attempt starts a new browser instead of failing for the rest of
+// the run.
+func TestWarmBrowserIsRestartedAfterACrash(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	tb, s := startTestbed(t, 5*time.Millisecond)
+	profiles := t.TempDir()
+	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: profiles, Timeout: 20 * time.Second, Warm: true}
+	defer c.Close()
+	load := func() client.Result {
+		res, err := c.Load(t.Context(), client.Request{
+			URL: s.DocumentURL(), Protocol: factor.H2, Hosts: s.Hosts(),
+			HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: s.Subresources,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := load(); !res.OK() {
+		t.Fatalf("first load: %s", res.Failure)
+	}
+	pids := proc.Using(profiles)
+	if len(pids) == 0 {
+		t.Fatal("no running browser uses the profile directory")
+	}
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(proc.Using(profiles)) > 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	afterCrash := load() // may fail: its browser was dead
+	retry := load()
+	if !retry.OK() {
+		t.Fatalf("after the browser was killed: %q, then %q; want the second load to start a new browser", afterCrash.Failure, retry.Failure)
+	}
+	t.Logf("the load right after the crash: %q", afterCrash.Failure)
 }

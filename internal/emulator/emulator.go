@@ -399,9 +399,7 @@ func (d *direction) deliver(p *path) {
 	}
 	for pkt := range p.queue {
 		if pkt.slot == nil {
-			if !d.stopping.Load() {
-				sleepUntil(pkt.deliverAt)
-			}
+			d.waitUntil(sleepUntil, pkt.deliverAt, stopRecheck)
 			d.write(pkt)
 			continue
 		}
@@ -426,6 +424,24 @@ func (d *direction) deliver(p *path) {
 // dropHeadRecheck is how often a delivery thread looks again at a packet
 // whose time a drop-head may move.
 const dropHeadRecheck = time.Millisecond
+
+// stopRecheck bounds one sleep of a delivery thread, so that stopping the
+// emulator never waits for a far deadline (a packet behind a 1 bit/s link
+// or a long gap of a trace): it costs one wake-up per 20 ms only while a
+// packet waits longer than that.
+const stopRecheck = 20 * time.Millisecond
+
+// waitUntil sleeps until at, in sleeps of at most recheck, and returns
+// early once the direction is stopping.
+func (d *direction) waitUntil(sleepUntil func(time.Time), at time.Time, recheck time.Duration) {
+	for !d.stopping.Load() {
+		if time.Until(at) <= recheck {
+			sleepUntil(at)
+			return
+		}
+		sleepUntil(time.Now().Add(recheck))
+	}
+}
 
 // write writes one packet to dst and returns its buffer to the pool.
 func (d *direction) write(pkt packet) {

@@ -96,3 +96,30 @@ func TestStartRejectsInvalidConfig(t *testing.T) {
 		t.Fatal("Start accepted a loss probability of 2")
 	}
 }
+
+// TestStopDoesNotWaitForAFarDeadline: a packet behind a 1 bit/s link is
+// due in hours; stopping the emulator returns within one recheck.
+func TestStopDoesNotWaitForAFarDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 16), tun.NewFake("s", 16)
+		e, err := Start(client, servers, Config{Up: link.Config{RateBitsPerSecond: 1}}, Options{SleepUntil: sleepUntil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		client.Inject(make([]byte, 1000)) // 8000 s at 1 bit/s
+		time.Sleep(time.Second)
+		start := time.Now()
+		client.Close()
+		servers.Close()
+		e.Stop()
+		e.Wait()
+		if took := time.Since(start); took > stopRecheck {
+			t.Errorf("stopping took %v with a packet due in hours, want at most %v", took, stopRecheck)
+		}
+		select {
+		case <-servers.Written:
+			t.Error("the packet was delivered at stop")
+		default:
+		}
+	})
+}

@@ -75,7 +75,7 @@ func BenchmarkResumeStart150k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		store, res, todo, err := prepare(RunConfig{Spec: reparsed, Dir: dir, Resume: true})
+		store, res, todo, _, err := prepare(RunConfig{Spec: reparsed, Dir: dir, Resume: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -29,6 +29,9 @@ type RunConfig struct {
 	Dir string
 	// Resume continues the run in Dir; it refuses a changed spec.
 	Resume bool
+	// RetryFailed, with Resume, runs the failed trials again (their
+	// earlier attempts are kept and the new ones numbered after them).
+	RetryFailed bool
 	// ChromiumPath is the browser; empty: client.DefaultChromiumPath.
 	ChromiumPath string
 	// Facts are stored with the run (versions, host); see HostFacts.
@@ -81,7 +84,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		return nil, err
 	}
 	defer unlock()
-	store, res, todo, err := prepare(cfg)
+	store, res, todo, earlier, err := prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +92,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if len(todo) > 0 {
 		removeStale(cfg.Log)
 	}
-	r := &runner{cfg: cfg, spec: cfg.Spec, store: store, res: res, started: time.Now(), left: len(todo)}
+	r := &runner{cfg: cfg, spec: cfg.Spec, store: store, res: res, started: time.Now(), left: len(todo), earlier: earlier}
 	for len(todo) > 0 {
 		n := 1
 		for n < len(todo) && todo[n].Cell.Setup == todo[0].Cell.Setup {
@@ -107,23 +110,30 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 }
 
 // prepare builds the plan, opens or creates the results database, and
-// lists the trials not yet recorded: what a resumed run does before its
-// first trial.
-func prepare(cfg RunConfig) (*results.Store, *RunResult, []plan.Trial, error) {
+// lists the trials not yet recorded (forgetting the failed ones first if
+// cfg asks) and the attempts the forgotten ones had: what a resumed run
+// does before its first trial.
+func prepare(cfg RunConfig) (*results.Store, *RunResult, []plan.Trial, map[string]int, error) {
 	p := plan.Build(cfg.Spec)
 	store, err := openStore(cfg, p)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	done, err := store.Done()
+	var earlier map[string]int
+	if cfg.Resume && cfg.RetryFailed {
+		earlier, err = store.ForgetFailed()
+	}
+	var done map[string]bool
+	if err == nil {
+		done, err = store.Done()
+	}
+	var total, failed int
+	if err == nil {
+		total, failed, err = store.Counts()
+	}
 	if err != nil {
 		store.Close()
-		return nil, nil, nil, err
-	}
-	total, failed, err := store.Counts()
-	if err != nil {
-		store.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	res := &RunResult{Total: len(p.Trials), Done: total, Failed: failed}
 	var todo []plan.Trial
@@ -132,7 +142,7 @@ func prepare(cfg RunConfig) (*results.Store, *RunResult, []plan.Trial, error) {
 			todo = append(todo, t)
 		}
 	}
-	return store, res, todo, nil
+	return store, res, todo, earlier, nil
 }
 
 // openStore creates the run's database, or opens it for a resume and
@@ -220,6 +230,8 @@ type runner struct {
 	started time.Time
 	ran     int
 	left    int
+	// earlier counts the recorded attempts of trials run again.
+	earlier map[string]int
 }
 
 // setup builds the testbed of trials (one setup), checks its network once
@@ -267,18 +279,19 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 			rec.StartedAt = attemptStart
 		}
 		var err error
-		m, artifacts, err = r.attempt(ctx, bed, t, attempt)
+		number := r.earlier[t.ID] + attempt
+		m, artifacts, err = r.attempt(ctx, bed, t, number)
 		if err != nil {
 			return err // canceled, or the servers failed: not recorded
 		}
-		rec.Attempts = int64(attempt)
+		rec.Attempts = int64(number)
 		if m.OK() {
 			break
 		}
-		if err := r.store.AddAttempt(results.Attempt{TrialID: t.ID, Attempt: int64(attempt), Error: m.Failure, StartedAt: attemptStart}); err != nil {
+		if err := r.store.AddAttempt(results.Attempt{TrialID: t.ID, Attempt: int64(number), Error: m.Failure, StartedAt: attemptStart}); err != nil {
 			return err
 		}
-		r.cfg.Log.Info("trial failed", "trial", t.ID, "attempt", attempt, "err", m.Failure)
+		r.cfg.Log.Info("trial failed", "trial", t.ID, "attempt", number, "err", m.Failure)
 	}
 	rec.FinishedAt = time.Now()
 	fillOutcome(&rec, m, artifacts)

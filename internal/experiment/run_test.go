@@ -80,7 +80,7 @@ factors:
 // attempts, never dropped.
 func TestFailedTrialsAreRetriedAndKept(t *testing.T) {
 	testenv.RequireRoot(t)
-	res, store, _ := runSpec(t, `repetitions: 1
+	const text = `repetitions: 1
 retries: 2
 client: loader
 timeout: 500ms
@@ -89,7 +89,8 @@ factors:
   networks: [{name: slow, rtt: 10ms, down: 20kbit, up: 20kbit}]
   pages: [synthetic:4x20KB]
   protocols: [h3]
-`)
+`
+	res, store, dir := runSpec(t, text)
 	if res.Done != 1 || res.Failed != 1 {
 		t.Fatalf("result %+v", res)
 	}
@@ -97,6 +98,24 @@ factors:
 		// 80 KB at 20 kbit/s takes 32 s: every attempt times out.
 		if tr.Status != results.StatusFailed || tr.Attempts != 3 || !strings.Contains(tr.Error, "timed out") || tr.PLT != nil {
 			t.Errorf("status %s after %d attempts: %q", tr.Status, tr.Attempts, tr.Error)
+		}
+		return nil
+	})
+
+	// A plain resume has nothing to do; --retry-failed runs the failed
+	// trial again, its new attempts numbered after the kept ones.
+	s, _ := spec.Parse([]byte(text))
+	again, err := Run(context.Background(), RunConfig{Spec: s, Dir: dir, Resume: true})
+	if err != nil || again.Ran != 0 {
+		t.Fatalf("plain resume: ran %+v, %v; want nothing to do", again, err)
+	}
+	again, err = Run(context.Background(), RunConfig{Spec: s, Dir: dir, Resume: true, RetryFailed: true})
+	if err != nil || again.Ran != 1 || again.Done != 1 || again.Failed != 1 {
+		t.Fatalf("resume --retry-failed: %+v, %v; want the failed trial run once more", again, err)
+	}
+	store.EachTrial(func(tr results.Trial) error {
+		if tr.Attempts != 6 {
+			t.Errorf("after the retry the trial counts %d attempts, want 6", tr.Attempts)
 		}
 		return nil
 	})

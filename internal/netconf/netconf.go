@@ -356,6 +356,8 @@ func setQueue(dir *link.Config, value string) error {
 		if rate := dir.MeanRate(); rate > 0 {
 			dir.QueueBytes = int64(math.Ceil(d.Seconds() * rate / 8))
 		}
+	case strings.Trim(lower, "0123456789.") == "":
+		return fmt.Errorf("--queue %q has no unit: give bytes (64KB), packets (100pkt) or a time (200ms)", value)
 	default:
 		b, err := units.ParseBytes(value)
 		if err != nil {
@@ -420,15 +422,21 @@ func discipline(l *Network) string {
 func Percent(f float64) string { return strconv.FormatFloat(f*100, 'g', 4, 64) + "%" }
 
 func parseRate(name, value string) (int64, error) {
-	if strings.EqualFold(value, "unlimited") {
+	if strings.EqualFold(value, "unlimited") || strings.TrimSpace(value) == "0" {
 		return 0, nil
 	}
 	r, err := units.ParseRate(value)
 	if err != nil {
 		return 0, fmt.Errorf("--%s %w", name, err)
 	}
+	if r < MinRate {
+		return 0, fmt.Errorf("--%s %s is below %s: a 1500-byte packet would take more than 1.5 s; use a rate of at least 8kbit, or unlimited", name, value, Rate(MinRate))
+	}
 	return r, nil
 }
+
+// MinRate is the lowest rate a link may have, in bit/s.
+const MinRate = 8000
 
 // Rate formats a rate in bit/s, such as "10 Mbit/s"; 0 is "unlimited".
 func Rate(bps int64) string {

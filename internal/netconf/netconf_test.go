@@ -83,3 +83,35 @@ func FuzzNetworkParameters(f *testing.F) {
 		}
 	})
 }
+
+// TestRatesAndQueuesNeedUnitsAndSaneValues: a rate without a unit, one that
+// rounds to nothing or lies below MinRate, and a queue without a unit are
+// refused with what to write instead; 0 and unlimited mean no limit.
+func TestRatesAndQueuesNeedUnitsAndSaneValues(t *testing.T) {
+	for values, want := range map[[2]string]string{
+		{"down", "10"}:         `rate "10" has no unit`,
+		{"down", "0.4bit"}:     "below 1 bit/s",
+		{"up", "0.001bit"}:     "below 1 bit/s",
+		{"down", "1bit"}:       "--down 1bit is below 8 kbit/s",
+		{"up", "7.9kbit"}:      "--up 7.9kbit is below 8 kbit/s",
+		{"queue", "10"}:        `--queue "10" has no unit`,
+		{"queue", "1.5"}:       `--queue "1.5" has no unit`,
+		{"down", "10mbps"}:     "ambiguous",
+		{"down", "fastest"}:    "not a number with a unit",
+		{"queue", "10parcels"}: "neither bytes",
+	} {
+		_, err := Resolve(Description{Values: map[string]string{values[0]: values[1]}}, nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s %s: %v, want an error with %q", values[0], values[1], err, want)
+		}
+	}
+	for values, want := range map[[2]string]int64{{"down", "0"}: 0, {"down", "unlimited"}: 0, {"down", "8kbit"}: 8000} {
+		n, err := Resolve(Description{Values: map[string]string{values[0]: values[1]}}, nil)
+		if err != nil || n.Down.RateBitsPerSecond != want {
+			t.Errorf("%s %s: %v, %v; want %d bit/s", values[0], values[1], n, err, want)
+		}
+	}
+	if n, err := Resolve(Description{Values: map[string]string{"queue": "0"}}, nil); err != nil || n.Down.QueueBytes != 0 {
+		t.Errorf("queue 0: %v", err)
+	}
+}

@@ -270,3 +270,40 @@ func (s *Store) Counts() (total, failed int, err error) {
 	err = s.db.QueryRow(`SELECT count(*), coalesce(sum(status != 'ok'), 0) FROM trials`).Scan(&total, &failed)
 	return total, failed, s.explainErr("count trials", err)
 }
+
+// ForgetFailed removes the failed trials, with their resources and
+// connections, so that a resumed run runs them again; their attempts stay.
+// It returns, per removed trial, how many attempts are recorded, so new
+// attempts are numbered after them.
+func (s *Store) ForgetFailed() (map[string]int, error) {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return nil, s.explain("forget failed trials", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.Query(`SELECT t.trial_id, (SELECT coalesce(max(a.attempt), 0) FROM attempts a WHERE a.trial_id = t.trial_id) FROM trials t WHERE t.status != 'ok'`)
+	if err != nil {
+		return nil, s.explain("forget failed trials", err)
+	}
+	attempts := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return nil, s.explain("forget failed trials", err)
+		}
+		attempts[id] = n
+	}
+	rows.Close()
+	for _, stmt := range []string{
+		`DELETE FROM resources WHERE trial_id IN (SELECT trial_id FROM trials WHERE status != 'ok')`,
+		`DELETE FROM connections WHERE trial_id IN (SELECT trial_id FROM trials WHERE status != 'ok')`,
+		`DELETE FROM trials WHERE status != 'ok'`,
+	} {
+		if _, err := tx.Exec(stmt); err != nil {
+			return nil, s.explain("forget failed trials", err)
+		}
+	}
+	return attempts, s.explainErr("forget failed trials", tx.Commit())
+}

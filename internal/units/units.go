@@ -48,7 +48,9 @@ var rateUnits = []struct {
 }
 
 // ParseRate parses a bit rate such as "10mbit", "170kbit", "1gbit" or
-// "7.78Mbit/s" and returns bit/s. A bare number is bit/s. Units in bytes per
+// "7.78Mbit/s" and returns bit/s. A bare number has no unit and is refused
+// (is "10" bits, kilobits or megabits?), as is a rate below 1 bit/s, which
+// would round to 0 (no limit). Units in bytes per
 // second ("mbps", "MB/s") are rejected: tc reads "mbps" as megabytes, people
 // as megabits, and that ambiguity has misconfigured published studies.
 func ParseRate(s string) (int64, error) {
@@ -56,11 +58,17 @@ func ParseRate(s string) (int64, error) {
 	if strings.HasSuffix(lower, "bps") || strings.HasSuffix(lower, "b/s") && !strings.HasSuffix(lower, "bit/s") {
 		return 0, fmt.Errorf("rate %q is ambiguous: write bits per second as kbit, mbit or gbit (for example 10mbit)", s)
 	}
-	num, factor, err := split(s, "rate", rateUnits, "bit, kbit, mbit, gbit (for example 10mbit)", 1)
+	num, factor, err := split(s, "rate", rateUnits, "bit, kbit, mbit, gbit (for example 10mbit)", 0)
 	if err != nil {
 		return 0, err
 	}
+	if factor == 0 {
+		return 0, fmt.Errorf("rate %q has no unit: write it as kbit, mbit or gbit (for example %smbit)", s, strings.TrimSpace(s))
+	}
 	v := math.Round(num * factor)
+	if v < 1 {
+		return 0, fmt.Errorf("rate %q is below 1 bit/s", s)
+	}
 	if v > 1e12 {
 		return 0, fmt.Errorf("rate %q is above 1000gbit", s)
 	}

@@ -22,16 +22,19 @@ func TestParseBytes(t *testing.T) {
 
 func TestParseRate(t *testing.T) {
 	good := map[string]int64{"10mbit": 10e6, "10Mbit/s": 10e6, "170kbit": 170e3, "7.78mbit": 7_780_000,
-		"1gbit": 1e9, "5000": 5000, "0.468mbit": 468_000}
+		"1gbit": 1e9, "5000bit": 5000, "0.468mbit": 468_000}
 	for in, want := range good {
 		if got, err := ParseRate(in); err != nil || got != want {
 			t.Errorf("ParseRate(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "10mbps", "10MB/s", "fast", "-1mbit", "10 furlongs"} {
+	for _, in := range []string{"", "10mbps", "10MB/s", "fast", "-1mbit", "10 furlongs", "10", "0", "0.4bit", "0.001bit"} {
 		if got, err := ParseRate(in); err == nil {
 			t.Errorf("ParseRate(%q) = %d, want an error", in, got)
 		}
+	}
+	if _, err := ParseRate("10"); err == nil || !strings.Contains(err.Error(), "has no unit") {
+		t.Errorf("ParseRate(10) error %v, want one that says it has no unit", err)
 	}
 	if _, err := ParseRate("10mbps"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
 		t.Errorf("ParseRate(10mbps) error %v, want one that calls it ambiguous", err)
