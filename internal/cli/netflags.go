@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"math/rand/v2"
+	"path/filepath"
 
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/netconf"
@@ -63,6 +64,15 @@ func (n *networkFlags) description() netconf.Description {
 		v := *n.values[key]
 		if given[key] || (d.Preset == "" && v != "" && v != "0") {
 			d.Values[key] = v
+		}
+	}
+	// A trace is named by its absolute path, so that the spec a
+	// comparison writes into its run directory resumes from anywhere.
+	for _, key := range []string{"down-trace", "up-trace"} {
+		if v := d.Values[key]; v != "" && !filepath.IsAbs(v) {
+			if abs, err := filepath.Abs(v); err == nil {
+				d.Values[key] = abs
+			}
 		}
 	}
 	return d

@@ -100,7 +100,7 @@ func TestBadNetworkInput(t *testing.T) {
 		{[]string{"--gilbert", "1"}, "give p,r[,1-h[,1-k]]"},
 		{[]string{"--gilbert", "1,0"}, "the bad state would never end"},
 		{[]string{"--gilbert", "1,200"}, "outside 0 to 100 percent"},
-		{[]string{"--down-trace", bad}, "bad.down:3: \"fast\" is not a whole number"},
+		{[]string{"--down-trace", bad}, "bad.down:3: the line is not a whole number"},
 		{[]string{"--down-trace", filepath.Join(dir, "missing")}, "missing: no such file"},
 		{[]string{"--queue", "0pkt"}, "whole number of packets"},
 		{[]string{"--jitter", "-1ms"}, "--jitter"},

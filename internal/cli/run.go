@@ -120,7 +120,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	dir := *out
 	if dir == "" {
-		dir = "runs/" + s.Name + "-" + time.Now().Format("20060102-150405")
+		dir = "runs/" + s.DirName() + "-" + time.Now().Format("20060102-150405")
 	}
 	if err := checkPrivileges(); err != nil {
 		fmt.Fprintln(stderr, "quicbench run:", err)

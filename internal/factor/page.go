@@ -29,6 +29,10 @@ func PageKinds() Enum[PageKind] {
 const (
 	MaxObjects     = 10_000
 	MaxObjectBytes = 1 << 30
+	// MaxPageBytes bounds a page's objects together, in bytes: every
+	// server holds the page in memory, and the largest pages of the web
+	// are a few tens of megabytes.
+	MaxPageBytes = 256 << 20
 	// MinObjectBytes is the smallest valid PNG the synthetic generator
 	// makes (package site checks that it is so).
 	MinObjectBytes = 83
@@ -97,6 +101,8 @@ func (p Page) Validate() error {
 		return fmt.Errorf("object count %d is outside 1 to %d", p.Objects, MaxObjects)
 	case p.ObjectBytes < MinObjectBytes || p.ObjectBytes > MaxObjectBytes:
 		return fmt.Errorf("object size %d B is outside %d B (the smallest valid image) to 1 GiB", p.ObjectBytes, MinObjectBytes)
+	case p.ObjectsBytes() > MaxPageBytes:
+		return fmt.Errorf("the page's objects add up to %d MB, above the limit of 256 MiB: use fewer or smaller objects", p.ObjectsBytes()/1e6)
 	}
 	return nil
 }

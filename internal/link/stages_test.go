@@ -165,11 +165,11 @@ func TestTraceCapacityOfRealTraces(t *testing.T) {
 func TestParseTraceErrors(t *testing.T) {
 	tests := map[string]string{
 		"":               "empty",
-		"1\nx\n3":        "t:2: \"x\" is not a whole number",
+		"1\nx\n3":        "t:2: the line is not a whole number",
 		"5\n3":           "t:2: 3 is before the previous line's 5",
 		"-1\n2":          "t:1: -1 is negative",
 		"0\n0":           "the last time is 0",
-		"1\n\n2":         "t:2: \"\" is not a whole number",
+		"1\n\n2":         "t:2: the line is not a whole number of milliseconds (it is blank)",
 		"1.5":            "not a whole number",
 		"99999999999999": "too large",
 	}
@@ -177,6 +177,13 @@ func TestParseTraceErrors(t *testing.T) {
 		_, err := ParseTrace("t", strings.NewReader(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseTrace(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+	// No error quotes the file: it may be any file the user can name.
+	for _, secret := range []string{"root:$6$salt$hash:19000:0:99999:7:::", "PATH=/usr/bin\x00HOME=/root", "12\nsecret"} {
+		_, err := ParseTrace("t", strings.NewReader(secret))
+		if err == nil || strings.Contains(err.Error(), "root") || strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "PATH") {
+			t.Errorf("ParseTrace of a non-trace: %v, want an error that quotes none of it", err)
 		}
 	}
 	tr, err := ParseTrace("t", strings.NewReader(" 1\n1 \n3\n"))

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quicbench/quicbench/internal/safefs"
 )
 
 // OpportunityBytes is what one delivery opportunity of a trace carries: one
@@ -30,11 +31,13 @@ type Trace struct {
 // maxTraceLines bounds a trace file: the largest real traces have ~160,000.
 const maxTraceLines = 10_000_000
 
-// ReadTraceFile reads a trace file; errors name the file and line.
+// ReadTraceFile reads a trace file; errors name the file and line, and
+// never quote the file (it may be any file the user can name, such as
+// /etc/shadow). Only a regular file is read: a FIFO or device is refused.
 func ReadTraceFile(path string) (*Trace, error) {
-	f, err := os.Open(path)
+	f, err := safefs.OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("trace %s: %w", path, err)
+		return nil, fmt.Errorf("trace: %w", err)
 	}
 	defer f.Close()
 	return ParseTrace(path, f)
@@ -42,7 +45,8 @@ func ReadTraceFile(path string) (*Trace, error) {
 
 // ParseTrace reads a trace in Mahimahi's format: one non-negative whole
 // number of milliseconds per line, never decreasing, the last above zero.
-// Blank lines are not allowed; surrounding spaces are.
+// Blank lines are not allowed; surrounding spaces are. Errors quote no
+// text of r, only numbers it parsed.
 func ParseTrace(name string, r io.Reader) (*Trace, error) {
 	t := &Trace{Name: name}
 	sc := bufio.NewScanner(r)
@@ -53,7 +57,7 @@ func ParseTrace(name string, r io.Reader) (*Trace, error) {
 		v, err := strconv.ParseInt(text, 10, 64)
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("trace %s:%d: %q is not a whole number of milliseconds", name, line, text)
+			return nil, fmt.Errorf("trace %s:%d: the line is not a whole number of milliseconds (%s)", name, line, notNumber(text))
 		case v < 0:
 			return nil, fmt.Errorf("trace %s:%d: %d is negative", name, line, v)
 		case v > 1<<40:
@@ -75,6 +79,20 @@ func ParseTrace(name string, r io.Reader) (*Trace, error) {
 		return nil, fmt.Errorf("trace %s:%d: the last time is 0: a trace must last more than 0 ms", name, line)
 	}
 	return t, nil
+}
+
+// notNumber says what kind of text a line that is not a number is,
+// without quoting it.
+func notNumber(text string) string {
+	switch {
+	case text == "":
+		return "it is blank"
+	case len(text) > 20:
+		return fmt.Sprintf("%d characters long", len(text))
+	case strings.ContainsAny(text, ".eE"):
+		return "a trace has whole milliseconds, one per line"
+	}
+	return "a Mahimahi trace has one time in milliseconds per line"
 }
 
 // Period is the trace's length: it repeats after this.

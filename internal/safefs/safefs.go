@@ -302,3 +302,57 @@ func Lock(dir string) (unlock func(), err error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// OpenRegular opens a file the user named for reading, and refuses
+// anything but a regular file: a FIFO, device or directory would block or
+// never end. The descriptor is opened non-blocking, so naming a FIFO
+// cannot hang the open either.
+func OpenRegular(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file (%s): give a file", path, kindOf(fi.Mode()))
+	}
+	return f, nil
+}
+
+// ReadRegular reads a regular file the user named (see OpenRegular) of at
+// most limit bytes.
+func ReadRegular(path string, limit int64) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
+
+func kindOf(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not regular"
+}

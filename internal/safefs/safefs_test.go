@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -171,4 +172,22 @@ func TestLockRefusesALinkedLockFile(t *testing.T) {
 		t.Fatalf("Lock through a link: %v, want a LinkError", err)
 	}
 	assertUntouched(t, v)
+}
+
+func TestReadRegularRefusesFIFOsDirectoriesAndLargeFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big")
+	os.WriteFile(big, make([]byte, 100), 0o644)
+	for path, want := range map[string]string{fifo: "is not a regular file (a FIFO)", dir: "(a directory)", big: "larger than 99 bytes", "/dev/zero": "(a device)"} {
+		if _, err := ReadRegular(path, 99); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadRegular(%s): %v, want %q", path, err, want)
+		}
+	}
+	if b, err := ReadRegular(big, 100); err != nil || len(b) != 100 {
+		t.Errorf("a file at the limit: %d bytes, %v", len(b), err)
+	}
 }

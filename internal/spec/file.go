@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,4 +195,24 @@ func list[T any](levels []T) *yaml.Node {
 		n.Content = append(n.Content, str(fmt.Sprint(l)))
 	}
 	return n
+}
+
+// relativeTo makes the network's relative trace paths relative to dir
+// ("" leaves them relative to the working directory). An unnamed network
+// keeps the name its paths as written give it, so that its trial IDs do
+// not depend on where the spec file is.
+func (n *networkNode) relativeTo(dir string) {
+	if dir == "" {
+		return
+	}
+	for _, key := range []string{"down-trace", "up-trace"} {
+		v := n.values[key]
+		if v == "" || filepath.IsAbs(v) {
+			continue
+		}
+		if n.name == "" {
+			n.name = netconf.Description{Preset: n.preset, Values: n.values, DropHead: n.dropHead, Paths: n.paths}.DefaultName()
+		}
+		n.values[key] = filepath.Join(dir, v)
+	}
 }

@@ -18,21 +18,26 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netconf"
+	"github.com/quicbench/quicbench/internal/safefs"
 )
 
 // Limits.
 const (
 	MaxRepetitions = 100_000
 	MaxRetries     = 10
+	// MaxTrials bounds a plan: a million trials is months of loads on
+	// one machine; split a larger study into several specs.
+	MaxTrials = 1_000_000
 )
 
 // Defaults of the scalars a spec may leave out.
@@ -88,11 +93,11 @@ type Artifacts struct {
 
 // Load reads and validates the spec file at path.
 func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefs.ReadRegular(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
-	s, err := Parse(data)
+	s, err := parse(data, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s %w", path, err)
 	}
@@ -106,9 +111,34 @@ func Load(path string) (*Spec, error) {
 // unknownField rewrites yaml's "line N: field x not found in type …".
 var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type \S+`)
 
+// MaxFileBytes bounds a spec file.
+const MaxFileBytes = 1 << 20
+
+// DirName is the spec's name as a directory name: letters, digits, ".",
+// "_" and "-" kept, anything else (a "/" of "../x" among them) made "-", no
+// leading dot.
+func (s *Spec) DirName() string {
+	name := strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-", r)) {
+			return r
+		}
+		return '-'
+	}, s.Name)
+	name = strings.TrimLeft(name, ".")
+	if name == "" {
+		return "run"
+	}
+	return name
+}
+
 // Parse decodes and validates a spec; errors start with "line N:" where
-// the file has a line to blame.
-func Parse(data []byte) (*Spec, error) {
+// the file has a line to blame. Relative trace paths are relative to the
+// working directory.
+func Parse(data []byte) (*Spec, error) { return parse(data, "") }
+
+// parse is Parse with relative trace paths relative to dir ("" for the
+// working directory).
+func parse(data []byte, dir string) (*Spec, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f file
@@ -133,7 +163,7 @@ func Parse(data []byte) (*Spec, error) {
 	if err := s.scalars(f); err != nil {
 		return nil, err
 	}
-	if err := s.factors(f.Factors); err != nil {
+	if err := s.factors(f.Factors, dir); err != nil {
 		return nil, err
 	}
 	return s, s.Validate()
@@ -171,6 +201,19 @@ func (s *Spec) scalars(f file) error {
 	return nil
 }
 
+// Trials is the size of the plan: the product of the factors' level
+// counts and the repetitions (capped at MaxInt64 rather than wrapping).
+func (s *Spec) Trials() int64 {
+	n := int64(s.Repetitions)
+	for _, k := range []int{len(s.Networks), len(s.Pages), len(s.Origins), len(s.Stacks), len(s.Servers), len(s.Protocols), len(s.Visits), len(s.Cache)} {
+		if k > 0 && n > math.MaxInt64/int64(k) {
+			return math.MaxInt64
+		}
+		n *= int64(k)
+	}
+	return n
+}
+
 // Validate checks what no single level can: limits, levels present and
 // distinct, and paths that name an existing origin. Parse calls it; so
 // does anything that builds a Spec otherwise.
@@ -191,6 +234,8 @@ func (s *Spec) Validate() error {
 	case len(s.Networks) == 0 || len(s.Pages) == 0 || len(s.Protocols) == 0 || len(s.Stacks) == 0 ||
 		len(s.Servers) == 0 || len(s.Visits) == 0 || len(s.Cache) == 0 || len(s.Origins) == 0:
 		return fmt.Errorf("every factor needs at least one level")
+	case s.Trials() > MaxTrials:
+		return fmt.Errorf("the plan has %d trials, above the limit of %d: use fewer levels or repetitions, or split the study into several specs", s.Trials(), MaxTrials)
 	}
 	names := map[string]bool{}
 	for _, n := range s.Networks {
@@ -211,12 +256,13 @@ func (s *Spec) Validate() error {
 }
 
 // factors validates and converts every factor's levels.
-func (s *Spec) factors(f factors) error {
+func (s *Spec) factors(f factors, dir string) error {
 	if len(f.Networks) == 0 {
 		return fmt.Errorf("factors.networks is missing or empty: give at least one network (a preset name or a mapping such as {rtt: 100ms, loss: 1})")
 	}
 	lines := map[string]int{}
 	for _, n := range f.Networks {
+		n.relativeTo(dir)
 		resolved, err := netconf.Resolve(netconf.Description{Name: n.name, Preset: n.preset, Values: n.values, DropHead: n.dropHead, Paths: n.paths}, networkDefaults)
 		if err != nil {
 			return fmt.Errorf("line %d: network: %s", n.line, strings.TrimPrefix(err.Error(), "--"))
@@ -257,6 +303,9 @@ func (s *Spec) factors(f factors) error {
 
 // levels parses each level and rejects duplicates.
 func levels[T any](in []scalar, what string, parse func(string) (T, error)) ([]T, error) {
+	if len(in) == 0 {
+		return nil, fmt.Errorf("the list of %s levels is empty: give at least one, or leave the key out for its default", what)
+	}
 	var out []T
 	seen := map[string]int{}
 	for _, l := range in {
@@ -273,8 +322,10 @@ func levels[T any](in []scalar, what string, parse func(string) (T, error)) ([]T
 	return out, nil
 }
 
+// orDefault is in, or the defaults if in is missing; an empty list stays
+// empty, and levels refuses it.
 func orDefault[T ~string](in []scalar, defaults ...T) []scalar {
-	if len(in) > 0 {
+	if in != nil {
 		return in
 	}
 	out := make([]scalar, len(defaults))

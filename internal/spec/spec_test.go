@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,6 +114,10 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "timeout: soon\n", `timeout "soon" is not a positive duration`},
 		{base + "browser: hot\n", `browser "hot" is unknown: use fresh`},
 		{base + "  pages: [synthetic:1x1KB]\n", `mapping key "pages" already defined`},
+		{base + "  protocols: []\n", "the list of protocol levels is empty"},
+		{base + "  cache: []\n", "the list of cache levels is empty"},
+		{"repetitions: 1\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [synthetic:10000x1GiB]\n", "above the limit of 256 MiB"},
+		{"repetitions: 100000\nfactors:\n  networks: [{rtt: 5ms}, {rtt: 6ms}, {rtt: 7ms}, {rtt: 8ms}]\n  pages: [synthetic:1x1KB]\n", "the plan has 1200000 trials, above the limit of 1000000"},
 	} {
 		_, err := Parse([]byte(c.spec))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -195,6 +200,53 @@ func TestExamplesParse(t *testing.T) {
 		}
 		if strings.HasSuffix(f, "-quick.yaml") && s.Repetitions < 5 {
 			t.Errorf("%s: %d repetitions, too few for a verdict at α = 0.01", f, s.Repetitions)
+		}
+	}
+}
+
+// TestLoadResolvesTracesBesideTheSpec: a relative trace path is relative
+// to the spec file, not the working directory, and the network's name
+// (hence its trial IDs) is the same as written.
+func TestLoadResolvesTracesBesideTheSpec(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "traces"), 0o755)
+	os.WriteFile(filepath.Join(dir, "traces", "lte.down"), []byte("1\n2\n"), 0o644)
+	text := "repetitions: 1\nfactors:\n  networks: [{rtt: 20ms, down-trace: traces/lte.down}]\n  pages: [synthetic:1x1KB]\n"
+	path := filepath.Join(dir, "study.yaml")
+	os.WriteFile(path, []byte(text), 0o644)
+	t.Chdir(t.TempDir()) // elsewhere: the trace is not relative to here
+	s, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load from another directory: %v", err)
+	}
+	n := s.Networks[0]
+	if n.Down.Trace == nil || n.Down.Trace.Name != filepath.Join(dir, "traces", "lte.down") || n.Name != "rtt20ms-downtracetraces/lte.down" {
+		t.Errorf("network %q with trace %+v", n.Name, n.Down.Trace)
+	}
+}
+
+// TestLoadRefusesWhatIsNotARegularFile: a FIFO (as spec or as trace) is
+// refused at once instead of blocking.
+func TestLoadRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Load(FIFO): %v", err)
+	}
+	path := filepath.Join(dir, "s.yaml")
+	os.WriteFile(path, []byte("repetitions: 1\nfactors:\n  networks: [{down-trace: fifo}]\n  pages: [synthetic:1x1KB]\n"), 0o644)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "not a regular file (a FIFO)") {
+		t.Errorf("a FIFO as trace: %v", err)
+	}
+}
+
+func TestDirNameStaysInItsDirectory(t *testing.T) {
+	for name, want := range map[string]string{"../../x": "-..-x", "study 1": "study-1", ".hidden": "hidden", "": "run", "seed003-quick": "seed003-quick"} {
+		if got := (&Spec{Name: name}).DirName(); got != want || strings.Contains(got, "/") {
+			t.Errorf("DirName(%q) = %q, want %q", name, got, want)
 		}
 	}
 }
