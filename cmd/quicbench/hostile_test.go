@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -190,4 +191,33 @@ func TestNoAnswerIsNotSuccess(t *testing.T) {
 	if err := cmd.Wait(); !errors.As(err, &exitErr) || exitErr.ExitCode() != 130 {
 		t.Errorf("interrupt during netcheck: %v, want exit status 130", err)
 	}
+}
+
+// TestKilledShellTakesItsServerAlong: after SIGKILL of quicbench shell,
+// the --server command and what it started are gone too.
+func TestKilledShellTakesItsServerAlong(t *testing.T) {
+	testenv.RequireRoot(t)
+	bin := quicbenchBinary(t)
+	const marker = "27.18281"
+	cmd := exec.Command(bin, "shell", "--quiet", "--rtt", "10ms", "--server", "sleep "+marker+" & sleep "+marker, "--", "sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(proc.Using(marker)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(proc.Using(marker)); n < 2 {
+		t.Fatalf("%d server processes started, want 2", n)
+	}
+	cmd.Process.Signal(os.Kill)
+	cmd.Wait()
+	for len(proc.Using(marker)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left := proc.Using(marker); len(left) > 0 {
+		t.Errorf("the server's processes outlived quicbench: %v", left)
+	}
+	exec.Command(bin, "cleanup").Run() // the killed run's namespaces
 }

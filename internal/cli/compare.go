@@ -216,7 +216,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			res.Done, total, filepath.Join(o.dir, results.FileName), filepath.Join(o.dir, "spec.yaml"), o.dir)
 		return exitInterrupted
 	case err != nil:
-		fmt.Fprintln(stderr, "quicbench compare:", err)
+		fmt.Fprintf(stderr, "quicbench compare: %v; every completed load is kept: %scontinue with quicbench run %s --out %s --resume\n",
+			err, freeSpace(err), filepath.Join(o.dir, "spec.yaml"), o.dir)
 		return exitFailure
 	case len(unanswered) > 0:
 		fmt.Fprintf(stderr, "quicbench compare: no verified load over %s, so no answer: see the failures above (retry them with quicbench run %s --out %s --resume --retry-failed)\n",

@@ -54,6 +54,13 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{[]string{"--timeout", "0s"}, "--timeout: 0s must be positive"},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--down", "10"}, `--down rate "10" has no unit`},
+		{[]string{"--down", "1bit"}, "--down 1bit is below 8 kbit/s"},
+		{[]string{"--up", "0.4bit"}, "below 1 bit/s"},
+		{[]string{"--queue", "10"}, `--queue "10" has no unit`},
+		{[]string{"--page", "synthetic:10000x1GiB"}, "above the limit of 256 MiB"},
+		{[]string{"--down-trace", "/etc/passwd"}, "/etc/passwd:1: the line is not a whole number of milliseconds"},
+		{[]string{"--down-trace", "/dev/zero"}, "/dev/zero is not a regular file (a device)"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -63,13 +70,21 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 				t.Errorf("exit status %d, want %d", code, exitUsage)
 			}
 			msg := stderr.String()
-			if strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tt.want) {
-				t.Errorf("stderr %q, want one line containing %q", msg, tt.want)
+			if strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tt.want) || strings.Count(msg, "compare:") != 1 || strings.Contains(msg, "root:") {
+				t.Errorf("stderr %q, want one line containing %q, prefixed once, quoting no file", msg, tt.want)
 			}
 			if stdout.Len() != 0 {
 				t.Errorf("stdout %q, want nothing", stdout.String())
 			}
 		})
+	}
+}
+
+func TestParityRefusesARepeatedSize(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"parity", "--sizes", "10KB,10000B"}, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "10000B is listed twice") {
+		t.Errorf("parity --sizes 10KB,10000B: exit %d, %q", code, stderr.String())
 	}
 }
 

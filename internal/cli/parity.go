@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,6 +37,10 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		n, err := units.ParseBytes(s)
 		if err != nil || n < 1 || n > 1<<30 {
 			fmt.Fprintf(stderr, "quicbench parity: --sizes: %q is not a size from 1 B to 1 GiB, such as 100KB\n", s)
+			return exitUsage
+		}
+		if slices.Contains(sizes, n) {
+			fmt.Fprintf(stderr, "quicbench parity: --sizes: %s is listed twice (as %d B): list each size once\n", s, n)
 			return exitUsage
 		}
 		sizes = append(sizes, n)

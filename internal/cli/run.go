@@ -152,7 +152,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "quicbench run: interrupted; every completed trial is kept: continue with quicbench run %s --out %s --resume\n", path, dir)
 		return exitInterrupted
 	case err != nil:
-		fmt.Fprintf(stderr, "quicbench run: %v; every completed trial is kept: continue with --out %s --resume\n", err, dir)
+		fmt.Fprintf(stderr, "quicbench run: %v; every completed trial is kept: %scontinue with --out %s --resume\n", err, freeSpace(err), dir)
 		return exitFailure
 	case res.Failed > 0 && res.Failed == res.Done:
 		fmt.Fprintf(stderr, "quicbench run: every trial failed, so the run has no answer: see the attempts table; once fixed, rerun them with quicbench run %s --out %s --resume --retry-failed\n", path, dir)
@@ -161,6 +161,15 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "quicbench run: %d trials failed; rerun them with quicbench run %s --out %s --resume --retry-failed\n", res.Failed, path, dir)
 	}
 	return exitOK
+}
+
+// freeSpace is the advice to free disk space first, if err says the disk
+// is full.
+func freeSpace(err error) string {
+	if errors.Is(err, results.ErrDiskFull) {
+		return "free space, then "
+	}
+	return ""
 }
 
 // isUserError reports errors the user fixes by changing the command.

@@ -68,5 +68,18 @@ func (p *Process) Kill() error {
 	return nil
 }
 
+// StartTree is Start for a command that may start processes of its own
+// (a user's shell command): the child is the first process of a new PID
+// namespace, and when it dies, by the parent-death signal or otherwise,
+// the kernel kills every process it started, however they detached.
+// Needs root (CAP_SYS_ADMIN), as the namespaces do.
+func StartTree(cmd *exec.Cmd) (*Process, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWPID
+	return Start(cmd)
+}
+
 // Pid is the child's process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -73,5 +74,33 @@ func TestScan(t *testing.T) {
 	}
 	if ns := NetNS(os.Getpid()); !strings.HasPrefix(ns, "net:[") {
 		t.Errorf("netns %q", ns)
+	}
+}
+
+// TestStartTreeTakesEveryDescendantAlong: when the child of StartTree dies
+// (here by SIGKILL to it alone, as the parent-death signal would), its
+// detached descendants die too.
+func TestStartTreeTakesEveryDescendantAlong(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a PID namespace needs root")
+	}
+	p, err := StartTree(exec.Command("sh", "-c", "setsid sleep 31.4159 & sleep 31.4159"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(Using("31.4159")) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(Using("31.4159")); n < 2 {
+		t.Fatalf("%d sleeps started, want 2", n)
+	}
+	syscall.Kill(p.Pid(), syscall.SIGKILL) // the child only, not its group
+	p.Wait()
+	for len(Using("31.4159")) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if left := Using("31.4159"); len(left) > 0 {
+		t.Errorf("descendants outlived the child: %v", left)
 	}
 }

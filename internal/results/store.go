@@ -60,6 +60,10 @@ type Store struct {
 	t    tables
 }
 
+// ErrDiskFull is a write that failed for want of disk space: what was
+// committed before it is kept.
+var ErrDiskFull = errors.New("the disk is full")
+
 // busyTimeoutMs is how long a write waits for another process's lock.
 var busyTimeoutMs = 5000
 
@@ -212,7 +216,7 @@ func (s *Store) explain(op string, err error) error {
 	case strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY"):
 		return fmt.Errorf("results database %s is locked by another process: is another quicbench run using this directory? (%s: %v)", s.path, op, err)
 	case strings.Contains(msg, "disk is full") || strings.Contains(msg, "SQLITE_FULL") || errors.Is(err, syscall.ENOSPC):
-		return fmt.Errorf("results database %s: the disk is full: free space and continue with --resume; every completed trial is kept (%s)", s.path, op)
+		return fmt.Errorf("results database %s: %w (%s)", s.path, ErrDiskFull, op)
 	case strings.Contains(msg, "file is not a database"):
 		return fmt.Errorf("%s is not a results database", s.path)
 	}

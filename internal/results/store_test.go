@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -162,7 +163,7 @@ func TestFullDisk(t *testing.T) {
 	}
 	s.Close()
 	t.Logf("after %d trials: %v", committed, failure)
-	if failure == nil || !strings.Contains(failure.Error(), "the disk is full") || !strings.Contains(failure.Error(), "--resume") || strings.Contains(failure.Error(), "\n") {
+	if !errors.Is(failure, ErrDiskFull) || strings.Contains(failure.Error(), "--resume") || strings.Contains(failure.Error(), "\n") {
 		t.Fatalf("after %d trials: %v; want a one-line disk-full error", committed, failure)
 	}
 	s, err = Open(path)

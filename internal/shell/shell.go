@@ -112,7 +112,7 @@ func environment(n *testbed.Network) []string {
 func startServer(ctx context.Context, n *testbed.Network, cfg Config, env []string) (*proc.Process, error) {
 	cmd := n.Topo.Servers.Command(context.Background(), "sh", "-c", cfg.Server)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, cfg.Stderr, cfg.Stderr
-	srv, err := proc.Start(cmd)
+	srv, err := proc.StartTree(cmd) // a server it forks dies with it, even if quicbench is killed
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
