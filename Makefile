@@ -2,7 +2,7 @@
 GO  ?= go
 BIN := bin/quicbench
 
-.PHONY: deps build demo test bench examples clean
+.PHONY: deps build demo test bench fuzz examples clean
 
 deps:
 	@scripts/install-deps.sh
@@ -33,6 +33,11 @@ examples: build
 	@out=runs/examples-$$(date +%Y%m%d-%H%M%S); for s in seed000 seed001 seed002 seed003 seed004; do \
 		./$(BIN) run examples/$$s-quick.yaml --out $$out/$$s && ./$(BIN) report $$out/$$s || exit 1; \
 	done
+
+# Every fuzz target (readers of the files users bring: specs, traces, HAR,
+# sizes and rates, pages) for FUZZTIME each (default 20s, about 3 minutes).
+fuzz:
+	scripts/fuzz.sh
 
 # The emulator's benchmarks (BENCHMARKS.md); about five minutes, needs root.
 bench: build

@@ -6,8 +6,8 @@ package har
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -141,16 +141,36 @@ func (h *HAR) WriteFile(path string) error {
 
 // ReadFile reads a HAR file.
 func ReadFile(path string) (*HAR, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefs.ReadRegular(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("har: %w", err)
 	}
-	var h HAR
-	if err := json.Unmarshal(b, &h); err != nil {
+	h, err := Parse(b)
+	if err != nil {
 		return nil, fmt.Errorf("har %s: %w", path, err)
 	}
+	return h, nil
+}
+
+// MaxFileBytes bounds a HAR file: the bodies of a large page, base64.
+const MaxFileBytes = 1 << 30
+
+// Parse decodes a HAR document; errors quote none of it.
+func Parse(b []byte) (*HAR, error) {
+	var h HAR
+	if err := json.Unmarshal(b, &h); err != nil {
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syntax):
+			return nil, fmt.Errorf("not JSON (byte %d): %s", syntax.Offset, syntax.Error())
+		case errors.As(err, &typ):
+			return nil, fmt.Errorf("%s is a JSON %s, not the %s HAR 1.2 has there", typ.Field, typ.Value, typ.Type)
+		}
+		return nil, errors.New("not a HAR document")
+	}
 	if h.Log.Version == "" {
-		return nil, fmt.Errorf("har %s: no log.version: not a HAR file", path)
+		return nil, errors.New("no log.version: not a HAR file")
 	}
 	return &h, nil
 }

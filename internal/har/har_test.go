@@ -1,6 +1,7 @@
 package har
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,4 +41,30 @@ func TestRoundTripAndTotal(t *testing.T) {
 	if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), "not a HAR file") {
 		t.Errorf("a file without log.version: %v", err)
 	}
+}
+
+// FuzzParse: any bytes either fail with an error or give a HAR that
+// writes back and reads again with the same entries.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"pages":[],"entries":[]}}`))
+	f.Add([]byte(`{"log":{"version":"1.2","entries":[{"request":{"method":"GET","url":"https://a.test/"},"response":{"status":200,"content":{"size":3,"text":"YWJj","encoding":"base64"}}}]}}`))
+	f.Add([]byte(`{"log":{}}`))
+	f.Add([]byte(`[1,2`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := Parse(b)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("a multi-line error: %q", err)
+			}
+			return
+		}
+		out, err := json.Marshal(h)
+		if err != nil {
+			t.Fatalf("a parsed HAR does not write back: %v", err)
+		}
+		again, err := Parse(out)
+		if err != nil || len(again.Log.Entries) != len(h.Log.Entries) {
+			t.Fatalf("written back, it reads as %v entries (%v), want %d", again, err, len(h.Log.Entries))
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 var t0 = time.Unix(1000, 0)
@@ -212,6 +213,9 @@ func errorsUnwrapAll(err error) error {
 	}
 }
 
+// errorWords are the words ParseTrace's errors use themselves.
+const errorWords = "trace fuzz line whole number milliseconds blank characters long trace has one time per Mahimahi negative too large before previous times must decrease empty needs least with last lines more than lasts bufio Scanner token"
+
 func FuzzParseTrace(f *testing.F) {
 	for _, s := range []string{"1", "0\n0\n1\n1\n2", "5\n3", "", "x", "1\n\n", " 7 \n"} {
 		f.Add(s)
@@ -219,6 +223,13 @@ func FuzzParseTrace(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		tr, err := ParseTrace("fuzz", strings.NewReader(s))
 		if err != nil {
+			// Nothing of the file is quoted: no run of 4 letters of it
+			// appears in the error unless the message has it anyway.
+			for _, word := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }) {
+				if len(word) >= 4 && strings.Contains(err.Error(), word) && !strings.Contains(errorWords, word) {
+					t.Fatalf("the error %q quotes %q of the file", err, word)
+				}
+			}
 			return
 		}
 		if tr.validate() != nil {

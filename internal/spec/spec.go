@@ -108,6 +108,37 @@ func Load(path string) (*Spec, error) {
 	return s, nil
 }
 
+// yamlQuote is a value the YAML decoder quotes in its errors.
+var yamlQuote = regexp.MustCompile("`[^`]*`")
+
+// shortenQuotes keeps the values YAML errors quote to one line of at most
+// 20 printable characters.
+func shortenQuotes(msg string) string {
+	msg = yamlQuote.ReplaceAllStringFunc(msg, func(q string) string {
+		r := []rune(strings.Trim(q, "`"))
+		short := len(r) > 20
+		if short {
+			r = r[:20]
+		}
+		s := strings.Map(func(c rune) rune {
+			if unicode.IsPrint(c) {
+				return c
+			}
+			return '?'
+		}, string(r))
+		if short {
+			s += "…"
+		}
+		return "`" + s + "`"
+	})
+	return strings.Map(func(c rune) rune {
+		if c == '\n' || c == '\r' {
+			return ' '
+		}
+		return c
+	}, msg)
+}
+
 // unknownField rewrites yaml's "line N: field x not found in type …".
 var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type \S+`)
 
@@ -152,9 +183,9 @@ func parse(data []byte, dir string) (*Spec, error) {
 			if m := unknownField.FindStringSubmatch(msg); m != nil {
 				msg = fmt.Sprintf("line %s: unknown key %q", m[1], m[2])
 			}
-			return nil, errors.New(msg)
+			return nil, errors.New(shortenQuotes(msg))
 		}
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, errors.New(shortenQuotes(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	sum := sha256.Sum256(data)
 	s := &Spec{Name: f.Name, Description: f.Description, Seed: DefaultSeed, Repetitions: f.Repetitions, Retries: DefaultRetries,

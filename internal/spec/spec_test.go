@@ -180,8 +180,25 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("repetitions: 1\nfactors: {networks: [x], pages: [y]}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse(data)
-		if err == nil && (len(s.Networks) == 0 || len(s.Pages) == 0 || len(s.Protocols) == 0 || s.Repetitions < 1) {
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("a multi-line error: %q", err)
+			}
+			return
+		}
+		if len(s.Networks) == 0 || len(s.Pages) == 0 || len(s.Protocols) == 0 || s.Repetitions < 1 {
 			t.Errorf("accepted a spec without levels: %+v", s)
+		}
+		if s.Trials() > MaxTrials {
+			t.Errorf("accepted a plan of %d trials", s.Trials())
+		}
+		for _, p := range s.Pages {
+			if p.ObjectsBytes() > factor.MaxPageBytes {
+				t.Errorf("accepted page %v", p)
+			}
+		}
+		if name := s.DirName(); strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, ".") {
+			t.Errorf("name %q gives the directory name %q", s.Name, name)
 		}
 	})
 }
