@@ -221,3 +221,29 @@ func TestKilledShellTakesItsServerAlong(t *testing.T) {
 	}
 	exec.Command(bin, "cleanup").Run() // the killed run's namespaces
 }
+
+// TestInterruptBehindATraceGap: packets waiting out a 10-minute gap of a
+// trace do not hold up Ctrl-C.
+func TestInterruptBehindATraceGap(t *testing.T) {
+	testenv.RequireRoot(t)
+	bin := quicbenchBinary(t)
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "gap.trace")
+	os.WriteFile(trace, []byte("1\n600000\n"), 0o644)
+	cmd := exec.Command(bin, "compare", "--down-trace", trace, "--runs", "1", "--client", "loader", "--netcheck=false", "--out", filepath.Join(dir, "run"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	time.Sleep(3 * time.Second)
+	cmd.Process.Signal(os.Interrupt)
+	interrupted := time.Now()
+	err := cmd.Wait()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 130 {
+		t.Errorf("interrupt: %v, want exit status 130", err)
+	}
+	if took := time.Since(interrupted); took > 5*time.Second {
+		t.Errorf("the interrupted run took %v to end", took)
+	}
+}
