@@ -17,7 +17,9 @@ func page(n int) image.Image {
 	return img
 }
 
-func at(ms int, img image.Image) Frame { return Frame{At: time.Duration(ms) * time.Millisecond, Image: img} }
+func at(ms int, img image.Image) Frame {
+	return Frame{At: time.Duration(ms) * time.Millisecond, Image: img}
+}
 
 // TestALoadInFrames: a blank frame repeated, a quarter of the content,
 // all of it, and the final frame repeated; the repeats are dropped, and
