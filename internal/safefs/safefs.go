@@ -119,31 +119,34 @@ func MkdirAll(base, rel string, perm os.FileMode) error {
 // elsewhere, is never written), a link or anything else is refused, and the
 // directories between are created as by MkdirAll with mode 0755.
 func Create(base, rel string, perm os.FileMode) (*os.File, error) {
-	names, err := components(rel)
-	if err != nil {
-		return nil, err
-	}
-	dirfd, err := openDir(base, names[:len(names)-1], 0o755)
+	dirfd, name, err := openParent(base, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(dirfd)
-	return createIn(dirfd, names[len(names)-1], filepath.Join(base, rel), perm)
+	return createIn(dirfd, name, filepath.Join(base, rel), perm)
+}
+
+// openParent opens the directory of base/rel as MkdirAll would make it
+// (mode 0755) and returns it with rel's last name. The caller closes it.
+func openParent(base, rel string) (dirfd int, name string, err error) {
+	names, err := components(rel)
+	if err != nil {
+		return -1, "", err
+	}
+	dirfd, err = openDir(base, names[:len(names)-1], 0o755)
+	return dirfd, names[len(names)-1], err
 }
 
 // createIn creates name in dirfd as a new file with mode perm.
 func createIn(dirfd int, name, path string, perm os.FileMode) (*os.File, error) {
-	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
-			if err := unix.Unlinkat(dirfd, name, 0); err != nil {
-				return nil, &os.PathError{Op: "replace", Path: path, Err: err}
-			}
-		case unix.S_IFLNK:
-			return nil, &LinkError{Path: path}
-		default:
-			return nil, &NotRegularError{Path: path}
+	exists, err := refuseLinkOrDir(dirfd, name, path)
+	if err != nil {
+		return nil, err
+	}
+	if exists {
+		if err := unix.Unlinkat(dirfd, name, 0); err != nil {
+			return nil, &os.PathError{Op: "replace", Path: path, Err: err}
 		}
 	}
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
@@ -175,18 +178,13 @@ func WriteFile(base, rel string, data []byte, perm os.FileMode) error {
 // it and renames it into place only if write and the close succeed, so a
 // reader never sees a partial file and a failure leaves none behind.
 func WriteAtomic(base, rel string, perm os.FileMode, write func(io.Writer) error) error {
-	names, err := components(rel)
-	if err != nil {
-		return err
-	}
-	dirfd, err := openDir(base, names[:len(names)-1], 0o755)
+	dirfd, name, err := openParent(base, rel)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dirfd)
-	name := names[len(names)-1]
 	path := filepath.Join(base, rel)
-	if err := refuseLinkOrDir(dirfd, name, path); err != nil {
+	if _, err := refuseLinkOrDir(dirfd, name, path); err != nil {
 		return err
 	}
 	tmp := fmt.Sprintf(".%s.tmp-%d", name, os.Getpid())
@@ -208,19 +206,20 @@ func WriteAtomic(base, rel string, perm os.FileMode, write func(io.Writer) error
 	return nil
 }
 
-// refuseLinkOrDir fails if name in dirfd exists and is not a regular file.
-func refuseLinkOrDir(dirfd int, name, path string) error {
+// refuseLinkOrDir fails if name in dirfd exists and is not a regular
+// file, and reports whether a regular file is there.
+func refuseLinkOrDir(dirfd int, name, path string) (exists bool, err error) {
 	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return nil
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false, nil
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
-		return nil
+		return true, nil
 	case unix.S_IFLNK:
-		return &LinkError{Path: path}
+		return false, &LinkError{Path: path}
 	}
-	return &NotRegularError{Path: path}
+	return false, &NotRegularError{Path: path}
 }
 
 // CheckNoLinks fails if base/rel or any directory between is a symbolic
