@@ -84,14 +84,27 @@ const collectJS = `(() => {
     resources: performance.getEntriesByType('resource').map(r => ({
       url: r.name, protocol: r.nextHopProtocol, start_ms: r.startTime,
       response_end_ms: r.responseEnd, transfer_bytes: r.transferSize, status: r.responseStatus || 0})),
+    fcp_ms: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || 0,
+    lcp_ms: window.__quicbenchLCP || 0,
     images: imgs.length,
     broken_images: imgs.filter(i => !i.complete || i.naturalWidth === 0).length,
   };
 })()`
 
 // bufferJS lifts the Resource Timing buffer from 250 entries, so that pages
-// with more objects are measured completely.
-const bufferJS = `performance.setResourceTimingBufferSize(100000)`
+// with more objects are measured completely, and keeps the time of the
+// latest Largest Contentful Paint candidate (the browser reports LCP only
+// to observers).
+const bufferJS = `performance.setResourceTimingBufferSize(100000);
+window.__quicbenchLCP = 0;
+try {
+  new PerformanceObserver(list => {
+    for (const e of list.getEntries()) window.__quicbenchLCP = e.startTime;
+  }).observe({type: 'largest-contentful-paint', buffered: true});
+} catch (e) {}`
+
+// lcpJS reads the latest Largest Contentful Paint candidate.
+const lcpJS = `window.__quicbenchLCP || 0`
 
 // Flags returns the command-line flags of a browser for req (without the
 // user data directory).
@@ -180,6 +193,10 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 		page.AddScriptToEvaluateOnNewDocumentParams{Source: bufferJS}); err != nil {
 		return fail("set up page: %v", err)
 	}
+	if err := setViewport(browserCtx); err != nil {
+		return fail("set up page: viewport: %v", err)
+	}
+	res.ViewportWidth, res.ViewportHeight = ViewportWidth, ViewportHeight
 	var rec *harRecorder
 	if req.HARPath != "" {
 		rec = newHARRecorder()
@@ -217,6 +234,13 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 	if rec != nil {
 		rec.reset() // the measured visit only
 	}
+	var frames *frameRecorder
+	if req.Visual {
+		var err error
+		if frames, err = startFrames(browserCtx); err != nil {
+			return fail("%v", err)
+		}
+	}
 	m, failure := navigate(browserCtx, loadCtx, req.URL, timeout)
 	if req.Loaded != nil {
 		req.Loaded()
@@ -225,6 +249,11 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 		return fail("%s", failure)
 	}
 	res.PageMetrics = m
+	if frames != nil {
+		if failure := c.finishVisual(browserCtx, loadCtx, frames, &res); failure != "" {
+			return fail("%s", failure)
+		}
+	}
 	if rec != nil {
 		if err := rec.build(req.URL, m).WriteFile(req.HARPath); err != nil {
 			return fail("%v", err)
@@ -262,6 +291,32 @@ func navigate(browserCtx, loadCtx context.Context, url string, timeout time.Dura
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// finishVisual lets the page paint for SettleAfterLoad after its load
+// event, reads its Largest Contentful Paint again, stops the capture and
+// computes the visual metrics into res. It returns a failure text.
+func (c *Chromium) finishVisual(browserCtx, loadCtx context.Context, frames *frameRecorder, res *Result) string {
+	select {
+	case <-loadCtx.Done():
+		return "timed out while the page settled after its load event"
+	case <-time.After(SettleAfterLoad):
+	}
+	lcp, err := chromedp.Run(browserCtx, chromedp.Evaluate[float64](lcpJS))
+	if err != nil {
+		return fmt.Sprintf("read LCP: %v", err)
+	}
+	res.LCPMs = lcp
+	if res.Frames, err = frames.stop(browserCtx); err != nil {
+		return err.Error()
+	}
+	start := time.Now()
+	vm, err := VisualMetrics(res.Frames)
+	if err != nil {
+		return err.Error()
+	}
+	res.Visual, res.VisualComputeMs = &vm, ms(time.Since(start))
+	return ""
 }
 
 // browserProcess is a started (or starting) browser with its profile.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/visual"
 )
 
 // ResourceTiming is one Resource Timing entry, times in milliseconds since
@@ -32,6 +33,12 @@ type PageMetrics struct {
 	PLTMs                 float64 `json:"plt_ms"`    // loadEventEnd: the page load time
 	// Resources are the Resource Timing entries of the page.
 	Resources []ResourceTiming `json:"resources"`
+	// FCPMs is First Contentful Paint (Paint Timing) and LCPMs the latest
+	// Largest Contentful Paint candidate, read when the metrics were read
+	// (a visual load reads LCP again after it settled); 0 if the browser
+	// reported none.
+	FCPMs float64 `json:"fcp_ms"`
+	LCPMs float64 `json:"lcp_ms"`
 	// Images is the number of <img> elements; BrokenImages those that did
 	// not load or decode.
 	Images       int `json:"images"`
@@ -64,6 +71,9 @@ type Request struct {
 	// HARPath, if set, receives the measured visit's HAR 1.2: the built-in
 	// loader's own, or Chromium's from its DevTools network events.
 	HARPath string
+	// Visual captures the measured visit's frames and computes its visual
+	// metrics (Chromium only). It costs CPU during the load.
+	Visual bool
 	// CacheAllowed accepts resources that came from the browser's cache
 	// (no bytes transferred) whatever protocol they name: the site is
 	// cacheable and this is a repeat visit.
@@ -88,6 +98,16 @@ type Result struct {
 	FirstVisitPLTMs float64 `json:"first_visit_plt_ms,omitempty"`
 	// BrowserStartMs is the time to start the browser, before navigation.
 	BrowserStartMs float64 `json:"browser_start_ms"`
+	// ViewportWidth and ViewportHeight are the page's viewport in CSS
+	// pixels; 0 for a loader without one.
+	ViewportWidth  int `json:"viewport_width,omitempty"`
+	ViewportHeight int `json:"viewport_height,omitempty"`
+	// Frames are a visual load's frames, in time order from navigation
+	// start; Visual their metrics and VisualComputeMs the time it took to
+	// decode the frames and compute them.
+	Frames          []Frame         `json:"-"`
+	Visual          *visual.Metrics `json:"-"`
+	VisualComputeMs float64         `json:"-"`
 	// WallMs is the whole load as the harness saw it: browser start,
 	// navigation, metrics read-out and browser shutdown.
 	WallMs float64 `json:"wall_ms"`

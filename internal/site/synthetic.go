@@ -24,11 +24,16 @@ func OriginHosts(k int) []string {
 	return hosts
 }
 
+// TileSize is the side, in CSS pixels, at which a synthetic page shows each
+// object: a grey square, so that the page's visual progress follows its
+// objects' arrival.
+const TileSize = 48
+
 // Synthetic builds the page of spec on the origins hosts: a document at "/"
 // on hosts[0] with spec.Objects <img> elements, object i on
 // hosts[i mod len(hosts)] at the distinct URL "/obj/<i>.png", each a valid
 // 1×1 PNG of exactly spec.ObjectBytes bytes, padded with incompressible
-// bytes from seed.
+// bytes from seed, shown as a TileSize square.
 func Synthetic(spec factor.Page, hosts []string, seed uint64) (*Site, error) {
 	if err := spec.Validate(); err != nil || spec.Kind != factor.PageSynthetic {
 		return nil, fmt.Errorf("synthetic page %v: not a valid synthetic page (%v)", spec, err)
@@ -53,7 +58,7 @@ func Synthetic(spec factor.Page, hosts []string, seed uint64) (*Site, error) {
 		origin.Resources[path] = &Resource{Path: path, ContentType: "image/png", Body: pngOfSize(len(padding), padding)}
 		u := "https://" + origin.Host + path
 		s.Subresources = append(s.Subresources, u)
-		fmt.Fprintf(&doc, "<img src=\"%s\" width=\"1\" height=\"1\" alt=\"\">\n", html.EscapeString(u))
+		fmt.Fprintf(&doc, "<img src=\"%s\" width=\"%d\" height=\"%d\" alt=\"\">\n", html.EscapeString(u), TileSize, TileSize)
 	}
 	doc.WriteString("</body></html>\n")
 	s.Origins[0].Resources["/"] = &Resource{Path: "/", ContentType: "text/html; charset=utf-8", Body: []byte(doc.String())}

@@ -1,0 +1,135 @@
+package client_test
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"math"
+	_ "image/jpeg"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testbed"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// paintAtPage is white until paintAtMs after navigation start, then red
+// over the whole viewport.
+const paintAtMs = 400
+
+var paintAtHTML = fmt.Sprintf(`<!DOCTYPE html><html><head><meta charset="utf-8">
+<style>html,body{margin:0;height:100%%;background:#fff}</style></head><body><script>
+setTimeout(() => { document.body.style.background = '#d00'; }, %d - performance.now());
+</script></body></html>`, paintAtMs)
+
+func startSiteTestbed(t *testing.T, s *site.Site, oneWay time.Duration) *testbed.Testbed {
+	t.Helper()
+	tb, err := testbed.Start(testbed.Config{
+		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("vi%d", time.Now().UnixNano()%1e6)),
+		Link:   emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}},
+		Site:   s,
+		RunDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	return tb
+}
+
+// TestVisualLoadTimesFramesFromNavigationStart loads a page that paints
+// red at 400 ms: the first and last visual change and the Speed Index
+// must all be the frame that showed it, a few milliseconds (one frame
+// on a busy machine: up to 100 ms) after 400 ms, never before.
+func TestVisualLoadTimesFramesFromNavigationStart(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	s := &site.Site{DocumentPath: "/", Origins: []*site.Origin{{Host: "www.quicbench.test", Resources: map[string]*site.Resource{
+		"/": {Path: "/", ContentType: "text/html; charset=utf-8", Body: []byte(paintAtHTML)},
+	}}}}
+	tb := startSiteTestbed(t, s, 5*time.Millisecond)
+	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H2, Hosts: s.Hosts(),
+		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Visual: true})
+	if err != nil || !res.OK() {
+		t.Fatalf("load: %v %s", err, res.Failure)
+	}
+	m := res.Visual
+	if m == nil {
+		t.Fatal("a visual load has no visual metrics")
+	}
+	t.Logf("%d frames at %v; FVC %v, LVC %v, SI %d, VC85 %v; computed in %.0f ms", len(res.Frames), frameTimes(res.Frames),
+		m.FirstVisualChange, m.LastVisualChange, m.SpeedIndex, m.VisualComplete85, res.VisualComputeMs)
+	fvc := m.FirstVisualChange.Milliseconds()
+	if fvc < paintAtMs || fvc > paintAtMs+100 {
+		t.Errorf("FVC %d ms, want %d to %d ms", fvc, paintAtMs, paintAtMs+100)
+	}
+	if m.LastVisualChange != m.FirstVisualChange || m.SpeedIndex != fvc || m.VisualComplete85 != m.FirstVisualChange {
+		t.Errorf("one change at %v: LVC %v, SI %d, VC85 %v should all be it", m.FirstVisualChange, m.LastVisualChange, m.SpeedIndex, m.VisualComplete85)
+	}
+	last, _, err := image.Decode(bytes.NewReader(res.Frames[len(res.Frames)-1].JPEG))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size := last.Bounds().Size(); math.Abs(float64(size.X)/float64(size.Y)-float64(client.ViewportWidth)/client.ViewportHeight) > 0.02 {
+		t.Errorf("frames are %v, not the %d×%d viewport's shape", size, client.ViewportWidth, client.ViewportHeight)
+	}
+	if r, g, b, _ := last.At(last.Bounds().Dx()/2, last.Bounds().Dy()/2).RGBA(); r>>8 < 180 || g>>8 > 60 || b>>8 > 60 {
+		t.Errorf("the last frame's centre is %d,%d,%d, not red", r>>8, g>>8, b>>8)
+	}
+	if res.ViewportWidth != client.ViewportWidth || res.ViewportHeight != client.ViewportHeight {
+		t.Errorf("viewport recorded as %d×%d", res.ViewportWidth, res.ViewportHeight)
+	}
+}
+
+// TestVisualLoadOfASyntheticPage loads 24 tiles over h3 behind 40 ms: the
+// metrics are ordered as their definitions demand and FCP, LCP and the
+// visual changes fall within the load.
+func TestVisualLoadOfASyntheticPage(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	tb, s := startTestbed(t, 20*time.Millisecond)
+	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H3, Hosts: s.Hosts(),
+		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: s.Subresources, Visual: true})
+	if err != nil || !res.OK() {
+		t.Fatalf("load: %v %s", err, res.Failure)
+	}
+	m := res.Visual
+	t.Logf("PLT %.0f, FCP %.0f, LCP %.0f; %d frames; FVC %v, LVC %v, SI %d, VC85 %v, VC99 %v; progress %v",
+		res.PLTMs, res.FCPMs, res.LCPMs, len(res.Frames), m.FirstVisualChange, m.LastVisualChange, m.SpeedIndex, m.VisualComplete85, m.VisualComplete99, m.Progress)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	if !(res.TTFBMs <= ms(m.FirstVisualChange) && m.FirstVisualChange <= m.LastVisualChange) {
+		t.Errorf("TTFB %.0f, FVC %v, LVC %v out of order", res.TTFBMs, m.FirstVisualChange, m.LastVisualChange)
+	}
+	if si := float64(m.SpeedIndex); si < ms(m.FirstVisualChange) || si > ms(m.LastVisualChange) {
+		t.Errorf("SI %.0f outside FVC %v to LVC %v", si, m.FirstVisualChange, m.LastVisualChange)
+	}
+	if m.VisualComplete85 < m.FirstVisualChange || m.VisualComplete85 > m.VisualComplete99 || m.VisualComplete99 > m.LastVisualChange {
+		t.Errorf("VC85 %v, VC99 %v not between FVC %v and LVC %v", m.VisualComplete85, m.VisualComplete99, m.FirstVisualChange, m.LastVisualChange)
+	}
+	// Chromium times an image's LCP candidate from when it loaded, which
+	// can come a few ms before the first paint: LCP is not checked
+	// against FCP.
+	if res.FCPMs < res.TTFBMs || res.FCPMs > res.PLTMs || res.LCPMs < res.TTFBMs || res.LCPMs > ms(m.LastVisualChange)+50 {
+		t.Errorf("FCP %.0f, LCP %.0f outside TTFB %.0f to PLT %.0f / LVC", res.FCPMs, res.LCPMs, res.TTFBMs, res.PLTMs)
+	}
+	if last := m.Progress[len(m.Progress)-1]; last.Percent != 100 {
+		t.Errorf("progress ends at %d %%", last.Percent)
+	}
+}
+
+func frameTimes(frames []client.Frame) []float64 {
+	var out []float64
+	for _, f := range frames {
+		out = append(out, f.AtMs)
+	}
+	return out
+}
