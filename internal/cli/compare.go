@@ -49,7 +49,7 @@ type compareFlags struct {
 	origins, runs, retries                         *int
 	seed                                           *uint64
 	timeout                                        *time.Duration
-	jsonOut, verbose, capture, qlog, check         *bool
+	jsonOut, verbose, capture, qlog, check, visual *bool
 }
 
 func newCompareFlags(fs *flag.FlagSet) *compareFlags {
@@ -75,6 +75,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		qlog:       fs.Bool("qlog", false, "record the server's qlog of each h3 load to artifacts/<trial>-a<attempt>-qlog/ in the run directory (qvis reads them)"),
 		visit:      fs.String("visit", string(factor.FirstVisit), "`kind` of visit measured: "+factor.Visits().Usage()),
 		cache:      fs.String("cache", string(factor.CacheOff), "`on` or off: "+factor.Caches().Usage()),
+		visual:     fs.Bool("visual", false, "capture each load's frames in Chromium for visual metrics (First and Last Visual Change, Speed Index, Visually Complete 85/95/99) into artifacts/<trial>-a<attempt>-frames/; the capture costs CPU during the load and 2 s after it"),
 		check:      fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
 	}
 }
@@ -143,6 +144,7 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 	}
 	s.Pages, s.Stacks, s.Servers, s.Visits, s.Cache, s.Origins = []factor.Page{page}, []factor.Stack{stack}, []factor.Server{server},
 		[]factor.Visit{visit}, []factor.Cache{cache}, []int{*f.origins}
+	s.Visual = []factor.Visual{factor.VisualOf(*f.visual)}
 	text, err := spec.Format(s)
 	if err != nil {
 		return nil, err
@@ -245,6 +247,9 @@ func loadLine(p experiment.Progress, total int) string {
 	status := "FAILED: " + t.Error
 	if t.Status == results.StatusOK && t.PLT != nil {
 		status = fmt.Sprintf("PLT %8.1f ms", *t.PLT)
+		if t.SpeedIndex != nil {
+			status += fmt.Sprintf("  Speed Index %6.0f  FVC %6.0f ms  LVC %6.0f ms", *t.SpeedIndex, *t.FVC, *t.LVC)
+		}
 	}
 	return fmt.Sprintf("load %3d/%d  round %d  %s  %s", p.Done, total, t.Rep, t.Protocol, status)
 }
@@ -261,6 +266,9 @@ func header(s *spec.Spec) string {
 	}
 	if s.Client == factor.ClientLoader {
 		loader = "built-in loader"
+	}
+	if s.Visual[0].On() {
+		loader += " capturing frames"
 	}
 	runs := "runs"
 	if s.Repetitions == 1 {

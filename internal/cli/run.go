@@ -76,10 +76,10 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	printPlan(stdout, s, p)
 	if *list {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "seq\ttrial\tnetwork\tpage\torigins\tstack\tserver\tprotocol\tvisit\tcache")
+		fmt.Fprintln(tw, "seq\ttrial\tnetwork\tpage\torigins\tstack\tserver\tprotocol\tvisit\tcache\tvisual")
 		for _, t := range p.Trials {
 			c := t.Cell
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Seq, t.ID, c.Network.Name, c.Page, c.Origins, c.Stack, c.Server, c.Protocol, c.Visit, c.Cache)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Seq, t.ID, c.Network.Name, c.Page, c.Origins, c.Stack, c.Server, c.Protocol, c.Visit, c.Cache, c.Visual)
 		}
 		tw.Flush()
 	}
@@ -87,8 +87,8 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 }
 
 func printPlan(w io.Writer, s *spec.Spec, p plan.Plan) {
-	fmt.Fprintf(w, "%s: %d networks × %d pages × %d protocols × %d stacks × %d servers × %d visits × %d cache × %d origins = %d cells\n",
-		s.Name, len(s.Networks), len(s.Pages), len(s.Protocols), len(s.Stacks), len(s.Servers), len(s.Visits), len(s.Cache), len(s.Origins), p.Cells)
+	fmt.Fprintf(w, "%s: %d networks × %d pages × %d protocols × %d stacks × %d servers × %d visits × %d cache × %d visual × %d origins = %d cells\n",
+		s.Name, len(s.Networks), len(s.Pages), len(s.Protocols), len(s.Stacks), len(s.Servers), len(s.Visits), len(s.Cache), len(s.Visual), len(s.Origins), p.Cells)
 	fmt.Fprintf(w, "%d cells × %d repetitions = %d trials on %d testbeds, client %s, seed %d\n", p.Cells, s.Repetitions, len(p.Trials), p.Setups, s.Client, s.Seed)
 	fmt.Fprintf(w, "estimated duration: %s (a rough model of each load plus the client's overhead, testbed set-ups and netchecks)\n", p.Estimate(s).Round(time.Second))
 }
@@ -229,6 +229,7 @@ func varyingLevels(s *spec.Spec) func(results.Trial) string {
 	add(len(s.Servers), func(t results.Trial) string { return string(t.Server) + " server" })
 	add(len(s.Visits), func(t results.Trial) string { return string(t.Visit) + " visit" })
 	add(len(s.Cache), func(t results.Trial) string { return "cache " + string(factor.CacheOf(t.Cache)) })
+	add(len(s.Visual), func(t results.Trial) string { return "visual " + string(factor.VisualOf(t.Visual)) })
 	return func(t results.Trial) string {
 		words := []string{t.Network, t.Page, string(t.Protocol)}
 		for _, f := range parts {

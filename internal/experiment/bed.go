@@ -173,3 +173,25 @@ func removeStale(log *slog.Logger) {
 		log.Info("removed namespaces of dead runs", "names", removed)
 	}
 }
+
+// writeFrames writes a visual load's frames into the directory dir/name as
+// ms_NNNNNN.jpg, NNNNNN the frame's time since navigation start in whole
+// milliseconds (the names Browsertime's visualmetrics reads); of frames
+// in the same millisecond the first is kept.
+func writeFrames(dir, name string, frames []client.Frame) error {
+	if err := safefs.MkdirAll(dir, name, 0o755); err != nil {
+		return fmt.Errorf("frames: %w", err)
+	}
+	written := map[string]bool{}
+	for _, f := range frames {
+		file := filepath.Join(name, fmt.Sprintf("ms_%06d.jpg", int64(f.AtMs)))
+		if written[file] {
+			continue
+		}
+		written[file] = true
+		if err := safefs.WriteFile(dir, file, f.JPEG, 0o644); err != nil {
+			return fmt.Errorf("frames: %w", err)
+		}
+	}
+	return nil
+}

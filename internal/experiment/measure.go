@@ -7,7 +7,6 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/emulator"
-	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/plan"
@@ -28,24 +27,23 @@ type Measured struct {
 // measureLoad loads page once as cell c says with browser (a fresh browser
 // per load for Chromium, fresh connections for the built-in loader): a
 // first visit, or a repeat visit whose second load is measured, with the
-// servers' responses cacheable or not. It checks the servers' request
+// servers' responses cacheable or not, its frames captured or not. It checks the servers' request
 // counts against the protocol, reads their connection records while the
 // browser still holds its connections, and counts the emulator's packets.
 // An error means ctx was canceled or the servers failed; a failed load is
 // a Result with Failure set.
 func measureLoad(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, page *site.Site, c plan.Cell, harPath string) (Measured, error) {
-	p, visit, cache, rtt := c.Protocol, c.Visit, c.Cache.On(), c.Network.RTT
 	tb.Emulator.ResetPeaks()
 	up0, down0 := tb.Emulator.Stats()
-	m, err := load(ctx, tb, browser, page, p, visit, cache, rtt, harPath)
+	m, err := load(ctx, tb, browser, page, c, harPath)
 	up, down := tb.Emulator.Stats()
 	m.Up, m.Down = up.Sub(up0), down.Sub(down0)
 	return m, err
 }
 
 // load is measureLoad without the emulator's counters.
-func load(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, page *site.Site, p factor.Protocol,
-	visit factor.Visit, cache bool, rtt time.Duration, harPath string) (Measured, error) {
+func load(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, page *site.Site, c plan.Cell, harPath string) (Measured, error) {
+	p, visit, cache, rtt := c.Protocol, c.Visit, c.Cache.On(), c.Network.RTT
 	if err := tb.SetCache(cache); err != nil {
 		return Measured{}, err
 	}
@@ -59,6 +57,7 @@ func load(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, p
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
 		Expected: page.Subresources, Visit: visit, HARPath: harPath,
 		CacheAllowed: cache && visit.Loads() > 1,
+		Visual:       c.Visual.On(),
 		BetweenVisits: func(ctx context.Context) error {
 			if err := tb.CloseConnections(); err != nil {
 				return err

@@ -3,7 +3,9 @@ package experiment
 import (
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/origin"
@@ -19,7 +21,7 @@ func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
 	c := t.Cell
 	rec := results.Trial{ID: t.ID, Seq: int64(t.Seq), Rep: int64(t.Rep),
 		Levels: results.Levels{Network: c.Network.Name, Page: c.Page.String(), Origins: int64(c.Origins), Stack: c.Stack, Server: c.Server,
-			Protocol: c.Protocol, Visit: c.Visit, Cache: c.Cache.On(), Client: s.Client, Browser: s.Browser},
+			Protocol: c.Protocol, Visit: c.Visit, Cache: c.Cache.On(), Client: s.Client, Browser: s.Browser, Visual: c.Visual.On()},
 		NetworkValues: networkValues(c.Network),
 		PageValues:    results.PageValues{PageKind: c.Page.Kind, PageObjects: int64(c.Page.Objects), PageObjectBytes: c.Page.ObjectBytes},
 		Seeds:         results.Seeds{Seed: int64(s.Seed), UpSeed: int64(c.UpSeed), DownSeed: int64(c.DownSeed), PageSeed: int64(c.PageSeed)},
@@ -95,6 +97,36 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	if m.Visit.Loads() > 1 {
 		rec.FirstVisitPLT = results.F(m.FirstVisitPLTMs)
 	}
+	rec.FCP, rec.LCP = positive(m.FCPMs), positive(m.LCPMs)
+	rec.VisualMetrics = visualValues(m.Result)
+}
+
+// positive is v, or nil for 0 (not reported).
+func positive(v float64) *float64 {
+	if v <= 0 {
+		return nil
+	}
+	return results.F(v)
+}
+
+// visualValues are a load's viewport, frames and visual metrics as
+// columns.
+func visualValues(r client.Result) results.VisualMetrics {
+	v := results.VisualMetrics{Frames: int64(len(r.Frames)), ViewportWidth: int64(r.ViewportWidth), ViewportHeight: int64(r.ViewportHeight)}
+	m := r.Visual
+	if m == nil {
+		return v
+	}
+	at := func(d time.Duration) *float64 {
+		if d < 0 {
+			return nil // never reached
+		}
+		return results.F(float64(d) / float64(time.Millisecond))
+	}
+	v.FVC, v.LVC, v.SpeedIndex = at(m.FirstVisualChange), at(m.LastVisualChange), results.F(float64(m.SpeedIndex))
+	v.VC85, v.VC95, v.VC99 = at(m.VisualComplete85), at(m.VisualComplete95), at(m.VisualComplete99)
+	v.VisualCompute = results.F(r.VisualComputeMs)
+	return v
 }
 
 // resourcesOf is the load's Resource Timing entries as rows.

@@ -315,6 +315,12 @@ func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt in
 	if serr := stop(); serr != nil && err == nil {
 		err = serr
 	}
+	if err == nil && len(m.Frames) > 0 {
+		name := filepath.Join("artifacts", fmt.Sprintf("%s-a%d-frames", t.ID, attempt))
+		if err = writeFrames(r.cfg.Dir, name, m.Frames); err == nil {
+			names = append(names, name)
+		}
+	}
 	return m, names, err
 }
 

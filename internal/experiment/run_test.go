@@ -201,3 +201,44 @@ factors:
 		}
 	}
 }
+
+// TestVisualTrials runs visual off and on: the visual trial has its
+// metrics, viewport and frames (files ms_NNNNNN.jpg, as many as it
+// counts), the other none of them but FCP.
+func TestVisualTrials(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, "/usr/lib/chromium/chromium", "apt-get install chromium")
+	_, store, dir := runSpec(t, `repetitions: 1
+netcheck: false
+factors:
+  networks: [{rtt: 20ms}]
+  pages: [synthetic:12x5KB]
+  protocols: h2
+  visual: [off, on]
+`)
+	seen := map[bool]bool{}
+	store.EachTrial(func(tr results.Trial) error {
+		seen[tr.Visual] = true
+		if tr.Status != results.StatusOK || tr.FCP == nil || tr.ViewportWidth != 1366 {
+			t.Errorf("visual %v: %s, FCP %v, viewport %d", tr.Visual, tr.Error, tr.FCP, tr.ViewportWidth)
+			return nil
+		}
+		if !tr.Visual {
+			if tr.SpeedIndex != nil || tr.Frames != 0 || tr.Artifacts != "" {
+				t.Errorf("a timing trial has Speed Index %v, %d frames, artifacts %q", tr.SpeedIndex, tr.Frames, tr.Artifacts)
+			}
+			return nil
+		}
+		if tr.SpeedIndex == nil || tr.FVC == nil || tr.LVC == nil || tr.VC85 == nil || *tr.FVC > *tr.SpeedIndex || *tr.SpeedIndex > *tr.LVC {
+			t.Errorf("visual metrics FVC %v, SI %v, LVC %v, VC85 %v", tr.FVC, tr.SpeedIndex, tr.LVC, tr.VC85)
+		}
+		files, err := filepath.Glob(filepath.Join(dir, tr.Artifacts, "ms_*.jpg"))
+		if err != nil || len(files) == 0 || int64(len(files)) > tr.Frames || !strings.HasSuffix(tr.Artifacts, "-frames") {
+			t.Errorf("artifacts %q hold %d frames, the trial counts %d", tr.Artifacts, len(files), tr.Frames)
+		}
+		return nil
+	})
+	if !seen[true] || !seen[false] {
+		t.Errorf("trials seen by visual: %v", seen)
+	}
+}

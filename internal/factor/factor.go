@@ -1,6 +1,6 @@
 // Package factor is quicbench's vocabulary: the factors an experiment can
-// vary (protocol, visit, cache, server stack, TCP stack, client, browser
-// mode, page, origins), each as one type with its levels, one parser and
+// vary (protocol, visit, cache, visual capture, server stack, TCP stack,
+// client, browser mode, page, origins), each as one type with its levels, one parser and
 // one validator. Command-line flags, spec files, plans, results and
 // reports all use these types, so a new level of a factor is added here
 // (and where it is implemented), never in the layers that only pass it on.

@@ -93,6 +93,36 @@ func CacheOf(on bool) Cache {
 	return CacheOff
 }
 
+// Visual says whether a trial captures its frames for visual metrics.
+type Visual string
+
+// The visual levels.
+const (
+	VisualOff Visual = "off"
+	VisualOn  Visual = "on"
+)
+
+// Visuals is the visual factor: capturing frames costs CPU during the
+// load, so visual trials are trials of their own and timing trials stay
+// unperturbed.
+func Visuals() Enum[Visual] {
+	return Enum[Visual]{What: "visual", Levels: []Level[Visual]{
+		{VisualOff, "no frames: the load's timing is not perturbed"},
+		{VisualOn, "Chromium's frames are captured for First and Last Visual Change, Speed Index and Visually Complete, at some CPU cost during the load"},
+	}}
+}
+
+// On reports whether frames are captured.
+func (v Visual) On() bool { return v == VisualOn }
+
+// VisualOf is the level of a boolean: VisualOn for true.
+func VisualOf(on bool) Visual {
+	if on {
+		return VisualOn
+	}
+	return VisualOff
+}
+
 // Server is the server stack that serves h1 and h2 (h3 is quic-go's).
 type Server string
 

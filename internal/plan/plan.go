@@ -9,9 +9,9 @@
 // Order: the cells that share a testbed (network, page, origins, TCP stack,
 // server stack) form a setup; the setups run in an order shuffled from the
 // seed; within a setup, each repetition block runs every cell of the setup
-// once (every protocol, visit and cache level) in an order shuffled from
-// the seed. Drift in the machine thus hits the protocols of a comparison
-// alike, and each testbed is built once.
+// once (every protocol, visit, cache and visual level) in an order shuffled
+// from the seed. Drift in the machine thus hits the protocols of a
+// comparison alike, and each testbed is built once.
 package plan
 
 import (
@@ -52,11 +52,18 @@ type Cell struct {
 	Protocol factor.Protocol
 	Visit    factor.Visit
 	Cache    factor.Cache
+	Visual   factor.Visual
 }
 
-// Key is the cell's canonical text, from which its ID is made.
+// Key is the cell's canonical text, from which its ID is made. A visual
+// cell's key ends in ";visual=on"; others keep the keys (and trial IDs)
+// they had before the visual factor existed.
 func (c Cell) Key() string {
-	return fmt.Sprintf("%s;protocol=%s;visit=%s;cache=%t", c.Setup.Key(), c.Protocol, c.Visit, c.Cache.On())
+	key := fmt.Sprintf("%s;protocol=%s;visit=%s;cache=%t", c.Setup.Key(), c.Protocol, c.Visit, c.Cache.On())
+	if c.Visual.On() {
+		key += ";visual=on"
+	}
+	return key
 }
 
 // ID is the cell's stable identifier: "c" and 12 hex digits of the key's
@@ -93,7 +100,9 @@ func Build(s *spec.Spec) Plan {
 		for _, proto := range s.Protocols {
 			for _, visit := range s.Visits {
 				for _, cache := range s.Cache {
-					cells = append(cells, Cell{Setup: setup, Protocol: proto, Visit: visit, Cache: cache})
+					for _, vis := range s.Visual {
+						cells = append(cells, Cell{Setup: setup, Protocol: proto, Visit: visit, Cache: cache, Visual: vis})
+					}
 				}
 			}
 		}
@@ -141,6 +150,9 @@ const (
 	setupCost        = 500 * time.Millisecond // namespaces, emulator, servers
 	netcheckCost     = 12 * time.Second
 	repeatPause      = 100 * time.Millisecond // between the loads of a repeat visit
+	// visualCost is a visual trial's extra: client.SettleAfterLoad (2 s)
+	// plus ending the trace and computing the metrics.
+	visualCost = 2300 * time.Millisecond
 )
 
 // Estimate is a rough duration of the plan for s: per trial, a load time
@@ -162,6 +174,9 @@ func (p Plan) Estimate(s *spec.Spec) time.Duration {
 		loads := c.Visit.Loads()
 		load := LoadTime(c.Page, c.Network.RTT, c.Network.Down.MeanRate())
 		total += time.Duration(loads)*load + time.Duration(loads-1)*repeatPause + overhead
+		if c.Visual.On() {
+			total += visualCost
+		}
 	}
 	return total
 }

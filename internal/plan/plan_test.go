@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +112,16 @@ func TestIDsAreStable(t *testing.T) {
 	c := Cell{Setup: &Setup{Network: &netconf.Network{Name: "rtt10ms"}, Page: page, Origins: 1, Stack: "tcp", Server: "go"}, Protocol: "h3", Visit: "first", Cache: "off"}
 	if !set[c.ID()+"-r2"] {
 		t.Errorf("no trial %s-r2 for %s", c.ID(), c.Key())
+	}
+	// Trials without frames keep the IDs they had before the visual
+	// factor; visual trials are other cells.
+	c.Visual = factor.VisualOff
+	if !set[c.ID()+"-r2"] {
+		t.Errorf("visual off changed the ID of %s", c.Key())
+	}
+	c.Visual = factor.VisualOn
+	if set[c.ID()+"-r2"] || !strings.HasSuffix(c.Key(), ";visual=on") {
+		t.Errorf("a visual cell has key %s, ID %s", c.Key(), c.ID())
 	}
 }
 

@@ -64,11 +64,28 @@ func (c column) sqlType() string {
 	return decl
 }
 
+// zeroSQL is the column's value in rows written before it existed: SQL
+// NULL for a nullable column, else its type's zero.
+func (c column) zeroSQL() string {
+	decl := c.sqlType()
+	switch {
+	case !strings.HasSuffix(decl, "NOT NULL"):
+		return "NULL"
+	case strings.HasPrefix(decl, "INTEGER"), strings.HasPrefix(decl, "REAL"):
+		return "0"
+	}
+	return "''"
+}
+
 // table is a row type stored in one SQLite table.
 type table struct {
 	name string
 	typ  reflect.Type
 	cols []column
+	// absent are the columns a database made by an earlier quicbench
+	// lacks and that could not be added (it was opened read-only): they
+	// read as their zeroSQL.
+	absent map[string]bool
 }
 
 func newTable(name string, t reflect.Type) *table {
@@ -96,8 +113,11 @@ func (t *table) insert() string {
 // table alias and a dot, or "").
 func (t *table) selectList(prefix string) string {
 	names := t.header()
-	for i := range names {
+	for i, c := range t.cols {
 		names[i] = prefix + names[i]
+		if t.absent[c.name] {
+			names[i] = c.zeroSQL() + " AS " + c.name
+		}
 	}
 	return strings.Join(names, ", ")
 }

@@ -174,6 +174,8 @@ func openExisting(path string, mode int) (*Store, error) {
 		if err = s.db.QueryRow(`SELECT count(*) FROM meta`).Scan(&n); err != nil {
 			s.Close()
 			err = s.explain("open", err)
+		} else if err = s.upgrade(mode); err != nil {
+			s.Close()
 		}
 	}
 	switch {

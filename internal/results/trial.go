@@ -27,6 +27,7 @@ type Trial struct {
 	Seeds
 	Outcome
 	Metrics
+	VisualMetrics
 	Link
 	StartedAt  time.Time `parquet:"started_at,timestamp(microsecond)"`
 	FinishedAt time.Time `parquet:"finished_at,timestamp(microsecond)"`
@@ -47,6 +48,7 @@ type Levels struct {
 	Cache    bool            `parquet:"cache"`
 	Client   factor.Client   `parquet:"client"`
 	Browser  factor.Browser  `parquet:"browser"`
+	Visual   bool            `parquet:"visual"` // frames captured, visual metrics computed
 }
 
 // NetworkValues are the network's resolved values, per direction where
@@ -134,6 +136,30 @@ type Metrics struct {
 	Wall          *float64 `parquet:"wall_ms,optional"`
 	Overhead      *float64 `parquet:"overhead_ms,optional"`
 	BrowserStart  *float64 `parquet:"browser_start_ms,optional"`
+	// FCP is First Contentful Paint and LCP the latest Largest Contentful
+	// Paint candidate when the metrics were read (after 2 s more for a
+	// visual trial); nil if the browser reported none.
+	FCP *float64 `parquet:"fcp_ms,optional"`
+	LCP *float64 `parquet:"lcp_ms,optional"`
+}
+
+// VisualMetrics are a visual trial's metrics from its frames, in ms from
+// navigation start (Speed Index in ms too), computed as Browsertime's
+// visualmetrics does; nil for other trials, and a VC level the page never
+// reached is nil. Frames counts the frames captured (0 for other trials),
+// the viewport is in CSS pixels (0 for the built-in loader), and
+// VisualCompute is the time decoding frames and computing took.
+type VisualMetrics struct {
+	FVC            *float64 `parquet:"fvc_ms,optional"`
+	LVC            *float64 `parquet:"lvc_ms,optional"`
+	SpeedIndex     *float64 `parquet:"speed_index,optional"`
+	VC85           *float64 `parquet:"vc85_ms,optional"`
+	VC95           *float64 `parquet:"vc95_ms,optional"`
+	VC99           *float64 `parquet:"vc99_ms,optional"`
+	Frames         int64    `parquet:"frames"`
+	ViewportWidth  int64    `parquet:"viewport_width"`
+	ViewportHeight int64    `parquet:"viewport_height"`
+	VisualCompute  *float64 `parquet:"visual_compute_ms,optional"`
 }
 
 // Link is what the emulator did during the trial's last attempt, per

@@ -29,13 +29,36 @@ type file struct {
 
 type factors struct {
 	Networks  []networkNode `yaml:"networks"`
-	Pages     []scalar      `yaml:"pages"`
-	Protocols []scalar      `yaml:"protocols"`
-	Stacks    []scalar      `yaml:"stacks"`
-	Servers   []scalar      `yaml:"servers"`
-	Visits    []scalar      `yaml:"visits"`
-	Cache     []scalar      `yaml:"cache"`
-	Origins   []scalar      `yaml:"origins"`
+	Pages     levelList     `yaml:"pages"`
+	Protocols levelList     `yaml:"protocols"`
+	Stacks    levelList     `yaml:"stacks"`
+	Servers   levelList     `yaml:"servers"`
+	Visits    levelList     `yaml:"visits"`
+	Cache     levelList     `yaml:"cache"`
+	Visual    levelList     `yaml:"visual"`
+	Origins   levelList     `yaml:"origins"`
+}
+
+// levelList is a factor's levels: a list, or one level on its own
+// (`visual: on` is `visual: [on]`). A key without a value is no list, so
+// the factor's default applies.
+type levelList []scalar
+
+func (l *levelList) UnmarshalYAML(n *yaml.Node) error {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!null":
+		*l = nil
+		return nil
+	case n.Kind == yaml.ScalarNode:
+		*l = levelList{{text: n.Value, line: n.Line}}
+		return nil
+	}
+	var items []scalar
+	if err := n.Decode(&items); err != nil {
+		return err
+	}
+	*l = append(levelList{}, items...)
+	return nil
 }
 
 // scalar is a factor level with its line.
@@ -149,6 +172,7 @@ func Format(s *Spec) ([]byte, error) {
 	add(f, "servers", list(s.Servers))
 	add(f, "visits", list(s.Visits))
 	add(f, "cache", list(s.Cache))
+	add(f, "visual", list(s.Visual))
 	add(f, "origins", list(s.Origins))
 	add(root, "factors", f)
 	out, err := yaml.Marshal(root)

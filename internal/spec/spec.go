@@ -20,6 +20,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -76,7 +77,9 @@ type Spec struct {
 	Servers   []factor.Server
 	Visits    []factor.Visit
 	Cache     []factor.Cache
-	Origins   []int
+	// Visual says which trials capture frames for visual metrics.
+	Visual  []factor.Visual
+	Origins []int
 	// SHA256 is the hex SHA-256 of the file's bytes: a resumed run refuses
 	// a spec whose hash changed.
 	SHA256 string
@@ -236,7 +239,7 @@ func (s *Spec) scalars(f file) error {
 // counts and the repetitions (capped at MaxInt64 rather than wrapping).
 func (s *Spec) Trials() int64 {
 	n := int64(s.Repetitions)
-	for _, k := range []int{len(s.Networks), len(s.Pages), len(s.Origins), len(s.Stacks), len(s.Servers), len(s.Protocols), len(s.Visits), len(s.Cache)} {
+	for _, k := range []int{len(s.Networks), len(s.Pages), len(s.Origins), len(s.Stacks), len(s.Servers), len(s.Protocols), len(s.Visits), len(s.Cache), len(s.Visual)} {
 		if k > 0 && n > math.MaxInt64/int64(k) {
 			return math.MaxInt64
 		}
@@ -263,8 +266,10 @@ func (s *Spec) Validate() error {
 	case s.Timeout <= 0:
 		return fmt.Errorf("timeout %v is not positive", s.Timeout)
 	case len(s.Networks) == 0 || len(s.Pages) == 0 || len(s.Protocols) == 0 || len(s.Stacks) == 0 ||
-		len(s.Servers) == 0 || len(s.Visits) == 0 || len(s.Cache) == 0 || len(s.Origins) == 0:
+		len(s.Servers) == 0 || len(s.Visits) == 0 || len(s.Cache) == 0 || len(s.Visual) == 0 || len(s.Origins) == 0:
 		return fmt.Errorf("every factor needs at least one level")
+	case s.Client != factor.ClientChromium && slices.Contains(s.Visual, factor.VisualOn):
+		return fmt.Errorf("visual on needs client chromium: the %s client does not render pages", s.Client)
 	case s.Trials() > MaxTrials:
 		return fmt.Errorf("the plan has %d trials, above the limit of %d: use fewer levels or repetitions, or split the study into several specs", s.Trials(), MaxTrials)
 	}
@@ -324,6 +329,9 @@ func (s *Spec) factors(f factors, dir string) error {
 		return err
 	}
 	if s.Cache, err = levels(orDefault(f.Cache, factor.CacheOff), "cache", factor.Caches().Parse); err != nil {
+		return err
+	}
+	if s.Visual, err = levels(orDefault(f.Visual, factor.VisualOff), "visual", factor.Visuals().Parse); err != nil {
 		return err
 	}
 	if s.Origins, err = levels(orDefault(f.Origins, "1"), "origins", factor.ParseOrigins); err != nil {

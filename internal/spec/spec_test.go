@@ -116,6 +116,9 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "  pages: [synthetic:1x1KB]\n", `mapping key "pages" already defined`},
 		{base + "  protocols: []\n", "the list of protocol levels is empty"},
 		{base + "  cache: []\n", "the list of cache levels is empty"},
+		{base + "  visual: [on, maybe]\n", `line 5: visual "maybe" is unknown: use off or on`},
+		{base + "  visual: on\nclient: loader\n", "visual on needs client chromium: the loader client does not render pages"},
+		{base + "  visual: {on: 1}\n", "line 5: cannot unmarshal"},
 		{"repetitions: 1\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [synthetic:10000x1GiB]\n", "above the limit of 256 MiB"},
 		{"repetitions: 100000\nfactors:\n  networks: [{rtt: 5ms}, {rtt: 6ms}, {rtt: 7ms}, {rtt: 8ms}]\n  pages: [synthetic:1x1KB]\n", "the plan has 1200000 trials, above the limit of 1000000"},
 	} {
@@ -265,5 +268,18 @@ func TestDirNameStaysInItsDirectory(t *testing.T) {
 		if got := (&Spec{Name: name}).DirName(); got != want || strings.Contains(got, "/") {
 			t.Errorf("DirName(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+// TestOneLevelNeedsNoList: `visual: on` is `visual: [on]`, for every
+// factor; a key without a value keeps the default.
+func TestOneLevelNeedsNoList(t *testing.T) {
+	s, err := Parse([]byte("repetitions: 1\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: synthetic:1x1KB\n  protocols: h3\n  visual: on\n  cache:\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Pages) != 1 || len(s.Protocols) != 1 || s.Protocols[0] != factor.H3 ||
+		len(s.Visual) != 1 || s.Visual[0] != factor.VisualOn || len(s.Cache) != 1 || s.Cache[0] != factor.CacheOff {
+		t.Errorf("pages %v, protocols %v, visual %v, cache %v", s.Pages, s.Protocols, s.Visual, s.Cache)
 	}
 }
