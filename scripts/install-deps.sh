@@ -2,9 +2,10 @@
 # Installs what quicbench needs on a Debian machine and skips what is there:
 # Chromium (the browser under test), iproute2 (ip netns), ping and iperf3
 # (link checks), nginx (the second server stack; its service is not
-# started), the Go modules, and DuckDB's Python package in .cache/pytools
-# (the tests read the Parquet export with it). Needs root only when it
-# installs packages.
+# started), the Go modules, DuckDB's Python package in .cache/pytools (the
+# tests read the Parquet export with it), and Browsertime's visualmetrics
+# script with Pillow, NumPy and ffmpeg (the tests check quicbench's visual
+# metrics against it). Needs root only when it installs packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,8 @@ command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
 [ -x /usr/sbin/nginx ] || need+=(nginx)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -47,12 +50,31 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 go mod download
 
-# DuckDB, a Parquet reader that is not ours, for the export's tests.
+# DuckDB, a Parquet reader that is not ours, for the export's tests; Pillow
+# and NumPy for Browsertime's visualmetrics.
 duckdb_version=2.0.0
+pillow_version=13.0.0
+numpy_version=2.4.6
 pytools=.cache/pytools
-if ! "$pytools/bin/python" -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$duckdb_version')" >/dev/null 2>&1; then
-	echo "install-deps: installing DuckDB $duckdb_version into $pytools"
+if ! "$pytools/bin/python" -c "
+import duckdb, PIL, numpy, sys
+sys.exit((duckdb.__version__, PIL.__version__, numpy.__version__) != ('$duckdb_version', '$pillow_version', '$numpy_version'))" >/dev/null 2>&1; then
+	echo "install-deps: installing DuckDB $duckdb_version, Pillow $pillow_version and NumPy $numpy_version into $pytools"
 	rm -rf "$pytools"
 	python3 -m venv "$pytools"
-	"$pytools/bin/pip" install -q "duckdb==$duckdb_version"
+	"$pytools/bin/pip" install -q "duckdb==$duckdb_version" "pillow==$pillow_version" "numpy==$numpy_version"
+fi
+
+# Browsertime's visualmetrics script, from its npm package (npm checks the
+# package's integrity against the registry), for the visual metrics' check.
+browsertime_version=28.3.0
+bt=.cache/browsertime
+if [ "$(cat "$bt/version" 2>/dev/null)" != "$browsertime_version" ]; then
+	echo "install-deps: fetching Browsertime $browsertime_version's visualmetrics into $bt"
+	rm -rf "$bt"
+	mkdir -p "$bt"
+	(cd "$bt" && npm pack --silent "browsertime@$browsertime_version" >/dev/null 2>&1 &&
+		tar xzf "browsertime-$browsertime_version.tgz" --strip-components=2 package/visualmetrics/visualmetrics-portable.py &&
+		rm "browsertime-$browsertime_version.tgz")
+	echo "$browsertime_version" >"$bt/version"
 fi

@@ -190,22 +190,44 @@ func framesOf(events [][]byte, markMs float64) ([]Frame, error) {
 	return frames, nil
 }
 
-// VisualMetrics decodes frames and computes their visual metrics. A load
-// whose first frame comes after navigation start began on a blank page
-// (a fresh tab is white): a white frame of the same size stands for it.
+// withBlankStart returns frames starting at navigation start: a load whose
+// first frame came later began on a blank page (a new tab is white), and
+// a white frame of the same size at 0 stands for it.
+func withBlankStart(frames []Frame) ([]Frame, error) {
+	if len(frames) == 0 || frames[0].AtMs <= 0 {
+		return frames, nil
+	}
+	first, err := jpeg.DecodeConfig(bytes.NewReader(frames[0].JPEG))
+	if err != nil {
+		return nil, fmt.Errorf("visual metrics: frame 0: %w", err)
+	}
+	blank := image.NewRGBA(image.Rect(0, 0, first.Width, first.Height))
+	draw.Draw(blank, blank.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, blank, &jpeg.Options{Quality: 90}); err != nil {
+		return nil, fmt.Errorf("visual metrics: blank frame: %w", err)
+	}
+	return slices.Insert(frames, 0, Frame{JPEG: b.Bytes()}), nil
+}
+
+// VisualMetrics decodes frames and computes their visual metrics.
 func VisualMetrics(frames []Frame) (visual.Metrics, error) {
+	decoded, err := DecodeFrames(frames)
+	if err != nil {
+		return visual.Metrics{}, err
+	}
+	return visual.Compute(decoded)
+}
+
+// DecodeFrames decodes frames' JPEGs.
+func DecodeFrames(frames []Frame) ([]visual.Frame, error) {
 	var decoded []visual.Frame
 	for i, f := range frames {
 		img, err := jpeg.Decode(bytes.NewReader(f.JPEG))
 		if err != nil {
-			return visual.Metrics{}, fmt.Errorf("visual metrics: frame %d: %w", i, err)
+			return nil, fmt.Errorf("visual metrics: frame %d: %w", i, err)
 		}
 		decoded = append(decoded, visual.Frame{At: time.Duration(f.AtMs * float64(time.Millisecond)), Image: img})
 	}
-	if len(decoded) > 0 && decoded[0].At > 0 {
-		blank := image.NewRGBA(decoded[0].Image.Bounds())
-		draw.Draw(blank, blank.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
-		decoded = slices.Insert(decoded, 0, visual.Frame{Image: blank})
-	}
-	return visual.Compute(decoded)
+	return decoded, nil
 }

@@ -68,7 +68,13 @@ func TestFramesOfAlignsTheTraceClockToNavigationStart(t *testing.T) {
 // TestVisualMetricsStartsFromABlankFrame: a load whose first frame is
 // already content began on a white page.
 func TestVisualMetricsStartsFromABlankFrame(t *testing.T) {
-	frames := []Frame{{AtMs: 120, JPEG: solidJPEG(t, color.RGBA{0, 0, 200, 255})}}
+	frames, err := withBlankStart([]Frame{{AtMs: 120, JPEG: solidJPEG(t, color.RGBA{0, 0, 200, 255})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 2 || frames[0].AtMs != 0 {
+		t.Fatalf("frames at %v, want a blank one at 0 first", atsOf(frames))
+	}
 	m, err := VisualMetrics(frames)
 	if err != nil {
 		t.Fatal(err)

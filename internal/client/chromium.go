@@ -307,10 +307,14 @@ func (c *Chromium) finishVisual(browserCtx, loadCtx context.Context, frames *fra
 		return fmt.Sprintf("read LCP: %v", err)
 	}
 	res.LCPMs = lcp
-	if res.Frames, err = frames.stop(browserCtx); err != nil {
+	captured, err := frames.stop(browserCtx)
+	if err != nil {
 		return err.Error()
 	}
 	start := time.Now()
+	if res.Frames, err = withBlankStart(captured); err != nil {
+		return err.Error()
+	}
 	vm, err := VisualMetrics(res.Frames)
 	if err != nil {
 		return err.Error()

@@ -29,11 +29,13 @@ var paintAtHTML = fmt.Sprintf(`<!DOCTYPE html><html><head><meta charset="utf-8">
 setTimeout(() => { document.body.style.background = '#d00'; }, %d - performance.now());
 </script></body></html>`, paintAtMs)
 
-func startSiteTestbed(t *testing.T, s *site.Site, oneWay time.Duration) *testbed.Testbed {
+// startLinkTestbed serves s behind oneWay each way and a downlink of
+// downBps bit/s (0: unlimited).
+func startLinkTestbed(t *testing.T, s *site.Site, oneWay time.Duration, downBps int64) *testbed.Testbed {
 	t.Helper()
 	tb, err := testbed.Start(testbed.Config{
 		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("vi%d", time.Now().UnixNano()%1e6)),
-		Link:   emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}},
+		Link:   emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay, RateBitsPerSecond: downBps}},
 		Site:   s,
 		RunDir: t.TempDir(),
 	})
@@ -54,7 +56,7 @@ func TestVisualLoadTimesFramesFromNavigationStart(t *testing.T) {
 	s := &site.Site{DocumentPath: "/", Origins: []*site.Origin{{Host: "www.quicbench.test", Resources: map[string]*site.Resource{
 		"/": {Path: "/", ContentType: "text/html; charset=utf-8", Body: []byte(paintAtHTML)},
 	}}}}
-	tb := startSiteTestbed(t, s, 5*time.Millisecond)
+	tb := startLinkTestbed(t, s, 5*time.Millisecond, 0)
 	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H2, Hosts: s.Hosts(),
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Visual: true})
