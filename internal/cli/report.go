@@ -17,7 +17,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	baseline := fs.String("baseline", "", "the `protocol` compared against: "+factor.Protocols().Names()+" (default h2 if the run has it, else h1)")
 	compare := fs.String("compare", "", "the `protocol` compared: "+factor.Protocols().Names()+" (default h3)")
-	metric := fs.String("metric", "plt", "the `metric`: "+strings.Join(report.MetricNames, ", "))
+	metric := fs.String("metric", "plt", "the `metric`: "+strings.Join(report.MetricNames(), ", ")+" (si, fvc, lvc and vc85/95/99 are measured in visual trials only; times in ms, Speed Index too)")
 	out := fs.String("out", "", "report `directory` (default DIR/report)")
 	seed := fs.Uint64("seed", 1, "`seed` of the bootstrap resampling")
 	trial := fs.String("trial", "", "draw the waterfall of this trial `ID` (default: the load nearest the first comparison's median)")

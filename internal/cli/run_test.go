@@ -32,7 +32,7 @@ func TestExperimentCommandsBadInput(t *testing.T) {
 		{[]string{"export"}, "give the run directory"},
 		{[]string{"export", dir}, "no results database"},
 		{[]string{"report", dir}, "no results database"},
-		{[]string{"report", dir, "--metric", "fvc"}, `metric "fvc" is unknown: use plt, onload, dcl or ttfb`},
+		{[]string{"report", dir, "--metric", "si2"}, `metric "si2" is unknown: use plt, onload, dcl, ttfb, fcp, lcp, si, fvc, lvc, vc85, vc95 or vc99`},
 		{[]string{"report", dir, "--baseline", "h3", "--compare", "h3"}, "--baseline and --compare are both h3"},
 	} {
 		var out, errOut bytes.Buffer

@@ -22,37 +22,63 @@ import (
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
+// metric is one measure a report can compare.
+type metric struct {
+	name  string // as --metric takes it
+	label string // for tables and figures
+	value func(results.Trial) *float64
+}
+
+// metrics are the measures, in the order help texts show them; the visual
+// ones exist for visual trials only.
+var metrics = []metric{
+	{"plt", "PLT (loadEventEnd)", func(t results.Trial) *float64 { return t.PLT }},
+	{"onload", "onLoad (loadEventStart)", func(t results.Trial) *float64 { return t.OnLoad }},
+	{"dcl", "DOMContentLoaded", func(t results.Trial) *float64 { return t.DCL }},
+	{"ttfb", "TTFB", func(t results.Trial) *float64 { return t.TTFB }},
+	{"fcp", "First Contentful Paint", func(t results.Trial) *float64 { return t.FCP }},
+	{"lcp", "Largest Contentful Paint", func(t results.Trial) *float64 { return t.LCP }},
+	{"si", "Speed Index", func(t results.Trial) *float64 { return t.SpeedIndex }},
+	{"fvc", "First Visual Change", func(t results.Trial) *float64 { return t.FVC }},
+	{"lvc", "Last Visual Change", func(t results.Trial) *float64 { return t.LVC }},
+	{"vc85", "Visually Complete 85 %", func(t results.Trial) *float64 { return t.VC85 }},
+	{"vc95", "Visually Complete 95 %", func(t results.Trial) *float64 { return t.VC95 }},
+	{"vc99", "Visually Complete 99 %", func(t results.Trial) *float64 { return t.VC99 }},
+}
+
+// visualMetric reports whether m is measured from frames (visual trials
+// only).
+func visualMetric(m string) bool {
+	return slices.Contains([]string{"si", "fvc", "lvc", "vc85", "vc95", "vc99"}, m)
+}
+
 // metricOf returns the trial field of a metric of MetricNames.
 func metricOf(name string) func(results.Trial) *float64 {
-	switch name {
-	case "plt":
-		return func(t results.Trial) *float64 { return t.PLT }
-	case "onload":
-		return func(t results.Trial) *float64 { return t.OnLoad }
-	case "dcl":
-		return func(t results.Trial) *float64 { return t.DCL }
-	case "ttfb":
-		return func(t results.Trial) *float64 { return t.TTFB }
+	for _, m := range metrics {
+		if m.name == name {
+			return m.value
+		}
 	}
 	return nil
 }
 
 // MetricNames lists the metrics in the order help texts show them.
-var MetricNames = []string{"plt", "onload", "dcl", "ttfb"}
+func MetricNames() []string {
+	names := make([]string, len(metrics))
+	for i, m := range metrics {
+		names[i] = m.name
+	}
+	return names
+}
 
 // MetricLabel names a metric for tables and figures.
-func MetricLabel(m string) string {
-	switch m {
-	case "plt":
-		return "PLT (loadEventEnd)"
-	case "onload":
-		return "onLoad (loadEventStart)"
-	case "dcl":
-		return "DOMContentLoaded"
-	case "ttfb":
-		return "TTFB"
+func MetricLabel(name string) string {
+	for _, m := range metrics {
+		if m.name == name {
+			return m.label
+		}
 	}
-	return m
+	return name
 }
 
 // Options choose what a report compares.
@@ -89,7 +115,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--baseline and --compare are both %s: compare two protocols", o.Baseline)
 	}
 	if metricOf(o.Metric) == nil {
-		return fmt.Errorf("metric %q is unknown: use %s or %s", o.Metric, strings.Join(MetricNames[:len(MetricNames)-1], ", "), MetricNames[len(MetricNames)-1])
+		names := MetricNames()
+		return fmt.Errorf("metric %q is unknown: use %s or %s", o.Metric, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 	}
 	return nil
 }
@@ -184,9 +211,13 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 	samples := map[sampleKey]*Sample{}
 	var settings []Setting
 	seenSetting := map[Setting]bool{}
+	measured := false
 	for _, t := range trials {
 		if !slices.Contains(a.Protocols, t.Protocol) {
 			a.Protocols = append(a.Protocols, t.Protocol)
+		}
+		if visualMetric(o.Metric) && !t.Visual {
+			continue // not measured in a trial without frames
 		}
 		s := settingOf(t)
 		if !seenSetting[s] {
@@ -205,7 +236,10 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 			a.Failed++
 			continue
 		}
-		sm.Values = append(sm.Values, *v)
+		sm.Values, measured = append(sm.Values, *v), true
+	}
+	if !measured && len(trials) > 0 {
+		return nil, noMeasureError(o.Metric)
 	}
 	slices.Sort(a.Protocols)
 	if err := a.Options.withRunDefaults(a.Protocols); err != nil {
@@ -217,7 +251,7 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 		// Each sample's resampling seed comes from its key, so the
 		// intervals do not depend on the order of the work.
 		h := fnv.New64a()
-		fmt.Fprintf(h, "%+v", k)
+		h.Write([]byte(k.seedText()))
 		sm.Summary = stats.Summarize(sm.Values)
 		sm.MedianCILo, sm.MedianCIHi = stats.BootstrapMedianCI(sm.Values, 0.95, o.BootstrapReps, o.Seed^h.Sum64())
 	}
@@ -230,6 +264,14 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 	a.ANOVAs = stackANOVAs(samples)
 	a.Shares = shares(a.Comparisons)
 	return a, nil
+}
+
+// noMeasureError says why no trial has a value of metric m.
+func noMeasureError(m string) error {
+	if visualMetric(m) {
+		return fmt.Errorf("no verified visual trial in the run: --metric %s needs visual trials (visual: on in the spec, or compare --visual)", m)
+	}
+	return fmt.Errorf("no verified trial in the run has %s (the built-in loader measures neither FCP nor LCP)", MetricLabel(m))
 }
 
 // compareSamples compares sample c with baseline b in setting s.
@@ -248,6 +290,13 @@ func compareSamples(s Setting, b, c Sample) Comparison {
 type sampleKey struct {
 	s     Setting
 	proto factor.Protocol
+}
+
+// seedText is the text a sample's resampling seed is hashed from: the
+// key's fields, leaving out visual when it is off, so that reports of runs
+// without visual trials keep the intervals they had before it existed.
+func (k sampleKey) seedText() string {
+	return strings.Replace(fmt.Sprintf("%+v", k), " Visual:false}", "}", 1)
 }
 
 // stackANOVAs runs an ANOVA across stacks wherever a protocol was loaded

@@ -178,3 +178,39 @@ func TestLabelsNameEveryVaryingFactor(t *testing.T) {
 		t.Errorf("share table without its origins column:\n%s", text.String())
 	}
 }
+
+// TestVisualMetricComparesVisualTrialsOnly: with --metric si, trials
+// without frames are not samples (not failures either), visual and plain
+// trials are separate settings for PLT, and a run without visual trials
+// says what to do.
+func TestVisualMetricComparesVisualTrialsOnly(t *testing.T) {
+	trials := fakeTrials()
+	for i := range trials {
+		if i%2 == 0 {
+			tr := &trials[i]
+			tr.Visual = true
+			if tr.PLT != nil {
+				tr.SpeedIndex = results.F(*tr.PLT * 0.8)
+			}
+		}
+	}
+	si, err := Analyze(trials, Options{Metric: "si"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plt, err := Analyze(trials, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(si.Comparisons) != 8 || len(plt.Comparisons) != 16 {
+		t.Fatalf("%d comparisons of Speed Index, %d of PLT; want 8 (visual trials) and 16 (visual on and off apart)", len(si.Comparisons), len(plt.Comparisons))
+	}
+	for _, c := range si.Comparisons {
+		if !c.Setting.Visual || len(c.Baseline.Values)+len(c.Compare.Values)+c.Baseline.Failed+c.Compare.Failed != 12 {
+			t.Errorf("%+v: %d and %d values, %d and %d failed", c.Setting, len(c.Baseline.Values), len(c.Compare.Values), c.Baseline.Failed, c.Compare.Failed)
+		}
+	}
+	if _, err := Analyze(fakeTrials(), Options{Metric: "si"}); err == nil || !strings.Contains(err.Error(), "visual: on") {
+		t.Errorf("Speed Index of a run without visual trials: %v", err)
+	}
+}

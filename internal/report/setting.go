@@ -21,11 +21,14 @@ type Setting struct {
 	Cache   bool
 	Client  factor.Client
 	Browser factor.Browser
+	// Visual: the loads captured frames (which costs CPU): their timings
+	// are never pooled with those of loads that did not.
+	Visual bool
 }
 
 func settingOf(t results.Trial) Setting {
 	return Setting{Network: t.Network, Page: t.Page, Origins: int(t.Origins), Stack: t.Stack, Server: t.Server,
-		Visit: t.Visit, Cache: t.Cache, Client: t.Client, Browser: t.Browser}
+		Visit: t.Visit, Cache: t.Cache, Client: t.Client, Browser: t.Browser, Visual: t.Visual}
 }
 
 // dimension is one factor of a setting besides the network and the page,
@@ -53,6 +56,7 @@ func dimensions() []dimension {
 		{"cache", cache, func(s Setting) string { return "cache " + cache(s) }},
 		{"client", func(s Setting) string { return string(s.Client) }, func(s Setting) string { return string(s.Client) }},
 		{"browser", func(s Setting) string { return string(s.Browser) }, func(s Setting) string { return string(s.Browser) + " browser" }},
+		{"visual", func(s Setting) string { return onOff(s.Visual) }, func(s Setting) string { return "visual " + onOff(s.Visual) }},
 	}
 }
 
@@ -145,8 +149,10 @@ func settingLess(a, b Setting) bool {
 		return !a.Cache
 	case a.Client != b.Client:
 		return a.Client < b.Client
+	case a.Browser != b.Browser:
+		return a.Browser < b.Browser
 	}
-	return a.Browser < b.Browser
+	return !a.Visual && b.Visual
 }
 
 // pageLess orders pages by kind, object count, then size in bytes.
