@@ -20,7 +20,8 @@ type Report struct {
 // Build reads the results database of a run and analyses it. The waterfall
 // shows the compared protocol's load whose metric is nearest the median of
 // the first comparison (or o.WaterfallTrial), from its HAR when the run kept
-// one, else from its Resource Timing.
+// one, else from its Resource Timing. Compared visual settings get a
+// filmstrip and progress curves of their median-Speed-Index loads.
 func Build(store *results.Store, name string, o Options) (*Report, error) {
 	dir := filepath.Dir(store.Path())
 	var trials []results.Trial
@@ -65,6 +66,11 @@ func Build(store *results.Store, name string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	strips, err := visualFigures(dir, trials, a)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, strips...)
 	return &Report{Page: Page{Name: name, Facts: facts}, Analysis: a, Figures: figs}, nil
 }
 

@@ -355,3 +355,77 @@ func kindOf(m os.FileMode) string {
 	}
 	return "not regular"
 }
+
+// openBelow opens the existing directory base/names... for reading:
+// base is followed, nothing below it is (a link is a LinkError), and
+// nothing is created. The caller closes the descriptor.
+func openBelow(base string, names []string) (int, error) {
+	fd, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: base, Err: err}
+	}
+	path := base
+	for _, name := range names {
+		path = filepath.Join(path, name)
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			err = explainOpen(fd, name, path, err)
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// ReadIn reads the regular file base/rel of at most limit bytes that
+// quicbench wrote into one of its directories, following no link below
+// base.
+func ReadIn(base, rel string, limit int64) ([]byte, error) {
+	names, err := components(rel)
+	if err != nil {
+		return nil, err
+	}
+	dirfd, err := openBelow(base, names[:len(names)-1])
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	path := filepath.Join(base, rel)
+	name := names[len(names)-1]
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, explainOpen(dirfd, name, path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, &NotRegularError{Path: path}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
+
+// ListIn lists the names in the directory base/rel, following no link
+// below base.
+func ListIn(base, rel string) ([]string, error) {
+	names, err := components(rel)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := openBelow(base, names)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(base, rel))
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

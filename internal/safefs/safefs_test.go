@@ -191,3 +191,32 @@ func TestReadRegularRefusesFIFOsDirectoriesAndLargeFiles(t *testing.T) {
 		t.Errorf("a file at the limit: %d bytes, %v", len(b), err)
 	}
 }
+
+// TestReadInFollowsNoLink: a file and a directory below the base that are
+// links are refused; a regular file is read.
+func TestReadInFollowsNoLink(t *testing.T) {
+	base, outside := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("secret"), 0o600)
+	os.MkdirAll(filepath.Join(base, "d"), 0o755)
+	os.WriteFile(filepath.Join(base, "d", "ok"), []byte("frame"), 0o644)
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(base, "d", "link"))
+	os.Symlink(outside, filepath.Join(base, "linked"))
+	if data, err := ReadIn(base, "d/ok", 100); err != nil || string(data) != "frame" {
+		t.Errorf("regular file: %q, %v", data, err)
+	}
+	var le *LinkError
+	for _, rel := range []string{"d/link", "linked/secret"} {
+		if data, err := ReadIn(base, rel, 100); !errors.As(err, &le) || data != nil {
+			t.Errorf("%s: read %q, error %v; want a LinkError", rel, data, err)
+		}
+	}
+	if _, err := ListIn(base, "linked"); !errors.As(err, &le) {
+		t.Errorf("listing a linked directory: %v", err)
+	}
+	if names, err := ListIn(base, "d"); err != nil || len(names) != 2 {
+		t.Errorf("listing: %v, %v", names, err)
+	}
+	if _, err := ReadIn(base, "d/ok", 2); err == nil {
+		t.Error("a file above the limit was read")
+	}
+}
