@@ -149,62 +149,89 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 	}
 	loadCtx, cancelLoad := context.WithTimeout(ctx, timeout)
 	defer cancelLoad()
-	fail := func(format string, args ...any) (Result, error) {
-		res.Failure = fmt.Sprintf(format, args...)
+	fail := func(failure string) (Result, error) {
+		res.Failure = failure
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
 		return res, nil
 	}
 	startAt := time.Now()
-	var browserCtx context.Context
-	wrapErr := new(error)
-	if c.Warm {
-		wb, err := c.warmBrowser(req)
-		if err != nil {
-			return fail("browser start: %v", err)
-		}
-		// A failed load may be a browser that died: the next load starts
-		// a new one rather than failing on a dead one forever.
-		defer func() {
-			if res.Failure != "" {
-				c.dropWarm(req, wb)
-			}
-		}()
-		// A new browser context per load: its own cookies, cache,
-		// sockets, TLS sessions and QUIC state, disposed afterwards.
-		tabCtx, cancelTab := chromedp.NewContext(wb.ctx, chromedp.WithNewBrowserContext())
-		defer cancelTab()
-		defer context.AfterFunc(loadCtx, cancelTab)()
-		browserCtx = tabCtx
-	} else {
-		b, err := c.startBrowser(loadCtx, req)
-		if err != nil {
-			return res, err
-		}
-		defer b.close()
-		browserCtx, wrapErr = b.ctx, b.wrapErr
+	t, failure, err := c.openTab(loadCtx, req)
+	if err != nil {
+		return res, err
 	}
-	if err := chromedp.Do(browserCtx); err != nil || *wrapErr != nil {
-		return fail("browser start: %v", errors.Join(err, *wrapErr))
+	if failure != "" {
+		return fail(failure)
+	}
+	defer func() { t.close(res.Failure != "") }()
+	if err := chromedp.Do(t.ctx); err != nil || *t.wrapErr != nil {
+		return fail(fmt.Sprintf("browser start: %v", errors.Join(err, *t.wrapErr)))
 	}
 	res.BrowserStartMs = ms(time.Since(startAt))
-	if _, err := chromedp.Call(browserCtx, page.AddScriptToEvaluateOnNewDocument,
-		page.AddScriptToEvaluateOnNewDocumentParams{Source: bufferJS}); err != nil {
-		return fail("set up page: %v", err)
+	if failure := c.visits(t.ctx, loadCtx, req, timeout, &res); failure != "" {
+		return fail(failure)
 	}
-	if err := setViewport(browserCtx); err != nil {
-		return fail("set up page: viewport: %v", err)
+	return res, nil
+}
+
+// tab is the browser tab a load runs in.
+type tab struct {
+	ctx     context.Context
+	wrapErr *error
+	// close disposes of the tab; failed says the load failed.
+	close func(failed bool)
+}
+
+// openTab opens the tab for a load of req: a new browser context of the
+// warm browser, or a fresh browser. It returns a failure text, or an error
+// if no browser could be prepared at all.
+func (c *Chromium) openTab(loadCtx context.Context, req Request) (*tab, string, error) {
+	if !c.Warm {
+		b, err := c.startBrowser(loadCtx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		return &tab{ctx: b.ctx, wrapErr: b.wrapErr, close: func(bool) { b.close() }}, "", nil
+	}
+	wb, err := c.warmBrowser(req)
+	if err != nil {
+		return nil, fmt.Sprintf("browser start: %v", err), nil
+	}
+	// A new browser context per load: its own cookies, cache, sockets, TLS
+	// sessions and QUIC state, disposed afterwards.
+	tabCtx, cancelTab := chromedp.NewContext(wb.ctx, chromedp.WithNewBrowserContext())
+	stopCancel := context.AfterFunc(loadCtx, cancelTab)
+	return &tab{ctx: tabCtx, wrapErr: new(error), close: func(failed bool) {
+		stopCancel()
+		cancelTab()
+		// A failed load may be a browser that died: the next load starts
+		// a new one rather than failing on a dead one forever.
+		if failed {
+			c.dropWarm(req, wb)
+		}
+	}}, "", nil
+}
+
+// visits sets up the tab's page, makes a repeat visit's first load and
+// then the measured one, filling res. It returns a failure text.
+func (c *Chromium) visits(tabCtx, loadCtx context.Context, req Request, timeout time.Duration, res *Result) string {
+	if _, err := chromedp.Call(tabCtx, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: bufferJS}); err != nil {
+		return fmt.Sprintf("set up page: %v", err)
+	}
+	if err := setViewport(tabCtx); err != nil {
+		return fmt.Sprintf("set up page: viewport: %v", err)
 	}
 	res.ViewportWidth, res.ViewportHeight = ViewportWidth, ViewportHeight
 	var rec *harRecorder
 	if req.HARPath != "" {
 		rec = newHARRecorder()
-		if err := chromedp.Listen(browserCtx, rec.event); err != nil {
-			return fail("record HAR: %v", err)
+		if err := chromedp.Listen(tabCtx, rec.event); err != nil {
+			return fmt.Sprintf("record HAR: %v", err)
 		}
-		if _, err := chromedp.Call(browserCtx, network.Enable, network.EnableParams{}); err != nil {
-			return fail("record HAR: Network.enable: %v", err)
+		if _, err := chromedp.Call(tabCtx, network.Enable, network.EnableParams{}); err != nil {
+			return fmt.Sprintf("record HAR: Network.enable: %v", err)
 		}
 	}
 	res.Visit = req.Visit
@@ -212,57 +239,72 @@ func (c *Chromium) Load(ctx context.Context, req Request) (res Result, _ error) 
 		res.Visit = factor.FirstVisit
 	}
 	if res.Visit == factor.RepeatVisit {
-		first, failure := navigate(browserCtx, loadCtx, req.URL, timeout)
-		if failure != "" {
-			return fail("first visit: %s", failure)
-		}
-		firstReq := req
-		firstReq.CacheAllowed = false
-		if problems := Verify(firstReq, first); len(problems) > 0 {
-			return fail("first visit: %s", strings.Join(problems, "; "))
-		}
-		res.FirstVisitPLTMs = first.PLTMs
-		if err := chromedp.Do(browserCtx, chromedp.Navigate("about:blank")); err != nil {
-			return fail("leave the page between visits: %v", err)
-		}
-		if req.BetweenVisits != nil {
-			if err := req.BetweenVisits(loadCtx); err != nil {
-				return fail("between visits: %v", err)
-			}
+		if failure := firstVisit(tabCtx, loadCtx, req, timeout, res); failure != "" {
+			return failure
 		}
 	}
 	if rec != nil {
 		rec.reset() // the measured visit only
 	}
+	return c.measuredVisit(tabCtx, loadCtx, req, timeout, rec, res)
+}
+
+// firstVisit makes a repeat visit's first, unmeasured load, verifies it and
+// leaves the page. It returns a failure text.
+func firstVisit(tabCtx, loadCtx context.Context, req Request, timeout time.Duration, res *Result) string {
+	first, failure := navigate(tabCtx, loadCtx, req.URL, timeout)
+	if failure != "" {
+		return "first visit: " + failure
+	}
+	firstReq := req
+	firstReq.CacheAllowed = false
+	if problems := Verify(firstReq, first); len(problems) > 0 {
+		return "first visit: " + strings.Join(problems, "; ")
+	}
+	res.FirstVisitPLTMs = first.PLTMs
+	if err := chromedp.Do(tabCtx, chromedp.Navigate("about:blank")); err != nil {
+		return fmt.Sprintf("leave the page between visits: %v", err)
+	}
+	if req.BetweenVisits != nil {
+		if err := req.BetweenVisits(loadCtx); err != nil {
+			return fmt.Sprintf("between visits: %v", err)
+		}
+	}
+	return ""
+}
+
+// measuredVisit makes the measured load, with its frames and HAR if asked
+// for, and verifies it. It returns a failure text.
+func (c *Chromium) measuredVisit(tabCtx, loadCtx context.Context, req Request, timeout time.Duration, rec *harRecorder, res *Result) string {
 	var frames *frameRecorder
 	if req.Visual {
 		var err error
-		if frames, err = startFrames(browserCtx); err != nil {
-			return fail("%v", err)
+		if frames, err = startFrames(tabCtx); err != nil {
+			return err.Error()
 		}
 	}
-	m, failure := navigate(browserCtx, loadCtx, req.URL, timeout)
+	m, failure := navigate(tabCtx, loadCtx, req.URL, timeout)
 	if req.Loaded != nil {
 		req.Loaded()
 	}
 	if failure != "" {
-		return fail("%s", failure)
+		return failure
 	}
 	res.PageMetrics = m
 	if frames != nil {
-		if failure := c.finishVisual(browserCtx, loadCtx, frames, &res); failure != "" {
-			return fail("%s", failure)
+		if failure := c.finishVisual(tabCtx, loadCtx, frames, res); failure != "" {
+			return failure
 		}
 	}
 	if rec != nil {
 		if err := rec.build(req.URL, m).WriteFile(req.HARPath); err != nil {
-			return fail("%v", err)
+			return err.Error()
 		}
 	}
 	if problems := Verify(req, res.PageMetrics); len(problems) > 0 {
-		return fail("%s", strings.Join(problems, "; "))
+		return strings.Join(problems, "; ")
 	}
-	return res, nil
+	return ""
 }
 
 // navigate loads url in the browser's tab and reads the page's metrics once

@@ -87,9 +87,10 @@ func frameTime(name string) (int64, bool) {
 
 // stripRow is one protocol's load in a filmstrip.
 type stripRow struct {
-	label  string
-	trial  results.Trial
-	frames []visual.Frame
+	label   string
+	trial   results.Trial
+	frames  []visual.Frame
+	metrics visual.Metrics // of frames
 }
 
 // visualFigures draws, for each compared visual setting (at most
@@ -112,9 +113,14 @@ func visualFigures(dir string, trials []results.Trial, a *Analysis) ([]Figure, e
 			if err != nil {
 				return nil, err
 			}
-			if len(frames) > 0 {
-				rows = append(rows, stripRow{label: string(s.Protocol), trial: *t, frames: frames})
+			if len(frames) == 0 {
+				continue
 			}
+			m, err := visual.Compute(frames)
+			if err != nil {
+				return nil, fmt.Errorf("frames of trial %s: %w", t.ID, err)
+			}
+			rows = append(rows, stripRow{label: string(s.Protocol), trial: *t, frames: frames, metrics: m})
 		}
 		if len(rows) < 2 {
 			continue
@@ -209,13 +215,17 @@ func filmstrip(name, setting string, rows []stripRow) (Figure, error) {
 		}
 		shown := -1
 		for c := range cols {
-			i := frameAt(row.frames, time.Duration(c)*step)
+			at := time.Duration(c) * step
+			i := frameAt(row.frames, at)
 			x := filmstripLabel + pad + c*(thumbWidth+pad)
+			// A visual change: a frame that visualmetrics' duplicate
+			// elimination keeps came on screen since the last column.
+			change := changeAt(row.metrics.Progress, at)
 			border := stillBorder
-			if c > 0 && i != shown {
+			if c > 0 && change != shown {
 				border = changedBorder
 			}
-			shown = i
+			shown = change
 			frame := image.Rect(x, y, x+thumbWidth, y+thumbHeight)
 			draw.Draw(img, frame.Inset(-2), image.NewUniform(border), image.Point{}, draw.Src)
 			draw.ApproxBiLinear.Scale(img, frame, row.frames[i].Image, row.frames[i].Image.Bounds(), draw.Src, nil)
@@ -224,6 +234,17 @@ func filmstrip(name, setting string, rows []stripRow) (Figure, error) {
 	title := fmt.Sprintf("Filmstrip: %s, the %s and %s loads of median Speed Index, every %v", setting, rows[0].label, rows[1].label, step)
 	caption := fmt.Sprintf("As WebPageTest shows them: each column is what the screen showed at that time since navigation start; an orange border marks a change since the column before. Trials %s and %s; their frames are in the run's artifacts.", rows[0].trial.ID, rows[1].trial.ID)
 	return imageFigure(name, title, caption, img)
+}
+
+// changeAt is the index of the latest visual change at or before at.
+func changeAt(progress []visual.Point, at time.Duration) int {
+	i := 0
+	for j, p := range progress {
+		if p.At <= at {
+			i = j
+		}
+	}
+	return i
 }
 
 // frameAt is the index of the frame on screen at time at.
@@ -260,10 +281,7 @@ func imageFigure(name, title, caption string, img image.Image) (Figure, error) {
 func progressCurves(name, setting string, rows []stripRow) (Figure, error) {
 	p := newPlot(fmt.Sprintf("Visual progress: %s, the loads of median Speed Index", setting), "time since navigation start (ms)", "visual progress (%)")
 	for i, row := range rows {
-		m, err := visual.Compute(row.frames)
-		if err != nil {
-			return Figure{}, fmt.Errorf("figure %s: trial %s: %w", name, row.trial.ID, err)
-		}
+		m := row.metrics
 		pts := plotter.XYs{}
 		for _, pt := range m.Progress {
 			pts = append(pts, plotter.XY{X: float64(pt.At) / float64(time.Millisecond), Y: float64(pt.Percent)})
