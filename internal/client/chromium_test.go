@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,10 +9,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
-	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
-	"github.com/quicbench/quicbench/internal/link"
-	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/testbed"
@@ -27,17 +23,7 @@ func startTestbed(t *testing.T, oneWay time.Duration) (*testbed.Testbed, *site.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := testbed.Start(testbed.Config{
-		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("cl%d", time.Now().UnixNano()%1e6)),
-		Link:   emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}},
-		Site:   s,
-		RunDir: t.TempDir(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close() })
-	return tb, s
+	return startLinkTestbed(t, s, oneWay, 0), s
 }
 
 // TestChromiumLoadsOverEachProtocol loads a real page in real Chromium over

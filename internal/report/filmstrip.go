@@ -238,24 +238,24 @@ func filmstrip(name, setting string, rows []stripRow) (Figure, error) {
 
 // changeAt is the index of the latest visual change at or before at.
 func changeAt(progress []visual.Point, at time.Duration) int {
-	i := 0
-	for j, p := range progress {
-		if p.At <= at {
-			i = j
-		}
-	}
-	return i
+	return latestAt(len(progress), func(i int) time.Duration { return progress[i].At }, at)
 }
 
 // frameAt is the index of the frame on screen at time at.
 func frameAt(frames []visual.Frame, at time.Duration) int {
-	i := 0
-	for j, f := range frames {
-		if f.At <= at {
-			i = j
+	return latestAt(len(frames), func(i int) time.Duration { return frames[i].At }, at)
+}
+
+// latestAt is the last of n items in time order (timeOf) at or before at,
+// or 0.
+func latestAt(n int, timeOf func(int) time.Duration, at time.Duration) int {
+	latest := 0
+	for i := range n {
+		if timeOf(i) <= at {
+			latest = i
 		}
 	}
-	return i
+	return latest
 }
 
 // drawText writes s in black at x, y (the baseline).

@@ -332,6 +332,12 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readLimited(f, path, limit)
+}
+
+// readLimited reads f, named path in errors, refusing more than limit
+// bytes.
+func readLimited(f io.Reader, path string, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
@@ -404,14 +410,7 @@ func ReadIn(base, rel string, limit int64) ([]byte, error) {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, &NotRegularError{Path: path}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return data, nil
+	return readLimited(f, path, limit)
 }
 
 // ListIn lists the names in the directory base/rel, following no link
