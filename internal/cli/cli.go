@@ -35,6 +35,7 @@ Usage:
                               run CMD in the client namespace behind the emulated link
   quicbench netcheck [flags]  measure the emulated network against its configuration
   quicbench presets           list the network presets, their numbers and sources
+  quicbench corpus            the generated web2024 pages' statistics beside the HTTP Archive's
   quicbench stacks            list the servers' transport stacks and their limits here
   quicbench parity [flags]    compare the servers' download times over h1, h2 and h3
   quicbench plan SPEC         print a spec file's plan: trials and estimated duration
@@ -65,6 +66,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runNetcheck(ctx, args[1:], stdout, stderr)
 	case "presets":
 		return runPresets(args[1:], stdout, stderr)
+	case "corpus":
+		return runCorpus(args[1:], stdout, stderr)
 	case "stacks":
 		return runStacks(args[1:], stdout, stderr)
 	case "parity":
@@ -83,7 +86,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, parity, plan, run, export, report, presets, stacks or cleanup (quicbench help lists them)\n", args[0])
+	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, parity, plan, run, export, report, presets, corpus, stacks or cleanup (quicbench help lists them)\n", args[0])
 	return exitUsage
 }
 

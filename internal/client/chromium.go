@@ -103,8 +103,13 @@ try {
   }).observe({type: 'largest-contentful-paint', buffered: true});
 } catch (e) {}`
 
-// lcpJS reads the latest Largest Contentful Paint candidate.
-const lcpJS = `window.__quicbenchLCP || 0`
+// paintJS reads First Contentful Paint and the latest Largest Contentful
+// Paint candidate.
+const paintJS = `[(performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || 0, window.__quicbenchLCP || 0]`
+
+// paintWait bounds how long a load whose first paint came after its load
+// event waits for it.
+const paintWait = 500 * time.Millisecond
 
 // Flags returns the command-line flags of a browser for req (without the
 // user data directory).
@@ -291,6 +296,11 @@ func (c *Chromium) measuredVisit(tabCtx, loadCtx context.Context, req Request, t
 		return failure
 	}
 	res.PageMetrics = m
+	if m.FCPMs == 0 {
+		if failure := awaitPaint(tabCtx, loadCtx, res); failure != "" {
+			return failure
+		}
+	}
 	if frames != nil {
 		if failure := c.finishVisual(tabCtx, loadCtx, frames, res); failure != "" {
 			return failure
@@ -335,6 +345,28 @@ func navigate(browserCtx, loadCtx context.Context, url string, timeout time.Dura
 	}
 }
 
+// awaitPaint reads FCP and LCP again for up to paintWait: a page can paint
+// its first content a frame after its load event. It returns a failure
+// text; a page that paints nothing keeps FCP at 0.
+func awaitPaint(tabCtx, loadCtx context.Context, res *Result) string {
+	deadline := time.Now().Add(paintWait)
+	for time.Now().Before(deadline) {
+		select {
+		case <-loadCtx.Done():
+			return "timed out waiting for the first paint"
+		case <-time.After(20 * time.Millisecond):
+		}
+		paint, err := chromedp.Run(tabCtx, chromedp.Evaluate[[]float64](paintJS))
+		if err != nil || len(paint) != 2 {
+			return fmt.Sprintf("read FCP and LCP: %v", err)
+		}
+		if res.FCPMs, res.LCPMs = paint[0], paint[1]; res.FCPMs > 0 {
+			return ""
+		}
+	}
+	return ""
+}
+
 // finishVisual lets the page paint for SettleAfterLoad after its load
 // event, reads its Largest Contentful Paint again, stops the capture and
 // computes the visual metrics into res. It returns a failure text.
@@ -344,11 +376,11 @@ func (c *Chromium) finishVisual(browserCtx, loadCtx context.Context, frames *fra
 		return "timed out while the page settled after its load event"
 	case <-time.After(SettleAfterLoad):
 	}
-	lcp, err := chromedp.Run(browserCtx, chromedp.Evaluate[float64](lcpJS))
-	if err != nil {
-		return fmt.Sprintf("read LCP: %v", err)
+	paint, err := chromedp.Run(browserCtx, chromedp.Evaluate[[]float64](paintJS))
+	if err != nil || len(paint) != 2 {
+		return fmt.Sprintf("read FCP and LCP: %v", err)
 	}
-	res.LCPMs = lcp
+	res.FCPMs, res.LCPMs = paint[0], paint[1]
 	captured, err := frames.stop(browserCtx)
 	if err != nil {
 		return err.Error()

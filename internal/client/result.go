@@ -34,8 +34,9 @@ type PageMetrics struct {
 	// Resources are the Resource Timing entries of the page.
 	Resources []ResourceTiming `json:"resources"`
 	// FCPMs is First Contentful Paint (Paint Timing) and LCPMs the latest
-	// Largest Contentful Paint candidate, read when the metrics were read
-	// (a visual load reads LCP again after it settled); 0 if the browser
+	// Largest Contentful Paint candidate, read with the other metrics, or
+	// up to 0.5 s later when the first paint came after the load event (a
+	// visual load reads both again after it settled); 0 if the browser
 	// reported none.
 	FCPMs float64 `json:"fcp_ms"`
 	LCPMs float64 `json:"lcp_ms"`

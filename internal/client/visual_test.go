@@ -135,3 +135,35 @@ func frameTimes(frames []client.Frame) []float64 {
 	}
 	return out
 }
+
+// TestRealisticPageOverEachProtocol loads page 9 of the web2024 corpus (34
+// requests over 7 origins: render-blocking CSS, fonts from CSS, injected
+// scripts and images, fetch(), an iframe) over h1, h2 and h3: every load is
+// verified, and a visual load of it yields the six visual metrics.
+func TestRealisticPageOverEachProtocol(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	page, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 9, CorpusSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := startLinkTestbed(t, page, 10*time.Millisecond, 50_000_000)
+	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	for _, p := range factor.Protocols().Values() {
+		res, err := c.Load(t.Context(), client.Request{URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
+			HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: page.Subresources, Visual: p == factor.H3})
+		if err != nil || !res.OK() {
+			t.Fatalf("%s: %v %s", p, err, res.Failure)
+		}
+		t.Logf("%s: PLT %.0f ms, %d resources, FCP %.0f, LCP %.0f", p, res.PLTMs, len(res.Resources), res.FCPMs, res.LCPMs)
+		if res.FCPMs <= 0 || res.LCPMs <= 0 {
+			t.Errorf("%s: FCP %.0f, LCP %.0f", p, res.FCPMs, res.LCPMs)
+		}
+		if m := res.Visual; m != nil {
+			t.Logf("%s: %d frames, FVC %v, LVC %v, SI %d, VC85 %v", p, len(res.Frames), m.FirstVisualChange, m.LastVisualChange, m.SpeedIndex, m.VisualComplete85)
+			if m.FirstVisualChange <= 0 || m.LastVisualChange < m.FirstVisualChange || m.SpeedIndex <= 0 || m.VisualComplete85 < m.FirstVisualChange {
+				t.Errorf("%s: visual metrics %+v", p, m)
+			}
+		}
+	}
+}

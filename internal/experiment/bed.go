@@ -36,7 +36,7 @@ type bed struct {
 // its link from the link seeds, its servers and stack, and a page loader
 // of the spec's client.
 func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
-	page, err := site.Synthetic(setup.Page, site.OriginHosts(setup.Origins), setup.PageSeed)
+	page, err := site.Build(setup.Page, setup.Origins, setup.PageSeed)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,9 @@ func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
 	}
 	if page != nil {
 		rec.PageBytes = page.Bytes()
+		if c.Page.Generated() {
+			rec.PageObjects = int64(len(page.Subresources) + len(page.Late))
+		}
 	}
 	return rec
 }

@@ -64,10 +64,12 @@ func TestParseList(t *testing.T) {
 
 func TestPages(t *testing.T) {
 	for in, want := range map[string]Page{
-		"synthetic:32x10KB": {PageSynthetic, 32, 10_000},
-		"synthetic:2x100B":  {PageSynthetic, 2, 100},
-		"synthetic:1x1MiB":  {PageSynthetic, 1, 1 << 20},
-		"synthetic:3x1500":  {PageSynthetic, 3, 1500},
+		"synthetic:32x10KB": {Kind: PageSynthetic, Objects: 32, ObjectBytes: 10_000},
+		"synthetic:2x100B":  {Kind: PageSynthetic, Objects: 2, ObjectBytes: 100},
+		"synthetic:1x1MiB":  {Kind: PageSynthetic, Objects: 1, ObjectBytes: 1 << 20},
+		"synthetic:3x1500":  {Kind: PageSynthetic, Objects: 3, ObjectBytes: 1500},
+		"web2024:7":         {Kind: PageWeb2024, Number: 7, CorpusSeed: 1},
+		"web2024:100@3":     {Kind: PageWeb2024, Number: 100, CorpusSeed: 3},
 	} {
 		p, err := ParsePage(in)
 		if err != nil || p != want {
@@ -94,6 +96,10 @@ func TestPages(t *testing.T) {
 		"synthetic:100000x1": "object count 100000",
 		"synthetic:2x2GiB":   "is outside 83 B",
 		"":                   "is not supported",
+		"web2024:0":          "page number 0 is outside 1 to 100000",
+		"web2024:x":          "page number \"x\" is not a whole number",
+		"web2024:3@-1":       "corpus seed \"-1\"",
+		"web2024:3@":         "corpus seed \"\"",
 	} {
 		if _, err := ParsePage(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", in, err, want)

@@ -16,12 +16,17 @@ const (
 	// PageSynthetic is an HTML document with N images of exactly SIZE
 	// bytes, each a distinct URL: "synthetic:NxSIZE".
 	PageSynthetic PageKind = "synthetic"
+	// PageWeb2024 is page N of a generated corpus whose pages follow the
+	// HTTP Archive's 2024 desktop distributions: "web2024:N", or
+	// "web2024:N@SEED" for another corpus than seed 1.
+	PageWeb2024 PageKind = "web2024"
 )
 
 // PageKinds is the page-kind part of the page factor.
 func PageKinds() Enum[PageKind] {
 	return Enum[PageKind]{What: "page kind", Levels: []Level[PageKind]{
 		{PageSynthetic, "synthetic:NxSIZE, an HTML document with N images of SIZE bytes (KB = 1000 B, KiB = 1024 B)"},
+		{PageWeb2024, "web2024:N, page N of a generated corpus shaped like the web of 2024 (CSS, fonts, scripts, images, third-party origins; web2024:N@SEED for corpus SEED)"},
 	}}
 }
 
@@ -38,18 +43,36 @@ const (
 	MinObjectBytes = 83
 )
 
+// MaxCorpusPage is the highest page number of a generated corpus.
+const MaxCorpusPage = 100_000
+
 // Page is one level of the page factor.
 type Page struct {
 	Kind PageKind
-	// Objects is the number of objects the document loads.
+	// Objects is the number of objects the document loads (synthetic).
 	Objects int
-	// ObjectBytes is the size of each object in bytes.
+	// ObjectBytes is the size of each object in bytes (synthetic).
 	ObjectBytes int64
+	// Number is the page's number in its corpus, from 1, and CorpusSeed
+	// the corpus's seed (web2024).
+	Number     int
+	CorpusSeed uint64
 }
 
+// Generated reports whether the page comes from a generated corpus, which
+// has its own origins.
+func (p Page) Generated() bool { return p.Kind == PageWeb2024 }
+
 // String gives the page in the form ParsePage reads, with the largest
-// unit that divides the size exactly, such as "synthetic:32x10KB".
+// unit that divides the size exactly, such as "synthetic:32x10KB", or
+// "web2024:7" (corpus seed 1) and "web2024:7@3".
 func (p Page) String() string {
+	if p.Generated() {
+		if p.CorpusSeed == 1 {
+			return fmt.Sprintf("%s:%d", p.Kind, p.Number)
+		}
+		return fmt.Sprintf("%s:%d@%d", p.Kind, p.Number, p.CorpusSeed)
+	}
 	size := strconv.FormatInt(p.ObjectBytes, 10) + "B"
 	for _, u := range []struct {
 		name   string
@@ -63,15 +86,28 @@ func (p Page) String() string {
 	return fmt.Sprintf("%s:%dx%s", p.Kind, p.Objects, size)
 }
 
-// ObjectsBytes is the bytes of all objects, the document left out.
-func (p Page) ObjectsBytes() int64 { return int64(p.Objects) * p.ObjectBytes }
+// Web2024MedianBytes is the median page weight the web2024 corpus
+// follows, in bytes (HTTP Archive 2024, desktop).
+const Web2024MedianBytes = 2_650_000
 
-// ParsePage parses a page such as "synthetic:32x10KB".
+// ObjectsBytes is the bytes of all objects, the document left out (for a
+// generated page, the median page weight of its corpus).
+func (p Page) ObjectsBytes() int64 {
+	if p.Generated() {
+		return Web2024MedianBytes
+	}
+	return int64(p.Objects) * p.ObjectBytes
+}
+
+// ParsePage parses a page such as "synthetic:32x10KB" or "web2024:7".
 func ParsePage(arg string) (Page, error) {
-	const usage = "use synthetic:NxSIZE, for example synthetic:32x10KB"
+	const usage = "use synthetic:NxSIZE, for example synthetic:32x10KB, or web2024:N, for example web2024:7"
 	kind, rest, ok := strings.Cut(arg, ":")
 	if !ok || !PageKinds().Has(PageKind(kind)) {
 		return Page{}, fmt.Errorf("page %q is not supported: %s", arg, usage)
+	}
+	if PageKind(kind) == PageWeb2024 {
+		return parseCorpusPage(arg, rest)
 	}
 	nText, sizeText, ok := strings.Cut(rest, "x")
 	if !ok {
@@ -92,8 +128,33 @@ func ParsePage(arg string) (Page, error) {
 	return p, nil
 }
 
+// parseCorpusPage parses the "N" or "N@SEED" of a generated page.
+func parseCorpusPage(arg, rest string) (Page, error) {
+	numText, seedText, hasSeed := strings.Cut(rest, "@")
+	n, err := strconv.Atoi(numText)
+	if err != nil {
+		return Page{}, fmt.Errorf("page %q: page number %q is not a whole number: use web2024:N, for example web2024:7", arg, numText)
+	}
+	p := Page{Kind: PageWeb2024, Number: n, CorpusSeed: 1}
+	if hasSeed {
+		if p.CorpusSeed, err = strconv.ParseUint(seedText, 10, 63); err != nil {
+			return Page{}, fmt.Errorf("page %q: corpus seed %q is not a whole number: use web2024:N@SEED, for example web2024:7@2", arg, seedText)
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return Page{}, fmt.Errorf("page %q: %w", arg, err)
+	}
+	return p, nil
+}
+
 // Validate reports a page outside the limits.
 func (p Page) Validate() error {
+	if p.Generated() {
+		if p.Number < 1 || p.Number > MaxCorpusPage {
+			return fmt.Errorf("page number %d is outside 1 to %d", p.Number, MaxCorpusPage)
+		}
+		return nil
+	}
 	switch {
 	case !PageKinds().Has(p.Kind):
 		return fmt.Errorf("page kind %q is unknown: use %s", p.Kind, PageKinds().Names())

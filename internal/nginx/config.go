@@ -33,11 +33,18 @@ var lastModified = func() time.Time {
 	return t
 }()
 
+// location is an exact-match location of nginx.conf: a URL path and the
+// headers its file is served with.
+type location struct {
+	path, contentType string
+	encoding          string // Content-Encoding; "" for none
+}
+
 // writeArchive writes every resource of s to dir/sub/<host>/<path> (a path
 // ending in "/" gets index.html) and returns, per host, the exact-match
-// locations to configure: URL path → content type.
-func writeArchive(s *site.Site, dir, sub string) (map[string][][2]string, error) {
-	locations := map[string][][2]string{}
+// locations to configure.
+func writeArchive(s *site.Site, dir, sub string) (map[string][]location, error) {
+	locations := map[string][]location{}
 	for _, o := range s.Origins {
 		for _, path := range sortedPaths(o) {
 			res := o.Resources[path]
@@ -59,9 +66,9 @@ func writeArchive(s *site.Site, dir, sub string) (map[string][][2]string, error)
 			if err := os.Chtimes(dst, lastModified, lastModified); err != nil {
 				return nil, fmt.Errorf("nginx: archive: %w", err)
 			}
-			locations[o.Host] = append(locations[o.Host], [2]string{path, res.ContentType})
+			locations[o.Host] = append(locations[o.Host], location{path, res.ContentType, res.Encoding})
 			if file != path {
-				locations[o.Host] = append(locations[o.Host], [2]string{file, res.ContentType})
+				locations[o.Host] = append(locations[o.Host], location{file, res.ContentType, res.Encoding})
 			}
 		}
 	}
@@ -108,7 +115,7 @@ type confParams struct {
 	cache     bool
 	addrs     map[string]netip.Addr
 	hosts     []string
-	locations map[string][][2]string
+	locations map[string][]location
 }
 
 // conf renders nginx.conf. HTTP/2's stream limit is Go's default (250), the
@@ -156,17 +163,23 @@ http {
 		q(filepath.Join(p.dir, "tmp", "body")), q(filepath.Join(p.dir, "tmp", "proxy")), q(filepath.Join(p.dir, "tmp", "fastcgi")),
 		q(filepath.Join(p.dir, "tmp", "uwsgi")), q(filepath.Join(p.dir, "tmp", "scgi")),
 		q(p.certFile), q(p.keyFile), q(filepath.Join(p.dir, "ticket.key")))
-	b.WriteString("    add_header Timing-Allow-Origin \"*\" always;\n")
+	b.WriteString("    " + commonHeaders(p.cache) + "\n")
 	if p.cache {
-		fmt.Fprintf(&b, "    add_header Cache-Control %s always;\n    etag on;\n    if_modified_since exact;\n", q(origin.CacheControl))
+		b.WriteString("    etag on;\n    if_modified_since exact;\n")
 	} else {
-		b.WriteString("    add_header Cache-Control \"no-store\" always;\n    etag off;\n    if_modified_since off;\n")
+		b.WriteString("    etag off;\n    if_modified_since off;\n")
 	}
 	for _, host := range p.hosts {
 		fmt.Fprintf(&b, "    server {\n        listen %s ssl http2;\n        server_name %s;\n        root %s;\n        index index.html;\n",
 			netip.AddrPortFrom(p.addrs[host], uint16(p.port)), q(host), q(filepath.Join(p.root, host)))
 		for _, loc := range p.locations[host] {
-			fmt.Fprintf(&b, "        location = %s { default_type %s; }\n", q(loc[0]), q(loc[1]))
+			// A location's own add_header replaces the inherited ones:
+			// an encoded file repeats them.
+			extra := ""
+			if loc.encoding != "" {
+				extra = fmt.Sprintf(" add_header Content-Encoding %s always; %s", q(loc.encoding), commonHeaders(p.cache))
+			}
+			fmt.Fprintf(&b, "        location = %s { default_type %s;%s }\n", q(loc.path), q(loc.contentType), extra)
 		}
 		b.WriteString("        location / { return 404; }\n    }\n")
 	}
@@ -185,4 +198,15 @@ func writeTicketKey(dir, name string) error {
 	key := make([]byte, 80)
 	rand.Read(key)
 	return safefs.WriteFile(dir, name, key, 0o600)
+}
+
+// commonHeaders are the headers of every response, as the Go origin sends
+// them: Timing-Allow-Origin, Access-Control-Allow-Origin and the cache
+// policy's Cache-Control.
+func commonHeaders(cache bool) string {
+	cc := `"no-store"`
+	if cache {
+		cc = q(origin.CacheControl)
+	}
+	return `add_header Timing-Allow-Origin "*" always; add_header Access-Control-Allow-Origin "*" always; add_header Cache-Control ` + cc + ` always;`
 }

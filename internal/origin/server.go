@@ -169,7 +169,11 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", res.ContentType)
+	if res.Encoding != "" {
+		h.Set("Content-Encoding", res.Encoding)
+	}
 	h.Set("Timing-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Origin", "*") // fonts and fetch() from other origins
 	if !srv.cache.Load() {
 		h.Set("Cache-Control", "no-store")
 	} else {

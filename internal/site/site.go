@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -17,7 +18,10 @@ import (
 type Resource struct {
 	Path        string // absolute URL path, such as "/obj/3.png"
 	ContentType string // the Content-Type header value
-	Body        []byte
+	// Encoding is the Content-Encoding header value, such as "gzip", of
+	// a Body stored as it goes on the wire; "" for none.
+	Encoding string
+	Body     []byte
 }
 
 // Origin is one host name and the resources it serves.
@@ -35,6 +39,9 @@ type Site struct {
 	// Subresources are the absolute URLs the document loads, in document
 	// order. A load is complete only when every one of them arrived.
 	Subresources []string
+	// Late are the URLs scripts fetch without holding up the load event
+	// (fetch()): served, but not required of a load.
+	Late []string
 }
 
 // DocumentURL is the https URL of the main document.
@@ -88,7 +95,7 @@ func (s *Site) Validate() error {
 	if s.Origins[0].Resources[s.DocumentPath] == nil {
 		return fmt.Errorf("site: document %s%s is missing", s.Origins[0].Host, s.DocumentPath)
 	}
-	for _, raw := range s.Subresources {
+	for _, raw := range slices.Concat(s.Subresources, s.Late) {
 		u, err := url.Parse(raw)
 		if err != nil {
 			return fmt.Errorf("site: subresource %q: %w", raw, err)

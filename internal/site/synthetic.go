@@ -13,6 +13,16 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 )
 
+// Build builds the site of page: a synthetic page spread over origins
+// origins with its bytes from seed, or a page of a generated corpus (which
+// has its own origins and seed).
+func Build(page factor.Page, origins int, seed uint64) (*Site, error) {
+	if page.Kind == factor.PageWeb2024 {
+		return Web2024(page)
+	}
+	return Synthetic(page, OriginHosts(origins), seed)
+}
+
 // OriginHosts names the origins of a synthetic page on k origins:
 // www.quicbench.test for the first (it serves the document), then
 // o2.quicbench.test, o3.quicbench.test, ….
@@ -96,4 +106,33 @@ func writeChunk(b *bytes.Buffer, kind string, data []byte) {
 	b.Write(data)
 	binary.BigEndian.PutUint32(n[:], crc.Sum32())
 	b.Write(n[:])
+}
+
+// solidPNG returns a w×h PNG of one colour, padded with a private chunk to
+// size bytes when it is smaller (it stays as it is when it is larger).
+func solidPNG(w, h int, rgb [3]byte, size int64) []byte {
+	var b bytes.Buffer
+	b.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8], ihdr[9] = 8, 2 // 8-bit RGB
+	writeChunk(&b, "IHDR", ihdr)
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	row := make([]byte, 1+3*w) // filter 0, then the pixels
+	for x := range w {
+		copy(row[1+3*x:], rgb[:])
+	}
+	for range h {
+		zw.Write(row)
+	}
+	zw.Close()
+	const chunkOverhead, iend = 12, 12
+	if pad := size - int64(b.Len()+chunkOverhead+z.Len()+iend+chunkOverhead); pad >= 0 {
+		writeChunk(&b, "qbPd", make([]byte, pad))
+	}
+	writeChunk(&b, "IDAT", z.Bytes())
+	writeChunk(&b, "IEND", nil)
+	return b.Bytes()
 }
