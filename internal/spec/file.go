@@ -36,7 +36,16 @@ type factors struct {
 	Visits    levelList     `yaml:"visits"`
 	Cache     levelList     `yaml:"cache"`
 	Visual    levelList     `yaml:"visual"`
+	Corpus    *corpusNode   `yaml:"corpus"`
 	Origins   levelList     `yaml:"origins"`
+}
+
+// corpusNode asks for the first pages of a generated corpus as page
+// levels: {kind: web2024, pages: 100, seed: 1}.
+type corpusNode struct {
+	Kind  string  `yaml:"kind"`
+	Pages int     `yaml:"pages"`
+	Seed  *uint64 `yaml:"seed"`
 }
 
 // levelList is a factor's levels: a list, or one level on its own

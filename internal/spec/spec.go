@@ -313,11 +313,8 @@ func (s *Spec) factors(f factors, dir string) error {
 		lines[resolved.Name] = n.line
 		s.Networks = append(s.Networks, resolved)
 	}
-	if len(f.Pages) == 0 {
-		return fmt.Errorf("factors.pages is missing or empty: give at least one page such as synthetic:32x10KB")
-	}
 	var err error
-	if s.Pages, err = levels(f.Pages, "page", factor.ParsePage); err != nil {
+	if s.Pages, err = pagesOf(f); err != nil {
 		return err
 	}
 	if s.Protocols, err = levels(orDefault(f.Protocols, factor.Protocols().Values()...), "protocol", factor.Protocols().Parse); err != nil {
@@ -342,6 +339,41 @@ func (s *Spec) factors(f factors, dir string) error {
 		return err
 	}
 	return nil
+}
+
+// pagesOf is the pages of factors.pages followed by those of
+// factors.corpus.
+func pagesOf(f factors) ([]factor.Page, error) {
+	if len(f.Pages) == 0 && f.Corpus == nil {
+		return nil, fmt.Errorf("factors.pages is missing or empty: give at least one page such as synthetic:32x10KB, or a corpus such as {kind: web2024, pages: 100}")
+	}
+	var pages []factor.Page
+	if len(f.Pages) > 0 || f.Pages != nil {
+		var err error
+		if pages, err = levels(f.Pages, "page", factor.ParsePage); err != nil {
+			return nil, err
+		}
+	}
+	if c := f.Corpus; c != nil {
+		if c.Kind != string(factor.PageWeb2024) {
+			return nil, fmt.Errorf("corpus kind %q is unknown: use web2024", c.Kind)
+		}
+		if c.Pages < 1 || c.Pages > factor.MaxCorpusPage {
+			return nil, fmt.Errorf("corpus pages %d is outside 1 to %d", c.Pages, factor.MaxCorpusPage)
+		}
+		seed := uint64(1)
+		if c.Seed != nil {
+			seed = *c.Seed
+		}
+		for n := 1; n <= c.Pages; n++ {
+			p := factor.Page{Kind: factor.PageWeb2024, Number: n, CorpusSeed: seed}
+			if slices.Contains(pages, p) {
+				return nil, fmt.Errorf("page %s is both in factors.pages and in factors.corpus: list it once", p)
+			}
+			pages = append(pages, p)
+		}
+	}
+	return pages, nil
 }
 
 // levels parses each level and rejects duplicates.

@@ -119,6 +119,12 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "  visual: [on, maybe]\n", `line 5: visual "maybe" is unknown: use off or on`},
 		{base + "  visual: on\nclient: loader\n", "visual on needs client chromium: the loader client does not render pages"},
 		{base + "  visual: {on: 1}\n", "line 5: cannot unmarshal"},
+		{base + "  corpus: {kind: web2023, pages: 3}\n", `corpus kind "web2023" is unknown: use web2024`},
+		{base + "  corpus: {kind: web2024, pages: 0}\n", "corpus pages 0 is outside 1 to 100000"},
+		{base + "  corpus: {kind: web2024, pages: 2, size: 3}\n", `unknown key "size"`},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [web2024:2]\n  corpus: {kind: web2024, pages: 2}\n", "page web2024:2 is both in factors.pages and in factors.corpus"},
+		{base + "  corpus: {kind: web2024, pages: 2}\n  origins: [1, 4]\n", "web2024 pages have their own origins"},
+		{base + "  corpus: {kind: web2024, pages: 2}\nclient: loader\n", "web2024 pages need client chromium"},
 		{"repetitions: 1\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [synthetic:10000x1GiB]\n", "above the limit of 256 MiB"},
 		{"repetitions: 100000\nfactors:\n  networks: [{rtt: 5ms}, {rtt: 6ms}, {rtt: 7ms}, {rtt: 8ms}]\n  pages: [synthetic:1x1KB]\n", "the plan has 1200000 trials, above the limit of 1000000"},
 	} {
@@ -281,5 +287,29 @@ func TestOneLevelNeedsNoList(t *testing.T) {
 	if len(s.Pages) != 1 || len(s.Protocols) != 1 || s.Protocols[0] != factor.H3 ||
 		len(s.Visual) != 1 || s.Visual[0] != factor.VisualOn || len(s.Cache) != 1 || s.Cache[0] != factor.CacheOff {
 		t.Errorf("pages %v, protocols %v, visual %v, cache %v", s.Pages, s.Protocols, s.Visual, s.Cache)
+	}
+}
+
+// TestCorpusAddsItsPages: factors.corpus appends its first pages to the
+// pages listed.
+func TestCorpusAddsItsPages(t *testing.T) {
+	s, err := Parse([]byte("repetitions: 1\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:1x1KB]\n  corpus: {kind: web2024, pages: 3, seed: 2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range s.Pages {
+		names = append(names, p.String())
+	}
+	if got := strings.Join(names, " "); got != "synthetic:1x1KB web2024:1@2 web2024:2@2 web2024:3@2" {
+		t.Errorf("pages %s", got)
+	}
+	out, err := Format(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(out)
+	if err != nil || len(again.Pages) != 4 || again.Pages[3] != s.Pages[3] {
+		t.Errorf("formatted and parsed again: %v, %v", again.Pages, err)
 	}
 }
