@@ -34,6 +34,10 @@ func OriginHosts(k int) []string {
 	return hosts
 }
 
+// NoIcon is the icon link of generated documents: an empty data URL, so
+// that the browser does not ask the servers for /favicon.ico.
+const NoIcon = "data:,"
+
 // TileSize is the side, in CSS pixels, at which a synthetic page shows each
 // object: a grey square, so that the page's visual progress follows its
 // objects' arrival.
@@ -57,7 +61,9 @@ func Synthetic(spec factor.Page, hosts []string, seed uint64) (*Site, error) {
 		s.Origins = append(s.Origins, &Origin{Host: h, Resources: map[string]*Resource{}})
 	}
 	var doc strings.Builder
-	fmt.Fprintf(&doc, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>quicbench %s</title></head>\n<body>\n", html.EscapeString(spec.String()))
+	// An empty icon: otherwise the browser asks for /favicon.ico after the
+	// load, a request that is not the page's.
+	fmt.Fprintf(&doc, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"%s\"><title>quicbench %s</title></head>\n<body>\n", NoIcon, html.EscapeString(spec.String()))
 	padding := make([]byte, spec.ObjectBytes-factor.MinObjectBytes)
 	for i := range spec.Objects {
 		path := fmt.Sprintf("/obj/%d.png", i)

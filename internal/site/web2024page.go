@@ -337,7 +337,7 @@ func (b *pageBuilder) styles(fonts, backgrounds []string) []string {
 func (b *pageBuilder) document(styles, sync, async, deferred, images []string, backgrounds, fonts int, frames []string) []byte {
 	return b.fitCompressed(b.plan.sizes["html"][0], func(n int) []byte {
 		var s strings.Builder
-		fmt.Fprintf(&s, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\n<title>quicbench %s</title>\n", b.page)
+		fmt.Fprintf(&s, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\n<link rel=\"icon\" href=\"%s\"><title>quicbench %s</title>\n", NoIcon, b.page)
 		for _, u := range styles {
 			fmt.Fprintf(&s, "<link rel=\"stylesheet\" href=\"%s\">\n", html.EscapeString(u))
 		}
