@@ -123,6 +123,7 @@ func printSummary(w io.Writer, r *compareRun) {
 	fmt.Fprintln(w, "Times in ms from navigation start; PLT = loadEventEnd, DCL = DOMContentLoaded, TTFB = first byte of the document.")
 	fmt.Fprintln(w, "Handshakes: the servers' connections in the verified loads, by kind (full, resumed, 0rtt, incomplete).")
 	fmt.Fprintln(w, "Only verified loads (every object over the requested protocol, as seen by browser and server) are in the statistics.")
+	printPaints(w, s.Protocols)
 	for _, t := range s.Failed {
 		fmt.Fprintf(w, "failed: round %d %s: %s\n", t.Rep, t.Protocol, t.Error)
 	}
@@ -160,6 +161,34 @@ func linkTotalsText(l report.LinkTotals) string {
 		text += fmt.Sprintf(", %d lost on per-server paths", l.PathLost)
 	}
 	return text
+}
+
+// printPaints writes the paint timings and, for visual loads, the visual
+// metrics per protocol (medians), when the loads have them.
+func printPaints(w io.Writer, protos []report.ProtocolSummary) {
+	paints, visual := false, false
+	for _, p := range protos {
+		paints = paints || p.FCP.N > 0
+		visual = visual || p.SpeedIndex.N > 0
+	}
+	if !paints {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := "protocol\tFCP median\tLCP median\t"
+	if visual {
+		header += "Speed Index median\tFVC median\tLVC median\t"
+	}
+	fmt.Fprintln(tw, header)
+	for _, p := range protos {
+		row := fmt.Sprintf("%s\t%s\t%s\t", p.Protocol, msText(p.FCP.Median), msText(p.LCP.Median))
+		if visual {
+			row += fmt.Sprintf("%s\t%s\t%s\t", msText(p.SpeedIndex.Median), msText(p.FVC.Median), msText(p.LVC.Median))
+		}
+		fmt.Fprintln(tw, row)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "FCP = First Contentful Paint, LCP = Largest Contentful Paint; Speed Index, First and Last Visual Change from the loads' frames (--visual).")
 }
 
 func msText(v float64) string {

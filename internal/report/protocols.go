@@ -34,6 +34,13 @@ type ProtocolSummary struct {
 	PLT      stats.Summary   `json:"plt_ms"`
 	DCL      stats.Summary   `json:"dcl_ms"`
 	TTFB     stats.Summary   `json:"ttfb_ms"`
+	// FCP and LCP are the paint timings; SpeedIndex, FVC and LVC the
+	// visual metrics of the visual loads (n 0 without them).
+	FCP        stats.Summary `json:"fcp_ms"`
+	LCP        stats.Summary `json:"lcp_ms"`
+	SpeedIndex stats.Summary `json:"speed_index"`
+	FVC        stats.Summary `json:"fvc_ms"`
+	LVC        stats.Summary `json:"lvc_ms"`
 	// RatioToH2 is the median PLT over h2's; NaN without verified h2
 	// loads (JSON null).
 	RatioToH2 float64 `json:"-"`
@@ -111,7 +118,7 @@ func SummarizeRun(trials []results.Trial, conns []results.Connection) RunSummary
 // summarizeProtocol is p's summary, and false if no trial loaded over p.
 func summarizeProtocol(p factor.Protocol, trials []results.Trial, conns []results.Connection, verified map[string]factor.Protocol) (ProtocolSummary, bool) {
 	s := ProtocolSummary{Protocol: p, RatioToH2: math.NaN(), Handshakes: map[string]int{}}
-	var plt, dcl, ttfb []float64
+	var plt, dcl, ttfb, fcp, lcp, si, fvc, lvc []float64
 	for _, t := range trials {
 		if t.Protocol != p {
 			continue
@@ -125,6 +132,8 @@ func summarizeProtocol(p factor.Protocol, trials []results.Trial, conns []result
 		}
 		s.OK++
 		plt, dcl, ttfb = appendValue(plt, t.PLT), appendValue(dcl, t.DCL), appendValue(ttfb, t.TTFB)
+		fcp, lcp = appendValue(fcp, t.FCP), appendValue(lcp, t.LCP)
+		si, fvc, lvc = appendValue(si, t.SpeedIndex), appendValue(fvc, t.FVC), appendValue(lvc, t.LVC)
 	}
 	for _, c := range conns {
 		if verified[c.TrialID] == p {
@@ -132,6 +141,8 @@ func summarizeProtocol(p factor.Protocol, trials []results.Trial, conns []result
 		}
 	}
 	s.PLT, s.DCL, s.TTFB = stats.Summarize(plt), stats.Summarize(dcl), stats.Summarize(ttfb)
+	s.FCP, s.LCP = stats.Summarize(fcp), stats.Summarize(lcp)
+	s.SpeedIndex, s.FVC, s.LVC = stats.Summarize(si), stats.Summarize(fvc), stats.Summarize(lvc)
 	return s, s.OK+s.Failed > 0
 }
 
