@@ -27,7 +27,10 @@ import (
 // bed is a running testbed with its page and page loader.
 type bed struct {
 	*testbed.Testbed
-	page     *site.Site
+	page *site.Site
+	// expected are the page's requests its loader must make: all of them
+	// for Chromium, those no script makes for the built-in loader.
+	expected []string
 	loader   client.PageLoader
 	chromium *client.Chromium
 }
@@ -52,12 +55,13 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
-	b := &bed{Testbed: tb, page: page}
+	b := &bed{Testbed: tb, page: page, expected: page.Subresources}
 	b.chromium = &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
 		Warm: r.spec.Browser == factor.BrowserWarm}
 	b.loader = b.chromium
 	if r.spec.Client == factor.ClientLoader {
 		b.loader = newLoader(tb, r.spec.Timeout, r.cfg.Facts["quicbench_version"])
+		b.expected = page.WithoutScripts()
 	}
 	return b, nil
 }

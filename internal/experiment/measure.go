@@ -10,8 +10,6 @@ import (
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/plan"
-	"github.com/quicbench/quicbench/internal/site"
-	"github.com/quicbench/quicbench/internal/testbed"
 )
 
 // Measured is one verified or failed page load with the servers' and the
@@ -32,17 +30,19 @@ type Measured struct {
 // browser still holds its connections, and counts the emulator's packets.
 // An error means ctx was canceled or the servers failed; a failed load is
 // a Result with Failure set.
-func measureLoad(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, page *site.Site, c plan.Cell, harPath string) (Measured, error) {
+func measureLoad(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, error) {
+	tb := b.Testbed
 	tb.Emulator.ResetPeaks()
 	up0, down0 := tb.Emulator.Stats()
-	m, err := load(ctx, tb, browser, page, c, harPath)
+	m, err := load(ctx, b, c, harPath)
 	up, down := tb.Emulator.Stats()
 	m.Up, m.Down = up.Sub(up0), down.Sub(down0)
 	return m, err
 }
 
 // load is measureLoad without the emulator's counters.
-func load(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, page *site.Site, c plan.Cell, harPath string) (Measured, error) {
+func load(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, error) {
+	tb, page := b.Testbed, b.page
 	p, visit, cache, rtt := c.Protocol, c.Visit, c.Cache.On(), c.Network.RTT
 	if err := tb.SetCache(cache); err != nil {
 		return Measured{}, err
@@ -52,10 +52,10 @@ func load(ctx context.Context, tb *testbed.Testbed, browser client.PageLoader, p
 	}
 	before := tb.Counts()
 	var m Measured
-	r, err := browser.Load(ctx, client.Request{
+	r, err := b.loader.Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
-		Expected: page.Subresources, Visit: visit, HARPath: harPath,
+		Expected: b.expected, Visit: visit, HARPath: harPath,
 		CacheAllowed: cache && visit.Loads() > 1,
 		Visual:       c.Visual.On(),
 		BetweenVisits: func(ctx context.Context) error {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/origin"
@@ -30,6 +31,9 @@ func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
 		rec.PageBytes = page.Bytes()
 		if c.Page.Generated() {
 			rec.PageObjects = int64(len(page.Subresources) + len(page.Late))
+		}
+		if s.Client == factor.ClientLoader {
+			rec.SkippedRequests = int64(len(page.Scripted) + len(page.Late))
 		}
 	}
 	return rec

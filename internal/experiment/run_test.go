@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -240,5 +242,39 @@ factors:
 	})
 	if !seen[true] || !seen[false] {
 		t.Errorf("trials seen by visual: %v", seen)
+	}
+}
+
+// TestLoaderOnAGeneratedPage: the built-in loader loads what needs no
+// JavaScript of a web2024 page (style sheets, fonts and backgrounds from
+// them, images, scripts, iframes), verified, and counts what it skipped.
+func TestLoaderOnAGeneratedPage(t *testing.T) {
+	testenv.RequireRoot(t)
+	_, store, _ := runSpec(t, `repetitions: 1
+netcheck: false
+client: loader
+factors:
+  networks: [{rtt: 10ms}]
+  pages: [web2024:9]
+  protocols: [h2, h3]
+`)
+	page, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 9, CorpusSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	store.EachTrial(func(tr results.Trial) error {
+		n++
+		if tr.Status != results.StatusOK {
+			t.Errorf("%s: %s", tr.Protocol, tr.Error)
+		}
+		skipped := int64(len(page.Scripted) + len(page.Late))
+		if tr.SkippedRequests != skipped || skipped == 0 || tr.ServerRequests != int64(1+len(page.WithoutScripts())) {
+			t.Errorf("%s: %d requests served, %d skipped; the page has %d without scripts and %d with", tr.Protocol, tr.ServerRequests, tr.SkippedRequests, len(page.WithoutScripts()), skipped)
+		}
+		return nil
+	})
+	if n != 2 {
+		t.Errorf("%d trials", n)
 	}
 }

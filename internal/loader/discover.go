@@ -15,6 +15,7 @@ const (
 	KindScript     = "script"
 	KindStylesheet = "stylesheet"
 	KindCSSURL     = "css-url" // url() in a stylesheet or style attribute
+	KindFrame      = "frame"   // an iframe's document (fetched, not parsed)
 )
 
 // Ref is a sub-resource found in a document or stylesheet.
@@ -24,8 +25,8 @@ type Ref struct {
 }
 
 // Discover lists the sub-resources of an HTML document in document order:
-// <img src>, <script src>, <link rel=stylesheet href>, and url() in
-// <style> elements and style attributes, resolved against base. Each URL is
+// <img src>, <script src>, <link rel=stylesheet href>, <iframe src>, and
+// url() in <style> elements and style attributes, resolved against base. Each URL is
 // listed once; data: and javascript: URLs and fragments-only are skipped.
 func Discover(base *url.URL, doc []byte) []Ref {
 	var refs []Ref
@@ -70,6 +71,8 @@ func Discover(base *url.URL, doc []byte) []Ref {
 				add(attrs["src"], KindImage)
 			case "script":
 				add(attrs["src"], KindScript)
+			case "iframe":
+				add(attrs["src"], KindFrame)
 			case "link":
 				if hasToken(attrs["rel"], "stylesheet") {
 					add(attrs["href"], KindStylesheet)

@@ -1,6 +1,8 @@
 package loader
 
 import (
+	"bytes"
+	"compress/gzip"
 	"net/url"
 	"reflect"
 	"testing"
@@ -14,7 +16,7 @@ func TestDiscover(t *testing.T) {
 <style>body { background: url("bg.png") } .a { background: url( 'a.png' ) } .b { background:url(/b.png) }</style>
 </head><body style="background-image: url(body.png)">
 <img src="/obj/1.png"><img src="../obj/2.png"/><img src="/obj/1.png"><img src="data:image/png;base64,AAAA"><img src="#x"><img>
-<a href="/not-loaded.html">link</a></body></html>`
+<a href="/not-loaded.html">link</a><iframe src="https://ads.adnetwork.test/frame.html"></iframe></body></html>`
 	got := Discover(base, []byte(doc))
 	want := []Ref{
 		{"https://www.quicbench.test/s.css", KindStylesheet},
@@ -26,6 +28,7 @@ func TestDiscover(t *testing.T) {
 		{"https://www.quicbench.test/dir/body.png", KindCSSURL},
 		{"https://www.quicbench.test/obj/1.png", KindImage},
 		{"https://www.quicbench.test/obj/2.png", KindImage},
+		{"https://ads.adnetwork.test/frame.html", KindFrame},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Discover:\n got %v\nwant %v", got, want)
@@ -56,4 +59,25 @@ func FuzzDiscover(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeBody: gzip is undone, identity kept, other encodings and
+// broken gzip refused.
+func TestDecodeBody(t *testing.T) {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte("body { color: red }"))
+	zw.Close()
+	if got, err := decodeBody("gzip", b.Bytes()); err != nil || string(got) != "body { color: red }" {
+		t.Errorf("gzip: %q, %v", got, err)
+	}
+	if got, err := decodeBody("", []byte("plain")); err != nil || string(got) != "plain" {
+		t.Errorf("identity: %q, %v", got, err)
+	}
+	if _, err := decodeBody("br", []byte("x")); err == nil {
+		t.Error("brotli was accepted")
+	}
+	if _, err := decodeBody("gzip", []byte("not gzip")); err == nil {
+		t.Error("a broken gzip body was accepted")
+	}
 }

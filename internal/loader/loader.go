@@ -12,6 +12,7 @@ package loader
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -300,6 +301,9 @@ func (p *pageLoad) fetch(ctx context.Context, rawURL string) *fetched {
 		f.err = err
 		return f
 	}
+	// As a browser asks: the body then comes as sent, compressed, so that
+	// its bytes on the wire are counted (Go would decompress it unasked).
+	req.Header.Set("Accept-Encoding", "gzip")
 	etag := p.cache.validator(rawURL)
 	if etag != "" {
 		req.Header.Set("If-None-Match", etag)
@@ -321,6 +325,11 @@ func (p *pageLoad) fetch(ctx context.Context, rawURL string) *fetched {
 	f.timing.Status = resp.StatusCode
 	headerBytes := headerSize(resp)
 	f.timing.TransferBytes = headerBytes + int64(len(body))
+	wireBytes := int64(len(body))
+	if body, err = decodeBody(resp.Header.Get("Content-Encoding"), body); err != nil {
+		f.err = fmt.Errorf("%s: %w", rawURL, err)
+		return f
+	}
 	f.responseStartMs = ms(headersAt.Sub(p.start))
 	f.timing.ResponseEndMs = ms(endAt.Sub(p.start))
 	if resp.StatusCode == http.StatusNotModified {
@@ -333,8 +342,33 @@ func (p *pageLoad) fetch(ctx context.Context, rawURL string) *fetched {
 	} else if resp.StatusCode != http.StatusNotModified {
 		f.err = fmt.Errorf("%s: status %d", rawURL, resp.StatusCode)
 	}
-	p.addEntry(rawURL, startedAt, headersAt, endAt, &t, resp, int64(len(body)), headerBytes)
+	p.addEntry(rawURL, startedAt, headersAt, endAt, &t, resp, wireBytes, headerBytes)
 	return f
+}
+
+// maxDecodedBytes bounds a decompressed body.
+const maxDecodedBytes = 256 << 20
+
+// decodeBody undoes the Content-Encoding of a body received as sent.
+func decodeBody(encoding string, body []byte) ([]byte, error) {
+	switch encoding {
+	case "", "identity":
+		return body, nil
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+		decoded, err := io.ReadAll(io.LimitReader(zr, maxDecodedBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+		if len(decoded) > maxDecodedBytes {
+			return nil, fmt.Errorf("gzip body larger than %d bytes decompressed", maxDecodedBytes)
+		}
+		return decoded, nil
+	}
+	return nil, fmt.Errorf("content encoding %q is not supported (the loader asks for gzip only)", encoding)
 }
 
 // addEntry appends the HAR entry of one response.

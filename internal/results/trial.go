@@ -121,6 +121,10 @@ type Outcome struct {
 	// "resumed:3,full:3".
 	Handshakes    string `parquet:"handshakes"`
 	TCPCongestion string `parquet:"tcp_congestion"` // of the first TCP connection that reports one
+	// SkippedRequests counts the page's requests the client does not
+	// make: those only its scripts make, for the built-in loader (0 for
+	// Chromium, and for pages without scripts).
+	SkippedRequests int64 `parquet:"skipped_requests"`
 }
 
 // Metrics are the measured load's times in ms from navigation start:

@@ -42,7 +42,15 @@ type Site struct {
 	// Late are the URLs scripts fetch without holding up the load event
 	// (fetch()): served, but not required of a load.
 	Late []string
+	// Scripted are the Subresources that only running the page's scripts
+	// requests (injected scripts and images): a client without JavaScript
+	// cannot load them.
+	Scripted []string
 }
+
+// WithoutScripts is Subresources less Scripted: what a client that runs
+// no JavaScript can load.
+func (s *Site) WithoutScripts() []string { return without(s.Subresources, s.Scripted) }
 
 // DocumentURL is the https URL of the main document.
 func (s *Site) DocumentURL() string {

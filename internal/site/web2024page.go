@@ -172,6 +172,7 @@ func (b *pageBuilder) build() (*Site, error) {
 		}
 	}
 	b.site.Late = late
+	b.site.Scripted = slices.Concat(injectedScripts, injectedImages)
 	b.site.Subresources = without(b.site.Subresources, late)
 	sortURLs(b.site.Subresources)
 	return b.site, b.site.Validate()

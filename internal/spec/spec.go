@@ -270,8 +270,6 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("every factor needs at least one level")
 	case s.Client != factor.ClientChromium && slices.Contains(s.Visual, factor.VisualOn):
 		return fmt.Errorf("visual on needs client chromium: the %s client does not render pages", s.Client)
-	case slices.ContainsFunc(s.Pages, factor.Page.Generated) && s.Client != factor.ClientChromium:
-		return fmt.Errorf("web2024 pages need client chromium: the %s client runs no scripts and reads no style sheets, so it would miss their fonts and injected resources", s.Client)
 	case slices.ContainsFunc(s.Pages, factor.Page.Generated) && !slices.Equal(s.Origins, []int{1}):
 		return fmt.Errorf("origins %v: web2024 pages have their own origins; spread only synthetic pages over origins (put them in another spec)", s.Origins)
 	case s.Trials() > MaxTrials:

@@ -124,7 +124,6 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "  corpus: {kind: web2024, pages: 2, size: 3}\n", `unknown key "size"`},
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [web2024:2]\n  corpus: {kind: web2024, pages: 2}\n", "page web2024:2 is both in factors.pages and in factors.corpus"},
 		{base + "  corpus: {kind: web2024, pages: 2}\n  origins: [1, 4]\n", "web2024 pages have their own origins"},
-		{base + "  corpus: {kind: web2024, pages: 2}\nclient: loader\n", "web2024 pages need client chromium"},
 		{"repetitions: 1\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [synthetic:10000x1GiB]\n", "above the limit of 256 MiB"},
 		{"repetitions: 100000\nfactors:\n  networks: [{rtt: 5ms}, {rtt: 6ms}, {rtt: 7ms}, {rtt: 8ms}]\n  pages: [synthetic:1x1KB]\n", "the plan has 1200000 trials, above the limit of 1000000"},
 	} {
