@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
 )
@@ -63,6 +65,9 @@ func argAndFlags(fs *flag.FlagSet, args []string, usage, what string, stdout, st
 func runPlan(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	list := fs.Bool("list", false, "also list every trial in run order")
+	pilot := fs.String("pilot", "", "a pilot run's `directory`: print, per compared setting, the repetitions that find --detect at α = 0.01 with --power, and the plan's size and duration at the most of them")
+	detect := fs.Float64("detect", 5, "with --pilot: the difference to find, in `percent` of the median (5: a ratio of 1.05)")
+	power := fs.Float64("power", 0.8, "with --pilot: the `probability` of finding it")
 	path, code, done := specAndFlags(fs, args, "Usage: quicbench plan SPEC [flags]\n\nPrints the plan of a spec file: its factors, the number of trials and an estimate of its duration.", stdout, stderr)
 	if done {
 		return code
@@ -72,8 +77,22 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench plan:", err)
 		return exitUsage
 	}
+	var rows []report.PowerRow
+	if *pilot != "" && (!(*detect > 0) || !(*power > 0 && *power < 1)) {
+		fmt.Fprintf(stderr, "quicbench plan: --detect %g and --power %g: give a difference above 0 percent (such as 5) and a power between 0 and 1 (such as 0.8)\n", *detect, *power)
+		return exitUsage
+	}
+	if *pilot != "" {
+		if rows, err = readPilot(*pilot, 1+*detect/100, *power); err != nil {
+			fmt.Fprintln(stderr, "quicbench plan: --pilot:", err)
+			return exitUsage
+		}
+	}
 	p := plan.Build(s)
 	printPlan(stdout, s, p)
+	if *pilot != "" {
+		printPowerPlan(stdout, s, rows, *pilot, *detect, *power)
+	}
 	if *list {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "seq\ttrial\tnetwork\tpage\torigins\tstack\tserver\tprotocol\tvisit\tcache\tvisual")
@@ -278,4 +297,44 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, f)
 	}
 	return exitOK
+}
+
+// readPilot reads a pilot run and plans the repetitions each of its
+// compared settings needs to find ratio with probability power.
+func readPilot(dir string, ratio, power float64) ([]report.PowerRow, error) {
+	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	var trials []results.Trial
+	if err := store.EachTrial(func(t results.Trial) error { trials = append(trials, t); return nil }); err != nil {
+		return nil, err
+	}
+	return report.PowerPlan(trials, report.Options{}, ratio, power)
+}
+
+// printPowerPlan prints the repetitions a pilot run says each compared
+// setting needs, and s's plan at the most of them.
+func printPowerPlan(stdout io.Writer, s *spec.Spec, rows []report.PowerRow, pilotDir string, detectPct, power float64) {
+	fmt.Fprintf(stdout, "\nFrom the pilot %s: repetitions per protocol to find a %.1f %% difference of median PLT at α = 0.01 with power %.2f\n", pilotDir, detectPct, power)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "setting\tpilot loads\tσ of log PLT\trepetitions")
+	most := 0
+	for _, r := range rows {
+		need := "too few pilot loads"
+		if r.Needed > 0 {
+			need = strconv.Itoa(r.Needed)
+			most = max(most, r.Needed)
+		}
+		fmt.Fprintf(tw, "%s\t%d + %d\t%.3f\t%s\n", r.Setting, r.Baseline, r.Compare, r.SDLog, need)
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "σ is the pooled spread of the pilot's two protocols; from a few loads it is itself uncertain, so pilot 10 or more per protocol for a firm figure.")
+	if most > 0 {
+		sized := *s
+		sized.Repetitions = min(most, spec.MaxRepetitions)
+		p := plan.Build(&sized)
+		fmt.Fprintf(stdout, "At %d repetitions (the most above): %d trials, estimated %s.\n", sized.Repetitions, len(p.Trials), p.Estimate(&sized).Round(time.Second))
+	}
 }

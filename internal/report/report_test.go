@@ -214,3 +214,25 @@ func TestVisualMetricComparesVisualTrialsOnly(t *testing.T) {
 		t.Errorf("Speed Index of a run without visual trials: %v", err)
 	}
 }
+
+// TestPowerPlanFromAPilot: the fake run's settings spread by about 5 % a
+// load; finding a 5 % difference takes more repetitions than finding 20 %,
+// and each number is what stats.RepetitionsFor gives for the spread.
+func TestPowerPlanFromAPilot(t *testing.T) {
+	small, err := PowerPlan(fakeTrials(), Options{}, 1.05, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, _ := PowerPlan(fakeTrials(), Options{}, 1.20, 0.8)
+	if len(small) != 8 || len(large) != 8 {
+		t.Fatalf("%d and %d rows, want one per comparison", len(small), len(large))
+	}
+	for i, r := range small {
+		if r.SDLog < 0.02 || r.SDLog > 0.09 || r.Needed != stats.RepetitionsFor(r.SDLog, 1.05, stats.Alpha, 0.8) || large[i].Needed >= r.Needed {
+			t.Errorf("%s: σ %.3f, %d repetitions for 5 %%, %d for 20 %%", r.Setting, r.SDLog, r.Needed, large[i].Needed)
+		}
+	}
+	if _, err := PowerPlan(fakeTrials(), Options{}, 1, 0.8); err == nil {
+		t.Error("a ratio of 1 was planned for")
+	}
+}

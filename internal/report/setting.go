@@ -162,6 +162,14 @@ func pageLess(a, b string) bool {
 	if errA != nil || errB != nil {
 		return a < b
 	}
+	switch {
+	case pa.Kind != pb.Kind:
+		return pa.Kind > pb.Kind // synthetic before web2024
+	case pa.Generated() && pa.CorpusSeed != pb.CorpusSeed:
+		return pa.CorpusSeed < pb.CorpusSeed
+	case pa.Generated():
+		return pa.Number < pb.Number
+	}
 	if pa.Objects != pb.Objects {
 		return pa.Objects < pb.Objects
 	}
