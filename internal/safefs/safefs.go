@@ -54,10 +54,18 @@ func openDir(base string, names []string, perm os.FileMode) (int, error) {
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: base, Err: err}
 	}
+	return descend(fd, base, names, func(dirfd int, name, path string) (int, error) {
+		return openChildDir(dirfd, name, path, perm)
+	})
+}
+
+// descend opens names one below the other, from the directory fd (which
+// it closes) named base, with open; path names each in errors.
+func descend(fd int, base string, names []string, open func(dirfd int, name, path string) (int, error)) (int, error) {
 	path := base
 	for _, name := range names {
 		path = filepath.Join(path, name)
-		next, err := openChildDir(fd, name, path, perm)
+		next, err := open(fd, name, path)
 		unix.Close(fd)
 		if err != nil {
 			return -1, err
@@ -370,20 +378,13 @@ func openBelow(base string, names []string) (int, error) {
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: base, Err: err}
 	}
-	path := base
-	for _, name := range names {
-		path = filepath.Join(path, name)
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	return descend(fd, base, names, func(dirfd int, name, path string) (int, error) {
+		next, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			err = explainOpen(fd, name, path, err)
+			return -1, explainOpen(dirfd, name, path, err)
 		}
-		unix.Close(fd)
-		if err != nil {
-			return -1, err
-		}
-		fd = next
-	}
-	return fd, nil
+		return next, nil
+	})
 }
 
 // ReadIn reads the regular file base/rel of at most limit bytes that
