@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"image"
@@ -71,7 +72,7 @@ func loadFrames(dir string, t results.Trial) ([]visual.Frame, error) {
 		}
 		frames = append(frames, visual.Frame{At: time.Duration(ms) * time.Millisecond, Image: img})
 	}
-	slices.SortFunc(frames, func(a, b visual.Frame) int { return int(a.At - b.At) })
+	slices.SortFunc(frames, func(a, b visual.Frame) int { return cmp.Compare(a.At, b.At) })
 	return frames, nil
 }
 

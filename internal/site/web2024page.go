@@ -109,15 +109,15 @@ func (g *gzipper) gzip(text []byte) []byte {
 // the first guess of fitCompressed.
 const fillerRatio = 3.3
 
-// fitCompressed builds a text whose gzip is about target bytes: make
+// fitCompressed builds a text whose gzip is about target bytes: text
 // returns the text with n bytes of filler, and n is scaled until the
 // compressed size is within 5 % (or after three tries). It returns the
 // compressed bytes.
-func (b *pageBuilder) fitCompressed(target int64, make func(n int) []byte) []byte {
+func (b *pageBuilder) fitCompressed(target int64, text func(n int) []byte) []byte {
 	n := int(float64(target) * fillerRatio)
 	var out []byte
 	for range 3 {
-		out = b.gz.gzip(make(n))
+		out = b.gz.gzip(text(n))
 		got := int64(len(out))
 		if got >= target*95/100 && got <= target*105/100 {
 			break

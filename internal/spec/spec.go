@@ -346,7 +346,7 @@ func pagesOf(f factors) ([]factor.Page, error) {
 		return nil, fmt.Errorf("factors.pages is missing or empty: give at least one page such as synthetic:32x10KB, or a corpus such as {kind: web2024, pages: 100}")
 	}
 	var pages []factor.Page
-	if len(f.Pages) > 0 || f.Pages != nil {
+	if f.Pages != nil {
 		var err error
 		if pages, err = levels(f.Pages, "page", factor.ParsePage); err != nil {
 			return nil, err
