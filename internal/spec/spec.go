@@ -363,9 +363,13 @@ func pagesOf(f factors) ([]factor.Page, error) {
 		if c.Seed != nil {
 			seed = *c.Seed
 		}
+		listed := map[factor.Page]bool{}
+		for _, p := range pages {
+			listed[p] = true
+		}
 		for n := 1; n <= c.Pages; n++ {
 			p := factor.Page{Kind: factor.PageWeb2024, Number: n, CorpusSeed: seed}
-			if slices.Contains(pages, p) {
+			if listed[p] {
 				return nil, fmt.Errorf("page %s is both in factors.pages and in factors.corpus: list it once", p)
 			}
 			pages = append(pages, p)
