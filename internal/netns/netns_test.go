@@ -2,9 +2,11 @@ package netns
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +55,14 @@ func TestStaleFindsOnlyDeadRuns(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- leftover.Wait() }()
+	// ip netns exec enters the namespace after it starts, then becomes
+	// sleep: wait for that, or RemoveStale may look before it is inside.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", leftover.Process.Pid))
+		if strings.TrimSpace(string(comm)) == "sleep" {
+			break
+		}
+	}
 
 	removed, err := RemoveStale()
 	if err != nil {
