@@ -356,19 +356,25 @@ func awaitPaint(tabCtx, loadCtx context.Context, res *Result) string {
 			return "timed out waiting for the first paint"
 		case <-time.After(20 * time.Millisecond):
 		}
-		paint, err := chromedp.Run(tabCtx, chromedp.Evaluate[[]float64](paintJS))
-		if err != nil || len(paint) != 2 {
-			return fmt.Sprintf("read FCP and LCP: %v", err)
-		}
-		if res.FCPMs, res.LCPMs = paint[0], paint[1]; res.FCPMs > 0 {
-			return ""
+		if failure := readPaint(tabCtx, res); failure != "" || res.FCPMs > 0 {
+			return failure
 		}
 	}
 	return ""
 }
 
+// readPaint reads FCP and LCP into res. It returns a failure text.
+func readPaint(tabCtx context.Context, res *Result) string {
+	paint, err := chromedp.Run(tabCtx, chromedp.Evaluate[[]float64](paintJS))
+	if err != nil || len(paint) != 2 {
+		return fmt.Sprintf("read FCP and LCP: %v", err)
+	}
+	res.FCPMs, res.LCPMs = paint[0], paint[1]
+	return ""
+}
+
 // finishVisual lets the page paint for SettleAfterLoad after its load
-// event, reads its Largest Contentful Paint again, stops the capture and
+// event, reads its paint timings again, stops the capture and
 // computes the visual metrics into res. It returns a failure text.
 func (c *Chromium) finishVisual(browserCtx, loadCtx context.Context, frames *frameRecorder, res *Result) string {
 	select {
@@ -376,11 +382,9 @@ func (c *Chromium) finishVisual(browserCtx, loadCtx context.Context, frames *fra
 		return "timed out while the page settled after its load event"
 	case <-time.After(SettleAfterLoad):
 	}
-	paint, err := chromedp.Run(browserCtx, chromedp.Evaluate[[]float64](paintJS))
-	if err != nil || len(paint) != 2 {
-		return fmt.Sprintf("read FCP and LCP: %v", err)
+	if failure := readPaint(browserCtx, res); failure != "" {
+		return failure
 	}
-	res.FCPMs, res.LCPMs = paint[0], paint[1]
 	captured, err := frames.stop(browserCtx)
 	if err != nil {
 		return err.Error()

@@ -36,8 +36,9 @@ type Site struct {
 	Origins []*Origin
 	// DocumentPath is the path of the main document on Origins[0].
 	DocumentPath string
-	// Subresources are the absolute URLs the document loads, in document
-	// order. A load is complete only when every one of them arrived.
+	// Subresources are the absolute URLs the document loads (in document
+	// order for synthetic pages, sorted for generated ones). A load is
+	// complete only when every one of them arrived.
 	Subresources []string
 	// Late are the URLs scripts fetch without holding up the load event
 	// (fetch()): served, but not required of a load.

@@ -174,7 +174,7 @@ func (b *pageBuilder) build() (*Site, error) {
 	b.site.Late = late
 	b.site.Scripted = slices.Concat(injectedScripts, injectedImages)
 	b.site.Subresources = without(b.site.Subresources, late)
-	sortURLs(b.site.Subresources)
+	slices.Sort(b.site.Subresources) // a map gave them: one order for every run
 	return b.site, b.site.Validate()
 }
 
@@ -392,6 +392,3 @@ func without(urls, drop []string) []string {
 	}
 	return out
 }
-
-// sortURLs orders urls by origin, then by their number within it.
-func sortURLs(urls []string) { slices.Sort(urls) }
