@@ -39,7 +39,7 @@ type bed struct {
 // its link from the link seeds, its servers and stack, and a page loader
 // of the spec's client.
 func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
-	page, err := site.Build(setup.Page, setup.Origins, setup.PageSeed)
+	page, err := site.Build(setup.Page, setup.Origins, setup.PageSeed, r.spec.ArchiveDir(setup.Page))
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,9 @@ import (
 type Measured struct {
 	client.Result
 	ServerRequests origin.Counts
+	// Unmatched counts the measured load's requests the site did not
+	// have (404s from the servers).
+	Unmatched int
 	Connections    []origin.ConnRecord
 	// Up and Down are what the emulator did during the load.
 	Up, Down emulator.Stats
@@ -51,6 +54,7 @@ func load(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, e
 		return Measured{}, err
 	}
 	before := tb.Counts()
+	tb.Origin.TakeUnmatched() // those of earlier loads
 	var m Measured
 	r, err := b.loader.Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
@@ -63,6 +67,7 @@ func load(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, e
 				return err
 			}
 			before = tb.Counts()
+			tb.Origin.TakeUnmatched()
 			return sleep(ctx, closeSettleTime(rtt))
 		},
 		Loaded: func() { m.Connections = tb.Connections() },
@@ -74,6 +79,10 @@ func load(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, e
 	m.ServerRequests = tb.Counts().Sub(before)
 	if other := m.ServerRequests.Total() - m.ServerRequests.Of(string(p)); other > 0 && m.OK() {
 		m.Failure = fmt.Sprintf("server served %d requests over another protocol than %s", other, p)
+	}
+	var examples []string
+	if m.Unmatched, examples = tb.Origin.TakeUnmatched(); m.Unmatched > 0 && m.OK() {
+		m.Failure = fmt.Sprintf("%d requests matched nothing in the site (served 404), e.g. %.200s", m.Unmatched, examples[0])
 	}
 	return m, nil
 }

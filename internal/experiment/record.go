@@ -29,7 +29,7 @@ func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
 	}
 	if page != nil {
 		rec.PageBytes = page.Bytes()
-		if c.Page.Generated() {
+		if c.Page.OwnOrigins() {
 			rec.PageObjects = int64(len(page.Subresources) + len(page.Late))
 		}
 		if s.Client == factor.ClientLoader {
@@ -87,6 +87,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	rec.DocumentProtocol = m.DocumentProtocol
 	rec.Wall = results.F(m.WallMs)
 	rec.ServerRequests = int64(m.ServerRequests.Total())
+	rec.UnmatchedRequests = int64(m.Unmatched)
 	rec.Connections = int64(len(m.Connections))
 	rec.Handshakes = handshakeList(m.Connections)
 	rec.TCPCongestion = tcpCongestion(m.Connections)

@@ -16,9 +16,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
@@ -79,6 +81,9 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if err := checkArchives(cfg.Spec); err != nil {
+		return nil, err
+	}
 	unlock, err := lockRunDir(cfg)
 	if err != nil {
 		return nil, err
@@ -107,6 +112,20 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// checkArchives reads every archive page of s, so that a missing or
+// damaged archive stops the run before its first trial.
+func checkArchives(s *spec.Spec) error {
+	for _, p := range s.Pages {
+		if p.Kind != factor.PageArchive {
+			continue
+		}
+		if _, err := site.Build(p, 1, 0, s.ArchiveDir(p)); err != nil {
+			return &InputError{fmt.Errorf("page %s: %w", p, err)}
+		}
+	}
+	return nil
 }
 
 // prepare builds the plan, opens or creates the results database, and

@@ -20,6 +20,9 @@ const (
 	// HTTP Archive's 2024 desktop distributions: "web2024:N", or
 	// "web2024:N@SEED" for another corpus than seed 1.
 	PageWeb2024 PageKind = "web2024"
+	// PageArchive is a recorded site replayed from a site archive
+	// directory: "archive:DIR" (made by quicbench import or record).
+	PageArchive PageKind = "archive"
 )
 
 // PageKinds is the page-kind part of the page factor.
@@ -27,6 +30,7 @@ func PageKinds() Enum[PageKind] {
 	return Enum[PageKind]{What: "page kind", Levels: []Level[PageKind]{
 		{PageSynthetic, "synthetic:NxSIZE, an HTML document with N images of SIZE bytes (KB = 1000 B, KiB = 1024 B)"},
 		{PageWeb2024, "web2024:N, page N of a generated corpus shaped like the web of 2024 (CSS, fonts, scripts, images, third-party origins; web2024:N@SEED for corpus SEED)"},
+		{PageArchive, "archive:DIR, a recorded site replayed from the site archive DIR (quicbench import, quicbench record)"},
 	}}
 }
 
@@ -57,7 +61,17 @@ type Page struct {
 	// the corpus's seed (web2024).
 	Number     int
 	CorpusSeed uint64
+	// Archive is the site archive directory as written (archive): a
+	// relative path is relative to the spec file's directory.
+	Archive string
 }
+
+// MaxArchivePath bounds the length of an archive page's directory, in bytes.
+const MaxArchivePath = 1024
+
+// OwnOrigins reports whether the page brings its own origins (a generated
+// or recorded page) rather than being spread over the origins factor.
+func (p Page) OwnOrigins() bool { return p.Generated() || p.Kind == PageArchive }
 
 // Generated reports whether the page comes from a generated corpus, which
 // has its own origins.
@@ -67,6 +81,9 @@ func (p Page) Generated() bool { return p.Kind == PageWeb2024 }
 // unit that divides the size exactly, such as "synthetic:32x10KB", or
 // "web2024:7" (corpus seed 1) and "web2024:7@3".
 func (p Page) String() string {
+	if p.Kind == PageArchive {
+		return string(p.Kind) + ":" + p.Archive
+	}
 	if p.Generated() {
 		if p.CorpusSeed == 1 {
 			return fmt.Sprintf("%s:%d", p.Kind, p.Number)
@@ -93,7 +110,7 @@ const Web2024MedianBytes = 2_650_000
 // ObjectsBytes is the bytes of all objects, the document left out (for a
 // generated page, the median page weight of its corpus).
 func (p Page) ObjectsBytes() int64 {
-	if p.Generated() {
+	if p.OwnOrigins() {
 		return Web2024MedianBytes
 	}
 	return int64(p.Objects) * p.ObjectBytes
@@ -101,10 +118,17 @@ func (p Page) ObjectsBytes() int64 {
 
 // ParsePage parses a page such as "synthetic:32x10KB" or "web2024:7".
 func ParsePage(arg string) (Page, error) {
-	const usage = "use synthetic:NxSIZE, for example synthetic:32x10KB, or web2024:N, for example web2024:7"
+	const usage = "use synthetic:NxSIZE, for example synthetic:32x10KB, web2024:N, for example web2024:7, or archive:DIR"
 	kind, rest, ok := strings.Cut(arg, ":")
 	if !ok || !PageKinds().Has(PageKind(kind)) {
-		return Page{}, fmt.Errorf("page %q is not supported: %s", arg, usage)
+		return Page{}, fmt.Errorf("page %.300q is not supported: %s", arg, usage)
+	}
+	if PageKind(kind) == PageArchive {
+		p := Page{Kind: PageArchive, Archive: rest}
+		if err := p.Validate(); err != nil {
+			return Page{}, fmt.Errorf("page %.300q: %w", arg, err)
+		}
+		return p, nil
 	}
 	if PageKind(kind) == PageWeb2024 {
 		return parseCorpusPage(arg, rest)
@@ -149,6 +173,12 @@ func parseCorpusPage(arg, rest string) (Page, error) {
 
 // Validate reports a page outside the limits.
 func (p Page) Validate() error {
+	if p.Kind == PageArchive {
+		if p.Archive == "" || len(p.Archive) > MaxArchivePath || strings.ContainsAny(p.Archive, "\x00\n\r") {
+			return fmt.Errorf("archive directory %.300q is not a usable path: give the directory quicbench import or record wrote, such as archive:sites/news", p.Archive)
+		}
+		return nil
+	}
 	if p.Generated() {
 		if p.Number < 1 || p.Number > MaxCorpusPage {
 			return fmt.Errorf("page number %d is outside 1 to %d", p.Number, MaxCorpusPage)

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +85,8 @@ type Server struct {
 	transports []*quic.Transport
 	cache      atomic.Bool
 	etags      map[*site.Resource]string
+	match      *site.Matcher
+	unmatched  unmatchedLog
 	wg         sync.WaitGroup
 	log        *slog.Logger
 }
@@ -93,7 +96,7 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	srv := &Server{site: s, log: logger, conns: newConnTracker(), etags: map[*site.Resource]string{}}
+	srv := &Server{site: s, log: logger, conns: newConnTracker(), etags: map[*site.Resource]string{}, match: site.NewMatcher(s)}
 	var resetKey quic.StatelessResetKey
 	rand.Read(resetKey[:])
 	for _, o := range s.Origins {
@@ -152,7 +155,8 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 	return srv, nil
 }
 
-// ServeHTTP serves the resource at the request's host and path.
+// ServeHTTP serves the resource the request matches (see site.Matcher);
+// an unmatched request gets 404 and is logged (TakeUnmatched).
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor >= 1 && r.ProtoMajor <= 3 {
 		srv.counts[r.ProtoMajor].Add(1)
@@ -162,35 +166,74 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		host = r.Host
 	}
-	res := srv.site.Lookup(host, r.URL.Path)
+	host = strings.ToLower(host)
+	res := srv.match.Match(host, r.Method, r.URL.EscapedPath(), r.URL.RawQuery)
 	if res == nil {
+		srv.unmatched.add(r.Method + " https://" + host + r.URL.RequestURI())
 		http.Error(w, fmt.Sprintf("%s%s is not in the site", host, r.URL.Path), http.StatusNotFound)
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", res.ContentType)
+	for _, f := range res.Header {
+		h.Add(f.Name, f.Value)
+	}
+	if res.ContentType != "" {
+		h.Set("Content-Type", res.ContentType)
+	}
 	if res.Encoding != "" {
 		h.Set("Content-Encoding", res.Encoding)
 	}
-	h.Set("Timing-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Origin", "*") // fonts and fetch() from other origins
-	if !srv.cache.Load() {
-		h.Set("Cache-Control", "no-store")
-	} else {
-		etag := srv.etags[res]
-		h.Set("Cache-Control", CacheControl)
-		h.Set("ETag", etag)
-		h.Set("Last-Modified", LastModified)
-		if r.Header.Get("If-None-Match") == etag {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
+	if !srv.site.Recorded { // a recorded response says what it allows
+		h.Set("Timing-Allow-Origin", "*")
+		h.Set("Access-Control-Allow-Origin", "*") // fonts and fetch() from other origins
 	}
-	h.Set("Content-Length", strconv.Itoa(len(res.Body)))
-	if r.Method == http.MethodHead {
+	if srv.notModified(h, r, res) {
+		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	w.Write(res.Body)
+	status := res.StatusCode()
+	if bodyAllowed(status) {
+		h.Set("Content-Length", strconv.Itoa(len(res.Body)))
+	}
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead && bodyAllowed(status) {
+		w.Write(res.Body)
+	}
+}
+
+// bodyAllowed reports whether a response of status has a body (RFC 9110
+// section 6.4.1).
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+// notModified sets the cache policy's header fields on h and reports
+// whether the request is a revalidation to answer with 304. Cache off:
+// Cache-Control: no-store, and a recorded response loses its validators
+// and expiry. Cache on: a generated resource gets CacheControl, an ETag and
+// LastModified; a recorded one keeps what it recorded, and a request
+// carrying its recorded ETag or Last-Modified is not modified.
+func (srv *Server) notModified(h http.Header, r *http.Request, res *site.Resource) bool {
+	if !srv.cache.Load() {
+		for _, name := range []string{"Cache-Control", "Expires", "Etag", "Last-Modified", "Pragma"} {
+			h.Del(name)
+		}
+		h.Set("Cache-Control", "no-store")
+		return false
+	}
+	if !srv.site.Recorded {
+		h.Set("Cache-Control", CacheControl)
+		h.Set("ETag", srv.etags[res])
+		h.Set("Last-Modified", LastModified)
+	}
+	etag, modified := h.Get("ETag"), h.Get("Last-Modified")
+	switch {
+	case etag != "" && r.Header.Get("If-None-Match") != "":
+		return r.Header.Get("If-None-Match") == etag
+	case modified != "" && r.Header.Get("If-Modified-Since") != "":
+		return r.Header.Get("If-Modified-Since") == modified
+	}
+	return false
 }
 
 // Cache headers of a cacheable site (SetCache(true)); nginx serves the same.
@@ -217,6 +260,38 @@ func (srv *Server) CloseConnections() { srv.conns.closeAll() }
 // Counts returns the requests served so far, per protocol.
 func (srv *Server) Counts() Counts {
 	return Counts{H1: srv.counts[1].Load(), H2: srv.counts[2].Load(), H3: srv.counts[3].Load()}
+}
+
+// TakeUnmatched returns how many requests matched nothing in the site
+// since the last call (or Start) and up to MaxUnmatchedExamples of them as
+// "METHOD URL", and starts counting anew.
+func (srv *Server) TakeUnmatched() (int, []string) { return srv.unmatched.take() }
+
+// MaxUnmatchedExamples bounds the unmatched requests TakeUnmatched lists.
+const MaxUnmatchedExamples = 20
+
+// unmatchedLog counts unmatched requests and keeps the first few.
+type unmatchedLog struct {
+	mu       sync.Mutex
+	n        int
+	examples []string
+}
+
+func (l *unmatchedLog) add(request string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n++
+	if len(l.examples) < MaxUnmatchedExamples {
+		l.examples = append(l.examples, request)
+	}
+}
+
+func (l *unmatchedLog) take() (int, []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, ex := l.n, l.examples
+	l.n, l.examples = 0, nil
+	return n, ex
 }
 
 // Close stops serving and closes the listeners and every connection.

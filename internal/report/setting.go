@@ -164,7 +164,9 @@ func pageLess(a, b string) bool {
 	}
 	switch {
 	case pa.Kind != pb.Kind:
-		return pa.Kind > pb.Kind // synthetic before web2024
+		return pageKindRank(pa.Kind) < pageKindRank(pb.Kind)
+	case pa.Kind == factor.PageArchive:
+		return pa.Archive < pb.Archive
 	case pa.Generated() && pa.CorpusSeed != pb.CorpusSeed:
 		return pa.CorpusSeed < pb.CorpusSeed
 	case pa.Generated():
@@ -174,4 +176,9 @@ func pageLess(a, b string) bool {
 		return pa.Objects < pb.Objects
 	}
 	return pa.ObjectBytes < pb.ObjectBytes
+}
+
+// pageKindRank orders page kinds: synthetic, generated, then archives.
+func pageKindRank(k factor.PageKind) int {
+	return map[factor.PageKind]int{factor.PageSynthetic: 0, factor.PageWeb2024: 1, factor.PageArchive: 2}[k]
 }

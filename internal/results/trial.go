@@ -125,6 +125,9 @@ type Outcome struct {
 	// make: those only its scripts make, for the built-in loader (0 for
 	// Chromium, and for pages without scripts).
 	SkippedRequests int64 `parquet:"skipped_requests"`
+	// UnmatchedRequests counts the requests of the measured load the
+	// site did not have: the servers answered 404, and the trial failed.
+	UnmatchedRequests int64 `parquet:"unmatched_requests"`
 }
 
 // Metrics are the measured load's times in ms from navigation start:

@@ -22,11 +22,19 @@ type Resource struct {
 	// a Body stored as it goes on the wire; "" for none.
 	Encoding string
 	Body     []byte
+	// Recorded responses (site archives) may also have these; the zero
+	// values are those of a generated resource.
+	Query  string  // the request's raw query, without "?"
+	Method string  // the request's method; "" for GET
+	Status int     // the response's status code; 0 for 200
+	Header []Field // further response header fields, replayed as recorded
 }
 
 // Origin is one host name and the resources it serves.
 type Origin struct {
-	Host      string // host name without port, such as "www.quicbench.test"
+	Host string // host name without port, such as "www.quicbench.test"
+	// Resources are keyed by Resource.Key: the path, for a resource
+	// without query and method.
 	Resources map[string]*Resource
 }
 
@@ -34,8 +42,9 @@ type Origin struct {
 type Site struct {
 	// Origins are the origins of the site; Origins[0] serves the document.
 	Origins []*Origin
-	// DocumentPath is the path of the main document on Origins[0].
-	DocumentPath string
+	// DocumentPath is the path of the main document on Origins[0], and
+	// DocumentQuery its query without "?" ("" for none).
+	DocumentPath, DocumentQuery string
 	// Subresources are the absolute URLs the document loads (in document
 	// order for synthetic pages, sorted for generated ones). A load is
 	// complete only when every one of them arrived.
@@ -47,6 +56,9 @@ type Site struct {
 	// requests (injected scripts and images): a client without JavaScript
 	// cannot load them.
 	Scripted []string
+	// Recorded says the site replays a recording: its responses carry
+	// their recorded statuses and header fields, cache policy included.
+	Recorded bool
 }
 
 // WithoutScripts is Subresources less Scripted: what a client that runs
@@ -55,7 +67,11 @@ func (s *Site) WithoutScripts() []string { return without(s.Subresources, s.Scri
 
 // DocumentURL is the https URL of the main document.
 func (s *Site) DocumentURL() string {
-	return (&url.URL{Scheme: "https", Host: s.Origins[0].Host, Path: s.DocumentPath}).String()
+	u := url.URL{Scheme: "https", Host: s.Origins[0].Host, Path: s.DocumentPath, RawQuery: s.DocumentQuery}
+	if path, err := url.PathUnescape(s.DocumentPath); err == nil {
+		u.Path, u.RawPath = path, s.DocumentPath // as recorded, escapes kept
+	}
+	return u.String()
 }
 
 // Hosts lists the host names of the origins, in order.
@@ -78,11 +94,11 @@ func (s *Site) Bytes() int64 {
 	return n
 }
 
-// Lookup returns the resource at path on host, or nil.
-func (s *Site) Lookup(host, path string) *Resource {
+// Lookup returns the resource of key (see Resource.Key) on host, or nil.
+func (s *Site) Lookup(host, key string) *Resource {
 	for _, o := range s.Origins {
 		if o.Host == host {
-			return o.Resources[path]
+			return o.Resources[key]
 		}
 	}
 	return nil
@@ -101,15 +117,16 @@ func (s *Site) Validate() error {
 		}
 		seen[o.Host] = true
 	}
-	if s.Origins[0].Resources[s.DocumentPath] == nil {
-		return fmt.Errorf("site: document %s%s is missing", s.Origins[0].Host, s.DocumentPath)
+	doc := target(s.DocumentPath, s.DocumentQuery)
+	if s.Origins[0].Resources[doc] == nil {
+		return fmt.Errorf("site: document %s%s is missing", s.Origins[0].Host, doc)
 	}
 	for _, raw := range slices.Concat(s.Subresources, s.Late) {
 		u, err := url.Parse(raw)
 		if err != nil {
 			return fmt.Errorf("site: subresource %q: %w", raw, err)
 		}
-		if s.Lookup(u.Hostname(), u.Path) == nil {
+		if s.Lookup(u.Hostname(), u.RequestURI()) == nil {
 			return fmt.Errorf("site: subresource %s is missing from the archive", raw)
 		}
 	}

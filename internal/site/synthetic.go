@@ -14,11 +14,19 @@ import (
 )
 
 // Build builds the site of page: a synthetic page spread over origins
-// origins with its bytes from seed, or a page of a generated corpus (which
-// has its own origins and seed).
-func Build(page factor.Page, origins int, seed uint64) (*Site, error) {
-	if page.Kind == factor.PageWeb2024 {
+// origins with its bytes from seed, a page of a generated corpus (which
+// has its own origins and seed), or the site an archive directory
+// recorded (archiveDir, the page's directory resolved).
+func Build(page factor.Page, origins int, seed uint64, archiveDir string) (*Site, error) {
+	switch page.Kind {
+	case factor.PageWeb2024:
 		return Web2024(page)
+	case factor.PageArchive:
+		a, err := ReadArchive(archiveDir)
+		if err != nil {
+			return nil, err
+		}
+		return a.Site()
 	}
 	return Synthetic(page, OriginHosts(origins), seed)
 }

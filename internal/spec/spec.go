@@ -80,6 +80,9 @@ type Spec struct {
 	// Visual says which trials capture frames for visual metrics.
 	Visual  []factor.Visual
 	Origins []int
+	// Dir is the spec file's directory, which relative archive page
+	// directories are relative to ("" for the working directory).
+	Dir string
 	// SHA256 is the hex SHA-256 of the file's bytes: a resumed run refuses
 	// a spec whose hash changed.
 	SHA256 string
@@ -193,7 +196,7 @@ func parse(data []byte, dir string) (*Spec, error) {
 	sum := sha256.Sum256(data)
 	s := &Spec{Name: f.Name, Description: f.Description, Seed: DefaultSeed, Repetitions: f.Repetitions, Retries: DefaultRetries,
 		Client: factor.ClientChromium, Browser: factor.BrowserFresh, Timeout: DefaultTimeout, Netcheck: true, Artifacts: f.Artifacts,
-		SHA256: hex.EncodeToString(sum[:]), Source: data}
+		SHA256: hex.EncodeToString(sum[:]), Source: data, Dir: dir}
 	if err := s.scalars(f); err != nil {
 		return nil, err
 	}
@@ -270,8 +273,10 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("every factor needs at least one level")
 	case s.Client != factor.ClientChromium && slices.Contains(s.Visual, factor.VisualOn):
 		return fmt.Errorf("visual on needs client chromium: the %s client does not render pages", s.Client)
-	case slices.ContainsFunc(s.Pages, factor.Page.Generated) && !slices.Equal(s.Origins, []int{1}):
-		return fmt.Errorf("origins %v: web2024 pages have their own origins; spread only synthetic pages over origins (put them in another spec)", s.Origins)
+	case slices.ContainsFunc(s.Pages, factor.Page.OwnOrigins) && !slices.Equal(s.Origins, []int{1}):
+		return fmt.Errorf("origins %v: web2024 and archive pages have their own origins; spread only synthetic pages over origins (put them in another spec)", s.Origins)
+	case slices.ContainsFunc(s.Pages, isArchive) && slices.ContainsFunc(s.Servers, func(v factor.Server) bool { return v != factor.ServerGo }):
+		return fmt.Errorf("servers %v: archive pages are replayed by the go server only (their recorded statuses, headers and queries); use servers: [go]", s.Servers)
 	case s.Trials() > MaxTrials:
 		return fmt.Errorf("the plan has %d trials, above the limit of %d: use fewer levels or repetitions, or split the study into several specs", s.Trials(), MaxTrials)
 	}
@@ -410,4 +415,16 @@ func orDefault[T ~string](in []scalar, defaults ...T) []scalar {
 		out[i] = scalar{text: string(d)}
 	}
 	return out
+}
+
+// isArchive reports whether p is replayed from a site archive.
+func isArchive(p factor.Page) bool { return p.Kind == factor.PageArchive }
+
+// ArchiveDir is where the archive page p's directory is: relative to the
+// spec file's directory.
+func (s *Spec) ArchiveDir(p factor.Page) string {
+	if filepath.IsAbs(p.Archive) || s.Dir == "" {
+		return p.Archive
+	}
+	return filepath.Join(s.Dir, p.Archive)
 }

@@ -123,7 +123,10 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "  corpus: {kind: web2024, pages: 0}\n", "corpus pages 0 is outside 1 to 100000"},
 		{base + "  corpus: {kind: web2024, pages: 2, size: 3}\n", `unknown key "size"`},
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [web2024:2]\n  corpus: {kind: web2024, pages: 2}\n", "page web2024:2 is both in factors.pages and in factors.corpus"},
-		{base + "  corpus: {kind: web2024, pages: 2}\n  origins: [1, 4]\n", "web2024 pages have their own origins"},
+		{base + "  corpus: {kind: web2024, pages: 2}\n  origins: [1, 4]\n", "pages have their own origins"},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:sites/a\"]\n  servers: [go, nginx]\n", "archive pages are replayed by the go server only"},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:sites/a\"]\n  origins: [2]\n", "pages have their own origins"},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:\"]\n", "is not a usable path"},
 		{"repetitions: 1\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [synthetic:10000x1GiB]\n", "above the limit of 256 MiB"},
 		{"repetitions: 100000\nfactors:\n  networks: [{rtt: 5ms}, {rtt: 6ms}, {rtt: 7ms}, {rtt: 8ms}]\n  pages: [synthetic:1x1KB]\n", "the plan has 1200000 trials, above the limit of 1000000"},
 	} {
@@ -310,5 +313,30 @@ func TestCorpusAddsItsPages(t *testing.T) {
 	again, err := Parse(out)
 	if err != nil || len(again.Pages) != 4 || again.Pages[3] != s.Pages[3] {
 		t.Errorf("formatted and parsed again: %v, %v", again.Pages, err)
+	}
+}
+
+// TestArchivePagesAreRelativeToTheSpec: a relative archive directory is
+// found beside the spec file, and the page keeps the path as written, so
+// that trial IDs do not depend on where the spec is.
+func TestArchivePagesAreRelativeToTheSpec(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.yaml")
+	text := "repetitions: 1\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:sites/news\", \"archive:/abs/site\"]\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Pages[0].String(); got != "archive:sites/news" {
+		t.Errorf("page %s, want it as written", got)
+	}
+	if got := s.ArchiveDir(s.Pages[0]); got != filepath.Join(dir, "sites/news") {
+		t.Errorf("relative archive at %s", got)
+	}
+	if got := s.ArchiveDir(s.Pages[1]); got != "/abs/site" {
+		t.Errorf("absolute archive at %s", got)
 	}
 }

@@ -1,0 +1,91 @@
+package experiment
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// writeArchiveOf saves generated page number n as a site archive, less the
+// resources drop picks, and returns its directory and request count.
+func writeArchiveOf(t *testing.T, n int, drop func(*site.Exchange) bool) (string, int) {
+	t.Helper()
+	s, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: n, CorpusSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := site.ArchiveOf(s, "test")
+	a.Exchanges = slices.DeleteFunc(a.Exchanges, drop)
+	dir := filepath.Join(t.TempDir(), fmt.Sprintf("web2024-%d", n))
+	if err := site.WriteArchive(dir, a); err != nil {
+		t.Fatal(err)
+	}
+	return dir, len(a.Exchanges)
+}
+
+// TestReplayArchive replays a recording of 113 requests on 7 origins in
+// Chromium over h1, h2 and h3: every request matched, every one served
+// over the requested protocol, every origin used.
+func TestReplayArchive(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	dir, n := writeArchiveOf(t, 18, func(*site.Exchange) bool { return false })
+	res, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
+retries: 0
+netcheck: false
+factors:
+  networks: [{name: fast, rtt: 20ms, down: 50mbit, up: 10mbit}]
+  pages: ["archive:%s"]
+  protocols: [h1, h2, h3]
+`, dir))
+	if res.Done != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, tr := range trialsOf(t, store) {
+		if tr.Status != results.StatusOK {
+			t.Errorf("%s: %s", tr.Protocol, tr.Error)
+			continue
+		}
+		hosts := map[string]bool{}
+		for _, r := range tr.resources {
+			hosts[strings.Split(strings.TrimPrefix(r.URL, "https://"), "/")[0]] = true
+		}
+		// Every recorded request but the late fetches, which may come
+		// after the load; all over the requested protocol, or the
+		// trial would have failed.
+		if tr.UnmatchedRequests != 0 || tr.ServerRequests < int64(n)-5 || len(hosts) != 7 || tr.PageKind != factor.PageArchive {
+			t.Errorf("%s: %d unmatched, %d of %d requests served, hosts %v, kind %s", tr.Protocol, tr.UnmatchedRequests, tr.ServerRequests, n, hosts, tr.PageKind)
+		}
+	}
+}
+
+// TestReplayFlagsUnmatchedRequests: a recording that lacks what the page
+// asks for fails the load, with the requests counted and named.
+func TestReplayFlagsUnmatchedRequests(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	dir, _ := writeArchiveOf(t, 12, func(ex *site.Exchange) bool { return strings.Contains(ex.URL, "/css/") })
+	res, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
+retries: 0
+netcheck: false
+factors:
+  networks: [{name: fast, rtt: 10ms}]
+  pages: ["archive:%s"]
+  protocols: [h2]
+`, dir))
+	if res.Done != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	tr := trialsOf(t, store)[0]
+	if tr.Status != results.StatusFailed || tr.UnmatchedRequests == 0 || !strings.Contains(tr.Error, "matched nothing") || !strings.Contains(tr.Error, "/css/") {
+		t.Errorf("status %s, %d unmatched, error %q", tr.Status, tr.UnmatchedRequests, tr.Error)
+	}
+}

@@ -1,0 +1,198 @@
+package site
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/quicbench/quicbench/internal/safefs"
+)
+
+// An archive directory holds ArchiveFile, a JSON manifest (the page's
+// document and every exchange's request, status and header fields), and
+// under BodiesDir one file per distinct body, named by the hex SHA-256 of
+// its bytes, holding the bytes as they went on the wire.
+const (
+	ArchiveFile    = "archive.json"
+	BodiesDir      = "bodies"
+	archiveFormat  = "quicbench-site-archive"
+	archiveVersion = 1
+	// maxManifestBytes bounds the manifest: 10,000 exchanges with
+	// generous header sections.
+	maxManifestBytes = 64 << 20
+)
+
+// manifest is the JSON form of ArchiveFile.
+type manifest struct {
+	Format    string             `json:"format"`
+	Version   int                `json:"version"`
+	Source    string             `json:"source"`
+	Document  string             `json:"document"`
+	Exchanges []manifestExchange `json:"exchanges"`
+}
+
+// manifestExchange is one exchange; Body is the SHA-256 of its body.
+type manifestExchange struct {
+	Method  string      `json:"method"`
+	URL     string      `json:"url"`
+	IP      string      `json:"ip,omitempty"`
+	Status  int         `json:"status"`
+	Headers [][2]string `json:"headers"`
+	Body    string      `json:"body"`
+	Bytes   int64       `json:"bytes"`
+}
+
+// WriteArchive saves a, which must pass Check, as the archive directory
+// dir (created if missing; an archive already there is replaced). The
+// manifest is written last and atomically, so a failure never leaves a
+// directory that reads as an archive.
+func WriteArchive(dir string, a *Archive) error {
+	if err := a.Check(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("archive %s: %w", dir, err)
+	}
+	m := manifest{Format: archiveFormat, Version: archiveVersion, Source: a.Source, Document: a.Document}
+	written := map[string]bool{}
+	for _, ex := range a.Exchanges {
+		sum := sha256.Sum256(ex.Body)
+		name := hex.EncodeToString(sum[:])
+		if !written[name] {
+			if err := safefs.WriteFile(dir, filepath.Join(BodiesDir, name), ex.Body, 0o644); err != nil {
+				return fmt.Errorf("archive %s: %w", dir, err)
+			}
+			written[name] = true
+		}
+		me := manifestExchange{Method: ex.Method, URL: ex.URL, IP: ex.IP, Status: ex.Status, Body: name, Bytes: int64(len(ex.Body)), Headers: [][2]string{}}
+		for _, f := range ex.Header {
+			me.Headers = append(me.Headers, [2]string{f.Name, f.Value})
+		}
+		m.Exchanges = append(m.Exchanges, me)
+	}
+	return safefs.WriteAtomic(dir, ArchiveFile, 0o644, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		return enc.Encode(m)
+	})
+}
+
+// ReadArchive reads the archive directory dir. Its files are untrusted: no
+// link below dir is followed, sizes are bounded, every body must have the
+// hash the manifest gives it, and the archive must pass Check.
+func ReadArchive(dir string) (*Archive, error) {
+	data, err := safefs.ReadIn(dir, ArchiveFile, maxManifestBytes)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s is not a site archive (it has no %s): make one with quicbench import or quicbench record", dir, ArchiveFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %w", dir, err)
+	}
+	a, err := parseManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %s: %w", dir, ArchiveFile, err)
+	}
+	var total int64
+	bodies := map[string][]byte{}
+	for i, ex := range a.Exchanges {
+		name := ex.bodyName
+		body, ok := bodies[name]
+		if !ok {
+			if total += ex.bytes; total > MaxArchiveBytes {
+				return nil, fmt.Errorf("archive %s: bodies add up to more than %d MiB", dir, MaxArchiveBytes>>20)
+			}
+			if body, err = readBody(dir, name, ex.bytes); err != nil {
+				return nil, fmt.Errorf("archive %s: exchange %d (%.200s): %w", dir, i+1, ex.URL, err)
+			}
+			bodies[name] = body
+		}
+		ex.Body = body
+	}
+	out := &Archive{Source: a.Source, Document: a.Document}
+	for _, ex := range a.Exchanges {
+		out.Exchanges = append(out.Exchanges, ex.Exchange)
+	}
+	if err := out.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return out, nil
+}
+
+// readBody reads the body file name of size bytes and checks its hash.
+func readBody(dir, name string, size int64) ([]byte, error) {
+	body, err := safefs.ReadIn(dir, filepath.Join(BodiesDir, name), size+1)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) != size {
+		return nil, fmt.Errorf("body %s has %d bytes, the manifest says %d: the archive is damaged; import it again", name, len(body), size)
+	}
+	if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != name {
+		return nil, fmt.Errorf("body %s does not have the hash it is named by: the archive is damaged; import it again", name)
+	}
+	return body, nil
+}
+
+// parsedExchange is an exchange of a manifest whose body is still to read.
+type parsedExchange struct {
+	*Exchange
+	bodyName string
+	bytes    int64
+}
+
+// parsedArchive is a manifest checked for form, bodies not yet read.
+type parsedArchive struct {
+	Source, Document string
+	Exchanges        []parsedExchange
+}
+
+// parseManifest decodes and checks a manifest's form: format, version,
+// body names and sizes. It reads no file.
+func parseManifest(data []byte) (*parsedArchive, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m manifest
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("not a valid manifest: %v", err)
+	}
+	if m.Format != archiveFormat || m.Version != archiveVersion {
+		return nil, fmt.Errorf("format %.40q version %d is not %s version %d", m.Format, m.Version, archiveFormat, archiveVersion)
+	}
+	if len(m.Exchanges) > MaxExchanges {
+		return nil, fmt.Errorf("%d exchanges, above the limit of %d", len(m.Exchanges), MaxExchanges)
+	}
+	out := &parsedArchive{Source: m.Source, Document: m.Document}
+	for i, me := range m.Exchanges {
+		if len(me.Body) != 2*sha256.Size || !isHex(me.Body) {
+			return nil, fmt.Errorf("exchange %d: body %.80q is not a SHA-256 in hex", i+1, me.Body)
+		}
+		if me.Bytes < 0 || me.Bytes > MaxArchiveBytes {
+			return nil, fmt.Errorf("exchange %d: body size %d is outside 0 to %d", i+1, me.Bytes, int64(MaxArchiveBytes))
+		}
+		ex := &Exchange{Method: me.Method, URL: me.URL, IP: me.IP, Status: me.Status}
+		for _, h := range me.Headers {
+			ex.Header = append(ex.Header, Field{h[0], h[1]})
+		}
+		if err := ex.check(); err != nil {
+			return nil, fmt.Errorf("exchange %d: %w", i+1, err)
+		}
+		out.Exchanges = append(out.Exchanges, parsedExchange{Exchange: ex, bodyName: me.Body, bytes: me.Bytes})
+	}
+	return out, nil
+}
+
+// isHex reports whether s is lower-case hexadecimal.
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
