@@ -19,8 +19,8 @@ type Measured struct {
 	ServerRequests origin.Counts
 	// Unmatched counts the measured load's requests the site did not
 	// have (404s from the servers).
-	Unmatched int
-	Connections    []origin.ConnRecord
+	Unmatched   int
+	Connections []origin.ConnRecord
 	// Up and Down are what the emulator did during the load.
 	Up, Down emulator.Stats
 }

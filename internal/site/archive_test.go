@@ -171,7 +171,9 @@ func TestReadArchiveRefusesDamage(t *testing.T) {
 			os.Rename(p, p+".real")
 			os.Symlink(p+".real", p)
 		}, "link"},
-		"not JSON": {func(t *testing.T, dir string) { os.WriteFile(filepath.Join(dir, ArchiveFile), []byte("PK\x03\x04"), 0o644) }, "not a valid manifest"},
+		"not JSON": {func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, ArchiveFile), []byte("PK\x03\x04"), 0o644)
+		}, "not a valid manifest"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := write(t)
