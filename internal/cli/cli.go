@@ -36,6 +36,8 @@ Usage:
   quicbench netcheck [flags]  measure the emulated network against its configuration
   quicbench presets           list the network presets, their numbers and sources
   quicbench corpus            the generated web2024 pages' statistics beside the HTTP Archive's
+  quicbench import FORMAT PATH --to DIR
+                              read a Mahimahi, HAR or WebPageReplay recording into a site archive
   quicbench stacks            list the servers' transport stacks and their limits here
   quicbench parity [flags]    compare the servers' download times over h1, h2 and h3
   quicbench plan SPEC         print a spec file's plan: trials and estimated duration
@@ -66,6 +68,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runNetcheck(ctx, args[1:], stdout, stderr)
 	case "presets":
 		return runPresets(args[1:], stdout, stderr)
+	case "import":
+		return runImport(args[1:], stdout, stderr)
 	case "corpus":
 		return runCorpus(args[1:], stdout, stderr)
 	case "stacks":

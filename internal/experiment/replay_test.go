@@ -11,6 +11,7 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/sitetest"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -87,5 +88,56 @@ factors:
 	tr := trialsOf(t, store)[0]
 	if tr.Status != results.StatusFailed || tr.UnmatchedRequests == 0 || !strings.Contains(tr.Error, "matched nothing") || !strings.Contains(tr.Error, "/css/") {
 		t.Errorf("status %s, %d unmatched, error %q", tr.Status, tr.UnmatchedRequests, tr.Error)
+	}
+}
+
+// TestReplayImportedRecordings: a recording in each format quicbench
+// imports (Mahimahi, HAR, WebPageReplay) of a page of 15 requests on 3
+// origins replays in Chromium with every request matched.
+func TestReplayImportedRecordings(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	s, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := site.ArchiveOf(s, "test")
+	dir := t.TempDir()
+	var pages []string
+	for name, write := range map[string]func(string) error{
+		"mahimahi": func(p string) error { return sitetest.WriteMahimahi(p, src, false, true) },
+		"har":      func(p string) error { return sitetest.WriteHAR(p, src) },
+		"wpr":      func(p string) error { return sitetest.WriteWPR(p, src) },
+	} {
+		recording, archive := filepath.Join(dir, name+".recording"), filepath.Join(dir, name)
+		if err := write(recording); err != nil {
+			t.Fatal(err)
+		}
+		read := map[string]func(string, string) (*site.Archive, site.ImportReport, error){
+			"mahimahi": site.ImportMahimahi, "har": site.ImportHAR, "wpr": site.ImportWPR}[name]
+		a, _, err := read(recording, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := site.WriteArchive(archive, a); err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, fmt.Sprintf("%q", "archive:"+archive))
+	}
+	res, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
+retries: 0
+netcheck: false
+factors:
+  networks: [{name: fast, rtt: 10ms}]
+  pages: [%s]
+  protocols: [h2]
+`, strings.Join(pages, ", ")))
+	if res.Done != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, tr := range trialsOf(t, store) {
+		if tr.Status != results.StatusOK || tr.UnmatchedRequests != 0 || tr.ServerRequests < 14 {
+			t.Errorf("%s: %s, %d unmatched, %d requests served", tr.Page, tr.Error, tr.UnmatchedRequests, tr.ServerRequests)
+		}
 	}
 }

@@ -96,6 +96,11 @@ type Response struct {
 type Content struct {
 	Size     int64  `json:"size"`
 	MimeType string `json:"mimeType"`
+	// Text is the body, decoded from any Content-Encoding, as text or, if
+	// Encoding is "base64", in base64; absent when the exporter left the
+	// body out (quicbench's loader never includes it).
+	Text     *string `json:"text,omitempty"`
+	Encoding string  `json:"encoding,omitempty"`
 }
 
 // Timings are the phases of an entry in ms; Blocked, DNS, Connect and SSL

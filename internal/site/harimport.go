@@ -1,0 +1,89 @@
+package site
+
+import (
+	"encoding/base64"
+	"fmt"
+
+	"github.com/quicbench/quicbench/internal/har"
+)
+
+// ImportHAR reads the HAR 1.2 file at path, with bodies
+// (response.content.text). A HAR holds bodies decoded: one whose
+// Content-Encoding is gzip, deflate or br is compressed again so that it
+// goes on the wire as recorded; others are served decoded. Entries without
+// a body are left out and counted. document names the page ("" for the
+// HAR's first page).
+func ImportHAR(path, document string) (*Archive, ImportReport, error) {
+	h, err := har.ReadFile(path)
+	if err != nil {
+		return nil, ImportReport{}, err
+	}
+	a, rep, err := importHAR(h, document)
+	if err != nil {
+		return nil, rep, fmt.Errorf("har %s: %w", path, err)
+	}
+	return a, rep, nil
+}
+
+// importHAR turns a parsed HAR into an archive.
+func importHAR(h *har.HAR, document string) (*Archive, ImportReport, error) {
+	c := &collector{archive: &Archive{Source: "har"}}
+	hint := ""
+	for i, e := range h.Log.Entries {
+		body, ok, err := c.harBody(e)
+		if err != nil {
+			return nil, c.report, fmt.Errorf("entry %d (%.200s): %w", i+1, e.Request.URL, err)
+		}
+		if !ok {
+			continue
+		}
+		header := make([]Field, 0, len(e.Response.Headers))
+		for _, f := range e.Response.Headers {
+			header = append(header, Field{f.Name, f.Value})
+		}
+		if coding := Get(lowerNames(header), "content-encoding"); coding != "" && len(body) > 0 {
+			if encoded, ok := encode(body, coding); ok {
+				body = encoded
+				c.report.Reencoded++
+			} else {
+				header = withoutField(header, "content-encoding")
+				c.report.Decoded++
+			}
+		}
+		ex, err := c.add(e.Request.Method, e.Request.URL, e.ServerIPAddress, e.Response.Status, header, body)
+		if err != nil {
+			return nil, c.report, fmt.Errorf("entry %d: %w", i+1, err)
+		}
+		if ex != nil && hint == "" && len(h.Log.Pages) > 0 && e.Pageref == h.Log.Pages[0].ID && ex.Method == "GET" && ex.Status == 200 {
+			hint = ex.URL
+		}
+	}
+	return c.finish(document, hint)
+}
+
+// harBody is the entry's decoded body; ok is false for an entry left out
+// (no response, or no body where one was sent), counted in the report.
+func (c *collector) harBody(e har.Entry) (body []byte, ok bool, err error) {
+	r := e.Response
+	switch {
+	case r.Status == 0:
+		c.report.Entries++
+		c.report.NoResponse++
+		return nil, false, nil
+	case r.Status == 304, r.Content.Text == nil && r.Content.Size > 0: // a 304's body came from the recording browser's cache
+		c.report.Entries++
+		c.report.NoBody++
+		return nil, false, nil
+	case r.Content.Text == nil:
+		return nil, true, nil
+	case r.Content.Encoding == "base64":
+		body, err := base64.StdEncoding.DecodeString(*r.Content.Text)
+		if err != nil {
+			return nil, false, fmt.Errorf("content.text is not valid base64")
+		}
+		return body, true, nil
+	case r.Content.Encoding != "":
+		return nil, false, fmt.Errorf("content.encoding %.40q is not base64, the one HAR 1.2 names", r.Content.Encoding)
+	}
+	return []byte(*r.Content.Text), true, nil
+}

@@ -1,0 +1,168 @@
+package site
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"fmt"
+	"io"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+
+	"github.com/andybalholm/brotli"
+)
+
+// ImportReport says what an import kept of a recording and what it left
+// out, and why.
+type ImportReport struct {
+	Entries    int // exchanges in the recording
+	PlainHTTP  int // over http://: left out, the testbed serves https only
+	OtherPorts int // on another port than 443: left out
+	NoBody     int // the recording lacks the body (a HAR exporter dropped it, a 304): left out
+	NoResponse int // requests that got no response (failed, blocked): left out
+	// Reencoded counts bodies a HAR holds decoded that were compressed
+	// again as their Content-Encoding says; Decoded those whose coding
+	// cannot be redone here (zstd), served uncompressed.
+	Reencoded, Decoded int
+}
+
+// String lists what was left out, one line each, or "" for nothing.
+func (r ImportReport) String() string {
+	var b strings.Builder
+	line := func(n int, what string) {
+		if n > 0 {
+			fmt.Fprintf(&b, "  %d %s\n", n, what)
+		}
+	}
+	line(r.PlainHTTP, "exchanges over plain http left out (the testbed serves https only; a page's http:// requests will be unmatched)")
+	line(r.OtherPorts, "exchanges on ports other than 443 left out")
+	line(r.NoBody, "responses without their body in the recording left out (they would replay as empty)")
+	line(r.NoResponse, "requests without a response left out")
+	line(r.Reencoded, "bodies recorded decoded compressed again as their Content-Encoding says")
+	line(r.Decoded, "bodies whose Content-Encoding cannot be redone served uncompressed")
+	return b.String()
+}
+
+// collector gathers a recording's exchanges into an archive.
+type collector struct {
+	archive *Archive
+	report  ImportReport
+}
+
+// add keeps one exchange if the testbed can replay it and returns it, or
+// counts why not and returns nil. header is filtered as ArchiveHeader does.
+func (c *collector) add(method, rawURL, ip string, status int, header []Field, body []byte) (*Exchange, error) {
+	c.report.Entries++
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("URL %.200q is not an absolute URL", rawURL)
+	}
+	switch {
+	case u.Scheme == "http":
+		c.report.PlainHTTP++
+		return nil, nil
+	case u.Port() != "" && u.Port() != "443":
+		c.report.OtherPorts++
+		return nil, nil
+	}
+	u.Host = strings.ToLower(u.Hostname())
+	u.Fragment = ""
+	if len(c.archive.Exchanges) >= MaxExchanges {
+		return nil, fmt.Errorf("more than %d responses: split the recording", MaxExchanges)
+	}
+	ex := &Exchange{Method: strings.ToUpper(method), URL: u.String(), IP: ip, Status: status, Header: ArchiveHeader(header), Body: body}
+	if err := ex.check(); err != nil {
+		return nil, err
+	}
+	c.archive.Exchanges = append(c.archive.Exchanges, ex)
+	return ex, nil
+}
+
+// finish picks the document: document if given, else hint (a page the
+// recording names) if given, else the recording's one HTML page.
+func (c *collector) finish(document, hint string) (*Archive, ImportReport, error) {
+	a := c.archive
+	if len(a.Exchanges) == 0 {
+		return nil, c.report, fmt.Errorf("nothing to replay: of %d exchanges none is an https response on port 443", c.report.Entries)
+	}
+	if document == "" {
+		document = hint
+	}
+	if document == "" {
+		var pages []string
+		for _, ex := range a.Exchanges {
+			if ex.Method == "GET" && ex.Status == 200 && typeOf(Get(ex.Header, "content-type")) == "html" {
+				pages = append(pages, ex.URL)
+			}
+		}
+		switch len(pages) {
+		case 0:
+			return nil, c.report, fmt.Errorf("the recording has no HTML page: name the page with --document URL")
+		case 1:
+			document = pages[0]
+		default:
+			return nil, c.report, fmt.Errorf("the recording has %d HTML pages: name the page with --document URL (the first is %.200q)", len(pages), pages[0])
+		}
+	}
+	if u, err := url.Parse(document); err == nil {
+		u.Host = strings.ToLower(u.Host)
+		document = u.String()
+	}
+	a.Document = document
+	if err := a.Check(); err != nil {
+		return nil, c.report, err
+	}
+	return a, c.report, nil
+}
+
+// dechunk removes HTTP/1.1 chunked framing from body.
+func dechunk(body []byte) ([]byte, error) {
+	out, err := io.ReadAll(httputil.NewChunkedReader(bytes.NewReader(body)))
+	if err != nil {
+		return nil, fmt.Errorf("the body's chunked framing is damaged: %v", err)
+	}
+	return out, nil
+}
+
+// chunked reports whether header says the body is chunked.
+func chunked(header []Field) bool {
+	for _, f := range header {
+		if strings.EqualFold(f.Name, "transfer-encoding") && strings.Contains(strings.ToLower(f.Value), "chunked") {
+			return true
+		}
+	}
+	return false
+}
+
+// encode compresses a decoded body as coding says (gzip, deflate, br);
+// ok is false for a coding it cannot produce.
+func encode(body []byte, coding string) (out []byte, ok bool) {
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	switch strings.ToLower(strings.TrimSpace(coding)) {
+	case "gzip", "x-gzip":
+		w, _ = gzip.NewWriterLevel(&buf, 6)
+	case "deflate": // zlib-wrapped, as browsers expect
+		w, _ = zlib.NewWriterLevel(&buf, flate.DefaultCompression)
+	case "br":
+		w = brotli.NewWriterLevel(&buf, 5)
+	default:
+		return nil, false
+	}
+	w.Write(body)
+	w.Close()
+	return buf.Bytes(), true
+}
+
+// withoutField is h less the fields named name (lower case).
+func withoutField(h []Field, name string) []Field {
+	out := make([]Field, 0, len(h))
+	for _, f := range h {
+		if !strings.EqualFold(f.Name, name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
