@@ -38,6 +38,8 @@ Usage:
   quicbench corpus            the generated web2024 pages' statistics beside the HTTP Archive's
   quicbench import FORMAT PATH --to DIR
                               read a Mahimahi, HAR or WebPageReplay recording into a site archive
+  quicbench record URL... --to DIR
+                              load pages in Chromium and save every response as a site archive
   quicbench stacks            list the servers' transport stacks and their limits here
   quicbench parity [flags]    compare the servers' download times over h1, h2 and h3
   quicbench plan SPEC         print a spec file's plan: trials and estimated duration
@@ -70,6 +72,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPresets(args[1:], stdout, stderr)
 	case "import":
 		return runImport(args[1:], stdout, stderr)
+	case "record":
+		return runRecord(ctx, args[1:], stdout, stderr)
 	case "corpus":
 		return runCorpus(args[1:], stdout, stderr)
 	case "stacks":

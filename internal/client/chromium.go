@@ -193,7 +193,7 @@ type tab struct {
 // if no browser could be prepared at all.
 func (c *Chromium) openTab(loadCtx context.Context, req Request) (*tab, string, error) {
 	if !c.Warm {
-		b, err := c.startBrowser(loadCtx, req)
+		b, err := c.startBrowser(loadCtx, Flags(req))
 		if err != nil {
 			return nil, "", err
 		}
@@ -419,10 +419,10 @@ func (b *browserProcess) close() {
 	os.RemoveAll(b.tmp)
 }
 
-// startBrowser prepares a browser for req with a fresh profile in the
-// client namespace, living as long as parent; it starts on the first
-// action on its context.
-func (c *Chromium) startBrowser(parent context.Context, req Request) (*browserProcess, error) {
+// startBrowser prepares a browser with flags and a fresh profile in the
+// client namespace (none: this one), living as long as parent; it starts on
+// the first action on its context.
+func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAllocatorOption) (*browserProcess, error) {
 	profile, err := os.MkdirTemp(c.ProfileDir, "profile-")
 	if err != nil {
 		return nil, fmt.Errorf("load: profile directory: %w", err)
@@ -446,7 +446,7 @@ func (c *Chromium) startBrowser(parent context.Context, req Request) (*browserPr
 		path = DefaultChromiumPath
 	}
 	var wrapErr error
-	opts := append(Flags(req),
+	opts := append(flags,
 		chromedp.ExecPath(path),
 		chromedp.UserDataDir(profile),
 		chromedp.Env("TMPDIR="+tmp),
@@ -455,7 +455,9 @@ func (c *Chromium) startBrowser(parent context.Context, req Request) (*browserPr
 				cmd.SysProcAttr = &syscall.SysProcAttr{}
 			}
 			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-			wrapErr = c.Namespace.WrapCommand(cmd)
+			if c.Namespace != nil {
+				wrapErr = c.Namespace.WrapCommand(cmd)
+			}
 		}),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
@@ -509,7 +511,7 @@ func (c *Chromium) warmBrowser(req Request) (*browserProcess, error) {
 	if b := c.warm[key]; b != nil {
 		return b, nil
 	}
-	b, err := c.startBrowser(context.Background(), req)
+	b, err := c.startBrowser(context.Background(), Flags(req))
 	if err != nil {
 		return nil, err
 	}

@@ -41,16 +41,7 @@ func importHAR(h *har.HAR, document string) (*Archive, ImportReport, error) {
 		for _, f := range e.Response.Headers {
 			header = append(header, Field{f.Name, f.Value})
 		}
-		if coding := Get(lowerNames(header), "content-encoding"); coding != "" && len(body) > 0 {
-			if encoded, ok := encode(body, coding); ok {
-				body = encoded
-				c.report.Reencoded++
-			} else {
-				header = withoutField(header, "content-encoding")
-				c.report.Decoded++
-			}
-		}
-		ex, err := c.add(e.Request.Method, e.Request.URL, e.ServerIPAddress, e.Response.Status, header, body)
+		ex, err := c.addDecoded(e.Request.Method, e.Request.URL, e.ServerIPAddress, e.Response.Status, header, body)
 		if err != nil {
 			return nil, c.report, fmt.Errorf("entry %d: %w", i+1, err)
 		}

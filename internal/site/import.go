@@ -80,6 +80,47 @@ func (c *collector) add(method, rawURL, ip string, status int, header []Field, b
 	return ex, nil
 }
 
+// addDecoded is add for a body recorded decoded (a HAR's, the browser's):
+// one whose Content-Encoding is gzip, deflate or br is compressed again, so
+// that it goes on the wire coded as recorded; one of another coding is
+// kept decoded, without the field.
+func (c *collector) addDecoded(method, rawURL, ip string, status int, header []Field, body []byte) (*Exchange, error) {
+	if coding := Get(lowerNames(header), "content-encoding"); coding != "" && len(body) > 0 {
+		if encoded, ok := encode(body, coding); ok {
+			body = encoded
+			c.report.Reencoded++
+		} else {
+			header = withoutField(header, "content-encoding")
+			c.report.Decoded++
+		}
+	}
+	return c.add(method, rawURL, ip, status, header, body)
+}
+
+// Recording gathers the responses a browser received into an archive, as
+// `quicbench record` does.
+type Recording struct{ c collector }
+
+// NewRecording starts an archive whose Source is source.
+func NewRecording(source string) *Recording {
+	return &Recording{c: collector{archive: &Archive{Source: source}}}
+}
+
+// AddDecoded keeps one response whose body the browser decoded (see
+// collector.addDecoded), or counts why it cannot be replayed.
+func (r *Recording) AddDecoded(method, rawURL, ip string, status int, header []Field, body []byte) error {
+	_, err := r.c.addDecoded(method, rawURL, ip, status, header, body)
+	return err
+}
+
+// Report is what the recording kept and left out so far.
+func (r *Recording) Report() ImportReport { return r.c.report }
+
+// Finish returns the archive of the page document.
+func (r *Recording) Finish(document string) (*Archive, ImportReport, error) {
+	return r.c.finish(document, "")
+}
+
 // finish picks the document: document if given, else hint (a page the
 // recording names) if given, else the recording's one HTML page.
 func (c *collector) finish(document, hint string) (*Archive, ImportReport, error) {
