@@ -43,40 +43,41 @@ const (
 
 // compareFlags are compare's flags as parsed, before validation.
 type compareFlags struct {
-	net                                            *networkFlags
-	page, protos, stack, server, visit, cache, out *string
-	clientName, browser, chromium                  *string
-	origins, runs, retries                         *int
-	seed                                           *uint64
-	timeout                                        *time.Duration
-	jsonOut, verbose, capture, qlog, check, visual *bool
+	net                                                           *networkFlags
+	page, protos, stack, server, visit, cache, out                *string
+	clientName, browser, chromium                                 *string
+	origins, runs, retries                                        *int
+	seed                                                          *uint64
+	timeout                                                       *time.Duration
+	jsonOut, verbose, capture, qlog, check, visual, deterministic *bool
 }
 
 func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 	protocols := factor.Protocols().Values()
 	return &compareFlags{
-		net:        addNetworkFlags(fs, networkDefaults{rtt: defaultRTT, loss: defaultLoss, down: defaultDown, up: defaultUp, queue: defaultQueue}),
-		page:       fs.String("page", defaultPage, "the `page`: "+factor.PageKinds().Usage()),
-		protos:     fs.String("protocols", joinLevels(protocols), "comma-separated `list` of "+factor.Protocols().Names()),
-		stack:      fs.String("stack", string(factor.StackTCP), "the servers' TCP `stack` for h1 and h2: "+factor.Stacks().Usage()+" (quicbench stacks); h3 always uses quic-go's"),
-		server:     fs.String("server", string(factor.ServerGo), "server `stack` for h1 and h2: "+factor.Servers().Usage()+"; h3 is always quic-go"),
-		origins:    fs.Int("origins", 1, "spread the page's objects round-robin over this `number` of origins (host names), each on its own server address; server N is origin N for --path"),
-		runs:       fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order"),
-		retries:    fs.Int("retries", 0, "more `attempts` for a failed load (a failed load is recorded with its attempts either way)"),
-		seed:       fs.Uint64("seed", spec.DefaultSeed, "`seed` of the loss decisions, page bytes and load order (the same as a spec's seed)"),
-		jsonOut:    fs.Bool("json", false, "print the summary, with every load, as JSON instead of a table"),
-		out:        fs.String("out", "", "run `directory` for results.db, the spec and the certificates (default runs/compare-<time>)"),
-		timeout:    fs.Duration("timeout", spec.DefaultTimeout, "`limit` for one page load, browser start included"),
-		chromium:   fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`"),
-		browser:    fs.String("browser", string(factor.BrowserFresh), "Chromium `mode`: "+factor.Browsers().Usage()),
-		clientName: fs.String("client", string(factor.ClientChromium), "page `loader`: "+factor.Clients().Usage()),
-		verbose:    fs.Bool("verbose", false, "log what the run does to stderr"),
-		capture:    fs.Bool("pcap", false, "record each load's client-side packets to artifacts/<trial>-a<attempt>.pcap in the run directory (Wireshark reads them); adds a copy per packet"),
-		qlog:       fs.Bool("qlog", false, "record the server's qlog of each h3 load to artifacts/<trial>-a<attempt>-qlog/ in the run directory (qvis reads them)"),
-		visit:      fs.String("visit", string(factor.FirstVisit), "`kind` of visit measured: "+factor.Visits().Usage()),
-		cache:      fs.String("cache", string(factor.CacheOff), "`on` or off: "+factor.Caches().Usage()),
-		visual:     fs.Bool("visual", false, "capture each load's frames in Chromium for visual metrics (First and Last Visual Change, Speed Index, Visually Complete 85/95/99) into artifacts/<trial>-a<attempt>-frames/; the capture costs CPU during the load and 2 s after it"),
-		check:      fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
+		net:           addNetworkFlags(fs, networkDefaults{rtt: defaultRTT, loss: defaultLoss, down: defaultDown, up: defaultUp, queue: defaultQueue}),
+		page:          fs.String("page", defaultPage, "the `page`: "+factor.PageKinds().Usage()),
+		protos:        fs.String("protocols", joinLevels(protocols), "comma-separated `list` of "+factor.Protocols().Names()),
+		stack:         fs.String("stack", string(factor.StackTCP), "the servers' TCP `stack` for h1 and h2: "+factor.Stacks().Usage()+" (quicbench stacks); h3 always uses quic-go's"),
+		server:        fs.String("server", string(factor.ServerGo), "server `stack` for h1 and h2: "+factor.Servers().Usage()+"; h3 is always quic-go"),
+		origins:       fs.Int("origins", 1, "spread the page's objects round-robin over this `number` of origins (host names), each on its own server address; server N is origin N for --path"),
+		runs:          fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order"),
+		retries:       fs.Int("retries", 0, "more `attempts` for a failed load (a failed load is recorded with its attempts either way)"),
+		seed:          fs.Uint64("seed", spec.DefaultSeed, "`seed` of the loss decisions, page bytes and load order (the same as a spec's seed)"),
+		jsonOut:       fs.Bool("json", false, "print the summary, with every load, as JSON instead of a table"),
+		out:           fs.String("out", "", "run `directory` for results.db, the spec and the certificates (default runs/compare-<time>)"),
+		timeout:       fs.Duration("timeout", spec.DefaultTimeout, "`limit` for one page load, browser start included"),
+		chromium:      fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`"),
+		browser:       fs.String("browser", string(factor.BrowserFresh), "Chromium `mode`: "+factor.Browsers().Usage()),
+		clientName:    fs.String("client", string(factor.ClientChromium), "page `loader`: "+factor.Clients().Usage()),
+		verbose:       fs.Bool("verbose", false, "log what the run does to stderr"),
+		capture:       fs.Bool("pcap", false, "record each load's client-side packets to artifacts/<trial>-a<attempt>.pcap in the run directory (Wireshark reads them); adds a copy per packet"),
+		qlog:          fs.Bool("qlog", false, "record the server's qlog of each h3 load to artifacts/<trial>-a<attempt>-qlog/ in the run directory (qvis reads them)"),
+		visit:         fs.String("visit", string(factor.FirstVisit), "`kind` of visit measured: "+factor.Visits().Usage()),
+		cache:         fs.String("cache", string(factor.CacheOff), "`on` or off: "+factor.Caches().Usage()),
+		visual:        fs.Bool("visual", false, "capture each load's frames in Chromium for visual metrics (First and Last Visual Change, Speed Index, Visually Complete 85/95/99) into artifacts/<trial>-a<attempt>-frames/; the capture costs CPU during the load and 2 s after it"),
+		deterministic: fs.Bool("deterministic", false, "make Date and Math.random in the page's scripts the same on every load, as WebPageReplay does, so that a recorded page requests the same URLs each time"),
+		check:         fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
 	}
 }
 
@@ -117,7 +118,7 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 		return nil, err
 	}
 	s := &spec.Spec{Name: "compare", Seed: *f.seed, Repetitions: *f.runs, Retries: *f.retries, Timeout: *f.timeout,
-		Netcheck: *f.check, Artifacts: spec.Artifacts{Pcap: *f.capture, Qlog: *f.qlog}, Networks: []*netconf.Network{net}}
+		Netcheck: *f.check, Deterministic: *f.deterministic, Artifacts: spec.Artifacts{Pcap: *f.capture, Qlog: *f.qlog}, Networks: []*netconf.Network{net}}
 	var page factor.Page
 	var stack factor.Stack
 	var server factor.Server

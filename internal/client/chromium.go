@@ -221,8 +221,12 @@ func (c *Chromium) openTab(loadCtx context.Context, req Request) (*tab, string, 
 // visits sets up the tab's page, makes a repeat visit's first load and
 // then the measured one, filling res. It returns a failure text.
 func (c *Chromium) visits(tabCtx, loadCtx context.Context, req Request, timeout time.Duration, res *Result) string {
+	source := bufferJS
+	if req.Deterministic {
+		source = DeterministicJS + "\n" + source
+	}
 	if _, err := chromedp.Call(tabCtx, page.AddScriptToEvaluateOnNewDocument,
-		page.AddScriptToEvaluateOnNewDocumentParams{Source: bufferJS}); err != nil {
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: source}); err != nil {
 		return fmt.Sprintf("set up page: %v", err)
 	}
 	if err := setViewport(tabCtx); err != nil {

@@ -75,6 +75,9 @@ type Request struct {
 	// Visual captures the measured visit's frames and computes its visual
 	// metrics (Chromium only). It costs CPU during the load.
 	Visual bool
+	// Deterministic injects DeterministicJS into every document, so that
+	// the page's time and random numbers are the same on every load.
+	Deterministic bool
 	// CacheAllowed accepts resources that came from the browser's cache
 	// (no bytes transferred) whatever protocol they name: the site is
 	// cacheable and this is a repeat visit.

@@ -33,6 +33,8 @@ type bed struct {
 	expected []string
 	loader   client.PageLoader
 	chromium *client.Chromium
+	// deterministic makes the pages' time and randomness fixed.
+	deterministic bool
 }
 
 // startTestbed builds the testbed of setup: its page from the page seed,
@@ -55,7 +57,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
-	b := &bed{Testbed: tb, page: page, expected: page.Subresources}
+	b := &bed{Testbed: tb, page: page, expected: page.Subresources, deterministic: r.spec.Deterministic}
 	b.chromium = &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
 		Warm: r.spec.Browser == factor.BrowserWarm}
 	b.loader = b.chromium

@@ -62,6 +62,7 @@ func load(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, e
 		Expected: b.expected, Visit: visit, HARPath: harPath,
 		CacheAllowed: cache && visit.Loads() > 1,
 		Visual:       c.Visual.On(),
+		Deterministic: b.deterministic,
 		BetweenVisits: func(ctx context.Context) error {
 			if err := tb.CloseConnections(); err != nil {
 				return err

@@ -141,3 +141,46 @@ factors:
 		}
 	}
 }
+
+// TestDeterministicPages: a recorded page whose script requests a URL
+// made of Math.random() and Date.now() replays with every request matched
+// only when the spec makes time and randomness deterministic.
+func TestDeterministicPages(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	// The URL the page's script makes under client.DeterministicJS: the
+	// first xorshift32 number of its seed and the first clock reading.
+	x := uint32(0x2545f491)
+	x ^= x << 13
+	x ^= x >> 17
+	x ^= x << 5
+	path := fmt.Sprintf("/r/%d-%d", int64(float64(x)/4294967296*1e9), int64(1_700_000_000_000))
+	doc := `<!doctype html><html><head><link rel=icon href="data:,"></head><body><script>
+const img = new Image(); img.src = '/r/' + Math.floor(Math.random() * 1e9) + '-' + Date.now(); document.body.appendChild(img);
+</script></body></html>`
+	png := site.ArchiveOf(mustSynthetic(t), "test").Exchanges[1]
+	a := &site.Archive{Source: "test", Document: "https://www.news.test/", Exchanges: []*site.Exchange{
+		{Method: "GET", URL: "https://www.news.test/", Status: 200, Header: []site.Field{{Name: "content-type", Value: "text/html"}}, Body: []byte(doc)},
+		{Method: "GET", URL: "https://www.news.test" + path, Status: 200, Header: png.Header, Body: png.Body},
+	}}
+	dir := filepath.Join(t.TempDir(), "news")
+	if err := site.WriteArchive(dir, a); err != nil {
+		t.Fatal(err)
+	}
+	for _, deterministic := range []bool{true, false} {
+		_, store, _ := runSpec(t, fmt.Sprintf("repetitions: 1\nretries: 0\nnetcheck: false\ndeterministic: %v\nfactors:\n  networks: [{rtt: 10ms}]\n  pages: [%q]\n  protocols: [h2]\n", deterministic, "archive:"+dir))
+		tr := trialsOf(t, store)[0]
+		if ok := tr.Status == results.StatusOK && tr.UnmatchedRequests == 0; ok != deterministic {
+			t.Errorf("deterministic %v: status %s, %d unmatched (%s)", deterministic, tr.Status, tr.UnmatchedRequests, tr.Error)
+		}
+	}
+}
+
+// mustSynthetic is a synthetic page of one 1 KB image.
+func mustSynthetic(t *testing.T) *site.Site {
+	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 1000}, []string{"www.news.test"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -14,17 +14,20 @@ import (
 
 // file is the YAML's shape.
 type file struct {
-	Name        string    `yaml:"name"`
-	Description string    `yaml:"description"`
-	Seed        *uint64   `yaml:"seed"`
-	Repetitions int       `yaml:"repetitions"`
-	Retries     *int      `yaml:"retries"`
-	Client      string    `yaml:"client"`
-	Browser     string    `yaml:"browser"`
-	Timeout     string    `yaml:"timeout"`
-	Netcheck    *bool     `yaml:"netcheck"`
-	Artifacts   Artifacts `yaml:"artifacts"`
-	Factors     factors   `yaml:"factors"`
+	Name        string  `yaml:"name"`
+	Description string  `yaml:"description"`
+	Seed        *uint64 `yaml:"seed"`
+	Repetitions int     `yaml:"repetitions"`
+	Retries     *int    `yaml:"retries"`
+	Client      string  `yaml:"client"`
+	Browser     string  `yaml:"browser"`
+	Timeout     string  `yaml:"timeout"`
+	Netcheck    *bool   `yaml:"netcheck"`
+	// Deterministic makes time and randomness in pages' scripts the same
+	// on every load (see client.DeterministicJS).
+	Deterministic bool      `yaml:"deterministic"`
+	Artifacts     Artifacts `yaml:"artifacts"`
+	Factors       factors   `yaml:"factors"`
 }
 
 type factors struct {
@@ -164,6 +167,9 @@ func Format(s *Spec) ([]byte, error) {
 	add(root, "browser", str(string(s.Browser)))
 	add(root, "timeout", str(s.Timeout.String()))
 	add(root, "netcheck", str(strconv.FormatBool(s.Netcheck)))
+	if s.Deterministic {
+		add(root, "deterministic", str("true"))
+	}
 	art := flowMapping()
 	add(art, "pcap", str(strconv.FormatBool(s.Artifacts.Pcap)))
 	add(art, "qlog", str(strconv.FormatBool(s.Artifacts.Qlog)))

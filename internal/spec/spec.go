@@ -68,15 +68,19 @@ type Spec struct {
 	// Timeout bounds one load (default 60 s).
 	Timeout time.Duration
 	// Netcheck measures each network before its first trial (default on).
-	Netcheck  bool
-	Artifacts Artifacts
-	Networks  []*netconf.Network
-	Pages     []factor.Page
-	Protocols []factor.Protocol
-	Stacks    []factor.Stack
-	Servers   []factor.Server
-	Visits    []factor.Visit
-	Cache     []factor.Cache
+	Netcheck bool
+	// Deterministic makes Date and Math.random in Chromium's pages the
+	// same on every load (WebPageReplay's fix for pages that put the time
+	// or random numbers into URLs); default off.
+	Deterministic bool
+	Artifacts     Artifacts
+	Networks      []*netconf.Network
+	Pages         []factor.Page
+	Protocols     []factor.Protocol
+	Stacks        []factor.Stack
+	Servers       []factor.Server
+	Visits        []factor.Visit
+	Cache         []factor.Cache
 	// Visual says which trials capture frames for visual metrics.
 	Visual  []factor.Visual
 	Origins []int
@@ -217,6 +221,7 @@ func (s *Spec) scalars(f file) error {
 	if f.Netcheck != nil {
 		s.Netcheck = *f.Netcheck
 	}
+	s.Deterministic = f.Deterministic
 	var err error
 	if f.Client != "" {
 		if s.Client, err = factor.Clients().Parse(f.Client); err != nil {

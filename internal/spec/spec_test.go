@@ -23,6 +23,7 @@ client: chromium
 browser: warm
 timeout: 30s
 netcheck: false
+deterministic: true
 artifacts: {pcap: true, qlog: false, har: true}
 factors:
   networks:
