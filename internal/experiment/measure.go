@@ -60,8 +60,8 @@ func load(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, e
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
 		Expected: b.expected, Visit: visit, HARPath: harPath,
-		CacheAllowed: cache && visit.Loads() > 1,
-		Visual:       c.Visual.On(),
+		CacheAllowed:  cache && visit.Loads() > 1,
+		Visual:        c.Visual.On(),
 		Deterministic: b.deterministic,
 		BetweenVisits: func(ctx context.Context) error {
 			if err := tb.CloseConnections(); err != nil {
