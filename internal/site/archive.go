@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -140,8 +141,8 @@ func replayURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("URL %.200q is not an https URL of a host", raw)
 	case u.Port() != "" && u.Port() != "443":
 		return nil, fmt.Errorf("URL %.200q is on port %s: the testbed serves every origin on port 443", raw, u.Port())
-	case !validHost(u.Hostname()):
-		return nil, fmt.Errorf("URL %.200q: host %q is not a host name", raw, u.Hostname())
+	case !validHost(u.Hostname()) || net.ParseIP(u.Hostname()) != nil:
+		return nil, fmt.Errorf("URL %.200q: host %.100q is not a host name", raw, u.Hostname())
 	}
 	return u, nil
 }

@@ -98,6 +98,7 @@ func TestArchiveCheck(t *testing.T) {
 		"bad header name":   func(a *Archive) { a.Exchanges[1].Header = []Field{{"a b", "1"}} },
 		"no document":       func(a *Archive) { a.Document = "https://www.a.test/missing" },
 		"bad host":          func(a *Archive) { a.Exchanges[1].URL = "https://a..test/" },
+		"IP for host":       func(a *Archive) { a.Exchanges[1].URL = "https://192.0.2.1/x" },
 		"no exchanges":      func(a *Archive) { a.Exchanges = nil },
 		"document not GETs": func(a *Archive) { a.Exchanges[0].Method = "POST" },
 	} {

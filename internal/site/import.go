@@ -7,6 +7,7 @@ import (
 	"compress/zlib"
 	"fmt"
 	"io"
+	"net"
 	"net/http/httputil"
 	"net/url"
 	"strings"
@@ -20,6 +21,7 @@ type ImportReport struct {
 	Entries    int // exchanges in the recording
 	PlainHTTP  int // over http://: left out, the testbed serves https only
 	OtherPorts int // on another port than 443: left out
+	IPHosts    int // to an IP address rather than a host name: left out
 	NoBody     int // the recording lacks the body (a HAR exporter dropped it, a 304): left out
 	NoResponse int // requests that got no response (failed, blocked): left out
 	// Reencoded counts bodies a HAR holds decoded that were compressed
@@ -38,6 +40,7 @@ func (r ImportReport) String() string {
 	}
 	line(r.PlainHTTP, "exchanges over plain http left out (the testbed serves https only; a page's http:// requests will be unmatched)")
 	line(r.OtherPorts, "exchanges on ports other than 443 left out")
+	line(r.IPHosts, "exchanges with an IP address for host left out (the testbed gives each host name its own address)")
 	line(r.NoBody, "responses without their body in the recording left out (they would replay as empty)")
 	line(r.NoResponse, "requests without a response left out")
 	line(r.Reencoded, "bodies recorded decoded compressed again as their Content-Encoding says")
@@ -65,6 +68,9 @@ func (c *collector) add(method, rawURL, ip string, status int, header []Field, b
 		return nil, nil
 	case u.Port() != "" && u.Port() != "443":
 		c.report.OtherPorts++
+		return nil, nil
+	case net.ParseIP(u.Hostname()) != nil:
+		c.report.IPHosts++
 		return nil, nil
 	}
 	u.Host = strings.ToLower(u.Hostname())

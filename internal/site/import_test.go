@@ -141,15 +141,29 @@ func TestImportBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	importHAR := func(p string) (*site.Archive, site.ImportReport, error) { return site.ImportHAR(p, "") }
+	// Duplicate entries, one over plain http and one to an IP address:
+	// imported, counted, and the summary says so.
+	dup := h.Log.Entries[len(h.Log.Entries)-1]
+	plain, literal := dup, dup
+	plain.Request.URL = "http://www.quicbench.test/x"
+	literal.Request.URL = "https://192.0.2.1/x"
+	h.Log.Entries = append(h.Log.Entries, dup, plain, literal)
+	if err := h.WriteFile(harPath); err != nil {
+		t.Fatal(err)
+	}
+	a, rep, err := importHAR(harPath)
+	if err != nil || a.Summary().Duplicates != 1 || rep.PlainHTTP != 1 || rep.IPHosts != 1 || !strings.Contains(a.Summary().String(), "1 duplicates") {
+		t.Errorf("duplicates: %v, summary %+v, report %+v", err, a.Summary(), rep)
+	}
 	for i := range h.Log.Entries {
 		h.Log.Entries[i].Response.Content.Text = nil // as exporters that drop bodies write it
 	}
 	if err := h.WriteFile(harPath); err != nil {
 		t.Fatal(err)
 	}
-	importHAR := func(p string) (*site.Archive, site.ImportReport, error) { return site.ImportHAR(p, "") }
-	_, rep, err := importHAR(harPath)
-	if err == nil || !strings.Contains(err.Error(), "nothing to replay") || rep.NoBody != len(src.Exchanges) {
+	_, rep, err = importHAR(harPath)
+	if err == nil || !strings.Contains(err.Error(), "nothing to replay") || rep.NoBody != len(h.Log.Entries) {
 		t.Errorf("a HAR without bodies: error %v, report %+v", err, rep)
 	}
 }
