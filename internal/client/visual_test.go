@@ -119,9 +119,10 @@ func TestVisualLoadOfASyntheticPage(t *testing.T) {
 	}
 	// Chromium times an image's LCP candidate from when it loaded, which
 	// can come a few ms before the first paint: LCP is not checked
-	// against FCP.
-	if res.FCPMs < res.TTFBMs || res.FCPMs > res.PLTMs || res.LCPMs < res.TTFBMs || res.LCPMs > ms(m.LastVisualChange)+50 {
-		t.Errorf("FCP %.0f, LCP %.0f outside TTFB %.0f to PLT %.0f / LVC", res.FCPMs, res.LCPMs, res.TTFBMs, res.PLTMs)
+	// against FCP. The first paint can come a frame after the load event
+	// (a run saw PLT 240, FCP 244): both are bounded by the last change.
+	if lvc := ms(m.LastVisualChange) + 50; res.FCPMs < res.TTFBMs || res.FCPMs > lvc || res.LCPMs < res.TTFBMs || res.LCPMs > lvc {
+		t.Errorf("FCP %.0f, LCP %.0f outside TTFB %.0f to LVC %v + 50 ms", res.FCPMs, res.LCPMs, res.TTFBMs, m.LastVisualChange)
 	}
 	if last := m.Progress[len(m.Progress)-1]; last.Percent != 100 {
 		t.Errorf("progress ends at %d %%", last.Percent)
