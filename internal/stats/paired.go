@@ -1,0 +1,199 @@
+package stats
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// This file holds the analysis of paired samples (trials that differ only
+// in protocol and share their link's random numbers) and the intervals of
+// a ratio of medians.
+
+// maxExactSignedRank is the largest number of non-zero differences for
+// which WilcoxonSignedRank and HodgesLehmann use the exact distribution.
+const maxExactSignedRank = 200
+
+// WilcoxonSignedRank is the Wilcoxon signed-rank test of the paired
+// differences d against a median of zero, two-sided. Zero differences are
+// dropped (Wilcoxon's rule). The statistic is W+, the sum of the ranks of
+// the positive differences. Without ties and with at most 200 differences
+// P is exact; otherwise it is the normal approximation with the tie
+// correction and a continuity correction.
+func WilcoxonSignedRank(d []float64) Test {
+	const name = "wilcoxon-signed-rank"
+	nonzero := make([]float64, 0, len(d))
+	for _, v := range d {
+		if v != 0 && !math.IsNaN(v) {
+			nonzero = append(nonzero, v)
+		}
+	}
+	n := len(nonzero)
+	if n < 1 {
+		return notRun(name, "needs at least 1 non-zero difference")
+	}
+	slices.SortFunc(nonzero, func(a, b float64) int { return cmp.Compare(math.Abs(a), math.Abs(b)) })
+	wPlus, tieTerm, ties := 0.0, 0.0, false
+	for i := 0; i < n; {
+		j := i
+		for j < n && math.Abs(nonzero[j]) == math.Abs(nonzero[i]) {
+			j++
+		}
+		rank := float64(i+j+1) / 2
+		for k := i; k < j; k++ {
+			if nonzero[k] > 0 {
+				wPlus += rank
+			}
+		}
+		if t := float64(j - i); t > 1 {
+			tieTerm += t*t*t - t
+			ties = true
+		}
+		i = j
+	}
+	minP := math.Min(1, 2*math.Pow(2, -float64(n)))
+	if !ties && n <= maxExactSignedRank {
+		dist := signedRankCounts(n)
+		return Test{Name: name, Statistic: wPlus, P: signedRankP(dist, int(wPlus), n), MinP: minP, OK: true}
+	}
+	fn := float64(n)
+	sigma := math.Sqrt(fn*(fn+1)*(2*fn+1)/24 - tieTerm/48)
+	if sigma == 0 {
+		return notRun(name, "every difference is the same")
+	}
+	z := (math.Abs(wPlus-fn*(fn+1)/4) - 0.5) / sigma
+	p := math.Min(1, 2*distuv.UnitNormal.Survival(math.Max(z, 0)))
+	return Test{Name: name, Statistic: wPlus, P: p, MinP: minP, OK: true}
+}
+
+// signedRankCounts is the null distribution of W+ for n differences, as
+// probabilities of W+ = 0 … n(n+1)/2 (each of the 2ⁿ sign patterns equally
+// likely).
+func signedRankCounts(n int) []float64 {
+	maxW := n * (n + 1) / 2
+	p := make([]float64, maxW+1)
+	p[0] = 1
+	top := 0
+	for k := 1; k <= n; k++ {
+		top += k
+		for w := top; w >= k; w-- {
+			p[w] = (p[w] + p[w-k]) / 2
+		}
+		for w := k - 1; w >= 0; w-- {
+			p[w] /= 2
+		}
+	}
+	return p
+}
+
+// signedRankP is the exact two-sided p-value of W+ = w: twice the smaller
+// tail, at most 1.
+func signedRankP(dist []float64, w, n int) float64 {
+	maxW := n * (n + 1) / 2
+	lower, upper := 0.0, 0.0
+	for v := 0; v <= w; v++ {
+		lower += dist[v]
+	}
+	for v := w; v <= maxW; v++ {
+		upper += dist[v]
+	}
+	return math.Min(1, 2*math.Min(lower, upper))
+}
+
+// HodgesLehmann is the Hodges–Lehmann estimate of the median of paired
+// differences d (the median of the Walsh averages (dᵢ + dⱼ)/2, i ≤ j) and
+// its confidence interval at level, from the signed-rank distribution
+// (exact up to 200 differences, normal beyond). With too few differences
+// for the level the interval is the whole range of the averages and ok is
+// false.
+func HodgesLehmann(d []float64, level float64) (est, lo, hi float64, ok bool) {
+	n := len(d)
+	if n == 0 {
+		return math.NaN(), math.NaN(), math.NaN(), false
+	}
+	walsh := make([]float64, 0, n*(n+1)/2)
+	for i := range d {
+		for j := i; j < n; j++ {
+			walsh = append(walsh, (d[i]+d[j])/2)
+		}
+	}
+	slices.Sort(walsh)
+	est = quantileSorted(walsh, 0.5)
+	k := signedRankCritical(n, (1-level)/2) // W+ ≤ k−1 has probability ≤ α/2
+	if k < 1 {
+		return est, walsh[0], walsh[len(walsh)-1], false
+	}
+	return est, walsh[k-1], walsh[len(walsh)-k], true
+}
+
+// signedRankCritical is the largest k with P(W+ ≤ k−1) ≤ tail for n
+// differences: the interval from the k-th smallest to the k-th largest
+// Walsh average covers the median with probability ≥ 1 − 2·tail.
+func signedRankCritical(n int, tail float64) int {
+	if n <= maxExactSignedRank {
+		dist := signedRankCounts(n)
+		cum, k := 0.0, 0
+		for w := 0; w < len(dist); w++ {
+			cum += dist[w]
+			if cum > tail {
+				break
+			}
+			k = w + 1
+		}
+		return k
+	}
+	fn := float64(n)
+	z, _ := ZForConfidence(1 - 2*tail)
+	return int(math.Floor(fn*(fn+1)/4 - z*math.Sqrt(fn*(fn+1)*(2*fn+1)/24)))
+}
+
+// PairedRatio is the paired analysis of pairs (q[i], t[i]) of positive
+// times: the ratio q/t as the exponential of the Hodges–Lehmann estimate
+// of the median log ratio, with its confidence interval at level, and the
+// Wilcoxon signed-rank test of the log ratios.
+type PairedRatio struct {
+	Pairs         int
+	Ratio, Lo, Hi float64
+	// CIOK is false when there are too few pairs for an interval at level.
+	CIOK bool
+	Test Test
+}
+
+// PairRatios analyses pairs (q[i], t[i]), which must be of equal length.
+func PairRatios(q, t []float64, level float64) PairedRatio {
+	d := make([]float64, len(q))
+	for i := range q {
+		d[i] = math.Log(q[i] / t[i])
+	}
+	est, lo, hi, ok := HodgesLehmann(d, level)
+	return PairedRatio{Pairs: len(q), Ratio: math.Exp(est), Lo: math.Exp(lo), Hi: math.Exp(hi), CIOK: ok, Test: WilcoxonSignedRank(d)}
+}
+
+// BootstrapRatioCI is the percentile bootstrap confidence interval of
+// median(q)/median(t) at level, resampling each sample on its own (reps
+// resamples from seed). NaN for an empty sample.
+func BootstrapRatioCI(q, t []float64, level float64, reps int, seed uint64) (lo, hi float64) {
+	if len(q) == 0 || len(t) == 0 || reps < 1 {
+		return math.NaN(), math.NaN()
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x7a71))
+	ratios := make([]float64, reps)
+	sq, st := make([]float64, len(q)), make([]float64, len(t))
+	for r := range ratios {
+		for i := range sq {
+			sq[i] = q[rng.IntN(len(q))]
+		}
+		for i := range st {
+			st[i] = t[rng.IntN(len(t))]
+		}
+		slices.Sort(sq)
+		slices.Sort(st)
+		ratios[r] = quantileSorted(sq, 0.5) / quantileSorted(st, 0.5)
+	}
+	slices.Sort(ratios)
+	alpha := (1 - level) / 2
+	return quantileSorted(ratios, alpha), quantileSorted(ratios, 1-alpha)
+}

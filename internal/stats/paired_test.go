@@ -1,0 +1,94 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestWilcoxonSignedRankExact: a sample worked by hand (W+ = 31 of 36;
+// 10 of the 256 sign patterns have W− ≤ 5, so p = 2·10/256).
+func TestWilcoxonSignedRankExact(t *testing.T) {
+	d := []float64{1.5, -0.3, 2.2, 0.8, -1.1, 3.0, 0.4, 2.7}
+	got := WilcoxonSignedRank(d)
+	if !got.OK || got.Statistic != 31 || math.Abs(got.P-20.0/256) > 1e-12 || math.Abs(got.MinP-2.0/256) > 1e-12 {
+		t.Errorf("got %+v, want W+ 31, p %v, min p %v", got, 20.0/256, 2.0/256)
+	}
+	// Zeros are dropped; all zero cannot be tested.
+	if z := WilcoxonSignedRank([]float64{0, 0}); z.OK {
+		t.Errorf("all-zero differences tested: %+v", z)
+	}
+}
+
+// TestWilcoxonSignedRankNormal: with ties the normal approximation is used
+// and agrees with the exact p-value of the same sample without ties.
+func TestWilcoxonSignedRankNormal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	d := make([]float64, 60)
+	for i := range d {
+		d[i] = rng.NormFloat64() + 0.3
+	}
+	exact := WilcoxonSignedRank(d)
+	d = append(d, 0.25, -0.25) // a tie in |d|
+	approx := WilcoxonSignedRank(d)
+	if !exact.OK || !approx.OK || math.Abs(math.Log(exact.P/approx.P)) > 0.5 {
+		t.Errorf("exact p %v, approximate p %v: too far apart", exact.P, approx.P)
+	}
+}
+
+// TestHodgesLehmannCritical: the interval of 8 differences at 95 % runs
+// from the 4th smallest to the 4th largest Walsh average (the signed-rank
+// table's critical value 3 for n = 8).
+func TestHodgesLehmannCritical(t *testing.T) {
+	if k := signedRankCritical(8, 0.025); k != 4 {
+		t.Errorf("k = %d for n = 8, want 4", k)
+	}
+	if k := signedRankCritical(5, 0.025); k != 0 {
+		t.Errorf("k = %d for n = 5, want 0 (too few pairs for 95 %%)", k)
+	}
+	if _, _, _, ok := HodgesLehmann([]float64{1, 2, 3, 4, 5}, 0.95); ok {
+		t.Error("5 differences gave a 95 % interval")
+	}
+}
+
+// TestPairedIntervalsCover: over 4000 simulated studies of 30 pairs whose
+// log ratio has median log(0.9), the paired interval covers 0.9 in
+// 95 % ± 1 % of them, and Wilcoxon rejects a true null at α = 0.01 in
+// 1 % ± 0.5 %.
+func TestPairedIntervalsCover(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const studies = 4000
+	covered, rejected := 0, 0
+	q, tt, same := make([]float64, 30), make([]float64, 30), make([]float64, 30)
+	for range studies {
+		for i := range q {
+			base := 1000 * math.Exp(0.3*rng.NormFloat64()) // a shared link state
+			tt[i] = base * math.Exp(0.1*rng.NormFloat64())
+			q[i] = 0.9 * base * math.Exp(0.1*rng.NormFloat64())
+			same[i] = base * math.Exp(0.1*rng.NormFloat64())
+		}
+		if r := PairRatios(q, tt, 0.95); r.Lo <= 0.9 && 0.9 <= r.Hi {
+			covered++
+		}
+		if r := PairRatios(same, tt, 0.95); r.Test.P < Alpha {
+			rejected++
+		}
+	}
+	if c := float64(covered) / studies; math.Abs(c-0.95) > 0.01 {
+		t.Errorf("coverage %.3f, want 0.95 ± 0.01", c)
+	}
+	if r := float64(rejected) / studies; math.Abs(r-Alpha) > 0.005 {
+		t.Errorf("false positives %.4f, want %.2f ± 0.005", r, Alpha)
+	}
+}
+
+// TestBootstrapRatioCI: the interval holds the ratio of the medians.
+func TestBootstrapRatioCI(t *testing.T) {
+	q := []float64{90, 95, 100, 105, 110, 92, 98}
+	tt := []float64{100, 105, 110, 115, 120, 102, 108}
+	lo, hi := BootstrapRatioCI(q, tt, 0.95, 2000, 1)
+	r := RatioOfMedians(q, tt)
+	if !(lo < r && r < hi) || lo < 0.7 || hi > 1.1 {
+		t.Errorf("ratio %v, interval [%v, %v]", r, lo, hi)
+	}
+}
