@@ -43,13 +43,13 @@ const (
 
 // compareFlags are compare's flags as parsed, before validation.
 type compareFlags struct {
-	net                                                           *networkFlags
-	page, protos, stack, server, visit, cache, out                *string
-	clientName, browser, chromium                                 *string
-	origins, runs, retries                                        *int
-	seed                                                          *uint64
-	timeout                                                       *time.Duration
-	jsonOut, verbose, capture, qlog, check, visual, deterministic *bool
+	net                                                                    *networkFlags
+	page, protos, stack, server, visit, cache, out                         *string
+	clientName, browser, chromium                                          *string
+	origins, runs, retries                                                 *int
+	seed                                                                   *uint64
+	timeout                                                                *time.Duration
+	jsonOut, verbose, capture, qlog, check, visual, deterministic, pairing *bool
 }
 
 func newCompareFlags(fs *flag.FlagSet) *compareFlags {
@@ -77,6 +77,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		cache:         fs.String("cache", string(factor.CacheOff), "`on` or off: "+factor.Caches().Usage()),
 		visual:        fs.Bool("visual", false, "capture each load's frames in Chromium for visual metrics (First and Last Visual Change, Speed Index, Visually Complete 85/95/99) into artifacts/<trial>-a<attempt>-frames/; the capture costs CPU during the load and 2 s after it"),
 		deterministic: fs.Bool("deterministic", false, "make Date and Math.random in the page's scripts the same on every load, as WebPageReplay does, so that a recorded page requests the same URLs each time"),
+		pairing:       fs.Bool("pairing", false, "start the protocols' loads of each round from the same link state (the same loss and jitter draws), and analyse them as pairs"),
 		check:         fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
 	}
 }
@@ -118,7 +119,7 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 		return nil, err
 	}
 	s := &spec.Spec{Name: "compare", Seed: *f.seed, Repetitions: *f.runs, Retries: *f.retries, Timeout: *f.timeout,
-		Netcheck: *f.check, Deterministic: *f.deterministic, Artifacts: spec.Artifacts{Pcap: *f.capture, Qlog: *f.qlog}, Networks: []*netconf.Network{net}}
+		Netcheck: *f.check, Deterministic: *f.deterministic, Pairing: *f.pairing, Artifacts: spec.Artifacts{Pcap: *f.capture, Qlog: *f.qlog}, Networks: []*netconf.Network{net}}
 	var page factor.Page
 	var stack factor.Stack
 	var server factor.Server

@@ -184,6 +184,30 @@ func (e *Emulator) Wait() { e.wg.Wait() }
 // Stats returns the counters of the uplink (client → servers) and downlink.
 func (e *Emulator) Stats() (up, down Stats) { return e.up.stats(), e.down.stats() }
 
+// Reseed restarts the random numbers of the uplink from up and of the
+// downlink from down (link.Direction.Reseed; per-server paths from seeds
+// derived from them), so that loads started after equal Reseeds meet the
+// same packet fates: the k-th packet of each direction is lost, or not,
+// alike.
+func (e *Emulator) Reseed(up, down uint64) {
+	now := time.Now()
+	for _, x := range []struct {
+		d    *direction
+		seed uint64
+	}{{e.up, up}, {e.down, down}} {
+		x.d.mu.Lock()
+		x.d.model.Reseed(x.seed, now)
+		for i, p := range x.d.paths[1:] {
+			s := pathSeed(x.seed, i)
+			p.rng = rand.New(rand.NewPCG(s, s>>1|1))
+		}
+		x.d.mu.Unlock()
+	}
+}
+
+// pathSeed is the seed of per-server path i of a direction seeded seed.
+func pathSeed(seed uint64, i int) uint64 { return seed ^ uint64(i+1)*0x9e3779b97f4a7c15 }
+
 // ResetPeaks restarts the peak queue counters of both directions.
 func (e *Emulator) ResetPeaks() {
 	for _, d := range []*direction{e.up, e.down} {
@@ -250,7 +274,7 @@ func newDirection(src, dst tun.Device, cfg link.Config, paths []Path, up bool, o
 	d := &direction{src: src, dst: dst, opt: opt, up: up, model: model, byAddr: map[[4]byte]*path{}}
 	d.paths = append(d.paths, &path{queue: make(chan packet, queueCapacity)})
 	for i, p := range paths {
-		seed := cfg.Seed ^ uint64(i+1)*0x9e3779b97f4a7c15
+		seed := pathSeed(cfg.Seed, i)
 		pp := &path{extraDelay: p.RTT / 2, loss: p.Loss, rng: rand.New(rand.NewPCG(seed, seed>>1|1)), queue: make(chan packet, queueCapacity)}
 		if !up {
 			pp.extraDelay = p.RTT - p.RTT/2

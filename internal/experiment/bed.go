@@ -33,8 +33,9 @@ type bed struct {
 	expected []string
 	loader   client.PageLoader
 	chromium *client.Chromium
-	// deterministic makes the pages' time and randomness fixed.
-	deterministic bool
+	// deterministic makes the pages' time and randomness fixed; paired
+	// starts each load from its repetition's link seeds.
+	deterministic, paired bool
 }
 
 // startTestbed builds the testbed of setup: its page from the page seed,
@@ -57,7 +58,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
-	b := &bed{Testbed: tb, page: page, expected: page.Subresources, deterministic: r.spec.Deterministic}
+	b := &bed{Testbed: tb, page: page, expected: page.Subresources, deterministic: r.spec.Deterministic, paired: r.spec.Pairing}
 	b.chromium = &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
 		Warm: r.spec.Browser == factor.BrowserWarm}
 	b.loader = b.chromium

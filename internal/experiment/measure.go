@@ -33,19 +33,26 @@ type Measured struct {
 // browser still holds its connections, and counts the emulator's packets.
 // An error means ctx was canceled or the servers failed; a failed load is
 // a Result with Failure set.
-func measureLoad(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, error) {
+func measureLoad(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, error) {
 	tb := b.Testbed
 	tb.Emulator.ResetPeaks()
 	up0, down0 := tb.Emulator.Stats()
-	m, err := load(ctx, b, c, harPath)
+	m, err := load(ctx, b, t, harPath)
 	up, down := tb.Emulator.Stats()
 	m.Up, m.Down = up.Sub(up0), down.Sub(down0)
 	return m, err
 }
 
-// load is measureLoad without the emulator's counters.
-func load(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, error) {
+// load is measureLoad without the emulator's counters. A paired load
+// starts its measured visit from its repetition's link seeds.
+func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, error) {
+	c := t.Cell
 	tb, page := b.Testbed, b.page
+	reseed := func() {
+		if b.paired {
+			tb.Emulator.Reseed(plan.PairSeeds(c.Setup, t.Rep))
+		}
+	}
 	p, visit, cache, rtt := c.Protocol, c.Visit, c.Cache.On(), c.Network.RTT
 	if err := tb.SetCache(cache); err != nil {
 		return Measured{}, err
@@ -55,6 +62,7 @@ func load(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, e
 	}
 	before := tb.Counts()
 	tb.Origin.TakeUnmatched() // those of earlier loads
+	reseed()
 	var m Measured
 	r, err := b.loader.Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
@@ -69,7 +77,11 @@ func load(ctx context.Context, b *bed, c plan.Cell, harPath string) (Measured, e
 			}
 			before = tb.Counts()
 			tb.Origin.TakeUnmatched()
-			return sleep(ctx, closeSettleTime(rtt))
+			if err := sleep(ctx, closeSettleTime(rtt)); err != nil {
+				return err
+			}
+			reseed() // the measured visit starts from the pair's state
+			return nil
 		},
 		Loaded: func() { m.Connections = tb.Connections() },
 	})

@@ -27,6 +27,10 @@ func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
 		PageValues:    results.PageValues{PageKind: c.Page.Kind, PageObjects: int64(c.Page.Objects), PageObjectBytes: c.Page.ObjectBytes},
 		Seeds:         results.Seeds{Seed: int64(s.Seed), UpSeed: int64(c.UpSeed), DownSeed: int64(c.DownSeed), PageSeed: int64(c.PageSeed)},
 	}
+	if s.Pairing {
+		up, down := plan.PairSeeds(c.Setup, t.Rep)
+		rec.UpSeed, rec.DownSeed, rec.Paired = int64(up), int64(down), true
+	}
 	if page != nil {
 		rec.PageBytes = page.Bytes()
 		if c.Page.OwnOrigins() {

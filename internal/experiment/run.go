@@ -330,7 +330,7 @@ func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt in
 	if err != nil {
 		return Measured{}, nil, err
 	}
-	m, err := measureLoad(ctx, bed, t.Cell, harPath)
+	m, err := measureLoad(ctx, bed, t, harPath)
 	if serr := stop(); serr != nil && err == nil {
 		err = serr
 	}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,5 +277,38 @@ factors:
 	})
 	if n != 2 {
 		t.Errorf("%d trials", n)
+	}
+}
+
+// TestPairedTrials: with pairing, the loads of one repetition start from
+// the same link seeds, recorded with the trial, and repetitions differ.
+func TestPairedTrials(t *testing.T) {
+	testenv.RequireRoot(t)
+	res, store, _ := runSpec(t, `seed: 3
+repetitions: 2
+client: loader
+netcheck: false
+pairing: true
+factors:
+  networks: [{name: lossy, rtt: 10ms, loss: 1}]
+  pages: [synthetic:4x20KB]
+  protocols: [h2, h3]
+`)
+	if res.Done != 4 || res.Failed != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	seeds := map[int64]map[[2]int64]bool{}
+	store.EachTrial(func(tr results.Trial) error {
+		if !tr.Paired {
+			t.Errorf("%s: not recorded as paired", tr.ID)
+		}
+		if seeds[tr.Rep] == nil {
+			seeds[tr.Rep] = map[[2]int64]bool{}
+		}
+		seeds[tr.Rep][[2]int64{tr.UpSeed, tr.DownSeed}] = true
+		return nil
+	})
+	if len(seeds[1]) != 1 || len(seeds[2]) != 1 || maps.Equal(seeds[1], seeds[2]) {
+		t.Errorf("seeds per repetition %v: want one per repetition, different between them", seeds)
 	}
 }

@@ -306,6 +306,21 @@ func (d *Direction) dropHead() {
 	d.lastDelivery = prev
 }
 
+// Reseed restarts d's random numbers from seed (a Gilbert-Elliott chain
+// in its good state) and, when no packet is queued, a trace from now: the
+// k-th packet offered afterwards meets the same loss and jitter draws, and
+// the same trace opportunities, on every Direction of this configuration
+// reseeded with the same seed, whatever came before. Counters continue.
+func (d *Direction) Reseed(seed uint64, now time.Time) {
+	d.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	if g, ok := d.loss.(*gilbertElliott); ok {
+		g.bad = false
+	}
+	if t, ok := d.bottleneck.(*traceRate); ok && len(d.queued) == 0 {
+		t.epoch, t.k, t.left = now, -1, 0
+	}
+}
+
 // TransmissionTime is how long a packet of size bytes occupies a bottleneck
 // of rate bit/s, rounded up to the nanosecond.
 func TransmissionTime(size int, rate int64) time.Duration {

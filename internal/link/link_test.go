@@ -215,3 +215,37 @@ func TestResetPeaks(t *testing.T) {
 		t.Errorf("after draining: peak %d packets %d B, want 1 and 100", s.PeakQueuePackets, s.PeakQueueBytes)
 	}
 }
+
+// TestReseedRepeatsPacketFates: after Reseed with the same seed, two
+// directions with different histories lose the same packets and give the
+// same jitter, on Bernoulli and Gilbert-Elliott loss.
+func TestReseedRepeatsPacketFates(t *testing.T) {
+	start := time.Unix(0, 0)
+	for name, cfg := range map[string]Config{
+		"bernoulli": {Seed: 1, Loss: 0.2, Delay: 10 * time.Millisecond, Jitter: time.Millisecond},
+		"gilbert":   {Seed: 1, GilbertElliott: &GilbertElliott{P: 0.05, R: 0.3, LossBad: 1}},
+	} {
+		a, _ := New(cfg, start)
+		b, _ := New(cfg, start)
+		now := start
+		for range 37 { // a history only a has
+			now = now.Add(time.Millisecond)
+			a.Send(now, 1200)
+		}
+		now = now.Add(time.Second)
+		a.Reseed(99, now)
+		b.Reseed(99, now)
+		same := 0
+		for i := range 500 {
+			at := now.Add(time.Duration(i) * time.Millisecond)
+			ta, va := a.Send(at, 1200)
+			tb, vb := b.Send(at, 1200)
+			if va == vb && ta.Equal(tb) {
+				same++
+			}
+		}
+		if same != 500 {
+			t.Errorf("%s: %d of 500 packets met the same fate after Reseed", name, same)
+		}
+	}
+}

@@ -198,3 +198,13 @@ func LoadTime(page factor.Page, rtt time.Duration, rate float64) time.Duration {
 func orderRand(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(DeriveSeed(seed, "order", ""), 0x91a7))
 }
+
+// PairSeeds are the link seeds a load of repetition rep of a cell of setup
+// starts from when the spec pairs trials: derived from the setup's link
+// seeds, its page and origins, and rep, and not from the stack or server
+// (nor the cell's protocol, visit, cache or visual), so that the loads of
+// one repetition that differ only in those meet the same packet fates.
+func PairSeeds(setup *Setup, rep int) (up, down uint64) {
+	what := fmt.Sprintf("page=%s;origins=%d;rep=%d", setup.Page, setup.Origins, rep)
+	return DeriveSeed(setup.UpSeed, "pair-up", what), DeriveSeed(setup.DownSeed, "pair-down", what)
+}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,35 @@ func TestLoadTimeModel(t *testing.T) {
 	s := mustSpec(t, twoNetworks)
 	if est := Build(s).Estimate(s); est < 96*chromiumOverhead || est > 5*time.Minute {
 		t.Errorf("estimate %v for 96 small Chromium trials", est)
+	}
+}
+
+// TestPairSeeds: the loads of one repetition share their link seeds across
+// protocols, stacks and servers, and not across repetitions or pages.
+func TestPairSeeds(t *testing.T) {
+	s, err := spec.Parse([]byte("repetitions: 2\nfactors:\n  networks: [{rtt: 20ms, loss: 1}]\n  pages: [synthetic:1x1KB, synthetic:2x1KB]\n  stacks: [tcp, tcp+]\n  protocols: [h2, h3]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := map[string]map[[2]uint64]bool{} // page;rep → seeds seen
+	for _, tr := range Build(s).Trials {
+		up, down := PairSeeds(tr.Cell.Setup, tr.Rep)
+		key := fmt.Sprintf("%s;%d", tr.Cell.Page, tr.Rep)
+		if seeds[key] == nil {
+			seeds[key] = map[[2]uint64]bool{}
+		}
+		seeds[key][[2]uint64{up, down}] = true
+	}
+	all := map[[2]uint64]bool{}
+	for key, set := range seeds {
+		if len(set) != 1 {
+			t.Errorf("%s: %d different seeds across protocols and stacks, want 1", key, len(set))
+		}
+		for s := range set {
+			all[s] = true
+		}
+	}
+	if len(all) != 4 {
+		t.Errorf("%d distinct seeds over 2 pages × 2 repetitions, want 4", len(all))
 	}
 }

@@ -149,8 +149,12 @@ func (o *Options) withRunDefaults(have []factor.Protocol) error {
 type Sample struct {
 	Protocol factor.Protocol
 	Values   []float64 // the metric of the verified loads, ms
-	Failed   int
-	Summary  stats.Summary
+	// Reps are the repetitions of Values' loads; Paired says every load
+	// of the sample started from its repetition's link seeds.
+	Reps    []int64
+	Paired  bool
+	Failed  int
+	Summary stats.Summary
 	// MedianCI is the 95% bootstrap interval of the median, ms.
 	MedianCILo, MedianCIHi float64
 }
@@ -163,8 +167,15 @@ type Comparison struct {
 	// Diff is mean(compare) − mean(baseline) in ms (seed 000), Ratio
 	// median(compare)/median(baseline) (seed 004), Gain
 	// (mean(compare) − mean(baseline))/mean(baseline) (seed 003).
-	Diff, Ratio, Gain  float64
+	Diff, Ratio, Gain float64
+	// RatioLo and RatioHi are the 95 % bootstrap interval of Ratio,
+	// resampling each protocol's loads on their own.
+	RatioLo, RatioHi   float64
 	Welch, MannWhitney stats.Test
+	// Paired is the analysis of the pairs of loads of equal repetition,
+	// when every load started from its repetition's link seeds (spec
+	// pairing); nil otherwise.
+	Paired *stats.PairedRatio
 	// Verdict is from Mann–Whitney U (PLTs are rarely normal) at α = 0.01.
 	Verdict stats.Verdict
 }
@@ -227,16 +238,17 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 		k := sampleKey{s, t.Protocol}
 		sm := samples[k]
 		if sm == nil {
-			sm = &Sample{Protocol: t.Protocol}
+			sm = &Sample{Protocol: t.Protocol, Paired: true}
 			samples[k] = sm
 		}
+		sm.Paired = sm.Paired && t.Paired
 		v := metric(t)
 		if t.Status != results.StatusOK || v == nil {
 			sm.Failed++
 			a.Failed++
 			continue
 		}
-		sm.Values, measured = append(sm.Values, *v), true
+		sm.Values, sm.Reps, measured = append(sm.Values, *v), append(sm.Reps, t.Rep), true
 	}
 	if !measured && len(trials) > 0 {
 		return nil, noMeasureError(o.Metric)
@@ -258,7 +270,9 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 	for _, s := range settings {
 		b, c := samples[sampleKey{s, o.Baseline}], samples[sampleKey{s, o.Compare}]
 		if b != nil && c != nil {
-			a.Comparisons = append(a.Comparisons, compareSamples(s, *b, *c))
+			h := fnv.New64a()
+			h.Write([]byte(sampleKey{s, "ratio"}.seedText()))
+			a.Comparisons = append(a.Comparisons, compareSamples(s, *b, *c, o.BootstrapReps, o.Seed^h.Sum64()))
 		}
 	}
 	a.ANOVAs = stackANOVAs(samples)
@@ -275,15 +289,43 @@ func noMeasureError(m string) error {
 }
 
 // compareSamples compares sample c with baseline b in setting s.
-func compareSamples(s Setting, b, c Sample) Comparison {
+func compareSamples(s Setting, b, c Sample, reps int, seed uint64) Comparison {
 	cmp := Comparison{Setting: s, Baseline: b, Compare: c,
 		Diff: stats.DiffOfMeans(c.Values, b.Values), Ratio: stats.RatioOfMedians(c.Values, b.Values), Gain: stats.Gain(c.Values, b.Values),
 		Welch: stats.Welch(c.Values, b.Values), MannWhitney: stats.MannWhitney(c.Values, b.Values)}
+	cmp.RatioLo, cmp.RatioHi = stats.BootstrapRatioCI(c.Values, b.Values, 0.95, reps, seed)
 	if len(b.Values) == 0 || len(c.Values) == 0 {
 		cmp.Diff, cmp.Ratio, cmp.Gain = math.NaN(), math.NaN(), math.NaN()
 	}
 	cmp.Verdict = stats.Decide(cmp.MannWhitney, c.Values, b.Values)
+	if b.Paired && c.Paired {
+		if q, t := pairsByRep(c, b); len(q) > 0 {
+			p := stats.PairRatios(q, t, 0.95)
+			cmp.Paired = &p
+		}
+	}
 	return cmp
+}
+
+// pairsByRep are the values of the repetitions both samples have, in
+// repetition order: q from c, t from b.
+func pairsByRep(c, b Sample) (q, t []float64) {
+	byRep := map[int64]float64{}
+	for i, r := range b.Reps {
+		byRep[r] = b.Values[i]
+	}
+	order := slices.Clone(c.Reps)
+	slices.Sort(order)
+	at := map[int64]float64{}
+	for i, r := range c.Reps {
+		at[r] = c.Values[i]
+	}
+	for _, r := range order {
+		if v, ok := byRep[r]; ok {
+			q, t = append(q, at[r]), append(t, v)
+		}
+	}
+	return q, t
 }
 
 // sampleKey identifies a sample: a setting and a protocol.

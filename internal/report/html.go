@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/stats"
 )
 
 // Page is what the HTML report shows besides the analysis.
@@ -80,13 +81,15 @@ func tables(a *Analysis) map[string][][]string {
 	b, c := string(a.Options.Baseline), string(a.Options.Compare)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	cmps := [][]string{append(settingHeader(), "n_"+b, "n_"+c, "failed_"+b, "failed_"+c, "mean_"+b, "mean_"+c, "median_"+b, "median_"+c,
-		"sd_"+b, "sd_"+c, "p25_"+c, "p75_"+c, "median_ci95_lo_"+c, "median_ci95_hi_"+c, "diff_ms", "ratio", "gain", "p_mann_whitney", "p_welch", "verdict")}
+		"sd_"+b, "sd_"+c, "p25_"+c, "p75_"+c, "median_ci95_lo_"+c, "median_ci95_hi_"+c, "diff_ms", "ratio", "gain", "p_mann_whitney", "p_welch", "verdict",
+		"ratio_ci95_lo", "ratio_ci95_hi", "pairs", "paired_ratio", "paired_ci95_lo", "paired_ci95_hi", "p_wilcoxon")}
 	for _, x := range a.Comparisons {
-		cmps = append(cmps, append(settingCells(x.Setting),
+		cmps = append(cmps, append(append(settingCells(x.Setting),
 			strconv.Itoa(len(x.Baseline.Values)), strconv.Itoa(len(x.Compare.Values)), strconv.Itoa(x.Baseline.Failed), strconv.Itoa(x.Compare.Failed),
 			f(x.Baseline.Summary.Mean), f(x.Compare.Summary.Mean), f(x.Baseline.Summary.Median), f(x.Compare.Summary.Median),
 			f(x.Baseline.Summary.StdDev), f(x.Compare.Summary.StdDev), f(x.Compare.Summary.P25), f(x.Compare.Summary.P75),
-			f(x.Compare.MedianCILo), f(x.Compare.MedianCIHi), f(x.Diff), f(x.Ratio), f(x.Gain), f(x.MannWhitney.P), f(x.Welch.P), string(x.Verdict)))
+			f(x.Compare.MedianCILo), f(x.Compare.MedianCIHi), f(x.Diff), f(x.Ratio), f(x.Gain), f(x.MannWhitney.P), f(x.Welch.P), string(x.Verdict),
+			f(x.RatioLo), f(x.RatioHi)), pairedCells(x.Paired, f)...))
 	}
 	shares := [][]string{append(settingHeader(), "metric", "pages", "faster", "share", "significantly_faster")}
 	for _, s := range a.Shares {
@@ -127,12 +130,12 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <h2>Comparisons</h2>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
 <th>n {{.A.Options.Baseline}}</th><th>n {{.A.Options.Compare}}</th><th>failed</th><th>median {{.A.Options.Baseline}}</th><th>median {{.A.Options.Compare}} [95% CI]</th>
-<th>ratio</th><th>Diff, ms</th><th>gain</th><th>p (MWU)</th><th>p (Welch)</th><th class="l">verdict</th></tr>
+<th>ratio [95% CI]</th><th>paired ratio [95% CI], pairs, p (Wilcoxon)</th><th>Diff, ms</th><th>gain</th><th>p (MWU)</th><th>p (Welch)</th><th class="l">verdict</th></tr>
 {{range .A.Comparisons}}<tr class="{{if eq (print .Verdict) "faster"}}faster{{else if eq (print .Verdict) "slower"}}slower{{end}}{{if or .Baseline.Failed .Compare.Failed}} fail{{end}}">
 <td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
 <td>{{len .Baseline.Values}}</td><td>{{len .Compare.Values}}</td><td class="f">{{.Baseline.Failed}} + {{.Compare.Failed}}</td>
 <td>{{num .Baseline.Summary.Median 1}}</td><td>{{num .Compare.Summary.Median 1}} [{{num .Compare.MedianCILo 1}}, {{num .Compare.MedianCIHi 1}}]</td>
-<td>{{num .Ratio 3}}</td><td>{{num .Diff 1}}</td><td>{{pct .Gain}}</td><td>{{pval .MannWhitney}}</td><td>{{pval .Welch}}</td>
+<td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{with .Paired}}{{num .Ratio 3}} [{{num .Lo 3}}, {{num .Hi 3}}], {{.Pairs}}, {{pval .Test}}{{else}}not paired{{end}}</td><td>{{num .Diff 1}}</td><td>{{pct .Gain}}</td><td>{{pval .MannWhitney}}</td><td>{{pval .Welch}}</td>
 <td class="l v">{{verdict .}}</td></tr>
 {{end}}</table>
 {{if .A.Shares}}<h2>{{.ShareTitle}}</h2>
@@ -186,4 +189,12 @@ func renderHTML(pg Page, a *Analysis, figs []Figure) ([]byte, error) {
 		return nil, fmt.Errorf("report: html: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// pairedCells are a comparison's paired columns: empty when unpaired.
+func pairedCells(p *stats.PairedRatio, f func(float64) string) []string {
+	if p == nil {
+		return []string{"0", "", "", "", ""}
+	}
+	return []string{strconv.Itoa(p.Pairs), f(p.Ratio), f(p.Lo), f(p.Hi), f(p.Test.P)}
 }

@@ -236,3 +236,46 @@ func TestPowerPlanFromAPilot(t *testing.T) {
 		t.Error("a ratio of 1 was planned for")
 	}
 }
+
+// TestPairedAnalysis: paired loads whose shared link state dominates their
+// spread get a paired interval of the ratio far narrower than the
+// unpaired one, and the text report shows them; unpaired loads get none.
+func TestPairedAnalysis(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var trials []results.Trial
+	for rep := 1; rep <= 30; rep++ {
+		state := math.Exp(0.3 * rng.NormFloat64()) // the pair's link state
+		for _, proto := range []factor.Protocol{"h2", "h3"} {
+			v := 1000 * state * math.Exp(0.02*rng.NormFloat64())
+			if proto == "h3" {
+				v *= 0.95
+			}
+			trials = append(trials, results.Trial{ID: "t", Rep: int64(rep),
+				Levels:  results.Levels{Network: "lossy", Page: "synthetic:1x1KB", Origins: 1, Stack: "tcp", Server: "go", Protocol: proto, Visit: "first"},
+				Seeds:   results.Seeds{Paired: true},
+				Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(v)}})
+		}
+	}
+	a, err := Analyze(trials, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := a.Comparisons[0]
+	if c.Paired == nil || c.Paired.Pairs != 30 || !(c.Paired.Lo < 0.95 && 0.95 < c.Paired.Hi) || c.Paired.Test.P >= 0.01 {
+		t.Fatalf("paired analysis %+v", c.Paired)
+	}
+	if paired, unpaired := c.Paired.Hi-c.Paired.Lo, c.RatioHi-c.RatioLo; paired > unpaired/4 {
+		t.Errorf("paired CI width %.3f not far below the unpaired %.3f", paired, unpaired)
+	}
+	var out bytes.Buffer
+	WriteText(&out, "run", a)
+	if !strings.Contains(out.String(), "Paired loads") || !strings.Contains(out.String(), "Wilcoxon") {
+		t.Errorf("text report lacks the paired table:\n%s", out.String())
+	}
+	for i := range trials {
+		trials[i].Paired = false
+	}
+	if a, _ := Analyze(trials, Options{}); a.Comparisons[0].Paired != nil {
+		t.Error("unpaired loads got a paired analysis")
+	}
+}

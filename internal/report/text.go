@@ -26,15 +26,16 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 		stats.Alpha, o.Compare, o.Baseline, o.Compare, o.Baseline, o.Baseline)
 	v := variedIn(a.Comparisons)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [95%% CI]\tratio\tdiff\tgain\tp (MWU)\tp (Welch)\tverdict\n",
+	fmt.Fprintf(tw, "%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [95%% CI]\tratio [95%% CI]\tdiff\tgain\tp (MWU)\tp (Welch)\tverdict\n",
 		cells(append([]string{"network", "page"}, v.names()...)), o.Baseline, o.Compare, o.Baseline, o.Compare)
 	for _, c := range a.Comparisons {
-		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
 			len(c.Baseline.Values), len(c.Compare.Values), c.Baseline.Failed+c.Compare.Failed,
 			num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
-			num(c.Ratio, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c))
+			num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c))
 	}
 	tw.Flush()
+	writePaired(w, a, v)
 	writeShares(w, a, v)
 	writeANOVAs(w, a, v)
 }
@@ -131,4 +132,33 @@ func pval(t stats.Test) string {
 		return "<1e-6"
 	}
 	return strconv.FormatFloat(t.P, 'g', 2, 64)
+}
+
+// writePaired shows the paired analysis of the settings whose loads were
+// paired.
+func writePaired(w io.Writer, a *Analysis, v varied) {
+	var paired []Comparison
+	for _, c := range a.Comparisons {
+		if c.Paired != nil {
+			paired = append(paired, c)
+		}
+	}
+	if len(paired) == 0 {
+		return
+	}
+	o := a.Options
+	fmt.Fprintf(w, "\nPaired loads (each repetition's loads started from the same link state): ratio = median of %s/%s over pairs (Hodges–Lehmann), Wilcoxon signed-rank test:\n", o.Compare, o.Baseline)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%spairs\tratio [95%% CI]\tCI width paired\tCI width unpaired\tp (Wilcoxon)\n", cells(append([]string{"network", "page"}, v.names()...)))
+	for _, c := range paired {
+		p := c.Paired
+		ci := fmt.Sprintf("%s [%s, %s]", num(p.Ratio, 3), num(p.Lo, 3), num(p.Hi, 3))
+		width := num(p.Hi-p.Lo, 3)
+		if !p.CIOK {
+			ci, width = num(p.Ratio, 3)+" [too few pairs]", "-"
+		}
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
+			p.Pairs, ci, width, num(c.RatioHi-c.RatioLo, 3), pval(p.Test))
+	}
+	tw.Flush()
 }

@@ -107,6 +107,10 @@ type Seeds struct {
 	UpSeed   int64 `parquet:"up_seed"`
 	DownSeed int64 `parquet:"down_seed"`
 	PageSeed int64 `parquet:"page_seed"`
+	// Paired says the load started from its repetition's link seeds
+	// (up_seed, down_seed; spec pairing): the trials of one setting and
+	// repetition with equal seeds met the same packet fates.
+	Paired bool `parquet:"paired"`
 }
 
 // Outcome is how the trial went.

@@ -25,9 +25,11 @@ type file struct {
 	Netcheck    *bool   `yaml:"netcheck"`
 	// Deterministic makes time and randomness in pages' scripts the same
 	// on every load (see client.DeterministicJS).
-	Deterministic bool      `yaml:"deterministic"`
-	Artifacts     Artifacts `yaml:"artifacts"`
-	Factors       factors   `yaml:"factors"`
+	Deterministic bool `yaml:"deterministic"`
+	// Pairing starts the loads of a repetition from the same link state.
+	Pairing   bool      `yaml:"pairing"`
+	Artifacts Artifacts `yaml:"artifacts"`
+	Factors   factors   `yaml:"factors"`
 }
 
 type factors struct {
@@ -169,6 +171,9 @@ func Format(s *Spec) ([]byte, error) {
 	add(root, "netcheck", str(strconv.FormatBool(s.Netcheck)))
 	if s.Deterministic {
 		add(root, "deterministic", str("true"))
+	}
+	if s.Pairing {
+		add(root, "pairing", str("true"))
 	}
 	art := flowMapping()
 	add(art, "pcap", str(strconv.FormatBool(s.Artifacts.Pcap)))

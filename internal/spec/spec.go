@@ -73,14 +73,19 @@ type Spec struct {
 	// same on every load (WebPageReplay's fix for pages that put the time
 	// or random numbers into URLs); default off.
 	Deterministic bool
-	Artifacts     Artifacts
-	Networks      []*netconf.Network
-	Pages         []factor.Page
-	Protocols     []factor.Protocol
-	Stacks        []factor.Stack
-	Servers       []factor.Server
-	Visits        []factor.Visit
-	Cache         []factor.Cache
+	// Pairing starts every load of a repetition from the same link state
+	// (common random numbers): the loads of a setting that differ only in
+	// protocol, visit, cache, visual, stack or server get the same loss
+	// and jitter draws and trace phase (plan.PairSeeds); default off.
+	Pairing   bool
+	Artifacts Artifacts
+	Networks  []*netconf.Network
+	Pages     []factor.Page
+	Protocols []factor.Protocol
+	Stacks    []factor.Stack
+	Servers   []factor.Server
+	Visits    []factor.Visit
+	Cache     []factor.Cache
 	// Visual says which trials capture frames for visual metrics.
 	Visual  []factor.Visual
 	Origins []int
@@ -221,7 +226,7 @@ func (s *Spec) scalars(f file) error {
 	if f.Netcheck != nil {
 		s.Netcheck = *f.Netcheck
 	}
-	s.Deterministic = f.Deterministic
+	s.Deterministic, s.Pairing = f.Deterministic, f.Pairing
 	var err error
 	if f.Client != "" {
 		if s.Client, err = factor.Clients().Parse(f.Client); err != nil {

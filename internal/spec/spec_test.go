@@ -24,6 +24,7 @@ browser: warm
 timeout: 30s
 netcheck: false
 deterministic: true
+pairing: true
 artifacts: {pcap: true, qlog: false, har: true}
 factors:
   networks:
