@@ -41,6 +41,9 @@ const (
 	compareHelpHint = "see quicbench compare -h"
 )
 
+// defaultMinRuns is the rounds compare --until makes before its first look.
+const defaultMinRuns = 10
+
 // compareFlags are compare's flags as parsed, before validation.
 type compareFlags struct {
 	net                                                                    *networkFlags
@@ -49,6 +52,7 @@ type compareFlags struct {
 	origins, runs, retries                                                 *int
 	seed                                                                   *uint64
 	timeout                                                                *time.Duration
+	until                                                                  *float64
 	jsonOut, verbose, capture, qlog, check, visual, deterministic, pairing *bool
 }
 
@@ -61,6 +65,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		stack:         fs.String("stack", string(factor.StackTCP), "the servers' TCP `stack` for h1 and h2: "+factor.Stacks().Usage()+" (quicbench stacks); h3 always uses quic-go's"),
 		server:        fs.String("server", string(factor.ServerGo), "server `stack` for h1 and h2: "+factor.Servers().Usage()+"; h3 is always quic-go"),
 		origins:       fs.Int("origins", 1, "spread the page's objects round-robin over this `number` of origins (host names), each on its own server address; server N is origin N for --path"),
+		until:         fs.Float64("until", 0, "stop repeating once the 95 % CI of the h3/h2 ratio is within ± this `fraction` (such as 0.03), or a sequential test gives a verdict, after at least 10 rounds (fewer if --runs is smaller); --runs is then the most"),
 		runs:          fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order"),
 		retries:       fs.Int("retries", 0, "more `attempts` for a failed load (a failed load is recorded with its attempts either way)"),
 		seed:          fs.Uint64("seed", spec.DefaultSeed, "`seed` of the loss decisions, page bytes and load order (the same as a spec's seed)"),
@@ -147,6 +152,9 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 	s.Pages, s.Stacks, s.Servers, s.Visits, s.Cache, s.Origins = []factor.Page{page}, []factor.Stack{stack}, []factor.Server{server},
 		[]factor.Visit{visit}, []factor.Cache{cache}, []int{*f.origins}
 	s.Visual = []factor.Visual{factor.VisualOf(*f.visual)}
+	if *f.until != 0 {
+		s.Until = &spec.Until{Min: min(defaultMinRuns, *f.runs), CIRatio: *f.until}
+	}
 	text, err := spec.Format(s)
 	if err != nil {
 		return nil, err

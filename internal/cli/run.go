@@ -166,6 +166,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%d of %d trials recorded (%d failed), %d in this run, in %s; results in %s/results.db\n",
 		res.Done, res.Total, res.Failed, res.Ran, res.Elapsed.Round(time.Second), dir)
+	if res.Skipped > 0 {
+		fmt.Fprintf(stdout, "%d trials left out: their settings' answers were known (repetitions until; quicbench report says when and why)\n", res.Skipped)
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "quicbench run: interrupted; every completed trial is kept: continue with quicbench run %s --out %s --resume\n", path, dir)

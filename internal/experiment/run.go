@@ -65,10 +65,12 @@ func inputErrorf(format string, args ...any) error { return &InputError{fmt.Erro
 // RunResult sums up a run.
 type RunResult struct {
 	Total, Done, Failed int
-	// Ran is how many trials this invocation recorded.
-	Ran         int
-	Interrupted bool
-	Elapsed     time.Duration
+	// Ran is how many trials this invocation recorded; Skipped how many
+	// it left out because their setting's answer was known (spec until).
+	Ran, Skipped int
+	Interrupted  bool
+	Elapsed      time.Duration
+	stop         *stopper
 }
 
 // Run runs the trials of cfg.Spec's plan that are not yet in the results
@@ -97,7 +99,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if len(todo) > 0 {
 		removeStale(cfg.Log)
 	}
-	r := &runner{cfg: cfg, spec: cfg.Spec, store: store, res: res, started: time.Now(), left: len(todo), earlier: earlier}
+	r := &runner{cfg: cfg, spec: cfg.Spec, store: store, res: res, started: time.Now(), left: len(todo), earlier: earlier, stop: res.stop}
 	for len(todo) > 0 {
 		n := 1
 		for n < len(todo) && todo[n].Cell.Setup == todo[0].Cell.Setup {
@@ -155,6 +157,15 @@ func prepare(cfg RunConfig) (*results.Store, *RunResult, []plan.Trial, map[strin
 		return nil, nil, nil, nil, err
 	}
 	res := &RunResult{Total: len(p.Trials), Done: total, Failed: failed}
+	stop, err := newStopper(cfg.Spec)
+	if err == nil {
+		err = stop.load(store, p.Trials)
+	}
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, nil, err
+	}
+	res.stop = stop
 	var todo []plan.Trial
 	for _, t := range p.Trials {
 		if !done[t.ID] {
@@ -251,6 +262,9 @@ type runner struct {
 	left    int
 	// earlier counts the recorded attempts of trials run again.
 	earlier map[string]int
+	// stop leaves out the trials of settings whose answer is known; nil
+	// when the spec repeats every cell equally.
+	stop *stopper
 }
 
 // setup builds the testbed of trials (one setup), checks its network once
@@ -259,6 +273,9 @@ type runner struct {
 func (r *runner) setup(ctx context.Context, trials []plan.Trial) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if r.allSkipped(trials) {
+		return nil
 	}
 	setup := trials[0].Cell.Setup
 	bed, err := r.startTestbed(setup)
@@ -277,11 +294,41 @@ func (r *runner) trials(ctx context.Context, bed *bed, trials []plan.Trial) erro
 		return err
 	}
 	for _, t := range trials {
+		if r.stop.skip(t) {
+			r.res.Skipped++
+			r.left--
+			continue
+		}
 		if err := r.trial(ctx, bed, t); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// allSkipped reports whether every trial of a setup is left out by the
+// stopping rule already (a resumed run whose settings were decided), so
+// that no testbed is built for them; it counts them. Each setting is
+// judged at its first trial still to run: every repetition before it is
+// recorded.
+func (r *runner) allSkipped(trials []plan.Trial) bool {
+	if r.stop == nil {
+		return false
+	}
+	first := map[string]plan.Trial{}
+	for _, t := range trials {
+		if f, ok := first[SettingKey(t.Cell)]; !ok || t.Rep < f.Rep {
+			first[SettingKey(t.Cell)] = t
+		}
+	}
+	for _, t := range first {
+		if !r.stop.skip(t) {
+			return false
+		}
+	}
+	r.res.Skipped += len(trials)
+	r.left -= len(trials)
+	return true
 }
 
 // trial runs one trial with its retries and records it.
@@ -317,6 +364,7 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 	if bed.Stack.Congestion == "" { // nginx's sockets: from its connections
 		bed.Stack.Congestion = rec.TCPCongestion
 	}
+	r.stop.record(t, rec)
 	if err := r.store.AddTrial(rec, resourcesOf(m), connectionsOf(m)); err != nil {
 		return err
 	}

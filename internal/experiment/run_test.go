@@ -11,6 +11,7 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/spec"
@@ -310,5 +311,42 @@ factors:
 	})
 	if len(seeds[1]) != 1 || len(seeds[2]) != 1 || maps.Equal(seeds[1], seeds[2]) {
 		t.Errorf("seeds per repetition %v: want one per repetition, different between them", seeds)
+	}
+}
+
+// TestRepetitionsUntil: with an until rule a setting stops once its answer
+// is known; the left-out trials are counted, a resume leaves them out too
+// without building a testbed, and the report replays where and why each
+// setting stopped.
+func TestRepetitionsUntil(t *testing.T) {
+	testenv.RequireRoot(t)
+	text := `seed: 4
+repetitions: {min: 3, max: 12, until: {ci_ratio: 0.25}}
+client: loader
+netcheck: false
+factors:
+  networks: [{name: near, rtt: 10ms}]
+  pages: [synthetic:4x20KB]
+  protocols: [h2, h3]
+`
+	res, store, dir := runSpec(t, text)
+	if res.Skipped == 0 || res.Done+res.Skipped != res.Total || res.Total != 24 {
+		t.Fatalf("result %+v: want trials left out, and recorded + left out = 24", res)
+	}
+	last := 0
+	store.EachTrial(func(tr results.Trial) error { last = max(last, int(tr.Rep)); return nil })
+	rep, err := report.Build(store, "", report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := rep.Analysis.Comparisons[0].Stopping
+	if st == nil || st.Rep != last || st.Rep < 3 || st.Look.Reason == "" {
+		t.Fatalf("report's stopping %+v, the run's last repetition %d", st, last)
+	}
+	store.Close()
+	s, _ := spec.Parse([]byte(text))
+	again, err := Run(context.Background(), RunConfig{Spec: s, Dir: dir, Resume: true})
+	if err != nil || again.Ran != 0 || again.Skipped != res.Skipped {
+		t.Errorf("resume: %+v, %v: want nothing run and %d left out", again, err, res.Skipped)
 	}
 }

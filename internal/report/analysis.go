@@ -95,6 +95,9 @@ type Options struct {
 	// WaterfallTrial is the trial whose waterfall is drawn; empty: the
 	// compared protocol's load nearest the first comparison's median.
 	WaterfallTrial string
+	// Until is the run's stopping rule, replayed per setting; nil for a
+	// run that repeated every cell equally (Build reads it from the run).
+	Until *UntilRule
 }
 
 // Validate checks the options and fills the defaults that do not depend
@@ -172,6 +175,9 @@ type Comparison struct {
 	// resampling each protocol's loads on their own.
 	RatioLo, RatioHi   float64
 	Welch, MannWhitney stats.Test
+	// Stopping is how the setting's repetitions ended under the run's
+	// until rule; nil without one.
+	Stopping *Stopping
 	// Paired is the analysis of the pairs of loads of equal repetition,
 	// when every load started from its repetition's link seeds (spec
 	// pairing); nil otherwise.
@@ -272,7 +278,9 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 		if b != nil && c != nil {
 			h := fnv.New64a()
 			h.Write([]byte(sampleKey{s, "ratio"}.seedText()))
-			a.Comparisons = append(a.Comparisons, compareSamples(s, *b, *c, o.BootstrapReps, o.Seed^h.Sum64()))
+			cmp := compareSamples(s, *b, *c, o.BootstrapReps, o.Seed^h.Sum64())
+			stopping(&cmp, o)
+			a.Comparisons = append(a.Comparisons, cmp)
 		}
 	}
 	a.ANOVAs = stackANOVAs(samples)

@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/stats"
 )
 
 // Report is a run's analysis with its figures.
@@ -22,13 +26,16 @@ type Report struct {
 // the first comparison (or o.WaterfallTrial), from its HAR when the run kept
 // one, else from its Resource Timing. Compared visual settings get a
 // filmstrip and progress curves of their median-Speed-Index loads.
-func Build(store *results.Store, name string, o Options) (*Report, error) {
+func Build(store *results.Store, name string, o Options) (_ *Report, err error) {
 	dir := filepath.Dir(store.Path())
 	var trials []results.Trial
 	if err := store.EachTrial(func(t results.Trial) error {
 		trials = append(trials, t)
 		return nil
 	}); err != nil {
+		return nil, err
+	}
+	if o.Until, err = untilRule(store, trials); err != nil {
 		return nil, err
 	}
 	a, err := Analyze(trials, o)
@@ -110,4 +117,29 @@ func medianTrial(trials []results.Trial, a *Analysis) *results.Trial {
 		}
 	}
 	return best
+}
+
+// untilRule reads the run's stopping rule from its stored spec; nil for
+// a run without one.
+func untilRule(store *results.Store, trials []results.Trial) (*UntilRule, error) {
+	text, err := store.Meta("spec")
+	if err != nil {
+		return nil, err
+	}
+	u, max, seed, err := spec.UntilOf([]byte(text))
+	if err != nil || u == nil {
+		return nil, err
+	}
+	seq, err := stats.NewSequential(stats.Alpha, u.Min, max, u.CIRatio)
+	if err != nil {
+		return nil, err
+	}
+	var protocols []factor.Protocol
+	for _, t := range trials {
+		if !slices.Contains(protocols, t.Protocol) {
+			protocols = append(protocols, t.Protocol)
+		}
+	}
+	b, c := spec.ComparedProtocols(protocols)
+	return &UntilRule{Seq: seq, Seed: seed, Baseline: b, Compare: c, CIRatio: u.CIRatio}, nil
 }

@@ -279,3 +279,51 @@ func TestPairedAnalysis(t *testing.T) {
 		t.Error("unpaired loads got a paired analysis")
 	}
 }
+
+// TestStoppingReplay: the report replays the until rule: a setting whose
+// h3 is clearly faster stops at a sequential verdict, one without a
+// difference goes on to the precision or the most repetitions, and the
+// verdict is the sequential one.
+func TestStoppingReplay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var trials []results.Trial
+	for _, network := range []string{"diff", "same"} {
+		for rep := 1; rep <= 30; rep++ {
+			for _, proto := range []factor.Protocol{"h2", "h3"} {
+				v := 1000 * math.Exp(0.2*rng.NormFloat64())
+				if network == "diff" && proto == "h3" {
+					v *= 0.6
+				}
+				trials = append(trials, results.Trial{ID: "t", Rep: int64(rep),
+					Levels:  results.Levels{Network: network, Page: "synthetic:1x1KB", Origins: 1, Stack: "tcp", Server: "go", Protocol: proto, Visit: "first"},
+					Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(v)}})
+			}
+		}
+	}
+	seq, err := stats.NewSequential(stats.Alpha, 5, 30, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Analyze(trials, Options{Until: &UntilRule{Seq: seq, Seed: 1, Baseline: "h2", Compare: "h3", CIRatio: 0.01}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range a.Comparisons {
+		st := c.Stopping
+		switch c.Setting.Network {
+		case "diff":
+			if st == nil || st.Look.Reason != stats.StopVerdict || st.Rep >= 30 || c.Verdict != stats.Faster {
+				t.Errorf("diff: stopping %+v, verdict %s", st, c.Verdict)
+			}
+		case "same":
+			if st == nil || st.Look.Reason == stats.StopVerdict || c.Verdict != stats.NoDifference {
+				t.Errorf("same: stopping %+v, verdict %s", st, c.Verdict)
+			}
+		}
+	}
+	var out bytes.Buffer
+	WriteText(&out, "run", a)
+	if !strings.Contains(out.String(), "Repetitions until the answer is known") || !strings.Contains(out.String(), "verdict: faster") {
+		t.Errorf("text lacks the stopping table:\n%s", out.String())
+	}
+}

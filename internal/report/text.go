@@ -36,6 +36,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	}
 	tw.Flush()
 	writePaired(w, a, v)
+	writeStopping(w, a, v)
 	writeShares(w, a, v)
 	writeANOVAs(w, a, v)
 }

@@ -14,15 +14,15 @@ import (
 
 // file is the YAML's shape.
 type file struct {
-	Name        string  `yaml:"name"`
-	Description string  `yaml:"description"`
-	Seed        *uint64 `yaml:"seed"`
-	Repetitions int     `yaml:"repetitions"`
-	Retries     *int    `yaml:"retries"`
-	Client      string  `yaml:"client"`
-	Browser     string  `yaml:"browser"`
-	Timeout     string  `yaml:"timeout"`
-	Netcheck    *bool   `yaml:"netcheck"`
+	Name        string          `yaml:"name"`
+	Description string          `yaml:"description"`
+	Seed        *uint64         `yaml:"seed"`
+	Repetitions repetitionsNode `yaml:"repetitions"`
+	Retries     *int            `yaml:"retries"`
+	Client      string          `yaml:"client"`
+	Browser     string          `yaml:"browser"`
+	Timeout     string          `yaml:"timeout"`
+	Netcheck    *bool           `yaml:"netcheck"`
 	// Deterministic makes time and randomness in pages' scripts the same
 	// on every load (see client.DeterministicJS).
 	Deterministic bool `yaml:"deterministic"`
@@ -57,6 +57,47 @@ type corpusNode struct {
 // (`visual: on` is `visual: [on]`). A key without a value is no list, so
 // the factor's default applies.
 type levelList []scalar
+
+// repetitionsNode is "repetitions: N" or "repetitions: {min: A, max: B,
+// until: {ci_ratio: C}}".
+type repetitionsNode struct {
+	Max   int
+	Until *untilNode
+}
+
+// untilNode is the adaptive form's mapping.
+type untilNode struct {
+	Min   int `yaml:"min"`
+	Max   int `yaml:"max"`
+	Until struct {
+		CIRatio float64 `yaml:"ci_ratio"`
+	} `yaml:"until"`
+}
+
+func (r *repetitionsNode) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&r.Max)
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: repetitions is a number, or a mapping such as {min: 10, max: 100, until: {ci_ratio: 0.03}}", n.Line)
+	}
+	if err := onlyKeys(n, "min", "max", "until"); err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "until" {
+			if err := onlyKeys(n.Content[i+1], "ci_ratio"); err != nil {
+				return err
+			}
+		}
+	}
+	var u untilNode
+	if err := n.Decode(&u); err != nil {
+		return err
+	}
+	r.Max, r.Until = u.Max, &u
+	return nil
+}
 
 func (l *levelList) UnmarshalYAML(n *yaml.Node) error {
 	switch {
@@ -163,7 +204,17 @@ func Format(s *Spec) ([]byte, error) {
 		add(root, "description", str(s.Description))
 	}
 	add(root, "seed", str(strconv.FormatUint(s.Seed, 10)))
-	add(root, "repetitions", str(strconv.Itoa(s.Repetitions)))
+	if u := s.Until; u != nil {
+		reps := flowMapping()
+		add(reps, "min", str(strconv.Itoa(u.Min)))
+		add(reps, "max", str(strconv.Itoa(s.Repetitions)))
+		until := flowMapping()
+		add(until, "ci_ratio", str(strconv.FormatFloat(u.CIRatio, 'g', -1, 64)))
+		add(reps, "until", until)
+		add(root, "repetitions", reps)
+	} else {
+		add(root, "repetitions", str(strconv.Itoa(s.Repetitions)))
+	}
 	add(root, "retries", str(strconv.Itoa(s.Retries)))
 	add(root, "client", str(string(s.Client)))
 	add(root, "browser", str(string(s.Browser)))
@@ -259,4 +310,18 @@ func (n *networkNode) relativeTo(dir string) {
 		}
 		n.values[key] = filepath.Join(dir, v)
 	}
+}
+
+// onlyKeys rejects a mapping with a key not in keys (a scalar or list is
+// left to its decoder).
+func onlyKeys(n *yaml.Node, keys ...string) error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i < len(n.Content); i += 2 {
+		if k := n.Content[i]; !slices.Contains(keys, k.Value) {
+			return fmt.Errorf("line %d: unknown key %.40q (use %s)", k.Line, k.Value, strings.Join(keys, ", "))
+		}
+	}
+	return nil
 }

@@ -57,8 +57,13 @@ type Spec struct {
 	// Seed seeds loss decisions, page bytes and the trial order (package
 	// plan derives every stream from it).
 	Seed uint64
-	// Repetitions is how many times each cell is loaded.
+	// Repetitions is how many times each cell is loaded: with Until, the
+	// most it may be loaded.
 	Repetitions int
+	// Until, when set, stops a setting's repetitions once its answer is
+	// known (repetitions: {min, max, until: {ci_ratio}}); nil: every
+	// cell is loaded Repetitions times.
+	Until *Until
 	// Retries is how many more attempts a failed trial gets (default 2).
 	Retries int
 	// Client loads the pages (default chromium).
@@ -203,7 +208,7 @@ func parse(data []byte, dir string) (*Spec, error) {
 		return nil, errors.New(shortenQuotes(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	sum := sha256.Sum256(data)
-	s := &Spec{Name: f.Name, Description: f.Description, Seed: DefaultSeed, Repetitions: f.Repetitions, Retries: DefaultRetries,
+	s := &Spec{Name: f.Name, Description: f.Description, Seed: DefaultSeed, Repetitions: f.Repetitions.Max, Retries: DefaultRetries,
 		Client: factor.ClientChromium, Browser: factor.BrowserFresh, Timeout: DefaultTimeout, Netcheck: true, Artifacts: f.Artifacts,
 		SHA256: hex.EncodeToString(sum[:]), Source: data, Dir: dir}
 	if err := s.scalars(f); err != nil {
@@ -217,6 +222,9 @@ func parse(data []byte, dir string) (*Spec, error) {
 
 // scalars converts the keys outside factors.
 func (s *Spec) scalars(f file) error {
+	if u := f.Repetitions.Until; u != nil {
+		s.Until = &Until{Min: u.Min, CIRatio: u.Until.CIRatio}
+	}
 	if f.Seed != nil {
 		s.Seed = *f.Seed
 	}
@@ -272,6 +280,8 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("repetitions %d is outside 1 to %d", s.Repetitions, MaxRepetitions)
 	case s.Retries < 0 || s.Retries > MaxRetries:
 		return fmt.Errorf("retries %d is outside 0 to %d", s.Retries, MaxRetries)
+	case s.Until != nil && s.Until.validate(s.Repetitions, len(s.Protocols)) != nil:
+		return s.Until.validate(s.Repetitions, len(s.Protocols))
 	case !factor.Clients().Has(s.Client):
 		return fmt.Errorf("client %q is unknown: use %s", s.Client, factor.Clients().Names())
 	case !factor.Browsers().Has(s.Browser):
@@ -437,4 +447,65 @@ func (s *Spec) ArchiveDir(p factor.Page) string {
 		return p.Archive
 	}
 	return filepath.Join(s.Dir, p.Archive)
+}
+
+// Until is the rule that stops a setting's repetitions: after each
+// repetition from Min on, a setting (every factor but the protocol) stops
+// once the group-sequential test of the compared protocols (h3 against h2
+// where both are loaded) gives a verdict, or once the 95 % interval of
+// their ratio of medians is within ±CIRatio of it; at the latest after
+// Repetitions (stats.Sequential).
+type Until struct {
+	Min     int     // repetitions before the first look
+	CIRatio float64 // relative half-width of the ratio's interval that suffices, such as 0.03
+}
+
+// MaxCIRatio bounds until.ci_ratio: a half-width of 50 % answers nothing.
+const MaxCIRatio = 0.5
+
+// validate checks the rule against the spec's repetitions and protocols.
+func (u *Until) validate(max int, protocols int) error {
+	switch {
+	case u.Min < 2 || u.Min > max:
+		return fmt.Errorf("repetitions min %d is outside 2 to max %d: the first look needs at least 2 loads per protocol", u.Min, max)
+	case !(u.CIRatio > 0 && u.CIRatio <= MaxCIRatio):
+		return fmt.Errorf("until ci_ratio %g is outside 0 to %g: give the half-width of the ratio's interval that suffices, such as 0.03 for ±3 %%", u.CIRatio, MaxCIRatio)
+	case protocols < 2:
+		return fmt.Errorf("repetitions until needs two protocols to compare: list at least two under protocols")
+	}
+	return nil
+}
+
+// ComparedProtocols are the protocols an until rule compares: h3 against
+// h2 where both are loaded, else h3 against h1, else h2 against h1.
+func ComparedProtocols(ps []factor.Protocol) (baseline, compare factor.Protocol) {
+	has := func(p factor.Protocol) bool { return slices.Contains(ps, p) }
+	switch {
+	case has(factor.H2) && has(factor.H3):
+		return factor.H2, factor.H3
+	case has(factor.H1) && has(factor.H3):
+		return factor.H1, factor.H3
+	}
+	return factor.H1, factor.H2
+}
+
+// UntilOf reads a stored spec's until rule, its most repetitions and its
+// seed without checking the rest of the spec (its files may be elsewhere
+// now); a nil rule for a spec without one.
+func UntilOf(text []byte) (u *Until, max int, seed uint64, err error) {
+	var f struct {
+		Seed        *uint64         `yaml:"seed"`
+		Repetitions repetitionsNode `yaml:"repetitions"`
+	}
+	if err := yaml.Unmarshal(text, &f); err != nil {
+		return nil, 0, 0, fmt.Errorf("stored spec: %v", err)
+	}
+	seed = DefaultSeed
+	if f.Seed != nil {
+		seed = *f.Seed
+	}
+	if r := f.Repetitions.Until; r != nil {
+		u = &Until{Min: r.Min, CIRatio: r.Until.CIRatio}
+	}
+	return u, f.Repetitions.Max, seed, nil
 }

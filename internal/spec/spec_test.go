@@ -342,3 +342,41 @@ func TestArchivePagesAreRelativeToTheSpec(t *testing.T) {
 		t.Errorf("absolute archive at %s", got)
 	}
 }
+
+// TestRepetitionsUntil: the adaptive form parses, round-trips through
+// Format, and bad rules are one-line errors.
+func TestRepetitionsUntilSpec(t *testing.T) {
+	base := "factors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:1x1KB]\n"
+	s, err := Parse([]byte("repetitions: {min: 10, max: 100, until: {ci_ratio: 0.03}}\n" + base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Repetitions != 100 || s.Until == nil || s.Until.Min != 10 || s.Until.CIRatio != 0.03 {
+		t.Fatalf("repetitions %d, until %+v", s.Repetitions, s.Until)
+	}
+	out, err := Format(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(out)
+	if err != nil || back.Until == nil || *back.Until != *s.Until || back.Repetitions != 100 {
+		t.Errorf("round trip: %v, %+v\n%s", err, back, out)
+	}
+	for text, want := range map[string]string{
+		"repetitions: {min: 20, max: 10, until: {ci_ratio: 0.03}}\n":              "min 20 is outside 2 to max 10",
+		"repetitions: {min: 5, max: 10, until: {ci_ratio: 0}}\n":                  "ci_ratio 0 is outside",
+		"repetitions: {min: 5, max: 10, until: {ci: 0.03}}\n":                     `unknown key "ci"`,
+		"repetitions: {min: 5, max: 10, upto: 3}\n":                               `unknown key "upto"`,
+		"repetitions: [1, 2]\n":                                                   "repetitions is a number, or a mapping",
+		"repetitions: {min: 5, max: 10, until: {ci_ratio: 0.03}}\nprotocols: x\n": "unknown key",
+	} {
+		_, err := Parse([]byte(text + base))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", text, err, want)
+		}
+	}
+	one := "repetitions: {min: 5, max: 10, until: {ci_ratio: 0.03}}\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:1x1KB]\n  protocols: [h3]\n"
+	if _, err := Parse([]byte(one)); err == nil || !strings.Contains(err.Error(), "needs two protocols") {
+		t.Errorf("one protocol: %v", err)
+	}
+}

@@ -74,11 +74,41 @@ func MannWhitney(x, y []float64) Test {
 	if n1 < 1 || n2 < 1 {
 		return notRun(name, "needs at least 1 value per sample")
 	}
+	u, tieTerm, ties := rankSumU(x, y)
+	// The most extreme arrangement has probability 1 / C(n1+n2, n1).
+	minP := math.Min(1, 2*math.Exp(lchoose(n1+n2, n1)*-1))
+	if !ties && n1 <= 20 && n2 <= 20 {
+		return Test{Name: name, Statistic: u, P: exactMannWhitneyP(u, n1, n2), MinP: minP, OK: true}
+	}
+	z, ok := mannWhitneyZ(u, tieTerm, n1, n2)
+	if !ok {
+		return notRun(name, "every value is the same")
+	}
+	p := math.Min(1, 2*distuv.UnitNormal.Survival(math.Max(z, 0)))
+	return Test{Name: name, Statistic: u, P: p, MinP: minP, OK: true}
+}
+
+// mannWhitneyZ is |U − n1·n2/2| standardised with the tie correction and
+// a continuity correction; ok is false when every value is the same.
+func mannWhitneyZ(u, tieTerm float64, n1, n2 int) (float64, bool) {
+	fn1, fn2 := float64(n1), float64(n2)
+	n := fn1 + fn2
+	sigma := math.Sqrt(fn1 * fn2 / 12 * ((n + 1) - tieTerm/(n*(n-1))))
+	if sigma == 0 {
+		return 0, false
+	}
+	return (math.Abs(u-fn1*fn2/2) - 0.5) / sigma, true
+}
+
+// rankSumU is Mann–Whitney's U of x against y with mid-ranks for ties,
+// and Σ (t³ − t) over the groups of ties.
+func rankSumU(x, y []float64) (u, tieTerm float64, ties bool) {
+	n1 := len(x)
 	type obs struct {
 		v     float64
 		fromX bool
 	}
-	all := make([]obs, 0, n1+n2)
+	all := make([]obs, 0, n1+len(y))
 	for _, v := range x {
 		all = append(all, obs{v, true})
 	}
@@ -86,8 +116,7 @@ func MannWhitney(x, y []float64) Test {
 		all = append(all, obs{v, false})
 	}
 	slices.SortFunc(all, func(a, b obs) int { return cmp.Compare(a.v, b.v) })
-	// Mid-ranks; tieTerm is Σ (t³ − t) over groups of ties.
-	rankSumX, tieTerm, ties := 0.0, 0.0, false
+	rankSumX := 0.0
 	for i := 0; i < len(all); {
 		j := i
 		for j < len(all) && all[j].v == all[i].v {
@@ -105,21 +134,8 @@ func MannWhitney(x, y []float64) Test {
 		}
 		i = j
 	}
-	fn1, fn2 := float64(n1), float64(n2)
-	u := rankSumX - fn1*(fn1+1)/2
-	// The most extreme arrangement has probability 1 / C(n1+n2, n1).
-	minP := math.Min(1, 2*math.Exp(lchoose(n1+n2, n1)*-1))
-	if !ties && n1 <= 20 && n2 <= 20 {
-		return Test{Name: name, Statistic: u, P: exactMannWhitneyP(u, n1, n2), MinP: minP, OK: true}
-	}
-	n := fn1 + fn2
-	sigma := math.Sqrt(fn1 * fn2 / 12 * ((n + 1) - tieTerm/(n*(n-1))))
-	if sigma == 0 {
-		return notRun(name, "every value is the same")
-	}
-	z := (math.Abs(u-fn1*fn2/2) - 0.5) / sigma
-	p := math.Min(1, 2*distuv.UnitNormal.Survival(math.Max(z, 0)))
-	return Test{Name: name, Statistic: u, P: p, MinP: minP, OK: true}
+	fn1 := float64(n1)
+	return rankSumX - fn1*(fn1+1)/2, tieTerm, ties
 }
 
 // lchoose is log C(n, k).

@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/stats"
+)
+
+// UntilRule is a run's rule for stopping repetitions (spec until), as the
+// report replays it.
+type UntilRule struct {
+	Seq               *stats.Sequential
+	Seed              uint64 // the spec's: seeds each look's interval
+	Baseline, Compare factor.Protocol
+	CIRatio           float64
+}
+
+// Stopping is how a setting's repetitions ended under the rule: the
+// repetition after which it stopped (0: not yet, the run is incomplete),
+// the look that stopped it and its boundary, and the trials it took.
+type Stopping struct {
+	Rep    int
+	Look   stats.Look
+	Bound  float64
+	Trials int
+}
+
+// stopping replays the rule over a comparison's loads, if the rule
+// compares its protocols on PLT. The sequential verdict replaces the fixed
+// test's: testing the final sample at α after looking many times would
+// not hold α.
+func stopping(c *Comparison, o Options) {
+	u := o.Until
+	if u == nil || o.Metric != "plt" || u.Baseline != c.Baseline.Protocol || u.Compare != c.Compare.Protocol {
+		return
+	}
+	q, t := byRep(c.Compare), byRep(c.Baseline)
+	last := 0
+	for _, r := range append(append([]int64{}, c.Compare.Reps...), c.Baseline.Reps...) {
+		last = max(last, int(r))
+	}
+	st := &Stopping{Trials: len(c.Baseline.Values) + len(c.Compare.Values) + c.Baseline.Failed + c.Compare.Failed}
+	if rep, look, ok := u.Seq.Replay(q, t, last, u.Seed); ok {
+		st.Rep, st.Look, st.Bound = rep, look, u.Seq.Bound(rep)
+	}
+	c.Stopping = st
+	c.Verdict = stats.NoDifference
+	if st.Rep > 0 && st.Look.Reason == stats.StopVerdict {
+		c.Verdict = st.Look.Verdict
+	}
+}
+
+// byRep is a sample's values by repetition.
+func byRep(s Sample) map[int]float64 {
+	m := make(map[int]float64, len(s.Values))
+	for i, r := range s.Reps {
+		m[int(r)] = s.Values[i]
+	}
+	return m
+}
+
+// writeStopping shows how each setting's repetitions ended.
+func writeStopping(w io.Writer, a *Analysis, v varied) {
+	u := a.Options.Until
+	if u == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nRepetitions until the answer is known (from %d to %d; stop at a sequential verdict, O'Brien–Fleming α-spending at α = %g, or when the ratio's 95%% CI is within ±%g%%):\n",
+		u.Seq.Min, u.Seq.Max, stats.Alpha, 100*u.CIRatio)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%strials\tstopped after\twhy\t|z|\tboundary\n", cells(append([]string{"network", "page"}, v.names()...)))
+	for _, c := range a.Comparisons {
+		st := c.Stopping
+		if st == nil {
+			continue
+		}
+		after, why := "-", "not yet (the run is incomplete)"
+		if st.Rep > 0 {
+			after, why = fmt.Sprintf("repetition %d", st.Rep), map[string]string{
+				stats.StopVerdict: "verdict: " + string(st.Look.Verdict), stats.StopPrecision: "precision reached", stats.StopMax: "most repetitions"}[st.Look.Reason]
+		}
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
+			st.Trials, after, why, num(st.Look.Z, 2), num(st.Bound, 2))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,229 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// This file holds the rule that stops repeating loads once the answer is
+// known: a group-sequential test whose false-positive rate holds however
+// often it is looked at.
+
+// Sequential is a two-sided group-sequential test of two samples, looked
+// at after every repetition from Min to Max, with Lan and DeMets'
+// O'Brien–Fleming-type α-spending function α(t) = 2 − 2Φ(z_{α/2}/√t) at
+// information fraction t = n/Max: early looks need overwhelming evidence,
+// and the error rate over all looks stays at Alpha. A setting also stops,
+// without a verdict, once the 95 % interval of the ratio of medians is
+// within ±CIRatio of the ratio (precision reached), or at Max.
+type Sequential struct {
+	Alpha    float64 // two-sided error rate over all looks, such as 0.01
+	Min, Max int     // repetitions of the first and the last look
+	CIRatio  float64 // relative half-width of the ratio's interval that suffices; 0: none
+	// bounds[k] is the |z| that rejects at look k (n = Min + k).
+	bounds []float64
+}
+
+// Stop reasons.
+const (
+	StopVerdict   = "verdict"   // the sequential test rejected: the verdict is final
+	StopPrecision = "precision" // the ratio's interval is as narrow as asked
+	StopMax       = "max"       // the last look
+)
+
+// NewSequential computes the test's boundaries. It needs 2 ≤ min ≤ max.
+func NewSequential(alpha float64, min, max int, ciRatio float64) (*Sequential, error) {
+	if !(alpha > 0 && alpha < 1) || min < 2 || max < min || ciRatio < 0 {
+		return nil, fmt.Errorf("sequential test: α %g, min %d, max %d, ci %g: need 0 < α < 1, 2 ≤ min ≤ max, ci ≥ 0", alpha, min, max, ciRatio)
+	}
+	s := &Sequential{Alpha: alpha, Min: min, Max: max, CIRatio: ciRatio}
+	var times []float64
+	for n := min; n <= max; n++ {
+		times = append(times, float64(n)/float64(max))
+	}
+	s.bounds = spendingBounds(alpha, times)
+	return s, nil
+}
+
+// Bound is the |z| that rejects at the look after n repetitions; +Inf
+// outside Min to Max.
+func (s *Sequential) Bound(n int) float64 {
+	if n < s.Min || n > s.Max {
+		return math.Inf(1)
+	}
+	return s.bounds[n-s.Min]
+}
+
+// Look is the decision after n repetitions with samples q (compared) and
+// t (baseline): stop or go on, and why. ratioLo and ratioHi are the 95 %
+// interval of median(q)/median(t).
+type Look struct {
+	Stop    bool
+	Reason  string // StopVerdict, StopPrecision or StopMax when Stop
+	Z       float64
+	Verdict Verdict // Faster or Slower for StopVerdict, else NoDifference
+}
+
+// Decide looks at the samples after n repetitions. The test statistic is
+// Mann–Whitney's U in its normal approximation (with the tie and
+// continuity corrections), which the boundaries assume.
+func (s *Sequential) Decide(n int, q, t []float64, ratioLo, ratioHi float64) Look {
+	l := Look{Verdict: NoDifference}
+	if n < s.Min {
+		return l
+	}
+	u, tieTerm, _ := rankSumU(q, t)
+	if z, ok := mannWhitneyZ(u, tieTerm, len(q), len(t)); ok {
+		l.Z = z
+		if l.Z >= s.Bound(n) {
+			l.Stop, l.Reason, l.Verdict = true, StopVerdict, Slower
+			if Median(q) < Median(t) {
+				l.Verdict = Faster
+			}
+			return l
+		}
+	}
+	if r := RatioOfMedians(q, t); s.CIRatio > 0 && r > 0 && ratioHi-ratioLo <= 2*s.CIRatio*r {
+		l.Stop, l.Reason = true, StopPrecision
+		return l
+	}
+	if n >= s.Max {
+		l.Stop, l.Reason = true, StopMax
+	}
+	return l
+}
+
+// obfSpending is the O'Brien–Fleming-type spending function: the error
+// spent by information fraction t.
+func obfSpending(alpha, t float64) float64 {
+	if t <= 0 {
+		return 0
+	}
+	z := distuv.UnitNormal.Quantile(1 - alpha/2)
+	return 2 - 2*distuv.UnitNormal.CDF(z/math.Sqrt(t))
+}
+
+// spendingGrid is the number of points the continuation density is kept on.
+const spendingGrid = 401
+
+// spendingBounds finds two-sided z boundaries for looks at information
+// fractions times (increasing, the last 1) such that the probability of
+// first crossing at look k under the null is α(t_k) − α(t_{k−1}). The
+// score S_k = Z_k·√t_k is Brownian motion; its density over the region
+// not yet stopped is carried from look to look on a grid (Armitage,
+// McPherson and Rowe's recursion).
+func spendingBounds(alpha float64, times []float64) []float64 {
+	bounds := make([]float64, len(times))
+	var grid, dens []float64 // the last look's continuation density of S
+	prevT, spent := 0.0, 0.0
+	for k, t := range times {
+		want := obfSpending(alpha, t) - spent
+		sd := math.Sqrt(t - prevT)
+		tail := func(b float64) float64 { // P(|S_k| ≥ b, not stopped before)
+			if grid == nil {
+				return 2 * distuv.UnitNormal.Survival(b/sd)
+			}
+			return integrate(grid, dens, func(s float64) float64 {
+				return distuv.UnitNormal.CDF((-b-s)/sd) + distuv.UnitNormal.Survival((b-s)/sd)
+			})
+		}
+		b := solveDecreasing(tail, want, 0, 12*math.Sqrt(t))
+		bounds[k] = b / math.Sqrt(t)
+		spent += tail(b)
+		grid, dens = carry(grid, dens, b, sd)
+		prevT = t
+	}
+	return bounds
+}
+
+// carry is the density of S at the next look on a grid over (−b, b), from
+// the density dens on grid (nil: S starts at 0) and a normal step of sd.
+func carry(grid, dens []float64, b, sd float64) ([]float64, []float64) {
+	next := make([]float64, spendingGrid)
+	out := make([]float64, spendingGrid)
+	for i := range next {
+		x := -b + 2*b*float64(i)/float64(spendingGrid-1)
+		next[i] = x
+		if grid == nil {
+			out[i] = distuv.UnitNormal.Prob(x/sd) / sd
+			continue
+		}
+		out[i] = integrate(grid, dens, func(s float64) float64 { return distuv.UnitNormal.Prob((x-s)/sd) / sd })
+	}
+	return next, out
+}
+
+// integrate is the trapezoid rule of dens·f over grid.
+func integrate(grid, dens []float64, f func(float64) float64) float64 {
+	sum := 0.0
+	for i := 1; i < len(grid); i++ {
+		h := grid[i] - grid[i-1]
+		sum += h * (dens[i-1]*f(grid[i-1]) + dens[i]*f(grid[i])) / 2
+	}
+	return sum
+}
+
+// solveDecreasing finds x in [lo, hi] with f(x) = want for a decreasing f,
+// by bisection; hi if f(hi) is still above want.
+func solveDecreasing(f func(float64) float64, want, lo, hi float64) float64 {
+	if f(hi) >= want {
+		return hi
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if f(mid) > want {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// StopBootstrapReps is the resamples of the ratio's interval at each look.
+const StopBootstrapReps = 1000
+
+// LookAt is Decide after n repetitions over the values of repetitions 1
+// to n, given by repetition (q compared, t baseline; a failed load has no
+// value), with the ratio's interval from a bootstrap seeded from seed and
+// n. The result depends only on those values: a resumed run and the
+// report reach the decisions the run reached.
+func (s *Sequential) LookAt(n int, q, t map[int]float64, seed uint64) Look {
+	qs, ts := upTo(q, n), upTo(t, n)
+	lo, hi := math.NaN(), math.NaN()
+	if len(qs) > 0 && len(ts) > 0 && s.CIRatio > 0 {
+		lo, hi = BootstrapRatioCI(qs, ts, 0.95, StopBootstrapReps, seed^uint64(n)*0x9e3779b97f4a7c15)
+	}
+	return s.Decide(n, qs, ts, lo, hi)
+}
+
+// Replay makes the looks after repetitions Min, Min+1, … through
+// min(through, Max) and returns the first that stops, with its
+// repetition; ok is false if none stopped.
+func (s *Sequential) Replay(q, t map[int]float64, through int, seed uint64) (rep int, look Look, ok bool) {
+	for n := s.Min; n <= min(through, s.Max); n++ {
+		if l := s.LookAt(n, q, t, seed); l.Stop {
+			return n, l, true
+		}
+	}
+	return 0, Look{}, false
+}
+
+// upTo is the values of repetitions 1 to n in repetition order.
+func upTo(byRep map[int]float64, n int) []float64 {
+	reps := make([]int, 0, len(byRep))
+	for r := range byRep {
+		if r <= n {
+			reps = append(reps, r)
+		}
+	}
+	slices.Sort(reps)
+	out := make([]float64, len(reps))
+	for i, r := range reps {
+		out[i] = byRep[r]
+	}
+	return out
+}

@@ -1,0 +1,81 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSequentialBoundaries: with a single look the boundary is the fixed
+// test's; with many, the early ones are far stricter (O'Brien–Fleming) and
+// the last one near the fixed test's.
+func TestSequentialBoundaries(t *testing.T) {
+	one, err := NewSequential(0.01, 30, 30, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := one.Bound(30); math.Abs(b-2.5758) > 0.001 {
+		t.Errorf("one look: bound %.4f, want 2.5758", b)
+	}
+	many, _ := NewSequential(0.01, 10, 40, 0)
+	if first, last := many.Bound(10), many.Bound(40); first < 4.5 || last < 2.5758 || last > 2.75 {
+		t.Errorf("bounds %.3f at n = 10, %.3f at n = 40", first, last)
+	}
+	for n := 11; n <= 40; n++ {
+		if many.Bound(n) > many.Bound(n-1)+1e-9 {
+			t.Errorf("bound rises from %.4f to %.4f at n = %d", many.Bound(n-1), many.Bound(n), n)
+		}
+	}
+	if _, err := NewSequential(0.01, 1, 10, 0); err == nil {
+		t.Error("min 1 accepted")
+	}
+}
+
+// TestSequentialFalsePositiveRate: 10,000 simulated studies of two
+// identical distributions, looked at after every repetition from 10 to
+// 40: the sequential test rejects in α ± 0.005 of them, where testing at α
+// at every look would reject in several times as many.
+func TestSequentialFalsePositiveRate(t *testing.T) {
+	seq, err := NewSequential(Alpha, 10, 40, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	naive, _ := NewSequential(Alpha, 40, 40, 0) // the fixed test's bound at every look
+	rng := rand.New(rand.NewPCG(7, 8))
+	const studies = 10_000
+	rejected, naiveRejected := 0, 0
+	q, b := make([]float64, 0, 40), make([]float64, 0, 40)
+	for range studies {
+		q, b = q[:0], b[:0]
+		stopped, naiveStopped := false, false
+		for n := 1; n <= 40; n++ {
+			q = append(q, math.Exp(0.3*rng.NormFloat64()))
+			b = append(b, math.Exp(0.3*rng.NormFloat64()))
+			if n < 10 {
+				continue
+			}
+			if !stopped {
+				if l := seq.Decide(n, q, b, math.NaN(), math.NaN()); l.Stop {
+					stopped = true
+					if l.Reason == StopVerdict {
+						rejected++
+					}
+				}
+			}
+			if !naiveStopped {
+				if u, tie, _ := rankSumU(q, b); func() bool { z, _ := mannWhitneyZ(u, tie, n, n); return z >= naive.Bound(40) }() {
+					naiveStopped = true
+					naiveRejected++
+				}
+			}
+		}
+	}
+	rate, naiveRate := float64(rejected)/studies, float64(naiveRejected)/studies
+	t.Logf("false positives: sequential %.4f, testing at α at every look %.4f", rate, naiveRate)
+	if math.Abs(rate-Alpha) > 0.005 {
+		t.Errorf("sequential false-positive rate %.4f, want %.2f ± 0.005", rate, Alpha)
+	}
+	if naiveRate < 2*Alpha {
+		t.Errorf("looking at α every time rejected only %.4f: the test does not show what sequential testing prevents", naiveRate)
+	}
+}
