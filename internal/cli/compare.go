@@ -82,7 +82,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		cache:         fs.String("cache", string(factor.CacheOff), "`on` or off: "+factor.Caches().Usage()),
 		visual:        fs.Bool("visual", false, "capture each load's frames in Chromium for visual metrics (First and Last Visual Change, Speed Index, Visually Complete 85/95/99) into artifacts/<trial>-a<attempt>-frames/; the capture costs CPU during the load and 2 s after it"),
 		deterministic: fs.Bool("deterministic", false, "make Date and Math.random in the page's scripts the same on every load, as WebPageReplay does, so that a recorded page requests the same URLs each time"),
-		pairing:       fs.Bool("pairing", false, "start the protocols' loads of each round from the same link state (the same loss and jitter draws), and analyse them as pairs"),
+		pairing:       fs.Bool("pairing", true, "start the protocols' loads of each round from the same link state (the same loss and jitter draws), and analyse them as pairs; --pairing=false draws each load's losses afresh"),
 		check:         fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
 )
 
 // runReport analyses a run: a summary on stdout and DIR/report/.
@@ -20,12 +21,21 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	metric := fs.String("metric", "plt", "the `metric`: "+strings.Join(report.MetricNames(), ", ")+" (si, fvc, lvc and vc85/95/99 are measured in visual trials only; times in ms, Speed Index too)")
 	out := fs.String("out", "", "report `directory` (default DIR/report)")
 	seed := fs.Uint64("seed", 1, "`seed` of the bootstrap resampling")
+	until := fs.Float64("until", 0, "for a run without a stopping rule: replay repetitions: {until: {ci_ratio: `fraction`}} on its loads, to see the trials an adaptive run would have taken")
+	untilMin := fs.Int("until-min", 10, "with --until: the repetitions before the first look")
 	trial := fs.String("trial", "", "draw the waterfall of this trial `ID` (default: the load nearest the first comparison's median)")
 	dir, code, done := dirAndFlags(fs, args, "Usage: quicbench report DIR [flags]\n\nPrints a run's comparison (statistics, tests, verdicts) and writes DIR/report/index.html, the figures\nas SVG and PNG, and the tables as CSV.", stdout, stderr)
 	if done {
 		return code
 	}
 	opts := report.Options{Baseline: factor.Protocol(*baseline), Compare: factor.Protocol(*compare), Metric: *metric, Seed: *seed, WaterfallTrial: *trial}
+	if *until != 0 {
+		opts.ReplayUntil = &spec.Until{Min: *untilMin, CIRatio: *until}
+		if err := opts.ReplayUntil.Check(); err != nil {
+			fmt.Fprintln(stderr, "quicbench report: --until:", err)
+			return exitUsage
+		}
+	}
 	if err := opts.Validate(); err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage

@@ -19,6 +19,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
@@ -98,6 +99,9 @@ type Options struct {
 	// Until is the run's stopping rule, replayed per setting; nil for a
 	// run that repeated every cell equally (Build reads it from the run).
 	Until *UntilRule
+	// ReplayUntil, for a run without a rule, replays this one on its
+	// loads: what an adaptive run would have taken (Build).
+	ReplayUntil *spec.Until
 }
 
 // Validate checks the options and fills the defaults that do not depend

@@ -35,7 +35,7 @@ func Build(store *results.Store, name string, o Options) (_ *Report, err error) 
 	}); err != nil {
 		return nil, err
 	}
-	if o.Until, err = untilRule(store, trials); err != nil {
+	if o.Until, err = untilRule(store, trials, o.ReplayUntil); err != nil {
 		return nil, err
 	}
 	a, err := Analyze(trials, o)
@@ -119,18 +119,31 @@ func medianTrial(trials []results.Trial, a *Analysis) *results.Trial {
 	return best
 }
 
-// untilRule reads the run's stopping rule from its stored spec; nil for
-// a run without one.
-func untilRule(store *results.Store, trials []results.Trial) (*UntilRule, error) {
+// untilRule reads the run's stopping rule from its stored spec, or for a
+// run without one the rule replay gives (up to the run's repetitions);
+// nil for neither.
+func untilRule(store *results.Store, trials []results.Trial, replay *spec.Until) (*UntilRule, error) {
 	text, err := store.Meta("spec")
 	if err != nil {
 		return nil, err
 	}
-	u, max, seed, err := spec.UntilOf([]byte(text))
-	if err != nil || u == nil {
+	u, most, seed, err := spec.UntilOf([]byte(text))
+	if err != nil {
 		return nil, err
 	}
-	seq, err := stats.NewSequential(stats.Alpha, u.Min, max, u.CIRatio)
+	if u == nil && replay != nil {
+		u, most = replay, 0
+		for _, t := range trials {
+			most = max(most, int(t.Rep))
+		}
+		if u.Min > most {
+			return nil, fmt.Errorf("--until-min %d is above the run's %d repetitions", u.Min, most)
+		}
+	}
+	if u == nil {
+		return nil, nil
+	}
+	seq, err := stats.NewSequential(stats.Alpha, u.Min, most, u.CIRatio)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,8 @@ type Stopping struct {
 	Rep    int
 	Look   stats.Look
 	Bound  float64
-	Trials int
+	Trials int // those of repetitions up to Rep (all, when not stopped)
+	All    int // every trial of the setting in the run
 }
 
 // stopping replays the rule over a comparison's loads, if the rule
@@ -42,9 +43,11 @@ func stopping(c *Comparison, o Options) {
 	for _, r := range append(append([]int64{}, c.Compare.Reps...), c.Baseline.Reps...) {
 		last = max(last, int(r))
 	}
-	st := &Stopping{Trials: len(c.Baseline.Values) + len(c.Compare.Values) + c.Baseline.Failed + c.Compare.Failed}
+	st := &Stopping{All: len(c.Baseline.Values) + len(c.Compare.Values) + c.Baseline.Failed + c.Compare.Failed}
+	st.Trials = st.All
 	if rep, look, ok := u.Seq.Replay(q, t, last, u.Seed); ok {
 		st.Rep, st.Look, st.Bound = rep, look, u.Seq.Bound(rep)
+		st.Trials = c.Baseline.Failed + c.Compare.Failed + len(upToRep(c.Baseline.Reps, rep)) + len(upToRep(c.Compare.Reps, rep))
 	}
 	c.Stopping = st
 	c.Verdict = stats.NoDifference
@@ -70,8 +73,9 @@ func writeStopping(w io.Writer, a *Analysis, v varied) {
 	}
 	fmt.Fprintf(w, "\nRepetitions until the answer is known (from %d to %d; stop at a sequential verdict, O'Brien–Fleming α-spending at α = %g, or when the ratio's 95%% CI is within ±%g%%):\n",
 		u.Seq.Min, u.Seq.Max, stats.Alpha, 100*u.CIRatio)
+	used, all := 0, 0
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%strials\tstopped after\twhy\t|z|\tboundary\n", cells(append([]string{"network", "page"}, v.names()...)))
+	fmt.Fprintf(tw, "%strials\tof\tstopped after\twhy\t|z|\tboundary\tratio's 95%% CI then\n", cells(append([]string{"network", "page"}, v.names()...)))
 	for _, c := range a.Comparisons {
 		st := c.Stopping
 		if st == nil {
@@ -82,8 +86,23 @@ func writeStopping(w io.Writer, a *Analysis, v varied) {
 			after, why = fmt.Sprintf("repetition %d", st.Rep), map[string]string{
 				stats.StopVerdict: "verdict: " + string(st.Look.Verdict), stats.StopPrecision: "precision reached", stats.StopMax: "most repetitions"}[st.Look.Reason]
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
-			st.Trials, after, why, num(st.Look.Z, 2), num(st.Bound, 2))
+		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%s\t%s\t%s\t[%s, %s]\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
+			st.Trials, st.All, after, why, num(st.Look.Z, 2), num(st.Bound, 2), num(st.Look.RatioLo, 3), num(st.Look.RatioHi, 3))
+		used, all = used+st.Trials, all+st.All
 	}
 	tw.Flush()
+	if used < all {
+		fmt.Fprintf(w, "The rule takes %d of the run's %d trials (%.0f %% fewer).\n", used, all, 100*(1-float64(used)/float64(all)))
+	}
+}
+
+// upToRep is the repetitions of reps up to rep.
+func upToRep(reps []int64, rep int) []int64 {
+	var out []int64
+	for _, r := range reps {
+		if int(r) <= rep {
+			out = append(out, r)
+		}
+	}
+	return out
 }

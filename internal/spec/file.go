@@ -27,7 +27,7 @@ type file struct {
 	// on every load (see client.DeterministicJS).
 	Deterministic bool `yaml:"deterministic"`
 	// Pairing starts the loads of a repetition from the same link state.
-	Pairing   bool      `yaml:"pairing"`
+	Pairing   *bool     `yaml:"pairing"`
 	Artifacts Artifacts `yaml:"artifacts"`
 	Factors   factors   `yaml:"factors"`
 }
@@ -223,8 +223,8 @@ func Format(s *Spec) ([]byte, error) {
 	if s.Deterministic {
 		add(root, "deterministic", str("true"))
 	}
-	if s.Pairing {
-		add(root, "pairing", str("true"))
+	if !s.Pairing {
+		add(root, "pairing", str("false"))
 	}
 	art := flowMapping()
 	add(art, "pcap", str(strconv.FormatBool(s.Artifacts.Pcap)))

@@ -81,7 +81,9 @@ type Spec struct {
 	// Pairing starts every load of a repetition from the same link state
 	// (common random numbers): the loads of a setting that differ only in
 	// protocol, visit, cache, visual, stack or server get the same loss
-	// and jitter draws and trace phase (plan.PairSeeds); default off.
+	// and jitter draws and trace phase (plan.PairSeeds); default on: it
+	// narrowed the interval of the h3/h2 ratio 1.7 to 3 times on lossy
+	// networks (BENCHMARKS.md).
 	Pairing   bool
 	Artifacts Artifacts
 	Networks  []*netconf.Network
@@ -234,7 +236,7 @@ func (s *Spec) scalars(f file) error {
 	if f.Netcheck != nil {
 		s.Netcheck = *f.Netcheck
 	}
-	s.Deterministic, s.Pairing = f.Deterministic, f.Pairing
+	s.Deterministic, s.Pairing = f.Deterministic, f.Pairing == nil || *f.Pairing
 	var err error
 	if f.Client != "" {
 		if s.Client, err = factor.Clients().Parse(f.Client); err != nil {
@@ -462,6 +464,12 @@ type Until struct {
 
 // MaxCIRatio bounds until.ci_ratio: a half-width of 50 % answers nothing.
 const MaxCIRatio = 0.5
+
+// Check validates the rule on its own: a first look after at least 2
+// repetitions and a usable half-width.
+func (u *Until) Check() error {
+	return u.validate(MaxRepetitions, 2)
+}
 
 // validate checks the rule against the spec's repetitions and protocols.
 func (u *Until) validate(max int, protocols int) error {

@@ -65,13 +65,15 @@ type Look struct {
 	Reason  string // StopVerdict, StopPrecision or StopMax when Stop
 	Z       float64
 	Verdict Verdict // Faster or Slower for StopVerdict, else NoDifference
+	// RatioLo and RatioHi are the interval of the ratio at the look.
+	RatioLo, RatioHi float64
 }
 
 // Decide looks at the samples after n repetitions. The test statistic is
 // Mann–Whitney's U in its normal approximation (with the tie and
 // continuity corrections), which the boundaries assume.
 func (s *Sequential) Decide(n int, q, t []float64, ratioLo, ratioHi float64) Look {
-	l := Look{Verdict: NoDifference}
+	l := Look{Verdict: NoDifference, RatioLo: ratioLo, RatioHi: ratioHi}
 	if n < s.Min {
 		return l
 	}
@@ -194,7 +196,7 @@ const StopBootstrapReps = 1000
 func (s *Sequential) LookAt(n int, q, t map[int]float64, seed uint64) Look {
 	qs, ts := upTo(q, n), upTo(t, n)
 	lo, hi := math.NaN(), math.NaN()
-	if len(qs) > 0 && len(ts) > 0 && s.CIRatio > 0 {
+	if len(qs) > 0 && len(ts) > 0 {
 		lo, hi = BootstrapRatioCI(qs, ts, 0.95, StopBootstrapReps, seed^uint64(n)*0x9e3779b97f4a7c15)
 	}
 	return s.Decide(n, qs, ts, lo, hi)
