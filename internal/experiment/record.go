@@ -39,8 +39,46 @@ func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
 		if s.Client == factor.ClientLoader {
 			rec.SkippedRequests = int64(len(page.Scripted) + len(page.Late))
 		}
+		rec.Bound = boundOf(s, c, page)
 	}
 	return rec
+}
+
+// handshakeRTTs is the round trips before a connection's first request:
+// TCP and TLS 1.3 take two (resumption saves none), QUIC one, and a repeat
+// visit's QUIC none (0-RTT).
+func handshakeRTTs(c plan.Cell) int {
+	switch {
+	case c.Protocol != factor.H3:
+		return 2
+	case c.Visit == factor.RepeatVisit:
+		return 0
+	}
+	return 1
+}
+
+// boundOf is the physical lower bound of a load of cell c of page: what
+// its client must fetch, over the network's RTT to each origin (its path
+// added) and its downlink rate. A repeat visit with the cache on has none.
+func boundOf(s *spec.Spec, c plan.Cell, page *site.Site) results.Bound {
+	if c.Visit == factor.RepeatVisit && c.Cache.On() {
+		return results.Bound{}
+	}
+	required := page.Subresources
+	if s.Client == factor.ClientLoader {
+		required = page.WithoutScripts()
+	}
+	extra := map[string]time.Duration{}
+	for _, p := range c.Network.Paths {
+		if p.Server >= 1 && p.Server <= len(page.Origins) {
+			extra[page.Origins[p.Server-1].Host] = p.RTT
+		}
+	}
+	hs := handshakeRTTs(c)
+	b := page.LowerBound(site.BoundInput{RTT: func(host string) time.Duration { return c.Network.RTT + extra[host] },
+		Handshake: hs, RateBps: c.Network.Down.MeanRate(), Required: required})
+	return results.Bound{BoundMs: results.F(b.Ms), BoundChainMs: results.F(b.ChainMs), BoundChainRTTs: results.F(b.ChainRTTs),
+		BoundTransferMs: results.F(b.TransferMs), BoundHandshakeRTTs: int64(hs)}
 }
 
 // networkValues are n's resolved values as columns.
@@ -89,6 +127,9 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 		rec.Status, rec.Error = results.StatusFailed, m.Failure
 	}
 	rec.DocumentProtocol = m.DocumentProtocol
+	if m.OK() && rec.BoundMs != nil && m.PLTMs > 0 {
+		rec.ExcessMs = results.F(m.PLTMs - *rec.BoundMs)
+	}
 	rec.Wall = results.F(m.WallMs)
 	rec.ServerRequests = int64(m.ServerRequests.Total())
 	rec.UnmatchedRequests = int64(m.Unmatched)

@@ -158,10 +158,14 @@ type Sample struct {
 	Values   []float64 // the metric of the verified loads, ms
 	// Reps are the repetitions of Values' loads; Paired says every load
 	// of the sample started from its repetition's link seeds.
-	Reps    []int64
-	Paired  bool
-	Failed  int
-	Summary stats.Summary
+	Reps   []int64
+	Paired bool
+	// Bounds are the physical lower bounds of the verified loads that
+	// have one (ms), and ChainRTTs the round trips of their chain.
+	Bounds    []float64
+	ChainRTTs float64
+	Failed    int
+	Summary   stats.Summary
 	// MedianCI is the 95% bootstrap interval of the median, ms.
 	MedianCILo, MedianCIHi float64
 }
@@ -259,6 +263,9 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 			continue
 		}
 		sm.Values, sm.Reps, measured = append(sm.Values, *v), append(sm.Reps, t.Rep), true
+		if t.BoundMs != nil && t.BoundChainRTTs != nil && o.Metric == "plt" {
+			sm.Bounds, sm.ChainRTTs = append(sm.Bounds, *t.BoundMs), *t.BoundChainRTTs
+		}
 	}
 	if !measured && len(trials) > 0 {
 		return nil, noMeasureError(o.Metric)

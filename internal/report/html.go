@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"html/template"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -82,14 +83,18 @@ func tables(a *Analysis) map[string][][]string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	cmps := [][]string{append(settingHeader(), "n_"+b, "n_"+c, "failed_"+b, "failed_"+c, "mean_"+b, "mean_"+c, "median_"+b, "median_"+c,
 		"sd_"+b, "sd_"+c, "p25_"+c, "p75_"+c, "median_ci95_lo_"+c, "median_ci95_hi_"+c, "diff_ms", "ratio", "gain", "p_mann_whitney", "p_welch", "verdict",
-		"ratio_ci95_lo", "ratio_ci95_hi", "pairs", "paired_ratio", "paired_ci95_lo", "paired_ci95_hi", "p_wilcoxon")}
+		"ratio_ci95_lo", "ratio_ci95_hi", "pairs", "paired_ratio", "paired_ci95_lo", "paired_ci95_hi", "p_wilcoxon",
+		"bound_median_"+b, "bound_median_"+c, "trials_used", "stopped_after_rep", "stop_reason")}
 	for _, x := range a.Comparisons {
-		cmps = append(cmps, append(append(settingCells(x.Setting),
+		row := append(settingCells(x.Setting),
 			strconv.Itoa(len(x.Baseline.Values)), strconv.Itoa(len(x.Compare.Values)), strconv.Itoa(x.Baseline.Failed), strconv.Itoa(x.Compare.Failed),
 			f(x.Baseline.Summary.Mean), f(x.Compare.Summary.Mean), f(x.Baseline.Summary.Median), f(x.Compare.Summary.Median),
 			f(x.Baseline.Summary.StdDev), f(x.Compare.Summary.StdDev), f(x.Compare.Summary.P25), f(x.Compare.Summary.P75),
 			f(x.Compare.MedianCILo), f(x.Compare.MedianCIHi), f(x.Diff), f(x.Ratio), f(x.Gain), f(x.MannWhitney.P), f(x.Welch.P), string(x.Verdict),
-			f(x.RatioLo), f(x.RatioHi)), pairedCells(x.Paired, f)...))
+			f(x.RatioLo), f(x.RatioHi))
+		row = append(row, pairedCells(x.Paired, f)...)
+		row = append(row, f(medianOrNaN(x.Baseline.Bounds)), f(medianOrNaN(x.Compare.Bounds)))
+		cmps = append(cmps, append(row, stoppingCells(x.Stopping)...))
 	}
 	shares := [][]string{append(settingHeader(), "metric", "pages", "faster", "share", "significantly_faster")}
 	for _, s := range a.Shares {
@@ -197,4 +202,20 @@ func pairedCells(p *stats.PairedRatio, f func(float64) string) []string {
 		return []string{"0", "", "", "", ""}
 	}
 	return []string{strconv.Itoa(p.Pairs), f(p.Ratio), f(p.Lo), f(p.Hi), f(p.Test.P)}
+}
+
+// medianOrNaN is the median of xs, NaN for none.
+func medianOrNaN(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return stats.Median(xs)
+}
+
+// stoppingCells are a comparison's until columns: empty without a rule.
+func stoppingCells(st *Stopping) []string {
+	if st == nil {
+		return []string{"", "", ""}
+	}
+	return []string{strconv.Itoa(st.Trials), strconv.Itoa(st.Rep), st.Look.Reason}
 }

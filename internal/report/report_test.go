@@ -327,3 +327,33 @@ func TestStoppingReplay(t *testing.T) {
 		t.Errorf("text lacks the stopping table:\n%s", out.String())
 	}
 }
+
+// TestBoundsTable: loads with lower bounds get the table that splits the
+// PLT difference into the bounds' and the excess's.
+func TestBoundsTable(t *testing.T) {
+	var trials []results.Trial
+	for rep := 1; rep <= 5; rep++ {
+		for _, p := range []struct {
+			proto      factor.Protocol
+			plt, bound float64
+			chain      float64
+		}{{"h2", 900, 600, 6}, {"h3", 700, 400, 4}} {
+			trials = append(trials, results.Trial{ID: "t", Rep: int64(rep),
+				Levels:  results.Levels{Network: "n", Page: "synthetic:1x1KB", Origins: 1, Protocol: p.proto, Visit: "first"},
+				Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(p.plt + float64(rep))},
+				Bound: results.Bound{BoundMs: results.F(p.bound), BoundChainRTTs: results.F(p.chain)}})
+		}
+	}
+	a, err := Analyze(trials, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	WriteText(&out, "run", a)
+	// Δ PLT −200 = Δ bound −200 + Δ excess 0.
+	for _, want := range []string{"physical lower bound", "-200.0  -200.0   0.0", "303.0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -37,6 +37,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	tw.Flush()
 	writePaired(w, a, v)
 	writeStopping(w, a, v)
+	writeBounds(w, a, v)
 	writeShares(w, a, v)
 	writeANOVAs(w, a, v)
 }
@@ -160,6 +161,35 @@ func writePaired(w io.Writer, a *Analysis, v varied) {
 		}
 		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
 			p.Pairs, ci, width, num(c.RatioHi-c.RatioLo, 3), pval(p.Test))
+	}
+	tw.Flush()
+}
+
+// writeBounds sets each protocol's PLT beside its loads' physical lower
+// bound: how much of the difference the handshakes and the page's round
+// trips explain, and how much the transports' behaviour adds.
+func writeBounds(w io.Writer, a *Analysis, v varied) {
+	var rows []Comparison
+	for _, c := range a.Comparisons {
+		if len(c.Baseline.Bounds) > 0 && len(c.Compare.Bounds) > 0 {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	o := a.Options
+	fmt.Fprintln(w, "\nPLT against the physical lower bound (handshake and dependency-chain round trips, bytes at the bottleneck rate); excess = PLT − bound; medians in ms:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%schain RTTs %s\tchain RTTs %s\tbound %s\tbound %s\texcess %s\texcess %s\tΔ PLT\tΔ bound\tΔ excess\n",
+		cells(append([]string{"network", "page"}, v.names()...)), o.Baseline, o.Compare, o.Baseline, o.Compare, o.Baseline, o.Compare)
+	for _, c := range rows {
+		b, q := c.Baseline, c.Compare
+		bb, qb := stats.Median(b.Bounds), stats.Median(q.Bounds)
+		be, qe := b.Summary.Median-bb, q.Summary.Median-qb
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
+			num(b.ChainRTTs, 1), num(q.ChainRTTs, 1), num(bb, 1), num(qb, 1), num(be, 1), num(qe, 1),
+			signed(q.Summary.Median-b.Summary.Median, 1), signed(qb-bb, 1), signed(qe-be, 1))
 	}
 	tw.Flush()
 }

@@ -28,6 +28,7 @@ type Trial struct {
 	Outcome
 	Metrics
 	VisualMetrics
+	Bound
 	Link
 	StartedAt  time.Time `parquet:"started_at,timestamp(microsecond)"`
 	FinishedAt time.Time `parquet:"finished_at,timestamp(microsecond)"`
@@ -152,6 +153,23 @@ type Metrics struct {
 	// visual trial); nil if the browser reported none.
 	FCP *float64 `parquet:"fcp_ms,optional"`
 	LCP *float64 `parquet:"lcp_ms,optional"`
+}
+
+// Bound is the load's physical lower bound on its network (site.Bound):
+// the dependency chain's round trips with the protocol's handshakes, and
+// the page's bytes at the bottleneck rate; Excess is PLT − bound, what the
+// transport, browser and servers added. Nil for a repeat visit with the
+// cache on (what the cache serves costs nothing) and for a failed trial's
+// excess.
+type Bound struct {
+	BoundMs         *float64 `parquet:"bound_ms,optional"`
+	BoundChainMs    *float64 `parquet:"bound_chain_ms,optional"`
+	BoundChainRTTs  *float64 `parquet:"bound_chain_rtts,optional"`
+	BoundTransferMs *float64 `parquet:"bound_transfer_ms,optional"`
+	// BoundHandshakeRTTs is the round trips a connection takes before
+	// its first request: 2 over TCP + TLS 1.3, 1 over QUIC, 0 with 0-RTT.
+	BoundHandshakeRTTs int64    `parquet:"bound_handshake_rtts"`
+	ExcessMs           *float64 `parquet:"excess_ms,optional"`
 }
 
 // VisualMetrics are a visual trial's metrics from its frames, in ms from

@@ -56,6 +56,11 @@ type Site struct {
 	// requests (injected scripts and images): a client without JavaScript
 	// cannot load them.
 	Scripted []string
+	// Parents maps a subresource's URL to the URL whose response reveals
+	// it (a font to its style sheet, an injected image to its script);
+	// one not listed is revealed by the document. Recordings say nothing
+	// of it: their resources all count as the document's.
+	Parents map[string]string
 	// Recorded says the site replays a recording: its responses carry
 	// their recorded statuses and header fields, cache policy included.
 	Recorded bool

@@ -173,6 +173,17 @@ func (b *pageBuilder) build() (*Site, error) {
 	}
 	b.site.Late = late
 	b.site.Scripted = slices.Concat(injectedScripts, injectedImages)
+	b.site.Parents = map[string]string{}
+	reveal := func(parent string, kids []string) {
+		for _, k := range kids {
+			b.site.Parents[k] = parent
+		}
+	}
+	if len(styles) > 0 {
+		reveal(styles[0], fonts)
+		reveal(styles[min(1, len(styles)-1)], backgrounds)
+	}
+	reveal(tag, slices.Concat(injectedScripts, injectedImages, late))
 	b.site.Subresources = without(b.site.Subresources, late)
 	slices.Sort(b.site.Subresources) // a map gave them: one order for every run
 	return b.site, b.site.Validate()
