@@ -114,11 +114,7 @@ const paintWait = 500 * time.Millisecond
 // Flags returns the command-line flags of a browser for req (without the
 // user data directory).
 func Flags(req Request) []chromedp.ExecAllocatorOption {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("mute-audio", true),
+	opts := append(baseFlags(),
 		chromedp.Flag("host-resolver-rules", req.HostResolverRules+",MAP * ~NOTFOUND"),
 		chromedp.Flag("ignore-certificate-errors-spki-list", req.SPKIHash),
 	)
@@ -136,6 +132,17 @@ func Flags(req Request) []chromedp.ExecAllocatorOption {
 		opts = append(opts, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-http2", true))
 	}
 	return opts
+}
+
+// baseFlags are every browser's flags: chromedp's headless defaults, no
+// sandbox (root), and nothing that competes with the page for the CPU.
+func baseFlags() []chromedp.ExecAllocatorOption {
+	return append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("mute-audio", true),
+	)
 }
 
 // Load starts a fresh browser, loads req.URL, reads the metrics, verifies

@@ -59,7 +59,7 @@ func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive
 	if settle == 0 {
 		settle = DefaultSettle
 	}
-	if err := sleepCtx(loadCtx, settle); err != nil {
+	if err := Pause(loadCtx, settle); err != nil {
 		return nil, site.ImportReport{}, fmt.Errorf("record %s: %w", req.URL, err)
 	}
 	return rec.archive(req.URL)
@@ -70,11 +70,7 @@ func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive
 // that the page's Fetch domain sees their requests too, and the testbed's
 // mapping if given.
 func recordFlags(req RecordRequest) []chromedp.ExecAllocatorOption {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("mute-audio", true),
+	opts := append(baseFlags(),
 		chromedp.Flag("disable-site-isolation-trials", true),
 		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
 	)
@@ -176,8 +172,8 @@ func firstError(errs ...error) error {
 	return nil
 }
 
-// sleepCtx waits for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Pause waits for d, or until ctx is done and then returns its error.
+func Pause(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

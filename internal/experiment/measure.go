@@ -77,7 +77,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 			}
 			before = tb.Counts()
 			tb.Origin.TakeUnmatched()
-			if err := sleep(ctx, closeSettleTime(rtt)); err != nil {
+			if err := client.Pause(ctx, closeSettleTime(rtt)); err != nil {
 				return err
 			}
 			reseed() // the measured visit starts from the pair's state
@@ -115,18 +115,6 @@ func tcpCongestion(recs []origin.ConnRecord) string {
 // their connections, so that the browser has seen them close: two RTTs,
 // at least 100 ms.
 func closeSettleTime(rtt time.Duration) time.Duration { return max(2*rtt, 100*time.Millisecond) }
-
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // netcheckLossProbes keeps compare's netcheck short: 5000 probes per
 // direction (half a second on fast links), fewer on slow links (at most
