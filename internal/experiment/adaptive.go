@@ -39,6 +39,7 @@ func newStopper(s *spec.Spec) (*stopper, error) {
 	if err != nil {
 		return nil, err
 	}
+	seq.Paired = s.Pairing // paired loads are judged as pairs
 	b, c := spec.ComparedProtocols(s.Protocols)
 	return &stopper{seq: seq, baseline: b, compare: c, seed: s.Seed, settings: map[string]*settingState{}}, nil
 }

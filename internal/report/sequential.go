@@ -45,8 +45,10 @@ func stopping(c *Comparison, o Options) {
 	}
 	st := &Stopping{All: len(c.Baseline.Values) + len(c.Compare.Values) + c.Baseline.Failed + c.Compare.Failed}
 	st.Trials = st.All
-	if rep, look, ok := u.Seq.Replay(q, t, last, u.Seed); ok {
-		st.Rep, st.Look, st.Bound = rep, look, u.Seq.Bound(rep)
+	seq := *u.Seq
+	seq.Paired = c.Baseline.Paired && c.Compare.Paired // as the run judged them
+	if rep, look, ok := seq.Replay(q, t, last, u.Seed); ok {
+		st.Rep, st.Look, st.Bound = rep, look, seq.Bound(rep)
 		st.Trials = c.Baseline.Failed + c.Compare.Failed + len(upToRep(c.Baseline.Reps, rep)) + len(upToRep(c.Compare.Reps, rep))
 	}
 	c.Stopping = st
@@ -71,7 +73,7 @@ func writeStopping(w io.Writer, a *Analysis, v varied) {
 	if u == nil {
 		return
 	}
-	fmt.Fprintf(w, "\nRepetitions until the answer is known (from %d to %d; stop at a sequential verdict, O'Brien–Fleming α-spending at α = %g, or when the ratio's 95%% CI is within ±%g%%):\n",
+	fmt.Fprintf(w, "\nRepetitions until the answer is known (from %d to %d; stop at a sequential verdict, O'Brien–Fleming α-spending at α = %g, or when the ratio's 95%% CI is within ±%g%%; paired loads judged as pairs: signed-rank test, Hodges–Lehmann interval):\n",
 		u.Seq.Min, u.Seq.Max, stats.Alpha, 100*u.CIRatio)
 	used, all := 0, 0
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -25,18 +25,34 @@ const maxExactSignedRank = 200
 // correction and a continuity correction.
 func WilcoxonSignedRank(d []float64) Test {
 	const name = "wilcoxon-signed-rank"
+	wPlus, tieTerm, ties, n := signedRanks(d)
+	if n < 1 {
+		return notRun(name, "needs at least 1 non-zero difference")
+	}
+	minP := math.Min(1, 2*math.Pow(2, -float64(n)))
+	if !ties && n <= maxExactSignedRank {
+		dist := signedRankCounts(n)
+		return Test{Name: name, Statistic: wPlus, P: signedRankP(dist, int(wPlus), n), MinP: minP, OK: true}
+	}
+	z, ok := signedRankZ(wPlus, tieTerm, n)
+	if !ok {
+		return notRun(name, "every difference is the same")
+	}
+	p := math.Min(1, 2*distuv.UnitNormal.Survival(math.Max(z, 0)))
+	return Test{Name: name, Statistic: wPlus, P: p, MinP: minP, OK: true}
+}
+
+// signedRanks is W+ of the non-zero differences of d (mid-ranks of |d|
+// for ties), Σ (t³ − t) over the groups of ties, and their number.
+func signedRanks(d []float64) (wPlus, tieTerm float64, ties bool, n int) {
 	nonzero := make([]float64, 0, len(d))
 	for _, v := range d {
 		if v != 0 && !math.IsNaN(v) {
 			nonzero = append(nonzero, v)
 		}
 	}
-	n := len(nonzero)
-	if n < 1 {
-		return notRun(name, "needs at least 1 non-zero difference")
-	}
+	n = len(nonzero)
 	slices.SortFunc(nonzero, func(a, b float64) int { return cmp.Compare(math.Abs(a), math.Abs(b)) })
-	wPlus, tieTerm, ties := 0.0, 0.0, false
 	for i := 0; i < n; {
 		j := i
 		for j < n && math.Abs(nonzero[j]) == math.Abs(nonzero[i]) {
@@ -54,19 +70,18 @@ func WilcoxonSignedRank(d []float64) Test {
 		}
 		i = j
 	}
-	minP := math.Min(1, 2*math.Pow(2, -float64(n)))
-	if !ties && n <= maxExactSignedRank {
-		dist := signedRankCounts(n)
-		return Test{Name: name, Statistic: wPlus, P: signedRankP(dist, int(wPlus), n), MinP: minP, OK: true}
-	}
+	return wPlus, tieTerm, ties, n
+}
+
+// signedRankZ is |W+ − n(n+1)/4| standardised with the tie correction and
+// a continuity correction; ok is false when it has no spread.
+func signedRankZ(wPlus, tieTerm float64, n int) (float64, bool) {
 	fn := float64(n)
 	sigma := math.Sqrt(fn*(fn+1)*(2*fn+1)/24 - tieTerm/48)
-	if sigma == 0 {
-		return notRun(name, "every difference is the same")
+	if sigma == 0 || n == 0 {
+		return 0, false
 	}
-	z := (math.Abs(wPlus-fn*(fn+1)/4) - 0.5) / sigma
-	p := math.Min(1, 2*distuv.UnitNormal.Survival(math.Max(z, 0)))
-	return Test{Name: name, Statistic: wPlus, P: p, MinP: minP, OK: true}
+	return (math.Abs(wPlus-fn*(fn+1)/4) - 0.5) / sigma, true
 }
 
 // signedRankCounts is the null distribution of W+ for n differences, as

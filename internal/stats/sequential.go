@@ -23,6 +23,11 @@ type Sequential struct {
 	Alpha    float64 // two-sided error rate over all looks, such as 0.01
 	Min, Max int     // repetitions of the first and the last look
 	CIRatio  float64 // relative half-width of the ratio's interval that suffices; 0: none
+	// Paired analyses the loads as pairs of equal repetition (trials that
+	// shared their link state): the Wilcoxon signed-rank test of the log
+	// ratios and the Hodges–Lehmann interval of their median ratio, in
+	// place of Mann–Whitney and the bootstrap of the ratio of medians.
+	Paired bool
 	// bounds[k] is the |z| that rejects at look k (n = Min + k).
 	bounds []float64
 }
@@ -92,6 +97,11 @@ func (s *Sequential) Decide(n int, q, t []float64, ratioLo, ratioHi float64) Loo
 		l.Stop, l.Reason = true, StopPrecision
 		return l
 	}
+	return s.atMax(l, n)
+}
+
+// atMax stops l at the last look.
+func (s *Sequential) atMax(l Look, n int) Look {
 	if n >= s.Max {
 		l.Stop, l.Reason = true, StopMax
 	}
@@ -194,6 +204,9 @@ const StopBootstrapReps = 1000
 // n. The result depends only on those values: a resumed run and the
 // report reach the decisions the run reached.
 func (s *Sequential) LookAt(n int, q, t map[int]float64, seed uint64) Look {
+	if s.Paired {
+		return s.lookPaired(n, q, t)
+	}
 	qs, ts := upTo(q, n), upTo(t, n)
 	lo, hi := math.NaN(), math.NaN()
 	if len(qs) > 0 && len(ts) > 0 {
@@ -228,4 +241,44 @@ func upTo(byRep map[int]float64, n int) []float64 {
 		out[i] = byRep[r]
 	}
 	return out
+}
+
+// lookPaired is LookAt for paired loads: the repetitions up to n with a
+// value on both sides, their log ratios tested with the signed-rank test
+// (normal approximation, which the boundaries assume) and their median
+// ratio's Hodges–Lehmann interval.
+func (s *Sequential) lookPaired(n int, q, t map[int]float64) Look {
+	var d []float64
+	for r := 1; r <= n; r++ {
+		a, okA := q[r]
+		b, okB := t[r]
+		if okA && okB && a > 0 && b > 0 {
+			d = append(d, math.Log(a/b))
+		}
+	}
+	l := Look{Verdict: NoDifference, RatioLo: math.NaN(), RatioHi: math.NaN()}
+	if n < s.Min || len(d) == 0 {
+		return l
+	}
+	wPlus, tieTerm, _, m := signedRanks(d)
+	if z, ok := signedRankZ(wPlus, tieTerm, m); ok {
+		l.Z = z
+		if z >= s.Bound(n) {
+			l.Stop, l.Reason, l.Verdict = true, StopVerdict, Slower
+			if wPlus < float64(m*(m+1))/4 { // more weight on negative log ratios: q faster
+				l.Verdict = Faster
+			}
+			return l
+		}
+	}
+	if s.CIRatio == 0 { // no precision rule: the interval is not needed
+		return s.atMax(l, n)
+	}
+	est, lo, hi, ciOK := HodgesLehmann(d, 0.95)
+	l.RatioLo, l.RatioHi = math.Exp(lo), math.Exp(hi)
+	if r := math.Exp(est); ciOK && l.RatioHi-l.RatioLo <= 2*s.CIRatio*r {
+		l.Stop, l.Reason = true, StopPrecision
+		return l
+	}
+	return s.atMax(l, n)
 }
