@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,6 +112,18 @@ func checkVerifiedTrial(t *testing.T, dir string, tr trialRecord) {
 	}
 	if int64(len(tr.conns)) != tr.Connections || tr.Connections == 0 {
 		t.Errorf("%s: %d connection rows, the trial says %d", tr.Protocol, len(tr.conns), tr.Connections)
+	}
+	// No load beats its physical lower bound: 2 (h2) or 1 (h3) handshake
+	// round trips, the document, then the images on both origins.
+	wantHS := map[string]int64{"h2": 2, "h3": 1}[string(tr.Protocol)]
+	if tr.BoundMs == nil || tr.ExcessMs == nil || *tr.ExcessMs < 0 || tr.BoundHandshakeRTTs != wantHS || *tr.BoundChainRTTs != float64(2*wantHS+2) {
+		v := func(p *float64) float64 {
+			if p == nil {
+				return math.NaN()
+			}
+			return *p
+		}
+		t.Errorf("%s: bound %.1f ms (chain %.1f RTTs, handshake %d), excess %.1f ms", tr.Protocol, v(tr.BoundMs), v(tr.BoundChainRTTs), tr.BoundHandshakeRTTs, v(tr.ExcessMs))
 	}
 	// The loads' counters exclude the netcheck's thousands of probes.
 	if tr.DownPackets == 0 || tr.UpPackets == 0 || tr.UpPackets > 1000 {

@@ -88,8 +88,12 @@ func writeStopping(w io.Writer, a *Analysis, v varied) {
 			after, why = fmt.Sprintf("repetition %d", st.Rep), map[string]string{
 				stats.StopVerdict: "verdict: " + string(st.Look.Verdict), stats.StopPrecision: "precision reached", stats.StopMax: "most repetitions"}[st.Look.Reason]
 		}
-		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%s\t%s\t%s\t[%s, %s]\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
-			st.Trials, st.All, after, why, num(st.Look.Z, 2), num(st.Bound, 2), num(st.Look.RatioLo, 3), num(st.Look.RatioHi, 3))
+		z, bound, ci := "-", "-", "-"
+		if st.Rep > 0 {
+			z, bound, ci = num(st.Look.Z, 2), num(st.Bound, 2), fmt.Sprintf("[%s, %s]", num(st.Look.RatioLo, 3), num(st.Look.RatioHi, 3))
+		}
+		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
+			st.Trials, st.All, after, why, z, bound, ci)
 		used, all = used+st.Trials, all+st.All
 	}
 	tw.Flush()
