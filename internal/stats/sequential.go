@@ -260,6 +260,11 @@ func (s *Sequential) lookPaired(n int, q, t map[int]float64) Look {
 	if n < s.Min || len(d) == 0 {
 		return l
 	}
+	interval := func() (ratio float64, ok bool) { // computed only where needed: it costs a sort of n² averages
+		est, lo, hi, ok := HodgesLehmann(d, 0.95)
+		l.RatioLo, l.RatioHi = math.Exp(lo), math.Exp(hi)
+		return math.Exp(est), ok
+	}
 	wPlus, tieTerm, _, m := signedRanks(d)
 	if z, ok := signedRankZ(wPlus, tieTerm, m); ok {
 		l.Z = z
@@ -268,17 +273,18 @@ func (s *Sequential) lookPaired(n int, q, t map[int]float64) Look {
 			if wPlus < float64(m*(m+1))/4 { // more weight on negative log ratios: q faster
 				l.Verdict = Faster
 			}
+			interval()
 			return l
 		}
 	}
-	if s.CIRatio == 0 { // no precision rule: the interval is not needed
-		return s.atMax(l, n)
+	if s.CIRatio > 0 {
+		if r, ok := interval(); ok && l.RatioHi-l.RatioLo <= 2*s.CIRatio*r {
+			l.Stop, l.Reason = true, StopPrecision
+			return l
+		}
 	}
-	est, lo, hi, ciOK := HodgesLehmann(d, 0.95)
-	l.RatioLo, l.RatioHi = math.Exp(lo), math.Exp(hi)
-	if r := math.Exp(est); ciOK && l.RatioHi-l.RatioLo <= 2*s.CIRatio*r {
-		l.Stop, l.Reason = true, StopPrecision
-		return l
+	if l = s.atMax(l, n); l.Stop && math.IsNaN(l.RatioLo) {
+		interval()
 	}
-	return s.atMax(l, n)
+	return l
 }
