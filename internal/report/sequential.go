@@ -53,8 +53,8 @@ func stopping(c *Comparison, o Options) {
 	}
 	c.Stopping = st
 	c.Verdict = stats.NoDifference
-	if st.Rep > 0 && st.Look.Reason == stats.StopVerdict {
-		c.Verdict = st.Look.Verdict
+	if st.Rep > 0 {
+		c.Verdict = st.Look.Verdict // the sequential test's, or the interval's at a precision stop
 	}
 }
 
@@ -86,7 +86,7 @@ func writeStopping(w io.Writer, a *Analysis, v varied) {
 		after, why := "-", "not yet (the run is incomplete)"
 		if st.Rep > 0 {
 			after, why = fmt.Sprintf("repetition %d", st.Rep), map[string]string{
-				stats.StopVerdict: "verdict: " + string(st.Look.Verdict), stats.StopPrecision: "precision reached", stats.StopMax: "most repetitions"}[st.Look.Reason]
+				stats.StopVerdict: "verdict: " + string(st.Look.Verdict), stats.StopPrecision: "precision reached: " + string(st.Look.Verdict), stats.StopMax: "most repetitions"}[st.Look.Reason]
 		}
 		z, bound, ci := "-", "-", "-"
 		if st.Rep > 0 {

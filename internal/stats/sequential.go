@@ -69,7 +69,9 @@ type Look struct {
 	Stop    bool
 	Reason  string // StopVerdict, StopPrecision or StopMax when Stop
 	Z       float64
-	Verdict Verdict // Faster or Slower for StopVerdict, else NoDifference
+	// Verdict is Faster or Slower for StopVerdict, the interval's side of
+	// 1 for StopPrecision, else NoDifference.
+	Verdict Verdict
 	// RatioLo and RatioHi are the interval of the ratio at the look.
 	RatioLo, RatioHi float64
 }
@@ -94,7 +96,7 @@ func (s *Sequential) Decide(n int, q, t []float64, ratioLo, ratioHi float64) Loo
 		}
 	}
 	if r := RatioOfMedians(q, t); s.CIRatio > 0 && r > 0 && ratioHi-ratioLo <= 2*s.CIRatio*r {
-		l.Stop, l.Reason = true, StopPrecision
+		l.Stop, l.Reason, l.Verdict = true, StopPrecision, intervalVerdict(l.RatioLo, l.RatioHi)
 		return l
 	}
 	return s.atMax(l, n)
@@ -279,7 +281,7 @@ func (s *Sequential) lookPaired(n int, q, t map[int]float64) Look {
 	}
 	if s.CIRatio > 0 {
 		if r, ok := interval(); ok && l.RatioHi-l.RatioLo <= 2*s.CIRatio*r {
-			l.Stop, l.Reason = true, StopPrecision
+			l.Stop, l.Reason, l.Verdict = true, StopPrecision, intervalVerdict(l.RatioLo, l.RatioHi)
 			return l
 		}
 	}
@@ -287,4 +289,18 @@ func (s *Sequential) lookPaired(n int, q, t map[int]float64) Look {
 		interval()
 	}
 	return l
+}
+
+// intervalVerdict is the answer of a setting stopped for precision: its
+// interval of the ratio, below 1 (faster), above (slower) or across it.
+// The rule stopped on the interval's width, not its place, so the
+// interval keeps its coverage.
+func intervalVerdict(lo, hi float64) Verdict {
+	switch {
+	case hi < 1:
+		return Faster
+	case lo > 1:
+		return Slower
+	}
+	return NoDifference
 }
