@@ -44,6 +44,7 @@ Usage:
   quicbench parity [flags]    compare the servers' download times over h1, h2 and h3
   quicbench plan SPEC         print a spec file's plan: trials and estimated duration
   quicbench run SPEC [flags]  run a spec file's plan into a results database (--resume continues)
+  quicbench merge OUT DIR...  merge the run directories of a plan's shards (run --shard I/N)
   quicbench export DIR [flags]
                               write a run's trials and resources as CSV, JSON lines or Parquet
   quicbench report DIR [flags]
@@ -86,6 +87,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPlan(args[1:], stdout, stderr)
 	case "run":
 		return runRun(ctx, args[1:], stdout, stderr)
+	case "merge":
+		return runMerge(args[1:], stdout, stderr)
 	case "export":
 		return runExport(args[1:], stdout, stderr)
 	case "report":

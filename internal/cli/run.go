@@ -68,6 +68,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	pilot := fs.String("pilot", "", "a pilot run's `directory`: print, per compared setting, the repetitions that find --detect at α = 0.01 with --power, and the plan's size and duration at the most of them")
 	detect := fs.Float64("detect", 5, "with --pilot: the difference to find, in `percent` of the median (5: a ratio of 1.05)")
 	power := fs.Float64("power", 0.8, "with --pilot: the `probability` of finding it")
+	shards := fs.Int("shards", 0, "also print the plan split into `N` shards (run --shard I/N): each shard's trials, testbeds and estimate")
 	path, code, done := specAndFlags(fs, args, "Usage: quicbench plan SPEC [flags]\n\nPrints the plan of a spec file: its factors, the number of trials and an estimate of its duration.", stdout, stderr)
 	if done {
 		return code
@@ -92,6 +93,13 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	printPlan(stdout, s, p)
 	if *pilot != "" {
 		printPowerPlan(stdout, s, rows, *pilot, *detect, *power)
+	}
+	if *shards != 0 {
+		if *shards < 1 || *shards > plan.MaxShards {
+			fmt.Fprintf(stderr, "quicbench plan: --shards %d is outside 1 to %d\n", *shards, plan.MaxShards)
+			return exitUsage
+		}
+		printShards(stdout, s, p, *shards)
 	}
 	if *list {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -124,6 +132,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	retryFailed := fs.Bool("retry-failed", false, "with --resume: run the failed trials again (their earlier attempts are kept)")
 	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
+	shardText := fs.String("shard", "", "run only shard `I/N` of the plan: whole testbed groups balanced by the plan's estimate (quicbench plan --shards N); merge the shards' directories with quicbench merge")
 	path, code, done := specAndFlags(fs, args, "Usage: quicbench run SPEC [flags]\n\nRuns every trial of a spec file's plan and records each in DIR/results.db the moment it ends.", stdout, stderr)
 	if done {
 		return code
@@ -132,6 +141,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench run:", err)
 		return exitUsage
+	}
+	var shard plan.ShardID
+	if *shardText != "" {
+		if shard, err = plan.ParseShard(*shardText); err != nil {
+			fmt.Fprintln(stderr, "quicbench run: --shard:", err)
+			return exitUsage
+		}
 	}
 	if *resume && *out == "" {
 		fmt.Fprintln(stderr, "quicbench run: --resume needs --out DIR, the run directory to continue")
@@ -144,6 +160,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dir := *out
 	if dir == "" {
 		dir = "runs/" + s.DirName() + "-" + time.Now().Format("20060102-150405")
+		if shard.N > 0 {
+			dir += fmt.Sprintf("-shard%dof%d", shard.I, shard.N)
+		}
 	}
 	if err := checkPrivileges(); err != nil {
 		fmt.Fprintln(stderr, "quicbench run:", err)
@@ -153,12 +172,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench run:", err)
 		return exitUsage
 	}
-	p := plan.Build(s)
+	p := plan.Build(s).Shard(s, shard)
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
 		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ChromiumPath: *chromium, Facts: experiment.HostFacts(*chromium, Version),
-		Log: newLogger(stderr, *verbose), OnTrial: progress.update,
+		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard,
 	})
 	progress.finish()
 	if res == nil {
@@ -344,4 +363,20 @@ func printPowerPlan(stdout io.Writer, s *spec.Spec, rows []report.PowerRow, pilo
 		p := plan.Build(&sized)
 		fmt.Fprintf(stdout, "At %d repetitions (the most above): %d trials, estimated %s.\n", sized.Repetitions, len(p.Trials), p.Estimate(&sized).Round(time.Second))
 	}
+}
+
+// printShards prints the plan's n shards and how even they are.
+func printShards(w io.Writer, s *spec.Spec, p plan.Plan, n int) {
+	est := p.ShardEstimates(s, n)
+	var sum, most time.Duration
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "shard\ttrials\ttestbeds\testimate")
+	for i, e := range est {
+		sh := p.Shard(s, plan.ShardID{I: i + 1, N: n})
+		fmt.Fprintf(tw, "%d/%d\t%d\t%d\t%s\n", i+1, n, len(sh.Trials), sh.Setups, e.Round(time.Second))
+		sum, most = sum+e, max(most, e)
+	}
+	tw.Flush()
+	mean := sum / time.Duration(n)
+	fmt.Fprintf(w, "largest shard %s, mean %s (%+.1f %%)\n", most.Round(time.Second), mean.Round(time.Second), 100*(float64(most)/float64(mean)-1))
 }

@@ -41,6 +41,9 @@ type RunConfig struct {
 	Log   *slog.Logger
 	// OnTrial, if set, is called after each recorded trial.
 	OnTrial func(Progress)
+	// Shard, if set, runs only that shard of the plan (plan.Plan.Shard);
+	// a resumed run must give the same.
+	Shard plan.ShardID
 }
 
 // Progress is the state of a run after a trial.
@@ -97,6 +100,11 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	}
 	defer store.Close()
 	if len(todo) > 0 {
+		unlockMachine, err := lockMachine(ctx, cfg.Log)
+		if err != nil {
+			return res, err
+		}
+		defer unlockMachine()
 		removeStale(cfg.Log)
 	}
 	r := &runner{cfg: cfg, spec: cfg.Spec, store: store, res: res, started: time.Now(), left: len(todo), earlier: earlier, stop: res.stop}
@@ -135,7 +143,7 @@ func checkArchives(s *spec.Spec) error {
 // cfg asks) and the attempts the forgotten ones had: what a resumed run
 // does before its first trial.
 func prepare(cfg RunConfig) (*results.Store, *RunResult, []plan.Trial, map[string]int, error) {
-	p := plan.Build(cfg.Spec)
+	p := plan.Build(cfg.Spec).Shard(cfg.Spec, cfg.Shard)
 	store, err := openStore(cfg, p)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -185,6 +193,9 @@ func openStore(cfg RunConfig, p plan.Plan) (*results.Store, error) {
 	meta := map[string]string{
 		"spec_sha256": cfg.Spec.SHA256, "spec_name": cfg.Spec.Name, "spec": string(cfg.Spec.Source),
 		"plan_trials": fmt.Sprint(len(p.Trials)), "created_at": time.Now().UTC().Format(time.RFC3339),
+	}
+	if cfg.Shard.N > 0 {
+		meta["shard"] = cfg.Shard.String()
 	}
 	for k, v := range cfg.Facts {
 		meta[k] = v
@@ -247,6 +258,13 @@ func openToResume(cfg RunConfig, path string) (*results.Store, error) {
 	if was != cfg.Spec.SHA256 {
 		store.Close()
 		return nil, inputErrorf("the spec changed since this run started (its SHA-256 was %.12s…, now %.12s…; the original is %s): restore it, or start a new run with another --out", was, cfg.Spec.SHA256, filepath.Join(cfg.Dir, "spec.yaml"))
+	}
+	if shard, err := store.Meta("shard"); err != nil || shard != cfg.Shard.String() {
+		store.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, inputErrorf("this run is shard %q of its plan, not %q: resume it with the --shard it started with", shard, cfg.Shard.String())
 	}
 	return store, nil
 }

@@ -161,22 +161,29 @@ const (
 // visit's loads plus the client's overhead; per testbed its setup, and per
 // network its netcheck.
 func (p Plan) Estimate(s *spec.Spec) time.Duration {
-	overhead := chromiumOverhead
-	if s.Client == factor.ClientLoader {
-		overhead = loaderOverhead
-	}
 	total := time.Duration(p.Setups) * setupCost
 	if s.Netcheck {
 		total += time.Duration(len(s.Networks)) * netcheckCost
 	}
 	for _, t := range p.Trials {
-		c := t.Cell
-		loads := c.Visit.Loads()
-		load := LoadTime(c.Page, c.Network.RTT, c.Network.Down.MeanRate())
-		total += time.Duration(loads)*load + time.Duration(loads-1)*repeatPause + overhead
-		if c.Visual.On() {
-			total += visualCost
-		}
+		total += trialEstimate(s, t)
+	}
+	return total
+}
+
+// trialEstimate is one trial's share of Estimate: its loads, the pause of
+// a repeat visit, the client's overhead, and the visual capture's cost.
+func trialEstimate(s *spec.Spec, t Trial) time.Duration {
+	overhead := chromiumOverhead
+	if s.Client == factor.ClientLoader {
+		overhead = loaderOverhead
+	}
+	c := t.Cell
+	loads := c.Visit.Loads()
+	load := LoadTime(c.Page, c.Network.RTT, c.Network.Down.MeanRate())
+	total := time.Duration(loads)*load + time.Duration(loads-1)*repeatPause + overhead
+	if c.Visual.On() {
+		total += visualCost
 	}
 	return total
 }

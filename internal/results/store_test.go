@@ -175,3 +175,47 @@ func TestFullDisk(t *testing.T) {
 		t.Errorf("%d trials readable after the disk filled (%v), want the %d committed", total, err, committed)
 	}
 }
+
+// TestMergeKeepsEveryRow: two shards' trials, resources and netchecks go
+// into one store; a network checked in both keeps the first check and is
+// named; a trial in both is refused.
+func TestMergeKeepsEveryRow(t *testing.T) {
+	dir := t.TempDir()
+	shard := func(name string, ids ...string) string {
+		path := filepath.Join(dir, name+".db")
+		s, err := Create(path, map[string]string{"spec_sha256": "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for _, id := range ids {
+			if err := s.AddTrial(Trial{ID: id, Outcome: Outcome{Status: StatusOK}}, []Resource{{TrialID: id, URL: "https://a.test/" + id}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.SaveNetwork("n", []byte(`{}`), []byte(`{"from":"`+name+`"}`), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	a, b := shard("a", "t1", "t2"), shard("b", "t3")
+	merged, err := Create(filepath.Join(dir, "m.db"), map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer merged.Close()
+	n1, dup1, err1 := merged.Merge(a)
+	n2, dup2, err2 := merged.Merge(b)
+	if err1 != nil || err2 != nil || n1 != 2 || n2 != 1 || len(dup1) != 0 || len(dup2) != 1 || dup2[0] != "n" {
+		t.Fatalf("merges: %d %v %v; %d %v %v", n1, dup1, err1, n2, dup2, err2)
+	}
+	if _, r, _ := merged.NetworkReport("n"); r != `{"from":"a"}` {
+		t.Errorf("netcheck kept %s, want the first shard's", r)
+	}
+	if res, _ := merged.ResourcesOf("t3"); len(res) != 1 {
+		t.Errorf("t3's resources: %v", res)
+	}
+	if _, _, err := merged.Merge(b); err == nil || !strings.Contains(err.Error(), "trial t3") {
+		t.Errorf("merging a shard twice: %v", err)
+	}
+}

@@ -66,9 +66,9 @@ func (s *Sequential) Bound(n int) float64 {
 // t (baseline): stop or go on, and why. ratioLo and ratioHi are the 95 %
 // interval of median(q)/median(t).
 type Look struct {
-	Stop    bool
-	Reason  string // StopVerdict, StopPrecision or StopMax when Stop
-	Z       float64
+	Stop   bool
+	Reason string // StopVerdict, StopPrecision or StopMax when Stop
+	Z      float64
 	// Verdict is Faster or Slower for StopVerdict, the interval's side of
 	// 1 for StopPrecision, else NoDifference.
 	Verdict Verdict

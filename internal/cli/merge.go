@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/experiment"
+)
+
+// runMerge merges shard run directories into one run.
+func runMerge(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	const usage = "Usage: quicbench merge OUT DIR...\n\nMerges the run directories of the shards of one plan (quicbench run --shard I/N) into\nthe new run directory OUT, which quicbench report and export read as one run."
+	if code, done := parseFlags(fs, args, usage, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() < 2 {
+		fmt.Fprintln(stderr, "quicbench merge: give the new run directory and the shards' directories: quicbench merge OUT DIR...")
+		return exitUsage
+	}
+	res, err := experiment.Merge(fs.Arg(0), fs.Args()[1:])
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench merge:", err)
+		if isUserError(err) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "%d shards, %d trials merged into %s in %s\n", res.Shards, res.Trials, fs.Arg(0), res.Elapsed.Round(time.Millisecond))
+	if len(res.Missing) > 0 {
+		fmt.Fprintf(stdout, "missing shards (their trials are not in the merged run): %s\n", strings.Join(res.Missing, " "))
+	}
+	return exitOK
+}

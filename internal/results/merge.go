@@ -1,0 +1,100 @@
+package results
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Merge copies the rows of the results database at path (a shard of the
+// same plan) into s: its trials, attempts, resources, connections and
+// testbeds (one record per testbed: a testbed whose repetitions were split
+// over shards keeps the first), and the netchecks of networks s has none
+// of yet. It returns
+// the trials it copied and the networks whose netcheck s already had
+// (kept in s; the caller keeps the shard's elsewhere). A trial already in
+// s is an error that names it, and nothing of the shard is kept then.
+func (s *Store) Merge(path string) (trials int, dupNetworks []string, err error) {
+	if err := checkNoLinks(path); err != nil {
+		return 0, nil, err
+	}
+	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?mode=ro"
+	if _, err := s.db.Exec(`ATTACH DATABASE ? AS shard`, uri); err != nil {
+		return 0, nil, s.explain("open shard "+path, err)
+	}
+	defer s.db.Exec(`DETACH DATABASE shard`)
+	tx, err := s.db.Begin()
+	if err != nil {
+		return 0, nil, s.explain("merge", err)
+	}
+	defer tx.Rollback()
+	var dup string
+	err = tx.QueryRow(`SELECT trial_id FROM shard.trials WHERE trial_id IN (SELECT trial_id FROM main.trials) LIMIT 1`).Scan(&dup)
+	switch {
+	case err == nil:
+		return 0, nil, fmt.Errorf("trial %s of %s is already in the merged run: a shard was given twice, or two runs of one shard", dup, path)
+	case !errors.Is(err, sql.ErrNoRows):
+		return 0, nil, s.explain("merge "+path, err)
+	}
+	for _, t := range []*table{s.t.trials, s.t.attempts, s.t.resources, s.t.connections, s.t.testbeds} {
+		cols := make([]string, len(t.cols))
+		for i, c := range t.cols {
+			cols[i] = c.name
+		}
+		list := strings.Join(cols, ", ")
+		verb := "INSERT"
+		if t == s.t.testbeds {
+			verb = "INSERT OR IGNORE" // a testbed split by repetitions over shards: its first record
+		}
+		res, err := tx.Exec(fmt.Sprintf(`%s INTO main.%s (%s) SELECT %s FROM shard.%s`, verb, t.name, list, list, t.name))
+		if err != nil {
+			return 0, nil, s.explain("merge "+t.name+" of "+path, err)
+		}
+		if t == s.t.trials {
+			n, _ := res.RowsAffected()
+			trials = int(n)
+		}
+	}
+	if dupNetworks, err = mergeNetworks(tx); err != nil {
+		return 0, nil, s.explain("merge networks of "+path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, nil, s.explain("merge "+path, err)
+	}
+	return trials, dupNetworks, nil
+}
+
+// mergeNetworks copies the shard's netchecks of networks the merged run
+// has none of, and names those it has.
+func mergeNetworks(tx *sql.Tx) ([]string, error) {
+	rows, err := tx.Query(`SELECT name FROM shard.networks WHERE name IN (SELECT name FROM main.networks) ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	var dup []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		dup = append(dup, name)
+	}
+	rows.Close()
+	_, err = tx.Exec(`INSERT INTO main.networks SELECT * FROM shard.networks WHERE name NOT IN (SELECT name FROM main.networks)`)
+	return dup, err
+}
+
+// NetworkReport returns the stored netcheck of network name, as SaveNetwork
+// stored it ("" for none).
+func (s *Store) NetworkReport(name string) (config, report string, err error) {
+	err = s.db.QueryRow(`SELECT config, netcheck FROM networks WHERE name = ?`, name).Scan(&config, &report)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", s.explain("read network "+name, err)
+	}
+	return config, report, nil
+}
