@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fills a results database with 150,000 trials (10 resources each, seed
+# Fills results databases with 150,000 trials (10 resources each, seed
 # 000's scale) and times what `quicbench run --resume` does before its first
-# trial. Prints the fill time, the database size and ns per resume start.
+# trial, and `quicbench merge` of the same trials from 20 shards. Prints the
+# fill times, the database size and ns per resume start and per merge.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go test -run '^$' -bench BenchmarkResumeStart150k -benchtime 5x -timeout 60m -v ./internal/experiment | grep -E 'filled|database|Benchmark|ok'
+go test -run '^$' -bench 'BenchmarkResumeStart150k|BenchmarkMerge150k' -benchtime 3x -timeout 90m -v ./internal/experiment | grep -E 'filled|database|Benchmark|ok'

@@ -37,6 +37,11 @@ func TestExperimentCommandsBadInput(t *testing.T) {
 		{[]string{"report", dir}, "no results database"},
 		{[]string{"report", dir, "--metric", "si2"}, `metric "si2" is unknown: use plt, onload, dcl, ttfb, fcp, lcp, si, fvc, lvc, vc85, vc95 or vc99`},
 		{[]string{"report", dir, "--baseline", "h3", "--compare", "h3"}, "--baseline and --compare are both h3"},
+		{[]string{"report", dir, "--until", "0.9"}, "--until: until ci_ratio 0.9 is outside"},
+		{[]string{"run", "../../examples/seed001-quick.yaml", "--shard", "4/3"}, "--shard: shard \"4/3\" is not I/N"},
+		{[]string{"plan", "../../examples/seed001-quick.yaml", "--shards", "-1"}, "--shards -1 is outside 1 to 10000"},
+		{[]string{"merge", dir}, "give the new run directory and the shards' directories"},
+		{[]string{"merge", filepath.Join(dir, "m"), dir}, "no results database"},
 	} {
 		var out, errOut bytes.Buffer
 		code := Run(context.Background(), c.args, &out, &errOut)

@@ -19,20 +19,7 @@ import (
 // 150,000 trials with 10 resources each, seed 000's scale. Run it with
 // scripts/bench-store.sh; it takes a few minutes to fill the database.
 func BenchmarkResumeStart150k(b *testing.B) {
-	// 12 networks × 25 pages × 2 protocols × 2 cache levels = 1200 cells;
-	// × 125 repetitions = 150,000 trials.
-	var pages []string
-	for i := 1; i <= 25; i++ {
-		pages = append(pages, fmt.Sprintf("synthetic:%dx10KB", i))
-	}
-	var nets []string
-	for _, rtt := range []int{20, 100, 200} {
-		for _, loss := range []string{"0", "0.5", "1", "2"} {
-			nets = append(nets, fmt.Sprintf("{rtt: %dms, loss: %s}", rtt, loss))
-		}
-	}
-	text := fmt.Sprintf("repetitions: 125\nfactors:\n  networks: [%s]\n  pages: [%s]\n  protocols: [h1, h3]\n  cache: [off, on]\n",
-		strings.Join(nets, ", "), strings.Join(pages, ", "))
+	text := spec150k()
 	s, err := spec.Parse([]byte(text))
 	if err != nil {
 		b.Fatal(err)
@@ -47,22 +34,8 @@ func BenchmarkResumeStart150k(b *testing.B) {
 		b.Fatal(err)
 	}
 	fill := time.Now()
-	resources := make([]results.Resource, 10)
-	for i := range resources {
-		resources[i] = results.Resource{URL: fmt.Sprintf("https://www.quicbench.test/obj/%d.png", i), Protocol: "h3", StartMs: 10, ResponseEndMs: 20, TransferBytes: 10_100, Status: 200}
-	}
 	// The last 1000 trials are left for the resumed run.
-	conns := []results.Connection{{Conn: 1, Transport: "quic", ALPN: "h3", Handshake: "full", Requests: 11, OpenedAt: time.Now(), BytesSent: 110_000}}
-	for _, t := range p.Trials[:len(p.Trials)-1000] {
-		rec := newRecord(s, t, nil)
-		rec.Status, rec.Attempts, rec.ServerRequests, rec.Connections, rec.Handshakes = results.StatusOK, 1, 11, 1, "full:1"
-		rec.Metrics = results.Metrics{PLT: results.F(900), OnLoad: results.F(899), DCL: results.F(300), TTFB: results.F(200), Wall: results.F(1500),
-			Overhead: results.F(600), BrowserStart: results.F(450)}
-		rec.StartedAt, rec.FinishedAt = time.Now(), time.Now()
-		if err := store.AddTrial(rec, resources, conns); err != nil {
-			b.Fatal(err)
-		}
-	}
+	fillTrials(b, store, s, p.Trials[:len(p.Trials)-1000])
 	store.Close()
 	b.Logf("filled 149,000 trials with 10 resources and a connection each in %v", time.Since(fill).Round(time.Second))
 	if size, err := fileSize(filepath.Join(dir, results.FileName)); err == nil {
@@ -82,6 +55,81 @@ func BenchmarkResumeStart150k(b *testing.B) {
 		store.Close()
 		if res.Done != 149_000 || len(todo) != 1000 {
 			b.Fatalf("done %d, todo %d", res.Done, len(todo))
+		}
+	}
+}
+
+// BenchmarkMerge150k measures quicbench merge of 150,000 trials (10
+// resources and a connection each, seed 000's scale) from 20 shards.
+// Run it with scripts/bench-store.sh; filling the shards takes minutes.
+func BenchmarkMerge150k(b *testing.B) {
+	s, err := spec.Parse([]byte(spec150k()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := plan.Build(s)
+	root := b.TempDir()
+	var dirs []string
+	fill := time.Now()
+	for i := 1; i <= 20; i++ {
+		id := plan.ShardID{I: i, N: 20}
+		sh := p.Shard(s, id)
+		dir := filepath.Join(root, fmt.Sprintf("shard%02d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		store, err := openStore(RunConfig{Spec: s, Dir: dir, Shard: id}, sh)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fillTrials(b, store, s, sh.Trials)
+		store.Close()
+		dirs = append(dirs, dir)
+	}
+	b.Logf("filled 20 shards of 150,000 trials in all in %v", time.Since(fill).Round(time.Second))
+	b.ResetTimer()
+	for k := 0; b.Loop(); k++ {
+		res, err := Merge(filepath.Join(root, fmt.Sprintf("merged%d", k)), dirs)
+		if err != nil || res.Trials != 150_000 {
+			b.Fatalf("merged %d trials: %v", res.Trials, err)
+		}
+	}
+}
+
+// spec150k is a spec of 150,000 trials: 12 networks × 25 pages × 2
+// protocols × 2 cache levels = 1200 cells, × 125 repetitions.
+func spec150k() string {
+	var pages []string
+	for i := 1; i <= 25; i++ {
+		pages = append(pages, fmt.Sprintf("synthetic:%dx10KB", i))
+	}
+	var nets []string
+	for _, rtt := range []int{20, 100, 200} {
+		for _, loss := range []string{"0", "0.5", "1", "2"} {
+			nets = append(nets, fmt.Sprintf("{rtt: %dms, loss: %s}", rtt, loss))
+		}
+	}
+	text := fmt.Sprintf("repetitions: 125\nfactors:\n  networks: [%s]\n  pages: [%s]\n  protocols: [h1, h3]\n  cache: [off, on]\n",
+		strings.Join(nets, ", "), strings.Join(pages, ", "))
+	return text
+}
+
+// fillTrials records trials as verified loads with 10 resources and a
+// connection each.
+func fillTrials(b *testing.B, store *results.Store, s *spec.Spec, trials []plan.Trial) {
+	resources := make([]results.Resource, 10)
+	for i := range resources {
+		resources[i] = results.Resource{URL: fmt.Sprintf("https://www.quicbench.test/obj/%d.png", i), Protocol: "h3", StartMs: 10, ResponseEndMs: 20, TransferBytes: 10_100, Status: 200}
+	}
+	conns := []results.Connection{{Conn: 1, Transport: "quic", ALPN: "h3", Handshake: "full", Requests: 11, OpenedAt: time.Now(), BytesSent: 110_000}}
+	for _, t := range trials {
+		rec := newRecord(s, t, nil)
+		rec.Status, rec.Attempts, rec.ServerRequests, rec.Connections, rec.Handshakes = results.StatusOK, 1, 11, 1, "full:1"
+		rec.Metrics = results.Metrics{PLT: results.F(900), OnLoad: results.F(899), DCL: results.F(300), TTFB: results.F(200), Wall: results.F(1500),
+			Overhead: results.F(600), BrowserStart: results.F(450)}
+		rec.StartedAt, rec.FinishedAt = time.Now(), time.Now()
+		if err := store.AddTrial(rec, resources, conns); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
