@@ -224,6 +224,8 @@ type Analysis struct {
 	Shares      []Share
 	// Protocols seen in the run.
 	Protocols []factor.Protocol
+	// Calibration is each network's netcheck (Build reads it from the run).
+	Calibration []Calibration
 }
 
 // Analyze compares o.Compare with o.Baseline in every setting of trials.

@@ -42,6 +42,9 @@ func Build(store *results.Store, name string, o Options) (_ *Report, err error) 
 	if err != nil {
 		return nil, err
 	}
+	if a.Calibration, err = calibrations(store); err != nil {
+		return nil, err
+	}
 	facts, err := store.Facts()
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
@@ -355,5 +356,30 @@ func TestBoundsTable(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestCalibrationNamesTheNetworksThatWereOff: a network whose stored
+// netcheck failed is named with its check, configured and measured.
+func TestCalibrationNamesTheNetworksThatWereOff(t *testing.T) {
+	store, err := results.Create(filepath.Join(t.TempDir(), results.FileName), map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for _, p := range []factor.Protocol{"h2", "h3"} {
+		store.AddTrial(results.Trial{ID: "t" + string(p), Rep: 1, Levels: results.Levels{Network: "lte", Page: "synthetic:1x1KB", Protocol: p},
+			Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(100)}}, nil, nil)
+	}
+	store.SaveNetwork("lte", []byte(`{}`), []byte(`{"lines":[{"check":"RTT, idle","configured":"70.000 ms","measured":"median 73.1 ms","result":"FAIL"},{"check":"loss","result":"pass"}]}`), time.Now())
+	store.SaveNetwork("dsl", []byte(`{}`), []byte(`{"lines":[{"check":"RTT, idle","result":"pass"},{"check":"RTT under load","result":"info"}]}`), time.Now())
+	r, err := Build(store, "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	WriteText(&out, "run", r.Analysis)
+	if !strings.Contains(out.String(), "1 of 2 networks were not what was configured") || !strings.Contains(out.String(), "lte: RTT, idle: configured 70.000 ms, measured median 73.1 ms") {
+		t.Errorf("calibration:\n%s", out.String())
 	}
 }

@@ -38,6 +38,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	writePaired(w, a, v)
 	writeStopping(w, a, v)
 	writeBounds(w, a, v)
+	writeCalibration(w, a.Calibration)
 	writeShares(w, a, v)
 	writeANOVAs(w, a, v)
 }

@@ -98,3 +98,8 @@ func (s *Store) NetworkReport(name string) (config, report string, err error) {
 	}
 	return config, report, nil
 }
+
+// NetworkReports returns every stored netcheck by network name.
+func (s *Store) NetworkReports() (map[string]string, error) {
+	return s.pairs("read networks", `SELECT name, netcheck FROM networks`)
+}
