@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+
+	"github.com/quicbench/quicbench/internal/rootless"
 )
 
 // Version is quicbench's version, recorded with every run; the Makefile
@@ -62,6 +64,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+	if code, done := asRootless(ctx, args, stderr); done {
+		return code
+	}
 	switch args[0] {
 	case "compare":
 		return runCompare(ctx, args[1:], stdout, stderr)
@@ -105,7 +110,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // prerequisite of anything that builds namespaces.
 func checkPrivileges() error {
 	if os.Geteuid() != 0 {
-		return fmt.Errorf("quicbench must run as root (it creates network namespaces and TUN devices): run it with sudo")
+		return fmt.Errorf("quicbench needs root in its namespace (it creates network namespaces and TUN devices) and could not get it")
 	}
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		return fmt.Errorf("/dev/net/tun is missing: load the TUN module with 'modprobe tun' (in a container, pass --device /dev/net/tun)")
@@ -141,4 +146,31 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io
 	}
 	fmt.Fprintf(stderr, "quicbench %s: %v (see quicbench %s -h)\n", fs.Name(), err, fs.Name())
 	return exitUsage, true
+}
+
+// namespaced are the commands that build namespaces, TUN devices and
+// servers: an ordinary user runs them in a user namespace of their own.
+var namespaced = map[string]bool{"compare": true, "shell": true, "netcheck": true, "parity": true, "run": true}
+
+// asRootless runs a namespaced command of an ordinary user again as root
+// of a new user, network and mount namespace (package rootless), and
+// prepares that namespace in the run inside. done says the command ran
+// (with its status) or could not start.
+func asRootless(ctx context.Context, args []string, stderr io.Writer) (code int, done bool) {
+	switch {
+	case rootless.Inside():
+		if err := rootless.Prepare(); err != nil {
+			fmt.Fprintln(stderr, "quicbench:", err)
+			return exitUsage, true
+		}
+		return 0, false
+	case os.Geteuid() == 0 || !namespaced[args[0]]:
+		return 0, false
+	}
+	code, err := rootless.Run(ctx, args)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench:", err)
+		return exitUsage, true
+	}
+	return code, true
 }

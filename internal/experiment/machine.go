@@ -17,12 +17,12 @@ import (
 // other's timings, so a run holds a machine-wide lock while it loads pages
 // and a second one waits for it.
 
-// machineLockDirs are where the machine's lock file may be, in order: the
-// system's lock directory, else the temporary one.
-var machineLockDirs = []string{"/run/lock", os.TempDir()}
+// machineLockDirs are where the machine's lock file is: the temporary
+// directory, which every user's runs share, rootless ones too (they have
+// a /run of their own).
+var machineLockDirs = []string{os.TempDir()}
 
-// MachineLockName is the lock file's name in the first of machineLockDirs
-// that a user can write.
+// MachineLockName is the lock file's name in machineLockDirs.
 const MachineLockName = "quicbench-measure.lock"
 
 // machineLockPoll is how often a waiting run tries the lock again.
