@@ -2,7 +2,8 @@
 # Installs what quicbench needs on a Debian machine and skips what is there:
 # Chromium (the browser under test), iproute2 (ip netns), ping and iperf3
 # (link checks), nginx (the second server stack; its service is not
-# started), the Go modules, DuckDB's Python package in .cache/pytools (the
+# started), Slurm and munge (a test runs a one-node cluster; their services
+# are not started), the Go modules, DuckDB's Python package in .cache/pytools (the
 # tests read the Parquet export with it), and Browsertime's visualmetrics
 # script with Pillow, NumPy and ffmpeg (the tests check quicbench's visual
 # metrics against it). Needs root only when it installs packages.
@@ -20,6 +21,12 @@ command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+# Slurm and munge: the tests start a one-node cluster of this machine and
+# submit a study as a job array (their services are not started).
+[ -x /usr/sbin/slurmctld ] || need+=(slurmctld)
+[ -x /usr/sbin/slurmd ] || need+=(slurmd)
+command -v sbatch >/dev/null 2>&1 || need+=(slurm-client)
+command -v munged >/dev/null 2>&1 || need+=(munge)
 
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then

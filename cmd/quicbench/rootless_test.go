@@ -21,25 +21,10 @@ const rootlessUser = "quicbench-rootless"
 // load in a results database the user owns, and leaves nothing behind.
 func TestRootlessCompare(t *testing.T) {
 	testenv.RequireRoot(t) // to create the user
-	if _, err := user.Lookup(rootlessUser); err != nil {
-		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", rootlessUser).CombinedOutput(); err != nil {
-			t.Fatalf("useradd: %v: %s", err, out)
-		}
-	}
-	u, err := user.Lookup(rootlessUser)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
+	uid, gid := ordinaryUser(t)
 	bin := quicbenchBinary(t)
 	os.Chmod(filepath.Dir(bin), 0o755)
-	dir, err := os.MkdirTemp("", "qb-rootless-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o777)
+	dir := sharedDir(t, uid)
 	out := filepath.Join(dir, "run")
 	cmd := exec.Command(bin, "compare", "--client", "loader", "--rtt", "20ms", "--loss", "1", "--runs", "2", "--protocols", "h2,h3", "--stack", "tcp+", "--netcheck=false", "--out", out)
 	cmd.Dir = dir
@@ -73,4 +58,21 @@ func TestRootlessCompare(t *testing.T) {
 	if names := namespacesWithPrefix(t, "qb-"); len(names) > 0 {
 		t.Errorf("namespaces left in the host: %v", names)
 	}
+}
+
+// ordinaryUser is the uid and gid of rootlessUser, created if missing.
+func ordinaryUser(t *testing.T) (uid, gid int) {
+	t.Helper()
+	if _, err := user.Lookup(rootlessUser); err != nil {
+		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", rootlessUser).CombinedOutput(); err != nil {
+			t.Fatalf("useradd: %v: %s", err, out)
+		}
+	}
+	u, err := user.Lookup(rootlessUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid
 }

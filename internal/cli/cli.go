@@ -47,6 +47,8 @@ Usage:
   quicbench plan SPEC         print a spec file's plan: trials and estimated duration
   quicbench run SPEC [flags]  run a spec file's plan into a results database (--resume continues)
   quicbench merge OUT DIR...  merge the run directories of a plan's shards (run --shard I/N)
+  quicbench slurm SPEC --shards N --out DIR [--submit]
+                              a Slurm job array of the shards and a merge job after it
   quicbench export DIR [flags]
                               write a run's trials and resources as CSV, JSON lines or Parquet
   quicbench report DIR [flags]
@@ -94,6 +96,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runRun(ctx, args[1:], stdout, stderr)
 	case "merge":
 		return runMerge(args[1:], stdout, stderr)
+	case "slurm":
+		return runSlurm(args[1:], stdout, stderr)
 	case "export":
 		return runExport(args[1:], stdout, stderr)
 	case "report":

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/spec"
+)
+
+// slurmJob is what the job scripts are made of.
+type slurmJob struct {
+	bin, spec, dir, name string
+	shards               int
+	partition, time      string
+}
+
+// runSlurm writes a Slurm job array that runs a spec's shards, and a merge
+// job that waits for it; with --submit it submits both.
+func runSlurm(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("slurm", flag.ContinueOnError)
+	shards := fs.Int("shards", 0, "the `number` of shards: one array task each (required)")
+	out := fs.String("out", "", "the study's `directory`: the job scripts, each shard's run in shard-I/, the merged run in merged/ (required)")
+	partition := fs.String("partition", "", "the Slurm `partition` to run in (default: the cluster's)")
+	limit := fs.String("time", "", "each array task's time `limit`, as sbatch takes it, such as 12:00:00 (default: the partition's)")
+	submit := fs.Bool("submit", false, "submit the array and the merge job (sbatch) and print their job ids")
+	bin := fs.String("bin", "", "the quicbench `binary` the nodes run (default: this one)")
+	const usage = "Usage: quicbench slurm SPEC --shards N --out DIR [--partition P] [--time T] [--submit]\n\n" +
+		"Writes DIR/quicbench-array.sbatch, a job array with one task per shard (quicbench run SPEC\n" +
+		"--shard I/N, resumed where a requeued task stopped; one task per node, --exclusive), and\n" +
+		"DIR/quicbench-merge.sbatch, which merges the shards once every task succeeded (afterok)."
+	path, code, done := argAndFlags(fs, args, usage, "a spec file", stdout, stderr)
+	if done {
+		return code
+	}
+	job, err := newSlurmJob(path, *out, *bin, *shards, *partition, *limit)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench slurm:", err)
+		return exitUsage
+	}
+	array, merge, err := job.write()
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench slurm:", err)
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "wrote %s and %s\n", array, merge)
+	if !*submit {
+		fmt.Fprintf(stdout, "submit them with: sbatch --parsable %s, then sbatch --dependency=afterok:JOBID %s\n", array, merge)
+		return exitOK
+	}
+	arrayID, err := sbatch(array)
+	if err == nil {
+		var mergeID string
+		if mergeID, err = sbatch(merge, "--dependency=afterok:"+arrayID); err == nil {
+			fmt.Fprintf(stdout, "submitted array job %s (%d tasks) and merge job %s\n", arrayID, job.shards, mergeID)
+			return exitOK
+		}
+	}
+	fmt.Fprintln(stderr, "quicbench slurm:", err)
+	return exitFailure
+}
+
+// newSlurmJob checks the arguments and makes every path absolute.
+func newSlurmJob(specPath, out, bin string, shards int, partition, limit string) (*slurmJob, error) {
+	s, err := spec.Load(specPath)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case shards < 1 || shards > plan.MaxShards:
+		return nil, fmt.Errorf("--shards %d is outside 1 to %d", shards, plan.MaxShards)
+	case out == "":
+		return nil, fmt.Errorf("give --out DIR, the study's directory")
+	case strings.ContainsAny(partition+limit, "\n\r'\"$`\\ "):
+		return nil, fmt.Errorf("--partition %q and --time %q: give plain Slurm names and times", partition, limit)
+	}
+	if bin == "" {
+		if bin, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	job := &slurmJob{name: s.DirName(), shards: shards, partition: partition, time: limit}
+	for _, p := range []struct {
+		from string
+		to   *string
+	}{{specPath, &job.spec}, {out, &job.dir}, {bin, &job.bin}} {
+		if *p.to, err = filepath.Abs(p.from); err != nil {
+			return nil, err
+		}
+	}
+	return job, nil
+}
+
+// write writes both job scripts into the study's directory.
+func (j *slurmJob) write() (array, merge string, err error) {
+	if err := os.MkdirAll(j.dir, 0o755); err != nil {
+		return "", "", err
+	}
+	array, merge = filepath.Join(j.dir, "quicbench-array.sbatch"), filepath.Join(j.dir, "quicbench-merge.sbatch")
+	if err := os.WriteFile(array, []byte(j.arrayScript()), 0o755); err != nil {
+		return "", "", err
+	}
+	return array, merge, os.WriteFile(merge, []byte(j.mergeScript()), 0o755)
+}
+
+// header is the #SBATCH lines both scripts share.
+func (j *slurmJob) header(name, output string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/bash\n#SBATCH --job-name=%s\n#SBATCH --output=%s\n", name, output)
+	if j.partition != "" {
+		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", j.partition)
+	}
+	return b.String()
+}
+
+// arrayScript runs shard $SLURM_ARRAY_TASK_ID, resuming it if a requeued
+// task had started it.
+func (j *slurmJob) arrayScript() string {
+	var b strings.Builder
+	b.WriteString(j.header("quicbench-"+j.name, filepath.Join(j.dir, "slurm-%A_%a.out")))
+	fmt.Fprintf(&b, "#SBATCH --array=1-%d\n#SBATCH --nodes=1\n#SBATCH --exclusive\n", j.shards)
+	if j.time != "" {
+		fmt.Fprintf(&b, "#SBATCH --time=%s\n", j.time)
+	}
+	b.WriteString("# One task per node (--exclusive): two timed loads on one machine disturb each other;\n# quicbench's machine-wide lock makes a second one wait in any case.\nset -eu\n")
+	fmt.Fprintf(&b, "out=%s/shard-\"$SLURM_ARRAY_TASK_ID\"\nresume=\nif [ -e \"$out/results.db\" ]; then resume=--resume; fi\n", shellQuote(j.dir))
+	fmt.Fprintf(&b, "exec %s run %s --shard \"$SLURM_ARRAY_TASK_ID/%d\" --out \"$out\" $resume\n", shellQuote(j.bin), shellQuote(j.spec), j.shards)
+	return b.String()
+}
+
+// mergeScript merges the shards' runs into merged/.
+func (j *slurmJob) mergeScript() string {
+	var b strings.Builder
+	b.WriteString(j.header("quicbench-"+j.name+"-merge", filepath.Join(j.dir, "slurm-merge-%j.out")))
+	b.WriteString("set -eu\n")
+	fmt.Fprintf(&b, "exec %s merge %s", shellQuote(j.bin), shellQuote(filepath.Join(j.dir, "merged")))
+	for i := 1; i <= j.shards; i++ {
+		fmt.Fprintf(&b, " %s", shellQuote(filepath.Join(j.dir, fmt.Sprintf("shard-%d", i))))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// sbatch submits script and returns the job id.
+func sbatch(script string, flags ...string) (string, error) {
+	out, err := exec.Command("sbatch", append(append([]string{"--parsable"}, flags...), script)...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("sbatch %s: %v: %s", filepath.Base(script), err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("sbatch %s: %v (is Slurm's client installed and configured?)", filepath.Base(script), err)
+	}
+	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	return id, nil
+}
