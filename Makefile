@@ -41,9 +41,10 @@ examples: build
 fuzz:
 	scripts/fuzz.sh
 
-# The emulator's benchmarks (BENCHMARKS.md); about five minutes, needs root.
+# The emulator's benchmarks (BENCHMARKS.md); about six and a half minutes, needs root.
 bench: build
 	scripts/bench-emulator.sh
+	scripts/bench-emulator-cpu.sh
 
 clean:
 	rm -rf bin
