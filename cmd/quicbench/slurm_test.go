@@ -13,19 +13,6 @@ import (
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
-// levels reads a run's trials as ID → factor levels.
-func levels(t *testing.T, dir string) map[string]results.Levels {
-	t.Helper()
-	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	out := map[string]results.Levels{}
-	store.EachTrial(func(tr results.Trial) error { out[tr.ID] = tr.Levels; return nil })
-	return out
-}
-
 // TestSlurmArrayMergesToTheWholeRun: on a real one-node Slurm cluster an
 // ordinary user submits a spec as a 2-task job array with its merge job;
 // the merged run has the trials and factor levels of the spec run in one
@@ -67,7 +54,14 @@ func TestSlurmArrayMergesToTheWholeRun(t *testing.T) {
 	if b, err := exec.Command(bin, "run", specPath, "--out", whole).CombinedOutput(); err != nil {
 		t.Fatalf("the spec in one piece: %v\n%s", err, b)
 	}
-	want, got := levels(t, whole), levels(t, filepath.Join(study, "merged"))
+	want, err := results.RunLevels(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := results.RunLevels(filepath.Join(study, "merged"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(want) != 8 || len(got) != len(want) {
 		t.Fatalf("merged run has %d trials, the whole run %d", len(got), len(want))
 	}

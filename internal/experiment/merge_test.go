@@ -30,19 +30,6 @@ factors:
   protocols: [h2, h3]
 `
 
-// levelsByID reads a run's trials as ID → factor levels.
-func levelsByID(t *testing.T, dir string) map[string]results.Levels {
-	t.Helper()
-	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	out := map[string]results.Levels{}
-	store.EachTrial(func(tr results.Trial) error { out[tr.ID] = tr.Levels; return nil })
-	return out
-}
-
 // TestShardsMergeToTheWholeRun runs a spec in 3 shards and in one piece:
 // the merged shards hold the same trials with the same levels, and report
 // reads them; merging refuses a shard given twice and shards of another
@@ -71,7 +58,14 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, got := levelsByID(t, whole), levelsByID(t, merged)
+	want, err := results.RunLevels(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := results.RunLevels(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if res.Trials != 16 || len(got) != len(want) || len(res.Missing) != 0 {
 		t.Fatalf("merged %d trials (%d read), the whole run has %d; missing %v", res.Trials, len(got), len(want), res.Missing)
 	}

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -102,4 +103,18 @@ func (s *Store) NetworkReport(name string) (config, report string, err error) {
 // NetworkReports returns every stored netcheck by network name.
 func (s *Store) NetworkReports() (map[string]string, error) {
 	return s.pairs("read networks", `SELECT name, netcheck FROM networks`)
+}
+
+// RunLevels reads every trial's factor levels, by trial ID, from the run
+// directory dir: what two runs of one plan (a merged one and one in a
+// piece) must agree on.
+func RunLevels(dir string) (map[string]Levels, error) {
+	s, err := OpenReadOnly(filepath.Join(dir, FileName))
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	out := map[string]Levels{}
+	err = s.EachTrial(func(t Trial) error { out[t.ID] = t.Levels; return nil })
+	return out, err
 }
