@@ -5,17 +5,13 @@
 package emulator
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/pcap"
@@ -66,15 +62,28 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Options tune how the emulator waits. The zero value is what real runs use.
+// Options tune how the emulator delivers. The zero value delivers every
+// packet at its own time, as unit tests want; real runs use
+// DefaultOptions.
 type Options struct {
-	// SleepUntil blocks until the given time. Nil: for each delivery
-	// thread, a locked OS thread with 1 ns timer slack that nanosleeps and
-	// wakes early by its running median of nanosleep's lateness (~90 µs
-	// here; time.Sleep is ~1 ms late).
-	// Tests inside a testing/synctest bubble pass a time.Sleep-based one.
-	SleepUntil func(t time.Time)
+	// Coalesce lets a packet that is due take along the packets due within
+	// this window after it, delivered up to that much early, so that a
+	// fast link wakes the emulator once per window instead of once per
+	// packet. A packet alone is never early. 0 to MaxCoalesce.
+	Coalesce time.Duration
 }
+
+// DefaultCoalesce is the coalescing window of real runs: at 100 Mbit/s
+// (a 1500-byte packet every 120 µs) it halves the emulator's CPU and moves
+// no packet more than a quarter of a millisecond; Mahimahi delivers in
+// whole milliseconds.
+const DefaultCoalesce = 250 * time.Microsecond
+
+// MaxCoalesce bounds Options.Coalesce.
+const MaxCoalesce = time.Millisecond
+
+// DefaultOptions are the options of real runs.
+func DefaultOptions() Options { return Options{Coalesce: DefaultCoalesce} }
 
 // queueCapacity is how many accepted packets may wait for delivery on one
 // path: 1 Gbit/s × 200 ms of 1500-byte packets fits.
@@ -111,8 +120,9 @@ func (s Stats) Sub(earlier Stats) Stats {
 type Emulator struct {
 	up, down *direction
 	wg       sync.WaitGroup
-	pollers  sync.WaitGroup // readers that poll raw descriptors
-	stop     atomic.Bool
+	pollers  sync.WaitGroup // loops that poll raw descriptors
+	stopOnce sync.Once
+	wakers   []*pollSource // the polling loops' sources, woken by Stop
 	capture  atomic.Pointer[pcap.Writer]
 }
 
@@ -122,19 +132,21 @@ type Emulator struct {
 // path, so measured runs leave it off.
 func (e *Emulator) SetCapture(w *pcap.Writer) { e.capture.Store(w) }
 
-// Start validates cfg and starts forwarding between client and servers. Call
-// Stop, close both devices, then call Wait.
+// Start validates cfg and starts forwarding between client and servers: one
+// goroutine per direction reads its source, asks the model, and delivers
+// each packet at its time. Call Stop, close both devices, then call Wait.
 //
-// For real devices Start raises GOMAXPROCS to at least the number of CPUs
-// plus the emulator's locked threads (a reader per direction and a deliverer
-// per direction and path). With GOMAXPROCS at the CPU count (2 here), a
-// locked thread returning from nanosleep or poll waited for a P held by
-// another one: with several packets in flight, 21 of 100 probes of a 40 ms
-// RTT came back more than 1 ms late, and none with 8 Ps. The kernel shares
-// the CPUs among the threads with far less delay than Go's handoff.
+// For a real device the goroutine waits in Go's network poller for the
+// device or the next delivery (pollSource), and does every read and write
+// itself: no channel, no wake-up of another goroutine per packet. Start
+// raises GOMAXPROCS to the number of CPUs plus two, so that a woken loop
+// finds a free P even when both CPUs run other goroutines.
 func Start(client, servers tun.Device, cfg Config, opt Options) (*Emulator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if opt.Coalesce < 0 || opt.Coalesce > MaxCoalesce {
+		return nil, fmt.Errorf("coalescing window %v is outside 0 to %v", opt.Coalesce, MaxCoalesce)
 	}
 	up, err := newDirection(client, servers, cfg.Up, cfg.Paths, true, opt)
 	if err != nil {
@@ -144,36 +156,67 @@ func Start(client, servers tun.Device, cfg Config, opt Options) (*Emulator, erro
 	if err != nil {
 		return nil, fmt.Errorf("downlink: %w", err)
 	}
-	if opt.SleepUntil == nil {
-		locked := 2 * (1 + len(up.paths))
-		if want := runtime.NumCPU() + locked; runtime.GOMAXPROCS(0) < want {
-			runtime.GOMAXPROCS(want)
-		}
-	}
 	e := &Emulator{up: up, down: down}
 	up.capture, down.capture = &e.capture, &e.capture
-	for _, d := range []*direction{up, down} {
-		if fd, ok := rawFD(d.src); ok {
+	sources, err := e.sources()
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range []*direction{up, down} {
+		src := sources[i]
+		if ps, ok := src.(*pollSource); ok {
 			e.pollers.Add(1)
 			e.wg.Go(func() {
 				defer e.pollers.Done()
-				d.readPolling(fd, &e.stop)
+				defer ps.close()
+				d.run(ps)
 			})
-		} else {
-			e.wg.Go(d.read)
+			continue
 		}
-		for _, p := range d.paths {
-			e.wg.Go(func() { d.deliver(p) })
-		}
+		e.wg.Go(func() { d.run(src) })
 	}
 	return e, nil
 }
 
-// Stop makes the readers of real devices stop and returns when they have,
-// so the devices can be closed safely. Readers of other devices stop when
-// their device is closed. Call Stop, close the devices, then Wait.
+// sources returns each direction's source: a polling one for a device with
+// a descriptor, a channel-fed one otherwise.
+func (e *Emulator) sources() ([]source, error) {
+	var out []source
+	for _, d := range []*direction{e.up, e.down} {
+		srcFD, ok1 := rawFD(d.src)
+		dstFD, ok2 := rawFD(d.dst)
+		if !ok1 || !ok2 {
+			out = append(out, newChanSource(d.src, d.dst))
+			continue
+		}
+		ps, err := newPollSource(srcFD, dstFD)
+		if err != nil {
+			for _, w := range e.wakers {
+				w.close()
+			}
+			return nil, err
+		}
+		e.wakers = append(e.wakers, ps)
+		out = append(out, ps)
+	}
+	if len(e.wakers) > 0 {
+		if want := runtime.NumCPU() + len(e.wakers); runtime.GOMAXPROCS(0) < want {
+			runtime.GOMAXPROCS(want)
+		}
+	}
+	return out, nil
+}
+
+// Stop makes the loops of real devices stop and returns when they have, so
+// the devices can be closed safely; packets still waiting are dropped. Loops
+// of other devices stop when their device is closed. Call Stop, close the
+// devices, then Wait.
 func (e *Emulator) Stop() {
-	e.stop.Store(true)
+	e.stopOnce.Do(func() {
+		for _, w := range e.wakers {
+			w.wake()
+		}
+	})
 	e.pollers.Wait()
 }
 
@@ -214,308 +257,5 @@ func (e *Emulator) ResetPeaks() {
 		d.mu.Lock()
 		d.model.ResetPeaks()
 		d.mu.Unlock()
-	}
-}
-
-type packet struct {
-	deliverAt time.Time
-	buf       *[]byte
-	n         int
-	// slot, under drop-head, moves the delivery earlier or drops the
-	// packet after it was queued; nil under drop-tail.
-	slot *link.Slot
-}
-
-// when is the packet's delivery time now.
-func (p packet) when() time.Time {
-	if p.slot == nil {
-		return p.deliverAt
-	}
-	return p.deliverAt.Add(p.slot.Shift())
-}
-
-// path is one delivery queue of a direction: paths[0] is the shared link
-// alone; the others add a per-server delay and loss.
-type path struct {
-	extraDelay time.Duration
-	loss       float64
-	rng        *rand.Rand // guarded by direction.mu
-	queue      chan packet
-}
-
-type direction struct {
-	src, dst tun.Device
-	opt      Options
-	// up says which address of a packet names its server: the destination
-	// on the uplink, the source on the downlink.
-	up bool
-
-	mu          sync.Mutex // guards model, the paths' generators, droppedPath
-	model       *link.Direction
-	droppedPath int64
-
-	paths  []*path
-	byAddr map[[4]byte]*path
-
-	stopping    atomic.Bool
-	overflow    atomic.Int64
-	writeErrors atomic.Int64
-	pool        sync.Pool
-	// capture is the emulator's: the uplink records what it reads from the
-	// client, the downlink what it writes to the client.
-	capture *atomic.Pointer[pcap.Writer]
-}
-
-func newDirection(src, dst tun.Device, cfg link.Config, paths []Path, up bool, opt Options) (*direction, error) {
-	model, err := link.New(cfg, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	d := &direction{src: src, dst: dst, opt: opt, up: up, model: model, byAddr: map[[4]byte]*path{}}
-	d.paths = append(d.paths, &path{queue: make(chan packet, queueCapacity)})
-	for i, p := range paths {
-		seed := pathSeed(cfg.Seed, i)
-		pp := &path{extraDelay: p.RTT / 2, loss: p.Loss, rng: rand.New(rand.NewPCG(seed, seed>>1|1)), queue: make(chan packet, queueCapacity)}
-		if !up {
-			pp.extraDelay = p.RTT - p.RTT/2
-		}
-		d.paths = append(d.paths, pp)
-		d.byAddr[p.Server.As4()] = pp
-	}
-	d.pool.New = func() any { b := make([]byte, tun.MTU+64); return &b }
-	return d, nil
-}
-
-func (d *direction) stats() Stats {
-	d.mu.Lock()
-	s := Stats{Stats: d.model.Stats(), DroppedPath: d.droppedPath}
-	d.mu.Unlock()
-	s.Overflow, s.WriteErrors = d.overflow.Load(), d.writeErrors.Load()
-	return s
-}
-
-// read takes packets from src, asks the model, and queues the delivered ones.
-func (d *direction) read() {
-	defer d.closeQueues()
-	for {
-		buf := d.pool.Get().(*[]byte)
-		n, err := d.src.Read(*buf)
-		if err != nil {
-			d.pool.Put(buf)
-			d.stopping.Store(true)
-			return
-		}
-		d.accept(time.Now(), buf, n)
-	}
-}
-
-func (d *direction) closeQueues() {
-	for _, p := range d.paths {
-		close(p.queue)
-	}
-}
-
-// readPolling is read for a real device: it waits in poll(2) on a locked
-// thread of its own, which wakes sooner than the Go poller, and reads the
-// non-blocking descriptor until it is empty. It returns once stop is set.
-func (d *direction) readPolling(fd int, stop *atomic.Bool) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	defer d.closeQueues()
-	defer d.stopping.Store(true)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for !stop.Load() {
-		n, err := unix.Poll(fds, pollTimeoutMs)
-		if n <= 0 || err != nil {
-			continue // timeout or EINTR: look at stop again
-		}
-		for !stop.Load() {
-			buf := d.pool.Get().(*[]byte)
-			k, err := unix.Read(fd, *buf)
-			if err != nil || k <= 0 {
-				d.pool.Put(buf)
-				break // EAGAIN: drained
-			}
-			d.accept(time.Now(), buf, k)
-		}
-	}
-}
-
-// pollTimeoutMs bounds how long Stop waits for a polling reader, in ms.
-const pollTimeoutMs = 20
-
-// pathOf returns the path of an IPv4 packet: its server's, else the shared
-// link's.
-func (d *direction) pathOf(pkt []byte) *path {
-	if len(d.byAddr) == 0 || len(pkt) < 20 || pkt[0]>>4 != 4 {
-		return d.paths[0]
-	}
-	var addr [4]byte
-	if d.up {
-		copy(addr[:], pkt[16:20])
-	} else {
-		copy(addr[:], pkt[12:16])
-	}
-	if p, ok := d.byAddr[addr]; ok {
-		return p
-	}
-	return d.paths[0]
-}
-
-// accept asks the path and the model about a packet read at now and queues
-// it on its path if it is delivered.
-func (d *direction) accept(now time.Time, buf *[]byte, n int) {
-	if w := d.capture.Load(); w != nil && d.up {
-		w.WritePacket(now, (*buf)[:n])
-	}
-	p := d.pathOf((*buf)[:n])
-	d.mu.Lock()
-	if p.loss > 0 && p.rng.Float64() < p.loss {
-		d.droppedPath++
-		d.mu.Unlock()
-		d.pool.Put(buf)
-		return
-	}
-	at, verdict, slot := d.model.SendTracked(now, n)
-	d.mu.Unlock()
-	if verdict != link.Delivered {
-		d.pool.Put(buf)
-		return
-	}
-	select {
-	case p.queue <- packet{deliverAt: at.Add(p.extraDelay), buf: buf, n: n, slot: slot}:
-	default:
-		d.overflow.Add(1)
-		d.pool.Put(buf)
-	}
-}
-
-// rawFD returns the descriptor of a device that offers one.
-func rawFD(dev tun.Device) (int, bool) {
-	sc, ok := dev.(interface {
-		SyscallConn() (syscall.RawConn, error)
-	})
-	if !ok {
-		return 0, false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return 0, false
-	}
-	fd := -1
-	if rc.Control(func(f uintptr) { fd = int(f) }) != nil || fd < 0 {
-		return 0, false
-	}
-	return fd, true
-}
-
-// deliver writes a path's packets to dst at their delivery times. On one
-// path, delivery times never decrease (the model guarantees it for the
-// shared link, and the path adds a constant), so a FIFO is exact.
-func (d *direction) deliver(p *path) {
-	sleepUntil := d.opt.SleepUntil
-	if sleepUntil == nil {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		// Timer slack is per thread: 1 ns makes nanosleep wake on time.
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-		sleepUntil = (&preciseSleeper{oversleep: initialOversleep}).sleepUntil
-	}
-	for pkt := range p.queue {
-		if pkt.slot == nil {
-			d.waitUntil(sleepUntil, pkt.deliverAt, stopRecheck)
-			d.write(pkt)
-			continue
-		}
-		// Under drop-head the time may move earlier, or the packet be
-		// dropped, while we wait: look again at least every millisecond.
-		for !d.stopping.Load() && !pkt.slot.Dropped() {
-			at := pkt.when()
-			if time.Until(at) <= dropHeadRecheck {
-				sleepUntil(at)
-				break
-			}
-			sleepUntil(time.Now().Add(dropHeadRecheck))
-		}
-		if pkt.slot.Dropped() {
-			d.pool.Put(pkt.buf)
-			continue
-		}
-		d.write(pkt)
-	}
-}
-
-// dropHeadRecheck is how often a delivery thread looks again at a packet
-// whose time a drop-head may move.
-const dropHeadRecheck = time.Millisecond
-
-// stopRecheck bounds one sleep of a delivery thread, so that stopping the
-// emulator never waits for a far deadline (a packet behind a 1 bit/s link
-// or a long gap of a trace): it costs one wake-up per 20 ms only while a
-// packet waits longer than that.
-const stopRecheck = 20 * time.Millisecond
-
-// waitUntil sleeps until at, in sleeps of at most recheck, and returns
-// early once the direction is stopping.
-func (d *direction) waitUntil(sleepUntil func(time.Time), at time.Time, recheck time.Duration) {
-	for !d.stopping.Load() {
-		if time.Until(at) <= recheck {
-			sleepUntil(at)
-			return
-		}
-		sleepUntil(time.Now().Add(recheck))
-	}
-}
-
-// write writes one packet to dst and returns its buffer to the pool.
-func (d *direction) write(pkt packet) {
-	if !d.stopping.Load() {
-		if _, err := d.dst.Write((*pkt.buf)[:pkt.n]); err != nil && !errors.Is(err, unix.EBADF) {
-			d.writeErrors.Add(1)
-		}
-		if w := d.capture.Load(); w != nil && !d.up {
-			w.WritePacket(time.Now(), (*pkt.buf)[:pkt.n])
-		}
-	}
-	d.pool.Put(pkt.buf)
-}
-
-// preciseSleeper sleeps until about a deadline, without spinning. On this
-// kind of virtual machine nanosleep with 1 ns timer slack wakes a median
-// ~90 µs late, so it asks to wake that much early and delivers as soon as it
-// wakes: deliveries straddle the deadline, a median error near zero. The
-// estimate is a running median of the lateness (steps of 1 µs). A spin to the
-// exact deadline was tried first: exact to ~1 µs, but it cost 140 % of a core
-// at 100 Mbit/s, where packets are only 120 µs apart. One per delivery thread.
-type preciseSleeper struct {
-	oversleep time.Duration // running median of nanosleep's lateness
-}
-
-// initialOversleep is the starting estimate, measured on the 2-core VMs.
-const initialOversleep = 90 * time.Microsecond
-
-// maxOversleep caps the estimate: a busy machine must not make the sleeper
-// wake, and deliver, far too early.
-const maxOversleep = 250 * time.Microsecond
-
-// oversleepStep is how far one sleep moves the running median.
-const oversleepStep = time.Microsecond
-
-func (s *preciseSleeper) sleepUntil(t time.Time) {
-	for {
-		left := time.Until(t) - s.oversleep
-		if left <= 0 {
-			return
-		}
-		before := time.Now()
-		ts := unix.NsecToTimespec(int64(left))
-		if err := unix.Nanosleep(&ts, nil); err != nil {
-			continue // interrupted: sleep the rest
-		}
-		if time.Since(before)-left > s.oversleep {
-			s.oversleep = min(s.oversleep+oversleepStep, maxOversleep)
-		} else {
-			s.oversleep = max(s.oversleep-oversleepStep, 0)
-		}
 	}
 }

@@ -31,7 +31,7 @@ func TestPathsAddDelayPerServer(t *testing.T) {
 			Up:    link.Config{Delay: 10 * time.Millisecond},
 			Down:  link.Config{Delay: 10 * time.Millisecond},
 			Paths: []Path{{Server: far, RTT: 40 * time.Millisecond}},
-		}, Options{SleepUntil: sleepUntil})
+		}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestPathLossOnlyHitsItsServer(t *testing.T) {
 		client, servers := tun.NewFake("c", 256), tun.NewFake("s", 256)
 		e, err := Start(client, servers, Config{
 			Paths: []Path{{Server: netip.MustParseAddr("198.19.0.12"), Loss: 1}},
-		}, Options{SleepUntil: sleepUntil})
+		}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestDropHeadThroughTheEmulator(t *testing.T) {
 		client, servers := tun.NewFake("c", 16), tun.NewFake("s", 16)
 		e, err := Start(client, servers, Config{
 			Up: link.Config{Delay: 10 * time.Millisecond, RateBitsPerSecond: 8_000_000, QueuePackets: 3, DropHead: true},
-		}, Options{SleepUntil: sleepUntil})
+		}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestCaptureSeesWhatTheClientSees(t *testing.T) {
 		e, err := Start(client, servers, Config{
 			Up:   link.Config{Delay: 10 * time.Millisecond, Loss: 1},
 			Down: link.Config{Delay: 10 * time.Millisecond},
-		}, Options{SleepUntil: sleepUntil})
+		}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func StartNetwork(stem string, link emulator.Config, servers int) (*Network, err
 	if err != nil {
 		return nil, err
 	}
-	emu, err := emulator.Start(topo.ClientTUN, topo.ServersTUN, link, emulator.Options{})
+	emu, err := emulator.Start(topo.ClientTUN, topo.ServersTUN, link, emulator.DefaultOptions())
 	if err != nil {
 		return nil, errors.Join(err, topo.Close())
 	}

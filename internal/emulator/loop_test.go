@@ -1,0 +1,105 @@
+package emulator
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/tun"
+)
+
+func TestFIFOKeepsOrderAcrossGrowth(t *testing.T) {
+	var q fifo
+	next := 0
+	for round := range 5 {
+		for range 7 + round*11 { // pushes outrun pops: the ring wraps and grows
+			q.push(packet{n: next})
+			next++
+		}
+		for range 5 {
+			q.pop()
+		}
+	}
+	want := next - q.len()
+	for q.len() > 0 {
+		p, _ := q.peek()
+		if p.n != want {
+			t.Fatalf("popped packet %d, want %d", p.n, want)
+		}
+		q.pop()
+		want++
+	}
+	if _, ok := q.peek(); ok || want != next {
+		t.Errorf("empty queue peeks a packet or lost some: %d of %d", want, next)
+	}
+}
+
+func TestLatenessFollowsTheMedian(t *testing.T) {
+	l := lateness{est: initialLateness}
+	// Wake-ups 40 µs late three times in four and 500 µs late once: the
+	// median is 40 µs, and the estimate settles there, not at the mean.
+	for i := range 4000 {
+		late := 40 * time.Microsecond
+		if i%4 == 3 {
+			late = 500 * time.Microsecond
+		}
+		l.observe(late)
+	}
+	if got := l.early(); got < 38*time.Microsecond || got > 42*time.Microsecond {
+		t.Errorf("estimate %v, want about 40µs", got)
+	}
+	for range 1000 {
+		l.observe(time.Second)
+	}
+	if l.early() != maxLateness {
+		t.Errorf("a stalled machine moved the estimate to %v, want the cap %v", l.early(), maxLateness)
+	}
+}
+
+// TestCoalescingTakesAlongOnlyWhatIsClose sends a train of packets 100 µs
+// apart over a 1 ms window: the first is due at 0.6 ms and takes the next
+// ten along, so all eleven arrive at 0.6 ms and the twelfth at its own time;
+// a lone packet, due within the window of the read that took it, is still
+// delivered at its own time, never early.
+func TestCoalescingTakesAlongOnlyWhatIsClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 64), tun.NewFake("s", 64)
+		// 1250-byte packets at 100 Mbit/s: one every 100 µs.
+		e, err := Start(client, servers, Config{Up: link.Config{Delay: 500 * time.Microsecond, RateBitsPerSecond: 100_000_000}},
+			Options{Coalesce: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for range 12 {
+			client.Inject(make([]byte, 1250))
+		}
+		for i := range 12 {
+			<-servers.Written
+			want := 600 * time.Microsecond // the first one's time
+			if i == 11 {
+				want = 1700 * time.Microsecond // beyond the window: its own
+			}
+			if got := time.Since(start); got != want {
+				t.Errorf("packet %d arrived after %v, want %v", i, got, want)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+		start = time.Now()
+		client.Inject(make([]byte, 1250))
+		<-servers.Written
+		if got := time.Since(start); got != 600*time.Microsecond {
+			t.Errorf("a lone packet arrived after %v, want its own time 600µs", got)
+		}
+		client.Close()
+		servers.Close()
+		e.Wait()
+	})
+}
+
+func TestStartRejectsAWideCoalescingWindow(t *testing.T) {
+	if _, err := Start(tun.NewFake("c", 1), tun.NewFake("s", 1), Config{}, Options{Coalesce: 2 * MaxCoalesce}); err == nil {
+		t.Error("Start accepted a coalescing window of 2 ms")
+	}
+}
