@@ -51,6 +51,7 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	res, err := shell.Run(ctx, cfg)
 	if !*quiet && res.Wall > 0 {
 		fmt.Fprintf(stderr, "quicbench shell: link up:   %s\nquicbench shell: link down: %s\n", linkText(res.Up, network.Up), linkText(res.Down, network.Down))
+		fmt.Fprintf(stderr, "quicbench shell: emulator latency: %s\n", res.Calibration.Line().Measured)
 		fmt.Fprintf(stderr, "quicbench shell: emulator CPU %.2f s over %.2f s (%.0f%% of one core; the commands not included)\n",
 			res.CPU.Seconds(), res.Wall.Seconds(), 100*res.CPU.Seconds()/res.Wall.Seconds())
 	}

@@ -78,6 +78,8 @@ type direction struct {
 	paths  []*path
 	byAddr map[[4]byte]*path
 
+	// offset (ns) is taken off every delivery time: Emulator.Compensate.
+	offset      atomic.Int64
 	overflow    atomic.Int64
 	writeErrors atomic.Int64
 	free        []*[]byte // spare buffers, the loop's alone
@@ -248,7 +250,11 @@ func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 		d.free = append(d.free, buf)
 		return
 	}
-	p.queue.push(packet{deliverAt: at.Add(p.extraDelay), buf: buf, n: n, slot: slot})
+	at = at.Add(p.extraDelay - time.Duration(d.offset.Load()))
+	if at.Before(now) {
+		at = now // never before it was read
+	}
+	p.queue.push(packet{deliverAt: at, buf: buf, n: n, slot: slot})
 }
 
 // write delivers one packet and keeps its buffer.

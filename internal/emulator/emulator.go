@@ -224,6 +224,21 @@ func (e *Emulator) Stop() {
 // and after the devices are closed.
 func (e *Emulator) Wait() { e.wg.Wait() }
 
+// Compensate makes every packet accepted from now on leave the uplink up
+// and the downlink down earlier than its model says, never before it was
+// read: the emulator's own forwarding latency (TUN crossings, wake-ups),
+// measured when a run starts, taken off the configured delays. Call it
+// while the link is idle. Negative durations count as zero.
+func (e *Emulator) Compensate(up, down time.Duration) {
+	e.up.offset.Store(int64(max(up, 0)))
+	e.down.offset.Store(int64(max(down, 0)))
+}
+
+// Compensation returns what Compensate set for the uplink and downlink.
+func (e *Emulator) Compensation() (up, down time.Duration) {
+	return time.Duration(e.up.offset.Load()), time.Duration(e.down.offset.Load())
+}
+
 // Stats returns the counters of the uplink (client → servers) and downlink.
 func (e *Emulator) Stats() (up, down Stats) { return e.up.stats(), e.down.stats() }
 

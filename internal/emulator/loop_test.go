@@ -103,3 +103,35 @@ func TestStartRejectsAWideCoalescingWindow(t *testing.T) {
 		t.Error("Start accepted a coalescing window of 2 ms")
 	}
 }
+
+// TestCompensationTakesOffTheForwardingLatency: with 300 µs taken off a
+// 10 ms uplink, a packet leaves after 9.7 ms; on a 100 µs downlink, 300 µs
+// cannot be taken off, and a packet leaves as soon as it is read.
+func TestCompensationTakesOffTheForwardingLatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 4), tun.NewFake("s", 4)
+		e, err := Start(client, servers, Config{Up: link.Config{Delay: 10 * time.Millisecond}, Down: link.Config{Delay: 100 * time.Microsecond}}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Compensate(300*time.Microsecond, 300*time.Microsecond)
+		if up, down := e.Compensation(); up != 300*time.Microsecond || down != up {
+			t.Errorf("compensation %v, %v, want 300µs both", up, down)
+		}
+		start := time.Now()
+		client.Inject([]byte{1})
+		<-servers.Written
+		if got := time.Since(start); got != 9700*time.Microsecond {
+			t.Errorf("uplink delivered after %v, want 9.7ms", got)
+		}
+		start = time.Now()
+		servers.Inject([]byte{2})
+		<-client.Written
+		if got := time.Since(start); got != 0 {
+			t.Errorf("downlink delivered after %v, want at once", got)
+		}
+		client.Close()
+		servers.Close()
+		e.Wait()
+	})
+}

@@ -36,6 +36,8 @@ type bed struct {
 	// deterministic makes the pages' time and randomness fixed; paired
 	// starts each load from its repetition's link seeds.
 	deterministic, paired bool
+	// calibration is the emulator's latency, taken off the link's delays.
+	calibration netcheck.PathLatency
 }
 
 // startTestbed builds the testbed of setup: its page from the page seed,
@@ -82,7 +84,23 @@ func (b *bed) record(setup *plan.Setup) results.Testbed {
 	return results.Testbed{Key: setup.Key(), Network: setup.Network.Name, Page: setup.Page.String(), Origins: int64(setup.Origins),
 		Stack: string(setup.Stack), Server: string(setup.Server), Congestion: st.Congestion, RouteCongestion: st.RouteCongestion,
 		InitCwnd: int64(st.InitCwnd), InitRwnd: int64(st.InitRwnd), SlowStartAfterIdle: st.SlowStartAfterIdle,
-		TCPRmem: st.TCPRmem, TCPWmem: st.TCPWmem, Pacing: st.Pacing, StartedAt: time.Now()}
+		TCPRmem: st.TCPRmem, TCPWmem: st.TCPWmem, Pacing: st.Pacing,
+		PathLatencyMs: ms(b.calibration.Measured.Seconds()), CompensationMs: ms((b.calibration.Up + b.calibration.Down).Seconds()), StartedAt: time.Now()}
+}
+
+// calibrate measures the emulator's own latency on the setup's network and
+// takes it off the link's delays, before any load.
+func (r *runner) calibrate(ctx context.Context, bed *bed, setup *plan.Setup) error {
+	link := testbed.LinkOf(setup.Network, setup.UpSeed, setup.DownSeed)
+	pl, err := netcheck.Calibrate(ctx, bed.Network, netcheck.Config{Link: link, RTT: setup.Network.RTT})
+	if err != nil {
+		return fmt.Errorf("calibrate %s: %w", setup.Network.Name, err)
+	}
+	if pl.Skipped != "" {
+		r.cfg.Log.Info("emulator latency not measured", "network", setup.Network.Name, "why", pl.Skipped)
+	}
+	bed.calibration = pl
+	return nil
 }
 
 // netcheck measures the setup's network once per run directory, if the

@@ -165,8 +165,8 @@ func checkArtifacts(t *testing.T, dir string, tr trialRecord) {
 }
 
 // checkTestbedAndNetcheck: the stack read back from the kernel, the
-// congestion control from a socket a browser connected to, and the
-// netcheck's six checks.
+// congestion control from a socket a browser connected to, the emulator's
+// calibration, and the netcheck's six checks.
 func checkTestbedAndNetcheck(t *testing.T, store *results.Store) {
 	t.Helper()
 	tbs, err := store.Testbeds()
@@ -175,6 +175,11 @@ func checkTestbedAndNetcheck(t *testing.T, store *results.Store) {
 	}
 	if st := tbs[0]; st.Congestion != "cubic" || st.InitCwnd != 32 || st.SlowStartAfterIdle != "0" || !st.Pacing || st.Origins != 2 {
 		t.Errorf("testbed %+v, want tcp+: cubic, initcwnd 32, no slow start after idle, pacing", st)
+	}
+	// The emulator's own latency, as calibrated, is a fraction of a
+	// millisecond, and no more of it was taken off than measured.
+	if st := tbs[0]; st.PathLatencyMs < 0 || st.PathLatencyMs > 1 || st.CompensationMs > st.PathLatencyMs+1e-9 {
+		t.Errorf("testbed's emulator latency %.3f ms, %.3f ms taken off; want measured in [0, 1] and at most that taken off", st.PathLatencyMs, st.CompensationMs)
 	}
 	checks, err := store.Netchecks()
 	if err != nil || len(checks) != 1 {

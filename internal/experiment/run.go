@@ -305,9 +305,12 @@ func (r *runner) setup(ctx context.Context, trials []plan.Trial) error {
 	return errors.Join(runErr, recErr, bed.close())
 }
 
-// trials runs trials on bed, after the network's netcheck if the spec asks
-// for it and the run has none yet.
+// trials runs trials on bed, after calibrating its emulator and after the
+// network's netcheck if the spec asks for it and the run has none yet.
 func (r *runner) trials(ctx context.Context, bed *bed, trials []plan.Trial) error {
+	if err := r.calibrate(ctx, bed, trials[0].Cell.Setup); err != nil {
+		return err
+	}
 	if err := r.netcheck(ctx, bed, trials[0].Cell.Setup); err != nil {
 		return err
 	}

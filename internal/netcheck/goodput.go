@@ -37,7 +37,7 @@ func (c *checker) goodputAndLoadedRTT(ctx context.Context) ([]Line, error) {
 		if down {
 			wg.Go(func() {
 				time.Sleep(c.cfg.TransferTime / 3) // once the queue has filled
-				loaded, probeErr = c.probeRTTs(probeCtx, math.MaxInt32, 20*time.Millisecond, 5*time.Second)
+				loaded, probeErr = c.probeRTTs(probeCtx, c.n.Topo.Client, math.MaxInt32, 20*time.Millisecond, 5*time.Second)
 				if probeCtx.Err() != nil && ctx.Err() == nil {
 					probeErr = nil // stopped at the end of the transfer, as meant
 				}

@@ -105,13 +105,21 @@ const minProbeInterval = 100 * time.Microsecond
 const probeBytes = 64
 
 // Measure builds a network of cfg.Link (namespaces named after stem, one
-// server address), checks it, and removes it.
+// server address), calibrates it as runs do (Calibrate), checks it, and
+// removes it. The calibration is the report's first line.
 func Measure(ctx context.Context, stem string, cfg Config) (*Report, error) {
 	n, err := testbed.StartNetwork(stem, cfg.Link, 1)
 	if err != nil {
 		return nil, err
 	}
+	pl, err := Calibrate(ctx, n, cfg)
+	if err != nil {
+		return nil, errors.Join(err, n.Close())
+	}
 	report, err := Run(ctx, n, cfg)
+	if report != nil {
+		report.Lines = append([]Line{pl.Line()}, report.Lines...)
+	}
 	return report, errors.Join(err, n.Close())
 }
 
@@ -164,14 +172,14 @@ func (c *checker) startEcho() error {
 	return nil
 }
 
-// probeRTTs sends count echo probes, one every interval on average, without
-// waiting for answers, and returns the round-trip times in ms of those
+// probeRTTs sends count echo probes from a socket in namespace from, one
+// every interval on average, without waiting for answers, and returns the round-trip times in ms of those
 // answered within timeout of being sent. When ctx ends it returns what it
 // has. The gaps vary uniformly by ±50 %: with a fixed gap that divides the
 // RTT, every send would coincide with an answer's arrival, and on two cores
 // the two would delay each other's timestamps by up to milliseconds.
-func (c *checker) probeRTTs(ctx context.Context, count int, interval, timeout time.Duration) ([]float64, error) {
-	conn, err := c.n.Topo.Client.DialContext(ctx, "udp4", netip.AddrPortFrom(c.server, echoPort).String())
+func (c *checker) probeRTTs(ctx context.Context, from *netns.Namespace, count int, interval, timeout time.Duration) ([]float64, error) {
+	conn, err := from.DialContext(ctx, "udp4", netip.AddrPortFrom(c.server, echoPort).String())
 	if err != nil {
 		return nil, fmt.Errorf("netcheck: probe socket: %w", err)
 	}
@@ -242,10 +250,16 @@ func (c *checker) probeRTTs(ctx context.Context, count int, interval, timeout ti
 	return rtts, ctx.Err()
 }
 
-// expectedRTT is the configured RTT plus the probe's serialization in each
-// direction, and how far a trace's opportunities or jitter may move it.
+// expectedRTT is the configured RTT, plus a per-server path's towards the
+// probed server, plus the probe's serialization in each direction, and how
+// far a trace's opportunities or jitter may move it.
 func (c *checker) expectedRTT() (expected, slack time.Duration) {
 	expected = c.cfg.RTT
+	for _, p := range c.cfg.Link.Paths {
+		if p.Server == c.server {
+			expected += p.RTT
+		}
+	}
 	for _, d := range []link.Config{c.cfg.Link.Up, c.cfg.Link.Down} {
 		if d.RateBitsPerSecond > 0 {
 			expected += link.TransmissionTime(probeBytes+28, d.RateBitsPerSecond)
@@ -260,7 +274,7 @@ func (c *checker) expectedRTT() (expected, slack time.Duration) {
 
 func (c *checker) idleRTT(ctx context.Context) ([]Line, error) {
 	expected, slack := c.expectedRTT()
-	rtts, err := c.probeRTTs(ctx, c.cfg.RTTProbes, 10*time.Millisecond, expected+slack+time.Second)
+	rtts, err := c.probeRTTs(ctx, c.n.Topo.Client, c.cfg.RTTProbes, 10*time.Millisecond, expected+slack+time.Second)
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() == nil) {
 		return nil, err
 	}
@@ -272,8 +286,12 @@ func (c *checker) idleRTT(ctx context.Context) ([]Line, error) {
 	}
 	s := stats.Summarize(rtts)
 	p99 := stats.Quantile(rtts, 0.99)
-	line.Measured = fmt.Sprintf("median %.3f ms, p99 %.3f ms (%d of %d answered)", s.Median, p99, len(rtts), c.cfg.RTTProbes)
-	line.Values = map[string]float64{"expected_ms": ms(expected), "median_ms": s.Median, "p99_ms": p99, "min_ms": s.Min, "answered": float64(len(rtts))}
+	echo := c.localEcho(ctx)
+	within := withinMs(rtts, ms(expected)+echo, 1)
+	line.Measured = fmt.Sprintf("median %.3f ms, p99 %.3f ms, %.1f%% within ±1 ms (%d of %d answered; the echo's own RTT %.3f ms)",
+		s.Median, p99, 100*within, len(rtts), c.cfg.RTTProbes, echo)
+	line.Values = map[string]float64{"expected_ms": ms(expected), "median_ms": s.Median, "p99_ms": p99, "min_ms": s.Min,
+		"answered": float64(len(rtts)), "echo_ms": echo, "within_1ms": within}
 	line.Result = Pass
 	if c.cfg.Link.Up.Trace != nil || c.cfg.Link.Down.Trace != nil {
 		// A probe waits for the trace's next opportunity, up to its longest
@@ -283,6 +301,28 @@ func (c *checker) idleRTT(ctx context.Context) ([]Line, error) {
 		line.Result = Fail
 	}
 	return []Line{line}, nil
+}
+
+// localEcho is the median RTT in ms of the echo from inside the servers
+// namespace, no link crossed: the echo's turnaround and the stacks, which
+// the probes through the link include too. 0 if it could not be measured.
+func (c *checker) localEcho(ctx context.Context) float64 {
+	rtts, err := c.probeRTTs(ctx, c.n.Topo.Servers, 50, 2*time.Millisecond, time.Second)
+	if err != nil || len(rtts) == 0 {
+		return 0
+	}
+	return stats.Summarize(rtts).Median
+}
+
+// withinMs is the share of values within ±tol of want.
+func withinMs(values []float64, want, tol float64) float64 {
+	n := 0
+	for _, v := range values {
+		if math.Abs(v-want) <= tol {
+			n++
+		}
+	}
+	return float64(n) / float64(len(values))
 }
 
 // lossProbeCount is how many probes a direction gets: fixed, or what fits in

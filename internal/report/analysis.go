@@ -226,6 +226,10 @@ type Analysis struct {
 	Protocols []factor.Protocol
 	// Calibration is each network's netcheck (Build reads it from the run).
 	Calibration []Calibration
+	// EmulatorLatency is the emulator's own latency per round trip as each
+	// testbed measured it when it started, and what was taken off the
+	// delays for it, in ms (Build reads them from the run).
+	EmulatorLatency []EmulatorLatency
 }
 
 // Analyze compares o.Compare with o.Baseline in every setting of trials.

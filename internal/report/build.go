@@ -45,6 +45,9 @@ func Build(store *results.Store, name string, o Options) (_ *Report, err error) 
 	if a.Calibration, err = calibrations(store); err != nil {
 		return nil, err
 	}
+	if a.EmulatorLatency, err = emulatorLatencies(store); err != nil {
+		return nil, err
+	}
 	facts, err := store.Facts()
 	if err != nil {
 		return nil, err

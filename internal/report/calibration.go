@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/stats"
 )
 
 // Calibration is one network's netcheck as the run stored it: the checks
@@ -87,4 +88,39 @@ func writeCalibration(w io.Writer, cals []Calibration) {
 			fmt.Fprintf(w, "  %s: %s: configured %s, measured %s\n", c.Network, l.Check, l.Configured, l.Measured)
 		}
 	}
+}
+
+// EmulatorLatency is one testbed's calibration of the emulator.
+type EmulatorLatency struct {
+	Setup string
+	// MeasuredMs is the latency per round trip, TakenOffMs what of it was
+	// taken off the configured delays; both 0 when not measured.
+	MeasuredMs, TakenOffMs float64
+}
+
+// emulatorLatencies reads each testbed's calibration.
+func emulatorLatencies(store *results.Store) ([]EmulatorLatency, error) {
+	tbs, err := store.Testbeds()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]EmulatorLatency, 0, len(tbs))
+	for _, tb := range tbs {
+		out = append(out, EmulatorLatency{Setup: tb.Key, MeasuredMs: tb.PathLatencyMs, TakenOffMs: tb.CompensationMs})
+	}
+	return out, nil
+}
+
+// writeEmulatorLatency states the range of the emulator's own latency over
+// the testbeds and how much of it the delays gave back.
+func writeEmulatorLatency(w io.Writer, lats []EmulatorLatency) {
+	if len(lats) == 0 {
+		return
+	}
+	measured, takenOff := make([]float64, len(lats)), make([]float64, len(lats))
+	for i, l := range lats {
+		measured[i], takenOff[i] = l.MeasuredMs, l.TakenOffMs
+	}
+	fmt.Fprintf(w, "Emulator latency (measured as each of %d testbeds started): %.3f to %.3f ms per round trip, median %.3f; taken off the configured delays: %.3f to %.3f ms.\n",
+		len(lats), slices.Min(measured), slices.Max(measured), stats.Summarize(measured).Median, slices.Min(takenOff), slices.Max(takenOff))
 }

@@ -39,6 +39,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	writeStopping(w, a, v)
 	writeBounds(w, a, v)
 	writeCalibration(w, a.Calibration)
+	writeEmulatorLatency(w, a.EmulatorLatency)
 	writeShares(w, a, v)
 	writeANOVAs(w, a, v)
 }

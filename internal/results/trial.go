@@ -271,15 +271,22 @@ type Testbed struct {
 	Server  string `parquet:"server"`
 	// Congestion is from a server socket (TCP_CONGESTION), "" until a
 	// connection was accepted; RouteCongestion is the route's congctl.
-	Congestion         string    `parquet:"congestion"`
-	RouteCongestion    string    `parquet:"route_congestion"`
-	InitCwnd           int64     `parquet:"initcwnd"` // 0: the kernel's default (10)
-	InitRwnd           int64     `parquet:"initrwnd"`
-	SlowStartAfterIdle string    `parquet:"tcp_slow_start_after_idle"`
-	TCPRmem            string    `parquet:"tcp_rmem"`
-	TCPWmem            string    `parquet:"tcp_wmem"`
-	Pacing             bool      `parquet:"pacing"`
-	StartedAt          time.Time `parquet:"started_at,timestamp(microsecond)"`
+	Congestion         string `parquet:"congestion"`
+	RouteCongestion    string `parquet:"route_congestion"`
+	InitCwnd           int64  `parquet:"initcwnd"` // 0: the kernel's default (10)
+	InitRwnd           int64  `parquet:"initrwnd"`
+	SlowStartAfterIdle string `parquet:"tcp_slow_start_after_idle"`
+	TCPRmem            string `parquet:"tcp_rmem"`
+	TCPWmem            string `parquet:"tcp_wmem"`
+	Pacing             bool   `parquet:"pacing"`
+	// PathLatencyMs is the emulator's own forwarding latency per round
+	// trip, measured when the testbed started (netcheck.Calibrate), and
+	// CompensationMs what of it was taken off the configured delays (up
+	// plus down, each at most its direction's delay); both 0 when it was
+	// not measured (a trace link).
+	PathLatencyMs  float64   `parquet:"path_latency_ms"`
+	CompensationMs float64   `parquet:"compensation_ms"`
+	StartedAt      time.Time `parquet:"started_at,timestamp(microsecond)"`
 }
 
 // Attempt is a failed attempt of a trial.

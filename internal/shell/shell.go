@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/testbed"
@@ -59,6 +60,9 @@ type Result struct {
 	ExitCode int
 	// Up and Down are what the emulator did while Command ran.
 	Up, Down emulator.Stats
+	// Calibration is the emulator's own latency, measured when the network
+	// started and taken off the configured delays.
+	Calibration netcheck.PathLatency
 	// CPU is the emulator's (this process's) CPU time while Command ran,
 	// the commands' own not included; Wall is Command's run time.
 	CPU, Wall time.Duration
@@ -76,6 +80,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return Result{ExitCode: -1}, err
 	}
 	defer n.Close()
+	link := cfg.Link
+	calibration, err := netcheck.Calibrate(ctx, n, netcheck.Config{Link: link, RTT: link.Up.Delay + link.Down.Delay})
+	if err != nil {
+		return Result{ExitCode: -1}, err
+	}
 	env := environment(n)
 	if cfg.Server != "" {
 		srv, err := startServer(ctx, n, cfg, env)
@@ -95,7 +104,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			}
 		}()
 	}
-	return runCommand(ctx, n, cfg, env)
+	res, err = runCommand(ctx, n, cfg, env)
+	res.Calibration = calibration
+	return res, err
 }
 
 // environment is the commands' environment: ours and the addresses.
@@ -129,6 +140,8 @@ func startServer(ctx context.Context, n *testbed.Network, cfg Config, env []stri
 func runCommand(ctx context.Context, n *testbed.Network, cfg Config, env []string) (Result, error) {
 	var before unix.Rusage
 	unix.Getrusage(unix.RUSAGE_SELF, &before)
+	upBefore, downBefore := n.Emulator.Stats()
+	n.Emulator.ResetPeaks()
 	start := time.Now()
 	cmd := n.Topo.Client.Command(context.Background(), cfg.Command[0], cfg.Command[1:]...)
 	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, cfg.Stdin, cfg.Stdout, cfg.Stderr
@@ -143,7 +156,8 @@ func runCommand(ctx context.Context, n *testbed.Network, cfg Config, env []strin
 	var after unix.Rusage
 	unix.Getrusage(unix.RUSAGE_SELF, &after)
 	res.CPU = time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
-	res.Up, res.Down = n.Emulator.Stats()
+	up, down := n.Emulator.Stats()
+	res.Up, res.Down = up.Sub(upBefore), down.Sub(downBefore)
 	var exitErr *exec.ExitError
 	switch {
 	case runErr == nil:
