@@ -41,10 +41,11 @@ examples: build
 fuzz:
 	scripts/fuzz.sh
 
-# The emulator's benchmarks (BENCHMARKS.md); about six and a half minutes, needs root.
+# The emulator's benchmarks (BENCHMARKS.md); about twelve minutes, needs root.
 bench: build
 	scripts/bench-emulator.sh
 	scripts/bench-emulator-cpu.sh
+	scripts/bench-emulator-tails.sh
 
 clean:
 	rm -rf bin

@@ -41,7 +41,9 @@ const (
 // link must be cfg.Link with no compensation yet, and takes it off the
 // delays (emulator.Compensate). A trace's wait for its next opportunity
 // leaves nothing to measure against: such a network is left as it is. It
-// takes about calibrationProbes × 7 ms plus one RTT.
+// takes about calibrationProbes × 12 ms plus one RTT; the probes are paced
+// as netcheck's idle probes are, since the wake-up latency it measures
+// depends on how long the machine idled between packets.
 func Calibrate(ctx context.Context, n *testbed.Network, cfg Config) (PathLatency, error) {
 	if cfg.Link.Up.Trace != nil || cfg.Link.Down.Trace != nil {
 		return PathLatency{Skipped: "a trace's wait for its next opportunity varies"}, nil
@@ -52,7 +54,7 @@ func Calibrate(ctx context.Context, n *testbed.Network, cfg Config) (PathLatency
 	}
 	defer c.echo.Close()
 	expected, slack := c.expectedRTT()
-	through, err := c.probeRTTs(ctx, n.Topo.Client, calibrationProbes, 5*time.Millisecond, expected+slack+time.Second)
+	through, err := c.probeRTTs(ctx, n.Topo.Client, calibrationProbes, 10*time.Millisecond, expected+slack+time.Second)
 	if err != nil {
 		return PathLatency{}, fmt.Errorf("calibrate: %w", err)
 	}
