@@ -437,13 +437,13 @@ func lossLine(name string, cfg link.Config, n, lost, queueDrops int, confidence 
 	rate := float64(lost) / float64(offered)
 	want := cfg.MeanLoss()
 	var lo, hi float64
-	method := "Wilson"
+	method := "exact, Clopper–Pearson"
 	if g := cfg.GilbertElliott; g != nil {
 		half := z * math.Sqrt(g.AsymptoticVariance()/float64(offered))
 		lo, hi = math.Max(0, want-half), math.Min(1, want+half)
 		method = "Gilbert-Elliott variance"
 	} else {
-		lo, hi = stats.Wilson(lost, offered, z)
+		lo, hi = stats.ClopperPearson(lost, offered, confidence)
 	}
 	l := Line{Check: name, Configured: pctText(want),
 		Measured: fmt.Sprintf("%s (%d of %d lost; %s interval %s to %s; %d queue drops)", pctText(rate), lost, offered, level, pctText(lo), pctText(hi), queueDrops),

@@ -21,9 +21,15 @@ func TestLossLine(t *testing.T) {
 	if l := lossLine("x", link.Config{Loss: 0.01}, 10_000, 200, 0, 0.99); l.Result != Fail {
 		t.Errorf("200 of 10000 at 1%%: %s, want FAIL", l.Result)
 	}
-	// 19 of 1000 at 1 %: outside the 99 % interval, inside the 99.9 % one.
-	if lossLine("x", link.Config{Loss: 0.01}, 1000, 19, 0, 0.99).Result != Fail || lossLine("x", link.Config{Loss: 0.01}, 1000, 19, 0, 0.999).Result != Pass {
+	// 21 of 1000 at 1 %: outside the exact 99 % interval (from 1.11 %),
+	// inside the 99.9 % one (from 0.91 %).
+	if lossLine("x", link.Config{Loss: 0.01}, 1000, 21, 0, 0.99).Result != Fail || lossLine("x", link.Config{Loss: 0.01}, 1000, 21, 0, 0.999).Result != Pass {
 		t.Error("the confidence level is not applied")
+	}
+	// seed004-us-3g's uplink once lost 5 of 5000 at 0.024 %: Wilson's 99.9 %
+	// interval (from 0.026 %) failed it, the exact one does not.
+	if l := lossLine("x", link.Config{Loss: 0.00024}, 5000, 5, 0, 0.999); l.Result != Pass {
+		t.Errorf("5 of 5000 at 0.024%%: %s (%s)", l.Result, l.Measured)
 	}
 	if l := lossLine("x", link.Config{}, 5000, 0, 12, 0.99); l.Result != Pass || !strings.Contains(l.Measured, "12 queue drops") {
 		t.Errorf("no loss: %s %s", l.Result, l.Measured)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Summary describes a sample. For an empty sample N is 0 and every other
@@ -113,26 +115,23 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 	}{s.N, num(s.Mean), num(s.Median), num(s.P25), num(s.P75), num(s.Min), num(s.Max), num(s.StdDev)})
 }
 
-// Wilson returns the Wilson score interval of a binomial proportion with k
-// successes in n trials, for the two-sided normal quantile z (2.5758 for
-// 99 %). For n = 0 it returns 0 and 1.
-func Wilson(k, n int, z float64) (lo, hi float64) {
+// ClopperPearson returns the exact (Clopper–Pearson) interval of a
+// binomial proportion with k successes in n trials at the two-sided level
+// confidence (0.99 for 99 %): its coverage is at least the level for every
+// proportion, where Wilson's falls short when n·p is a few (1.2 expected
+// losses in 5,000 probes: a 99.9 % Wilson interval misses the true rate
+// about 0.8 % of the time). For n = 0 it returns 0 and 1.
+func ClopperPearson(k, n int, confidence float64) (lo, hi float64) {
 	if n == 0 {
 		return 0, 1
 	}
-	nf := float64(n)
-	p := float64(k) / nf
-	z2 := z * z
-	center := (p + z2/(2*nf)) / (1 + z2/nf)
-	half := z / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
-	lo, hi = math.Max(0, center-half), math.Min(1, center+half)
-	// The bounds are exactly 0 and 1 at the extremes; rounding would
-	// otherwise leave them a hair inside and exclude a true 0 % or 100 %.
-	if k == 0 {
-		lo = 0
+	tail := (1 - confidence) / 2
+	lo, hi = 0, 1
+	if k > 0 {
+		lo = distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1)}.Quantile(tail)
 	}
-	if k == n {
-		hi = 1
+	if k < n {
+		hi = distuv.Beta{Alpha: float64(k + 1), Beta: float64(n - k)}.Quantile(1 - tail)
 	}
 	return lo, hi
 }

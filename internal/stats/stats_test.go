@@ -63,21 +63,23 @@ func TestSummaryJSONWritesNaNAsNull(t *testing.T) {
 	}
 }
 
-// The Wilson interval for 10 of 100 at z = 1.96, by hand: center
-// (0.1 + 3.8416/200)/1.038416 = 0.114800, half-width
-// 1.96/1.038416·√(0.0009 + 3.8416/40000) = 0.059571, so [0.0552, 0.1744];
-// k = 0 gives [0, z²/(n+z²)].
-func TestWilson(t *testing.T) {
-	lo, hi := Wilson(10, 100, 1.96)
-	if math.Abs(lo-0.0552) > 5e-5 || math.Abs(hi-0.1744) > 5e-5 {
-		t.Errorf("Wilson(10, 100) = [%.4f, %.4f], want [0.0552, 0.1744]", lo, hi)
+// TestClopperPearson: k = 0 gives [0, 1 − (α/2)^(1/n)], by hand.
+func TestClopperPearson(t *testing.T) {
+	// Reference values from the beta quantiles (R: binom.test(10, 100)).
+	lo, hi := ClopperPearson(10, 100, 0.95)
+	if math.Abs(lo-0.0490) > 5e-4 || math.Abs(hi-0.1762) > 5e-4 {
+		t.Errorf("ClopperPearson(10, 100, 95%%) = [%.4f, %.4f], want [0.0490, 0.1762]", lo, hi)
 	}
-	lo, hi = Wilson(0, 50, Z99)
-	if want := Z99 * Z99 / (50 + Z99*Z99); lo != 0 || math.Abs(hi-want) > 1e-12 {
-		t.Errorf("Wilson(0, 50) = [%v, %v], want [0, %v]", lo, hi, want)
+	// 5 losses in 5000 at 0.024 %: Wilson's 99.9 % interval starts at
+	// 0.026 % and excludes the true rate; the exact one includes it.
+	if lo, _ := ClopperPearson(5, 5000, 0.999); lo >= 0.00024 {
+		t.Errorf("exact lower bound %.5f%%, want below 0.024%%", 100*lo)
 	}
-	if lo, hi := Wilson(0, 0, Z99); lo != 0 || hi != 1 {
-		t.Errorf("Wilson(0, 0) = [%v, %v]", lo, hi)
+	if lo, hi := ClopperPearson(0, 50, 0.99); lo != 0 || math.Abs(hi-(1-math.Pow(0.005, 1.0/50))) > 1e-9 {
+		t.Errorf("ClopperPearson(0, 50, 99%%) = [%v, %v]", lo, hi)
+	}
+	if lo, hi := ClopperPearson(0, 0, 0.99); lo != 0 || hi != 1 {
+		t.Errorf("ClopperPearson(0, 0) = [%v, %v]", lo, hi)
 	}
 }
 
