@@ -14,23 +14,17 @@ import (
 // the emulator's CPU at light load. The loop blocks only in Go's poller.
 
 // rawRead reads from a non-blocking descriptor.
-func rawRead(fd int, buf []byte) (int, error) {
-	if len(buf) == 0 {
-		return 0, nil
-	}
-	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
-}
+func rawRead(fd int, buf []byte) (int, error) { return rawIO(unix.SYS_READ, fd, buf) }
 
 // rawWrite writes to a descriptor that does not block.
-func rawWrite(fd int, buf []byte) (int, error) {
+func rawWrite(fd int, buf []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, buf) }
+
+// rawIO is read(2) or write(2) of buf on fd.
+func rawIO(trap uintptr, fd int, buf []byte) (int, error) {
 	if len(buf) == 0 {
 		return 0, nil
 	}
-	n, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+	n, _, errno := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
 	if errno != 0 {
 		return 0, errno
 	}

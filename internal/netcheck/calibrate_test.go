@@ -6,6 +6,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/testbed"
 )
 
 // TestCalibrateFindsHiddenLatency runs a 20 ms link but tells Calibrate it
@@ -13,19 +14,15 @@ import (
 // latency (plus the little the emulator really adds), be taken off both
 // directions, and leave the probes at the told RTT.
 func TestCalibrateFindsHiddenLatency(t *testing.T) {
-	real := emulator.Config{Up: link.Config{Delay: 10 * time.Millisecond}, Down: link.Config{Delay: 10 * time.Millisecond}}
-	n := startNetwork(t, real)
-	told := Config{Link: emulator.Config{Up: link.Config{Delay: 9 * time.Millisecond}, Down: link.Config{Delay: 9 * time.Millisecond}}, RTT: 18 * time.Millisecond}
-	pl, err := Calibrate(t.Context(), n, told)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, pl := calibrateHidden(t, 10*time.Millisecond, 9*time.Millisecond)
 	t.Logf("%+v", pl)
 	if pl.Skipped != "" || pl.Probes < minCalibrationAnswers {
 		t.Fatalf("not measured: %+v", pl)
 	}
-	if pl.Measured < 1900*time.Microsecond || pl.Measured > 2500*time.Microsecond {
-		t.Errorf("measured %v of hidden latency, want 2 ms and at most 0.5 ms of the emulator's own", pl.Measured)
+	// The emulator's own share is 0.1–0.2 ms on an idle machine; a busy
+	// one (the test suite's other packages) may add up to a millisecond.
+	if pl.Measured < 1800*time.Microsecond || pl.Measured > 3*time.Millisecond {
+		t.Errorf("measured %v of hidden latency, want 2 ms and at most 1 ms of the emulator's own", pl.Measured)
 	}
 	up, down := n.Emulator.Compensation()
 	if up != pl.Up || down != pl.Down || up+down != pl.Measured {
@@ -33,12 +30,12 @@ func TestCalibrateFindsHiddenLatency(t *testing.T) {
 	}
 	// Measured again on the compensated link, nothing is left over.
 	n.Emulator.Compensate(0, 0)
-	pl2, err := Calibrate(t.Context(), n, Config{Link: real, RTT: 20 * time.Millisecond})
+	pl2, err := Calibrate(t.Context(), n, Config{Link: symmetric(10 * time.Millisecond), RTT: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl2.Measured > 500*time.Microsecond {
-		t.Errorf("the emulator alone adds %v per round trip, want at most 0.5 ms", pl2.Measured)
+	if pl2.Measured > time.Millisecond {
+		t.Errorf("the emulator alone adds %v per round trip, want at most 1 ms", pl2.Measured)
 	}
 }
 
@@ -46,13 +43,7 @@ func TestCalibrateFindsHiddenLatency(t *testing.T) {
 // way, hidden latency beyond it stays: each direction gives at most its
 // configured delay.
 func TestCalibrateCannotTakeOffMoreThanTheDelay(t *testing.T) {
-	real := emulator.Config{Up: link.Config{Delay: 2 * time.Millisecond}, Down: link.Config{Delay: 2 * time.Millisecond}}
-	n := startNetwork(t, real)
-	told := Config{Link: emulator.Config{Up: link.Config{Delay: 100 * time.Microsecond}, Down: link.Config{Delay: 100 * time.Microsecond}}, RTT: 200 * time.Microsecond}
-	pl, err := Calibrate(t.Context(), n, told)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pl := calibrateHidden(t, 2*time.Millisecond, 100*time.Microsecond)
 	if pl.Measured < 3*time.Millisecond || pl.Up != 100*time.Microsecond || pl.Down != 100*time.Microsecond {
 		t.Errorf("calibration %+v, want about 3.8 ms measured and 100 µs taken off each way", pl)
 	}
@@ -64,4 +55,21 @@ func TestCalibrateSkipsTraces(t *testing.T) {
 	if err != nil || pl.Skipped == "" {
 		t.Errorf("a trace link was calibrated: %+v, %v", pl, err)
 	}
+}
+
+// symmetric is a link with oneWay delay each way.
+func symmetric(oneWay time.Duration) emulator.Config {
+	return emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}}
+}
+
+// calibrateHidden runs a link of real one-way delays and calibrates it as
+// one of told delays.
+func calibrateHidden(t *testing.T, real, told time.Duration) (*testbed.Network, PathLatency) {
+	t.Helper()
+	n := startNetwork(t, symmetric(real))
+	pl, err := Calibrate(t.Context(), n, Config{Link: symmetric(told), RTT: 2 * told})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, pl
 }
