@@ -13,7 +13,7 @@ import (
 )
 
 // source is how a direction's loop waits and moves packets: a real device
-// polled on a thread of its own, or any Device through a channel.
+// through Go's poller (pollSource), or any Device through a channel.
 type source interface {
 	// wait blocks until a packet may be waiting to be read or until about
 	// until (the zero time: no limit), and reports false once the loop
@@ -123,9 +123,7 @@ func (d *direction) run(src source) {
 		if !src.wait(d.nextDelivery()) {
 			return
 		}
-		more := d.readWaiting(src)
-		d.deliverDue(src, d.horizon(time.Now().Add(src.early())))
-		for more {
+		for more := true; more; {
 			more = d.readWaiting(src)
 			d.deliverDue(src, d.horizon(time.Now().Add(src.early())))
 		}

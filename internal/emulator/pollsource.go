@@ -171,10 +171,10 @@ func (s *pollSource) write(pkt []byte) error {
 func (s *pollSource) early() time.Duration { return s.late.early() }
 
 // lateness is a running median of how late timed waits wake, in steps of
-// 1 µs. On this kind of virtual machine ppoll with 1 ns timer slack wakes a
-// median ~90 µs late, so the loop asks to wake that much early and delivers
-// what is due by then: deliveries straddle their times, a median error near
-// zero. Spinning to the exact time was tried first: exact to ~1 µs, but it
+// 1 µs: from the timer's expiry to the loop running again (~90 µs on this
+// kind of virtual machine). The loop asks to wake that much early and
+// delivers what is due by then: deliveries straddle their times, a median
+// error near zero. Spinning to the exact time was tried first: exact to ~1 µs, but it
 // cost 140 % of a core at 100 Mbit/s, where packets are 120 µs apart.
 type lateness struct {
 	est time.Duration
