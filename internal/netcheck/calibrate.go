@@ -2,7 +2,6 @@ package netcheck
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -61,15 +60,12 @@ func Calibrate(ctx context.Context, n *testbed.Network, cfg Config) (PathLatency
 	if len(through) < minCalibrationAnswers {
 		return PathLatency{Probes: len(through), Skipped: fmt.Sprintf("only %d of %d probes came back", len(through), calibrationProbes)}, nil
 	}
-	local, err := c.probeRTTs(ctx, n.Topo.Servers, calibrationProbes, 2*time.Millisecond, time.Second)
+	local, err := c.localEcho(ctx, calibrationProbes)
 	if err != nil {
 		return PathLatency{}, fmt.Errorf("calibrate: %w", err)
 	}
-	if len(local) < minCalibrationAnswers {
-		return PathLatency{}, errors.New("calibrate: the echo did not answer inside the servers namespace")
-	}
 	pl := PathLatency{Probes: len(through)}
-	pl.Measured = max(0, msDuration(stats.Summarize(through).Median-stats.Summarize(local).Median)-expected)
+	pl.Measured = max(0, msDuration(stats.Summarize(through).Median-local)-expected)
 	pl.Up = min(pl.Measured/2, cfg.Link.Up.Delay)
 	pl.Down = min(pl.Measured-pl.Measured/2, cfg.Link.Down.Delay)
 	n.Emulator.Compensate(pl.Up, pl.Down)

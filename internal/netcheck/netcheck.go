@@ -173,8 +173,8 @@ func (c *checker) startEcho() error {
 }
 
 // probeRTTs sends count echo probes from a socket in namespace from, one
-// every interval on average, without waiting for answers, and returns the round-trip times in ms of those
-// answered within timeout of being sent. When ctx ends it returns what it
+// every interval on average, without waiting for answers, and returns the
+// round-trip times in ms of those answered within timeout of being sent. When ctx ends it returns what it
 // has. The gaps vary uniformly by ±50 %: with a fixed gap that divides the
 // RTT, every send would coincide with an answer's arrival, and on two cores
 // the two would delay each other's timestamps by up to milliseconds.
@@ -286,7 +286,7 @@ func (c *checker) idleRTT(ctx context.Context) ([]Line, error) {
 	}
 	s := stats.Summarize(rtts)
 	p99 := stats.Quantile(rtts, 0.99)
-	echo := c.localEcho(ctx)
+	echo, _ := c.localEcho(ctx, 50) // 0 when it cannot be measured
 	within := withinMs(rtts, ms(expected)+echo, 1)
 	line.Measured = fmt.Sprintf("median %.3f ms, p99 %.3f ms, %.1f%% within ±1 ms (%d of %d answered; the echo's own RTT %.3f ms)",
 		s.Median, p99, 100*within, len(rtts), c.cfg.RTTProbes, echo)
@@ -303,15 +303,18 @@ func (c *checker) idleRTT(ctx context.Context) ([]Line, error) {
 	return []Line{line}, nil
 }
 
-// localEcho is the median RTT in ms of the echo from inside the servers
-// namespace, no link crossed: the echo's turnaround and the stacks, which
-// the probes through the link include too. 0 if it could not be measured.
-func (c *checker) localEcho(ctx context.Context) float64 {
-	rtts, err := c.probeRTTs(ctx, c.n.Topo.Servers, 50, 2*time.Millisecond, time.Second)
-	if err != nil || len(rtts) == 0 {
-		return 0
+// localEcho is the median RTT in ms of count echo probes from inside the
+// servers namespace, no link crossed: the echo's turnaround and the
+// stacks, which the probes through the link include too.
+func (c *checker) localEcho(ctx context.Context, count int) (float64, error) {
+	rtts, err := c.probeRTTs(ctx, c.n.Topo.Servers, count, 2*time.Millisecond, time.Second)
+	if err != nil {
+		return 0, err
 	}
-	return stats.Summarize(rtts).Median
+	if len(rtts) < count/3 {
+		return 0, fmt.Errorf("only %d of %d echo probes inside the servers namespace came back", len(rtts), count)
+	}
+	return stats.Summarize(rtts).Median, nil
 }
 
 // withinMs is the share of values within ±tol of want.
