@@ -1,5 +1,7 @@
 # quicbench: the two commands a newcomer needs are `make demo` and `make test`.
 GO  ?= go
+# Rust's cargo, for quicbench-h3 (servers/h3); rustup puts it in ~/.cargo/bin.
+CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
 BIN := bin/quicbench
 
 .PHONY: deps build demo test bench fuzz examples clean
@@ -24,6 +26,7 @@ demo: build
 # page loads never run at once on this 2-core machine.
 test: deps
 	$(GO) vet ./...
+	$(CARGO) test --quiet --release --locked --manifest-path servers/h3/Cargo.toml
 	$(GO) test -count=1 -p 1 -timeout 20m ./...
 
 # The five papers' quick examples (about 15 minutes), each run and reported

@@ -6,7 +6,8 @@
 # are not started), the Go modules, DuckDB's Python package in .cache/pytools (the
 # tests read the Parquet export with it), and Browsertime's visualmetrics
 # script with Pillow, NumPy and ffmpeg (the tests check quicbench's visual
-# metrics against it). Needs root only when it installs packages.
+# metrics against it), and builds quicbench-h3, the second HTTP/3 server,
+# with Rust's cargo. Needs root only when it installs packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,6 +57,17 @@ if ! command -v go >/dev/null 2>&1; then
 	exit 1
 fi
 go mod download
+
+# quicbench-h3, the second HTTP/3 server (servers/h3: quinn, h3, rustls),
+# built from the crates Cargo.lock pins into bin/ beside quicbench.
+cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+if [ ! -x "$cargo" ]; then
+	echo "install-deps: Rust's cargo is missing: install Rust 1.85 or later with rustup (https://rustup.rs; Debian 12's cargo is too old)" >&2
+	exit 1
+fi
+"$cargo" build --quiet --release --locked --manifest-path servers/h3/Cargo.toml
+mkdir -p bin
+install -m 0755 servers/h3/target/release/quicbench-h3 bin/quicbench-h3
 
 # DuckDB, a Parquet reader that is not ours, for the export's tests; Pillow
 # and NumPy for Browsertime's visualmetrics.

@@ -7,9 +7,11 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/testbed"
 )
 
 // Measured is one verified or failed page load with the servers' and the
@@ -60,10 +62,13 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 	if err := tb.CloseConnections(); err != nil { // those of the previous load's browser
 		return Measured{}, err
 	}
-	before := tb.Counts()
-	tb.Origin.TakeUnmatched() // those of earlier loads
+	before, err := countsAfterUnmatched(tb)
+	if err != nil {
+		return Measured{}, err
+	}
 	reseed()
 	var m Measured
+	var connErr error
 	r, err := b.loader.Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
@@ -75,29 +80,56 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 			if err := tb.CloseConnections(); err != nil {
 				return err
 			}
-			before = tb.Counts()
-			tb.Origin.TakeUnmatched()
+			if before, err = countsAfterUnmatched(tb); err != nil {
+				return err
+			}
 			if err := client.Pause(ctx, closeSettleTime(rtt)); err != nil {
 				return err
 			}
 			reseed() // the measured visit starts from the pair's state
 			return nil
 		},
-		Loaded: func() { m.Connections = tb.Connections() },
+		Loaded: func() { m.Connections, connErr = tb.Connections() },
 	})
 	if err != nil {
 		return m, err
 	}
+	if connErr != nil {
+		return m, connErr
+	}
 	m.Result = r
-	m.ServerRequests = tb.Counts().Sub(before)
+	return m, checkServed(tb, &m, p, before)
+}
+
+// countsAfterUnmatched forgets the servers' unmatched requests so far and
+// returns their request counts.
+func countsAfterUnmatched(tb *testbed.Testbed) (origin.Counts, error) {
+	if _, _, err := tb.TakeUnmatched(); err != nil {
+		return origin.Counts{}, err
+	}
+	return tb.Counts()
+}
+
+// checkServed records what the servers served since before, and fails a
+// load that was served over another protocol or asked for what the site
+// does not have.
+func checkServed(tb *testbed.Testbed, m *Measured, p factor.Protocol, before origin.Counts) error {
+	after, err := tb.Counts()
+	if err != nil {
+		return err
+	}
+	m.ServerRequests = after.Sub(before)
 	if other := m.ServerRequests.Total() - m.ServerRequests.Of(string(p)); other > 0 && m.OK() {
 		m.Failure = fmt.Sprintf("server served %d requests over another protocol than %s", other, p)
 	}
-	var examples []string
-	if m.Unmatched, examples = tb.Origin.TakeUnmatched(); m.Unmatched > 0 && m.OK() {
-		m.Failure = fmt.Sprintf("%d requests matched nothing in the site (served 404), e.g. %.200s", m.Unmatched, examples[0])
+	n, examples, err := tb.TakeUnmatched()
+	if err != nil {
+		return err
 	}
-	return m, nil
+	if m.Unmatched = n; n > 0 && m.OK() {
+		m.Failure = fmt.Sprintf("%d requests matched nothing in the site (served 404), e.g. %.200s", n, examples[0])
+	}
+	return nil
 }
 
 // tcpCongestion is the congestion control of the first TCP connection in

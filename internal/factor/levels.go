@@ -3,6 +3,7 @@ package factor
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Protocol is an HTTP version under test.
@@ -215,4 +216,106 @@ func CheckOrigins(n int) error {
 		return fmt.Errorf("origins %d is outside 1 to %d", n, MaxOrigins)
 	}
 	return nil
+}
+
+// QUICServer is the server that serves h3.
+type QUICServer string
+
+// The QUIC servers.
+const (
+	QUICGo    QUICServer = "quic-go"
+	QUICQuinn QUICServer = "quinn"
+)
+
+// QUICServers is the QUIC-server factor.
+func QUICServers() Enum[QUICServer] {
+	return Enum[QUICServer]{What: "QUIC server", Levels: []Level[QUICServer]{
+		{QUICGo, "quic-go's http3 in the quicbench process"},
+		{QUICQuinn, "quicbench-h3 (quinn, h3, rustls) in its own process, the same responses and header fields"},
+	}}
+}
+
+// CC is a QUIC congestion controller.
+type CC string
+
+// The QUIC congestion controllers.
+const (
+	CCNewReno CC = "newreno"
+	CCCubic   CC = "cubic"
+	CCBBR     CC = "bbr"
+)
+
+// Controllers is the QUIC congestion-control factor.
+func Controllers() Enum[CC] {
+	return Enum[CC]{What: "QUIC congestion control", Levels: []Level[CC]{
+		{CCNewReno, "NewReno (RFC 9002)"},
+		{CCCubic, "CUBIC (RFC 9438)"},
+		{CCBBR, "BBR (version 1 in quinn)"},
+	}}
+}
+
+// QUIC is the stack that serves h3: a QUIC server with one of its
+// congestion controllers, written "SERVER+CC" ("quic-go" alone: it has
+// only NewReno). Package stacks says what each level runs.
+type QUIC string
+
+// The QUIC stacks.
+const (
+	QUICGoNewReno    QUIC = "quic-go"
+	QUICQuinnCubic   QUIC = "quinn+cubic"
+	QUICQuinnNewReno QUIC = "quinn+newreno"
+	QUICQuinnBBR     QUIC = "quinn+bbr"
+)
+
+// QUICs is the QUIC-stack factor.
+func QUICs() Enum[QUIC] {
+	return Enum[QUIC]{What: "QUIC stack", Levels: []Level[QUIC]{
+		{QUICGoNewReno, "quic-go with its only controller, NewReno"},
+		{QUICQuinnCubic, "quinn with CUBIC"},
+		{QUICQuinnNewReno, "quinn with NewReno"},
+		{QUICQuinnBBR, "quinn with BBR"},
+	}}
+}
+
+// Server is q's QUIC server.
+func (q QUIC) Server() QUICServer {
+	server, _, _ := strings.Cut(string(q), "+")
+	return QUICServer(server)
+}
+
+// CC is q's congestion controller.
+func (q QUIC) CC() CC {
+	if _, cc, ok := strings.Cut(string(q), "+"); ok {
+		return CC(cc)
+	}
+	return CCNewReno // quic-go's only one
+}
+
+// QUICOf is the stack of server with controller cc ("" for the server's
+// default: NewReno for quic-go, CUBIC for quinn), or an error that says
+// which controllers the server has.
+func QUICOf(server QUICServer, cc CC) (QUIC, error) {
+	if !QUICServers().Has(server) {
+		return "", fmt.Errorf("QUIC server %q is unknown: use %s", server, QUICServers().Names())
+	}
+	if cc == "" {
+		cc = CCNewReno
+		if server == QUICQuinn {
+			cc = CCCubic
+		}
+	}
+	q := QUIC(string(server) + "+" + string(cc))
+	if server == QUICGo && cc == CCNewReno {
+		q = QUICGoNewReno
+	}
+	if !QUICs().Has(q) {
+		var have []string
+		for _, l := range QUICs().Values() {
+			if l.Server() == server {
+				have = append(have, string(l.CC()))
+			}
+		}
+		return "", fmt.Errorf("QUIC server %s has no congestion control %q: use %s", server, cc, orList(have))
+	}
+	return q, nil
 }

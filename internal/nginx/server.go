@@ -2,7 +2,6 @@ package nginx
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -56,7 +55,7 @@ type Server struct {
 	params    confParams
 	process   *proc.Process
 	accessLog string
-	stderr    lockedBuffer
+	stderr    proc.Output
 
 	mu        sync.Mutex
 	readUpTo  int64         // access log bytes parsed so far
@@ -484,22 +483,4 @@ func parseSS(out string) []socket {
 		}
 	}
 	return socks
-}
-
-// lockedBuffer is a bytes.Buffer safe for the writing process and readers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -15,6 +15,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -31,7 +32,7 @@ import (
 
 // Listener is one origin address: a TCP listener for h1/h2 and a UDP socket
 // for h3, both on port 443 of the same IP. TCP is nil when another server
-// (nginx) serves h1 and h2.
+// (nginx) serves h1 and h2, UDP when another server (quinn) serves h3.
 type Listener struct {
 	TCP net.Listener
 	UDP net.PacketConn
@@ -101,8 +102,7 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 	rand.Read(resetKey[:])
 	for _, o := range s.Origins {
 		for _, res := range o.Resources {
-			sum := sha256.Sum256(res.Body)
-			srv.etags[res] = `"` + hex.EncodeToString(sum[:12]) + `"`
+			srv.etags[res] = ETag(res)
 		}
 	}
 	// TLS session tickets are on (Go's default), with keys that live as
@@ -134,6 +134,9 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 					logger.Error("origin: TCP server stopped", "addr", ln.TCP.Addr(), "err", err)
 				}
 			})
+		}
+		if ln.UDP == nil {
+			continue // another server (quinn) serves h3
 		}
 		// A transport with a stateless reset key: a client that sends on a
 		// connection the server has closed (its CONNECTION_CLOSE lost on a
@@ -173,7 +176,45 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("%s%s is not in the site", host, r.URL.Path), http.StatusNotFound)
 		return
 	}
+	cache := srv.cache.Load()
 	h := w.Header()
+	maps.Copy(h, ResponseHeader(srv.site, res, srv.etags[res], cache))
+	if cache && NotModified(h, r.Header) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	status := res.StatusCode()
+	if BodyAllowed(status) {
+		h.Set("Content-Length", strconv.Itoa(len(res.Body)))
+	}
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead && BodyAllowed(status) {
+		w.Write(res.Body)
+	}
+}
+
+// BodyAllowed reports whether a response of status has a body (RFC 9110
+// section 6.4.1).
+func BodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+// ETag is the entity tag the origin gives a generated resource: a quoted
+// hash of its body.
+func ETag(res *site.Resource) string {
+	sum := sha256.Sum256(res.Body)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+// ResponseHeader is the header fields every quicbench server sends with
+// res, without Content-Length: the recorded fields, Content-Type and
+// Content-Encoding, the cross-origin fields of a generated site, and the
+// cache policy's fields. Cache off: Cache-Control: no-store, and a
+// recorded response loses its validators and expiry. Cache on: a generated
+// resource gets CacheControl, etag and LastModified; a recorded one keeps
+// what it recorded.
+func ResponseHeader(s *site.Site, res *site.Resource, etag string, cache bool) http.Header {
+	h := http.Header{}
 	for _, f := range res.Header {
 		h.Add(f.Name, f.Value)
 	}
@@ -183,55 +224,36 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if res.Encoding != "" {
 		h.Set("Content-Encoding", res.Encoding)
 	}
-	if !srv.site.Recorded { // a recorded response says what it allows
+	if !s.Recorded { // a recorded response says what it allows
 		h.Set("Timing-Allow-Origin", "*")
 		h.Set("Access-Control-Allow-Origin", "*") // fonts and fetch() from other origins
 	}
-	if srv.notModified(h, r, res) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	status := res.StatusCode()
-	if bodyAllowed(status) {
-		h.Set("Content-Length", strconv.Itoa(len(res.Body)))
-	}
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead && bodyAllowed(status) {
-		w.Write(res.Body)
-	}
-}
-
-// bodyAllowed reports whether a response of status has a body (RFC 9110
-// section 6.4.1).
-func bodyAllowed(status int) bool {
-	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
-}
-
-// notModified sets the cache policy's header fields on h and reports
-// whether the request is a revalidation to answer with 304. Cache off:
-// Cache-Control: no-store, and a recorded response loses its validators
-// and expiry. Cache on: a generated resource gets CacheControl, an ETag and
-// LastModified; a recorded one keeps what it recorded, and a request
-// carrying its recorded ETag or Last-Modified is not modified.
-func (srv *Server) notModified(h http.Header, r *http.Request, res *site.Resource) bool {
-	if !srv.cache.Load() {
+	if !cache {
 		for _, name := range []string{"Cache-Control", "Expires", "Etag", "Last-Modified", "Pragma"} {
 			h.Del(name)
 		}
 		h.Set("Cache-Control", "no-store")
-		return false
+		return h
 	}
-	if !srv.site.Recorded {
+	if !s.Recorded {
 		h.Set("Cache-Control", CacheControl)
-		h.Set("ETag", srv.etags[res])
+		h.Set("ETag", etag)
 		h.Set("Last-Modified", LastModified)
 	}
-	etag, modified := h.Get("ETag"), h.Get("Last-Modified")
+	return h
+}
+
+// NotModified reports whether a request with header req is a revalidation
+// that a cacheable response with header resp answers with 304: its
+// If-None-Match equals the ETag, or without those, its If-Modified-Since
+// equals the Last-Modified.
+func NotModified(resp, req http.Header) bool {
+	etag, modified := resp.Get("ETag"), resp.Get("Last-Modified")
 	switch {
-	case etag != "" && r.Header.Get("If-None-Match") != "":
-		return r.Header.Get("If-None-Match") == etag
-	case modified != "" && r.Header.Get("If-Modified-Since") != "":
-		return r.Header.Get("If-Modified-Since") == modified
+	case etag != "" && req.Get("If-None-Match") != "":
+		return req.Get("If-None-Match") == etag
+	case modified != "" && req.Get("If-Modified-Since") != "":
+		return req.Get("If-Modified-Since") == modified
 	}
 	return false
 }

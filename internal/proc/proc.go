@@ -9,9 +9,12 @@
 package proc
 
 import (
+	"bytes"
 	"errors"
 	"os/exec"
 	"runtime"
+	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -83,3 +86,30 @@ func StartTree(cmd *exec.Cmd) (*Process, error) {
 
 // Pid is the child's process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Output collects what a child writes (to its standard error, say),
+// safe for the copying goroutine and readers at once.
+type Output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// LastLine is the last non-empty line written, or "" if there is none.
+func (o *Output) LastLine() string {
+	lines := strings.Split(strings.TrimSpace(o.String()), "\n")
+	return lines[len(lines)-1]
+}

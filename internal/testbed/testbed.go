@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/nginx"
 	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/quinn"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
 )
@@ -41,8 +43,12 @@ type Config struct {
 	// namespace's kernel defaults (on this kernel: BBR).
 	Stack stacks.Profile
 	// Server is the server stack for h1 and h2: factor.ServerGo (the zero
-	// value) or factor.ServerNginx. h3 is always served by quic-go.
+	// value) or factor.ServerNginx.
 	Server factor.Server
+	// QUIC is the stack that serves h3: factor.QUICGoNewReno (the zero
+	// value: quic-go in this process) or a quinn stack (quicbench-h3 with
+	// that congestion controller).
+	QUIC factor.QUIC
 	// Cache makes the site cacheable from the start (see SetCache).
 	Cache bool
 }
@@ -51,10 +57,12 @@ type Config struct {
 type Testbed struct {
 	*Network
 	Certs *origin.Certs
-	// Origin serves h3, and h1 and h2 unless Nginx does.
+	// Origin serves h1 and h2 unless Nginx does, and h3 unless Quinn does.
 	Origin *origin.Server
 	// Nginx serves h1 and h2 when the server stack is nginx; else nil.
 	Nginx *nginx.Server
+	// Quinn serves h3 when the QUIC stack is quinn's; else nil.
+	Quinn *quinn.Server
 	Site  *site.Site
 	// Addrs maps each origin host name to its IP in the servers namespace.
 	Addrs map[string]netip.Addr
@@ -87,6 +95,18 @@ func Start(cfg Config) (_ *Testbed, err error) {
 			return nil, err
 		}
 	}
+	if cfg.QUIC == "" {
+		cfg.QUIC = factor.QUICGoNewReno
+	}
+	if !factor.QUICs().Has(cfg.QUIC) {
+		return nil, fmt.Errorf("testbed: QUIC stack %q is unknown: use %s", cfg.QUIC, factor.QUICs().Names())
+	}
+	quinnPath := ""
+	if cfg.QUIC.Server() == factor.QUICQuinn {
+		if quinnPath, err = quinn.FindBinary(); err != nil {
+			return nil, err
+		}
+	}
 	tb := &Testbed{Site: cfg.Site}
 	defer func() {
 		if err != nil {
@@ -109,8 +129,7 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	var lns []origin.Listener
 	closeAll := func() {
 		for _, l := range lns {
-			l.TCP.Close()
-			l.UDP.Close()
+			l.Close()
 		}
 	}
 	defer func() { tb.listeners = lns }()
@@ -138,25 +157,51 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		}
 		lns = append(lns, origin.Listener{TCP: tcp, UDP: udp})
 	}
-	if tb.Origin, err = origin.Start(cfg.Site, tb.Certs.Leaf, lns, cfg.Log); err != nil {
+	if err := tb.startServers(cfg, lns, quinnPath); err != nil {
 		closeAll()
 		return nil, err
 	}
+	return tb, nil
+}
+
+// startServers starts the Go origin on lns, and nginx and quinn where cfg
+// asks for them (the Go origin then leaves them TCP or UDP).
+func (tb *Testbed) startServers(cfg Config, lns []origin.Listener, quinnPath string) (err error) {
+	originLns := slices.Clone(lns)
+	var udp []*net.UDPConn
+	if quinnPath != "" {
+		for i := range originLns {
+			udp = append(udp, originLns[i].UDP.(*net.UDPConn))
+			originLns[i].UDP = nil
+		}
+	}
+	if tb.Origin, err = origin.Start(cfg.Site, tb.Certs.Leaf, originLns, cfg.Log); err != nil {
+		return err
+	}
 	tb.Origin.SetCache(cfg.Cache)
+	if quinnPath != "" {
+		tb.Quinn, err = quinn.Start(quinn.Config{
+			Path: quinnPath, Site: cfg.Site, Dir: filepath.Join(cfg.RunDir, "quinn"), UDP: udp,
+			CertFile: tb.Certs.LeafFile, KeyFile: tb.Certs.LeafKeyFile, CC: cfg.QUIC.CC(), Cache: cfg.Cache,
+		})
+		if err != nil {
+			return err
+		}
+	}
 	if cfg.Server == factor.ServerNginx {
 		tb.Nginx, err = nginx.Start(nginx.Config{
 			Site: cfg.Site, Dir: filepath.Join(cfg.RunDir, "nginx"), Namespace: tb.Topo.Servers, Addrs: tb.Addrs,
 			Port: OriginPort, CertFile: tb.Certs.LeafFile, KeyFile: tb.Certs.LeafKeyFile, Cache: cfg.Cache,
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// nginx cannot set SO_MAX_PACING_RATE; its sockets get the
 		// route's congestion control (stacks.Apply), read back per
 		// connection.
 		tb.Stack.Pacing = false
 	}
-	return tb, nil
+	return nil
 }
 
 // portHint says what to do about a port already taken.
@@ -180,39 +225,76 @@ func AddrsOf(hosts []string, addrs []netip.Addr) map[string]netip.Addr {
 // origin.Server.SetCache).
 func (tb *Testbed) SetCache(on bool) error {
 	tb.Origin.SetCache(on)
+	var errs []error
 	if tb.Nginx != nil {
-		return tb.Nginx.SetCache(on)
+		errs = append(errs, tb.Nginx.SetCache(on))
 	}
-	return nil
+	if tb.Quinn != nil {
+		errs = append(errs, tb.Quinn.SetCache(on))
+	}
+	return errors.Join(errs...)
 }
 
 // Counts is the requests every server served so far, per protocol.
-func (tb *Testbed) Counts() origin.Counts {
+func (tb *Testbed) Counts() (origin.Counts, error) {
 	c := tb.Origin.Counts()
 	if tb.Nginx != nil {
 		n := tb.Nginx.Counts()
 		c.H1, c.H2 = c.H1+n.H1, c.H2+n.H2
 	}
-	return c
+	if tb.Quinn != nil {
+		q, err := tb.Quinn.Counts()
+		if err != nil {
+			return c, err
+		}
+		c.H3 += q.H3
+	}
+	return c, nil
+}
+
+// TakeUnmatched is every server's count of requests that matched nothing
+// since the last call, with some of them (see origin.Server.TakeUnmatched).
+func (tb *Testbed) TakeUnmatched() (int, []string, error) {
+	n, examples := tb.Origin.TakeUnmatched()
+	if tb.Quinn != nil {
+		qn, qex, err := tb.Quinn.TakeUnmatched()
+		if err != nil {
+			return n, examples, err
+		}
+		n += qn
+		examples = append(examples, qex...)
+	}
+	return n, examples, nil
 }
 
 // Connections is the servers' records of the connections since the last
 // CloseConnections.
-func (tb *Testbed) Connections() []origin.ConnRecord {
+func (tb *Testbed) Connections() ([]origin.ConnRecord, error) {
 	recs := tb.Origin.Connections()
 	if tb.Nginx != nil {
 		recs = append(recs, tb.Nginx.Connections()...)
 	}
-	return recs
+	if tb.Quinn != nil {
+		q, err := tb.Quinn.Connections()
+		if err != nil {
+			return recs, err
+		}
+		recs = append(recs, q...)
+	}
+	return recs, nil
 }
 
 // CloseConnections makes every server close its client connections.
 func (tb *Testbed) CloseConnections() error {
 	tb.Origin.CloseConnections()
+	var errs []error
 	if tb.Nginx != nil {
-		return tb.Nginx.CloseConnections()
+		errs = append(errs, tb.Nginx.CloseConnections())
 	}
-	return nil
+	if tb.Quinn != nil {
+		errs = append(errs, tb.Quinn.CloseConnections())
+	}
+	return errors.Join(errs...)
 }
 
 // HostResolverRules is the value of Chromium's --host-resolver-rules that maps
@@ -231,6 +313,9 @@ func (tb *Testbed) Close() error {
 	var errs []error
 	if tb.Nginx != nil {
 		errs = append(errs, tb.Nginx.Close())
+	}
+	if tb.Quinn != nil {
+		errs = append(errs, tb.Quinn.Close())
 	}
 	if tb.Origin != nil {
 		errs = append(errs, tb.Origin.Close())

@@ -1,0 +1,342 @@
+package quinn
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/site"
+)
+
+// BinaryName is the server's executable, which `make deps` builds into bin/.
+const BinaryName = "quicbench-h3"
+
+// Config describes a quicbench-h3 server.
+type Config struct {
+	// Path is the executable. Empty: FindBinary.
+	Path string
+	// Site is what it serves; its manifest and bodies go to Dir.
+	Site *site.Site
+	// Dir receives the manifest and bodies.
+	Dir string
+	// UDP are the bound sockets to serve on (one per origin address); the
+	// server gets copies, the caller keeps and closes these.
+	UDP []*net.UDPConn
+	// CertFile and KeyFile are the PEM certificate and key of every origin.
+	CertFile, KeyFile string
+	// CC is the congestion controller: factor.CCCubic, CCNewReno or CCBBR.
+	CC factor.CC
+	// InitialWindow is the initial congestion window in packets of 1,200
+	// bytes (quinn's datagram size at a connection's start). Zero:
+	// DefaultInitialWindow.
+	InitialWindow int
+	// Cache starts with cacheable responses (see origin.Server.SetCache).
+	Cache bool
+	// StartTimeout bounds the wait for the server's ready line. Zero: 10 s.
+	StartTimeout time.Duration
+}
+
+// DefaultInitialWindow is the initial window in packets: 32, as quic-go's
+// and seed 003's Google QUIC's.
+const DefaultInitialWindow = 32
+
+// DatagramSize is quinn's datagram size at a connection's start, in bytes;
+// the initial window is InitialWindow of them.
+const DatagramSize = 1200
+
+// Ready is what the server says it runs with once it serves.
+type Ready struct {
+	CC                 string `json:"cc"`
+	InitialWindowBytes int    `json:"initial_window_bytes"`
+	Pacing             bool   `json:"pacing"`
+}
+
+// Server is a running quicbench-h3. Close stops it.
+type Server struct {
+	process *proc.Process
+	// Ready is the server's own account of its transport.
+	Ready  Ready
+	stdin  io.WriteCloser
+	mu     sync.Mutex // one command at a time
+	out    *bufio.Reader
+	stderr proc.Output
+	exited chan struct{}
+}
+
+// FindBinary looks for quicbench-h3 beside the running executable, then in
+// bin/ of the enclosing source tree (where `make deps` builds it; tests run
+// there), then on PATH.
+func FindBinary() (string, error) {
+	var tried []string
+	if exe, err := os.Executable(); err == nil {
+		tried = append(tried, filepath.Join(filepath.Dir(exe), BinaryName))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		for dir := wd; ; dir = filepath.Dir(dir) {
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				tried = append(tried, filepath.Join(dir, "bin", BinaryName))
+				break
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	for _, p := range tried {
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(BinaryName); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s not found (looked beside quicbench, in bin/ and on PATH): build it with 'make deps', which needs Rust's cargo", BinaryName)
+}
+
+// Start writes the manifest and starts the server on the sockets; it
+// returns once the server serves, or with what it said if it stopped.
+func Start(cfg Config) (_ *Server, err error) {
+	if cfg.Path == "" {
+		if cfg.Path, err = FindBinary(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.InitialWindow == 0 {
+		cfg.InitialWindow = DefaultInitialWindow
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 10 * time.Second
+	}
+	if _, err := factor.QUICOf(factor.QUICQuinn, cfg.CC); err != nil {
+		return nil, err
+	}
+	if len(cfg.UDP) == 0 {
+		return nil, errors.New("quinn: no socket to serve on")
+	}
+	if err := cfg.Site.Validate(); err != nil {
+		return nil, err
+	}
+	if err := writeManifest(cfg.Site, cfg.Dir); err != nil {
+		return nil, err
+	}
+	cmd, files, err := command(cfg)
+	defer func() {
+		for _, f := range files {
+			f.Close() // the child has its copies
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{exited: make(chan struct{})}
+	cmd.Stderr = &s.stderr
+	if s.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("quinn: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("quinn: %w", err)
+	}
+	s.out = bufio.NewReader(stdout)
+	if s.process, err = proc.Start(cmd); err != nil {
+		return nil, fmt.Errorf("quinn: start %s: %w", cfg.Path, err)
+	}
+	go func() { s.process.Wait(); close(s.exited) }()
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err := s.readLine(&s.Ready, cfg.StartTimeout); err != nil {
+		return nil, fmt.Errorf("quinn: did not start: %w", err)
+	}
+	if cfg.Cache {
+		if err := s.SetCache(true); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// command is the server's command line, with copies of the sockets as
+// descriptors 3 on.
+func command(cfg Config) (*exec.Cmd, []*os.File, error) {
+	var files []*os.File
+	for _, c := range cfg.UDP {
+		f, err := c.File()
+		if err != nil {
+			return nil, files, fmt.Errorf("quinn: socket %s: %w", c.LocalAddr(), err)
+		}
+		files = append(files, f)
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, files, fmt.Errorf("quinn: %w", err)
+	}
+	cmd := exec.Command(cfg.Path,
+		"--manifest", filepath.Join(dir, "manifest.json"), "--bodies", filepath.Join(dir, "bodies"),
+		"--cert", cfg.CertFile, "--key", cfg.KeyFile, "--cc", string(cfg.CC),
+		"--initial-window", strconv.Itoa(cfg.InitialWindow), "--sockets", strconv.Itoa(len(files)))
+	cmd.ExtraFiles = files
+	return cmd, files, nil
+}
+
+// do sends one command and decodes its reply into v.
+func (s *Server) do(command string, v any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := io.WriteString(s.stdin, command+"\n"); err != nil {
+		return fmt.Errorf("quinn: %s: %w (%s)", command, err, s.lastError())
+	}
+	if err := s.readLine(v, 10*time.Second); err != nil {
+		return fmt.Errorf("quinn: %s: %w", command, err)
+	}
+	return nil
+}
+
+// readLine reads one reply line into v within timeout.
+func (s *Server) readLine(v any, timeout time.Duration) error {
+	type result struct {
+		line []byte
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		line, err := s.out.ReadBytes('\n')
+		got <- result{line, err}
+	}()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			<-s.exitedWithin(time.Second)
+			return fmt.Errorf("the server stopped: %s", s.lastError())
+		}
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(r.line, &e) == nil && e.Error != "" {
+			return errors.New(e.Error)
+		}
+		return json.Unmarshal(r.line, v)
+	case <-time.After(timeout):
+		s.process.Kill()
+		return fmt.Errorf("no answer within %v: %s", timeout, s.lastError())
+	}
+}
+
+// exitedWithin is a channel closed when the server has exited or d passed.
+func (s *Server) exitedWithin(d time.Duration) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		select {
+		case <-s.exited:
+		case <-time.After(d):
+		}
+		close(ch)
+	}()
+	return ch
+}
+
+// lastError is the last line the server wrote to its standard error.
+func (s *Server) lastError() string {
+	if line := s.stderr.LastLine(); line != "" {
+		return line
+	}
+	return "it said nothing"
+}
+
+// SetCache chooses the cache policy from now on (see origin.Server.SetCache).
+func (s *Server) SetCache(on bool) error {
+	cmd := "cache off"
+	if on {
+		cmd = "cache on"
+	}
+	return s.do(cmd, &struct{}{})
+}
+
+// CloseConnections closes every client connection with H3_NO_ERROR and
+// forgets their records; a repeat visit must reconnect.
+func (s *Server) CloseConnections() error { return s.do("close", &struct{}{}) }
+
+// Counts returns the requests served since Start (all h3).
+func (s *Server) Counts() (origin.Counts, error) {
+	var c origin.Counts
+	err := s.do("counts", &c)
+	return c, err
+}
+
+// TakeUnmatched returns how many requests matched nothing since the last
+// call and some of them (see origin.Server.TakeUnmatched).
+func (s *Server) TakeUnmatched() (int, []string, error) {
+	var u struct {
+		Count    int      `json:"count"`
+		Examples []string `json:"examples"`
+	}
+	err := s.do("unmatched", &u)
+	return u.Count, u.Examples, err
+}
+
+// record is a connection as the server reports it (servers/h3/src/conns.rs).
+type record struct {
+	ALPN             string  `json:"alpn"`
+	ServerName       string  `json:"server_name"`
+	Remote           string  `json:"remote"`
+	Handshake        string  `json:"handshake"`
+	Requests         int     `json:"requests"`
+	OpenedUnixNs     int64   `json:"opened_unix_ns"`
+	Closed           bool    `json:"closed"`
+	BytesSent        uint64  `json:"bytes_sent"`
+	BytesReceived    uint64  `json:"bytes_received"`
+	Congestion       string  `json:"congestion"`
+	SmoothedRTTMs    float64 `json:"srtt_ms"`
+	CwndBytes        uint64  `json:"cwnd_bytes"`
+	LostPackets      uint64  `json:"lost_packets"`
+	SentPackets      uint64  `json:"sent_packets"`
+	CongestionEvents uint64  `json:"congestion_events"`
+}
+
+// Connections returns a record per client connection since the last
+// CloseConnections, with its statistics read now.
+func (s *Server) Connections() ([]origin.ConnRecord, error) {
+	var recs []record
+	if err := s.do("conns", &recs); err != nil {
+		return nil, err
+	}
+	out := make([]origin.ConnRecord, len(recs))
+	for i, r := range recs {
+		out[i] = origin.ConnRecord{
+			Transport: "quic", ALPN: r.ALPN, ServerName: r.ServerName, Remote: r.Remote, Handshake: r.Handshake,
+			Requests: r.Requests, OpenedAt: time.Unix(0, r.OpenedUnixNs), Closed: r.Closed,
+			BytesSent: r.BytesSent, BytesReceived: r.BytesReceived, Congestion: r.Congestion,
+			SmoothedRTTMs: r.SmoothedRTTMs, CwndBytes: r.CwndBytes, Retransmits: r.LostPackets,
+		}
+	}
+	return out, nil
+}
+
+// Close stops the server: its standard input closes, which ends it; after
+// 3 s it is killed.
+func (s *Server) Close() error {
+	if s.process == nil {
+		return nil
+	}
+	s.stdin.Close()
+	select {
+	case <-s.exited:
+		return nil
+	case <-time.After(3 * time.Second):
+		return s.process.Kill()
+	}
+}

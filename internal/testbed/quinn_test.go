@@ -1,0 +1,268 @@
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go/http3"
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// startQUICTestbed starts a testbed whose h3 is served by quic.
+func startQUICTestbed(t *testing.T, s *site.Site, quic factor.QUIC) *Testbed {
+	t.Helper()
+	testenv.RequireRoot(t)
+	tb, err := Start(Config{
+		Stem: netns.RunName(os.Getpid(), fmt.Sprintf("tq%d", time.Now().UnixNano()%1e6)),
+		Link: emulator.Config{Up: link.Config{Delay: 2 * time.Millisecond}, Down: link.Config{Delay: 2 * time.Millisecond}},
+		Site: s, RunDir: t.TempDir(), QUIC: quic,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tb.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return tb
+}
+
+// recordedSite is a replayed page with what recordings have and generated
+// pages lack: queries that match by longest prefix, other methods and
+// statuses, recorded validators and fields.
+func recordedSite() *site.Site {
+	res := func(path, query, method string, status int, body string, header ...site.Field) *site.Resource {
+		return &site.Resource{Path: path, Query: query, Method: method, Status: status, ContentType: "text/plain", Body: []byte(body), Header: header}
+	}
+	doc := &site.Resource{Path: "/", ContentType: "text/html", Body: []byte(`<html><img src="/a?v=1"></html>`)}
+	o := &site.Origin{Host: "rec.test", Resources: map[string]*site.Resource{}}
+	for _, r := range []*site.Resource{
+		doc,
+		res("/a", "v=1", "", 0, "a1", site.Field{Name: "ETag", Value: `"a1"`}, site.Field{Name: "X-Recorded", Value: "yes"}),
+		res("/a", "v=22", "", 0, "a22", site.Field{Name: "Last-Modified", Value: "Tue, 01 Jan 2019 00:00:00 GMT"}),
+		res("/post", "", "POST", 201, "made"),
+		res("/gone", "", "", 204, ""),
+		res("/moved", "", "", 301, "", site.Field{Name: "Location", Value: "/"}),
+	} {
+		o.Resources[r.Key()] = r
+	}
+	return &site.Site{Origins: []*site.Origin{o}, DocumentPath: "/", Recorded: true}
+}
+
+// exchange is one request of the comparison and what came back.
+type exchange struct {
+	method, url string
+	header      http.Header
+}
+
+// answer is a response with the fields that differ by server left out.
+type answer struct {
+	proto  int
+	status int
+	header http.Header
+	body   []byte
+}
+
+func fetch(t *testing.T, c *GoClient, ex exchange) answer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, ex.method, ex.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(req.Header, ex.header)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", ex.method, ex.url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := resp.Header.Clone()
+	h.Del("Date") // net/http's own, not the site's
+	return answer{resp.ProtoMajor, resp.StatusCode, h, body}
+}
+
+// TestQuinnAnswersAsTheGoOrigin requests every resource of a generated and
+// a recorded page over h3 from quic-go and from quinn, with the cache off
+// and on and with conditional requests, and compares status, header fields
+// and body, and the servers' request and unmatched counts.
+func TestQuinnAnswersAsTheGoOrigin(t *testing.T) {
+	generated, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 3, ObjectBytes: 30_000}, []string{"www.quicbench.test", "cdn.quicbench.test"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*site.Site{"generated": generated, "recorded": recordedSite()} {
+		t.Run(name, func(t *testing.T) {
+			exchanges := exchangesOf(s)
+			answers, unmatched := map[factor.QUIC][]answer{}, map[factor.QUIC][]string{}
+			for _, q := range []factor.QUIC{factor.QUICGoNewReno, factor.QUICQuinnCubic} {
+				answers[q], unmatched[q] = answersOf(t, startQUICTestbed(t, s, q), exchanges)
+			}
+			if g, q := unmatched[factor.QUICGoNewReno], unmatched[factor.QUICQuinnCubic]; len(g) == 0 || !slices.Equal(g, q) {
+				t.Errorf("unmatched requests: quic-go %q, quinn %q; want the same, some", g, q)
+			}
+			for i, ex := range exchanges {
+				g, q := answers[factor.QUICGoNewReno][i], answers[factor.QUICQuinnCubic][i]
+				if q.proto != 3 || g.proto != 3 {
+					t.Errorf("%s %s: protocols %d and %d, want HTTP/3", ex.method, ex.url, g.proto, q.proto)
+				}
+				if g.status != q.status || !bytes.Equal(g.body, q.body) || !equalHeader(g.header, q.header) {
+					t.Errorf("%s %s %v:\nquic-go %d %v %d bytes\nquinn   %d %v %d bytes", ex.method, ex.url, ex.header, g.status, g.header, len(g.body), q.status, q.header, len(q.body))
+				}
+			}
+		})
+	}
+}
+
+// exchangesOf lists a GET of every resource (its recorded method for a
+// recorded one), a near-miss query and an unknown path, then the same
+// with the cache on, each followed by a conditional request.
+func exchangesOf(s *site.Site) []exchange {
+	var out []exchange
+	for _, o := range s.Origins {
+		for _, key := range slices.Sorted(maps.Keys(o.Resources)) {
+			r := o.Resources[key]
+			out = append(out, exchange{method: cmpOr(r.Method, "GET"), url: "https://" + o.Host + r.Target()})
+		}
+		out = append(out, exchange{method: "GET", url: "https://" + o.Host + "/a?v=2"}, exchange{method: "HEAD", url: "https://" + o.Host + "/"},
+			exchange{method: "GET", url: "https://" + o.Host + "/not-in-the-site"})
+	}
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// answersOf makes the exchanges with the cache off, then on with and
+// without validators, checks the server's request count and returns the
+// answers and the unmatched requests.
+func answersOf(t *testing.T, tb *Testbed, exchanges []exchange) ([]answer, []string) {
+	c, err := tb.NewGoClient("h3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	before, err := tb.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []answer
+	for _, cache := range []bool{false, true} {
+		if err := tb.SetCache(cache); err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range exchanges {
+			a := fetch(t, c, ex)
+			out = append(out, a)
+			if !cache {
+				continue
+			}
+			cond := exchange{method: ex.method, url: ex.url, header: http.Header{}}
+			if etag := a.header.Get("ETag"); etag != "" {
+				cond.header.Set("If-None-Match", etag)
+			} else if lm := a.header.Get("Last-Modified"); lm != "" {
+				cond.header.Set("If-Modified-Since", lm)
+			}
+			out = append(out, fetch(t, c, cond))
+		}
+	}
+	after, err := tb.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.Sub(before); got.H3 != int64(len(out)) || got.Total() != got.H3 {
+		t.Errorf("served %+v, want %d requests over h3", got, len(out))
+	}
+	n, examples, err := tb.TakeUnmatched()
+	if err != nil || n != len(examples) {
+		t.Errorf("unmatched %d %q (%v), want as many as listed", n, examples, err)
+	}
+	return out, examples
+}
+
+// equalHeader compares header fields, values in order.
+func equalHeader(a, b http.Header) bool {
+	return maps.EqualFunc(a, b, slices.Equal)
+}
+
+// TestQuinnHandshakeKinds checks quinn's records of a first connection and
+// of a repeat visit's, which must resume and send its request as 0-RTT.
+func TestQuinnHandshakeKinds(t *testing.T) {
+	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 50_000}, []string{"a.test"}, 1)
+	for _, q := range []factor.QUIC{factor.QUICQuinnCubic, factor.QUICQuinnNewReno, factor.QUICQuinnBBR} {
+		t.Run(string(q), func(t *testing.T) {
+			tb := startQUICTestbed(t, s, q)
+			sessions := tls.NewLRUClientSessionCache(8)
+			url := s.Subresources[0]
+			first := oneConnection(t, tb, sessions, http.MethodGet, url)
+			if first.Handshake != origin.HandshakeFull || first.ALPN != "h3" || first.ServerName != "a.test" || first.Congestion != string(q.CC()) ||
+				first.BytesSent < 50_000 || first.CwndBytes == 0 || first.SmoothedRTTMs < 3 || first.Requests != 1 {
+				t.Errorf("first connection = %+v, want full h3 a.test %s, ≥ 50000 B, a cwnd, srtt ≥ 4 ms, 1 request", first, q.CC())
+			}
+			again := oneConnection(t, tb, sessions, http3.MethodGet0RTT, url)
+			if again.Handshake != origin.Handshake0RTT {
+				t.Errorf("repeat connection's handshake = %q, want %q", again.Handshake, origin.Handshake0RTT)
+			}
+		})
+	}
+}
+
+// oneConnection makes one request on a new client sharing sessions and
+// returns the server's only connection record, then closes it.
+func oneConnection(t *testing.T, tb *Testbed, sessions tls.ClientSessionCache, method, url string) origin.ConnRecord {
+	t.Helper()
+	c, err := tb.NewGoClient("h3", GoClientOptions{Sessions: sessions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fetch(t, c, exchange{method: method, url: url})
+	recs, err := tb.Connections()
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("connections %+v (%v), want one", recs, err)
+	}
+	if err := tb.CloseConnections(); err != nil {
+		t.Fatal(err)
+	}
+	return recs[0]
+}
+
+// TestQuinnAnswersRejected0RTT sends a 0-RTT request with a session of
+// another server (as a browser does after the server restarted): the
+// server rejects the early data, and the request must still be answered
+// after a full handshake.
+func TestQuinnAnswersRejected0RTT(t *testing.T) {
+	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 5_000}, []string{"a.test"}, 1)
+	sessions := tls.NewLRUClientSessionCache(8)
+	url := s.Subresources[0]
+	oneConnection(t, startQUICTestbed(t, s, factor.QUICQuinnCubic), sessions, http.MethodGet, url)
+	other := startQUICTestbed(t, s, factor.QUICQuinnCubic)
+	if rec := oneConnection(t, other, sessions, http3.MethodGet0RTT, url); rec.Handshake != origin.HandshakeFull || rec.Requests != 1 {
+		t.Errorf("connection with an unknown session = %+v, want a full handshake and 1 request", rec)
+	}
+}
