@@ -48,6 +48,7 @@ const defaultMinRuns = 10
 type compareFlags struct {
 	net                                                                    *networkFlags
 	page, protos, stack, server, visit, cache, out                         *string
+	quicServer, quicCC                                                     *string
 	clientName, browser, chromium                                          *string
 	origins, runs, retries                                                 *int
 	seed                                                                   *uint64
@@ -62,8 +63,10 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		net:           addNetworkFlags(fs, networkDefaults{rtt: defaultRTT, loss: defaultLoss, down: defaultDown, up: defaultUp, queue: defaultQueue}),
 		page:          fs.String("page", defaultPage, "the `page`: "+factor.PageKinds().Usage()),
 		protos:        fs.String("protocols", joinLevels(protocols), "comma-separated `list` of "+factor.Protocols().Names()),
-		stack:         fs.String("stack", string(factor.StackTCP), "the servers' TCP `stack` for h1 and h2: "+factor.Stacks().Usage()+" (quicbench stacks); h3 always uses quic-go's"),
-		server:        fs.String("server", string(factor.ServerGo), "server `stack` for h1 and h2: "+factor.Servers().Usage()+"; h3 is always quic-go"),
+		stack:         fs.String("stack", string(factor.StackTCP), "the servers' TCP `stack` for h1 and h2: "+factor.Stacks().Usage()+" (quicbench stacks)"),
+		server:        fs.String("server", string(factor.ServerGo), "server `stack` for h1 and h2: "+factor.Servers().Usage()),
+		quicServer:    fs.String("quic-server", string(factor.QUICGo), "the `server` for h3: "+factor.QUICServers().Usage()+" (quicbench stacks)"),
+		quicCC:        fs.String("quic-cc", "", "the h3 server's congestion `control`: "+factor.Controllers().Usage()+"; quic-go has only newreno (default: newreno for quic-go, cubic for quinn)"),
 		origins:       fs.Int("origins", 1, "spread the page's objects round-robin over this `number` of origins (host names), each on its own server address; server N is origin N for --path"),
 		until:         fs.Float64("until", 0, "stop repeating once the 95 % CI of the h3/h2 ratio is within ± this `fraction` (such as 0.03), or a sequential test gives a verdict, after at least 10 rounds (fewer if --runs is smaller); --runs is then the most"),
 		runs:          fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order"),
@@ -128,6 +131,8 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 	var page factor.Page
 	var stack factor.Stack
 	var server factor.Server
+	var quic factor.QUIC
+	var cc factor.CC
 	var visit factor.Visit
 	var cache factor.Cache
 	for _, p := range []error{
@@ -135,6 +140,8 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 		wrap("--protocols", func() (err error) { s.Protocols, err = factor.ParseList(factor.Protocols(), *f.protos); return }),
 		wrap("--stack", func() (err error) { stack, err = factor.Stacks().Parse(*f.stack); return }),
 		wrap("--server", func() (err error) { server, err = factor.Servers().Parse(*f.server); return }),
+		wrap("--quic-cc", func() (err error) { cc, err = f.controller(); return }),
+		wrap("--quic-server", func() (err error) { quic, err = f.quicStack(cc); return }),
 		wrap("--visit", func() (err error) { visit, err = factor.Visits().Parse(*f.visit); return }),
 		wrap("--cache", func() (err error) { cache, err = factor.Caches().Parse(*f.cache); return }),
 		wrap("--client", func() (err error) { s.Client, err = factor.Clients().Parse(*f.clientName); return }),
@@ -151,6 +158,7 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 	}
 	s.Pages, s.Stacks, s.Servers, s.Visits, s.Cache, s.Origins = []factor.Page{page}, []factor.Stack{stack}, []factor.Server{server},
 		[]factor.Visit{visit}, []factor.Cache{cache}, []int{*f.origins}
+	s.QUIC = []factor.QUIC{quic}
 	s.Visual = []factor.Visual{factor.VisualOf(*f.visual)}
 	if *f.until != 0 {
 		s.Until = &spec.Until{Min: min(defaultMinRuns, *f.runs), CIRatio: *f.until}
@@ -160,6 +168,23 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 		return nil, err
 	}
 	return spec.Parse(text)
+}
+
+// controller is --quic-cc's controller, "" for the server's default.
+func (f *compareFlags) controller() (factor.CC, error) {
+	if *f.quicCC == "" {
+		return "", nil
+	}
+	return factor.Controllers().Parse(*f.quicCC)
+}
+
+// quicStack is the QUIC stack of --quic-server with controller cc.
+func (f *compareFlags) quicStack(cc factor.CC) (factor.QUIC, error) {
+	server, err := factor.QUICServers().Parse(*f.quicServer)
+	if err != nil {
+		return "", err
+	}
+	return factor.QUICOf(server, cc)
 }
 
 // wrap runs check and names the flag in its error.
@@ -285,13 +310,17 @@ func header(s *spec.Spec) string {
 		runs = "run"
 	}
 	return fmt.Sprintf("%s%s on %s; %s servers, TCP stack %s; %s, %s visit, cache %s; %d %s × %s, seed %d", s.Pages[0], origins, s.Networks[0].Describe(),
-		serverText(s.Servers[0]), s.Stacks[0], loader, s.Visits[0], s.Cache[0], s.Repetitions, runs, joinLevels(s.Protocols), s.Seed)
+		serverText(s.Servers[0], s.QUIC[0]), s.Stacks[0], loader, s.Visits[0], s.Cache[0], s.Repetitions, runs, joinLevels(s.Protocols), s.Seed)
 }
 
 // serverText names the server stacks of a run.
-func serverText(server factor.Server) string {
+func serverText(server factor.Server, quic factor.QUIC) string {
+	tcp := "Go"
 	if server == factor.ServerNginx {
-		return "nginx (h1, h2) and quic-go (h3)"
+		tcp = "nginx"
 	}
-	return "Go"
+	if server == factor.ServerGo && quic == factor.QUICGoNewReno {
+		return "Go"
+	}
+	return fmt.Sprintf("%s (h1, h2) and %s (h3)", tcp, quic)
 }

@@ -130,6 +130,9 @@ func printSummary(w io.Writer, r *compareRun) {
 	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkTotalsText(s.Up), linkTotalsText(s.Down))
 	for _, tb := range r.Testbeds {
 		fmt.Fprintln(w, stackText(tb))
+		if tb.QUICServer != "" {
+			fmt.Fprintln(w, quicStackText(tb))
+		}
 	}
 	fmt.Fprintf(w, "harness overhead per load: median %s ms beyond the PLT (browser start %s ms)\n",
 		msText(s.Overhead.PerLoad.Median), msText(s.Overhead.BrowserStart.Median))
@@ -148,6 +151,11 @@ func stackText(tb results.Testbed) string {
 	}
 	return fmt.Sprintf("servers' TCP stack %s, read back from the kernel: %s, initcwnd %s, initrwnd %s, slow start after idle %s, tcp_wmem %s, pacing %v",
 		tb.Stack, congestion, windowText(tb.InitCwnd), windowText(tb.InitRwnd), tb.SlowStartAfterIdle, tb.TCPWmem, tb.Pacing)
+}
+
+// quicStackText is the h3 server's transport as it was recorded.
+func quicStackText(tb results.Testbed) string {
+	return fmt.Sprintf("h3 server %s: congestion control %s, initial window %d B, pacing %v", tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing)
 }
 
 func linkTotalsText(l report.LinkTotals) string {

@@ -24,7 +24,8 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	reps := fs.Int("reps", 31, "downloads per network, size and `protocol`")
 	sizesFlag := fs.String("sizes", "10KB,100KB,1MB,10MB", "comma-separated file `sizes`")
 	stack := fs.String("stack", string(factor.StackTCP), "the servers' TCP `stack`: "+factor.Stacks().Names())
-	server := fs.String("server", string(factor.ServerGo), "server `stack` for h1 and h2: "+factor.Servers().Names()+" (h3 is always quic-go)")
+	server := fs.String("server", string(factor.ServerGo), "server `stack` for h1 and h2: "+factor.Servers().Names())
+	quicFlag := fs.String("quic", string(factor.QUICGoNewReno), "comma-separated `list` of QUIC stacks for h3, each in its own testbeds with its own h1 and h2 downloads: "+factor.QUICs().Names())
 	seed := fs.Uint64("seed", 1, "`seed` of the file bytes and the order")
 	out := fs.String("out", "", "run `directory` (default runs/parity-<time>)")
 	jsonOut := fs.Bool("json", false, "print every cell, with every download, as JSON")
@@ -59,6 +60,11 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench parity: --server:", err)
 		return exitUsage
 	}
+	quics, err := factor.ParseList(factor.QUICs(), *quicFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench parity: --quic:", err)
+		return exitUsage
+	}
 	if *connection != "fresh" && *connection != "warm" {
 		fmt.Fprintf(stderr, "quicbench parity: --connection %q: use fresh or warm\n", *connection)
 		return exitUsage
@@ -73,7 +79,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	networks := parity.DefaultNetworks()
 	cells, err := parity.Run(ctx, parity.Config{Networks: networks, Sizes: sizes, Protocols: []string{"h1", "h2", "h3"},
-		Reps: *reps, Seed: *seed, Stack: stacks.Of(tcpStack), Server: serverStack, Warm: *connection == "warm", RunDir: dir, Log: newLogger(stderr, false)})
+		Reps: *reps, Seed: *seed, Stack: stacks.Of(tcpStack), Server: serverStack, QUIC: quics, Warm: *connection == "warm", RunDir: dir, Log: newLogger(stderr, false)})
 	if err != nil && cells == nil {
 		fmt.Fprintln(stderr, "quicbench parity:", err)
 		return exitFailure
@@ -83,7 +89,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		enc.SetIndent("", "  ")
 		enc.Encode(cells)
 	} else {
-		printParity(stdout, parity.Sorted(cells, networks), *stack, serverText(serverStack), *connection)
+		printParity(stdout, parity.Sorted(cells, networks), *stack, parityServers(serverStack, quics), *connection)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench parity:", err)
@@ -102,16 +108,25 @@ func printParity(w io.Writer, cells []*parity.Cell, stack, servers, connection s
 	}
 	fmt.Fprintf(w, "Median download time in ms, %s; %s servers, TCP stack %s.\n", what, servers, stack)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "network\tsize\tprotocol\tn\tfailed\tmedian\tp25\tp75\tmedian/h2\t")
+	fmt.Fprintln(tw, "network\tsize\tprotocol\th3 from\tn\tfailed\tmedian\tp25\tp75\tmedian/h2\t")
 	for _, c := range cells {
 		ratio := "-"
 		if c.RatioToH2 > 0 {
 			ratio = fmt.Sprintf("%.3f", c.RatioToH2)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", c.Network, sizeText(c.Size), c.Protocol, c.Summary.N, c.Failed,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", c.Network, sizeText(c.Size), c.Protocol, c.QUIC, c.Summary.N, c.Failed,
 			msText(c.Summary.Median), msText(c.Summary.P25), msText(c.Summary.P75), ratio)
 	}
 	tw.Flush()
+}
+
+// parityServers names the servers of a parity run.
+func parityServers(server factor.Server, quics []factor.QUIC) string {
+	names := make([]string, len(quics))
+	for i, q := range quics {
+		names[i] = string(q)
+	}
+	return fmt.Sprintf("%s (h1, h2) and %s (h3, each in its own testbeds)", server, strings.Join(names, ", "))
 }
 
 func sizeText(b int64) string {

@@ -51,12 +51,22 @@ func runStacks(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	fmt.Fprintln(stdout, "Server transport stacks (seed 003, Table 1). compare --stack picks the TCP one for h1 and h2;")
-	fmt.Fprintln(stdout, "h3 always runs quic-go. Each run records what the kernel reports after applying it.")
+	fmt.Fprintln(stdout, "TCP stacks of the servers (seed 003, Table 1) for h1 and h2: compare --stack, spec stacks: [...].")
+	fmt.Fprintln(stdout, "Each run records what the kernel reports after applying it.")
 	for _, p := range stacks.Profiles() {
 		fmt.Fprintf(stdout, "\n%-8s %s\n", p.Name, p.Summary)
 		for _, l := range p.Limits {
 			fmt.Fprintf(stdout, "         cannot here: %s\n", l)
+		}
+	}
+	fmt.Fprintln(stdout, "\nQUIC stacks for h3: compare --quic-server and --quic-cc, spec quic: [...]. Each testbed records")
+	fmt.Fprintln(stdout, "the server's congestion control, initial window and pacing.")
+	for _, p := range stacks.QUICProfiles() {
+		tr := p.Transport
+		fmt.Fprintf(stdout, "\n%-14s %s: congestion control %s, initial window %d B, pacing %t\n", p.Name, p.Server, tr.Congestion, tr.InitialWindowBytes, tr.Pacing)
+		fmt.Fprintf(stdout, "               from: %s\n", p.Source)
+		for _, l := range p.Limits {
+			fmt.Fprintf(stdout, "               note: %s\n", l)
 		}
 	}
 	return exitOK

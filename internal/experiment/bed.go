@@ -55,7 +55,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 		Stem: netns.NewRunName("r"),
 		Link: testbed.LinkOf(setup.Network, setup.UpSeed, setup.DownSeed), Site: page,
 		RunDir: filepath.Join(r.cfg.Dir, "testbed"), Log: r.cfg.Log,
-		Stack: stacks.Of(setup.Stack), Server: setup.Server,
+		Stack: stacks.Of(setup.Stack), Server: setup.Server, QUIC: setup.QUIC,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
@@ -82,7 +82,9 @@ func (b *bed) close() error {
 func (b *bed) record(setup *plan.Setup) results.Testbed {
 	st := b.Stack
 	return results.Testbed{Key: setup.Key(), Network: setup.Network.Name, Page: setup.Page.String(), Origins: int64(setup.Origins),
-		Stack: string(setup.Stack), Server: string(setup.Server), Congestion: st.Congestion, RouteCongestion: st.RouteCongestion,
+		Stack: string(setup.Stack), Server: string(setup.Server),
+		QUICServer: string(setup.QUIC.Server()), QUICCC: string(setup.QUIC.CC()), QUICInitialWindowBytes: int64(b.QUICTransport.InitialWindowBytes), QUICPacing: b.QUICTransport.Pacing,
+		Congestion: st.Congestion, RouteCongestion: st.RouteCongestion,
 		InitCwnd: int64(st.InitCwnd), InitRwnd: int64(st.InitRwnd), SlowStartAfterIdle: st.SlowStartAfterIdle,
 		TCPRmem: st.TCPRmem, TCPWmem: st.TCPWmem, Pacing: st.Pacing,
 		PathLatencyMs: ms(b.calibration.Measured.Seconds()), CompensationMs: ms((b.calibration.Up + b.calibration.Down).Seconds()), StartedAt: time.Now()}
@@ -178,8 +180,10 @@ func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() err
 		if err := safefs.MkdirAll(r.cfg.Dir, name, 0o755); err != nil {
 			return nil, nil, "", fmt.Errorf("artifacts: %w", err)
 		}
-		bed.Origin.SetQlogDir(filepath.Join(r.cfg.Dir, name))
-		stops, names = append(stops, func() error { bed.Origin.SetQlogDir(""); return nil }), append(names, name)
+		if err := bed.SetQlogDir(filepath.Join(r.cfg.Dir, name)); err != nil {
+			return nil, nil, "", err
+		}
+		stops, names = append(stops, func() error { return bed.SetQlogDir("") }), append(names, name)
 	}
 	return func() error {
 		var errs []error

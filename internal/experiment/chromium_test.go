@@ -298,3 +298,55 @@ factors:
 		t.Errorf("browsers left running: %v", procs)
 	}
 }
+
+// TestQUICStacksInChromium loads a page over h3 in real Chromium from
+// quic-go and from quinn with each congestion control, as repeat visits:
+// every trial must be verified as h3, name its server and controller,
+// and come back with 0-RTT; the servers' connection records name the
+// controller, and each testbed records its transport.
+func TestQUICStacksInChromium(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	_, store, _ := runSpec(t, `seed: 5
+repetitions: 1
+retries: 0
+netcheck: false
+factors:
+  networks: [{rtt: 20ms, loss: 0.5}]
+  pages: [synthetic:6x20KB]
+  protocols: [h3]
+  quic: [quic-go, quinn+cubic, quinn+newreno, quinn+bbr]
+  visits: [repeat]
+`)
+	trials := trialsOf(t, store)
+	if len(trials) != 4 {
+		t.Fatalf("%d trials, want one per QUIC stack", len(trials))
+	}
+	seen := map[string]bool{}
+	for _, tr := range trials {
+		name := string(tr.QUICServer) + "+" + string(tr.QUICCC)
+		seen[name] = true
+		if tr.Status != results.StatusOK || tr.Protocol != "h3" || tr.ServerRequests == 0 {
+			t.Errorf("%s: %s %q, %d requests served", name, tr.Status, tr.Error, tr.ServerRequests)
+			continue
+		}
+		checkResumed(t, name, "h3", tr.conns)
+		for _, c := range tr.conns {
+			if c.Transport != "quic" || c.Congestion != string(tr.QUICCC) {
+				t.Errorf("%s: connection %+v, want quic with %s", name, c, tr.QUICCC)
+			}
+		}
+	}
+	if len(seen) != 4 || !seen["quic-go+newreno"] || !seen["quinn+bbr"] {
+		t.Errorf("trials name the stacks %v", seen)
+	}
+	tbs, err := store.Testbeds()
+	if err != nil || len(tbs) != 4 {
+		t.Fatalf("testbeds %+v, %v", tbs, err)
+	}
+	for _, tb := range tbs {
+		if tb.QUICServer == "" || tb.QUICCC == "" || tb.QUICInitialWindowBytes < 38_400 || !tb.QUICPacing {
+			t.Errorf("testbed %s: QUIC %s %s, initial window %d B, pacing %v", tb.Key, tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing)
+		}
+	}
+}

@@ -22,7 +22,7 @@ func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
 	c := t.Cell
 	rec := results.Trial{ID: t.ID, Seq: int64(t.Seq), Rep: int64(t.Rep),
 		Levels: results.Levels{Network: c.Network.Name, Page: c.Page.String(), Origins: int64(c.Origins), Stack: c.Stack, Server: c.Server,
-			Protocol: c.Protocol, Visit: c.Visit, Cache: c.Cache.On(), Client: s.Client, Browser: s.Browser, Visual: c.Visual.On()},
+			QUICServer: c.QUIC.Server(), QUICCC: c.QUIC.CC(), Protocol: c.Protocol, Visit: c.Visit, Cache: c.Cache.On(), Client: s.Client, Browser: s.Browser, Visual: c.Visual.On()},
 		NetworkValues: networkValues(c.Network),
 		PageValues:    results.PageValues{PageKind: c.Page.Kind, PageObjects: int64(c.Page.Objects), PageObjectBytes: c.Page.ObjectBytes},
 		Seeds:         results.Seeds{Seed: int64(s.Seed), UpSeed: int64(c.UpSeed), DownSeed: int64(c.DownSeed), PageSeed: int64(c.PageSeed)},

@@ -146,3 +146,30 @@ func FuzzParsePage(f *testing.F) {
 		}
 	})
 }
+
+func TestQUICStacks(t *testing.T) {
+	for _, c := range []struct {
+		server QUICServer
+		cc     CC
+		want   QUIC
+		err    string
+	}{
+		{QUICGo, "", QUICGoNewReno, ""},
+		{QUICGo, CCNewReno, QUICGoNewReno, ""},
+		{QUICGo, CCCubic, "", `QUIC server quic-go has no congestion control "cubic": use newreno`},
+		{QUICQuinn, "", QUICQuinnCubic, ""},
+		{QUICQuinn, CCBBR, QUICQuinnBBR, ""},
+		{QUICQuinn, "bbr2", "", `has no congestion control "bbr2": use cubic, newreno or bbr`},
+		{"msquic", "", "", `QUIC server "msquic" is unknown`},
+	} {
+		got, err := QUICOf(c.server, c.cc)
+		if got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("QUICOf(%q, %q) = %q, %v; want %q, %q", c.server, c.cc, got, err, c.want, c.err)
+		}
+	}
+	for _, q := range QUICs().Values() { // each level's parts name it again
+		if back, err := QUICOf(q.Server(), q.CC()); back != q || err != nil {
+			t.Errorf("%s: server %s, cc %s give %q, %v", q, q.Server(), q.CC(), back, err)
+		}
+	}
+}

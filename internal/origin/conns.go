@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+	"github.com/quicbench/quicbench/internal/factor"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,8 +43,8 @@ type ConnRecord struct {
 	// included) and received, without IP and UDP headers.
 	BytesSent     uint64 `json:"bytes_sent"`
 	BytesReceived uint64 `json:"bytes_received"`
-	// Congestion is the TCP congestion control of the server's socket
-	// (empty for QUIC: quic-go always uses its CUBIC).
+	// Congestion is the congestion control: of the server's TCP socket,
+	// or of the QUIC server (quic-go's is always NewReno).
 	Congestion string `json:"congestion,omitempty"`
 	// SmoothedRTTMs is the sender's smoothed RTT estimate, in ms.
 	SmoothedRTTMs float64 `json:"srtt_ms"`
@@ -206,6 +207,7 @@ func refreshQUIC(c *quic.Conn, rec *ConnRecord) {
 		rec.Handshake = HandshakeFull
 	}
 	s := c.ConnectionStats()
+	rec.Congestion = string(factor.CCNewReno) // quic-go's only one (package stacks)
 	rec.BytesSent, rec.BytesReceived = s.BytesSent, s.BytesReceived
 	rec.SmoothedRTTMs = float64(s.SmoothedRTT) / float64(time.Millisecond)
 	rec.CwndBytes = s.CongestionWindow

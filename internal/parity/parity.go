@@ -2,7 +2,10 @@
 // downloads files of several sizes over h1, h2 and h3 from the same origin,
 // through an unshaped link and a constrained one, many times in interleaved
 // rounds, and compares the medians (seed 003, Figure 2). Each download uses
-// a fresh Go client, so it includes its connection's handshake.
+// a fresh Go client, so it includes its connection's handshake. With more
+// than one QUIC stack, each gets its own testbed per network, in which
+// every protocol is downloaded again, so that each stack's h3 is compared
+// with an h2 of its own interleaved rounds.
 package parity
 
 import (
@@ -13,6 +16,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/emulator"
@@ -51,8 +55,11 @@ type Config struct {
 	Seed  uint64
 	Stack stacks.Profile // the TCP stack of the servers
 	// Server is the server stack of h1 and h2: factor.ServerGo (zero
-	// value) or factor.ServerNginx; h3 is quic-go's.
+	// value) or factor.ServerNginx.
 	Server factor.Server
+	// QUIC is the stacks that serve h3, each in its own testbeds; empty:
+	// quic-go only.
+	QUIC []factor.QUIC
 	// Warm times each download on a connection that a first request has
 	// already opened, so that handshakes are left out; else each download
 	// opens its own connection and its time includes the handshakes.
@@ -64,12 +71,14 @@ type Config struct {
 
 // Cell is the downloads of one network, size and protocol.
 type Cell struct {
-	Network  string        `json:"network"`
-	Size     int64         `json:"size_bytes"`
-	Protocol string        `json:"protocol"`
-	Times    []float64     `json:"times_ms"` // time to the last byte, handshake included
-	Summary  stats.Summary `json:"summary_ms"`
-	Failed   int           `json:"failed"`
+	Network  string `json:"network"`
+	Size     int64  `json:"size_bytes"`
+	Protocol string `json:"protocol"`
+	// QUIC is the QUIC stack of the cell's testbed (it served h3).
+	QUIC    factor.QUIC   `json:"quic"`
+	Times   []float64     `json:"times_ms"` // time to the last byte, handshake included
+	Summary stats.Summary `json:"summary_ms"`
+	Failed  int           `json:"failed"`
 	// RatioToH2 is this cell's median over h2's median for the same
 	// network and size; 0 when unknown.
 	RatioToH2 float64 `json:"median_ratio_to_h2"`
@@ -87,58 +96,17 @@ func Run(ctx context.Context, cfg Config) ([]*Cell, error) {
 		return nil, err
 	}
 	order := rand.New(rand.NewPCG(cfg.Seed, 0x9a41))
+	quics := cfg.QUIC
+	if len(quics) == 0 {
+		quics = []factor.QUIC{factor.QUICGoNewReno}
+	}
 	var cells []*Cell
 	for _, nw := range cfg.Networks {
-		byKey := map[string]*Cell{}
-		for _, size := range cfg.Sizes {
-			for _, p := range cfg.Protocols {
-				c := &Cell{Network: nw.Name, Size: size, Protocol: p}
-				byKey[fmt.Sprint(size, p)] = c
-				cells = append(cells, c)
+		for _, quic := range quics {
+			var err error
+			if cells, err = runTestbed(ctx, cfg, nw, quic, files, order, cells); err != nil {
+				return cells, err
 			}
-		}
-		tb, err := testbed.Start(testbed.Config{
-			Stem: netns.NewRunName("pa"),
-			Link: nw.Link, Site: files, RunDir: cfg.RunDir, Log: cfg.Log, Stack: cfg.Stack, Server: cfg.Server,
-		})
-		if err != nil {
-			return nil, err
-		}
-		err = func() error {
-			for range cfg.Reps {
-				// Every size and protocol once per round, in a shuffled order.
-				type job struct {
-					size  int64
-					proto string
-				}
-				var jobs []job
-				for _, size := range cfg.Sizes {
-					for _, p := range cfg.Protocols {
-						jobs = append(jobs, job{size, p})
-					}
-				}
-				order.Shuffle(len(jobs), func(i, j int) { jobs[i], jobs[j] = jobs[j], jobs[i] })
-				for _, j := range jobs {
-					if err := ctx.Err(); err != nil {
-						return err
-					}
-					ms, err := download(ctx, tb, j.proto, j.size, cfg.Warm)
-					c := byKey[fmt.Sprint(j.size, j.proto)]
-					if err != nil {
-						cfg.Log.Warn("parity download failed", "network", nw.Name, "size", j.size, "protocol", j.proto, "err", err)
-						c.Failed++
-						continue
-					}
-					c.Times = append(c.Times, ms)
-				}
-			}
-			return nil
-		}()
-		if closeErr := tb.Close(); err == nil {
-			err = closeErr
-		}
-		if err != nil {
-			return cells, err
 		}
 	}
 	for _, c := range cells {
@@ -146,12 +114,67 @@ func Run(ctx context.Context, cfg Config) ([]*Cell, error) {
 	}
 	for _, c := range cells {
 		for _, h2 := range cells {
-			if h2.Protocol == "h2" && h2.Network == c.Network && h2.Size == c.Size && h2.Summary.N > 0 && c.Summary.N > 0 {
+			if h2.Protocol == "h2" && h2.Network == c.Network && h2.QUIC == c.QUIC && h2.Size == c.Size && h2.Summary.N > 0 && c.Summary.N > 0 {
 				c.RatioToH2 = c.Summary.Median / h2.Summary.Median
 			}
 		}
 	}
 	return cells, nil
+}
+
+// runTestbed downloads every size over every protocol in cfg.Reps
+// interleaved rounds in one testbed of network nw whose h3 is quic, and
+// returns cells with this testbed's cells appended.
+func runTestbed(ctx context.Context, cfg Config, nw Network, quic factor.QUIC, files *site.Site, order *rand.Rand, cells []*Cell) ([]*Cell, error) {
+	byKey := map[string]*Cell{}
+	for _, size := range cfg.Sizes {
+		for _, p := range cfg.Protocols {
+			c := &Cell{Network: nw.Name, Size: size, Protocol: p, QUIC: quic}
+			byKey[fmt.Sprint(size, p)] = c
+			cells = append(cells, c)
+		}
+	}
+	tb, err := testbed.Start(testbed.Config{
+		Stem: netns.NewRunName("pa"),
+		Link: nw.Link, Site: files, RunDir: cfg.RunDir, Log: cfg.Log, Stack: cfg.Stack, Server: cfg.Server, QUIC: quic,
+	})
+	if err != nil {
+		return cells, err
+	}
+	err = func() error {
+		for range cfg.Reps {
+			// Every size and protocol once per round, in a shuffled order.
+			type job struct {
+				size  int64
+				proto string
+			}
+			var jobs []job
+			for _, size := range cfg.Sizes {
+				for _, p := range cfg.Protocols {
+					jobs = append(jobs, job{size, p})
+				}
+			}
+			order.Shuffle(len(jobs), func(i, j int) { jobs[i], jobs[j] = jobs[j], jobs[i] })
+			for _, j := range jobs {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				ms, err := download(ctx, tb, j.proto, j.size, cfg.Warm)
+				c := byKey[fmt.Sprint(j.size, j.proto)]
+				if err != nil {
+					cfg.Log.Warn("parity download failed", "network", nw.Name, "quic", quic, "size", j.size, "protocol", j.proto, "err", err)
+					c.Failed++
+					continue
+				}
+				c.Times = append(c.Times, ms)
+			}
+		}
+		return nil
+	}()
+	if closeErr := tb.Close(); err == nil {
+		err = closeErr
+	}
+	return cells, err
 }
 
 // download fetches the file of size over proto with a fresh client and
@@ -208,7 +231,8 @@ func fetch(ctx context.Context, c *http.Client, url string) (int64, error) {
 	return io.Copy(io.Discard, resp.Body)
 }
 
-// Sorted returns the cells ordered by network, size, protocol.
+// Sorted returns the cells ordered by network, size, QUIC stack and
+// protocol (in the order run).
 func Sorted(cells []*Cell, networks []Network) []*Cell {
 	out := slices.Clone(cells)
 	rank := map[string]int{}
@@ -222,7 +246,7 @@ func Sorted(cells []*Cell, networks []Network) []*Cell {
 		if a.Size != b.Size {
 			return int(a.Size - b.Size)
 		}
-		return 0
+		return strings.Compare(string(a.QUIC), string(b.QUIC))
 	})
 	return out
 }

@@ -36,14 +36,22 @@ type Setup struct {
 	Origins int
 	Stack   factor.Stack
 	Server  factor.Server
+	// QUIC is the stack that serves h3.
+	QUIC factor.QUIC
 	// UpSeed and DownSeed seed the link directions' loss and jitter;
 	// PageSeed the page's bytes (LinkSeeds, PageSeed).
 	UpSeed, DownSeed, PageSeed uint64
 }
 
-// Key identifies the setup: cells with equal keys share a testbed.
+// Key identifies the setup: cells with equal keys share a testbed. A
+// setup whose h3 is quic-go's keeps the key (and trial IDs) it had before
+// the QUIC stack was a factor.
 func (s *Setup) Key() string {
-	return fmt.Sprintf("network=%s;page=%s;origins=%d;stack=%s;server=%s", s.Network.Name, s.Page, s.Origins, s.Stack, s.Server)
+	key := fmt.Sprintf("network=%s;page=%s;origins=%d;stack=%s;server=%s", s.Network.Name, s.Page, s.Origins, s.Stack, s.Server)
+	if s.QUIC != "" && s.QUIC != factor.QUICGoNewReno {
+		key += ";quic=" + string(s.QUIC)
+	}
+	return key
 }
 
 // Cell is one combination of factor levels.
@@ -132,8 +140,10 @@ func setupsOf(s *spec.Spec) []*Setup {
 			for _, origins := range s.Origins {
 				for _, stack := range s.Stacks {
 					for _, server := range s.Servers {
-						out = append(out, &Setup{Network: n, Page: page, Origins: origins, Stack: stack, Server: server,
-							UpSeed: up, DownSeed: down, PageSeed: PageSeed(s.Seed, page)})
+						for _, quic := range s.QUIC {
+							out = append(out, &Setup{Network: n, Page: page, Origins: origins, Stack: stack, Server: server, QUIC: quic,
+								UpSeed: up, DownSeed: down, PageSeed: PageSeed(s.Seed, page)})
+						}
 					}
 				}
 			}

@@ -124,6 +124,16 @@ func TestIDsAreStable(t *testing.T) {
 	if set[c.ID()+"-r2"] || !strings.HasSuffix(c.Key(), ";visual=on") {
 		t.Errorf("a visual cell has key %s, ID %s", c.Key(), c.ID())
 	}
+	// So do cells whose h3 is quic-go's; another QUIC stack is another setup.
+	c.Visual = factor.VisualOff
+	c.Setup.QUIC = factor.QUICGoNewReno
+	if !set[c.ID()+"-r2"] {
+		t.Errorf("quic-go changed the ID of %s", c.Key())
+	}
+	c.Setup.QUIC = factor.QUICQuinnBBR
+	if set[c.ID()+"-r2"] || !strings.HasSuffix(c.Key(), "server=go;quic=quinn+bbr;protocol=h3;visit=first;cache=false") {
+		t.Errorf("a quinn cell has key %s, ID %s", c.Key(), c.ID())
+	}
 }
 
 // TestSeedsAreDerivedOnce: seeds depend on the run seed and on what they

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -264,6 +265,23 @@ func (s *Server) SetCache(on bool) error {
 		cmd = "cache on"
 	}
 	return s.do(cmd, &struct{}{})
+}
+
+// SetQlogDir makes the server write a qlog of every connection that
+// starts from now on into dir, as <original destination connection
+// ID>_server.sqlog; "" stops it (see origin.Server.SetQlogDir).
+func (s *Server) SetQlogDir(dir string) error {
+	if dir == "" {
+		return s.do("qlog off", &struct{}{})
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("quinn: qlog: %w", err)
+	}
+	if strings.ContainsAny(abs, "\n\r") {
+		return fmt.Errorf("quinn: qlog directory %q has a line break", abs)
+	}
+	return s.do("qlog "+abs, &struct{}{})
 }
 
 // CloseConnections closes every client connection with H3_NO_ERROR and

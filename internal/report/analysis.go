@@ -363,7 +363,10 @@ type sampleKey struct {
 // key's fields, leaving out visual when it is off, so that reports of runs
 // without visual trials keep the intervals they had before it existed.
 func (k sampleKey) seedText() string {
-	return strings.Replace(fmt.Sprintf("%+v", k), " Visual:false}", "}", 1)
+	// Keys of samples whose setting predates the visual and QUIC-stack
+	// factors (no frames, quic-go) keep their text, and so their intervals.
+	text := strings.Replace(fmt.Sprintf("%+v", k), " Visual:false}", "}", 1)
+	return strings.Replace(text, " QUIC:quic-go ", " ", 1)
 }
 
 // stackANOVAs runs an ANOVA across stacks wherever a protocol was loaded

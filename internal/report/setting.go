@@ -17,6 +17,9 @@ type Setting struct {
 	Origins int
 	Stack   factor.Stack
 	Server  factor.Server
+	// QUIC is the stack that served h3 ("quic-go" for a run made before
+	// it was recorded).
+	QUIC    factor.QUIC
 	Visit   factor.Visit
 	Cache   bool
 	Client  factor.Client
@@ -27,8 +30,20 @@ type Setting struct {
 }
 
 func settingOf(t results.Trial) Setting {
-	return Setting{Network: t.Network, Page: t.Page, Origins: int(t.Origins), Stack: t.Stack, Server: t.Server,
+	return Setting{Network: t.Network, Page: t.Page, Origins: int(t.Origins), Stack: t.Stack, Server: t.Server, QUIC: quicOf(t),
 		Visit: t.Visit, Cache: t.Cache, Client: t.Client, Browser: t.Browser, Visual: t.Visual}
+}
+
+// quicOf is the QUIC stack of t's testbed.
+func quicOf(t results.Trial) factor.QUIC {
+	if t.QUICServer == "" {
+		return factor.QUICGoNewReno // recorded before quic_server existed
+	}
+	q, err := factor.QUICOf(t.QUICServer, t.QUICCC)
+	if err != nil {
+		return factor.QUIC(string(t.QUICServer) + "+" + string(t.QUICCC)) // a level this build does not have
+	}
+	return q
 }
 
 // dimension is one factor of a setting besides the network and the page,
@@ -52,6 +67,7 @@ func dimensions() []dimension {
 		}},
 		{"stack", func(s Setting) string { return string(s.Stack) }, func(s Setting) string { return string(s.Stack) }},
 		{"server", func(s Setting) string { return string(s.Server) }, func(s Setting) string { return string(s.Server) + " server" }},
+		{"quic", func(s Setting) string { return string(s.QUIC) }, func(s Setting) string { return string(s.QUIC) }},
 		{"visit", func(s Setting) string { return string(s.Visit) }, func(s Setting) string { return string(s.Visit) + " visit" }},
 		{"cache", cache, func(s Setting) string { return "cache " + cache(s) }},
 		{"client", func(s Setting) string { return string(s.Client) }, func(s Setting) string { return string(s.Client) }},
@@ -143,6 +159,8 @@ func settingLess(a, b Setting) bool {
 		return a.Stack < b.Stack
 	case a.Server != b.Server:
 		return a.Server < b.Server
+	case a.QUIC != b.QUIC:
+		return a.QUIC < b.QUIC
 	case a.Visit != b.Visit:
 		return a.Visit < b.Visit
 	case a.Cache != b.Cache:

@@ -44,7 +44,12 @@ type Levels struct {
 	Origins  int64           `parquet:"origins"`
 	Stack    factor.Stack    `parquet:"stack"`
 	Server   factor.Server   `parquet:"server"`
-	Protocol factor.Protocol `parquet:"protocol"`
+	// QUICServer and QUICCC are the stack that served h3 in the trial's
+	// testbed (quic-go or quinn, and its congestion control); empty in a
+	// run made before they were recorded, when quic-go served h3.
+	QUICServer factor.QUICServer `parquet:"quic_server"`
+	QUICCC     factor.CC         `parquet:"quic_cc"`
+	Protocol   factor.Protocol   `parquet:"protocol"`
 	Visit    factor.Visit    `parquet:"visit"`
 	Cache    bool            `parquet:"cache"`
 	Client   factor.Client   `parquet:"client"`
@@ -248,7 +253,7 @@ type Connection struct {
 	// BytesSent and BytesReceived are the transport's payload bytes.
 	BytesSent     int64   `parquet:"bytes_sent"`
 	BytesReceived int64   `parquet:"bytes_received"`
-	Congestion    string  `parquet:"congestion"` // TCP's congestion control; "" for QUIC
+	Congestion    string  `parquet:"congestion"` // the congestion control: the TCP socket's or the QUIC server's
 	SRTTMs        float64 `parquet:"srtt_ms"`
 	CwndBytes     int64   `parquet:"cwnd_bytes"`
 	// Retransmits counts TCP segments retransmitted or QUIC packets lost.
@@ -263,12 +268,19 @@ func (c Connection) MarshalJSON() ([]byte, error) {
 // Testbed is one testbed of a run: its setup and the servers' TCP stack as
 // read back from the kernel after it was applied.
 type Testbed struct {
-	Key     string `parquet:"setup"` // network, page, origins, stack and server
+	Key     string `parquet:"setup"` // network, page, origins, stack, server and QUIC stack
 	Network string `parquet:"network"`
 	Page    string `parquet:"page"`
 	Origins int64  `parquet:"origins"`
 	Stack   string `parquet:"stack"`
 	Server  string `parquet:"server"`
+	// QUICServer and QUICCC serve h3; QUICInitialWindowBytes is its
+	// initial congestion window, as the server reported it (quinn) or as
+	// its code sets it (quic-go), and QUICPacing whether it paces.
+	QUICServer             string `parquet:"quic_server"`
+	QUICCC                 string `parquet:"quic_cc"`
+	QUICInitialWindowBytes int64  `parquet:"quic_initial_window_bytes"`
+	QUICPacing             bool   `parquet:"quic_pacing"`
 	// Congestion is from a server socket (TCP_CONGESTION), "" until a
 	// connection was accepted; RouteCongestion is the route's congctl.
 	Congestion         string `parquet:"congestion"`

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netconf"
 )
 
@@ -38,6 +39,7 @@ type factors struct {
 	Protocols levelList     `yaml:"protocols"`
 	Stacks    levelList     `yaml:"stacks"`
 	Servers   levelList     `yaml:"servers"`
+	QUIC      levelList     `yaml:"quic"`
 	Visits    levelList     `yaml:"visits"`
 	Cache     levelList     `yaml:"cache"`
 	Visual    levelList     `yaml:"visual"`
@@ -241,6 +243,9 @@ func Format(s *Spec) ([]byte, error) {
 	add(f, "protocols", list(s.Protocols))
 	add(f, "stacks", list(s.Stacks))
 	add(f, "servers", list(s.Servers))
+	if !slices.Equal(s.QUIC, []factor.QUIC{factor.QUICGoNewReno}) {
+		add(f, "quic", list(s.QUIC))
+	}
 	add(f, "visits", list(s.Visits))
 	add(f, "cache", list(s.Cache))
 	add(f, "visual", list(s.Visual))

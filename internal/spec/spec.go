@@ -91,6 +91,8 @@ type Spec struct {
 	Protocols []factor.Protocol
 	Stacks    []factor.Stack
 	Servers   []factor.Server
+	// QUIC is the stacks that serve h3 (default quic-go).
+	QUIC      []factor.QUIC
 	Visits    []factor.Visit
 	Cache     []factor.Cache
 	// Visual says which trials capture frames for visual metrics.
@@ -262,7 +264,7 @@ func (s *Spec) scalars(f file) error {
 // counts and the repetitions (capped at MaxInt64 rather than wrapping).
 func (s *Spec) Trials() int64 {
 	n := int64(s.Repetitions)
-	for _, k := range []int{len(s.Networks), len(s.Pages), len(s.Origins), len(s.Stacks), len(s.Servers), len(s.Protocols), len(s.Visits), len(s.Cache), len(s.Visual)} {
+	for _, k := range []int{len(s.Networks), len(s.Pages), len(s.Origins), len(s.Stacks), len(s.Servers), len(s.QUIC), len(s.Protocols), len(s.Visits), len(s.Cache), len(s.Visual)} {
 		if k > 0 && n > math.MaxInt64/int64(k) {
 			return math.MaxInt64
 		}
@@ -291,7 +293,7 @@ func (s *Spec) Validate() error {
 	case s.Timeout <= 0:
 		return fmt.Errorf("timeout %v is not positive", s.Timeout)
 	case len(s.Networks) == 0 || len(s.Pages) == 0 || len(s.Protocols) == 0 || len(s.Stacks) == 0 ||
-		len(s.Servers) == 0 || len(s.Visits) == 0 || len(s.Cache) == 0 || len(s.Visual) == 0 || len(s.Origins) == 0:
+		len(s.Servers) == 0 || len(s.QUIC) == 0 || len(s.Visits) == 0 || len(s.Cache) == 0 || len(s.Visual) == 0 || len(s.Origins) == 0:
 		return fmt.Errorf("every factor needs at least one level")
 	case s.Client != factor.ClientChromium && slices.Contains(s.Visual, factor.VisualOn):
 		return fmt.Errorf("visual on needs client chromium: the %s client does not render pages", s.Client)
@@ -299,6 +301,8 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("origins %v: web2024 and archive pages have their own origins; spread only synthetic pages over origins (put them in another spec)", s.Origins)
 	case slices.ContainsFunc(s.Pages, isArchive) && slices.ContainsFunc(s.Servers, func(v factor.Server) bool { return v != factor.ServerGo }):
 		return fmt.Errorf("servers %v: archive pages are replayed by the go server only (their recorded statuses, headers and queries); use servers: [go]", s.Servers)
+	case len(s.QUIC) > 1 && !slices.Contains(s.Protocols, factor.H3):
+		return fmt.Errorf("quic lists %d QUIC stacks but protocols has no h3, which they serve: add h3 or list one QUIC stack", len(s.QUIC))
 	case s.Trials() > MaxTrials:
 		return fmt.Errorf("the plan has %d trials, above the limit of %d: use fewer levels or repetitions, or split the study into several specs", s.Trials(), MaxTrials)
 	}
@@ -349,6 +353,9 @@ func (s *Spec) factors(f factors, dir string) error {
 		return err
 	}
 	if s.Servers, err = levels(orDefault(f.Servers, factor.ServerGo), "server", factor.Servers().Parse); err != nil {
+		return err
+	}
+	if s.QUIC, err = levels(orDefault(f.QUIC, factor.QUICGoNewReno), "quic", factor.QUICs().Parse); err != nil {
 		return err
 	}
 	if s.Visits, err = levels(orDefault(f.Visits, factor.FirstVisit), "visit", factor.Visits().Parse); err != nil {

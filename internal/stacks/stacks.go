@@ -26,8 +26,6 @@ import (
 type Profile struct {
 	Name    string `json:"name"`
 	Summary string `json:"summary"`
-	// QUIC marks the QUIC profile: quic-go's defaults, nothing to apply.
-	QUIC bool `json:"quic"`
 	// InitCwnd and InitRwnd are the route's initial congestion and receive
 	// windows in packets; 0 leaves the kernel default (10).
 	InitCwnd int `json:"initcwnd"`
@@ -63,8 +61,51 @@ func Profiles() []Profile {
 			InitCwnd: 32, InitRwnd: 32, Congestion: "cubic", TunedBuffers: true, Pacing: true, Limits: []string{noFQ, nginxPacing}},
 		{Name: string(factor.StackTCPPlusBBR), Summary: "tcp+ with BBR instead of CUBIC",
 			InitCwnd: 32, InitRwnd: 32, Congestion: "bbr", TunedBuffers: true, Pacing: true, Limits: []string{noFQ}},
-		{Name: "quic", Summary: "quic-go v0.65 defaults: NewReno congestion control (its CUBIC sender runs in Reno mode) with pacing, initial window 32 packets",
-			QUIC: true, Limits: []string{"quic-go has no BBR, so there is no quic+bbr (seed 003's QUIC+BBR cannot be reproduced)"}},
+	}
+}
+
+// QUICTransport is what an h3 server's QUIC runs with.
+type QUICTransport struct {
+	Congestion         string `json:"congestion"`
+	InitialWindowBytes int    `json:"initial_window_bytes"`
+	Pacing             bool   `json:"pacing"`
+}
+
+// QUICGoTransport is quic-go v0.65's, read from its code: the sent-packet
+// handler makes a CUBIC sender in Reno mode (NewCubicSender(…, true /* use
+// Reno */, …) in internal/ackhandler), whose initial window is 32 packets
+// of the initial datagram size (initialCongestionWindow × 1,280 bytes,
+// protocol.InitialPacketSize), and paces.
+var QUICGoTransport = QUICTransport{Congestion: string(factor.CCNewReno), InitialWindowBytes: 32 * 1280, Pacing: true}
+
+// QUICProfile describes a QUIC stack level.
+type QUICProfile struct {
+	Name      factor.QUIC `json:"name"`
+	Server    string      `json:"server"`
+	Transport QUICTransport
+	// Source says where the transport's values come from.
+	Source string   `json:"source"`
+	Limits []string `json:"limits,omitempty"`
+}
+
+// QUICProfiles describes every QUIC stack level. quinn's windows are what
+// quicbench-h3 sets (32 packets of quinn's 1,200-byte starting datagram;
+// it reports them when it starts, and testbeds record that report); its
+// pacing is built into quinn and cannot be switched off.
+func QUICProfiles() []QUICProfile {
+	quinnWindow := 32 * 1200
+	quinnSource := "quicbench-h3 sets the controller and initial_window(32 × 1,200 B) in quinn 0.11 (servers/h3) and reports them at start; quinn always paces"
+	quinn := func(q factor.QUIC, limits ...string) QUICProfile {
+		return QUICProfile{Name: q, Server: "quinn 0.11 with h3 0.0.8 and rustls 0.23 (quicbench-h3, its own process)",
+			Transport: QUICTransport{Congestion: string(q.CC()), InitialWindowBytes: quinnWindow, Pacing: true}, Source: quinnSource, Limits: limits}
+	}
+	return []QUICProfile{
+		{Name: factor.QUICGoNewReno, Server: "quic-go v0.65 http3 (in the quicbench process)", Transport: QUICGoTransport,
+			Source: "quic-go's code: NewCubicSender(…, true /* use Reno */, …) in internal/ackhandler, initial window 32 × 1,280 B, pacing",
+			Limits: []string{"quic-go has only NewReno: no CUBIC, no BBR"}},
+		quinn(factor.QUICQuinnCubic),
+		quinn(factor.QUICQuinnNewReno),
+		quinn(factor.QUICQuinnBBR, "quinn's BBR is a port of Google quiche's BBR (version 1) sender, the BBR of seed 003's Google QUIC; quinn marks it experimental"),
 	}
 }
 
@@ -104,9 +145,6 @@ type Applied struct {
 // client subnet), and returns the values read back. Socket options are set
 // by Listen.
 func Apply(ns *netns.Namespace, peer netip.Prefix, p Profile) (Applied, error) {
-	if p.QUIC {
-		return Applied{}, fmt.Errorf("stack %s is QUIC's: there is nothing to apply to TCP", p.Name)
-	}
 	ssai := "0"
 	if p.SlowStartAfterIdle {
 		ssai = "1"

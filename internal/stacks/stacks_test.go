@@ -20,7 +20,7 @@ import (
 )
 
 func TestLookup(t *testing.T) {
-	for _, name := range []string{"tcp", "tcp+", "tcp+bbr", "quic"} {
+	for _, name := range []string{"tcp", "tcp+", "tcp+bbr"} {
 		if p, err := stacks.Lookup(name); err != nil || p.Name != name {
 			t.Errorf("stacks.Lookup(%q) = %+v, %v", name, p, err)
 		}
@@ -29,13 +29,27 @@ func TestLookup(t *testing.T) {
 		t.Errorf("unknown stack: %v", err)
 	}
 	for _, level := range factor.Stacks().Values() { // every TCP stack level has its profile
-		if p := stacks.Of(level); p.Name != string(level) || p.QUIC {
+		if p := stacks.Of(level); p.Name != string(level) {
 			t.Errorf("stacks.Of(%q) = %+v", level, p)
 		}
 	}
-	q, _ := stacks.Lookup("quic")
-	if len(q.Limits) == 0 || !strings.Contains(q.Limits[0], "no BBR") {
-		t.Error("the quic profile does not say that quic-go has no BBR")
+}
+
+// TestEveryQUICLevelHasItsProfile: one profile per QUIC stack level, with
+// the level's controller, and quic-go's says it has only NewReno.
+func TestEveryQUICLevelHasItsProfile(t *testing.T) {
+	profiles := stacks.QUICProfiles()
+	if len(profiles) != len(factor.QUICs().Levels) {
+		t.Fatalf("%d QUIC profiles for %d levels", len(profiles), len(factor.QUICs().Levels))
+	}
+	for i, q := range factor.QUICs().Values() {
+		p := profiles[i]
+		if p.Name != q || p.Transport.Congestion != string(q.CC()) || p.Transport.InitialWindowBytes == 0 || !p.Transport.Pacing {
+			t.Errorf("profile %d = %+v, want %s's", i, p, q)
+		}
+	}
+	if !strings.Contains(strings.Join(profiles[0].Limits, " "), "only NewReno") {
+		t.Errorf("quic-go's profile does not say it has only NewReno: %+v", profiles[0])
 	}
 }
 

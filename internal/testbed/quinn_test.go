@@ -9,7 +9,9 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -217,6 +220,9 @@ func TestQuinnHandshakeKinds(t *testing.T) {
 	for _, q := range []factor.QUIC{factor.QUICQuinnCubic, factor.QUICQuinnNewReno, factor.QUICQuinnBBR} {
 		t.Run(string(q), func(t *testing.T) {
 			tb := startQUICTestbed(t, s, q)
+			if want := quicProfile(t, q).Transport; tb.QUICTransport != want {
+				t.Errorf("quicbench-h3 reports %+v, the stacks table says %+v", tb.QUICTransport, want)
+			}
 			sessions := tls.NewLRUClientSessionCache(8)
 			url := s.Subresources[0]
 			first := oneConnection(t, tb, sessions, http.MethodGet, url)
@@ -264,5 +270,57 @@ func TestQuinnAnswersRejected0RTT(t *testing.T) {
 	other := startQUICTestbed(t, s, factor.QUICQuinnCubic)
 	if rec := oneConnection(t, other, sessions, http3.MethodGet0RTT, url); rec.Handshake != origin.HandshakeFull || rec.Requests != 1 {
 		t.Errorf("connection with an unknown session = %+v, want a full handshake and 1 request", rec)
+	}
+}
+
+// quicProfile is the stacks table's profile of q.
+func quicProfile(t *testing.T, q factor.QUIC) stacks.QUICProfile {
+	t.Helper()
+	for _, p := range stacks.QUICProfiles() {
+		if p.Name == q {
+			return p
+		}
+	}
+	t.Fatalf("no profile for %s", q)
+	return stacks.QUICProfile{}
+}
+
+// TestQuinnWritesQlog: with a qlog directory set, quinn writes a trace of
+// each new connection, named by its connection ID, which holds the
+// connection's packets once it has closed; after "off", none.
+func TestQuinnWritesQlog(t *testing.T) {
+	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 20_000}, []string{"a.test"}, 1)
+	tb := startQUICTestbed(t, s, factor.QUICQuinnBBR)
+	dir := t.TempDir()
+	if err := tb.SetQlogDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	oneConnection(t, tb, nil, http.MethodGet, s.Subresources[0])
+	if err := tb.SetQlogDir(""); err != nil {
+		t.Fatal(err)
+	}
+	oneConnection(t, tb, nil, http.MethodGet, s.Subresources[0])
+	var names []string
+	var data []byte
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = names[:0]
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if len(names) == 1 {
+			data, _ = os.ReadFile(filepath.Join(dir, names[0]))
+			if bytes.Contains(data, []byte("packet_sent")) {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(names) != 1 || !strings.HasSuffix(names[0], "_server.sqlog") || !bytes.Contains(data, []byte("packet_sent")) {
+		t.Errorf("qlog directory holds %q; the trace has %d bytes; want one _server.sqlog with packets", names, len(data))
 	}
 }

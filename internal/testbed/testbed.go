@@ -68,6 +68,9 @@ type Testbed struct {
 	Addrs map[string]netip.Addr
 	// Stack is what the servers' TCP stack was, read back after applying.
 	Stack stacks.Applied
+	// QUICTransport is what the h3 server runs with: as quicbench-h3
+	// reported it, or quic-go's as its code sets it.
+	QUICTransport stacks.QUICTransport
 	// listeners are closed by Close: a socket left open would keep the
 	// deleted namespace alive for as long as the process runs.
 	listeners []origin.Listener
@@ -179,6 +182,7 @@ func (tb *Testbed) startServers(cfg Config, lns []origin.Listener, quinnPath str
 		return err
 	}
 	tb.Origin.SetCache(cfg.Cache)
+	tb.QUICTransport = stacks.QUICGoTransport
 	if quinnPath != "" {
 		tb.Quinn, err = quinn.Start(quinn.Config{
 			Path: quinnPath, Site: cfg.Site, Dir: filepath.Join(cfg.RunDir, "quinn"), UDP: udp,
@@ -187,6 +191,8 @@ func (tb *Testbed) startServers(cfg Config, lns []origin.Listener, quinnPath str
 		if err != nil {
 			return err
 		}
+		r := tb.Quinn.Ready
+		tb.QUICTransport = stacks.QUICTransport{Congestion: r.CC, InitialWindowBytes: r.InitialWindowBytes, Pacing: r.Pacing}
 	}
 	if cfg.Server == factor.ServerNginx {
 		tb.Nginx, err = nginx.Start(nginx.Config{
@@ -233,6 +239,16 @@ func (tb *Testbed) SetCache(on bool) error {
 		errs = append(errs, tb.Quinn.SetCache(on))
 	}
 	return errors.Join(errs...)
+}
+
+// SetQlogDir makes the h3 server write a qlog of every connection that
+// starts from now on into dir; "" stops it (see origin.Server.SetQlogDir).
+func (tb *Testbed) SetQlogDir(dir string) error {
+	if tb.Quinn != nil {
+		return tb.Quinn.SetQlogDir(dir)
+	}
+	tb.Origin.SetQlogDir(dir)
+	return nil
 }
 
 // Counts is the requests every server served so far, per protocol.

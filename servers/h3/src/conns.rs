@@ -2,6 +2,7 @@
 //! the connections since the last `close`, and the control commands.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -47,6 +48,10 @@ struct Record {
 /// Everything the tasks share.
 pub struct State {
     pub site: Arc<Site>,
+    /// The server configuration of new connections, and with a qlog.
+    pub server_config: quinn::ServerConfig,
+    initial_window: u64,
+    qlog_dir: Mutex<Option<PathBuf>>,
     pub cache: AtomicBool,
     pub requests: AtomicU64,
     cc: String,
@@ -55,9 +60,12 @@ pub struct State {
 }
 
 impl State {
-    pub fn new(site: Arc<Site>, cc: String) -> State {
+    pub fn new(site: Arc<Site>, cc: String, initial_window: u64, server_config: quinn::ServerConfig) -> State {
         State {
             site,
+            server_config,
+            initial_window,
+            qlog_dir: Mutex::new(None),
             cache: AtomicBool::new(false),
             requests: AtomicU64::new(0),
             cc,
@@ -102,6 +110,14 @@ impl State {
                 let recs: Vec<Record> = all.iter().map(|t| self.record(t)).collect();
                 reply(&recs);
             }
+            "qlog off" => {
+                *self.qlog_dir.lock().unwrap() = None;
+                reply(&serde_json::json!({"ok": true}));
+            }
+            _ if line.starts_with("qlog ") => {
+                *self.qlog_dir.lock().unwrap() = Some(PathBuf::from(&line[5..]));
+                reply(&serde_json::json!({"ok": true}));
+            }
             "counts" => reply(&serde_json::json!({"h3": self.requests.load(Ordering::SeqCst)})),
             "unmatched" => {
                 let (n, examples) = std::mem::take(&mut *self.unmatched.lock().unwrap());
@@ -109,6 +125,32 @@ impl State {
             }
             _ => reply(&serde_json::json!({"error": "unknown command: use cache on|off, close, conns, counts or unmatched"})),
         }
+    }
+
+    /// The configuration of a connection whose original destination
+    /// connection ID is cid: with a qlog file when a qlog directory is
+    /// set (without, when that file cannot be made: the error goes to
+    /// stderr).
+    pub fn config_for(&self, cid: &quinn::ConnectionId) -> quinn::ServerConfig {
+        let Some(dir) = self.qlog_dir.lock().unwrap().clone() else {
+            return self.server_config.clone();
+        };
+        let name: String = cid.iter().map(|b| format!("{b:02x}")).collect();
+        // create_new: never through a link, never over a file
+        let file = match std::fs::OpenOptions::new().write(true).create_new(true).open(dir.join(format!("{name}_server.sqlog"))) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("quicbench-h3: qlog file in {}: {e}", dir.display());
+                return self.server_config.clone();
+            }
+        };
+        let mut q = quinn::QlogConfig::default();
+        q.writer(Box::new(std::io::BufWriter::new(file))).title(Some(format!("quicbench-h3 {name}")));
+        let mut t = crate::transport(&self.cc, self.initial_window).expect("the controller was checked at start");
+        t.qlog_stream(q.into_stream());
+        let mut sc = self.server_config.clone();
+        sc.transport_config(Arc::new(t));
+        sc
     }
 
     fn record(&self, t: &Tracked) -> Record {

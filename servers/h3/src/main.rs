@@ -13,6 +13,8 @@
 //! - `conns`: the records of the connections since the last `close`, with
 //!   their statistics read now (a JSON array).
 //! - `counts`: `{"h3":N}`, the requests served since start.
+//! - `qlog DIR` / `qlog off`: write a qlog of every connection that starts
+//!   from now on into DIR, as `<original destination CID>_server.sqlog`.
 //! - `unmatched`: requests that matched nothing since the last call.
 //!
 //! It prints one `{"ready":…}` line when it serves, and exits when stdin
@@ -83,7 +85,7 @@ fn parse_args() -> Result<Args, String> {
 
 /// The transport: the chosen controller with the initial window, and the
 /// Go origin's idle timeout (5 min). Pacing is always on in quinn.
-fn transport(cc: &str, initial_window: u64) -> Result<quinn::TransportConfig, String> {
+pub fn transport(cc: &str, initial_window: u64) -> Result<quinn::TransportConfig, String> {
     let mut t = quinn::TransportConfig::default();
     t.max_idle_timeout(Some(Duration::from_secs(300).try_into().map_err(|e| format!("idle timeout: {e}"))?));
     match cc {
@@ -154,7 +156,7 @@ fn main() {
 async fn run(a: Args) -> Result<(), String> {
     let site = Arc::new(site::Site::load(&a.manifest, &a.bodies)?);
     let sc = server_config(&a)?;
-    let state = Arc::new(conns::State::new(site, a.cc.clone()));
+    let state = Arc::new(conns::State::new(site, a.cc.clone(), a.initial_window_packets * BASE_DATAGRAM_SIZE, sc.clone()));
     let mut endpoints = Vec::new();
     for i in 0..a.sockets {
         // SAFETY: quicbench passes a bound UDP socket at each of these

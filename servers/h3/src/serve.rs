@@ -13,7 +13,8 @@ pub async fn accept_loop(ep: quinn::Endpoint, state: Arc<State>) {
     while let Some(incoming) = ep.accept().await {
         let state = state.clone();
         tokio::spawn(async move {
-            let Ok(mut connecting) = incoming.accept() else { return };
+            let config = state.config_for(&incoming.orig_dst_cid());
+            let Ok(mut connecting) = incoming.accept_with(Arc::new(config)) else { return };
             // The ClientHello must have been read first: before, the
             // client's transport parameters (its stream limits) are
             // unknown, and opening h3's control streams can wait for ever.
