@@ -103,10 +103,10 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	if *list {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "seq\ttrial\tnetwork\tpage\torigins\tstack\tserver\tprotocol\tvisit\tcache\tvisual")
+		fmt.Fprintln(tw, "seq\ttrial\tnetwork\tpage\torigins\tstack\tserver\tquic\tprotocol\tvisit\tcache\tvisual")
 		for _, t := range p.Trials {
 			c := t.Cell
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Seq, t.ID, c.Network.Name, c.Page, c.Origins, c.Stack, c.Server, c.Protocol, c.Visit, c.Cache, c.Visual)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Seq, t.ID, c.Network.Name, c.Page, c.Origins, c.Stack, c.Server, c.QUIC, c.Protocol, c.Visit, c.Cache, c.Visual)
 		}
 		tw.Flush()
 	}
@@ -114,8 +114,8 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 }
 
 func printPlan(w io.Writer, s *spec.Spec, p plan.Plan) {
-	fmt.Fprintf(w, "%s: %d networks × %d pages × %d protocols × %d stacks × %d servers × %d visits × %d cache × %d visual × %d origins = %d cells\n",
-		s.Name, len(s.Networks), len(s.Pages), len(s.Protocols), len(s.Stacks), len(s.Servers), len(s.Visits), len(s.Cache), len(s.Visual), len(s.Origins), p.Cells)
+	fmt.Fprintf(w, "%s: %d networks × %d pages × %d protocols × %d stacks × %d servers × %d QUIC stacks × %d visits × %d cache × %d visual × %d origins = %d cells\n",
+		s.Name, len(s.Networks), len(s.Pages), len(s.Protocols), len(s.Stacks), len(s.Servers), len(s.QUIC), len(s.Visits), len(s.Cache), len(s.Visual), len(s.Origins), p.Cells)
 	fmt.Fprintf(w, "%d cells × %d repetitions = %d trials on %d testbeds, client %s, seed %d\n", p.Cells, s.Repetitions, len(p.Trials), p.Setups, s.Client, s.Seed)
 	fmt.Fprintf(w, "estimated duration: %s (a rough model of each load plus the client's overhead, testbed set-ups and netchecks)\n", p.Estimate(s).Round(time.Second))
 	if u := s.Until; u != nil {
@@ -272,6 +272,7 @@ func varyingLevels(s *spec.Spec) func(results.Trial) string {
 	add(len(s.Origins), func(t results.Trial) string { return fmt.Sprintf("%d origins", t.Origins) })
 	add(len(s.Stacks), func(t results.Trial) string { return string(t.Stack) })
 	add(len(s.Servers), func(t results.Trial) string { return string(t.Server) + " server" })
+	add(len(s.QUIC), func(t results.Trial) string { return string(t.QUICServer) + "+" + string(t.QUICCC) })
 	add(len(s.Visits), func(t results.Trial) string { return string(t.Visit) + " visit" })
 	add(len(s.Cache), func(t results.Trial) string { return "cache " + string(factor.CacheOf(t.Cache)) })
 	add(len(s.Visual), func(t results.Trial) string { return "visual " + string(factor.VisualOf(t.Visual)) })

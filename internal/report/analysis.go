@@ -194,10 +194,10 @@ type Comparison struct {
 	Verdict stats.Verdict
 }
 
-// StackANOVA is the one-way ANOVA across the TCP stacks of one protocol
-// in one setting (seed 003).
+// StackANOVA is the one-way ANOVA across the TCP stacks, or the QUIC
+// stacks, of one protocol in one setting (seed 003).
 type StackANOVA struct {
-	Setting  Setting // Stack is empty
+	Setting  Setting // Stack (or QUIC) is empty
 	Protocol factor.Protocol
 	Stacks   []string
 	Test     stats.Test
@@ -221,7 +221,9 @@ type Analysis struct {
 	Failed      int
 	Comparisons []Comparison
 	ANOVAs      []StackANOVA
-	Shares      []Share
+	// QUICANOVAs are across the QUIC stacks of h3 (Setting.QUIC empty).
+	QUICANOVAs []StackANOVA
+	Shares     []Share
 	// Protocols seen in the run.
 	Protocols []factor.Protocol
 	// Calibration is each network's netcheck (Build reads it from the run).
@@ -300,7 +302,9 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 			a.Comparisons = append(a.Comparisons, cmp)
 		}
 	}
-	a.ANOVAs = stackANOVAs(samples)
+	a.ANOVAs = stackANOVAs(samples, func(s *Setting) string { v := string(s.Stack); s.Stack = ""; return v }, nil)
+	a.QUICANOVAs = stackANOVAs(samples, func(s *Setting) string { v := string(s.QUIC); s.QUIC = ""; return v },
+		func(p factor.Protocol) bool { return p == factor.H3 })
 	a.Shares = shares(a.Comparisons)
 	return a, nil
 }
@@ -369,9 +373,10 @@ func (k sampleKey) seedText() string {
 	return strings.Replace(text, " QUIC:quic-go ", " ", 1)
 }
 
-// stackANOVAs runs an ANOVA across stacks wherever a protocol was loaded
-// with more than one TCP stack in otherwise equal settings.
-func stackANOVAs(samples map[sampleKey]*Sample) []StackANOVA {
+// stackANOVAs runs an ANOVA across stacks wherever a protocol (of those
+// keep accepts; nil: all) was loaded with more than one stack in otherwise
+// equal settings. take clears the stack in a setting and returns it.
+func stackANOVAs(samples map[sampleKey]*Sample, take func(*Setting) string, keep func(factor.Protocol) bool) []StackANOVA {
 	type group struct {
 		s      Setting
 		proto  factor.Protocol
@@ -381,9 +386,11 @@ func stackANOVAs(samples map[sampleKey]*Sample) []StackANOVA {
 	groups := map[string]*group{}
 	var order []string
 	for k, sm := range samples {
-		s := k.s
-		base := s
-		base.Stack = ""
+		if keep != nil && !keep(sm.Protocol) {
+			continue
+		}
+		base := k.s
+		stack := take(&base)
 		id := fmt.Sprintf("%+v|%s", base, sm.Protocol)
 		g := groups[id]
 		if g == nil {
@@ -391,7 +398,7 @@ func stackANOVAs(samples map[sampleKey]*Sample) []StackANOVA {
 			groups[id] = g
 			order = append(order, id)
 		}
-		g.stacks = append(g.stacks, string(s.Stack))
+		g.stacks = append(g.stacks, stack)
 		g.values = append(g.values, sm.Values)
 	}
 	slices.Sort(order)

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -102,7 +103,7 @@ func tables(a *Analysis) map[string][][]string {
 			f(float64(s.Faster)/float64(s.Pages)), strconv.Itoa(s.Significant)))
 	}
 	anova := [][]string{append(settingHeader(), "protocol", "stacks", "f", "df1", "df2", "p")}
-	for _, an := range a.ANOVAs {
+	for _, an := range slices.Concat(a.ANOVAs, a.QUICANOVAs) {
 		anova = append(anova, append(settingCells(an.Setting), string(an.Protocol),
 			strings.Join(an.Stacks, " "), f(an.Test.Statistic), f(an.Test.DF), f(an.Test.DF2), f(an.Test.P)))
 	}
@@ -151,6 +152,10 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .VariedBesidesStack.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th class="l">stacks</th><th>F</th><th>p</th></tr>
 {{range .A.ANOVAs}}<tr><td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.VariedBesidesStack.Values .Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{.Protocol}}</td><td class="l">{{join .Stacks}}</td><td>{{num .Test.Statistic 2}}</td><td>{{pval .Test}}{{if not .Test.OK}} ({{.Test.Reason}}){{end}}</td></tr>
 {{end}}</table>{{end}}
+{{if .A.QUICANOVAs}}<h2>One-way ANOVA across QUIC stacks</h2>
+<table><tr><th class="l">network</th><th class="l">page</th>{{range .VariedBesidesQUIC.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th class="l">QUIC stacks</th><th>F</th><th>p</th></tr>
+{{range .A.QUICANOVAs}}<tr><td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.VariedBesidesQUIC.Values .Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{.Protocol}}</td><td class="l">{{join .Stacks}}</td><td>{{num .Test.Statistic 2}}</td><td>{{pval .Test}}{{if not .Test.OK}} ({{.Test.Reason}}){{end}}</td></tr>
+{{end}}</table>{{end}}
 <h2>Figures</h2>
 {{range .Figures}}<figure id="{{.Name}}">{{.SVG}}<figcaption><b>{{.Title}}.</b> {{.Caption}} Files: <a href="{{.Name}}.svg">SVG</a>, <a href="{{.Name}}.png">PNG</a>.</figcaption></figure>
 {{end}}
@@ -188,8 +193,9 @@ func renderHTML(pg Page, a *Analysis, figs []Figure) ([]byte, error) {
 		A                          *Analysis
 		Metric, ShareTitle         string
 		Varied, VariedBesidesStack htmlVaried
+		VariedBesidesQUIC          htmlVaried
 		Figures                    []htmlFigure
-	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), htmlVaried{v}, htmlVaried{v.without("stack")}, hf})
+	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), htmlVaried{v}, htmlVaried{v.without("stack")}, htmlVaried{v.without("quic")}, hf})
 	if err != nil {
 		return nil, fmt.Errorf("report: html: %w", err)
 	}

@@ -383,3 +383,42 @@ func TestCalibrationNamesTheNetworksThatWereOff(t *testing.T) {
 		t.Errorf("calibration:\n%s", out.String())
 	}
 }
+
+// TestQUICStackANOVA: h3 loads of two QUIC stacks in otherwise equal
+// settings get an ANOVA across the QUIC stacks (significant where one is
+// 20 % slower), h2 none; runs recorded before the QUIC stack was (empty
+// quic_server) count as quic-go.
+func TestQUICStackANOVA(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	var trials []results.Trial
+	for _, quic := range []struct {
+		server factor.QUICServer
+		cc     factor.CC
+		slower float64
+	}{{"", "", 1}, {"quinn", "bbr", 1.2}} {
+		for _, proto := range []factor.Protocol{"h2", "h3"} {
+			for rep := 1; rep <= 10; rep++ {
+				v := 1000 * (1 + 0.03*rng.NormFloat64())
+				if proto == "h3" {
+					v *= quic.slower
+				}
+				trials = append(trials, results.Trial{ID: "t", Rep: int64(rep),
+					Levels:  results.Levels{Network: "n", Page: "synthetic:8x10KB", Origins: 1, Stack: "tcp+", Server: "go", QUICServer: quic.server, QUICCC: quic.cc, Protocol: proto, Visit: "first", Client: "chromium", Browser: "fresh"},
+					Outcome: results.Outcome{Status: results.StatusOK, Attempts: 1},
+					Metrics: results.Metrics{PLT: results.F(v), OnLoad: results.F(v)}})
+			}
+		}
+	}
+	a, err := Analyze(trials, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.QUICANOVAs) != 1 || a.QUICANOVAs[0].Protocol != "h3" || strings.Join(a.QUICANOVAs[0].Stacks, ",") != "quic-go,quinn+bbr" || a.QUICANOVAs[0].Test.P >= stats.Alpha {
+		t.Fatalf("QUIC ANOVAs %+v, want one significant for h3 across quic-go and quinn+bbr", a.QUICANOVAs)
+	}
+	var text bytes.Buffer
+	WriteText(&text, "run", a)
+	if !strings.Contains(text.String(), "One-way ANOVA across QUIC stacks") {
+		t.Errorf("the summary has no QUIC stack ANOVA:\n%s", text.String())
+	}
+}

@@ -41,7 +41,8 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	writeCalibration(w, a.Calibration)
 	writeEmulatorLatency(w, a.EmulatorLatency)
 	writeShares(w, a, v)
-	writeANOVAs(w, a, v)
+	writeANOVAs(w, a.ANOVAs, v.without("stack"), "TCP stacks")
+	writeANOVAs(w, a.QUICANOVAs, v.without("quic"), "QUIC stacks")
 }
 
 // cells joins table cells, each followed by a tab.
@@ -71,15 +72,15 @@ func writeShares(w io.Writer, a *Analysis, v varied) {
 	tw.Flush()
 }
 
-func writeANOVAs(w io.Writer, a *Analysis, v varied) {
-	if len(a.ANOVAs) == 0 {
+// writeANOVAs writes the ANOVAs across the stacks called what.
+func writeANOVAs(w io.Writer, anovas []StackANOVA, v varied, what string) {
+	if len(anovas) == 0 {
 		return
 	}
-	v = v.without("stack")
-	fmt.Fprintln(w, "\nOne-way ANOVA across TCP stacks (seed 003); the stacks differ where p < 0.01:")
+	fmt.Fprintf(w, "\nOne-way ANOVA across %s (seed 003); the stacks differ where p < 0.01:\n", what)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%sprotocol\tstacks\tF\tp\tstacks differ\n", cells(append([]string{"network", "page"}, v.names()...)))
-	for _, an := range a.ANOVAs {
+	for _, an := range anovas {
 		differ := "no"
 		switch {
 		case !an.Test.OK:

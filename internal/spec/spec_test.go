@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,6 +37,7 @@ factors:
   protocols: [h2, h3]
   stacks: [tcp, tcp+]
   servers: [go, nginx]
+  quic: [quic-go, quinn+bbr]
   visits: [first, repeat]
   cache: [off, on]
   origins: [2]
@@ -69,7 +71,8 @@ func TestParseFullSpec(t *testing.T) {
 		t.Errorf("preset with overrides: %+v", s.Networks[3])
 	}
 	if len(s.Pages) != 2 || s.Pages[1].Objects != 8 || len(s.Protocols) != 2 || len(s.Stacks) != 2 || s.Stacks[1] != factor.StackTCPPlus ||
-		len(s.Servers) != 2 || len(s.Visits) != 2 || s.Visits[1] != factor.RepeatVisit || len(s.Cache) != 2 || !s.Cache[1].On() || s.Origins[0] != 2 {
+		len(s.Servers) != 2 || len(s.Visits) != 2 || s.Visits[1] != factor.RepeatVisit || len(s.Cache) != 2 || !s.Cache[1].On() || s.Origins[0] != 2 ||
+		!slices.Equal(s.QUIC, []factor.QUIC{factor.QUICGoNewReno, factor.QUICQuinnBBR}) {
 		t.Errorf("factors: %+v", s)
 	}
 	if len(s.SHA256) != 64 || string(s.Source) != full {
@@ -83,7 +86,8 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Seed != 1 || s.Retries != 2 || s.Client != factor.ClientChromium || s.Browser != factor.BrowserFresh || s.Timeout != time.Minute || !s.Netcheck ||
-		len(s.Protocols) != 3 || s.Stacks[0] != factor.StackTCP || s.Servers[0] != factor.ServerGo || s.Visits[0] != factor.FirstVisit || s.Cache[0].On() || s.Origins[0] != 1 {
+		len(s.Protocols) != 3 || s.Stacks[0] != factor.StackTCP || s.Servers[0] != factor.ServerGo || s.Visits[0] != factor.FirstVisit || s.Cache[0].On() || s.Origins[0] != 1 ||
+		!slices.Equal(s.QUIC, []factor.QUIC{factor.QUICGoNewReno}) {
 		t.Errorf("defaults: %+v", s)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -19,31 +18,16 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
-	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
-	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 // startQUICTestbed starts a testbed whose h3 is served by quic.
 func startQUICTestbed(t *testing.T, s *site.Site, quic factor.QUIC) *Testbed {
 	t.Helper()
-	testenv.RequireRoot(t)
-	tb, err := Start(Config{
-		Stem: netns.RunName(os.Getpid(), fmt.Sprintf("tq%d", time.Now().UnixNano()%1e6)),
-		Link: emulator.Config{Up: link.Config{Delay: 2 * time.Millisecond}, Down: link.Config{Delay: 2 * time.Millisecond}},
-		Site: s, RunDir: t.TempDir(), QUIC: quic,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := tb.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return tb
+	delay := link.Config{Delay: 2 * time.Millisecond}
+	return startConfigured(t, Config{Link: emulator.Config{Up: delay, Down: delay}, Site: s, QUIC: quic})
 }
 
 // recordedSite is a replayed page with what recordings have and generated

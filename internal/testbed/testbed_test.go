@@ -20,13 +20,17 @@ import (
 
 func startTestbed(t *testing.T, linkCfg emulator.Config, s *site.Site) *Testbed {
 	t.Helper()
+	return startConfigured(t, Config{Link: linkCfg, Site: s})
+}
+
+// startConfigured starts a testbed of cfg with its own stem and run
+// directory, closed when the test ends.
+func startConfigured(t *testing.T, cfg Config) *Testbed {
+	t.Helper()
 	testenv.RequireRoot(t)
-	tb, err := Start(Config{
-		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("tb%d", time.Now().UnixNano()%1e6)),
-		Link:   linkCfg,
-		Site:   s,
-		RunDir: t.TempDir(),
-	})
+	cfg.Stem = netns.RunName(os.Getpid(), fmt.Sprintf("tb%d", time.Now().UnixNano()%1e6))
+	cfg.RunDir = t.TempDir()
+	tb, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
