@@ -211,9 +211,8 @@ func (s *Server) lastError() string {
 		}
 	}
 	if last == "" {
-		if out := strings.TrimSpace(s.stderr.String()); out != "" {
-			lines := strings.Split(out, "\n")
-			return lines[len(lines)-1]
+		if line := s.stderr.LastLine(); line != "" {
+			return line
 		}
 		return "no error in " + filepath.Join(s.cfg.Dir, "error.log")
 	}
