@@ -4,7 +4,7 @@ GO  ?= go
 CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
 BIN := bin/quicbench
 
-.PHONY: deps build demo test bench fuzz examples clean
+.PHONY: deps build demo check test bench fuzz examples clean
 
 deps:
 	@scripts/install-deps.sh
@@ -21,11 +21,15 @@ demo: build
 	./$(BIN) compare --rtt 100ms --loss 1 --down 10mbit --up 5mbit --queue 200ms \
 		--page synthetic:32x10KB --protocols h1,h2,h3 --runs 5
 
+# The fast gate (under two minutes): gofmt -l, go vet, staticcheck, cargo fmt
+# --check, cargo clippy -D warnings, and the pure packages' unit tests.
+check: deps
+	@scripts/check.sh
+
 # Every test, unit and integration (real namespaces, emulator, servers and
-# Chromium; needs root). -p 1: packages run one after another, so two timed
-# page loads never run at once on this 2-core machine.
-test: deps
-	$(GO) vet ./...
+# Chromium; needs root), after check. -p 1: packages run one after another,
+# so two timed page loads never run at once on this 2-core machine.
+test: check
 	$(CARGO) test --quiet --release --locked --manifest-path servers/h3/Cargo.toml
 	$(GO) test -count=1 -p 1 -timeout 20m ./...
 

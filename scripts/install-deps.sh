@@ -58,12 +58,25 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 go mod download
 
+# staticcheck, which make check runs, into .cache/bin at a pinned version.
+staticcheck_version=v0.8.2
+if [ "$(.cache/bin/staticcheck -version 2>/dev/null | awk '{print $NF}' | tr -d '()')" != "${staticcheck_version#v}" ]; then
+	echo "install-deps: installing staticcheck $staticcheck_version into .cache/bin"
+	GOBIN="$PWD/.cache/bin" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+fi
+
 # quicbench-h3, the second HTTP/3 server (servers/h3: quinn, h3, rustls),
 # built from the crates Cargo.lock pins into bin/ beside quicbench.
 cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
 if [ ! -x "$cargo" ]; then
 	echo "install-deps: Rust's cargo is missing: install Rust 1.85 or later with rustup (https://rustup.rs; Debian 12's cargo is too old)" >&2
 	exit 1
+fi
+# make check runs cargo fmt and clippy, rustup components of their own.
+if ! "$cargo" clippy --version >/dev/null 2>&1 || ! "$cargo" fmt --version >/dev/null 2>&1; then
+	rustup=$(command -v rustup || echo "$HOME/.cargo/bin/rustup")
+	echo "install-deps: adding rustup's clippy and rustfmt components"
+	"$rustup" component add clippy rustfmt
 fi
 "$cargo" build --quiet --release --locked --manifest-path servers/h3/Cargo.toml
 mkdir -p bin

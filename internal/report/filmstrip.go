@@ -78,8 +78,9 @@ func loadFrames(dir string, t results.Trial) ([]visual.Frame, error) {
 
 // frameTime is the time in a frame's file name ms_NNNNNN.jpg.
 func frameTime(name string) (int64, bool) {
-	digits, ok := strings.CutPrefix(name, "ms_")
-	if digits, ok = strings.CutSuffix(digits, ".jpg"); !ok || len(digits) != 6 {
+	digits, hasPrefix := strings.CutPrefix(name, "ms_")
+	digits, hasSuffix := strings.CutSuffix(digits, ".jpg")
+	if !hasPrefix || !hasSuffix || len(digits) != 6 {
 		return 0, false
 	}
 	ms, err := strconv.ParseInt(digits, 10, 64)

@@ -88,3 +88,16 @@ func figNames(figs []Figure) []string {
 	}
 	return out
 }
+
+func TestFrameTimeNeedsBrowsertimesName(t *testing.T) {
+	for name, want := range map[string]int64{"ms_000120.jpg": 120, "ms_001500.jpg": 1500} {
+		if got, ok := frameTime(name); !ok || got != want {
+			t.Errorf("frameTime(%q) = %d, %v; want %d", name, got, ok, want)
+		}
+	}
+	for _, name := range []string{"000120.jpg", "ms_000120.png", "ms_12.jpg", "xx_000120.jpg", "ms_00012x.jpg"} {
+		if _, ok := frameTime(name); ok {
+			t.Errorf("frameTime(%q) accepted a name that is not ms_NNNNNN.jpg", name)
+		}
+	}
+}

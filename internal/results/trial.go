@@ -39,22 +39,22 @@ type Trial struct {
 
 // Levels are the trial's factor levels as the spec names them.
 type Levels struct {
-	Network  string          `parquet:"network"` // the network's name
-	Page     string          `parquet:"page"`    // such as "synthetic:32x10KB"
-	Origins  int64           `parquet:"origins"`
-	Stack    factor.Stack    `parquet:"stack"`
-	Server   factor.Server   `parquet:"server"`
+	Network string        `parquet:"network"` // the network's name
+	Page    string        `parquet:"page"`    // such as "synthetic:32x10KB"
+	Origins int64         `parquet:"origins"`
+	Stack   factor.Stack  `parquet:"stack"`
+	Server  factor.Server `parquet:"server"`
 	// QUICServer and QUICCC are the stack that served h3 in the trial's
 	// testbed (quic-go or quinn, and its congestion control); empty in a
 	// run made before they were recorded, when quic-go served h3.
 	QUICServer factor.QUICServer `parquet:"quic_server"`
 	QUICCC     factor.CC         `parquet:"quic_cc"`
 	Protocol   factor.Protocol   `parquet:"protocol"`
-	Visit    factor.Visit    `parquet:"visit"`
-	Cache    bool            `parquet:"cache"`
-	Client   factor.Client   `parquet:"client"`
-	Browser  factor.Browser  `parquet:"browser"`
-	Visual   bool            `parquet:"visual"` // frames captured, visual metrics computed
+	Visit      factor.Visit      `parquet:"visit"`
+	Cache      bool              `parquet:"cache"`
+	Client     factor.Client     `parquet:"client"`
+	Browser    factor.Browser    `parquet:"browser"`
+	Visual     bool              `parquet:"visual"` // frames captured, visual metrics computed
 }
 
 // NetworkValues are the network's resolved values, per direction where

@@ -92,9 +92,9 @@ type Spec struct {
 	Stacks    []factor.Stack
 	Servers   []factor.Server
 	// QUIC is the stacks that serve h3 (default quic-go).
-	QUIC      []factor.QUIC
-	Visits    []factor.Visit
-	Cache     []factor.Cache
+	QUIC   []factor.QUIC
+	Visits []factor.Visit
+	Cache  []factor.Cache
 	// Visual says which trials capture frames for visual metrics.
 	Visual  []factor.Visual
 	Origins []int

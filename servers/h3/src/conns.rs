@@ -60,7 +60,12 @@ pub struct State {
 }
 
 impl State {
-    pub fn new(site: Arc<Site>, cc: String, initial_window: u64, server_config: quinn::ServerConfig) -> State {
+    pub fn new(
+        site: Arc<Site>,
+        cc: String,
+        initial_window: u64,
+        server_config: quinn::ServerConfig,
+    ) -> State {
         State {
             site,
             server_config,
@@ -76,8 +81,15 @@ impl State {
 
     /// Registers a new connection.
     pub fn track(&self, conn: quinn::Connection) -> Arc<Tracked> {
-        let opened = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        let t = Arc::new(Tracked { conn, opened_unix_ns: opened, requests: AtomicU64::new(0) });
+        let opened = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let t = Arc::new(Tracked {
+            conn,
+            opened_unix_ns: opened,
+            requests: AtomicU64::new(0),
+        });
         self.conns.lock().unwrap().push(t.clone());
         t
     }
@@ -123,7 +135,9 @@ impl State {
                 let (n, examples) = std::mem::take(&mut *self.unmatched.lock().unwrap());
                 reply(&serde_json::json!({"count": n, "examples": examples}));
             }
-            _ => reply(&serde_json::json!({"error": "unknown command: use cache on|off, close, conns, counts or unmatched"})),
+            _ => reply(
+                &serde_json::json!({"error": "unknown command: use cache on|off, close, conns, counts or unmatched"}),
+            ),
         }
     }
 
@@ -137,7 +151,11 @@ impl State {
         };
         let name: String = cid.iter().map(|b| format!("{b:02x}")).collect();
         // create_new: never through a link, never over a file
-        let file = match std::fs::OpenOptions::new().write(true).create_new(true).open(dir.join(format!("{name}_server.sqlog"))) {
+        let file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dir.join(format!("{name}_server.sqlog")))
+        {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("quicbench-h3: qlog file in {}: {e}", dir.display());
@@ -145,8 +163,10 @@ impl State {
             }
         };
         let mut q = quinn::QlogConfig::default();
-        q.writer(Box::new(std::io::BufWriter::new(file))).title(Some(format!("quicbench-h3 {name}")));
-        let mut t = crate::transport(&self.cc, self.initial_window).expect("the controller was checked at start");
+        q.writer(Box::new(std::io::BufWriter::new(file)))
+            .title(Some(format!("quicbench-h3 {name}")));
+        let mut t = crate::transport(&self.cc, self.initial_window)
+            .expect("the controller was checked at start");
         t.qlog_stream(q.into_stream());
         let mut sc = self.server_config.clone();
         sc.transport_config(Arc::new(t));
@@ -154,8 +174,18 @@ impl State {
     }
 
     fn record(&self, t: &Tracked) -> Record {
-        let (kind, server_name, alpn) = match t.conn.handshake_data().and_then(|d| d.downcast::<handshake::Data>().ok()) {
-            Some(d) => (d.kind, d.server_name.unwrap_or_default(), d.alpn.map(|p| String::from_utf8_lossy(&p).into_owned()).unwrap_or_default()),
+        let (kind, server_name, alpn) = match t
+            .conn
+            .handshake_data()
+            .and_then(|d| d.downcast::<handshake::Data>().ok())
+        {
+            Some(d) => (
+                d.kind,
+                d.server_name.unwrap_or_default(),
+                d.alpn
+                    .map(|p| String::from_utf8_lossy(&p).into_owned())
+                    .unwrap_or_default(),
+            ),
             None => (handshake::Kind::Incomplete, String::new(), String::new()),
         };
         let s = t.conn.stats();

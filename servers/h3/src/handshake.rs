@@ -11,7 +11,9 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use quinn::crypto::{self, ExportKeyingMaterialError, KeyPair, Keys, PacketKey, HeaderKey, UnsupportedVersion};
+use quinn::crypto::{
+    self, ExportKeyingMaterialError, HeaderKey, KeyPair, Keys, PacketKey, UnsupportedVersion,
+};
 use quinn::ConnectionId;
 use quinn_proto::transport_parameters::TransportParameters;
 use quinn_proto::TransportError;
@@ -63,7 +65,8 @@ impl FlightReader {
     pub fn feed(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
         while self.pending.len() >= 4 {
-            let len = u32::from_be_bytes([0, self.pending[1], self.pending[2], self.pending[3]]) as usize;
+            let len =
+                u32::from_be_bytes([0, self.pending[1], self.pending[2], self.pending[3]]) as usize;
             if self.pending.len() < 4 + len {
                 return;
             }
@@ -71,8 +74,14 @@ impl FlightReader {
             match self.pending[0] {
                 // A HelloRetryRequest is a ServerHello too; the second
                 // ServerHello decides.
-                SERVER_HELLO => self.psk = server_hello_extensions(&body).is_some_and(|e| has_extension(e, EXT_PRE_SHARED_KEY)),
-                ENCRYPTED_EXTENSIONS => self.early_data = extensions_block(&body).is_some_and(|e| has_extension(e, EXT_EARLY_DATA)),
+                SERVER_HELLO => {
+                    self.psk = server_hello_extensions(&body)
+                        .is_some_and(|e| has_extension(e, EXT_PRE_SHARED_KEY))
+                }
+                ENCRYPTED_EXTENSIONS => {
+                    self.early_data =
+                        extensions_block(&body).is_some_and(|e| has_extension(e, EXT_EARLY_DATA))
+                }
                 FINISHED => self.finished = true,
                 _ => {}
             }
@@ -123,7 +132,11 @@ fn has_extension(mut list: &[u8], want: u16) -> bool {
 pub struct ServerConfig(pub Arc<dyn crypto::ServerConfig>);
 
 impl crypto::ServerConfig for ServerConfig {
-    fn initial_keys(&self, version: u32, dst_cid: &ConnectionId) -> Result<Keys, UnsupportedVersion> {
+    fn initial_keys(
+        &self,
+        version: u32,
+        dst_cid: &ConnectionId,
+    ) -> Result<Keys, UnsupportedVersion> {
         self.0.initial_keys(version, dst_cid)
     }
 
@@ -131,8 +144,15 @@ impl crypto::ServerConfig for ServerConfig {
         self.0.retry_tag(version, orig_dst_cid, packet)
     }
 
-    fn start_session(self: Arc<Self>, version: u32, params: &TransportParameters) -> Box<dyn crypto::Session> {
-        Box::new(Session { inner: self.0.clone().start_session(version, params), flight: FlightReader::default() })
+    fn start_session(
+        self: Arc<Self>,
+        version: u32,
+        params: &TransportParameters,
+    ) -> Box<dyn crypto::Session> {
+        Box::new(Session {
+            inner: self.0.clone().start_session(version, params),
+            flight: FlightReader::default(),
+        })
     }
 }
 
@@ -152,7 +172,11 @@ impl crypto::Session for Session {
             Ok(d) => (d.server_name, d.protocol),
             Err(_) => (None, None),
         };
-        Some(Box::new(Data { kind: self.flight.kind(), server_name, alpn }))
+        Some(Box::new(Data {
+            kind: self.flight.kind(),
+            server_name,
+            alpn,
+        }))
     }
 
     fn peer_identity(&self) -> Option<Box<dyn Any>> {
@@ -194,7 +218,12 @@ impl crypto::Session for Session {
         self.inner.is_valid_retry(orig_dst_cid, header, payload)
     }
 
-    fn export_keying_material(&self, output: &mut [u8], label: &[u8], context: &[u8]) -> Result<(), ExportKeyingMaterialError> {
+    fn export_keying_material(
+        &self,
+        output: &mut [u8],
+        label: &[u8],
+        context: &[u8],
+    ) -> Result<(), ExportKeyingMaterialError> {
         self.inner.export_keying_material(output, label, context)
     }
 }
@@ -244,9 +273,15 @@ mod tests {
         let versions: (u16, &[u8]) = (43, &[3, 4]);
         let psk: (u16, &[u8]) = (EXT_PRE_SHARED_KEY, &[0, 0]);
         let cases = [
-            (flight(&[key_share, versions], &[(16, b"\x00\x03\x02h3")]), Kind::Full),
+            (
+                flight(&[key_share, versions], &[(16, b"\x00\x03\x02h3")]),
+                Kind::Full,
+            ),
             (flight(&[key_share, versions, psk], &[]), Kind::Resumed),
-            (flight(&[versions, psk], &[(EXT_EARLY_DATA, &[])]), Kind::ZeroRtt),
+            (
+                flight(&[versions, psk], &[(EXT_EARLY_DATA, &[])]),
+                Kind::ZeroRtt,
+            ),
         ];
         for (bytes, want) in cases {
             // fed whole, and byte by byte (messages split across writes)

@@ -69,16 +69,31 @@ fn parse_args() -> Result<Args, String> {
             "--cert" => a.cert = value.into(),
             "--key" => a.key = value.into(),
             "--cc" => a.cc = value,
-            "--initial-window" => a.initial_window_packets = value.parse().map_err(|_| format!("--initial-window {value:?} is not a whole number of packets"))?,
-            "--sockets" => a.sockets = value.parse().map_err(|_| format!("--sockets {value:?} is not a whole number"))?,
+            "--initial-window" => {
+                a.initial_window_packets = value.parse().map_err(|_| {
+                    format!("--initial-window {value:?} is not a whole number of packets")
+                })?
+            }
+            "--sockets" => {
+                a.sockets = value
+                    .parse()
+                    .map_err(|_| format!("--sockets {value:?} is not a whole number"))?
+            }
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
-    if a.manifest.as_os_str().is_empty() || a.cert.as_os_str().is_empty() || a.key.as_os_str().is_empty() || a.sockets < 1 {
+    if a.manifest.as_os_str().is_empty()
+        || a.cert.as_os_str().is_empty()
+        || a.key.as_os_str().is_empty()
+        || a.sockets < 1
+    {
         return Err("usage: quicbench-h3 --manifest FILE --bodies DIR --cert PEM --key PEM --sockets N [--cc cubic|newreno|bbr] [--initial-window PACKETS]".into());
     }
     if !(1..=1000).contains(&a.initial_window_packets) {
-        return Err(format!("--initial-window {} is outside 1 to 1000 packets", a.initial_window_packets));
+        return Err(format!(
+            "--initial-window {} is outside 1 to 1000 packets",
+            a.initial_window_packets
+        ));
     }
     Ok(a)
 }
@@ -87,7 +102,11 @@ fn parse_args() -> Result<Args, String> {
 /// Go origin's idle timeout (5 min). Pacing is always on in quinn.
 pub fn transport(cc: &str, initial_window: u64) -> Result<quinn::TransportConfig, String> {
     let mut t = quinn::TransportConfig::default();
-    t.max_idle_timeout(Some(Duration::from_secs(300).try_into().map_err(|e| format!("idle timeout: {e}"))?));
+    t.max_idle_timeout(Some(
+        Duration::from_secs(300)
+            .try_into()
+            .map_err(|e| format!("idle timeout: {e}"))?,
+    ));
     match cc {
         "cubic" => {
             let mut c = congestion::CubicConfig::default();
@@ -104,7 +123,11 @@ pub fn transport(cc: &str, initial_window: u64) -> Result<quinn::TransportConfig
             c.initial_window(initial_window);
             t.congestion_controller_factory(Arc::new(c));
         }
-        other => return Err(format!("--cc {other:?} is unknown: use cubic, newreno or bbr")),
+        other => {
+            return Err(format!(
+                "--cc {other:?} is unknown: use cubic, newreno or bbr"
+            ))
+        }
     }
     Ok(t)
 }
@@ -119,7 +142,8 @@ fn server_config(a: &Args) -> Result<quinn::ServerConfig, String> {
     let certs = CertificateDer::pem_file_iter(&a.cert)
         .and_then(|it| it.collect::<Result<Vec<_>, _>>())
         .map_err(|e| format!("certificate {}: {e}", a.cert.display()))?;
-    let key = PrivateKeyDer::from_pem_file(&a.key).map_err(|e| format!("key {}: {e}", a.key.display()))?;
+    let key = PrivateKeyDer::from_pem_file(&a.key)
+        .map_err(|e| format!("key {}: {e}", a.key.display()))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut tls = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
@@ -132,9 +156,14 @@ fn server_config(a: &Args) -> Result<quinn::ServerConfig, String> {
     // Stateful resumption (rustls accepts 0-RTT only with it): the
     // sessions live as long as the server, as the Go origin's ticket keys.
     tls.session_storage = rustls::server::ServerSessionMemoryCache::new(SESSIONS);
-    let quic_tls = quinn::crypto::rustls::QuicServerConfig::try_from(tls).map_err(|e| format!("tls: {e}"))?;
-    let mut sc = quinn::ServerConfig::with_crypto(Arc::new(handshake::ServerConfig(Arc::new(quic_tls))));
-    sc.transport_config(Arc::new(transport(&a.cc, a.initial_window_packets * BASE_DATAGRAM_SIZE)?));
+    let quic_tls =
+        quinn::crypto::rustls::QuicServerConfig::try_from(tls).map_err(|e| format!("tls: {e}"))?;
+    let mut sc =
+        quinn::ServerConfig::with_crypto(Arc::new(handshake::ServerConfig(Arc::new(quic_tls))));
+    sc.transport_config(Arc::new(transport(
+        &a.cc,
+        a.initial_window_packets * BASE_DATAGRAM_SIZE,
+    )?));
     Ok(sc)
 }
 
@@ -146,7 +175,11 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     if let Err(e) = rt.block_on(run(a)) {
         eprintln!("quicbench-h3: {e}");
         std::process::exit(1);
@@ -156,15 +189,26 @@ fn main() {
 async fn run(a: Args) -> Result<(), String> {
     let site = Arc::new(site::Site::load(&a.manifest, &a.bodies)?);
     let sc = server_config(&a)?;
-    let state = Arc::new(conns::State::new(site, a.cc.clone(), a.initial_window_packets * BASE_DATAGRAM_SIZE, sc.clone()));
+    let state = Arc::new(conns::State::new(
+        site,
+        a.cc.clone(),
+        a.initial_window_packets * BASE_DATAGRAM_SIZE,
+        sc.clone(),
+    ));
     let mut endpoints = Vec::new();
     for i in 0..a.sockets {
         // SAFETY: quicbench passes a bound UDP socket at each of these
         // descriptors and nothing else in this process uses them.
         let sock = unsafe { std::net::UdpSocket::from_raw_fd(3 + i) };
-        sock.set_nonblocking(true).map_err(|e| format!("socket {}: {e}", 3 + i))?;
-        let ep = quinn::Endpoint::new(quinn::EndpointConfig::default(), Some(sc.clone()), sock, Arc::new(quinn::TokioRuntime))
-            .map_err(|e| format!("endpoint on socket {}: {e}", 3 + i))?;
+        sock.set_nonblocking(true)
+            .map_err(|e| format!("socket {}: {e}", 3 + i))?;
+        let ep = quinn::Endpoint::new(
+            quinn::EndpointConfig::default(),
+            Some(sc.clone()),
+            sock,
+            Arc::new(quinn::TokioRuntime),
+        )
+        .map_err(|e| format!("endpoint on socket {}: {e}", 3 + i))?;
         tokio::spawn(serve::accept_loop(ep.clone(), state.clone()));
         endpoints.push(ep);
     }

@@ -14,7 +14,9 @@ pub async fn accept_loop(ep: quinn::Endpoint, state: Arc<State>) {
         let state = state.clone();
         tokio::spawn(async move {
             let config = state.config_for(&incoming.orig_dst_cid());
-            let Ok(mut connecting) = incoming.accept_with(Arc::new(config)) else { return };
+            let Ok(mut connecting) = incoming.accept_with(Arc::new(config)) else {
+                return;
+            };
             // The ClientHello must have been read first: before, the
             // client's transport parameters (its stream limits) are
             // unknown, and opening h3's control streams can wait for ever.
@@ -39,7 +41,9 @@ pub async fn accept_loop(ep: quinn::Endpoint, state: Arc<State>) {
 type H3Conn = h3::server::Connection<h3_quinn::Connection, Bytes>;
 
 async fn serve_connection(conn: quinn::Connection, tracked: Arc<Tracked>, state: Arc<State>) {
-    let Ok(mut h3conn): Result<H3Conn, _> = h3::server::Connection::new(h3_quinn::Connection::new(conn)).await else {
+    let Ok(mut h3conn): Result<H3Conn, _> =
+        h3::server::Connection::new(h3_quinn::Connection::new(conn)).await
+    else {
         return;
     };
     loop {
@@ -58,14 +62,24 @@ async fn serve_connection(conn: quinn::Connection, tracked: Arc<Tracked>, state:
 type Resolver = RequestResolver<h3_quinn::Connection, Bytes>;
 
 /// Answers one request as the Go origin does (origin.Server.ServeHTTP).
-async fn serve_request(resolver: Resolver, tracked: &Tracked, state: &State) -> Result<(), h3::error::StreamError> {
+async fn serve_request(
+    resolver: Resolver,
+    tracked: &Tracked,
+    state: &State,
+) -> Result<(), h3::error::StreamError> {
     let (req, mut stream) = resolver.resolve_request().await?;
     state.requests.fetch_add(1, Ordering::SeqCst);
     tracked.requests.fetch_add(1, Ordering::SeqCst);
     let uri = req.uri();
-    let authority = uri.authority().map(|a| a.host().to_ascii_lowercase()).unwrap_or_default();
+    let authority = uri
+        .authority()
+        .map(|a| a.host().to_ascii_lowercase())
+        .unwrap_or_default();
     let method = req.method().as_str();
-    let Some(res) = state.site.lookup(&authority, method, uri.path(), uri.query()) else {
+    let Some(res) = state
+        .site
+        .lookup(&authority, method, uri.path(), uri.query())
+    else {
         let target = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         state.unmatched(format!("{method} https://{authority}{target}"));
         let body = Bytes::from(format!("{authority}{} is not in the site\n", uri.path()));
@@ -92,7 +106,11 @@ async fn serve_request(resolver: Resolver, tracked: &Tracked, state: &State) -> 
     }
     let mut resp = http::Response::new(());
     *resp.status_mut() = res.status;
-    *resp.headers_mut() = if cache { res.header_on.clone() } else { res.header_off.clone() };
+    *resp.headers_mut() = if cache {
+        res.header_on.clone()
+    } else {
+        res.header_off.clone()
+    };
     stream.send_response(resp).await?;
     if res.body_allowed && req.method() != http::Method::HEAD && !res.body.is_empty() {
         stream.send_data(res.body.clone()).await?;
@@ -126,7 +144,10 @@ mod tests {
         assert!(not_modified(&h, "\"a\"", "Mon"));
         assert!(!not_modified(&h, "\"b\"", "Mon"));
         h.insert("if-modified-since", "Mon".parse().unwrap());
-        assert!(!not_modified(&h, "\"b\"", "Mon"), "If-None-Match decides when both are there");
+        assert!(
+            !not_modified(&h, "\"b\"", "Mon"),
+            "If-None-Match decides when both are there"
+        );
         assert!(not_modified(&h, "", "Mon"));
         assert!(!not_modified(&h, "", ""));
     }

@@ -66,8 +66,10 @@ pub struct Site {
 impl Site {
     /// Reads the manifest and every body it names from `bodies`.
     pub fn load(manifest: &Path, bodies: &Path) -> Result<Site, String> {
-        let data = fs::read(manifest).map_err(|e| format!("read manifest {}: {e}", manifest.display()))?;
-        let m: Manifest = serde_json::from_slice(&data).map_err(|e| format!("manifest {}: {e}", manifest.display()))?;
+        let data =
+            fs::read(manifest).map_err(|e| format!("read manifest {}: {e}", manifest.display()))?;
+        let m: Manifest = serde_json::from_slice(&data)
+            .map_err(|e| format!("manifest {}: {e}", manifest.display()))?;
         let mut cache: HashMap<String, Bytes> = HashMap::new();
         let mut by_path: HashMap<String, HashMap<String, Vec<Response>>> = HashMap::new();
         for o in m.origins {
@@ -83,7 +85,8 @@ impl Site {
                 };
                 let key = format!("{} {}", r.method, r.path);
                 paths.entry(key).or_default().push(Response {
-                    status: http::StatusCode::from_u16(r.status).map_err(|e| format!("status {}: {e}", r.status))?,
+                    status: http::StatusCode::from_u16(r.status)
+                        .map_err(|e| format!("status {}: {e}", r.status))?,
                     header_off: header_map(&r.header_off),
                     header_on: header_map(&r.header_on),
                     header_304: header_map(&r.header_304),
@@ -99,7 +102,13 @@ impl Site {
     }
 
     /// The response for method on host at path and raw query, or None.
-    pub fn lookup(&self, host: &str, method: &str, path: &str, query: Option<&str>) -> Option<&Response> {
+    pub fn lookup(
+        &self,
+        host: &str,
+        method: &str,
+        path: &str,
+        query: Option<&str>,
+    ) -> Option<&Response> {
         let method = if method == "HEAD" { "GET" } else { method };
         let candidates = self.by_path.get(host)?.get(&format!("{method} {path}"))?;
         let want = match query {
@@ -137,10 +146,16 @@ fn header_map(fields: &[(String, String)]) -> http::HeaderMap {
     let mut h = http::HeaderMap::new();
     for (name, value) in fields {
         let lower = name.to_ascii_lowercase();
-        if matches!(lower.as_str(), "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade") {
+        if matches!(
+            lower.as_str(),
+            "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade"
+        ) {
             continue;
         }
-        if let (Ok(n), Ok(v)) = (http::HeaderName::from_bytes(lower.as_bytes()), http::HeaderValue::from_str(value)) {
+        if let (Ok(n), Ok(v)) = (
+            http::HeaderName::from_bytes(lower.as_bytes()),
+            http::HeaderValue::from_str(value),
+        ) {
             h.append(n, v);
         }
     }
@@ -172,14 +187,35 @@ mod tests {
     #[test]
     fn exact_target_wins_then_longest_prefix_then_first() {
         let mut paths = HashMap::new();
-        paths.insert("GET /a".to_string(), vec![resp("/a?x=1"), resp("/a?x=12"), resp("/a?y=1")]);
+        paths.insert(
+            "GET /a".to_string(),
+            vec![resp("/a?x=1"), resp("/a?x=12"), resp("/a?y=1")],
+        );
         let mut by_path = HashMap::new();
         by_path.insert("h.test".to_string(), paths);
         let s = Site { by_path };
-        assert_eq!(s.lookup("h.test", "GET", "/a", Some("x=12")).unwrap().target, "/a?x=12");
-        assert_eq!(s.lookup("h.test", "GET", "/a", Some("x=13")).unwrap().target, "/a?x=1");
-        assert_eq!(s.lookup("h.test", "HEAD", "/a", Some("y=2")).unwrap().target, "/a?y=1");
-        assert_eq!(s.lookup("h.test", "GET", "/a", None).unwrap().target, "/a?x=1");
+        assert_eq!(
+            s.lookup("h.test", "GET", "/a", Some("x=12"))
+                .unwrap()
+                .target,
+            "/a?x=12"
+        );
+        assert_eq!(
+            s.lookup("h.test", "GET", "/a", Some("x=13"))
+                .unwrap()
+                .target,
+            "/a?x=1"
+        );
+        assert_eq!(
+            s.lookup("h.test", "HEAD", "/a", Some("y=2"))
+                .unwrap()
+                .target,
+            "/a?y=1"
+        );
+        assert_eq!(
+            s.lookup("h.test", "GET", "/a", None).unwrap().target,
+            "/a?x=1"
+        );
         assert!(s.lookup("h.test", "POST", "/a", None).is_none());
         assert!(s.lookup("other.test", "GET", "/a", None).is_none());
     }
@@ -198,7 +234,10 @@ mod tests {
     #[test]
     fn body_names_cannot_leave_the_directory() {
         for name in ["../x", "a/b", ".hidden", ""] {
-            assert!(read_body(Path::new("/nonexistent"), name).is_err(), "{name}");
+            assert!(
+                read_body(Path::new("/nonexistent"), name).is_err(),
+                "{name}"
+            );
         }
     }
 }
