@@ -13,9 +13,8 @@ import (
 // (a run killed with SIGKILL cannot clean up after itself).
 func runCleanup(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, done := noArgs(fs, args, "Usage: quicbench cleanup\n\nRemoves the namespaces and browsers' temporary directories of quicbench runs whose process is gone.", stdout, stderr); done {
+		return code
 	}
 	if err := checkPrivileges(); err != nil {
 		fmt.Fprintln(stderr, "quicbench cleanup:", err)

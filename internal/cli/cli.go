@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 
 	"github.com/quicbench/quicbench/internal/rootless"
 )
@@ -28,86 +29,102 @@ const (
 	exitInterrupted = 130
 )
 
-const usage = `quicbench measures whether HTTP/3 over QUIC loads pages faster than HTTP/2 and
-HTTP/1.1 over TCP+TLS, behind an emulated network, in a real browser.
+// command is one subcommand: its name and arguments as the usage shows
+// them, what it does in a line, and how it runs.
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// namespaced commands build namespaces, TUN devices and servers: an
+	// ordinary user runs them as root of a user namespace of their own,
+	// and each checks its privileges once (checkPrivileges).
+	namespaced bool
+}
 
-Usage:
-  quicbench compare [flags]   load one page over h1, h2 and h3 and compare them
-  quicbench shell [flags] -- CMD
-                              run CMD in the client namespace behind the emulated link
-  quicbench netcheck [flags]  measure the emulated network against its configuration
-  quicbench presets           list the network presets, their numbers and sources
-  quicbench corpus            the generated web2024 pages' statistics beside the HTTP Archive's
-  quicbench import FORMAT PATH --to DIR
-                              read a Mahimahi, HAR or WebPageReplay recording into a site archive
-  quicbench record URL... --to DIR
-                              load pages in Chromium and save every response as a site archive
-  quicbench stacks            list the servers' transport stacks and their limits here
-  quicbench parity [flags]    compare the servers' download times over h1, h2 and h3
-  quicbench plan SPEC         print a spec file's plan: trials and estimated duration
-  quicbench run SPEC [flags]  run a spec file's plan into a results database (--resume continues)
-  quicbench merge OUT DIR...  merge the run directories of a plan's shards (run --shard I/N)
-  quicbench slurm SPEC --shards N --out DIR [--submit]
-                              a Slurm job array of the shards and a merge job after it
-  quicbench export DIR [flags]
-                              write a run's trials and resources as CSV, JSON lines or Parquet
-  quicbench report DIR [flags]
-                              compare the protocols of a run: statistics, tests, figures, HTML
-  quicbench cleanup           remove namespaces left by runs that were killed
-  quicbench help              show this text
+// commands is every subcommand, in the order the usage lists them: the
+// one list the usage, the dispatch and the unknown-command error come
+// from.
+func commands() []command {
+	noCtx := func(run func([]string, io.Writer, io.Writer) int) func(context.Context, []string, io.Writer, io.Writer) int {
+		return func(_ context.Context, args []string, stdout, stderr io.Writer) int { return run(args, stdout, stderr) }
+	}
+	shell := func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		return runShell(ctx, args, os.Stdin, stdout, stderr)
+	}
+	return []command{
+		{"compare", "[flags]", "load one page over h1, h2 and h3 and compare them", runCompare, true},
+		{"shell", "[flags] -- CMD", "run CMD in the client namespace behind the emulated link", shell, true},
+		{"netcheck", "[flags]", "measure the emulated network against its configuration", runNetcheck, true},
+		{"presets", "", "list the network presets, their numbers and sources", noCtx(runPresets), false},
+		{"corpus", "", "the generated web2024 pages' statistics beside the HTTP Archive's", noCtx(runCorpus), false},
+		{"import", "FORMAT PATH --to DIR", "read a Mahimahi, HAR or WebPageReplay recording into a site archive", noCtx(runImport), false},
+		{"record", "URL... --to DIR", "load pages in Chromium and save every response as a site archive", runRecord, false},
+		{"stacks", "", "list the servers' transport stacks and their limits here", noCtx(runStacks), false},
+		{"parity", "[flags]", "compare the servers' download times over h1, h2 and h3", runParity, true},
+		{"plan", "SPEC", "print a spec file's plan: trials and estimated duration", noCtx(runPlan), false},
+		{"run", "SPEC [flags]", "run a spec file's plan into a results database (--resume continues)", runRun, true},
+		{"merge", "OUT DIR...", "merge the run directories of a plan's shards (run --shard I/N)", noCtx(runMerge), false},
+		{"slurm", "SPEC --shards N --out DIR [--submit]", "a Slurm job array of the shards and a merge job after it", noCtx(runSlurm), false},
+		{"export", "DIR [flags]", "write a run's trials and resources as CSV, JSON lines or Parquet", noCtx(runExport), false},
+		{"report", "DIR [flags]", "compare the protocols of a run: statistics, tests, figures, HTML", noCtx(runReport), false},
+		{"cleanup", "", "remove namespaces left by runs that were killed", noCtx(runCleanup), false},
+		{"help", "", "show this text", func(_ context.Context, _ []string, stdout, _ io.Writer) int {
+			fmt.Fprint(stdout, usage())
+			return exitOK
+		}, false},
+	}
+}
 
-Run 'quicbench COMMAND -h' for the flags of a command.
-`
+// lookup returns the command called name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name || c.name == "help" && (name == "-h" || name == "-help" || name == "--help") {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// usage is the program's help text, one entry per command: the command
+// and its arguments, and what it does (on a line of its own below a long
+// command line).
+func usage() string {
+	var b strings.Builder
+	b.WriteString("quicbench measures whether HTTP/3 over QUIC loads pages faster than HTTP/2 and\n" +
+		"HTTP/1.1 over TCP+TLS, behind an emulated network, in a real browser.\n\nUsage:\n")
+	const column = 30
+	for _, c := range commands() {
+		line := strings.TrimSpace("quicbench " + c.name + " " + c.args)
+		if len(line) > column-4 {
+			fmt.Fprintf(&b, "  %s\n%s%s\n", line, strings.Repeat(" ", column), c.summary)
+			continue
+		}
+		fmt.Fprintf(&b, "  %-*s%s\n", column-2, line, c.summary)
+	}
+	b.WriteString("\nRun 'quicbench COMMAND -h' for the flags of a command.\n")
+	return b.String()
+}
 
 // Run runs the subcommand in args (without the program name) and returns the
 // process exit status.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return exitUsage
 	}
-	if code, done := asRootless(ctx, args, stderr); done {
+	c, ok := lookup(args[0])
+	if !ok {
+		var names []string
+		for _, c := range commands() {
+			names = append(names, c.name)
+		}
+		fmt.Fprintf(stderr, "quicbench: unknown command %.40q: use %s or %s (quicbench help says what each does)\n", args[0],
+			strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+		return exitUsage
+	}
+	if code, done := asRootless(ctx, c, args, stderr); done {
 		return code
 	}
-	switch args[0] {
-	case "compare":
-		return runCompare(ctx, args[1:], stdout, stderr)
-	case "shell":
-		return runShell(ctx, args[1:], os.Stdin, stdout, stderr)
-	case "netcheck":
-		return runNetcheck(ctx, args[1:], stdout, stderr)
-	case "presets":
-		return runPresets(args[1:], stdout, stderr)
-	case "import":
-		return runImport(args[1:], stdout, stderr)
-	case "record":
-		return runRecord(ctx, args[1:], stdout, stderr)
-	case "corpus":
-		return runCorpus(args[1:], stdout, stderr)
-	case "stacks":
-		return runStacks(args[1:], stdout, stderr)
-	case "parity":
-		return runParity(ctx, args[1:], stdout, stderr)
-	case "cleanup":
-		return runCleanup(args[1:], stdout, stderr)
-	case "plan":
-		return runPlan(args[1:], stdout, stderr)
-	case "run":
-		return runRun(ctx, args[1:], stdout, stderr)
-	case "merge":
-		return runMerge(args[1:], stdout, stderr)
-	case "slurm":
-		return runSlurm(args[1:], stdout, stderr)
-	case "export":
-		return runExport(args[1:], stdout, stderr)
-	case "report":
-		return runReport(args[1:], stdout, stderr)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
-	}
-	fmt.Fprintf(stderr, "quicbench: unknown command %q: use compare, shell, netcheck, parity, plan, run, export, report, presets, corpus, stacks or cleanup (quicbench help lists them)\n", args[0])
-	return exitUsage
+	return c.run(ctx, args[1:], stdout, stderr)
 }
 
 // checkPrivileges returns a one-line error saying how to fix a missing
@@ -152,15 +169,11 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io
 	return exitUsage, true
 }
 
-// namespaced are the commands that build namespaces, TUN devices and
-// servers: an ordinary user runs them in a user namespace of their own.
-var namespaced = map[string]bool{"compare": true, "shell": true, "netcheck": true, "parity": true, "run": true}
-
 // asRootless runs a namespaced command of an ordinary user again as root
 // of a new user, network and mount namespace (package rootless), and
 // prepares that namespace in the run inside. done says the command ran
 // (with its status) or could not start.
-func asRootless(ctx context.Context, args []string, stderr io.Writer) (code int, done bool) {
+func asRootless(ctx context.Context, c command, args []string, stderr io.Writer) (code int, done bool) {
 	switch {
 	case rootless.Inside():
 		if err := rootless.Prepare(); err != nil {
@@ -168,7 +181,7 @@ func asRootless(ctx context.Context, args []string, stderr io.Writer) (code int,
 			return exitUsage, true
 		}
 		return 0, false
-	case os.Geteuid() == 0 || !namespaced[args[0]]:
+	case os.Geteuid() == 0 || !c.namespaced:
 		return 0, false
 	}
 	code, err := rootless.Run(ctx, args)
@@ -177,4 +190,18 @@ func asRootless(ctx context.Context, args []string, stderr io.Writer) (code int,
 		return exitUsage, true
 	}
 	return code, true
+}
+
+// noArgs parses the flags of a command that takes no argument: -h prints
+// its usage, a bad flag or an argument is one line and status 2. done
+// reports whether the command should return code now.
+func noArgs(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) (code int, done bool) {
+	if code, done := parseFlags(fs, args, usage, stdout, stderr); done {
+		return code, true
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "quicbench %s: unexpected argument %.40q: it takes none (see quicbench %s -h)\n", fs.Name(), fs.Arg(0), fs.Name())
+		return exitUsage, true
+	}
+	return 0, false
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -127,26 +128,12 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 		return nil, err
 	}
 	s := &spec.Spec{Name: "compare", Seed: *f.seed, Repetitions: *f.runs, Retries: *f.retries, Timeout: *f.timeout,
-		Netcheck: *f.check, Deterministic: *f.deterministic, Pairing: *f.pairing, Artifacts: spec.Artifacts{Pcap: *f.capture, Qlog: *f.qlog}, Networks: []*netconf.Network{net}}
-	var page factor.Page
-	var stack factor.Stack
-	var server factor.Server
-	var quic factor.QUIC
-	var cc factor.CC
-	var visit factor.Visit
-	var cache factor.Cache
+		Netcheck: *f.check, Deterministic: *f.deterministic, Pairing: *f.pairing, Artifacts: spec.Artifacts{Pcap: *f.capture, Qlog: *f.qlog},
+		Networks: []*netconf.Network{net}, Levels: map[factor.ID][]string{}}
+	if err := f.levels(s); err != nil {
+		return nil, err
+	}
 	for _, p := range []error{
-		wrap("--page", func() (err error) { page, err = factor.ParsePage(*f.page); return }),
-		wrap("--protocols", func() (err error) { s.Protocols, err = factor.ParseList(factor.Protocols(), *f.protos); return }),
-		wrap("--stack", func() (err error) { stack, err = factor.Stacks().Parse(*f.stack); return }),
-		wrap("--server", func() (err error) { server, err = factor.Servers().Parse(*f.server); return }),
-		wrap("--quic-cc", func() (err error) { cc, err = f.controller(); return }),
-		wrap("--quic-server", func() (err error) { quic, err = f.quicStack(cc); return }),
-		wrap("--visit", func() (err error) { visit, err = factor.Visits().Parse(*f.visit); return }),
-		wrap("--cache", func() (err error) { cache, err = factor.Caches().Parse(*f.cache); return }),
-		wrap("--client", func() (err error) { s.Client, err = factor.Clients().Parse(*f.clientName); return }),
-		wrap("--browser", func() (err error) { s.Browser, err = factor.Browsers().Parse(*f.browser); return }),
-		wrap("--origins", func() error { return factor.CheckOrigins(*f.origins) }),
 		wrap("--runs", func() error { return inRange("runs", *f.runs, 1, maxRuns) }),
 		wrap("--retries", func() error { return inRange("retries", *f.retries, 0, spec.MaxRetries) }),
 		wrap("--timeout", func() error { return positive(*f.timeout) }),
@@ -156,10 +143,6 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 			return nil, p
 		}
 	}
-	s.Pages, s.Stacks, s.Servers, s.Visits, s.Cache, s.Origins = []factor.Page{page}, []factor.Stack{stack}, []factor.Server{server},
-		[]factor.Visit{visit}, []factor.Cache{cache}, []int{*f.origins}
-	s.QUIC = []factor.QUIC{quic}
-	s.Visual = []factor.Visual{factor.VisualOf(*f.visual)}
 	if *f.until != 0 {
 		s.Until = &spec.Until{Min: min(defaultMinRuns, *f.runs), CIRatio: *f.until}
 	}
@@ -168,6 +151,47 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 		return nil, err
 	}
 	return spec.Parse(text)
+}
+
+// levels parses the flags that give a factor its one level (its
+// levels, for --protocols) into s, each error naming its flag.
+func (f *compareFlags) levels(s *spec.Spec) error {
+	page, err := factor.ParsePage(*f.page)
+	if err != nil {
+		return fmt.Errorf("--page: %w", err)
+	}
+	s.Pages = []factor.Page{page}
+	protocols, err := factor.ParseList(factor.Protocols(), *f.protos)
+	if err != nil {
+		return fmt.Errorf("--protocols: %w", err)
+	}
+	for _, p := range protocols {
+		s.Levels[factor.IDProtocol] = append(s.Levels[factor.IDProtocol], string(p))
+	}
+	cc, err := f.controller()
+	if err != nil {
+		return fmt.Errorf("--quic-cc: %w", err)
+	}
+	quic, err := f.quicStack(cc)
+	if err != nil {
+		return fmt.Errorf("--quic-server: %w", err)
+	}
+	for _, l := range []struct {
+		flag, text string
+		id         factor.ID
+	}{
+		{"--stack", *f.stack, factor.IDStack}, {"--server", *f.server, factor.IDServer}, {"--quic-server", string(quic), factor.IDQUIC},
+		{"--visit", *f.visit, factor.IDVisit}, {"--cache", *f.cache, factor.IDCache}, {"--client", *f.clientName, factor.IDClient},
+		{"--browser", *f.browser, factor.IDBrowser}, {"--origins", strconv.Itoa(*f.origins), factor.IDOrigins},
+		{"--visual", string(factor.VisualOf(*f.visual)), factor.IDVisual},
+	} {
+		level, err := factor.Of(l.id).Parse(l.text)
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.flag, err)
+		}
+		s.Levels[l.id] = []string{level}
+	}
+	return nil
 }
 
 // controller is --quic-cc's controller, "" for the server's default.
@@ -230,7 +254,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	s := o.spec
-	total := s.Repetitions * len(s.Protocols)
+	total := s.Repetitions * len(s.Protocols())
 	fmt.Fprintln(stderr, header(s))
 	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ChromiumPath: o.chromium,
 		Facts: experiment.HostFacts(o.chromium, Version), Log: newLogger(stderr, o.verbose),
@@ -270,7 +294,7 @@ func checkPrerequisites(s *spec.Spec, chromium string) error {
 	if err := checkPrivileges(); err != nil {
 		return err
 	}
-	if s.Client == factor.ClientChromium {
+	if s.Client() == factor.ClientChromium {
 		return client.CheckChromium(chromium)
 	}
 	return nil
@@ -289,38 +313,23 @@ func loadLine(p experiment.Progress, total int) string {
 	return fmt.Sprintf("load %3d/%d  round %d  %s  %s", p.Done, total, t.Rep, t.Protocol, status)
 }
 
-// header describes the comparison in one line.
+// header describes the comparison in one line: its page and network, the
+// level of every other factor but the protocol (an implicit one only when
+// it is not its default), the runs, protocols and seed.
 func header(s *spec.Spec) string {
-	origins := ""
-	if s.Origins[0] > 1 {
-		origins = fmt.Sprintf(" over %d origins", s.Origins[0])
-	}
-	loader := "Chromium"
-	if s.Browser == factor.BrowserWarm {
-		loader = "Chromium (warm)"
-	}
-	if s.Client == factor.ClientLoader {
-		loader = "built-in loader"
-	}
-	if s.Visual[0].On() {
-		loader += " capturing frames"
+	var levels []string
+	for _, f := range factor.Table() {
+		if f.ID == factor.IDNetwork || f.ID == factor.IDPage || f.ID == factor.IDProtocol {
+			continue
+		}
+		if l := s.LevelsOf(f.ID)[0]; !f.Implicit || l != f.Default {
+			levels = append(levels, f.What+" "+l)
+		}
 	}
 	runs := "runs"
 	if s.Repetitions == 1 {
 		runs = "run"
 	}
-	return fmt.Sprintf("%s%s on %s; %s servers, TCP stack %s; %s, %s visit, cache %s; %d %s × %s, seed %d", s.Pages[0], origins, s.Networks[0].Describe(),
-		serverText(s.Servers[0], s.QUIC[0]), s.Stacks[0], loader, s.Visits[0], s.Cache[0], s.Repetitions, runs, joinLevels(s.Protocols), s.Seed)
-}
-
-// serverText names the server stacks of a run.
-func serverText(server factor.Server, quic factor.QUIC) string {
-	tcp := "Go"
-	if server == factor.ServerNginx {
-		tcp = "nginx"
-	}
-	if server == factor.ServerGo && quic == factor.QUICGoNewReno {
-		return "Go"
-	}
-	return fmt.Sprintf("%s (h1, h2) and %s (h3)", tcp, quic)
+	return fmt.Sprintf("%s on %s; %s; %d %s × %s, seed %d", s.Pages[0], s.Networks[0].Describe(), strings.Join(levels, ", "),
+		s.Repetitions, runs, strings.Join(s.LevelsOf(factor.IDProtocol), ","), s.Seed)
 }

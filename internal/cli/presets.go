@@ -15,9 +15,8 @@ import (
 // source, each group with its citation and how its numbers were read.
 func runPresets(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("presets", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, done := noArgs(fs, args, "Usage: quicbench presets\n\nLists the network presets (--net NAME, or a spec network's preset) with their numbers, grouped by\nsource, each group with its citation and how its numbers were read.", stdout, stderr); done {
+		return code
 	}
 	fmt.Fprintln(stdout, "Network presets (use with --net NAME). Delays are round-trip times, split evenly between the")
 	fmt.Fprintln(stdout, "directions; loss applies to each direction independently; rates are bottleneck rates.")
@@ -47,9 +46,8 @@ func runPresets(args []string, stdout, stderr io.Writer) int {
 // give them.
 func runStacks(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("stacks", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, done := noArgs(fs, args, "Usage: quicbench stacks\n\nLists the servers' TCP and QUIC stacks, what each runs with, and what this machine cannot give them.", stdout, stderr); done {
+		return code
 	}
 	fmt.Fprintln(stdout, "TCP stacks of the servers (seed 003, Table 1) for h1 and h2: compare --stack, spec stacks: [...].")
 	fmt.Fprintln(stdout, "Each run records what the kernel reports after applying it.")

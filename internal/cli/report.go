@@ -30,11 +30,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := report.Options{Baseline: factor.Protocol(*baseline), Compare: factor.Protocol(*compare), Metric: *metric, Seed: *seed, WaterfallTrial: *trial}
 	if *until != 0 {
-		opts.ReplayUntil = &spec.Until{Min: *untilMin, CIRatio: *until}
-		if err := opts.ReplayUntil.Check(); err != nil {
+		u := spec.Until{Min: *untilMin, CIRatio: *until}
+		if err := u.Check(); err != nil {
 			fmt.Fprintln(stderr, "quicbench report: --until:", err)
 			return exitUsage
 		}
+		opts.ReplayUntil = &report.Replay{Min: u.Min, CIRatio: u.CIRatio}
 	}
 	if err := opts.Validate(); err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)

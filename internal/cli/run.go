@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -20,7 +17,6 @@ import (
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
-	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
 )
@@ -59,69 +55,6 @@ func argAndFlags(fs *flag.FlagSet, args []string, usage, what string, stdout, st
 		return "", exitUsage, true
 	}
 	return arg, 0, false
-}
-
-// runPlan prints a spec's plan: its factors, size and estimated duration.
-func runPlan(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	list := fs.Bool("list", false, "also list every trial in run order")
-	pilot := fs.String("pilot", "", "a pilot run's `directory`: print, per compared setting, the repetitions that find --detect at α = 0.01 with --power, and the plan's size and duration at the most of them")
-	detect := fs.Float64("detect", 5, "with --pilot: the difference to find, in `percent` of the median (5: a ratio of 1.05)")
-	power := fs.Float64("power", 0.8, "with --pilot: the `probability` of finding it")
-	shards := fs.Int("shards", 0, "also print the plan split into `N` shards (run --shard I/N): each shard's trials, testbeds and estimate")
-	path, code, done := specAndFlags(fs, args, "Usage: quicbench plan SPEC [flags]\n\nPrints the plan of a spec file: its factors, the number of trials and an estimate of its duration.", stdout, stderr)
-	if done {
-		return code
-	}
-	s, err := spec.Load(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "quicbench plan:", err)
-		return exitUsage
-	}
-	var rows []report.PowerRow
-	if *pilot != "" && (!(*detect > 0) || !(*power > 0 && *power < 1)) {
-		fmt.Fprintf(stderr, "quicbench plan: --detect %g and --power %g: give a difference above 0 percent (such as 5) and a power between 0 and 1 (such as 0.8)\n", *detect, *power)
-		return exitUsage
-	}
-	if *pilot != "" {
-		if rows, err = readPilot(*pilot, 1+*detect/100, *power); err != nil {
-			fmt.Fprintln(stderr, "quicbench plan: --pilot:", err)
-			return exitUsage
-		}
-	}
-	p := plan.Build(s)
-	printPlan(stdout, s, p)
-	if *pilot != "" {
-		printPowerPlan(stdout, s, rows, *pilot, *detect, *power)
-	}
-	if *shards != 0 {
-		if *shards < 1 || *shards > plan.MaxShards {
-			fmt.Fprintf(stderr, "quicbench plan: --shards %d is outside 1 to %d\n", *shards, plan.MaxShards)
-			return exitUsage
-		}
-		printShards(stdout, s, p, *shards)
-	}
-	if *list {
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "seq\ttrial\tnetwork\tpage\torigins\tstack\tserver\tquic\tprotocol\tvisit\tcache\tvisual")
-		for _, t := range p.Trials {
-			c := t.Cell
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Seq, t.ID, c.Network.Name, c.Page, c.Origins, c.Stack, c.Server, c.QUIC, c.Protocol, c.Visit, c.Cache, c.Visual)
-		}
-		tw.Flush()
-	}
-	return exitOK
-}
-
-func printPlan(w io.Writer, s *spec.Spec, p plan.Plan) {
-	fmt.Fprintf(w, "%s: %d networks × %d pages × %d protocols × %d stacks × %d servers × %d QUIC stacks × %d visits × %d cache × %d visual × %d origins = %d cells\n",
-		s.Name, len(s.Networks), len(s.Pages), len(s.Protocols), len(s.Stacks), len(s.Servers), len(s.QUIC), len(s.Visits), len(s.Cache), len(s.Visual), len(s.Origins), p.Cells)
-	fmt.Fprintf(w, "%d cells × %d repetitions = %d trials on %d testbeds, client %s, seed %d\n", p.Cells, s.Repetitions, len(p.Trials), p.Setups, s.Client, s.Seed)
-	fmt.Fprintf(w, "estimated duration: %s (a rough model of each load plus the client's overhead, testbed set-ups and netchecks)\n", p.Estimate(s).Round(time.Second))
-	if u := s.Until; u != nil {
-		fmt.Fprintf(w, "at most: each setting stops once its answer is known, after %d to %d repetitions (ratio's 95%% CI within ±%g%%, or a sequential verdict)\n",
-			u.Min, s.Repetitions, 100*u.CIRatio)
-	}
 }
 
 // runRun runs a spec's plan into a run directory.
@@ -163,10 +96,6 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if shard.N > 0 {
 			dir += fmt.Sprintf("-shard%dof%d", shard.I, shard.N)
 		}
-	}
-	if err := checkPrivileges(); err != nil {
-		fmt.Fprintln(stderr, "quicbench run:", err)
-		return exitUsage
 	}
 	if err := checkPrerequisites(s, *chromium); err != nil {
 		fmt.Fprintln(stderr, "quicbench run:", err)
@@ -261,25 +190,19 @@ func (p *progress) update(pr experiment.Progress) {
 
 // varyingLevels returns what names a trial of s in a progress line: its
 // network, page and protocol, and its level of every other factor with
-// more than one level.
+// more than one level, in words ("repeat visit").
 func varyingLevels(s *spec.Spec) func(results.Trial) string {
-	var parts []func(results.Trial) string
-	add := func(n int, f func(results.Trial) string) {
-		if n > 1 {
-			parts = append(parts, f)
+	var varying []factor.Factor
+	for _, f := range factor.Table() {
+		if f.ID != factor.IDNetwork && f.ID != factor.IDPage && f.ID != factor.IDProtocol && len(s.LevelsOf(f.ID)) > 1 {
+			varying = append(varying, f)
 		}
 	}
-	add(len(s.Origins), func(t results.Trial) string { return fmt.Sprintf("%d origins", t.Origins) })
-	add(len(s.Stacks), func(t results.Trial) string { return string(t.Stack) })
-	add(len(s.Servers), func(t results.Trial) string { return string(t.Server) + " server" })
-	add(len(s.QUIC), func(t results.Trial) string { return string(t.QUICServer) + "+" + string(t.QUICCC) })
-	add(len(s.Visits), func(t results.Trial) string { return string(t.Visit) + " visit" })
-	add(len(s.Cache), func(t results.Trial) string { return "cache " + string(factor.CacheOf(t.Cache)) })
-	add(len(s.Visual), func(t results.Trial) string { return "visual " + string(factor.VisualOf(t.Visual)) })
 	return func(t results.Trial) string {
+		levels := t.Levels.Factors()
 		words := []string{t.Network, t.Page, string(t.Protocol)}
-		for _, f := range parts {
-			words = append(words, f(t))
+		for _, f := range varying {
+			words = append(words, f.Words(levels.Of(f.ID)))
 		}
 		return strings.Join(words, " ")
 	}
@@ -290,94 +213,4 @@ func (p *progress) finish() {
 		p.bar.Finish()
 		fmt.Fprintln(p.w)
 	}
-}
-
-// runExport writes a run's trials and resources as files.
-func runExport(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	format := fs.String("format", "csv", "`format`: csv, jsonl or parquet")
-	to := fs.String("to", "", "output `directory` (default DIR/export)")
-	dir, code, done := dirAndFlags(fs, args, "Usage: quicbench export DIR [flags]\n\nWrites the run in DIR as trials.<format> (one row per trial: factors, metrics, status) and\nresources.<format> (one row per Resource Timing entry), ready for pandas or DuckDB.", stdout, stderr)
-	if done {
-		return code
-	}
-	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
-	if err != nil {
-		fmt.Fprintln(stderr, "quicbench export:", err)
-		return exitUsage
-	}
-	defer store.Close()
-	outDir := *to
-	if outDir == "" {
-		outDir = filepath.Join(dir, "export")
-	}
-	files, err := store.Export(outDir, *format)
-	if err != nil {
-		fmt.Fprintln(stderr, "quicbench export:", err)
-		var input *results.InputError
-		if errors.As(err, &input) {
-			return exitUsage
-		}
-		return exitFailure
-	}
-	for _, f := range files {
-		fmt.Fprintln(stdout, f)
-	}
-	return exitOK
-}
-
-// readPilot reads a pilot run and plans the repetitions each of its
-// compared settings needs to find ratio with probability power.
-func readPilot(dir string, ratio, power float64) ([]report.PowerRow, error) {
-	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	var trials []results.Trial
-	if err := store.EachTrial(func(t results.Trial) error { trials = append(trials, t); return nil }); err != nil {
-		return nil, err
-	}
-	return report.PowerPlan(trials, report.Options{}, ratio, power)
-}
-
-// printPowerPlan prints the repetitions a pilot run says each compared
-// setting needs, and s's plan at the most of them.
-func printPowerPlan(stdout io.Writer, s *spec.Spec, rows []report.PowerRow, pilotDir string, detectPct, power float64) {
-	fmt.Fprintf(stdout, "\nFrom the pilot %s: repetitions per protocol to find a %.1f %% difference of median PLT at α = 0.01 with power %.2f\n", pilotDir, detectPct, power)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "setting\tpilot loads\tσ of log PLT\trepetitions")
-	most := 0
-	for _, r := range rows {
-		need := "too few pilot loads"
-		if r.Needed > 0 {
-			need = strconv.Itoa(r.Needed)
-			most = max(most, r.Needed)
-		}
-		fmt.Fprintf(tw, "%s\t%d + %d\t%.3f\t%s\n", r.Setting, r.Baseline, r.Compare, r.SDLog, need)
-	}
-	tw.Flush()
-	fmt.Fprintln(stdout, "σ is the pooled spread of the pilot's two protocols; from a few loads it is itself uncertain, so pilot 10 or more per protocol for a firm figure.")
-	if most > 0 {
-		sized := *s
-		sized.Repetitions = min(most, spec.MaxRepetitions)
-		p := plan.Build(&sized)
-		fmt.Fprintf(stdout, "At %d repetitions (the most above): %d trials, estimated %s.\n", sized.Repetitions, len(p.Trials), p.Estimate(&sized).Round(time.Second))
-	}
-}
-
-// printShards prints the plan's n shards and how even they are.
-func printShards(w io.Writer, s *spec.Spec, p plan.Plan, n int) {
-	est := p.ShardEstimates(s, n)
-	var sum, most time.Duration
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "shard\ttrials\ttestbeds\testimate")
-	for i, e := range est {
-		sh := p.Shard(s, plan.ShardID{I: i + 1, N: n})
-		fmt.Fprintf(tw, "%d/%d\t%d\t%d\t%s\n", i+1, n, len(sh.Trials), sh.Setups, e.Round(time.Second))
-		sum, most = sum+e, max(most, e)
-	}
-	tw.Flush()
-	mean := sum / time.Duration(n)
-	fmt.Fprintf(w, "largest shard %s, mean %s (%+.1f %%)\n", most.Round(time.Second), mean.Round(time.Second), 100*(float64(most)/float64(mean)-1))
 }

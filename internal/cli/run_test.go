@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,7 +57,7 @@ func TestPlanOfAnExample(t *testing.T) {
 	if code := Run(context.Background(), []string{"plan", "../../examples/seed001.yaml"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	for _, want := range []string{"6 networks × 12 pages × 2 protocols", "144 cells × 30 repetitions = 4320 trials on 72 testbeds", "estimated duration"} {
+	for _, want := range []string{"6 networks × 12 pages × 1 origins × 1 TCP stacks × 1 server stacks × 1 QUIC stacks × 2 protocols", "144 cells × 30 repetitions = 4320 trials on 72 testbeds", "estimated duration"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("plan output lacks %q:\n%s", want, out.String())
 		}
@@ -77,5 +78,31 @@ func TestProgressNamesVaryingFactors(t *testing.T) {
 	p.update(experiment.Progress{Trial: tr, Done: 1, Total: 96})
 	if want := "c1-r1  seed000-rtt20-loss0 synthetic:8x20KB h3 cache on: PLT 31.5 ms"; !strings.Contains(out.String(), want) {
 		t.Errorf("progress line %q, want %q", out.String(), want)
+	}
+}
+
+// TestCommandTable: the usage names every command of the table once,
+// the unknown-command error lists them all, and each one's -h answers
+// with its usage and status 0.
+func TestCommandTable(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Run(context.Background(), []string{"help"}, &out, &errOut); code != exitOK {
+		t.Fatalf("help: exit %d", code)
+	}
+	Run(context.Background(), []string{"frobnicate"}, io.Discard, &errOut)
+	for _, c := range commands() {
+		if n := strings.Count(out.String(), "\n  quicbench "+c.name+" ") + strings.Count(out.String(), "\n  quicbench "+c.name+"\n"); n != 1 {
+			t.Errorf("usage names %s %d times:\n%s", c.name, n, out.String())
+		}
+		if !strings.Contains(errOut.String(), " "+c.name) {
+			t.Errorf("unknown-command error does not name %s: %s", c.name, errOut.String())
+		}
+		if c.name == "help" || c.name == "shell" {
+			continue
+		}
+		var help, helpErr bytes.Buffer
+		if code := Run(context.Background(), []string{c.name, "-h"}, &help, &helpErr); code != exitOK || !strings.Contains(help.String(), "quicbench "+c.name) {
+			t.Errorf("%s -h: exit %d, %q %q", c.name, code, help.String(), helpErr.String())
+		}
 	}
 }

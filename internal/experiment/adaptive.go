@@ -18,7 +18,7 @@ type stopper struct {
 	seq               *stats.Sequential
 	baseline, compare factor.Protocol
 	seed              uint64 // of the looks' bootstrap intervals: the spec's seed
-	settings          map[string]*settingState
+	settings          map[factor.Setting]*settingState
 }
 
 // settingState is what the stopper knows of one setting.
@@ -29,29 +29,31 @@ type settingState struct {
 	look   stats.Look
 }
 
-// newStopper returns the stopper of s, or nil when s repeats every cell
-// equally.
-func newStopper(s *spec.Spec) (*stopper, error) {
+// stopRuleOf is the stopping rule of s as the run stores it, nil when s
+// repeats every cell equally.
+func stopRuleOf(s *spec.Spec) *results.StopRule {
 	if s.Until == nil {
+		return nil
+	}
+	b, c := factor.ComparedProtocols(s.Protocols())
+	return &results.StopRule{Min: s.Until.Min, Max: s.Repetitions, CIRatio: s.Until.CIRatio, Seed: s.Seed, Baseline: b, Compare: c, Paired: s.Pairing}
+}
+
+// newStopper returns the stopper of rule r, or nil for none.
+func newStopper(r *results.StopRule) (*stopper, error) {
+	if r == nil {
 		return nil, nil
 	}
-	seq, err := stats.NewSequential(stats.Alpha, s.Until.Min, s.Repetitions, s.Until.CIRatio)
+	seq, err := stats.NewSequential(stats.Alpha, r.Min, r.Max, r.CIRatio)
 	if err != nil {
 		return nil, err
 	}
-	seq.Paired = s.Pairing // paired loads are judged as pairs
-	b, c := spec.ComparedProtocols(s.Protocols)
-	return &stopper{seq: seq, baseline: b, compare: c, seed: s.Seed, settings: map[string]*settingState{}}, nil
-}
-
-// SettingKey names a cell's setting: its key without the protocol.
-func SettingKey(c plan.Cell) string {
-	c.Protocol = ""
-	return c.Key()
+	seq.Paired = r.Paired // paired loads are judged as pairs
+	return &stopper{seq: seq, baseline: r.Baseline, compare: r.Compare, seed: r.Seed, settings: map[factor.Setting]*settingState{}}, nil
 }
 
 // state returns the setting's state, creating it.
-func (st *stopper) state(key string) *settingState {
+func (st *stopper) state(key factor.Setting) *settingState {
 	s := st.settings[key]
 	if s == nil {
 		s = &settingState{values: map[factor.Protocol]map[int]float64{st.baseline: {}, st.compare: {}}}
@@ -65,8 +67,8 @@ func (st *stopper) record(t plan.Trial, rec results.Trial) {
 	if st == nil {
 		return
 	}
-	s := st.state(SettingKey(t.Cell))
-	if vals, ok := s.values[t.Cell.Protocol]; ok && rec.Status == results.StatusOK && rec.PLT != nil {
+	s := st.state(t.Cell.Levels.Setting())
+	if vals, ok := s.values[t.Cell.Levels.Protocol()]; ok && rec.Status == results.StatusOK && rec.PLT != nil {
 		vals[t.Rep] = *rec.PLT
 	}
 }
@@ -77,7 +79,7 @@ func (st *stopper) skip(t plan.Trial) bool {
 	if st == nil {
 		return false
 	}
-	s := st.state(SettingKey(t.Cell))
+	s := st.state(t.Cell.Levels.Setting())
 	for s.stopAt == 0 && s.looked < t.Rep-1 {
 		s.looked++
 		if s.looked < st.seq.Min {

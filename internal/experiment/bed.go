@@ -44,7 +44,7 @@ type bed struct {
 // its link from the link seeds, its servers and stack, and a page loader
 // of the spec's client.
 func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
-	page, err := site.Build(setup.Page, setup.Origins, setup.PageSeed, r.spec.ArchiveDir(setup.Page))
+	page, err := site.Build(setup.Page, setup.Levels.Origins(), setup.PageSeed, r.spec.ArchiveDir(setup.Page))
 	if err != nil {
 		return nil, err
 	}
@@ -55,16 +55,16 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 		Stem: netns.NewRunName("r"),
 		Link: testbed.LinkOf(setup.Network, setup.UpSeed, setup.DownSeed), Site: page,
 		RunDir: filepath.Join(r.cfg.Dir, "testbed"), Log: r.cfg.Log,
-		Stack: stacks.Of(setup.Stack), Server: setup.Server, QUIC: setup.QUIC,
+		Stack: stacks.Of(setup.Levels.Stack()), Server: setup.Levels.Server(), QUIC: setup.Levels.QUIC(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
 	b := &bed{Testbed: tb, page: page, expected: page.Subresources, deterministic: r.spec.Deterministic, paired: r.spec.Pairing}
 	b.chromium = &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
-		Warm: r.spec.Browser == factor.BrowserWarm}
+		Warm: r.spec.Browser() == factor.BrowserWarm}
 	b.loader = b.chromium
-	if r.spec.Client == factor.ClientLoader {
+	if r.spec.Client() == factor.ClientLoader {
 		b.loader = newLoader(tb, r.spec.Timeout, r.cfg.Facts["quicbench_version"])
 		b.expected = page.WithoutScripts()
 	}
@@ -81,9 +81,10 @@ func (b *bed) close() error {
 // the congestion control from a server socket a client connected to.
 func (b *bed) record(setup *plan.Setup) results.Testbed {
 	st := b.Stack
-	return results.Testbed{Key: setup.Key(), Network: setup.Network.Name, Page: setup.Page.String(), Origins: int64(setup.Origins),
-		Stack: string(setup.Stack), Server: string(setup.Server),
-		QUICServer: string(setup.QUIC.Server()), QUICCC: string(setup.QUIC.CC()), QUICInitialWindowBytes: int64(b.QUICTransport.InitialWindowBytes), QUICPacing: b.QUICTransport.Pacing,
+	l := setup.Levels
+	return results.Testbed{Key: setup.Key(), Network: setup.Network.Name, Page: setup.Page.String(), Origins: int64(l.Origins()),
+		Stack: string(l.Stack()), Server: string(l.Server()),
+		QUICServer: string(l.QUIC().Server()), QUICCC: string(l.QUIC().CC()), QUICInitialWindowBytes: int64(b.QUICTransport.InitialWindowBytes), QUICPacing: b.QUICTransport.Pacing,
 		Congestion: st.Congestion, RouteCongestion: st.RouteCongestion,
 		InitCwnd: int64(st.InitCwnd), InitRwnd: int64(st.InitRwnd), SlowStartAfterIdle: st.SlowStartAfterIdle,
 		TCPRmem: st.TCPRmem, TCPWmem: st.TCPWmem, Pacing: st.Pacing,
@@ -175,7 +176,7 @@ func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() err
 		name := filepath.Join("artifacts", base+".har")
 		harPath, names = filepath.Join(r.cfg.Dir, name), append(names, name)
 	}
-	if r.spec.Artifacts.Qlog && t.Cell.Protocol == factor.H3 {
+	if r.spec.Artifacts.Qlog && t.Cell.Levels.Protocol() == factor.H3 {
 		name := filepath.Join("artifacts", base+"-qlog")
 		if err := safefs.MkdirAll(r.cfg.Dir, name, 0o755); err != nil {
 			return nil, nil, "", fmt.Errorf("artifacts: %w", err)

@@ -55,7 +55,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 			tb.Emulator.Reseed(plan.PairSeeds(c.Setup, t.Rep))
 		}
 	}
-	p, visit, cache, rtt := c.Protocol, c.Visit, c.Cache.On(), c.Network.RTT
+	p, visit, cache, rtt := c.Levels.Protocol(), c.Levels.Visit(), c.Levels.Cache().On(), c.Network.RTT
 	if err := tb.SetCache(cache); err != nil {
 		return Measured{}, err
 	}
@@ -74,7 +74,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
 		Expected: b.expected, Visit: visit, HARPath: harPath,
 		CacheAllowed:  cache && visit.Loads() > 1,
-		Visual:        c.Visual.On(),
+		Visual:        c.Levels.Visual().On(),
 		Deterministic: b.deterministic,
 		BetweenVisits: func(ctx context.Context) error {
 			if err := tb.CloseConnections(); err != nil {

@@ -18,11 +18,15 @@ import (
 
 // newRecord is trial t's row before it runs: its levels, their resolved
 // values and its seeds. page is the site built for it (nil: size unknown).
-func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
+func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) (results.Trial, error) {
 	c := t.Cell
-	rec := results.Trial{ID: t.ID, Seq: int64(t.Seq), Rep: int64(t.Rep),
-		Levels: results.Levels{Network: c.Network.Name, Page: c.Page.String(), Origins: int64(c.Origins), Stack: c.Stack, Server: c.Server,
-			QUICServer: c.QUIC.Server(), QUICCC: c.QUIC.CC(), Protocol: c.Protocol, Visit: c.Visit, Cache: c.Cache.On(), Client: s.Client, Browser: s.Browser, Visual: c.Visual.On()},
+	levels, err := results.LevelsOf(c.Levels)
+	if err != nil {
+		return results.Trial{}, fmt.Errorf("trial %s: %w", t.ID, err)
+	}
+	quic := c.Levels.QUIC()
+	rec := results.Trial{ID: t.ID, Seq: int64(t.Seq), Rep: int64(t.Rep), Levels: levels,
+		QUICValues:    results.QUICValues{QUICServer: quic.Server(), QUICCC: quic.CC()},
 		NetworkValues: networkValues(c.Network),
 		PageValues:    results.PageValues{PageKind: c.Page.Kind, PageObjects: int64(c.Page.Objects), PageObjectBytes: c.Page.ObjectBytes},
 		Seeds:         results.Seeds{Seed: int64(s.Seed), UpSeed: int64(c.UpSeed), DownSeed: int64(c.DownSeed), PageSeed: int64(c.PageSeed)},
@@ -36,12 +40,12 @@ func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
 		if c.Page.OwnOrigins() {
 			rec.PageObjects = int64(len(page.Subresources) + len(page.Late))
 		}
-		if s.Client == factor.ClientLoader {
+		if !s.Client().Capabilities().Renders {
 			rec.SkippedRequests = int64(len(page.Scripted) + len(page.Late))
 		}
 		rec.Bound = boundOf(s, c, page)
 	}
-	return rec
+	return rec, nil
 }
 
 // handshakeRTTs is the round trips before a connection's first request:
@@ -49,9 +53,9 @@ func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) results.Trial {
 // visit's QUIC none (0-RTT).
 func handshakeRTTs(c plan.Cell) int {
 	switch {
-	case c.Protocol != factor.H3:
+	case c.Levels.Protocol() != factor.H3:
 		return 2
-	case c.Visit == factor.RepeatVisit:
+	case c.Levels.Visit() == factor.RepeatVisit:
 		return 0
 	}
 	return 1
@@ -61,11 +65,11 @@ func handshakeRTTs(c plan.Cell) int {
 // its client must fetch, over the network's RTT to each origin (its path
 // added) and its downlink rate. A repeat visit with the cache on has none.
 func boundOf(s *spec.Spec, c plan.Cell, page *site.Site) results.Bound {
-	if c.Visit == factor.RepeatVisit && c.Cache.On() {
+	if c.Levels.Visit() == factor.RepeatVisit && c.Levels.Cache().On() {
 		return results.Bound{}
 	}
 	required := page.Subresources
-	if s.Client == factor.ClientLoader {
+	if !s.Client().Capabilities().Renders {
 		required = page.WithoutScripts()
 	}
 	extra := map[string]time.Duration{}

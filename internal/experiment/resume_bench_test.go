@@ -123,7 +123,10 @@ func fillTrials(b *testing.B, store *results.Store, s *spec.Spec, trials []plan.
 	}
 	conns := []results.Connection{{Conn: 1, Transport: "quic", ALPN: "h3", Handshake: "full", Requests: 11, OpenedAt: time.Now(), BytesSent: 110_000}}
 	for _, t := range trials {
-		rec := newRecord(s, t, nil)
+		rec, err := newRecord(s, t, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
 		rec.Status, rec.Attempts, rec.ServerRequests, rec.Connections, rec.Handshakes = results.StatusOK, 1, 11, 1, "full:1"
 		rec.Metrics = results.Metrics{PLT: results.F(900), OnLoad: results.F(899), DCL: results.F(300), TTFB: results.F(200), Wall: results.F(1500),
 			Overhead: results.F(600), BrowserStart: results.F(450)}

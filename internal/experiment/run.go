@@ -165,7 +165,7 @@ func prepare(cfg RunConfig) (*results.Store, *RunResult, []plan.Trial, map[strin
 		return nil, nil, nil, nil, err
 	}
 	res := &RunResult{Total: len(p.Trials), Done: total, Failed: failed}
-	stop, err := newStopper(cfg.Spec)
+	stop, err := newStopper(stopRuleOf(cfg.Spec))
 	if err == nil {
 		err = stop.load(store, p.Trials)
 	}
@@ -196,6 +196,10 @@ func openStore(cfg RunConfig, p plan.Plan) (*results.Store, error) {
 	}
 	if cfg.Shard.N > 0 {
 		meta["shard"] = cfg.Shard.String()
+	}
+	if r := stopRuleOf(cfg.Spec); r != nil {
+		k, v := results.StopRuleFact(*r)
+		meta[k] = v
 	}
 	for k, v := range cfg.Facts {
 		meta[k] = v
@@ -336,10 +340,10 @@ func (r *runner) allSkipped(trials []plan.Trial) bool {
 	if r.stop == nil {
 		return false
 	}
-	first := map[string]plan.Trial{}
+	first := map[factor.Setting]plan.Trial{}
 	for _, t := range trials {
-		if f, ok := first[SettingKey(t.Cell)]; !ok || t.Rep < f.Rep {
-			first[SettingKey(t.Cell)] = t
+		if f, ok := first[t.Cell.Levels.Setting()]; !ok || t.Rep < f.Rep {
+			first[t.Cell.Levels.Setting()] = t
 		}
 	}
 	for _, t := range first {
@@ -354,7 +358,10 @@ func (r *runner) allSkipped(trials []plan.Trial) bool {
 
 // trial runs one trial with its retries and records it.
 func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
-	rec := newRecord(r.spec, t, bed.page)
+	rec, err := newRecord(r.spec, t, bed.page)
+	if err != nil {
+		return err
+	}
 	var m Measured
 	var artifacts []string
 	for attempt := 1; attempt <= 1+r.spec.Retries; attempt++ {

@@ -1,11 +1,14 @@
 // Package factor is quicbench's vocabulary: the factors an experiment can
-// vary (protocol, visit, cache, visual capture, server stack, TCP stack,
-// client, browser mode, page, origins), each as one type with its levels, one parser and
-// one validator. Command-line flags, spec files, plans, results and
-// reports all use these types, so a new level of a factor is added here
-// (and where it is implemented), never in the layers that only pass it on.
+// vary, declared once in Table (table.go) with their spec keys, result
+// columns, scopes, defaults and labels, and each enumerated factor as one
+// type with its levels, one parser and one validator (levels.go): network,
+// page, origins, TCP stack, server stack, QUIC stack, protocol, visit,
+// cache, client and its capabilities, browser mode, visual capture.
+// Command-line flags, spec files, plans, results and reports iterate over
+// Table, so a new level of a factor is added here (and where it is
+// implemented), never in the layers that only pass it on.
 //
-// The network, the one factor with numbers of its own, is package netconf.
+// The network's numbers are package netconf's; here it is its name.
 package factor
 
 import (

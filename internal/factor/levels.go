@@ -169,12 +169,70 @@ const (
 	ClientLoader   Client = "loader"
 )
 
+// Capabilities are what a client can do. The experiment and the spec's
+// checks ask for these, never for a client's name.
+type Capabilities struct {
+	// Renders: the client runs the page's scripts and draws it, as a
+	// browser does, so it loads what scripts request and reports paint
+	// timings (FCP, LCP); its start costs about half a second.
+	Renders bool
+	// Frames: it captures a load's frames for visual metrics.
+	Frames bool
+	// HAR: it writes a HAR 1.2 file of the measured visit.
+	HAR bool
+	// RepeatVisits: it loads a page a second time with the first load's
+	// TLS sessions, QUIC state and cache.
+	RepeatVisits bool
+	// Warm: it can keep a browser running and give each load a context of
+	// its own (browser: warm).
+	Warm bool
+}
+
+// clients declares each client with what it can do.
+func clients() []struct {
+	Level[Client]
+	Capabilities
+} {
+	return []struct {
+		Level[Client]
+		Capabilities
+	}{
+		{Level[Client]{ClientChromium, "real headless Chromium"},
+			Capabilities{Renders: true, Frames: true, HAR: true, RepeatVisits: true, Warm: true}},
+		{Level[Client]{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
+			Capabilities{HAR: true, RepeatVisits: true}},
+	}
+}
+
 // Clients is the client factor.
 func Clients() Enum[Client] {
-	return Enum[Client]{What: "client", Levels: []Level[Client]{
-		{ClientChromium, "real headless Chromium"},
-		{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
-	}}
+	e := Enum[Client]{What: "client"}
+	for _, c := range clients() {
+		e.Levels = append(e.Levels, c.Level)
+	}
+	return e
+}
+
+// Capabilities is what c can do; none for a client that is not a level.
+func (c Client) Capabilities() Capabilities {
+	for _, d := range clients() {
+		if d.Name == c {
+			return d.Capabilities
+		}
+	}
+	return Capabilities{}
+}
+
+// ClientsThat lists the clients that have what ok asks for, such as
+// "chromium" for frames.
+func ClientsThat(ok func(Capabilities) bool) string {
+	var names []string
+	for _, d := range clients() {
+		if ok(d.Capabilities) {
+			names = append(names, string(d.Name))
+		}
+	}
+	return orList(names)
 }
 
 // Browser is how the Chromium client starts its browsers.

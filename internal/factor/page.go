@@ -1,7 +1,9 @@
 package factor
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -196,4 +198,29 @@ func (p Page) Validate() error {
 		return fmt.Errorf("the page's objects add up to %d MB, above the limit of 256 MiB: use fewer or smaller objects", p.ObjectsBytes()/1e6)
 	}
 	return nil
+}
+
+// ComparePages orders pages as tables read them: synthetic pages by object
+// count, then size; generated pages by corpus seed and number; archives
+// by directory; the kinds in that order. A text that is no page sorts as
+// text.
+func ComparePages(a, b string) int {
+	pa, errA := ParsePage(a)
+	pb, errB := ParsePage(b)
+	switch {
+	case errA != nil || errB != nil:
+		return strings.Compare(a, b)
+	case pa.Kind != pb.Kind:
+		return cmp.Compare(pageKindRank(pa.Kind), pageKindRank(pb.Kind))
+	case pa.Kind == PageArchive:
+		return strings.Compare(pa.Archive, pb.Archive)
+	case pa.Generated():
+		return cmp.Or(cmp.Compare(pa.CorpusSeed, pb.CorpusSeed), cmp.Compare(pa.Number, pb.Number))
+	}
+	return cmp.Or(cmp.Compare(pa.Objects, pb.Objects), cmp.Compare(pa.ObjectBytes, pb.ObjectBytes))
+}
+
+// pageKindRank orders page kinds: synthetic, generated, then archives.
+func pageKindRank(k PageKind) int {
+	return slices.Index([]PageKind{PageSynthetic, PageWeb2024, PageArchive}, k)
 }

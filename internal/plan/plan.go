@@ -6,11 +6,12 @@
 // run by `quicbench run` and the same cell run by `quicbench compare` make
 // the same loss decisions, page bytes and order.
 //
-// Order: the cells that share a testbed (network, page, origins, TCP stack,
-// server stack) form a setup; the setups run in an order shuffled from the
-// seed; within a setup, each repetition block runs every cell of the setup
-// once (every protocol, visit, cache and visual level) in an order shuffled
-// from the seed. Drift in the machine thus hits the protocols of a
+// Order: the cells that share a testbed (equal levels of the setup factors
+// of factor.Table: network, page, origins, TCP stack, server stack, QUIC
+// stack) form a setup; the setups run in an order shuffled from the seed;
+// within a setup, each repetition block runs every cell of the setup once
+// (every level of the cell factors: protocol, visit, cache, visual) in an
+// order shuffled from the seed. Drift in the machine thus hits the protocols of a
 // comparison alike, and each testbed is built once.
 package plan
 
@@ -28,51 +29,34 @@ import (
 )
 
 // Setup is what a testbed is built from: the levels of the factors that
-// need their own namespaces, emulator and servers, and the seeds of its
-// random streams.
+// need their own namespaces, emulator and servers (factor.ScopeSetup), the
+// run's levels (factor.ScopeRun), and the seeds of its random streams.
 type Setup struct {
+	// Network and Page are the typed levels of those two factors.
 	Network *netconf.Network
 	Page    factor.Page
-	Origins int
-	Stack   factor.Stack
-	Server  factor.Server
-	// QUIC is the stack that serves h3.
-	QUIC factor.QUIC
+	// Levels hold the setup's and the run's levels; the cell factors'
+	// are empty.
+	Levels factor.Levels
 	// UpSeed and DownSeed seed the link directions' loss and jitter;
 	// PageSeed the page's bytes (LinkSeeds, PageSeed).
 	UpSeed, DownSeed, PageSeed uint64
 }
 
-// Key identifies the setup: cells with equal keys share a testbed. A
-// setup whose h3 is quic-go's keeps the key (and trial IDs) it had before
-// the QUIC stack was a factor.
-func (s *Setup) Key() string {
-	key := fmt.Sprintf("network=%s;page=%s;origins=%d;stack=%s;server=%s", s.Network.Name, s.Page, s.Origins, s.Stack, s.Server)
-	if s.QUIC != "" && s.QUIC != factor.QUICGoNewReno {
-		key += ";quic=" + string(s.QUIC)
-	}
-	return key
-}
+// Key identifies the setup: cells with equal keys share a testbed (see
+// factor.Levels.Key).
+func (s *Setup) Key() string { return s.Levels.Key(factor.ScopeSetup) }
 
 // Cell is one combination of factor levels.
 type Cell struct {
 	*Setup
-	Protocol factor.Protocol
-	Visit    factor.Visit
-	Cache    factor.Cache
-	Visual   factor.Visual
+	// Levels hold every factor's level in the cell: its setup's, the
+	// run's and its own.
+	Levels factor.Levels
 }
 
-// Key is the cell's canonical text, from which its ID is made. A visual
-// cell's key ends in ";visual=on"; others keep the keys (and trial IDs)
-// they had before the visual factor existed.
-func (c Cell) Key() string {
-	key := fmt.Sprintf("%s;protocol=%s;visit=%s;cache=%t", c.Setup.Key(), c.Protocol, c.Visit, c.Cache.On())
-	if c.Visual.On() {
-		key += ";visual=on"
-	}
-	return key
-}
+// Key is the cell's canonical text, from which its ID is made.
+func (c Cell) Key() string { return c.Levels.Key(factor.ScopeCell) }
 
 // ID is the cell's stable identifier: "c" and 12 hex digits of the key's
 // SHA-256.
@@ -103,17 +87,16 @@ type Plan struct {
 // Build expands s into its plan.
 func Build(s *spec.Spec) Plan {
 	var setups [][]Cell
+	cellFactors := factorsOf(factor.ScopeCell)
 	for _, setup := range setupsOf(s) {
 		var cells []Cell
-		for _, proto := range s.Protocols {
-			for _, visit := range s.Visits {
-				for _, cache := range s.Cache {
-					for _, vis := range s.Visual {
-						cells = append(cells, Cell{Setup: setup, Protocol: proto, Visit: visit, Cache: cache, Visual: vis})
-					}
-				}
+		combinations(s, factor.ScopeCell, func(pick []int) {
+			c := Cell{Setup: setup, Levels: setup.Levels}
+			for i, f := range cellFactors {
+				c.Levels.Set(f.ID, s.LevelsOf(f.ID)[pick[i]])
 			}
-		}
+			cells = append(cells, c)
+		})
 		setups = append(setups, cells)
 	}
 	rng := orderRand(s.Seed)
@@ -133,30 +116,73 @@ func Build(s *spec.Spec) Plan {
 
 // setupsOf lists the setups of s in grid order, with their seeds.
 func setupsOf(s *spec.Spec) []*Setup {
+	var run factor.Levels
+	for _, f := range factorsOf(factor.ScopeRun) {
+		run.Set(f.ID, s.LevelsOf(f.ID)[0])
+	}
 	var out []*Setup
-	for _, n := range s.Networks {
-		up, down := LinkSeeds(s.Seed, n)
-		for _, page := range s.Pages {
-			for _, origins := range s.Origins {
-				for _, stack := range s.Stacks {
-					for _, server := range s.Servers {
-						for _, quic := range s.QUIC {
-							out = append(out, &Setup{Network: n, Page: page, Origins: origins, Stack: stack, Server: server, QUIC: quic,
-								UpSeed: up, DownSeed: down, PageSeed: PageSeed(s.Seed, page)})
-						}
-					}
-				}
+	setupFactors := factorsOf(factor.ScopeSetup)
+	combinations(s, factor.ScopeSetup, func(pick []int) {
+		setup := &Setup{Levels: run}
+		for i, f := range setupFactors {
+			setup.Levels.Set(f.ID, s.LevelsOf(f.ID)[pick[i]])
+			switch f.ID {
+			case factor.IDNetwork:
+				setup.Network = s.Networks[pick[i]]
+			case factor.IDPage:
+				setup.Page = s.Pages[pick[i]]
 			}
+		}
+		setup.UpSeed, setup.DownSeed = LinkSeeds(s.Seed, setup.Network)
+		setup.PageSeed = PageSeed(s.Seed, setup.Page)
+		out = append(out, setup)
+	})
+	return out
+}
+
+// factorsOf lists the factors of scope, in table order.
+func factorsOf(scope factor.Scope) []factor.Factor {
+	var out []factor.Factor
+	for _, f := range factor.Table() {
+		if f.Scope == scope {
+			out = append(out, f)
 		}
 	}
 	return out
 }
 
+// combinations calls emit with every combination of the levels of the
+// factors of scope (factorsOf), as the index of each factor's level in
+// table order, the last factor's varying fastest: the grid order.
+func combinations(s *spec.Spec, scope factor.Scope, emit func(pick []int)) {
+	fs := factorsOf(scope)
+	sizes := make([]int, len(fs))
+	for i, f := range fs {
+		if sizes[i] = len(s.LevelsOf(f.ID)); sizes[i] == 0 {
+			return
+		}
+	}
+	pick := make([]int, len(fs))
+	for {
+		emit(pick)
+		i := len(pick) - 1
+		for ; i >= 0; i-- {
+			if pick[i]++; pick[i] < sizes[i] {
+				break
+			}
+			pick[i] = 0
+		}
+		if i < 0 {
+			return
+		}
+	}
+}
+
 // Per-trial costs of the estimate, measured on the 2-core machine of
 // BENCHMARKS.md.
 const (
-	chromiumOverhead = 550 * time.Millisecond // browser start and stop, read-out
-	loaderOverhead   = 50 * time.Millisecond
+	chromiumOverhead = 550 * time.Millisecond // a browser's start and stop, read-out
+	loaderOverhead   = 50 * time.Millisecond  // a client that renders nothing
 	setupCost        = 500 * time.Millisecond // namespaces, emulator, servers
 	netcheckCost     = 12 * time.Second
 	repeatPause      = 100 * time.Millisecond // between the loads of a repeat visit
@@ -184,15 +210,15 @@ func (p Plan) Estimate(s *spec.Spec) time.Duration {
 // trialEstimate is one trial's share of Estimate: its loads, the pause of
 // a repeat visit, the client's overhead, and the visual capture's cost.
 func trialEstimate(s *spec.Spec, t Trial) time.Duration {
-	overhead := chromiumOverhead
-	if s.Client == factor.ClientLoader {
-		overhead = loaderOverhead
+	overhead := loaderOverhead
+	if s.Client().Capabilities().Renders {
+		overhead = chromiumOverhead
 	}
 	c := t.Cell
-	loads := c.Visit.Loads()
+	loads := c.Levels.Visit().Loads()
 	load := LoadTime(c.Page, c.Network.RTT, c.Network.Down.MeanRate())
 	total := time.Duration(loads)*load + time.Duration(loads-1)*repeatPause + overhead
-	if c.Visual.On() {
+	if c.Levels.Visual().On() {
 		total += visualCost
 	}
 	return total
@@ -222,6 +248,6 @@ func orderRand(seed uint64) *rand.Rand {
 // (nor the cell's protocol, visit, cache or visual), so that the loads of
 // one repetition that differ only in those meet the same packet fates.
 func PairSeeds(setup *Setup, rep int) (up, down uint64) {
-	what := fmt.Sprintf("page=%s;origins=%d;rep=%d", setup.Page, setup.Origins, rep)
+	what := fmt.Sprintf("page=%s;origins=%d;rep=%d", setup.Page, setup.Levels.Origins(), rep)
 	return DeriveSeed(setup.UpSeed, "pair-up", what), DeriveSeed(setup.DownSeed, "pair-down", what)
 }

@@ -61,7 +61,7 @@ func TestGridBlocksAndIDs(t *testing.T) {
 	// Not in grid order everywhere: the shuffle moved something.
 	moved := false
 	for i := 1; i < 6; i++ {
-		if p.Trials[i].Cell.Protocol != p.Trials[0].Cell.Protocol {
+		if p.Trials[i].Cell.Levels.Protocol() != p.Trials[0].Cell.Levels.Protocol() {
 			moved = true
 		}
 	}
@@ -110,27 +110,31 @@ func TestIDsAreStable(t *testing.T) {
 	// The ID is the cell's: h3 first visit on the 10 ms network, page 1,
 	// repetition 2.
 	page, _ := factor.ParsePage("synthetic:2x1KB")
-	c := Cell{Setup: &Setup{Network: &netconf.Network{Name: "rtt10ms"}, Page: page, Origins: 1, Stack: "tcp", Server: "go"}, Protocol: "h3", Visit: "first", Cache: "off"}
+	c := Cell{Setup: &Setup{Network: &netconf.Network{Name: "rtt10ms"}, Page: page}}
+	for id, level := range map[factor.ID]string{factor.IDNetwork: "rtt10ms", factor.IDPage: page.String(), factor.IDOrigins: "1",
+		factor.IDStack: "tcp", factor.IDServer: "go", factor.IDProtocol: "h3", factor.IDVisit: "first", factor.IDCache: "off"} {
+		c.Levels.Set(id, level)
+	}
 	if !set[c.ID()+"-r2"] {
 		t.Errorf("no trial %s-r2 for %s", c.ID(), c.Key())
 	}
 	// Trials without frames keep the IDs they had before the visual
 	// factor; visual trials are other cells.
-	c.Visual = factor.VisualOff
+	c.Levels.Set(factor.IDVisual, string(factor.VisualOff))
 	if !set[c.ID()+"-r2"] {
 		t.Errorf("visual off changed the ID of %s", c.Key())
 	}
-	c.Visual = factor.VisualOn
+	c.Levels.Set(factor.IDVisual, string(factor.VisualOn))
 	if set[c.ID()+"-r2"] || !strings.HasSuffix(c.Key(), ";visual=on") {
 		t.Errorf("a visual cell has key %s, ID %s", c.Key(), c.ID())
 	}
 	// So do cells whose h3 is quic-go's; another QUIC stack is another setup.
-	c.Visual = factor.VisualOff
-	c.Setup.QUIC = factor.QUICGoNewReno
+	c.Levels.Set(factor.IDVisual, string(factor.VisualOff))
+	c.Levels.Set(factor.IDQUIC, string(factor.QUICGoNewReno))
 	if !set[c.ID()+"-r2"] {
 		t.Errorf("quic-go changed the ID of %s", c.Key())
 	}
-	c.Setup.QUIC = factor.QUICQuinnBBR
+	c.Levels.Set(factor.IDQUIC, string(factor.QUICQuinnBBR))
 	if set[c.ID()+"-r2"] || !strings.HasSuffix(c.Key(), "server=go;quic=quinn+bbr;protocol=h3;visit=first;cache=false") {
 		t.Errorf("a quinn cell has key %s, ID %s", c.Key(), c.ID())
 	}

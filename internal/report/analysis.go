@@ -19,7 +19,6 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
-	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
@@ -101,7 +100,7 @@ type Options struct {
 	Until *UntilRule
 	// ReplayUntil, for a run without a rule, replays this one on its
 	// loads: what an adaptive run would have taken (Build).
-	ReplayUntil *spec.Until
+	ReplayUntil *Replay
 }
 
 // Validate checks the options and fills the defaults that do not depend
@@ -221,7 +220,8 @@ type Analysis struct {
 	Failed      int
 	Comparisons []Comparison
 	ANOVAs      []StackANOVA
-	// QUICANOVAs are across the QUIC stacks of h3 (Setting.QUIC empty).
+	// QUICANOVAs are across the QUIC stacks of h3 (the setting's QUIC
+	// stack empty).
 	QUICANOVAs []StackANOVA
 	Shares     []Share
 	// Protocols seen in the run.
@@ -302,9 +302,8 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 			a.Comparisons = append(a.Comparisons, cmp)
 		}
 	}
-	a.ANOVAs = stackANOVAs(samples, func(s *Setting) string { v := string(s.Stack); s.Stack = ""; return v }, nil)
-	a.QUICANOVAs = stackANOVAs(samples, func(s *Setting) string { v := string(s.QUIC); s.QUIC = ""; return v },
-		func(p factor.Protocol) bool { return p == factor.H3 })
+	a.ANOVAs = stackANOVAs(samples, factor.IDStack, nil)
+	a.QUICANOVAs = stackANOVAs(samples, factor.IDQUIC, func(p factor.Protocol) bool { return p == factor.H3 })
 	a.Shares = shares(a.Comparisons)
 	return a, nil
 }
@@ -364,19 +363,16 @@ type sampleKey struct {
 }
 
 // seedText is the text a sample's resampling seed is hashed from: the
-// key's fields, leaving out visual when it is off, so that reports of runs
-// without visual trials keep the intervals they had before it existed.
+// key as it was printed before the factor table (legacyText), so that
+// reports keep their intervals.
 func (k sampleKey) seedText() string {
-	// Keys of samples whose setting predates the visual and QUIC-stack
-	// factors (no frames, quic-go) keep their text, and so their intervals.
-	text := strings.Replace(fmt.Sprintf("%+v", k), " Visual:false}", "}", 1)
-	return strings.Replace(text, " QUIC:quic-go ", " ", 1)
+	return "{s:" + legacyText(k.s) + " proto:" + string(k.proto) + "}"
 }
 
-// stackANOVAs runs an ANOVA across stacks wherever a protocol (of those
-// keep accepts; nil: all) was loaded with more than one stack in otherwise
-// equal settings. take clears the stack in a setting and returns it.
-func stackANOVAs(samples map[sampleKey]*Sample, take func(*Setting) string, keep func(factor.Protocol) bool) []StackANOVA {
+// stackANOVAs runs an ANOVA across the levels of factor across (a stack)
+// wherever a protocol (of those keep accepts; nil: all) was loaded with
+// more than one of them in otherwise equal settings.
+func stackANOVAs(samples map[sampleKey]*Sample, across factor.ID, keep func(factor.Protocol) bool) []StackANOVA {
 	type group struct {
 		s      Setting
 		proto  factor.Protocol
@@ -390,8 +386,9 @@ func stackANOVAs(samples map[sampleKey]*Sample, take func(*Setting) string, keep
 			continue
 		}
 		base := k.s
-		stack := take(&base)
-		id := fmt.Sprintf("%+v|%s", base, sm.Protocol)
+		stack := base.Of(across)
+		base.Set(across, "")
+		id := legacyText(base) + "|" + string(sm.Protocol)
 		g := groups[id]
 		if g == nil {
 			g = &group{s: base, proto: sm.Protocol}
@@ -423,7 +420,7 @@ func stackANOVAs(samples map[sampleKey]*Sample, take func(*Setting) string, keep
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Setting != out[j].Setting {
-			return settingLess(out[i].Setting, out[j].Setting)
+			return compareSettings(out[i].Setting, out[j].Setting) < 0
 		}
 		return out[i].Protocol < out[j].Protocol
 	})
@@ -441,9 +438,9 @@ func shares(cmps []Comparison) []Share {
 		if len(c.Baseline.Values) == 0 || len(c.Compare.Values) == 0 {
 			continue
 		}
-		pages[c.Setting.Page] = true
+		pages[c.Setting.Page()] = true
 		key := c.Setting
-		key.Page = ""
+		key.Set(factor.IDPage, "")
 		i, ok := index[key]
 		if !ok {
 			i = len(out)

@@ -10,7 +10,6 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
-	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
@@ -125,40 +124,40 @@ func medianTrial(trials []results.Trial, a *Analysis) *results.Trial {
 	return best
 }
 
-// untilRule reads the run's stopping rule from its stored spec, or for a
-// run without one the rule replay gives (up to the run's repetitions);
-// nil for neither.
-func untilRule(store *results.Store, trials []results.Trial, replay *spec.Until) (*UntilRule, error) {
-	text, err := store.Meta("spec")
+// untilRule is the run's stopping rule as it was stored, or for a run
+// without one the rule replay gives (up to the run's repetitions, seeded
+// by the run's seed); nil for neither. A rule that names no protocols (a
+// run made before rules were stored) compares those the run's trials
+// have, as the run did.
+func untilRule(store *results.Store, trials []results.Trial, replay *Replay) (*UntilRule, error) {
+	r, err := store.StopRule()
 	if err != nil {
 		return nil, err
 	}
-	u, most, seed, err := spec.UntilOf([]byte(text))
-	if err != nil {
-		return nil, err
-	}
-	if u == nil && replay != nil {
-		u, most = replay, 0
+	if r == nil && replay != nil && len(trials) > 0 {
+		r = &results.StopRule{Min: replay.Min, CIRatio: replay.CIRatio, Seed: uint64(trials[0].Seed)}
 		for _, t := range trials {
-			most = max(most, int(t.Rep))
+			r.Max = max(r.Max, int(t.Rep))
 		}
-		if u.Min > most {
-			return nil, fmt.Errorf("--until-min %d is above the run's %d repetitions", u.Min, most)
+		if r.Min > r.Max {
+			return nil, fmt.Errorf("--until-min %d is above the run's %d repetitions", r.Min, r.Max)
 		}
 	}
-	if u == nil {
+	if r == nil {
 		return nil, nil
 	}
-	seq, err := stats.NewSequential(stats.Alpha, u.Min, most, u.CIRatio)
+	seq, err := stats.NewSequential(stats.Alpha, r.Min, r.Max, r.CIRatio)
 	if err != nil {
 		return nil, err
 	}
-	var protocols []factor.Protocol
-	for _, t := range trials {
-		if !slices.Contains(protocols, t.Protocol) {
-			protocols = append(protocols, t.Protocol)
+	if r.Baseline == "" || r.Compare == "" {
+		var protocols []factor.Protocol
+		for _, t := range trials {
+			if !slices.Contains(protocols, t.Protocol) {
+				protocols = append(protocols, t.Protocol)
+			}
 		}
+		r.Baseline, r.Compare = factor.ComparedProtocols(protocols)
 	}
-	b, c := spec.ComparedProtocols(protocols)
-	return &UntilRule{Seq: seq, Seed: seed, Baseline: b, Compare: c, CIRatio: u.CIRatio}, nil
+	return &UntilRule{Seq: seq, Seed: r.Seed, Baseline: r.Baseline, Compare: r.Compare, CIRatio: r.CIRatio}, nil
 }

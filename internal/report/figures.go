@@ -254,10 +254,10 @@ func boxplots(a *Analysis) ([]Figure, error) {
 	var pages []string
 	byPage := map[string][]Comparison{}
 	for _, c := range cmps {
-		if _, ok := byPage[c.Setting.Page]; !ok {
-			pages = append(pages, c.Setting.Page)
+		if _, ok := byPage[c.Setting.Page()]; !ok {
+			pages = append(pages, c.Setting.Page())
 		}
-		byPage[c.Setting.Page] = append(byPage[c.Setting.Page], c)
+		byPage[c.Setting.Page()] = append(byPage[c.Setting.Page()], c)
 	}
 	var figs []Figure
 	for i, page := range pages {
@@ -328,7 +328,7 @@ func winnerGrid(a *Analysis) (Figure, error) {
 	var cols, rows []string
 	cell := map[[2]string]Comparison{}
 	for _, c := range cmps {
-		col, row := v.label(c.Setting), c.Setting.Page
+		col, row := v.label(c.Setting), c.Setting.Page()
 		if !slices.Contains(cols, col) {
 			cols = append(cols, col)
 		}

@@ -102,7 +102,7 @@ func visualFigures(dir string, trials []results.Trial, a *Analysis) ([]Figure, e
 	var figs []Figure
 	v := variedIn(valid(a))
 	for _, c := range valid(a) {
-		if !c.Setting.Visual || len(figs) >= 2*maxFilmstrips {
+		if !c.Setting.Visual().On() || len(figs) >= 2*maxFilmstrips {
 			continue
 		}
 		var rows []stripRow
@@ -128,11 +128,11 @@ func visualFigures(dir string, trials []results.Trial, a *Analysis) ([]Figure, e
 			continue
 		}
 		n := len(figs)/2 + 1
-		strip, err := filmstrip(fmt.Sprintf("filmstrip-%d", n), v.label(c.Setting)+" "+c.Setting.Page, rows)
+		strip, err := filmstrip(fmt.Sprintf("filmstrip-%d", n), v.label(c.Setting)+" "+c.Setting.Page(), rows)
 		if err != nil {
 			return nil, err
 		}
-		curves, err := progressCurves(fmt.Sprintf("progress-%d", n), v.label(c.Setting)+" "+c.Setting.Page, rows)
+		curves, err := progressCurves(fmt.Sprintf("progress-%d", n), v.label(c.Setting)+" "+c.Setting.Page(), rows)
 		if err != nil {
 			return nil, err
 		}

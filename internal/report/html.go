@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/stats"
 )
@@ -65,13 +66,13 @@ func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, erro
 func settingHeader() []string {
 	out := []string{"network", "page"}
 	for _, d := range dimensions() {
-		out = append(out, d.name)
+		out = append(out, d.name())
 	}
 	return out
 }
 
 func settingCells(s Setting) []string {
-	out := []string{s.Network, s.Page}
+	out := []string{s.Network(), s.Page()}
 	for _, d := range dimensions() {
 		out = append(out, d.value(s))
 	}
@@ -195,7 +196,7 @@ func renderHTML(pg Page, a *Analysis, figs []Figure) ([]byte, error) {
 		Varied, VariedBesidesStack htmlVaried
 		VariedBesidesQUIC          htmlVaried
 		Figures                    []htmlFigure
-	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), htmlVaried{v}, htmlVaried{v.without("stack")}, htmlVaried{v.without("quic")}, hf})
+	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)}, hf})
 	if err != nil {
 		return nil, fmt.Errorf("report: html: %w", err)
 	}

@@ -35,7 +35,7 @@ func PowerPlan(trials []results.Trial, o Options, ratio, power float64) ([]Power
 	v := variedIn(a.Comparisons)
 	var rows []PowerRow
 	for _, c := range a.Comparisons {
-		row := PowerRow{Setting: v.label(c.Setting) + " " + c.Setting.Page, Baseline: len(c.Baseline.Values), Compare: len(c.Compare.Values),
+		row := PowerRow{Setting: v.label(c.Setting) + " " + c.Setting.Page(), Baseline: len(c.Baseline.Values), Compare: len(c.Compare.Values),
 			SDLog: stats.PooledLogSD(c.Baseline.Values, c.Compare.Values)}
 		if !math.IsNaN(row.SDLog) {
 			row.Needed = stats.RepetitionsFor(row.SDLog, ratio, stats.Alpha, power)

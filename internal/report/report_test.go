@@ -71,10 +71,10 @@ func TestAnalysis(t *testing.T) {
 	}
 	for _, c := range a.Comparisons {
 		want := stats.NoDifference
-		if c.Setting.Network == "slow" {
+		if c.Setting.Network() == "slow" {
 			want = stats.Faster
 		}
-		if c.Setting.Network == "fast" && c.Setting.Stack == "tcp+" {
+		if c.Setting.Network() == "fast" && c.Setting.Stack() == "tcp+" {
 			want = stats.Slower // h2 with tcp+ is 10% faster than h3
 		}
 		if c.Verdict != want {
@@ -93,7 +93,7 @@ func TestAnalysis(t *testing.T) {
 	}
 	for _, an := range a.ANOVAs {
 		if differ := an.Test.P < stats.Alpha; differ != (an.Protocol == "h2") {
-			t.Errorf("ANOVA %s %s %s: p %v", an.Setting.Network, an.Setting.Page, an.Protocol, an.Test.P)
+			t.Errorf("ANOVA %s %s %s: p %v", an.Setting.Network(), an.Setting.Page(), an.Protocol, an.Test.P)
 		}
 	}
 	if _, err := Analyze(fakeTrials(), Options{Baseline: "h1"}); err == nil {
@@ -154,13 +154,13 @@ func TestLabelsNameEveryVaryingFactor(t *testing.T) {
 	v := variedIn(a.Comparisons)
 	labels := map[string]bool{}
 	for _, c := range a.Comparisons {
-		labels[v.label(c.Setting)+" "+c.Setting.Page] = true
+		labels[v.label(c.Setting)+" "+c.Setting.Page()] = true
 	}
 	if len(labels) != len(a.Comparisons) || !labels["fast 4 origins synthetic:8x10KB"] || !labels["fast 1 origin synthetic:8x10KB"] {
 		t.Errorf("labels %v for %d comparisons", labels, len(a.Comparisons))
 	}
 	for _, s := range a.Shares {
-		if s.Pages != 2 || s.Setting.Page != "" {
+		if s.Pages != 2 || s.Setting.Page() != "" {
 			t.Errorf("share %+v counts %d pages, want the 2 pages", s.Setting, s.Pages)
 		}
 	}
@@ -207,7 +207,7 @@ func TestVisualMetricComparesVisualTrialsOnly(t *testing.T) {
 		t.Fatalf("%d comparisons of Speed Index, %d of PLT; want 8 (visual trials) and 16 (visual on and off apart)", len(si.Comparisons), len(plt.Comparisons))
 	}
 	for _, c := range si.Comparisons {
-		if !c.Setting.Visual || len(c.Baseline.Values)+len(c.Compare.Values)+c.Baseline.Failed+c.Compare.Failed != 12 {
+		if !c.Setting.Visual().On() || len(c.Baseline.Values)+len(c.Compare.Values)+c.Baseline.Failed+c.Compare.Failed != 12 {
 			t.Errorf("%+v: %d and %d values, %d and %d failed", c.Setting, len(c.Baseline.Values), len(c.Compare.Values), c.Baseline.Failed, c.Compare.Failed)
 		}
 	}
@@ -311,7 +311,7 @@ func TestStoppingReplay(t *testing.T) {
 	}
 	for _, c := range a.Comparisons {
 		st := c.Stopping
-		switch c.Setting.Network {
+		switch c.Setting.Network() {
 		case "diff":
 			if st == nil || st.Look.Reason != stats.StopVerdict || st.Rep >= 30 || c.Verdict != stats.Faster {
 				t.Errorf("diff: stopping %+v, verdict %s", st, c.Verdict)
@@ -386,16 +386,15 @@ func TestCalibrationNamesTheNetworksThatWereOff(t *testing.T) {
 
 // TestQUICStackANOVA: h3 loads of two QUIC stacks in otherwise equal
 // settings get an ANOVA across the QUIC stacks (significant where one is
-// 20 % slower), h2 none; runs recorded before the QUIC stack was (empty
-// quic_server) count as quic-go.
+// 20 % slower), h2 none. (Runs recorded before the QUIC stack was read as
+// quic-go: package results' TestTrialsBeforeTheQUICColumnReadAsTheirStack.)
 func TestQUICStackANOVA(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	var trials []results.Trial
 	for _, quic := range []struct {
-		server factor.QUICServer
-		cc     factor.CC
+		stack  factor.QUIC
 		slower float64
-	}{{"", "", 1}, {"quinn", "bbr", 1.2}} {
+	}{{factor.QUICGoNewReno, 1}, {factor.QUICQuinnBBR, 1.2}} {
 		for _, proto := range []factor.Protocol{"h2", "h3"} {
 			for rep := 1; rep <= 10; rep++ {
 				v := 1000 * (1 + 0.03*rng.NormFloat64())
@@ -403,7 +402,7 @@ func TestQUICStackANOVA(t *testing.T) {
 					v *= quic.slower
 				}
 				trials = append(trials, results.Trial{ID: "t", Rep: int64(rep),
-					Levels:  results.Levels{Network: "n", Page: "synthetic:8x10KB", Origins: 1, Stack: "tcp+", Server: "go", QUICServer: quic.server, QUICCC: quic.cc, Protocol: proto, Visit: "first", Client: "chromium", Browser: "fresh"},
+					Levels:  results.Levels{Network: "n", Page: "synthetic:8x10KB", Origins: 1, Stack: "tcp+", Server: "go", QUIC: quic.stack, Protocol: proto, Visit: "first", Client: "chromium", Browser: "fresh"},
 					Outcome: results.Outcome{Status: results.StatusOK, Attempts: 1},
 					Metrics: results.Metrics{PLT: results.F(v), OnLoad: results.F(v)}})
 			}

@@ -18,6 +18,14 @@ type UntilRule struct {
 	CIRatio           float64
 }
 
+// Replay is a stopping rule to replay on a run that had none: the
+// repetitions before the first look, and the half-width of the ratio's
+// interval that suffices (spec.Until checks them).
+type Replay struct {
+	Min     int
+	CIRatio float64
+}
+
 // Stopping is how a setting's repetitions ended under the rule: the
 // repetition after which it stopped (0: not yet, the run is incomplete),
 // the look that stopped it and its boundary, and the trials it took.
@@ -92,7 +100,7 @@ func writeStopping(w io.Writer, a *Analysis, v varied) {
 		if st.Rep > 0 {
 			z, bound, ci = num(st.Look.Z, 2), num(st.Bound, 2), fmt.Sprintf("[%s, %s]", num(st.Look.RatioLo, 3), num(st.Look.RatioHi, 3))
 		}
-		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
 			st.Trials, st.All, after, why, z, bound, ci)
 		used, all = used+st.Trials, all+st.All
 	}

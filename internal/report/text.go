@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
@@ -29,7 +30,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	fmt.Fprintf(tw, "%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [95%% CI]\tratio [95%% CI]\tdiff\tgain\tp (MWU)\tp (Welch)\tverdict\n",
 		cells(append([]string{"network", "page"}, v.names()...)), o.Baseline, o.Compare, o.Baseline, o.Compare)
 	for _, c := range a.Comparisons {
-		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
 			len(c.Baseline.Values), len(c.Compare.Values), c.Baseline.Failed+c.Compare.Failed,
 			num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
 			num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c))
@@ -41,8 +42,8 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	writeCalibration(w, a.Calibration)
 	writeEmulatorLatency(w, a.EmulatorLatency)
 	writeShares(w, a, v)
-	writeANOVAs(w, a.ANOVAs, v.without("stack"), "TCP stacks")
-	writeANOVAs(w, a.QUICANOVAs, v.without("quic"), "QUIC stacks")
+	writeANOVAs(w, a.ANOVAs, v.without(factor.IDStack), "TCP stacks")
+	writeANOVAs(w, a.QUICANOVAs, v.without(factor.IDQUIC), "QUIC stacks")
 }
 
 // cells joins table cells, each followed by a tab.
@@ -66,7 +67,7 @@ func writeShares(w io.Writer, a *Analysis, v varied) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%spages\tfaster\tshare\tsignificantly faster\n", cells(append([]string{"network"}, v.names()...)))
 	for _, s := range a.Shares {
-		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%d\n", cells(append([]string{s.Setting.Network}, v.values(s.Setting)...)),
+		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%d\n", cells(append([]string{s.Setting.Network()}, v.values(s.Setting)...)),
 			s.Pages, s.Faster, percent(float64(s.Faster)/float64(s.Pages)), s.Significant)
 	}
 	tw.Flush()
@@ -88,7 +89,7 @@ func writeANOVAs(w io.Writer, anovas []StackANOVA, v varied, what string) {
 		case an.Test.P < stats.Alpha:
 			differ = "yes"
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", cells(append([]string{an.Setting.Network, an.Setting.Page}, v.values(an.Setting)...)),
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", cells(append([]string{an.Setting.Network(), an.Setting.Page()}, v.values(an.Setting)...)),
 			an.Protocol, strings.Join(an.Stacks, ","), num(an.Test.Statistic, 2), pval(an.Test), differ)
 	}
 	tw.Flush()
@@ -162,7 +163,7 @@ func writePaired(w io.Writer, a *Analysis, v varied) {
 		if !p.CIOK {
 			ci, width = num(p.Ratio, 3)+" [too few pairs]", "-"
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
 			p.Pairs, ci, width, num(c.RatioHi-c.RatioLo, 3), pval(p.Test))
 	}
 	tw.Flush()
@@ -190,7 +191,7 @@ func writeBounds(w io.Writer, a *Analysis, v varied) {
 		b, q := c.Baseline, c.Compare
 		bb, qb := stats.Median(b.Bounds), stats.Median(q.Bounds)
 		be, qe := b.Summary.Median-bb, q.Summary.Median-qb
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network, c.Setting.Page}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
 			num(b.ChainRTTs, 1), num(q.ChainRTTs, 1), num(bb, 1), num(qb, 1), num(be, 1), num(qe, 1),
 			signed(q.Summary.Median-b.Summary.Median, 1), signed(qb-bb, 1), signed(qe-be, 1))
 	}

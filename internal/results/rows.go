@@ -81,7 +81,10 @@ func (s *Store) Netchecks() (map[string]string, error) {
 // EachTrial calls fn for every trial in plan order. The store has one
 // connection, which the reading holds: fn must not use the store.
 func (s *Store) EachTrial(fn func(Trial) error) error {
-	return each(s, s.t.trials, "SELECT "+s.t.trials.selectList("")+" FROM trials ORDER BY seq", nil, fn)
+	return each(s, s.t.trials, "SELECT "+s.t.trials.selectList("")+" FROM trials ORDER BY seq", nil, func(t Trial) error {
+		t.upgrade()
+		return fn(t)
+	})
 }
 
 // EachResource calls fn for every resource, grouped by trial in plan

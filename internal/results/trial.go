@@ -22,6 +22,7 @@ type Trial struct {
 	Seq int64  `parquet:"seq"` // position in the plan's order, from 1
 	Rep int64  `parquet:"rep"` // repetition, from 1
 	Levels
+	QUICValues
 	NetworkValues
 	PageValues
 	Seeds
@@ -37,24 +38,33 @@ type Trial struct {
 	Artifacts string `parquet:"artifacts"`
 }
 
-// Levels are the trial's factor levels as the spec names them.
+// Levels are the trial's factor levels as the spec names them: one field
+// per factor of factor.Table, named by its column (Factors and LevelsOf
+// convert, a test keeps the two in step).
 type Levels struct {
 	Network string        `parquet:"network"` // the network's name
 	Page    string        `parquet:"page"`    // such as "synthetic:32x10KB"
 	Origins int64         `parquet:"origins"`
 	Stack   factor.Stack  `parquet:"stack"`
 	Server  factor.Server `parquet:"server"`
-	// QUICServer and QUICCC are the stack that served h3 in the trial's
-	// testbed (quic-go or quinn, and its congestion control); empty in a
-	// run made before they were recorded, when quic-go served h3.
+	// QUIC is the stack that served h3 in the trial's testbed, such as
+	// "quinn+cubic"; a run made before the column existed reads as its
+	// quic_server and quic_cc say (quic-go if they are empty).
+	QUIC     factor.QUIC     `parquet:"quic"`
+	Protocol factor.Protocol `parquet:"protocol"`
+	Visit    factor.Visit    `parquet:"visit"`
+	Cache    bool            `parquet:"cache"`
+	Client   factor.Client   `parquet:"client"`
+	Browser  factor.Browser  `parquet:"browser"`
+	Visual   bool            `parquet:"visual"` // frames captured, visual metrics computed
+}
+
+// QUICValues are the parts of the trial's QUIC stack: its server (quic-go
+// or quinn) and congestion control; empty in a run made before they were
+// recorded, when quic-go served h3.
+type QUICValues struct {
 	QUICServer factor.QUICServer `parquet:"quic_server"`
 	QUICCC     factor.CC         `parquet:"quic_cc"`
-	Protocol   factor.Protocol   `parquet:"protocol"`
-	Visit      factor.Visit      `parquet:"visit"`
-	Cache      bool              `parquet:"cache"`
-	Client     factor.Client     `parquet:"client"`
-	Browser    factor.Browser    `parquet:"browser"`
-	Visual     bool              `parquet:"visual"` // frames captured, visual metrics computed
 }
 
 // NetworkValues are the network's resolved values, per direction where

@@ -33,18 +33,61 @@ type file struct {
 	Factors   factors   `yaml:"factors"`
 }
 
+// factors is the factors: mapping, each key a factor's spec key (see
+// factor.Table), plus networks and corpus.
 type factors struct {
-	Networks  []networkNode `yaml:"networks"`
-	Pages     levelList     `yaml:"pages"`
-	Protocols levelList     `yaml:"protocols"`
-	Stacks    levelList     `yaml:"stacks"`
-	Servers   levelList     `yaml:"servers"`
-	QUIC      levelList     `yaml:"quic"`
-	Visits    levelList     `yaml:"visits"`
-	Cache     levelList     `yaml:"cache"`
-	Visual    levelList     `yaml:"visual"`
-	Corpus    *corpusNode   `yaml:"corpus"`
-	Origins   levelList     `yaml:"origins"`
+	networks []networkNode
+	pages    levelList
+	corpus   *corpusNode
+	// levels are the other factors' levels by factor; a factor the spec
+	// leaves out is absent.
+	levels map[factor.ID]levelList
+}
+
+func (f *factors) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: factors is a mapping, such as {networks: [...], pages: [...]}", n.Line)
+	}
+	f.levels = map[factor.ID]levelList{}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if line, dup := seen[k.Value]; dup {
+			return fmt.Errorf("line %d: mapping key %.40q already defined at line %d", k.Line, k.Value, line)
+		}
+		seen[k.Value] = k.Line
+		if err := f.set(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// set reads one key of factors.
+func (f *factors) set(k, v *yaml.Node) error {
+	switch k.Value {
+	case "networks":
+		return v.Decode(&f.networks)
+	case "pages":
+		return v.Decode(&f.pages)
+	case "corpus":
+		if err := onlyKeys(v, "kind", "pages", "seed"); err != nil {
+			return err
+		}
+		return v.Decode(&f.corpus)
+	}
+	fc, ok := factor.BySpecKey(k.Value)
+	if !ok || fc.Scope == factor.ScopeRun {
+		return fmt.Errorf("line %d: unknown key %.40q", k.Line, k.Value)
+	}
+	var l levelList
+	if err := v.Decode(&l); err != nil {
+		return err
+	}
+	if l != nil {
+		f.levels[fc.ID] = l
+	}
+	return nil
 }
 
 // corpusNode asks for the first pages of a generated corpus as page
@@ -218,8 +261,8 @@ func Format(s *Spec) ([]byte, error) {
 		add(root, "repetitions", str(strconv.Itoa(s.Repetitions)))
 	}
 	add(root, "retries", str(strconv.Itoa(s.Retries)))
-	add(root, "client", str(string(s.Client)))
-	add(root, "browser", str(string(s.Browser)))
+	add(root, "client", str(string(s.Client())))
+	add(root, "browser", str(string(s.Browser())))
 	add(root, "timeout", str(s.Timeout.String()))
 	add(root, "netcheck", str(strconv.FormatBool(s.Netcheck)))
 	if s.Deterministic {
@@ -239,17 +282,13 @@ func Format(s *Spec) ([]byte, error) {
 		nets.Content = append(nets.Content, networkYAML(n))
 	}
 	add(f, "networks", nets)
-	add(f, "pages", list(s.Pages))
-	add(f, "protocols", list(s.Protocols))
-	add(f, "stacks", list(s.Stacks))
-	add(f, "servers", list(s.Servers))
-	if !slices.Equal(s.QUIC, []factor.QUIC{factor.QUICGoNewReno}) {
-		add(f, "quic", list(s.QUIC))
+	for _, fc := range factor.Table() {
+		levels := s.LevelsOf(fc.ID)
+		if fc.Scope == factor.ScopeRun || fc.ID == factor.IDNetwork || fc.Implicit && slices.Equal(levels, []string{fc.Default}) {
+			continue
+		}
+		add(f, fc.SpecKey, list(levels))
 	}
-	add(f, "visits", list(s.Visits))
-	add(f, "cache", list(s.Cache))
-	add(f, "visual", list(s.Visual))
-	add(f, "origins", list(s.Origins))
 	add(root, "factors", f)
 	out, err := yaml.Marshal(root)
 	if err != nil {

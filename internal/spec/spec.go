@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -66,10 +67,6 @@ type Spec struct {
 	Until *Until
 	// Retries is how many more attempts a failed trial gets (default 2).
 	Retries int
-	// Client loads the pages (default chromium).
-	Client factor.Client
-	// Browser is Chromium's mode (default fresh).
-	Browser factor.Browser
 	// Timeout bounds one load (default 60 s).
 	Timeout time.Duration
 	// Netcheck measures each network before its first trial (default on).
@@ -86,18 +83,13 @@ type Spec struct {
 	// networks (BENCHMARKS.md).
 	Pairing   bool
 	Artifacts Artifacts
-	Networks  []*netconf.Network
-	Pages     []factor.Page
-	Protocols []factor.Protocol
-	Stacks    []factor.Stack
-	Servers   []factor.Server
-	// QUIC is the stacks that serve h3 (default quic-go).
-	QUIC   []factor.QUIC
-	Visits []factor.Visit
-	Cache  []factor.Cache
-	// Visual says which trials capture frames for visual metrics.
-	Visual  []factor.Visual
-	Origins []int
+	// Networks and Pages are the levels of the two factors whose levels
+	// carry more than their text: a network's numbers, a page's make-up.
+	Networks []*netconf.Network
+	Pages    []factor.Page
+	// Levels are every other factor's levels (factor.Table) as canonical
+	// text, in the spec's order; a run factor (client, browser) has one.
+	Levels map[factor.ID][]string
 	// Dir is the spec file's directory, which relative archive page
 	// directories are relative to ("" for the working directory).
 	Dir string
@@ -213,7 +205,7 @@ func parse(data []byte, dir string) (*Spec, error) {
 	}
 	sum := sha256.Sum256(data)
 	s := &Spec{Name: f.Name, Description: f.Description, Seed: DefaultSeed, Repetitions: f.Repetitions.Max, Retries: DefaultRetries,
-		Client: factor.ClientChromium, Browser: factor.BrowserFresh, Timeout: DefaultTimeout, Netcheck: true, Artifacts: f.Artifacts,
+		Timeout: DefaultTimeout, Netcheck: true, Artifacts: f.Artifacts, Levels: map[factor.ID][]string{},
 		SHA256: hex.EncodeToString(sum[:]), Source: data, Dir: dir}
 	if err := s.scalars(f); err != nil {
 		return nil, err
@@ -224,7 +216,7 @@ func parse(data []byte, dir string) (*Spec, error) {
 	return s, s.Validate()
 }
 
-// scalars converts the keys outside factors.
+// scalars converts the keys outside factors, the run factors among them.
 func (s *Spec) scalars(f file) error {
 	if u := f.Repetitions.Until; u != nil {
 		s.Until = &Until{Min: u.Min, CIRatio: u.Until.CIRatio}
@@ -239,16 +231,19 @@ func (s *Spec) scalars(f file) error {
 		s.Netcheck = *f.Netcheck
 	}
 	s.Deterministic, s.Pairing = f.Deterministic, f.Pairing == nil || *f.Pairing
-	var err error
-	if f.Client != "" {
-		if s.Client, err = factor.Clients().Parse(f.Client); err != nil {
+	for _, run := range []struct {
+		id   factor.ID
+		text string
+	}{{factor.IDClient, f.Client}, {factor.IDBrowser, f.Browser}} {
+		id, text, fc := run.id, run.text, factor.Of(run.id)
+		if text == "" {
+			text = fc.Default
+		}
+		level, err := fc.Parse(text)
+		if err != nil {
 			return err
 		}
-	}
-	if f.Browser != "" {
-		if s.Browser, err = factor.Browsers().Parse(f.Browser); err != nil {
-			return err
-		}
+		s.Levels[id] = []string{level}
 	}
 	if f.Timeout != "" {
 		d, err := time.ParseDuration(f.Timeout)
@@ -260,22 +255,69 @@ func (s *Spec) scalars(f file) error {
 	return nil
 }
 
+// LevelsOf lists factor id's levels as text: the networks' names, the
+// pages as factor.ParsePage reads them, and the other factors' Levels.
+func (s *Spec) LevelsOf(id factor.ID) []string {
+	switch id {
+	case factor.IDNetwork:
+		out := make([]string, len(s.Networks))
+		for i, n := range s.Networks {
+			out[i] = n.Name
+		}
+		return out
+	case factor.IDPage:
+		out := make([]string, len(s.Pages))
+		for i, p := range s.Pages {
+			out[i] = p.String()
+		}
+		return out
+	}
+	return s.Levels[id]
+}
+
+// Has reports whether level is one of factor id's levels.
+func (s *Spec) Has(id factor.ID, level string) bool { return slices.Contains(s.LevelsOf(id), level) }
+
+// Protocols are the protocols loaded.
+func (s *Spec) Protocols() []factor.Protocol {
+	var out []factor.Protocol
+	for _, l := range s.Levels[factor.IDProtocol] {
+		out = append(out, factor.Protocol(l))
+	}
+	return out
+}
+
+// Client is what loads the pages (a run factor: one level).
+func (s *Spec) Client() factor.Client { return factor.Client(s.one(factor.IDClient)) }
+
+// Browser is the browser mode (a run factor: one level).
+func (s *Spec) Browser() factor.Browser { return factor.Browser(s.one(factor.IDBrowser)) }
+
+// one is the level of a run factor, "" if it has none.
+func (s *Spec) one(id factor.ID) string {
+	if l := s.Levels[id]; len(l) > 0 {
+		return l[0]
+	}
+	return ""
+}
+
 // Trials is the size of the plan: the product of the factors' level
 // counts and the repetitions (capped at MaxInt64 rather than wrapping).
 func (s *Spec) Trials() int64 {
 	n := int64(s.Repetitions)
-	for _, k := range []int{len(s.Networks), len(s.Pages), len(s.Origins), len(s.Stacks), len(s.Servers), len(s.QUIC), len(s.Protocols), len(s.Visits), len(s.Cache), len(s.Visual)} {
-		if k > 0 && n > math.MaxInt64/int64(k) {
+	for _, f := range factor.Table() {
+		if k := len(s.LevelsOf(f.ID)); k > 0 && n > math.MaxInt64/int64(k) {
 			return math.MaxInt64
+		} else if k > 0 {
+			n *= int64(k)
 		}
-		n *= int64(k)
 	}
 	return n
 }
 
-// Validate checks what no single level can: limits, levels present and
-// distinct, and paths that name an existing origin. Parse calls it; so
-// does anything that builds a Spec otherwise.
+// Validate checks what no single level can: limits, levels present,
+// known and distinct, and paths that name an existing origin. Parse
+// calls it; so does anything that builds a Spec otherwise.
 func (s *Spec) Validate() error {
 	switch {
 	case s.Seed > math.MaxInt64: // stored as an SQLite INTEGER
@@ -284,38 +326,86 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("repetitions %d is outside 1 to %d", s.Repetitions, MaxRepetitions)
 	case s.Retries < 0 || s.Retries > MaxRetries:
 		return fmt.Errorf("retries %d is outside 0 to %d", s.Retries, MaxRetries)
-	case s.Until != nil && s.Until.validate(s.Repetitions, len(s.Protocols)) != nil:
-		return s.Until.validate(s.Repetitions, len(s.Protocols))
-	case !factor.Clients().Has(s.Client):
-		return fmt.Errorf("client %q is unknown: use %s", s.Client, factor.Clients().Names())
-	case !factor.Browsers().Has(s.Browser):
-		return fmt.Errorf("browser %q is unknown: use %s", s.Browser, factor.Browsers().Names())
+	case s.Until != nil && s.Until.validate(s.Repetitions, len(s.Protocols())) != nil:
+		return s.Until.validate(s.Repetitions, len(s.Protocols()))
 	case s.Timeout <= 0:
 		return fmt.Errorf("timeout %v is not positive", s.Timeout)
-	case len(s.Networks) == 0 || len(s.Pages) == 0 || len(s.Protocols) == 0 || len(s.Stacks) == 0 ||
-		len(s.Servers) == 0 || len(s.QUIC) == 0 || len(s.Visits) == 0 || len(s.Cache) == 0 || len(s.Visual) == 0 || len(s.Origins) == 0:
-		return fmt.Errorf("every factor needs at least one level")
-	case s.Client != factor.ClientChromium && slices.Contains(s.Visual, factor.VisualOn):
-		return fmt.Errorf("visual on needs client chromium: the %s client does not render pages", s.Client)
-	case slices.ContainsFunc(s.Pages, factor.Page.OwnOrigins) && !slices.Equal(s.Origins, []int{1}):
-		return fmt.Errorf("origins %v: web2024 and archive pages have their own origins; spread only synthetic pages over origins (put them in another spec)", s.Origins)
-	case slices.ContainsFunc(s.Pages, isArchive) && slices.ContainsFunc(s.Servers, func(v factor.Server) bool { return v != factor.ServerGo }):
-		return fmt.Errorf("servers %v: archive pages are replayed by the go server only (their recorded statuses, headers and queries); use servers: [go]", s.Servers)
-	case len(s.QUIC) > 1 && !slices.Contains(s.Protocols, factor.H3):
-		return fmt.Errorf("quic lists %d QUIC stacks but protocols has no h3, which they serve: add h3 or list one QUIC stack", len(s.QUIC))
+	}
+	if err := s.checkLevels(); err != nil {
+		return err
+	}
+	if err := s.checkCombinations(); err != nil {
+		return err
+	}
+	return s.checkNetworks()
+}
+
+// checkLevels checks each factor's levels on their own: at least one
+// (one for a run factor), each known and written as quicbench writes it,
+// none twice.
+func (s *Spec) checkLevels() error {
+	for _, p := range s.Pages {
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("page %s: %w", p, err)
+		}
+	}
+	for _, f := range factor.Table() {
+		levels := s.LevelsOf(f.ID)
+		switch {
+		case len(levels) == 0:
+			return fmt.Errorf("every factor needs at least one level: %s has none", f.Plural)
+		case f.Scope == factor.ScopeRun && len(levels) != 1:
+			return fmt.Errorf("%s has one level per run, not %d", f.What, len(levels))
+		}
+		seen := make(map[string]bool, len(levels))
+		for _, l := range levels {
+			if seen[l] {
+				return fmt.Errorf("%s %q is listed twice: give each level once", f.What, l)
+			}
+			seen[l] = true
+			if f.ID == factor.IDNetwork || f.ID == factor.IDPage {
+				continue // resolved and checked as they were made
+			}
+			if canonical, err := f.Parse(l); err != nil {
+				return err
+			} else if canonical != l {
+				return fmt.Errorf("%s %q is not written as quicbench writes it (%q)", f.What, l, canonical)
+			}
+		}
+	}
+	return nil
+}
+
+// checkCombinations checks the levels that cannot go together, and the
+// plan's size.
+func (s *Spec) checkCombinations() error {
+	caps := s.Client().Capabilities()
+	switch {
+	case s.Has(factor.IDVisual, string(factor.VisualOn)) && !caps.Frames:
+		return fmt.Errorf("visual on needs client %s: the %s client does not render pages", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Frames }), s.Client())
+	case slices.ContainsFunc(s.Pages, factor.Page.OwnOrigins) && !slices.Equal(s.LevelsOf(factor.IDOrigins), []string{"1"}):
+		return fmt.Errorf("origins %v: web2024 and archive pages have their own origins; spread only synthetic pages over origins (put them in another spec)", s.LevelsOf(factor.IDOrigins))
+	case slices.ContainsFunc(s.Pages, isArchive) && !slices.Equal(s.LevelsOf(factor.IDServer), []string{string(factor.ServerGo)}):
+		return fmt.Errorf("servers %v: archive pages are replayed by the go server only (their recorded statuses, headers and queries); use servers: [go]", s.LevelsOf(factor.IDServer))
+	case len(s.LevelsOf(factor.IDQUIC)) > 1 && !s.Has(factor.IDProtocol, string(factor.H3)):
+		return fmt.Errorf("quic lists %d QUIC stacks but protocols has no h3, which they serve: add h3 or list one QUIC stack", len(s.LevelsOf(factor.IDQUIC)))
 	case s.Trials() > MaxTrials:
 		return fmt.Errorf("the plan has %d trials, above the limit of %d: use fewer levels or repetitions, or split the study into several specs", s.Trials(), MaxTrials)
 	}
+	return nil
+}
+
+// checkNetworks checks that each network is named once and that its
+// per-server paths name servers the origins have.
+func (s *Spec) checkNetworks() error {
 	names := map[string]bool{}
 	for _, n := range s.Networks {
 		if names[n.Name] {
 			return fmt.Errorf("network %q is listed twice: give each network its own name", n.Name)
 		}
 		names[n.Name] = true
-		for _, o := range s.Origins {
-			if err := factor.CheckOrigins(o); err != nil {
-				return err
-			}
+		for _, text := range s.LevelsOf(factor.IDOrigins) {
+			o, _ := strconv.Atoi(text)
 			if err := n.CheckServers(o); err != nil {
 				return fmt.Errorf("network %s: %s with %d origins", n.Name, strings.TrimPrefix(err.Error(), "--"), o)
 			}
@@ -326,11 +416,11 @@ func (s *Spec) Validate() error {
 
 // factors validates and converts every factor's levels.
 func (s *Spec) factors(f factors, dir string) error {
-	if len(f.Networks) == 0 {
+	if len(f.networks) == 0 {
 		return fmt.Errorf("factors.networks is missing or empty: give at least one network (a preset name or a mapping such as {rtt: 100ms, loss: 1})")
 	}
 	lines := map[string]int{}
-	for _, n := range f.Networks {
+	for _, n := range f.networks {
 		n.relativeTo(dir)
 		resolved, err := netconf.Resolve(netconf.Description{Name: n.name, Preset: n.preset, Values: n.values, DropHead: n.dropHead, Paths: n.paths}, networkDefaults)
 		if err != nil {
@@ -346,47 +436,48 @@ func (s *Spec) factors(f factors, dir string) error {
 	if s.Pages, err = pagesOf(f); err != nil {
 		return err
 	}
-	if s.Protocols, err = levels(orDefault(f.Protocols, factor.Protocols().Values()...), "protocol", factor.Protocols().Parse); err != nil {
-		return err
-	}
-	if s.Stacks, err = levels(orDefault(f.Stacks, factor.StackTCP), "stack", factor.Stacks().Parse); err != nil {
-		return err
-	}
-	if s.Servers, err = levels(orDefault(f.Servers, factor.ServerGo), "server", factor.Servers().Parse); err != nil {
-		return err
-	}
-	if s.QUIC, err = levels(orDefault(f.QUIC, factor.QUICGoNewReno), "quic", factor.QUICs().Parse); err != nil {
-		return err
-	}
-	if s.Visits, err = levels(orDefault(f.Visits, factor.FirstVisit), "visit", factor.Visits().Parse); err != nil {
-		return err
-	}
-	if s.Cache, err = levels(orDefault(f.Cache, factor.CacheOff), "cache", factor.Caches().Parse); err != nil {
-		return err
-	}
-	if s.Visual, err = levels(orDefault(f.Visual, factor.VisualOff), "visual", factor.Visuals().Parse); err != nil {
-		return err
-	}
-	if s.Origins, err = levels(orDefault(f.Origins, "1"), "origins", factor.ParseOrigins); err != nil {
-		return err
+	for _, fc := range factor.Table() {
+		if fc.Scope == factor.ScopeRun || fc.ID == factor.IDNetwork || fc.ID == factor.IDPage {
+			continue
+		}
+		given, ok := f.levels[fc.ID]
+		if !ok {
+			given = defaultLevels(fc)
+		}
+		if s.Levels[fc.ID], err = levels(given, fc.What, fc.Parse); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// defaultLevels are the levels of a factor a spec leaves out: its default,
+// or every level.
+func defaultLevels(f factor.Factor) levelList {
+	if f.AllByDefault {
+		var all levelList
+		for _, l := range f.Enum.Values() {
+			all = append(all, scalar{text: l})
+		}
+		return all
+	}
+	return levelList{{text: f.Default}}
 }
 
 // pagesOf is the pages of factors.pages followed by those of
 // factors.corpus.
 func pagesOf(f factors) ([]factor.Page, error) {
-	if len(f.Pages) == 0 && f.Corpus == nil {
+	if len(f.pages) == 0 && f.corpus == nil {
 		return nil, fmt.Errorf("factors.pages is missing or empty: give at least one page such as synthetic:32x10KB, or a corpus such as {kind: web2024, pages: 100}")
 	}
 	var pages []factor.Page
-	if f.Pages != nil {
+	if f.pages != nil {
 		var err error
-		if pages, err = levels(f.Pages, "page", factor.ParsePage); err != nil {
+		if pages, err = levels(f.pages, "page", factor.ParsePage); err != nil {
 			return nil, err
 		}
 	}
-	if c := f.Corpus; c != nil {
+	if c := f.corpus; c != nil {
 		if c.Kind != string(factor.PageWeb2024) {
 			return nil, fmt.Errorf("corpus kind %q is unknown: use web2024", c.Kind)
 		}
@@ -412,38 +503,26 @@ func pagesOf(f factors) ([]factor.Page, error) {
 	return pages, nil
 }
 
-// levels parses each level and rejects duplicates.
-func levels[T any](in []scalar, what string, parse func(string) (T, error)) ([]T, error) {
+// levels parses each level and rejects duplicates (two texts of one
+// level, such as 10KB and 10000B, among them).
+func levels[T comparable](in levelList, what string, parse func(string) (T, error)) ([]T, error) {
 	if len(in) == 0 {
 		return nil, fmt.Errorf("the list of %s levels is empty: give at least one, or leave the key out for its default", what)
 	}
 	var out []T
-	seen := map[string]int{}
+	seen := map[T]int{}
 	for _, l := range in {
 		v, err := parse(l.text)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", l.line, err)
 		}
-		if first, dup := seen[l.text]; dup {
+		if first, dup := seen[v]; dup {
 			return nil, fmt.Errorf("line %d: %s %q is already listed on line %d", l.line, what, l.text, first)
 		}
-		seen[l.text] = l.line
+		seen[v] = l.line
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-// orDefault is in, or the defaults if in is missing; an empty list stays
-// empty, and levels refuses it.
-func orDefault[T ~string](in []scalar, defaults ...T) []scalar {
-	if in != nil {
-		return in
-	}
-	out := make([]scalar, len(defaults))
-	for i, d := range defaults {
-		out[i] = scalar{text: string(d)}
-	}
-	return out
 }
 
 // isArchive reports whether p is replayed from a site archive.
@@ -489,38 +568,4 @@ func (u *Until) validate(max int, protocols int) error {
 		return fmt.Errorf("repetitions until needs two protocols to compare: list at least two under protocols")
 	}
 	return nil
-}
-
-// ComparedProtocols are the protocols an until rule compares: h3 against
-// h2 where both are loaded, else h3 against h1, else h2 against h1.
-func ComparedProtocols(ps []factor.Protocol) (baseline, compare factor.Protocol) {
-	has := func(p factor.Protocol) bool { return slices.Contains(ps, p) }
-	switch {
-	case has(factor.H2) && has(factor.H3):
-		return factor.H2, factor.H3
-	case has(factor.H1) && has(factor.H3):
-		return factor.H1, factor.H3
-	}
-	return factor.H1, factor.H2
-}
-
-// UntilOf reads a stored spec's until rule, its most repetitions and its
-// seed without checking the rest of the spec (its files may be elsewhere
-// now); a nil rule for a spec without one.
-func UntilOf(text []byte) (u *Until, max int, seed uint64, err error) {
-	var f struct {
-		Seed        *uint64         `yaml:"seed"`
-		Repetitions repetitionsNode `yaml:"repetitions"`
-	}
-	if err := yaml.Unmarshal(text, &f); err != nil {
-		return nil, 0, 0, fmt.Errorf("stored spec: %v", err)
-	}
-	seed = DefaultSeed
-	if f.Seed != nil {
-		seed = *f.Seed
-	}
-	if r := f.Repetitions.Until; r != nil {
-		u = &Until{Min: r.Min, CIRatio: r.Until.CIRatio}
-	}
-	return u, f.Repetitions.Max, seed, nil
 }

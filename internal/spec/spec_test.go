@@ -48,8 +48,8 @@ func TestParseFullSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Browser != factor.BrowserWarm {
-		t.Errorf("browser %q", s.Browser)
+	if s.Browser() != factor.BrowserWarm {
+		t.Errorf("browser %q", s.Browser())
 	}
 	if s.Name != "study" || s.Seed != 7 || s.Repetitions != 3 || s.Retries != 1 || s.Timeout != 30*time.Second || s.Netcheck || !s.Artifacts.Pcap || !s.Artifacts.HAR {
 		t.Errorf("scalars: %+v", s)
@@ -70,10 +70,18 @@ func TestParseFullSpec(t *testing.T) {
 	if s.Networks[3].RTT != 74*time.Millisecond || s.Networks[3].Down.Loss != 0.02 || len(s.Networks[3].Paths) != 1 {
 		t.Errorf("preset with overrides: %+v", s.Networks[3])
 	}
-	if len(s.Pages) != 2 || s.Pages[1].Objects != 8 || len(s.Protocols) != 2 || len(s.Stacks) != 2 || s.Stacks[1] != factor.StackTCPPlus ||
-		len(s.Servers) != 2 || len(s.Visits) != 2 || s.Visits[1] != factor.RepeatVisit || len(s.Cache) != 2 || !s.Cache[1].On() || s.Origins[0] != 2 ||
-		!slices.Equal(s.QUIC, []factor.QUIC{factor.QUICGoNewReno, factor.QUICQuinnBBR}) {
-		t.Errorf("factors: %+v", s)
+	want := map[factor.ID][]string{
+		factor.IDPage: {"synthetic:2x100B", "synthetic:8x10KB"}, factor.IDProtocol: {"h2", "h3"}, factor.IDStack: {"tcp", "tcp+"},
+		factor.IDServer: {"go", "nginx"}, factor.IDQUIC: {"quic-go", "quinn+bbr"}, factor.IDVisit: {"first", "repeat"},
+		factor.IDCache: {"off", "on"}, factor.IDVisual: {"off"}, factor.IDOrigins: {"2"}, factor.IDClient: {"chromium"}, factor.IDBrowser: {"warm"},
+	}
+	for id, levels := range want {
+		if got := s.LevelsOf(id); !slices.Equal(got, levels) {
+			t.Errorf("%s: %v, want %v", factor.Of(id).Plural, got, levels)
+		}
+	}
+	if s.Pages[1].Objects != 8 {
+		t.Errorf("page %+v", s.Pages[1])
 	}
 	if len(s.SHA256) != 64 || string(s.Source) != full {
 		t.Error("hash or source missing")
@@ -85,10 +93,25 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Seed != 1 || s.Retries != 2 || s.Client != factor.ClientChromium || s.Browser != factor.BrowserFresh || s.Timeout != time.Minute || !s.Netcheck ||
-		len(s.Protocols) != 3 || s.Stacks[0] != factor.StackTCP || s.Servers[0] != factor.ServerGo || s.Visits[0] != factor.FirstVisit || s.Cache[0].On() || s.Origins[0] != 1 ||
-		!slices.Equal(s.QUIC, []factor.QUIC{factor.QUICGoNewReno}) {
+	if s.Seed != 1 || s.Retries != 2 || s.Client() != factor.ClientChromium || s.Browser() != factor.BrowserFresh || s.Timeout != time.Minute || !s.Netcheck {
 		t.Errorf("defaults: %+v", s)
+	}
+	// Every factor a spec leaves out has its default, the protocols all
+	// their levels.
+	for _, f := range factor.Table() {
+		want := []string{f.Default}
+		switch {
+		case f.ID == factor.IDNetwork || f.ID == factor.IDPage:
+			continue
+		case f.AllByDefault:
+			want = f.Enum.Values()
+		}
+		if got := s.LevelsOf(f.ID); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", f.Plural, got, want)
+		}
+	}
+	if !slices.Equal(s.Protocols(), []factor.Protocol{factor.H1, factor.H2, factor.H3}) {
+		t.Errorf("protocols %v", s.Protocols())
 	}
 }
 
@@ -205,7 +228,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if len(s.Networks) == 0 || len(s.Pages) == 0 || len(s.Protocols) == 0 || s.Repetitions < 1 {
+		if len(s.Networks) == 0 || len(s.Pages) == 0 || len(s.Protocols()) == 0 || s.Repetitions < 1 {
 			t.Errorf("accepted a spec without levels: %+v", s)
 		}
 		if s.Trials() > MaxTrials {
@@ -294,9 +317,9 @@ func TestOneLevelNeedsNoList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Pages) != 1 || len(s.Protocols) != 1 || s.Protocols[0] != factor.H3 ||
-		len(s.Visual) != 1 || s.Visual[0] != factor.VisualOn || len(s.Cache) != 1 || s.Cache[0] != factor.CacheOff {
-		t.Errorf("pages %v, protocols %v, visual %v, cache %v", s.Pages, s.Protocols, s.Visual, s.Cache)
+	if len(s.Pages) != 1 || !slices.Equal(s.LevelsOf(factor.IDProtocol), []string{"h3"}) ||
+		!slices.Equal(s.LevelsOf(factor.IDVisual), []string{"on"}) || !slices.Equal(s.LevelsOf(factor.IDCache), []string{"off"}) {
+		t.Errorf("pages %v, protocols %v, visual %v, cache %v", s.Pages, s.Protocols(), s.LevelsOf(factor.IDVisual), s.LevelsOf(factor.IDCache))
 	}
 }
 

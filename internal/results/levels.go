@@ -1,0 +1,97 @@
+package results
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/quicbench/quicbench/internal/factor"
+)
+
+// levelFields are the index of each factor's field in Levels, by factor
+// ID: the field whose column is the factor's (a test checks that every
+// factor has one and every field a factor).
+var levelFields = sync.OnceValue(func() map[factor.ID]int {
+	byColumn := map[string]int{}
+	t := reflect.TypeFor[Levels]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ",")
+		byColumn[name] = i
+	}
+	out := map[factor.ID]int{}
+	for _, f := range factor.Table() {
+		if i, ok := byColumn[f.Column]; ok {
+			out[f.ID] = i
+		}
+	}
+	return out
+})
+
+// Factors are l's levels as text, as factor.Levels holds them: a flag
+// "on" or "off", a count in decimal.
+func (l Levels) Factors() factor.Levels {
+	var out factor.Levels
+	v := reflect.ValueOf(l)
+	for id, i := range levelFields() {
+		f := v.Field(i)
+		switch factor.Of(id).Store {
+		case factor.StoreFlag:
+			out.Set(id, flagLevel(f.Bool()))
+		case factor.StoreCount:
+			out.Set(id, strconv.FormatInt(f.Int(), 10))
+		default:
+			out.Set(id, f.String())
+		}
+	}
+	return out
+}
+
+// LevelsOf are the columns of levels l: a flag is true for "on", a count
+// its number.
+func LevelsOf(l factor.Levels) (Levels, error) {
+	var out Levels
+	v := reflect.ValueOf(&out).Elem()
+	for id, i := range levelFields() {
+		f, text := v.Field(i), l.Of(id)
+		switch factor.Of(id).Store {
+		case factor.StoreFlag:
+			f.SetBool(text == flagLevel(true))
+		case factor.StoreCount:
+			n, err := strconv.ParseInt(text, 10, 64)
+			if err != nil {
+				return out, fmt.Errorf("%s %q is not a whole number", factor.Of(id).What, text)
+			}
+			f.SetInt(n)
+		default:
+			f.SetString(text)
+		}
+	}
+	return out, nil
+}
+
+// flagLevel is a flag's level: "on" for true (factor.StoreFlag).
+func flagLevel(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
+
+// upgrade fills the columns a trial recorded by an earlier quicbench
+// lacks: its QUIC stack, from its server and controller (quic-go before
+// either was recorded).
+func (t *Trial) upgrade() {
+	if t.QUIC != "" {
+		return
+	}
+	t.QUIC = factor.QUICGoNewReno
+	if t.QUICServer != "" {
+		if q, err := factor.QUICOf(t.QUICServer, t.QUICCC); err == nil {
+			t.QUIC = q
+		} else {
+			t.QUIC = factor.QUIC(string(t.QUICServer) + "+" + string(t.QUICCC)) // a level this build does not have
+		}
+	}
+}
