@@ -23,5 +23,5 @@ go vet ./...
 "$cargo" clippy --quiet --release --locked --all-targets --manifest-path "$manifest" -- -D warnings
 
 # The pure packages: logic, parsers, statistics, the store and the report.
-pure=(factor netconf units link stats visual spec plan results har presets safefs site pcap loader report)
+pure=(factor netconf units link stats visual spec plan results har presets safefs site pcap loader report quinn server)
 go test -count=1 "${pure[@]/#/./internal/}"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/results"
@@ -25,7 +25,7 @@ import (
 // or browser process behind.
 func TestInterruptLeavesNothingBehind(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	bin := quicbenchBinary(t)
 	runDir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "compare", "--runs", "100", "--rtt", "20ms", "--page", "synthetic:8x2KB", "--netcheck=false", "--out", runDir)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
@@ -38,7 +38,7 @@ factors:
 // spec is refused.
 func TestKillAndResume(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	bin := quicbenchBinary(t)
 	dir := t.TempDir()
 	specPath := filepath.Join(dir, "spec.yaml")

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/quicbench/quicbench/internal/client"
-	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/experiment"
 )
 
 // runCleanup removes the namespaces of quicbench runs whose process is gone
@@ -20,11 +19,10 @@ func runCleanup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench cleanup:", err)
 		return exitUsage
 	}
-	dirs := client.RemoveStaleTemp()
+	dirs, removed, err := experiment.RemoveStale()
 	for _, d := range dirs {
 		fmt.Fprintln(stdout, "removed directory", d)
 	}
-	removed, err := netns.RemoveStale()
 	for _, name := range removed {
 		fmt.Fprintln(stdout, "removed namespace", name)
 	}

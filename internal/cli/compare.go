@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netconf"
@@ -76,7 +76,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		jsonOut:       fs.Bool("json", false, "print the summary, with every load, as JSON instead of a table"),
 		out:           fs.String("out", "", "run `directory` for results.db, the spec and the certificates (default runs/compare-<time>)"),
 		timeout:       fs.Duration("timeout", spec.DefaultTimeout, "`limit` for one page load, browser start included"),
-		chromium:      fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`"),
+		chromium:      fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`"),
 		browser:       fs.String("browser", string(factor.BrowserFresh), "Chromium `mode`: "+factor.Browsers().Usage()),
 		clientName:    fs.String("client", string(factor.ClientChromium), "page `loader`: "+factor.Clients().Usage()),
 		verbose:       fs.Bool("verbose", false, "log what the run does to stderr"),
@@ -256,7 +256,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	s := o.spec
 	total := s.Repetitions * len(s.Protocols())
 	fmt.Fprintln(stderr, header(s))
-	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ChromiumPath: o.chromium,
+	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinary: o.chromium, ReadBack: true,
 		Facts: experiment.HostFacts(o.chromium, Version), Log: newLogger(stderr, o.verbose),
 		OnTrial: func(p experiment.Progress) { fmt.Fprintln(stderr, loadLine(p, total)) }})
 	if res == nil {
@@ -289,15 +289,12 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // checkPrerequisites says what is missing to run s: root, TUN, ip, and
-// Chromium when s loads with it.
-func checkPrerequisites(s *spec.Spec, chromium string) error {
+// what s's client needs (a browser at binary, empty for its default).
+func checkPrerequisites(s *spec.Spec, binary string) error {
 	if err := checkPrivileges(); err != nil {
 		return err
 	}
-	if s.Client() == factor.ClientChromium {
-		return client.CheckChromium(chromium)
-	}
-	return nil
+	return experiment.CheckClient(s.Client(), binary)
 }
 
 // loadLine is the progress line of a recorded trial.

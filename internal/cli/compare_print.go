@@ -14,66 +14,37 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netconf"
-	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/server"
 )
 
-// compareRun is a finished or interrupted comparison as read back from its
-// results database.
+// compareRun is a finished or interrupted comparison as the run read it
+// back from its database.
 type compareRun struct {
 	Summary  report.RunSummary `json:"summary"`
 	Testbeds []results.Testbed `json:"testbeds"`
 	Netcheck *netcheck.Report  `json:"netcheck,omitempty"`
 	// Trials are every load, each with its resources and connections.
-	Trials      []trialDetail `json:"trials"`
-	WallSeconds float64       `json:"wall_seconds"`
-	Dir         string        `json:"run_dir"`
+	Trials      []results.TrialDetail `json:"trials"`
+	WallSeconds float64               `json:"wall_seconds"`
+	Dir         string                `json:"run_dir"`
 }
 
-// trialDetail is a trial with its resources and connections.
-type trialDetail struct {
-	Trial       results.Trial        `json:"trial"`
-	Resources   []results.Resource   `json:"resources"`
-	Connections []results.Connection `json:"connections"`
-}
-
-// readCompare reads the comparison in dir back from its database.
-func readCompare(dir string, wallSeconds float64) (*compareRun, error) {
-	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
-	if err != nil {
-		return nil, err
+// compareOf is the comparison of the run that res read back from dir.
+func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
+	rec := res.Recorded
+	if rec == nil {
+		return nil, fmt.Errorf("the comparison in %s was not read back", dir)
 	}
-	defer store.Close()
-	r := &compareRun{WallSeconds: wallSeconds, Dir: dir}
+	r := &compareRun{WallSeconds: res.Elapsed.Seconds(), Dir: dir, Trials: rec.Trials, Testbeds: rec.Testbeds}
 	var trials []results.Trial
-	if err := store.EachTrial(func(t results.Trial) error { trials = append(trials, t); return nil }); err != nil {
-		return nil, err
-	}
-	resources := map[string][]results.Resource{}
-	if err := store.EachResource(func(x results.Resource) error { resources[x.TrialID] = append(resources[x.TrialID], x); return nil }); err != nil {
-		return nil, err
-	}
 	var conns []results.Connection
-	if err := store.EachConnection(func(c results.Connection) error { conns = append(conns, c); return nil }); err != nil {
-		return nil, err
-	}
-	byTrial := map[string][]results.Connection{}
-	for _, c := range conns {
-		byTrial[c.TrialID] = append(byTrial[c.TrialID], c)
-	}
-	for _, t := range trials {
-		r.Trials = append(r.Trials, trialDetail{Trial: t, Resources: resources[t.ID], Connections: byTrial[t.ID]})
+	for _, t := range rec.Trials {
+		trials, conns = append(trials, t.Trial), append(conns, t.Connections...)
 	}
 	r.Summary = report.SummarizeRun(trials, conns)
-	if r.Testbeds, err = store.Testbeds(); err != nil {
-		return nil, err
-	}
-	checks, err := store.Netchecks()
-	if err != nil {
-		return nil, err
-	}
-	for _, text := range checks { // a comparison has one network
+	for _, text := range rec.Netchecks { // a comparison has one network
 		r.Netcheck = &netcheck.Report{}
 		if err := json.Unmarshal([]byte(text), r.Netcheck); err != nil {
 			return nil, fmt.Errorf("netcheck: %w", err)
@@ -85,7 +56,7 @@ func readCompare(dir string, wallSeconds float64) (*compareRun, error) {
 // printCompare prints the comparison in o.dir, the table or JSON, and
 // returns the protocols without a verified load: those have no answer.
 func printCompare(w io.Writer, o *compareOptions, res *experiment.RunResult) ([]factor.Protocol, error) {
-	r, err := readCompare(o.dir, res.Elapsed.Seconds())
+	r, err := compareOf(o.dir, res)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +222,7 @@ func windowText(packets int64) string {
 // "full 12" or "0rtt 5, full 1"; "-" for none.
 func handshakeText(counts map[string]int) string {
 	var parts []string
-	for _, kind := range origin.HandshakeKinds() {
+	for _, kind := range server.HandshakeKinds() {
 		if n := counts[kind]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", kind, n))
 		}

@@ -14,12 +14,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netconf"
-	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -148,7 +148,7 @@ factors:
 	if n.Up.Delay != 50*time.Millisecond || n.Down.RateBitsPerSecond != 10e6 || n.Down.QueueBytes != 250_000 || n.Up.QueueBytes != 125_000 {
 		t.Errorf("network %+v", n)
 	}
-	if o.dir != filepath.Join("runs", "compare-20261122-030405") || o.chromium != client.DefaultChromiumPath || o.json {
+	if o.dir != filepath.Join("runs", "compare-20261122-030405") || o.chromium != chromium.DefaultChromiumPath || o.json {
 		t.Errorf("options %+v", o)
 	}
 }
@@ -191,10 +191,10 @@ func TestSummaryGolden(t *testing.T) {
 	}
 	var conns []results.Connection
 	for _, tr := range trials {
-		kind := map[factor.Protocol]string{"h1": origin.HandshakeFull, "h2": origin.HandshakeResumed, "h3": origin.Handshake0RTT}[tr.Protocol]
+		kind := map[factor.Protocol]string{"h1": server.HandshakeFull, "h2": server.HandshakeResumed, "h3": server.Handshake0RTT}[tr.Protocol]
 		conns = append(conns, results.Connection{TrialID: tr.ID, Handshake: kind})
 		if tr.Protocol == "h1" {
-			conns = append(conns, results.Connection{TrialID: tr.ID, Handshake: origin.HandshakeResumed})
+			conns = append(conns, results.Connection{TrialID: tr.ID, Handshake: server.HandshakeResumed})
 		}
 	}
 	r := &compareRun{Summary: report.SummarizeRun(trials, conns), WallSeconds: 21.5, Dir: "runs/x",

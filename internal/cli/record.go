@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -19,9 +19,9 @@ import (
 func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("record", flag.ContinueOnError)
 	to := fs.String("to", "", "the site archive `directory` (with several URLs, one archive per page below it: 01-HOST, 02-HOST, …)")
-	settle := fs.Duration("settle", client.DefaultSettle, "how long to go on recording after the load event, for what scripts fetch late")
+	settle := fs.Duration("settle", chromium.DefaultSettle, "how long to go on recording after the load event, for what scripts fetch late")
 	timeout := fs.Duration("timeout", time.Minute, "limit for one page's load")
-	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
+	binary := fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`")
 	const usage = "Usage: quicbench record URL... --to DIR [flags]\n\n" +
 		"Loads each page in a fresh headless Chromium on this machine's network and saves every\n" +
 		"response it received (status, header fields, body as sent) as a site archive that specs and\n" +
@@ -38,18 +38,18 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench record:", err)
 		return exitUsage
 	}
-	if err := client.CheckChromium(*chromium); err != nil {
+	if err := chromium.CheckChromium(*binary); err != nil {
 		fmt.Fprintln(stderr, "quicbench record:", err)
 		return exitUsage
 	}
-	c := &client.Chromium{Path: *chromium, Timeout: *timeout}
+	c := &chromium.Chromium{Path: *binary, Timeout: *timeout}
 	for i, u := range urls {
 		dir := *to
 		if len(urls) > 1 {
 			host, _ := url.Parse(u)
 			dir = filepath.Join(*to, fmt.Sprintf("%02d-%s", i+1, host.Hostname()))
 		}
-		a, rep, err := c.Record(ctx, client.RecordRequest{URL: u, Settle: *settle})
+		a, rep, err := c.Record(ctx, chromium.RecordRequest{URL: u, Settle: *settle})
 		if err == nil {
 			err = site.WriteArchive(dir, a)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
@@ -63,7 +63,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "run `directory` (default runs/<spec name>-<time>)")
 	resume := fs.Bool("resume", false, "continue the run in --out: skip the recorded trials; refused if the spec changed")
 	retryFailed := fs.Bool("retry-failed", false, "with --resume: run the failed trials again (their earlier attempts are kept)")
-	chromium := fs.String("chromium", client.DefaultChromiumPath, "Chromium `binary`")
+	binary := fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`")
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
 	shardText := fs.String("shard", "", "run only shard `I/N` of the plan: whole testbed groups balanced by the plan's estimate (quicbench plan --shards N); merge the shards' directories with quicbench merge")
 	path, code, done := specAndFlags(fs, args, "Usage: quicbench run SPEC [flags]\n\nRuns every trial of a spec file's plan and records each in DIR/results.db the moment it ends.", stdout, stderr)
@@ -97,7 +97,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			dir += fmt.Sprintf("-shard%dof%d", shard.I, shard.N)
 		}
 	}
-	if err := checkPrerequisites(s, *chromium); err != nil {
+	if err := checkPrerequisites(s, *binary); err != nil {
 		fmt.Fprintln(stderr, "quicbench run:", err)
 		return exitUsage
 	}
@@ -105,7 +105,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ChromiumPath: *chromium, Facts: experiment.HostFacts(*chromium, Version),
+		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinary: *binary, Facts: experiment.HostFacts(*binary, Version),
 		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard,
 	})
 	progress.finish()

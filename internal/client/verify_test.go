@@ -1,9 +1,6 @@
 package client
 
 import (
-	"os"
-	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 
@@ -47,53 +44,5 @@ func TestVerify(t *testing.T) {
 				t.Errorf("problems %q, want one containing %q", got, tt.want)
 			}
 		})
-	}
-}
-
-// TestWarmKeyTellsFlagsApart: two requests share a warm browser only if
-// every value its flags are made of is the same.
-func TestWarmKeyTellsFlagsApart(t *testing.T) {
-	base := Request{Protocol: factor.H3, HostResolverRules: "MAP a.test 198.19.0.10", SPKIHash: "abc=", Hosts: []string{"a.test"}}
-	same := base
-	same.Hosts = []string{"a.test"} // equal values, another slice
-	if warmKey(same) != warmKey(base) {
-		t.Fatal("equal requests gave two keys")
-	}
-	for name, change := range map[string]func(*Request){
-		"protocol": func(r *Request) { r.Protocol = factor.H2 },
-		"rules":    func(r *Request) { r.HostResolverRules = "MAP a.test 198.19.0.11" },
-		"spki":     func(r *Request) { r.SPKIHash = "xyz=" },
-		"hosts":    func(r *Request) { r.Hosts = []string{"a.test", "b.test"} },
-	} {
-		other := base
-		change(&other)
-		if warmKey(other) == warmKey(base) {
-			t.Errorf("a request with another %s shares the warm browser's key", name)
-		}
-	}
-}
-
-// TestRemoveStaleTemp removes the temporary directories of processes that
-// are gone and keeps those of live ones.
-func TestRemoveStaleTemp(t *testing.T) {
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	stale, err := os.MkdirTemp("", tempPrefix(dead.Process.Pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, err := os.MkdirTemp("", tempPrefix(os.Getpid()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(live)
-	removed := RemoveStaleTemp()
-	if _, err := os.Stat(stale); !os.IsNotExist(err) || !slices.Contains(removed, stale) {
-		t.Errorf("the dead process's %s: %v, removed %v", stale, err, removed)
-	}
-	if _, err := os.Stat(live); err != nil || !slices.Contains(TempDirs(), live) {
-		t.Errorf("this process's %s: %v, TempDirs %v", live, err, TempDirs())
 	}
 }

@@ -39,6 +39,20 @@ func stopRuleOf(s *spec.Spec) *results.StopRule {
 	return &results.StopRule{Min: s.Until.Min, Max: s.Repetitions, CIRatio: s.Until.CIRatio, Seed: s.Seed, Baseline: b, Compare: c, Paired: s.Pairing}
 }
 
+// stopperOf is the stopper of the run in store: its stored rule (for a
+// run made before rules were stored, the rule of s, which a resume checks
+// is the run's spec); nil for a run that repeats every cell equally.
+func stopperOf(store *results.Store, s *spec.Spec) (*stopper, error) {
+	r, err := store.StopRule()
+	if err != nil {
+		return nil, err
+	}
+	if r == nil || r.Baseline == "" {
+		r = stopRuleOf(s)
+	}
+	return newStopper(r)
+}
+
 // newStopper returns the stopper of rule r, or nil for none.
 func newStopper(r *results.StopRule) (*stopper, error) {
 	if r == nil {

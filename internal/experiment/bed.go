@@ -13,7 +13,6 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
-	"github.com/quicbench/quicbench/internal/loader"
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/plan"
@@ -24,15 +23,14 @@ import (
 	"github.com/quicbench/quicbench/internal/testbed"
 )
 
-// bed is a running testbed with its page and page loader.
+// bed is a running testbed with its page and the client that loads it.
 type bed struct {
 	*testbed.Testbed
 	page *site.Site
-	// expected are the page's requests its loader must make: all of them
-	// for Chromium, those no script makes for the built-in loader.
+	// expected are the page's requests its client must make: all of them
+	// for a client that runs scripts, else those no script makes.
 	expected []string
-	loader   client.PageLoader
-	chromium *client.Chromium
+	client   client.Browser
 	// deterministic makes the pages' time and randomness fixed; paired
 	// starts each load from its repetition's link seeds.
 	deterministic, paired bool
@@ -48,7 +46,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := safefs.MkdirAll(r.cfg.Dir, "testbed/nginx", 0o755); err != nil {
+	if err := safefs.MkdirAll(r.cfg.Dir, "testbed", 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	tb, err := testbed.Start(testbed.Config{
@@ -61,19 +59,22 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
 	b := &bed{Testbed: tb, page: page, expected: page.Subresources, deterministic: r.spec.Deterministic, paired: r.spec.Pairing}
-	b.chromium = &client.Chromium{Path: r.cfg.ChromiumPath, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
-		Warm: r.spec.Browser() == factor.BrowserWarm}
-	b.loader = b.chromium
-	if r.spec.Client() == factor.ClientLoader {
-		b.loader = newLoader(tb, r.spec.Timeout, r.cfg.Facts["quicbench_version"])
+	if !r.spec.Client().Capabilities().Renders {
 		b.expected = page.WithoutScripts()
 	}
+	kind, err := clientKind(r.spec.Client())
+	if err != nil {
+		return nil, errors.Join(err, tb.Close())
+	}
+	b.client = kind.New(client.Env{Binary: r.cfg.ClientBinary, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
+		Warm: r.spec.Browser() == factor.BrowserWarm && r.spec.Client().Capabilities().Warm, NewGoClient: goClients(tb),
+		Version: r.cfg.Facts["quicbench_version"]})
 	return b, nil
 }
 
-// close stops the warm browsers, then removes the testbed.
+// close stops the client (a warm browser), then removes the testbed.
 func (b *bed) close() error {
-	b.chromium.Close() // before the testbed's namespaces go
+	b.client.Close() // before the testbed's namespaces go
 	return b.Testbed.Close()
 }
 
@@ -94,8 +95,7 @@ func (b *bed) record(setup *plan.Setup) results.Testbed {
 // calibrate measures the emulator's own latency on the setup's network and
 // takes it off the link's delays, before any load.
 func (r *runner) calibrate(ctx context.Context, bed *bed, setup *plan.Setup) error {
-	link := testbed.LinkOf(setup.Network, setup.UpSeed, setup.DownSeed)
-	pl, err := netcheck.Calibrate(ctx, bed.Network, netcheck.Config{Link: link, RTT: setup.Network.RTT})
+	pl, err := netcheck.Calibrate(ctx, bed.Network, netcheck.Config{Link: bed.Link, RTT: setup.Network.RTT})
 	if err != nil {
 		return fmt.Errorf("calibrate %s: %w", setup.Network.Name, err)
 	}
@@ -117,7 +117,7 @@ func (r *runner) netcheck(ctx context.Context, bed *bed, setup *plan.Setup) erro
 	if err != nil || checked {
 		return err
 	}
-	link := testbed.LinkOf(nw, setup.UpSeed, setup.DownSeed)
+	link := bed.Link
 	check := func() (*netcheck.Report, error) {
 		report, err := netcheck.Run(ctx, bed.Network, netcheck.Config{Link: link, RTT: nw.RTT,
 			RTTProbes: 200, LossProbes: netcheckLossProbes(link), TransferTime: 2 * time.Second})
@@ -195,29 +195,28 @@ func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() err
 	}, names, harPath, nil
 }
 
-// newLoader returns the built-in loader, with fresh Go clients in tb's
-// client namespace.
-func newLoader(tb *testbed.Testbed, timeout time.Duration, version string) *loader.Loader {
-	return &loader.Loader{Timeout: timeout, Version: version,
-		NewClient: func(proto factor.Protocol, sessions tls.ClientSessionCache, maxConns int) (*http.Client, func(), error) {
-			c, err := tb.NewGoClient(string(proto), testbed.GoClientOptions{Sessions: sessions, MaxConnsPerHost: maxConns})
-			if err != nil {
-				return nil, nil, err
-			}
-			return c.Client, c.Close, nil
-		}}
+// goClients makes Go HTTP clients in tb's client namespace.
+func goClients(tb *testbed.Testbed) client.NewGoClient {
+	return func(proto factor.Protocol, sessions tls.ClientSessionCache, maxConns int) (*http.Client, func(), error) {
+		c, err := tb.NewGoClient(string(proto), testbed.GoClientOptions{Sessions: sessions, MaxConnsPerHost: maxConns})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c.Client, c.Close, nil
+	}
 }
 
 // removeStale removes the namespaces and browsers' temporary directories
 // of runs that were killed.
 func removeStale(log *slog.Logger) {
-	if dirs := client.RemoveStaleTemp(); len(dirs) > 0 {
+	dirs, namespaces, err := RemoveStale()
+	if len(dirs) > 0 {
 		log.Info("removed browsers' temporary directories of dead runs", "dirs", dirs)
 	}
-	if removed, err := netns.RemoveStale(); err != nil {
+	if err != nil {
 		log.Warn("could not remove namespaces of dead runs", "err", err)
-	} else if len(removed) > 0 {
-		log.Info("removed namespaces of dead runs", "names", removed)
+	} else if len(namespaces) > 0 {
+		log.Info("removed namespaces of dead runs", "names", namespaces)
 	}
 }
 

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/netcheck"
-	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -49,7 +49,7 @@ type trialRecord struct {
 // checks what the results database holds.
 func TestChromiumEndToEnd(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	res, store, dir := runSpec(t, `seed: 7
 repetitions: 2
 retries: 0
@@ -106,7 +106,7 @@ func checkVerifiedTrial(t *testing.T, dir string, tr trialRecord) {
 	}
 	transport := map[string]string{"h2": "tcp", "h3": "quic"}[string(tr.Protocol)]
 	for _, c := range tr.conns {
-		if c.Requests > 0 && (c.Handshake != origin.HandshakeFull || c.Transport != transport || c.BytesSent == 0 || c.SRTTMs < 30) {
+		if c.Requests > 0 && (c.Handshake != server.HandshakeFull || c.Transport != transport || c.BytesSent == 0 || c.SRTTMs < 30) {
 			t.Errorf("%s first visit: connection %+v, want a full %s handshake with bytes sent and an RTT ≥ 30 ms", tr.Protocol, c, transport)
 		}
 	}
@@ -205,7 +205,7 @@ func checkTestbedAndNetcheck(t *testing.T, store *results.Store) {
 // images from the browser's cache.
 func TestRepeatVisit(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	_, store, _ := runSpec(t, `seed: 3
 repetitions: 1
 retries: 0
@@ -243,13 +243,13 @@ factors:
 // connections).
 func checkResumed(t *testing.T, name, protocol string, conns []results.Connection) {
 	t.Helper()
-	want := map[string]string{"h2": origin.HandshakeResumed, "h3": origin.Handshake0RTT}[protocol]
+	want := map[string]string{"h2": server.HandshakeResumed, "h3": server.Handshake0RTT}[protocol]
 	resumed := 0
 	for _, c := range conns {
 		if c.Requests == 0 {
 			continue
 		}
-		if c.Handshake != origin.HandshakeFull {
+		if c.Handshake != server.HandshakeFull {
 			resumed++
 		}
 		if want != "" && c.Handshake != want {
@@ -267,7 +267,7 @@ func checkResumed(t *testing.T, name, protocol string, conns []results.Connectio
 // browser may outlive the run.
 func TestWarmBrowserLoadsAreFirstVisits(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	_, store, dir := runSpec(t, `seed: 5
 repetitions: 3
 retries: 0
@@ -284,7 +284,7 @@ factors:
 			continue
 		}
 		for _, c := range tr.conns {
-			if c.Requests > 0 && c.Handshake != origin.HandshakeFull {
+			if c.Requests > 0 && c.Handshake != server.HandshakeFull {
 				t.Errorf("%s rep %d: a %s handshake in a fresh browser context", tr.Protocol, tr.Rep, c.Handshake)
 			}
 		}
@@ -306,7 +306,7 @@ factors:
 // controller, and each testbed records its transport.
 func TestQUICStacksInChromium(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	_, store, _ := runSpec(t, `seed: 5
 repetitions: 1
 retries: 0

@@ -9,8 +9,8 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
-	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/testbed"
 )
 
@@ -18,11 +18,11 @@ import (
 // emulator's view of it.
 type Measured struct {
 	client.Result
-	ServerRequests origin.Counts
+	ServerRequests server.Counts
 	// Unmatched counts the measured load's requests the site did not
 	// have (404s from the servers).
 	Unmatched   int
-	Connections []origin.ConnRecord
+	Connections []server.ConnRecord
 	// Up and Down are what the emulator did during the load.
 	Up, Down emulator.Stats
 }
@@ -69,7 +69,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 	reseed()
 	var m Measured
 	var connErr error
-	r, err := b.loader.Load(ctx, client.Request{
+	r, err := b.client.Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
 		Expected: b.expected, Visit: visit, HARPath: harPath,
@@ -103,9 +103,9 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 
 // countsAfterUnmatched forgets the servers' unmatched requests so far and
 // returns their request counts.
-func countsAfterUnmatched(tb *testbed.Testbed) (origin.Counts, error) {
+func countsAfterUnmatched(tb *testbed.Testbed) (server.Counts, error) {
 	if _, _, err := tb.TakeUnmatched(); err != nil {
-		return origin.Counts{}, err
+		return server.Counts{}, err
 	}
 	return tb.Counts()
 }
@@ -113,7 +113,7 @@ func countsAfterUnmatched(tb *testbed.Testbed) (origin.Counts, error) {
 // checkServed records what the servers served since before, and fails a
 // load that was served over another protocol or asked for what the site
 // does not have.
-func checkServed(tb *testbed.Testbed, m *Measured, p factor.Protocol, before origin.Counts) error {
+func checkServed(tb *testbed.Testbed, m *Measured, p factor.Protocol, before server.Counts) error {
 	after, err := tb.Counts()
 	if err != nil {
 		return err
@@ -134,7 +134,7 @@ func checkServed(tb *testbed.Testbed, m *Measured, p factor.Protocol, before ori
 
 // tcpCongestion is the congestion control of the first TCP connection in
 // recs that reports one.
-func tcpCongestion(recs []origin.ConnRecord) string {
+func tcpCongestion(recs []server.ConnRecord) string {
 	for _, r := range recs {
 		if r.Transport == "tcp" && r.Congestion != "" {
 			return r.Congestion

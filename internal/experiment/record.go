@@ -9,9 +9,9 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netconf"
-	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/spec"
 )
@@ -210,10 +210,10 @@ func connectionsOf(m Measured) []results.Connection {
 
 // handshakeList is "kind:count" pairs in a fixed order, such as
 // "0rtt:1" or "resumed:3,full:3".
-func handshakeList(recs []origin.ConnRecord) string {
-	counts := origin.HandshakeCounts(recs)
+func handshakeList(recs []server.ConnRecord) string {
+	counts := server.HandshakeCounts(recs)
 	var parts []string
-	for _, kind := range origin.HandshakeKinds() {
+	for _, kind := range server.HandshakeKinds() {
 		if n := counts[kind]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s:%d", kind, n))
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
@@ -32,8 +32,8 @@ func recordServed(t *testing.T, s *site.Site) (*site.Archive, site.ImportReport)
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
-	a, rep, err := c.Record(context.Background(), client.RecordRequest{URL: s.DocumentURL(),
+	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	a, rep, err := c.Record(context.Background(), chromium.RecordRequest{URL: s.DocumentURL(),
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Settle: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func content(t *testing.T, ex *site.Exchange) []byte {
 // content, and the second recording gives the first one's bytes back.
 func TestRecordThenReplay(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	s, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/site"
@@ -37,7 +37,7 @@ func writeArchiveOf(t *testing.T, n int, drop func(*site.Exchange) bool) (string
 // over the requested protocol, every origin used.
 func TestReplayArchive(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	dir, n := writeArchiveOf(t, 18, func(*site.Exchange) bool { return false })
 	res, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
 retries: 0
@@ -72,7 +72,7 @@ factors:
 // asks for fails the load, with the requests counted and named.
 func TestReplayFlagsUnmatchedRequests(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	dir, _ := writeArchiveOf(t, 12, func(ex *site.Exchange) bool { return strings.Contains(ex.URL, "/css/") })
 	res, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
 retries: 0
@@ -96,7 +96,7 @@ factors:
 // origins replays in Chromium with every request matched.
 func TestReplayImportedRecordings(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	s, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ factors:
 // only when the spec makes time and randomness deterministic.
 func TestDeterministicPages(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	// The URL the page's script makes under client.DeterministicJS: the
 	// first xorshift32 number of its seed and the first clock reading.
 	x := uint32(0x2545f491)

@@ -48,13 +48,13 @@ func BenchmarkResumeStart150k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		store, res, todo, _, err := prepare(RunConfig{Spec: reparsed, Dir: dir, Resume: true})
+		r, err := newRunner(RunConfig{Spec: reparsed, Dir: dir, Resume: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		store.Close()
-		if res.Done != 149_000 || len(todo) != 1000 {
-			b.Fatalf("done %d, todo %d", res.Done, len(todo))
+		r.store.Close()
+		if r.res.Done != 149_000 || len(r.todo) != 1000 {
+			b.Fatalf("done %d, todo %d", r.res.Done, len(r.todo))
 		}
 	}
 }

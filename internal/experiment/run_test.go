@@ -10,9 +10,9 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
-	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -194,7 +194,7 @@ factors:
 		perOrigin := map[string]int{}
 		for _, c := range tr.conns {
 			perOrigin[c.ServerName]++
-			if tr.Protocol == "h3" && c.Requests > 0 && c.Handshake != origin.Handshake0RTT {
+			if tr.Protocol == "h3" && c.Requests > 0 && c.Handshake != server.Handshake0RTT {
 				t.Errorf("h3 repeat visit: handshake %q, want 0rtt", c.Handshake)
 			}
 		}

@@ -39,19 +39,26 @@ import (
 // Chromium.
 const MaxConnsPerOrigin = 6
 
-// NewClient returns a fresh HTTP client that speaks only proto to the
-// origins, keeps TLS sessions in sessions and opens at most maxConns
-// connections per origin (0: no limit); closeFn releases its connections.
-type NewClient func(proto factor.Protocol, sessions tls.ClientSessionCache, maxConns int) (c *http.Client, closeFn func(), err error)
+// Kind is the built-in loader as a client: what it can do is
+// factor.ClientLoader's capabilities.
+func Kind() client.Kind {
+	return client.Kind{Client: factor.ClientLoader, New: func(env client.Env) client.Browser {
+		return &Loader{NewClient: env.NewGoClient, Timeout: env.Timeout, Version: env.Version}
+	}}
+}
 
 // Loader loads pages with Go's HTTP clients.
 type Loader struct {
-	NewClient NewClient
+	// NewClient makes the fresh HTTP clients of a load.
+	NewClient client.NewGoClient
 	// Timeout bounds one load (both visits of a repeat visit). Zero: 60 s.
 	Timeout time.Duration
 	// Version names quicbench in the HAR's creator.
 	Version string
 }
+
+// Close has nothing to stop: every load makes its own clients.
+func (l *Loader) Close() {}
 
 // Load loads req.URL (twice for a repeat visit, measuring the second),
 // returns the metrics and writes the measured visit's HAR to req.HARPath if

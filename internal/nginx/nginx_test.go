@@ -20,6 +20,7 @@ import (
 	"github.com/quicbench/quicbench/internal/nginx"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -121,12 +122,20 @@ func TestServesTheSiteLikeTheGoOrigin(t *testing.T) {
 	if got := srv.Counts(); got.H2 != int64(len(urls))+1 || got.H1 != 0 {
 		t.Errorf("counts %+v, want %d h2 requests", got, len(urls)+1)
 	}
+	// The 404 is a request the site does not have, as the Go origin
+	// counts it; taking the count starts it anew.
+	if n, examples := srv.TakeUnmatched(); n != 1 || len(examples) != 1 || examples[0] != "GET https://www.quicbench.test/nothing" {
+		t.Errorf("unmatched %d %q, want the one 404", n, examples)
+	}
+	if n, _ := srv.TakeUnmatched(); n != 0 {
+		t.Errorf("unmatched %d after taking them, want 0", n)
+	}
 	recs := srv.Connections()
 	if len(recs) != 2 { // one per origin
 		t.Fatalf("records %+v, want one connection per origin", recs)
 	}
 	for _, r := range recs {
-		if r.ALPN != "h2" || r.Handshake != origin.HandshakeFull || r.Closed || r.Congestion == "" || r.BytesSent < 40_000 || r.CwndBytes == 0 || r.SmoothedRTTMs < 9.5 {
+		if r.ALPN != "h2" || r.Handshake != server.HandshakeFull || r.Closed || r.Congestion == "" || r.BytesSent < 40_000 || r.CwndBytes == 0 || r.SmoothedRTTMs < 9.5 {
 			// The emulator delivers up to ~0.1 ms early (it straddles its
 			// deadlines), so a 10 ms link can measure 9.99 ms.
 			t.Errorf("first connection %+v, want h2, full, open, with TCP_INFO (≥ 40000 B sent, RTT ≥ 9.5 ms on the 10 ms link)", r)
@@ -141,7 +150,7 @@ func TestServesTheSiteLikeTheGoOrigin(t *testing.T) {
 	}
 	tr.CloseIdleConnections()
 	fetch(t, h2, c.page.DocumentURL())
-	if recs := srv.Connections(); len(recs) != 1 || recs[0].Handshake != origin.HandshakeResumed {
+	if recs := srv.Connections(); len(recs) != 1 || recs[0].Handshake != server.HandshakeResumed {
 		t.Errorf("after the reload: records %+v, want one resumed connection", recs)
 	}
 

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/netns"
-	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -59,8 +59,9 @@ type Server struct {
 
 	mu        sync.Mutex
 	readUpTo  int64         // access log bytes parsed so far
-	counts    origin.Counts // requests per protocol since Start
+	counts    server.Counts // requests per protocol since Start
 	sinceMark []logEntry    // requests since the last CloseConnections
+	unmatched unmatched     // 404 answers since the last TakeUnmatched
 }
 
 // CheckInstalled returns an error that says how to install nginx if path
@@ -309,7 +310,7 @@ func childrenOf(pid int) map[int]bool {
 }
 
 // Counts returns the requests nginx served since Start, per protocol.
-func (s *Server) Counts() origin.Counts {
+func (s *Server) Counts() server.Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.readLog()
@@ -319,23 +320,23 @@ func (s *Server) Counts() origin.Counts {
 // Connections returns a record per client connection since the last
 // CloseConnections: handshake kind and requests from the access log, and
 // transport statistics read now from the kernel (ss); a connection that
-// served no request yet has handshake origin.HandshakeUnknown.
-func (s *Server) Connections() []origin.ConnRecord {
+// served no request yet has handshake server.HandshakeUnknown.
+func (s *Server) Connections() []server.ConnRecord {
 	s.mu.Lock()
 	s.readLog()
 	entries := append([]logEntry(nil), s.sinceMark...)
 	s.mu.Unlock()
 	socks, _ := s.sockets()
-	var recs []origin.ConnRecord
+	var recs []server.ConnRecord
 	index := map[string]int{} // connection serial → recs index
 	for _, e := range entries {
 		i, ok := index[e.conn]
 		if !ok {
 			i = len(recs)
 			index[e.conn] = i
-			rec := origin.ConnRecord{Transport: "tcp", ALPN: e.alpn(), ServerName: e.sni, Remote: e.remote, Handshake: origin.HandshakeFull, Closed: true}
+			rec := server.ConnRecord{Transport: "tcp", ALPN: e.alpn(), ServerName: e.sni, Remote: e.remote, Handshake: server.HandshakeFull, Closed: true}
 			if e.resumed {
-				rec.Handshake = origin.HandshakeResumed
+				rec.Handshake = server.HandshakeResumed
 			}
 			recs = append(recs, rec)
 		}
@@ -349,7 +350,7 @@ func (s *Server) Connections() []origin.ConnRecord {
 			}
 		}
 		if i < 0 {
-			recs = append(recs, origin.ConnRecord{Transport: "tcp", Remote: sock.remote, Handshake: origin.HandshakeUnknown})
+			recs = append(recs, server.ConnRecord{Transport: "tcp", Remote: sock.remote, Handshake: server.HandshakeUnknown})
 			i = len(recs) - 1
 		}
 		sock.fill(&recs[i])
@@ -361,6 +362,8 @@ func (s *Server) Connections() []origin.ConnRecord {
 type logEntry struct {
 	conn, remote, proto, sni string
 	resumed                  bool
+	status                   string
+	request                  string // "METHOD URL"
 }
 
 func (e logEntry) alpn() string {
@@ -392,6 +395,12 @@ func (s *Server) readLog() {
 			continue
 		}
 		e := logEntry{conn: f[0], remote: f[1], proto: f[2], resumed: f[3] == "r", sni: f[5]}
+		if len(f) >= 10 {
+			e.status, e.request = f[6], f[8]+" "+f[9]
+		}
+		if e.status == "404" {
+			s.unmatched.add(e.request)
+		}
 		switch e.proto {
 		case "HTTP/2.0":
 			s.counts.H2++
@@ -412,7 +421,7 @@ type socket struct {
 	retransmits               uint64
 }
 
-func (k socket) fill(rec *origin.ConnRecord) {
+func (k socket) fill(rec *server.ConnRecord) {
 	rec.Closed = false
 	rec.Congestion = k.congestion
 	rec.SmoothedRTTMs = k.srttMs
@@ -482,4 +491,32 @@ func parseSS(out string) []socket {
 		}
 	}
 	return socks
+}
+
+// TakeUnmatched returns how many requests nginx answered 404 (they matched
+// no file of the site) since the last call, with some of them as "METHOD
+// URL".
+func (s *Server) TakeUnmatched() (int, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.readLog()
+	n, examples := s.unmatched.n, s.unmatched.examples
+	s.unmatched = unmatched{}
+	return n, examples
+}
+
+// maxUnmatchedExamples bounds the requests TakeUnmatched lists.
+const maxUnmatchedExamples = 20
+
+// unmatched counts 404 answers and keeps the first few requests.
+type unmatched struct {
+	n        int
+	examples []string
+}
+
+func (u *unmatched) add(request string) {
+	u.n++
+	if len(u.examples) < maxUnmatchedExamples {
+		u.examples = append(u.examples, request)
+	}
 }

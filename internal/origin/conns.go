@@ -11,61 +11,20 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/server"
 	"golang.org/x/sys/unix"
 )
-
-// Handshake kinds of a connection, as the server saw them.
-const (
-	HandshakeFull       = "full"       // a full TLS 1.3 handshake
-	HandshakeResumed    = "resumed"    // resumed from a session ticket (PSK), no early data
-	Handshake0RTT       = "0rtt"       // resumed, and the client's 0-RTT data was accepted
-	HandshakeIncomplete = "incomplete" // the handshake had not completed
-	HandshakeUnknown    = "unknown"    // a connection of an external server that served no request yet
-)
-
-// ConnRecord is one client connection as the server saw it. Transport
-// statistics are read when Connections is called, or for a connection that
-// closed before that, when its last response was written.
-type ConnRecord struct {
-	// Transport is "tcp" (h1, h2) or "quic" (h3).
-	Transport string `json:"transport"`
-	// ALPN is the negotiated application protocol: "http/1.1", "h2", "h3".
-	ALPN       string    `json:"alpn"`
-	ServerName string    `json:"server_name"`
-	Remote     string    `json:"remote"`
-	Handshake  string    `json:"handshake"`
-	Requests   int       `json:"requests"`
-	OpenedAt   time.Time `json:"opened_at"`
-	// Closed is true once the connection had closed when it was read.
-	Closed bool `json:"closed"`
-	// BytesSent and BytesReceived count the transport's payload: TCP bytes
-	// acknowledged and received, or QUIC bytes sent (retransmissions
-	// included) and received, without IP and UDP headers.
-	BytesSent     uint64 `json:"bytes_sent"`
-	BytesReceived uint64 `json:"bytes_received"`
-	// Congestion is the congestion control: of the server's TCP socket,
-	// or of the QUIC server (quic-go's is always NewReno).
-	Congestion string `json:"congestion,omitempty"`
-	// SmoothedRTTMs is the sender's smoothed RTT estimate, in ms.
-	SmoothedRTTMs float64 `json:"srtt_ms"`
-	// CwndBytes is the congestion window in bytes (TCP: cwnd segments ×
-	// MSS).
-	CwndBytes uint64 `json:"cwnd_bytes"`
-	// Retransmits counts TCP segments retransmitted, or QUIC packets
-	// declared lost (quic-go retransmits their frames in new packets).
-	Retransmits uint64 `json:"retransmits"`
-}
 
 // connTracker keeps the server's connections since the last reset.
 type connTracker struct {
 	mu    sync.Mutex
-	tcp   map[net.Conn]*ConnRecord
-	quic  map[*quic.Conn]*ConnRecord
-	order []*ConnRecord
+	tcp   map[net.Conn]*server.ConnRecord
+	quic  map[*quic.Conn]*server.ConnRecord
+	order []*server.ConnRecord
 }
 
 func newConnTracker() *connTracker {
-	return &connTracker{tcp: map[net.Conn]*ConnRecord{}, quic: map[*quic.Conn]*ConnRecord{}}
+	return &connTracker{tcp: map[net.Conn]*server.ConnRecord{}, quic: map[*quic.Conn]*server.ConnRecord{}}
 }
 
 // tcpState is net/http's ConnState hook.
@@ -74,7 +33,7 @@ func (t *connTracker) tcpState(c net.Conn, state http.ConnState) {
 	defer t.mu.Unlock()
 	switch state {
 	case http.StateNew:
-		rec := &ConnRecord{Transport: "tcp", Remote: c.RemoteAddr().String(), OpenedAt: time.Now(), Handshake: HandshakeIncomplete}
+		rec := &server.ConnRecord{Transport: "tcp", Remote: c.RemoteAddr().String(), OpenedAt: time.Now(), Handshake: server.HandshakeIncomplete}
 		t.tcp[c] = rec
 		t.order = append(t.order, rec)
 	case http.StateClosed, http.StateHijacked:
@@ -86,7 +45,7 @@ func (t *connTracker) tcpState(c net.Conn, state http.ConnState) {
 
 // quicConn registers a new QUIC connection (http3's ConnContext hook).
 func (t *connTracker) quicConn(c *quic.Conn) {
-	rec := &ConnRecord{Transport: "quic", Remote: c.RemoteAddr().String(), OpenedAt: time.Now(), Handshake: HandshakeIncomplete}
+	rec := &server.ConnRecord{Transport: "quic", Remote: c.RemoteAddr().String(), OpenedAt: time.Now(), Handshake: server.HandshakeIncomplete}
 	t.mu.Lock()
 	t.quic[c] = rec
 	t.order = append(t.order, rec)
@@ -115,7 +74,7 @@ func (t *connTracker) request(r *http.Request) {
 
 // snapshot refreshes every open connection's record and returns copies in
 // the order the connections opened.
-func (t *connTracker) snapshot() []ConnRecord {
+func (t *connTracker) snapshot() []server.ConnRecord {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for c, rec := range t.tcp {
@@ -129,7 +88,7 @@ func (t *connTracker) snapshot() []ConnRecord {
 		}
 		refreshQUIC(c, rec)
 	}
-	out := make([]ConnRecord, len(t.order))
+	out := make([]server.ConnRecord, len(t.order))
 	for i, rec := range t.order {
 		out[i] = *rec
 	}
@@ -142,7 +101,7 @@ func (t *connTracker) snapshot() []ConnRecord {
 func (t *connTracker) closeAll() {
 	t.mu.Lock()
 	tcp, q := t.tcp, t.quic
-	t.tcp, t.quic, t.order = map[net.Conn]*ConnRecord{}, map[*quic.Conn]*ConnRecord{}, nil
+	t.tcp, t.quic, t.order = map[net.Conn]*server.ConnRecord{}, map[*quic.Conn]*server.ConnRecord{}, nil
 	t.mu.Unlock()
 	for c := range tcp {
 		c.Close()
@@ -153,14 +112,14 @@ func (t *connTracker) closeAll() {
 }
 
 // refreshTCP reads the TLS state and TCP_INFO of c into rec.
-func (t *connTracker) refreshTCP(c net.Conn, rec *ConnRecord) {
+func (t *connTracker) refreshTCP(c net.Conn, rec *server.ConnRecord) {
 	raw := c
 	if tc, ok := c.(*tls.Conn); ok {
 		if st := tc.ConnectionState(); st.HandshakeComplete {
 			rec.ALPN, rec.ServerName = st.NegotiatedProtocol, st.ServerName
-			rec.Handshake = HandshakeFull
+			rec.Handshake = server.HandshakeFull
 			if st.DidResume {
-				rec.Handshake = HandshakeResumed
+				rec.Handshake = server.HandshakeResumed
 			}
 		}
 		raw = tc.NetConn()
@@ -190,7 +149,7 @@ func (t *connTracker) refreshTCP(c net.Conn, rec *ConnRecord) {
 }
 
 // refreshQUIC reads the TLS state and quic-go's statistics of c into rec.
-func refreshQUIC(c *quic.Conn, rec *ConnRecord) {
+func refreshQUIC(c *quic.Conn, rec *server.ConnRecord) {
 	select {
 	case <-c.HandshakeComplete():
 	default:
@@ -200,11 +159,11 @@ func refreshQUIC(c *quic.Conn, rec *ConnRecord) {
 	rec.ALPN, rec.ServerName = st.TLS.NegotiatedProtocol, st.TLS.ServerName
 	switch {
 	case st.Used0RTT:
-		rec.Handshake = Handshake0RTT
+		rec.Handshake = server.Handshake0RTT
 	case st.TLS.DidResume:
-		rec.Handshake = HandshakeResumed
+		rec.Handshake = server.HandshakeResumed
 	default:
-		rec.Handshake = HandshakeFull
+		rec.Handshake = server.HandshakeFull
 	}
 	s := c.ConnectionStats()
 	rec.Congestion = string(factor.CCNewReno) // quic-go's only one (package stacks)
@@ -212,18 +171,4 @@ func refreshQUIC(c *quic.Conn, rec *ConnRecord) {
 	rec.SmoothedRTTMs = float64(s.SmoothedRTT) / float64(time.Millisecond)
 	rec.CwndBytes = s.CongestionWindow
 	rec.Retransmits = s.PacketsLost
-}
-
-// HandshakeCounts counts records per handshake kind.
-func HandshakeCounts(recs []ConnRecord) map[string]int {
-	out := map[string]int{}
-	for _, r := range recs {
-		out[r.Handshake]++
-	}
-	return out
-}
-
-// HandshakeKinds lists the handshake kinds in the order tables show them.
-func HandshakeKinds() []string {
-	return []string{Handshake0RTT, HandshakeResumed, HandshakeFull, HandshakeIncomplete, HandshakeUnknown}
 }

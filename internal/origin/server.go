@@ -27,6 +27,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -47,32 +48,6 @@ func (l Listener) Close() {
 		l.UDP.Close()
 	}
 }
-
-// Counts is the number of requests served per protocol.
-type Counts struct {
-	H1 int64 `json:"h1"`
-	H2 int64 `json:"h2"`
-	H3 int64 `json:"h3"`
-}
-
-// Sub returns c − d.
-func (c Counts) Sub(d Counts) Counts { return Counts{c.H1 - d.H1, c.H2 - d.H2, c.H3 - d.H3} }
-
-// Of returns the count for protocol "h1", "h2" or "h3".
-func (c Counts) Of(proto string) int64 {
-	switch proto {
-	case "h1":
-		return c.H1
-	case "h2":
-		return c.H2
-	case "h3":
-		return c.H3
-	}
-	return 0
-}
-
-// Total is the number of requests over all protocols.
-func (c Counts) Total() int64 { return c.H1 + c.H2 + c.H3 }
 
 // Server serves one site on any number of listeners.
 type Server struct {
@@ -273,15 +248,15 @@ func (srv *Server) SetCache(on bool) { srv.cache.Store(on) }
 // Connections returns the records of the connections opened since the
 // last CloseConnections (or Start), in the order they opened, with their
 // transport statistics read now.
-func (srv *Server) Connections() []ConnRecord { return srv.conns.snapshot() }
+func (srv *Server) Connections() []server.ConnRecord { return srv.conns.snapshot() }
 
 // CloseConnections closes every client connection and forgets their
 // records: a repeat visit must then reconnect, and resumes if it can.
 func (srv *Server) CloseConnections() { srv.conns.closeAll() }
 
 // Counts returns the requests served so far, per protocol.
-func (srv *Server) Counts() Counts {
-	return Counts{H1: srv.counts[1].Load(), H2: srv.counts[2].Load(), H3: srv.counts[3].Load()}
+func (srv *Server) Counts() server.Counts {
+	return server.Counts{H1: srv.counts[1].Load(), H2: srv.counts[2].Load(), H3: srv.counts[3].Load()}
 }
 
 // TakeUnmatched returns how many requests matched nothing in the site

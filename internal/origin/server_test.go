@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/server"
+
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
@@ -70,7 +72,7 @@ func get(t *testing.T, c *http.Client, method, url string, header http.Header) *
 }
 
 // onlyConn returns the one connection record, failing otherwise.
-func onlyConn(t *testing.T, srv *Server) ConnRecord {
+func onlyConn(t *testing.T, srv *Server) server.ConnRecord {
 	t.Helper()
 	recs := srv.Connections()
 	if len(recs) != 1 {
@@ -93,7 +95,7 @@ func TestTCPConnectionRecordsAndResumption(t *testing.T) {
 
 	get(t, c, http.MethodGet, url, nil)
 	first := onlyConn(t, srv)
-	if first.Transport != "tcp" || first.ALPN != "h2" || first.Handshake != HandshakeFull || first.Requests != 1 {
+	if first.Transport != "tcp" || first.ALPN != "h2" || first.Handshake != server.HandshakeFull || first.Requests != 1 {
 		t.Errorf("first connection = %+v, want tcp h2 full with 1 request", first)
 	}
 	if first.BytesSent < 50_000 || first.CwndBytes == 0 || first.SmoothedRTTMs <= 0 {
@@ -106,8 +108,8 @@ func TestTCPConnectionRecordsAndResumption(t *testing.T) {
 	}
 	tr.CloseIdleConnections() // as a browser does once it sees the FIN
 	get(t, c, http.MethodGet, url, nil)
-	if again := onlyConn(t, srv); again.Handshake != HandshakeResumed {
-		t.Errorf("second connection's handshake = %q, want %q", again.Handshake, HandshakeResumed)
+	if again := onlyConn(t, srv); again.Handshake != server.HandshakeResumed {
+		t.Errorf("second connection's handshake = %q, want %q", again.Handshake, server.HandshakeResumed)
 	}
 }
 
@@ -133,14 +135,14 @@ func TestQUICResumesWith0RTT(t *testing.T) {
 	url := "https://www.quicbench.test" + site.FilePath(50_000)
 
 	get(t, c, http.MethodGet, url, nil)
-	if first := onlyConn(t, srv); first.Transport != "quic" || first.ALPN != "h3" || first.Handshake != HandshakeFull || first.BytesSent < 50_000 || first.CwndBytes == 0 {
+	if first := onlyConn(t, srv); first.Transport != "quic" || first.ALPN != "h3" || first.Handshake != server.HandshakeFull || first.BytesSent < 50_000 || first.CwndBytes == 0 {
 		t.Errorf("first connection = %+v, want quic h3 full, ≥ 50000 B sent, a cwnd", first)
 	}
 	srv.CloseConnections()
 	tr.CloseIdleConnections()
 	get(t, c, http3.MethodGet0RTT, url, nil)
-	if again := onlyConn(t, srv); again.Handshake != Handshake0RTT {
-		t.Errorf("second connection's handshake = %q, want %q", again.Handshake, Handshake0RTT)
+	if again := onlyConn(t, srv); again.Handshake != server.Handshake0RTT {
+		t.Errorf("second connection's handshake = %q, want %q", again.Handshake, server.Handshake0RTT)
 	}
 }
 

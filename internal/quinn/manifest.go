@@ -5,7 +5,9 @@
 // fields as the Go origin: the header fields are computed here, by the Go
 // origin's own function, and written into a manifest the server reads.
 // The server gets the UDP sockets quicbench bound in the servers namespace
-// and is driven over its standard input and output.
+// and is driven over its standard input and output, one JSON line per
+// command and reply; servers/h3/testdata/control.txt is the protocol's
+// transcript, which both sides are tested against (control_test.go).
 //
 // This file writes the manifest and the bodies; server.go runs the server.
 package quinn

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
-	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -141,16 +141,16 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{exited: make(chan struct{})}
-	cmd.Stderr = &s.stderr
-	if s.stdin, err = cmd.StdinPipe(); err != nil {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
 		return nil, fmt.Errorf("quinn: %w", err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("quinn: %w", err)
 	}
-	s.out = bufio.NewReader(stdout)
+	s := over(stdin, stdout)
+	cmd.Stderr = &s.stderr
 	if s.process, err = proc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("quinn: start %s: %w", cfg.Path, err)
 	}
@@ -169,6 +169,12 @@ func Start(cfg Config) (_ *Server, err error) {
 		}
 	}
 	return s, nil
+}
+
+// over is a server that quicbench drives over stdin and reads from
+// stdout (its process, if any, is set by Start).
+func over(stdin io.WriteCloser, stdout io.Reader) *Server {
+	return &Server{stdin: stdin, out: bufio.NewReader(stdout), exited: make(chan struct{})}
 }
 
 // command is the server's command line, with copies of the sockets as
@@ -232,7 +238,9 @@ func (s *Server) readLine(v any, timeout time.Duration) error {
 		}
 		return json.Unmarshal(r.line, v)
 	case <-time.After(timeout):
-		s.process.Kill()
+		if s.process != nil {
+			s.process.Kill()
+		}
 		return fmt.Errorf("no answer within %v: %s", timeout, s.lastError())
 	}
 }
@@ -289,8 +297,8 @@ func (s *Server) SetQlogDir(dir string) error {
 func (s *Server) CloseConnections() error { return s.do("close", &struct{}{}) }
 
 // Counts returns the requests served since Start (all h3).
-func (s *Server) Counts() (origin.Counts, error) {
-	var c origin.Counts
+func (s *Server) Counts() (server.Counts, error) {
+	var c server.Counts
 	err := s.do("counts", &c)
 	return c, err
 }
@@ -327,21 +335,26 @@ type record struct {
 
 // Connections returns a record per client connection since the last
 // CloseConnections, with its statistics read now.
-func (s *Server) Connections() ([]origin.ConnRecord, error) {
+func (s *Server) Connections() ([]server.ConnRecord, error) {
 	var recs []record
 	if err := s.do("conns", &recs); err != nil {
 		return nil, err
 	}
-	out := make([]origin.ConnRecord, len(recs))
+	out := make([]server.ConnRecord, len(recs))
 	for i, r := range recs {
-		out[i] = origin.ConnRecord{
-			Transport: "quic", ALPN: r.ALPN, ServerName: r.ServerName, Remote: r.Remote, Handshake: r.Handshake,
-			Requests: r.Requests, OpenedAt: time.Unix(0, r.OpenedUnixNs), Closed: r.Closed,
-			BytesSent: r.BytesSent, BytesReceived: r.BytesReceived, Congestion: r.Congestion,
-			SmoothedRTTMs: r.SmoothedRTTMs, CwndBytes: r.CwndBytes, Retransmits: r.LostPackets,
-		}
+		out[i] = r.connRecord()
 	}
 	return out, nil
+}
+
+// connRecord is r as a connection record.
+func (r record) connRecord() server.ConnRecord {
+	return server.ConnRecord{
+		Transport: "quic", ALPN: r.ALPN, ServerName: r.ServerName, Remote: r.Remote, Handshake: r.Handshake,
+		Requests: r.Requests, OpenedAt: time.Unix(0, r.OpenedUnixNs), Closed: r.Closed,
+		BytesSent: r.BytesSent, BytesReceived: r.BytesReceived, Congestion: r.Congestion,
+		SmoothedRTTMs: r.SmoothedRTTMs, CwndBytes: r.CwndBytes, Retransmits: r.LostPackets,
+	}
 }
 
 // Close stops the server: its standard input closes, which ends it; after

@@ -14,7 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -24,7 +24,7 @@ import (
 // headless Chromium: every figure is an inline SVG with a size and drawn
 // content, and a screenshot of the page is not blank.
 func TestHTMLRendersInChromium(t *testing.T) {
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	trials := fakeTrials()
 	a, err := Analyze(trials, Options{})
 	if err != nil {
@@ -64,7 +64,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		}
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(client.DefaultChromiumPath),
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium.DefaultChromiumPath),
 		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1400, 1000),
 		chromedp.Env("TMPDIR="+t.TempDir())) // its singleton directory goes with the test's
 

@@ -162,3 +162,54 @@ func (s *Store) pairs(op, query string) (map[string]string, error) {
 	}
 	return out, s.explainErr(op, rows.Err())
 }
+
+// Recorded is a run as its database holds it: every trial, in plan order,
+// with its resources and connections, the testbeds, and each checked
+// network's netcheck (JSON) by name.
+type Recorded struct {
+	Trials    []TrialDetail     `json:"trials"`
+	Testbeds  []Testbed         `json:"testbeds"`
+	Netchecks map[string]string `json:"-"`
+}
+
+// TrialDetail is a trial with its resources and connections.
+type TrialDetail struct {
+	Trial       Trial        `json:"trial"`
+	Resources   []Resource   `json:"resources"`
+	Connections []Connection `json:"connections"`
+}
+
+// ReadAll reads the whole run back, for a comparison's summary: the
+// trials joined with their resources and connections.
+func (s *Store) ReadAll() (*Recorded, error) {
+	r := &Recorded{}
+	index := map[string]int{}
+	err := s.EachTrial(func(t Trial) error {
+		index[t.ID] = len(r.Trials)
+		r.Trials = append(r.Trials, TrialDetail{Trial: t})
+		return nil
+	})
+	if err == nil {
+		err = s.EachResource(func(x Resource) error {
+			if i, ok := index[x.TrialID]; ok {
+				r.Trials[i].Resources = append(r.Trials[i].Resources, x)
+			}
+			return nil
+		})
+	}
+	if err == nil {
+		err = s.EachConnection(func(c Connection) error {
+			if i, ok := index[c.TrialID]; ok {
+				r.Trials[i].Connections = append(r.Trials[i].Connections, c)
+			}
+			return nil
+		})
+	}
+	if err == nil {
+		r.Testbeds, err = s.Testbeds()
+	}
+	if err == nil {
+		r.Netchecks, err = s.Netchecks()
+	}
+	return r, err
+}

@@ -383,6 +383,8 @@ func (s *Spec) checkCombinations() error {
 	switch {
 	case s.Has(factor.IDVisual, string(factor.VisualOn)) && !caps.Frames:
 		return fmt.Errorf("visual on needs client %s: the %s client does not render pages", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Frames }), s.Client())
+	case s.Browser() == factor.BrowserWarm && !caps.Warm:
+		return fmt.Errorf("browser warm needs client %s: the %s client keeps no browser between loads", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Warm }), s.Client())
 	case slices.ContainsFunc(s.Pages, factor.Page.OwnOrigins) && !slices.Equal(s.LevelsOf(factor.IDOrigins), []string{"1"}):
 		return fmt.Errorf("origins %v: web2024 and archive pages have their own origins; spread only synthetic pages over origins (put them in another spec)", s.LevelsOf(factor.IDOrigins))
 	case slices.ContainsFunc(s.Pages, isArchive) && !slices.Equal(s.LevelsOf(factor.IDServer), []string{string(factor.ServerGo)}):

@@ -149,6 +149,7 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "  cache: []\n", "the list of cache levels is empty"},
 		{base + "  visual: [on, maybe]\n", `line 5: visual "maybe" is unknown: use off or on`},
 		{base + "  visual: on\nclient: loader\n", "visual on needs client chromium: the loader client does not render pages"},
+		{base + "browser: warm\nclient: loader\n", "browser warm needs client chromium: the loader client keeps no browser between loads"},
 		{base + "  visual: {on: 1}\n", "line 5: cannot unmarshal"},
 		{base + "  corpus: {kind: web2023, pages: 3}\n", `corpus kind "web2023" is unknown: use web2024`},
 		{base + "  corpus: {kind: web2024, pages: 0}\n", "corpus pages 0 is outside 1 to 100000"},

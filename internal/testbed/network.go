@@ -17,6 +17,9 @@ import (
 type Network struct {
 	Topo     *netns.Topology
 	Emulator *emulator.Emulator
+	// Link is the emulated link as configured (before the emulator's own
+	// latency is taken off its delays).
+	Link emulator.Config
 }
 
 // StartNetwork builds the namespaces "<stem>-client" and "<stem>-servers"
@@ -31,7 +34,7 @@ func StartNetwork(stem string, link emulator.Config, servers int) (*Network, err
 	if err != nil {
 		return nil, errors.Join(err, topo.Close())
 	}
-	return &Network{Topo: topo, Emulator: emu}, nil
+	return &Network{Topo: topo, Emulator: emu, Link: link}, nil
 }
 
 // LinkOf is the emulator configuration of network n with the directions'

@@ -18,7 +18,7 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
-	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
 )
@@ -210,13 +210,13 @@ func TestQuinnHandshakeKinds(t *testing.T) {
 			sessions := tls.NewLRUClientSessionCache(8)
 			url := s.Subresources[0]
 			first := oneConnection(t, tb, sessions, http.MethodGet, url)
-			if first.Handshake != origin.HandshakeFull || first.ALPN != "h3" || first.ServerName != "a.test" || first.Congestion != string(q.CC()) ||
+			if first.Handshake != server.HandshakeFull || first.ALPN != "h3" || first.ServerName != "a.test" || first.Congestion != string(q.CC()) ||
 				first.BytesSent < 50_000 || first.CwndBytes == 0 || first.SmoothedRTTMs < 3 || first.Requests != 1 {
 				t.Errorf("first connection = %+v, want full h3 a.test %s, ≥ 50000 B, a cwnd, srtt ≥ 4 ms, 1 request", first, q.CC())
 			}
 			again := oneConnection(t, tb, sessions, http3.MethodGet0RTT, url)
-			if again.Handshake != origin.Handshake0RTT {
-				t.Errorf("repeat connection's handshake = %q, want %q", again.Handshake, origin.Handshake0RTT)
+			if again.Handshake != server.Handshake0RTT {
+				t.Errorf("repeat connection's handshake = %q, want %q", again.Handshake, server.Handshake0RTT)
 			}
 		})
 	}
@@ -224,7 +224,7 @@ func TestQuinnHandshakeKinds(t *testing.T) {
 
 // oneConnection makes one request on a new client sharing sessions and
 // returns the server's only connection record, then closes it.
-func oneConnection(t *testing.T, tb *Testbed, sessions tls.ClientSessionCache, method, url string) origin.ConnRecord {
+func oneConnection(t *testing.T, tb *Testbed, sessions tls.ClientSessionCache, method, url string) server.ConnRecord {
 	t.Helper()
 	c, err := tb.NewGoClient("h3", GoClientOptions{Sessions: sessions})
 	if err != nil {
@@ -252,7 +252,7 @@ func TestQuinnAnswersRejected0RTT(t *testing.T) {
 	url := s.Subresources[0]
 	oneConnection(t, startQUICTestbed(t, s, factor.QUICQuinnCubic), sessions, http.MethodGet, url)
 	other := startQUICTestbed(t, s, factor.QUICQuinnCubic)
-	if rec := oneConnection(t, other, sessions, http3.MethodGet0RTT, url); rec.Handshake != origin.HandshakeFull || rec.Requests != 1 {
+	if rec := oneConnection(t, other, sessions, http3.MethodGet0RTT, url); rec.Handshake != server.HandshakeFull || rec.Requests != 1 {
 		t.Errorf("connection with an unknown session = %+v, want a full handshake and 1 request", rec)
 	}
 }

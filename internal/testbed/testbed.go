@@ -1,6 +1,7 @@
 // Package testbed assembles one network cell of an experiment: the client and
 // servers namespaces, the emulator between them, the per-run certificates,
-// and the origin servers listening on one IP per origin host.
+// and the server stacks (Kinds: the Go origin, nginx, quicbench-h3, each
+// behind server.Server) listening on one IP per origin host.
 package testbed
 
 import (
@@ -10,7 +11,6 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,9 +21,21 @@ import (
 	"github.com/quicbench/quicbench/internal/nginx"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/quinn"
+	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
 )
+
+// Kinds are the server stacks a testbed can run, one line each: a new
+// stack is a package with a Kind and a line here.
+func Kinds() []server.Kind {
+	return []server.Kind{
+		origin.Kind(),
+		nginx.Kind(),
+		quinn.Kind(),
+	}
+}
 
 // Config describes a cell.
 type Config struct {
@@ -34,8 +46,8 @@ type Config struct {
 	Link emulator.Config
 	// Site is what the origins serve.
 	Site *site.Site
-	// RunDir receives the certificates (and nginx/ its files); nothing
-	// below it is written through a link.
+	// RunDir receives the certificates (and a directory per server stack
+	// that writes files); nothing below it is written through a link.
 	RunDir string
 	// Log receives server errors. Nil: discard.
 	Log *slog.Logger
@@ -43,11 +55,11 @@ type Config struct {
 	// namespace's kernel defaults (on this kernel: BBR).
 	Stack stacks.Profile
 	// Server is the server stack for h1 and h2: factor.ServerGo (the zero
-	// value) or factor.ServerNginx.
+	// value) or another level a Kind implements.
 	Server factor.Server
 	// QUIC is the stack that serves h3: factor.QUICGoNewReno (the zero
-	// value: quic-go in this process) or a quinn stack (quicbench-h3 with
-	// that congestion controller).
+	// value: quic-go in this process) or another level whose server a
+	// Kind implements, with that congestion controller.
 	QUIC factor.QUIC
 	// Cache makes the site cacheable from the start (see SetCache).
 	Cache bool
@@ -57,23 +69,22 @@ type Config struct {
 type Testbed struct {
 	*Network
 	Certs *origin.Certs
-	// Origin serves h1 and h2 unless Nginx does, and h3 unless Quinn does.
-	Origin *origin.Server
-	// Nginx serves h1 and h2 when the server stack is nginx; else nil.
-	Nginx *nginx.Server
-	// Quinn serves h3 when the QUIC stack is quinn's; else nil.
-	Quinn *quinn.Server
 	Site  *site.Site
 	// Addrs maps each origin host name to its IP in the servers namespace.
 	Addrs map[string]netip.Addr
-	// Stack is what the servers' TCP stack was, read back after applying.
+	// Stack is what the servers' TCP stack was, read back after applying;
+	// its congestion control is read from the first TCP connection a
+	// server reports when the testbed could not read it from a socket of
+	// its own (nginx binds its own).
 	Stack stacks.Applied
-	// QUICTransport is what the h3 server runs with: as quicbench-h3
-	// reported it, or quic-go's as its code sets it.
+	// QUICTransport is what the h3 server runs with, as it reports it.
 	QUICTransport stacks.QUICTransport
-	// listeners are closed by Close: a socket left open would keep the
+	// servers are the running stacks; h3 is the one that serves h3.
+	servers []server.Server
+	h3      server.Server
+	// sockets are closed by Close: a socket left open would keep the
 	// deleted namespace alive for as long as the process runs.
-	listeners []origin.Listener
+	sockets []interface{ Close() error }
 }
 
 // OriginPort is the port every origin listens on, for TCP and UDP.
@@ -87,28 +98,9 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	if err := cfg.Site.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Server == "" {
-		cfg.Server = factor.ServerGo
-	}
-	if !factor.Servers().Has(cfg.Server) {
-		return nil, fmt.Errorf("testbed: server %q is unknown: use %s", cfg.Server, factor.Servers().Names())
-	}
-	if cfg.Server == factor.ServerNginx {
-		if err := nginx.CheckInstalled(""); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.QUIC == "" {
-		cfg.QUIC = factor.QUICGoNewReno
-	}
-	if !factor.QUICs().Has(cfg.QUIC) {
-		return nil, fmt.Errorf("testbed: QUIC stack %q is unknown: use %s", cfg.QUIC, factor.QUICs().Names())
-	}
-	quinnPath := ""
-	if cfg.QUIC.Server() == factor.QUICQuinn {
-		if quinnPath, err = quinn.FindBinary(); err != nil {
-			return nil, err
-		}
+	tcpKind, quicKind, err := kindsOf(&cfg)
+	if err != nil {
+		return nil, err
 	}
 	tb := &Testbed{Site: cfg.Site}
 	defer func() {
@@ -129,85 +121,138 @@ func Start(cfg Config) (_ *Testbed, err error) {
 			return nil, err
 		}
 	}
-	var lns []origin.Listener
-	closeAll := func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}
-	defer func() { tb.listeners = lns }()
-	for _, host := range hosts {
-		addr := netip.AddrPortFrom(tb.Addrs[host], OriginPort).String()
-		var tcp net.Listener
-		if cfg.Server == factor.ServerNginx {
-			// nginx listens on TCP itself.
-		} else if cfg.Stack.Name != "" {
-			tcp, err = stacks.Listen(tb.Topo.Servers, addr, cfg.Stack, &tb.Stack)
-		} else {
-			tcp, err = tb.Topo.Servers.Listen("tcp4", addr)
-		}
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("origin %s: listen tcp %s: %w%s", host, addr, err, portHint(err))
-		}
-		udp, err := tb.Topo.Servers.ListenPacket("udp4", addr)
-		if err != nil {
-			if tcp != nil {
-				tcp.Close()
-			}
-			closeAll()
-			return nil, fmt.Errorf("origin %s: listen udp %s: %w%s", host, addr, err, portHint(err))
-		}
-		lns = append(lns, origin.Listener{TCP: tcp, UDP: udp})
-	}
-	if err := tb.startServers(cfg, lns, quinnPath); err != nil {
-		closeAll()
-		return nil, err
-	}
-	return tb, nil
+	return tb, tb.startServers(cfg, tcpKind, quicKind)
 }
 
-// startServers starts the Go origin on lns, and nginx and quinn where cfg
-// asks for them (the Go origin then leaves them TCP or UDP).
-func (tb *Testbed) startServers(cfg Config, lns []origin.Listener, quinnPath string) (err error) {
-	originLns := slices.Clone(lns)
-	var udp []*net.UDPConn
-	if quinnPath != "" {
-		for i := range originLns {
-			udp = append(udp, originLns[i].UDP.(*net.UDPConn))
-			originLns[i].UDP = nil
+// kindsOf are the stacks that serve cfg's h1 and h2 and its h3, after the
+// zero values' defaults and each stack's check of this machine.
+func kindsOf(cfg *Config) (tcp, quic server.Kind, err error) {
+	if cfg.Server == "" {
+		cfg.Server = factor.ServerGo
+	}
+	if cfg.QUIC == "" {
+		cfg.QUIC = factor.QUICGoNewReno
+	}
+	if !factor.QUICs().Has(cfg.QUIC) {
+		return tcp, quic, fmt.Errorf("testbed: QUIC stack %q is unknown: use %s", cfg.QUIC, factor.QUICs().Names())
+	}
+	var tcpOK, quicOK bool
+	for _, k := range Kinds() {
+		if k.TCP != "" && k.TCP == cfg.Server {
+			tcp, tcpOK = k, true
+		}
+		if k.QUIC != "" && k.QUIC == cfg.QUIC.Server() {
+			quic, quicOK = k, true
 		}
 	}
-	if tb.Origin, err = origin.Start(cfg.Site, tb.Certs.Leaf, originLns, cfg.Log); err != nil {
+	switch {
+	case !tcpOK:
+		return tcp, quic, fmt.Errorf("testbed: no server stack serves server %q: use %s", cfg.Server, factor.Servers().Names())
+	case !quicOK:
+		return tcp, quic, fmt.Errorf("testbed: no server stack serves QUIC server %q: use %s", cfg.QUIC.Server(), factor.QUICServers().Names())
+	}
+	for _, k := range []server.Kind{tcp, quic} {
+		if k.Check != nil {
+			if err := k.Check(); err != nil {
+				return tcp, quic, err
+			}
+		}
+	}
+	return tcp, quic, nil
+}
+
+// startServers binds the sockets the stacks need on every origin's
+// address and starts them: one stack when it serves both TCP and QUIC.
+func (tb *Testbed) startServers(cfg Config, tcpKind, quicKind server.Kind) error {
+	env := server.Env{Site: cfg.Site, Cert: tb.Certs.Leaf, CertFile: tb.Certs.LeafFile, KeyFile: tb.Certs.LeafKeyFile,
+		Namespace: tb.Topo.Servers, Addrs: tb.Addrs, Port: OriginPort, Cache: cfg.Cache, Log: cfg.Log}
+	tcpEnv, quicEnv := env, env
+	var err error
+	if !tcpKind.BindsTCP {
+		if tcpEnv.TCP, err = tb.listenTCP(cfg.Stack); err != nil {
+			return err
+		}
+	}
+	if quicEnv.UDP, err = tb.listenUDP(); err != nil {
 		return err
 	}
-	tb.Origin.SetCache(cfg.Cache)
-	tb.QUICTransport = stacks.QUICGoTransport
-	if quinnPath != "" {
-		tb.Quinn, err = quinn.Start(quinn.Config{
-			Path: quinnPath, Site: cfg.Site, Dir: filepath.Join(cfg.RunDir, "quinn"), UDP: udp,
-			CertFile: tb.Certs.LeafFile, KeyFile: tb.Certs.LeafKeyFile, CC: cfg.QUIC.CC(), Cache: cfg.Cache,
-		})
-		if err != nil {
+	quicEnv.CC = cfg.QUIC.CC()
+	if tcpKind.Name == quicKind.Name {
+		tcpEnv.UDP, tcpEnv.CC = quicEnv.UDP, quicEnv.CC
+		if tb.h3, err = tb.start(cfg, tcpKind, tcpEnv); err != nil {
 			return err
 		}
-		r := tb.Quinn.Ready
-		tb.QUICTransport = stacks.QUICTransport{Congestion: r.CC, InitialWindowBytes: r.InitialWindowBytes, Pacing: r.Pacing}
+	} else {
+		if _, err := tb.start(cfg, tcpKind, tcpEnv); err != nil {
+			return err
+		}
+		if tb.h3, err = tb.start(cfg, quicKind, quicEnv); err != nil {
+			return err
+		}
 	}
-	if cfg.Server == factor.ServerNginx {
-		tb.Nginx, err = nginx.Start(nginx.Config{
-			Site: cfg.Site, Dir: filepath.Join(cfg.RunDir, "nginx"), Namespace: tb.Topo.Servers, Addrs: tb.Addrs,
-			Port: OriginPort, CertFile: tb.Certs.LeafFile, KeyFile: tb.Certs.LeafKeyFile, Cache: cfg.Cache,
-		})
-		if err != nil {
-			return err
-		}
-		// nginx cannot set SO_MAX_PACING_RATE; its sockets get the
-		// route's congestion control (stacks.Apply), read back per
-		// connection.
-		tb.Stack.Pacing = false
+	tb.QUICTransport = tb.h3.QUICTransport()
+	if tcpKind.BindsTCP {
+		tb.Stack.Pacing = false // its sockets did not get the socket options
 	}
 	return nil
+}
+
+// start starts kind in env, with a directory of its own if it writes
+// files, and keeps it.
+func (tb *Testbed) start(cfg Config, kind server.Kind, env server.Env) (server.Server, error) {
+	if kind.Files {
+		env.Dir = filepath.Join(cfg.RunDir, kind.Name)
+		if err := safefs.MkdirAll(cfg.RunDir, kind.Name, 0o755); err != nil {
+			return nil, fmt.Errorf("%s: %w", kind.Name, err)
+		}
+	}
+	s, err := kind.Start(env)
+	if err != nil {
+		return nil, err
+	}
+	tb.servers = append(tb.servers, s)
+	return s, nil
+}
+
+// listenTCP binds a TCP listener on every origin's address, with the TCP
+// stack's socket options when there is one.
+func (tb *Testbed) listenTCP(profile stacks.Profile) ([]net.Listener, error) {
+	var out []net.Listener
+	for _, host := range tb.Site.Hosts() {
+		addr := netip.AddrPortFrom(tb.Addrs[host], OriginPort).String()
+		var ln net.Listener
+		var err error
+		if profile.Name != "" {
+			ln, err = stacks.Listen(tb.Topo.Servers, addr, profile, &tb.Stack)
+		} else {
+			ln, err = tb.Topo.Servers.Listen("tcp4", addr)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("origin %s: listen tcp %s: %w%s", host, addr, err, portHint(err))
+		}
+		tb.sockets = append(tb.sockets, ln)
+		out = append(out, ln)
+	}
+	return out, nil
+}
+
+// listenUDP binds a UDP socket on every origin's address.
+func (tb *Testbed) listenUDP() ([]*net.UDPConn, error) {
+	var out []*net.UDPConn
+	for _, host := range tb.Site.Hosts() {
+		addr := netip.AddrPortFrom(tb.Addrs[host], OriginPort).String()
+		pc, err := tb.Topo.Servers.ListenPacket("udp4", addr)
+		if err != nil {
+			return nil, fmt.Errorf("origin %s: listen udp %s: %w%s", host, addr, err, portHint(err))
+		}
+		tb.sockets = append(tb.sockets, pc)
+		udp, ok := pc.(*net.UDPConn)
+		if !ok {
+			return nil, fmt.Errorf("origin %s: listen udp %s: not a UDP socket (%T)", host, addr, pc)
+		}
+		out = append(out, udp)
+	}
+	return out, nil
 }
 
 // portHint says what to do about a port already taken.
@@ -227,90 +272,69 @@ func AddrsOf(hosts []string, addrs []netip.Addr) map[string]netip.Addr {
 	return m
 }
 
-// SetCache chooses whether every server sends cacheable responses (see
-// origin.Server.SetCache).
-func (tb *Testbed) SetCache(on bool) error {
-	tb.Origin.SetCache(on)
+// each calls do for every server, and joins their errors.
+func (tb *Testbed) each(do func(server.Server) error) error {
 	var errs []error
-	if tb.Nginx != nil {
-		errs = append(errs, tb.Nginx.SetCache(on))
-	}
-	if tb.Quinn != nil {
-		errs = append(errs, tb.Quinn.SetCache(on))
+	for _, s := range tb.servers {
+		errs = append(errs, do(s))
 	}
 	return errors.Join(errs...)
 }
 
-// SetQlogDir makes the h3 server write a qlog of every connection that
-// starts from now on into dir; "" stops it (see origin.Server.SetQlogDir).
-func (tb *Testbed) SetQlogDir(dir string) error {
-	if tb.Quinn != nil {
-		return tb.Quinn.SetQlogDir(dir)
-	}
-	tb.Origin.SetQlogDir(dir)
-	return nil
+// SetCache chooses whether every server sends cacheable responses.
+func (tb *Testbed) SetCache(on bool) error {
+	return tb.each(func(s server.Server) error { return s.SetCache(on) })
 }
 
+// SetQlogDir makes the h3 server write a qlog of every connection that
+// starts from now on into dir; "" stops it.
+func (tb *Testbed) SetQlogDir(dir string) error { return tb.h3.SetQlogDir(dir) }
+
 // Counts is the requests every server served so far, per protocol.
-func (tb *Testbed) Counts() (origin.Counts, error) {
-	c := tb.Origin.Counts()
-	if tb.Nginx != nil {
-		n := tb.Nginx.Counts()
-		c.H1, c.H2 = c.H1+n.H1, c.H2+n.H2
-	}
-	if tb.Quinn != nil {
-		q, err := tb.Quinn.Counts()
-		if err != nil {
-			return c, err
-		}
-		c.H3 += q.H3
-	}
-	return c, nil
+func (tb *Testbed) Counts() (server.Counts, error) {
+	var total server.Counts
+	err := tb.each(func(s server.Server) error {
+		c, err := s.Counts()
+		total = total.Add(c)
+		return err
+	})
+	return total, err
 }
 
 // TakeUnmatched is every server's count of requests that matched nothing
-// since the last call, with some of them (see origin.Server.TakeUnmatched).
+// since the last call, with some of them.
 func (tb *Testbed) TakeUnmatched() (int, []string, error) {
-	n, examples := tb.Origin.TakeUnmatched()
-	if tb.Quinn != nil {
-		qn, qex, err := tb.Quinn.TakeUnmatched()
-		if err != nil {
-			return n, examples, err
-		}
-		n += qn
-		examples = append(examples, qex...)
-	}
-	return n, examples, nil
+	var n int
+	var examples []string
+	err := tb.each(func(s server.Server) error {
+		k, ex, err := s.TakeUnmatched()
+		n, examples = n+k, append(examples, ex...)
+		return err
+	})
+	return n, examples, err
 }
 
 // Connections is the servers' records of the connections since the last
-// CloseConnections.
-func (tb *Testbed) Connections() ([]origin.ConnRecord, error) {
-	recs := tb.Origin.Connections()
-	if tb.Nginx != nil {
-		recs = append(recs, tb.Nginx.Connections()...)
-	}
-	if tb.Quinn != nil {
-		q, err := tb.Quinn.Connections()
-		if err != nil {
-			return recs, err
+// CloseConnections. The first TCP record that names a congestion control
+// completes the stack's, if the testbed could not read it itself.
+func (tb *Testbed) Connections() ([]server.ConnRecord, error) {
+	var recs []server.ConnRecord
+	err := tb.each(func(s server.Server) error {
+		r, err := s.Connections()
+		recs = append(recs, r...)
+		return err
+	})
+	for _, r := range recs {
+		if tb.Stack.Congestion == "" && r.Transport == "tcp" && r.Congestion != "" {
+			tb.Stack.Congestion = r.Congestion
 		}
-		recs = append(recs, q...)
 	}
-	return recs, nil
+	return recs, err
 }
 
 // CloseConnections makes every server close its client connections.
 func (tb *Testbed) CloseConnections() error {
-	tb.Origin.CloseConnections()
-	var errs []error
-	if tb.Nginx != nil {
-		errs = append(errs, tb.Nginx.CloseConnections())
-	}
-	if tb.Quinn != nil {
-		errs = append(errs, tb.Quinn.CloseConnections())
-	}
-	return errors.Join(errs...)
+	return tb.each(func(s server.Server) error { return s.CloseConnections() })
 }
 
 // HostResolverRules is the value of Chromium's --host-resolver-rules that maps
@@ -323,21 +347,13 @@ func (tb *Testbed) HostResolverRules() string {
 	return strings.Join(rules, ",")
 }
 
-// Close stops the origin, removes the namespaces and devices, and waits for
-// the emulator to stop. It is safe on a partly started Testbed.
+// Close stops the servers, closes their sockets, removes the namespaces
+// and devices, and waits for the emulator to stop. It is safe on a partly
+// started Testbed.
 func (tb *Testbed) Close() error {
-	var errs []error
-	if tb.Nginx != nil {
-		errs = append(errs, tb.Nginx.Close())
-	}
-	if tb.Quinn != nil {
-		errs = append(errs, tb.Quinn.Close())
-	}
-	if tb.Origin != nil {
-		errs = append(errs, tb.Origin.Close())
-	}
-	for _, l := range tb.listeners {
-		l.Close() // already closed by the server, or never served
+	errs := []error{tb.each(func(s server.Server) error { return s.Close() })}
+	for _, s := range tb.sockets {
+		s.Close() // already closed by its server, or never served
 	}
 	errs = append(errs, tb.Network.Close())
 	return errors.Join(errs...)

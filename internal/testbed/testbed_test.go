@@ -59,7 +59,10 @@ func TestServesIdenticalBytesOverEveryProtocol(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			before := tb.Origin.Counts()
+			before, err := tb.Counts()
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, u := range urls {
 				resp, err := c.Get(u)
 				if err != nil {
@@ -82,7 +85,11 @@ func TestServesIdenticalBytesOverEveryProtocol(t *testing.T) {
 					t.Errorf("Cache-Control %q, want no-store", cc)
 				}
 			}
-			got := tb.Origin.Counts().Sub(before)
+			after, err := tb.Counts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := after.Sub(before)
 			if got.Of(proto) != int64(len(urls)) || got.Total() != int64(len(urls)) {
 				t.Errorf("server counted %+v, want %d requests, all %s", got, len(urls), proto)
 			}
@@ -114,7 +121,9 @@ func TestQlogOfAQUICConnection(t *testing.T) {
 	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 5000}, []string{"a.test"}, 1)
 	tb := startTestbed(t, emulator.Config{}, s)
 	dir := t.TempDir()
-	tb.Origin.SetQlogDir(dir)
+	if err := tb.SetQlogDir(dir); err != nil {
+		t.Fatal(err)
+	}
 	c, err := tb.NewGoClient("h3")
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +135,9 @@ func TestQlogOfAQUICConnection(t *testing.T) {
 	io.ReadAll(resp.Body)
 	resp.Body.Close()
 	c.Close()
-	tb.Origin.Close() // closes the connection, which completes its trace
+	if err := tb.CloseConnections(); err != nil { // which completes the connection's trace
+		t.Fatal(err)
+	}
 	files, _ := os.ReadDir(dir)
 	if len(files) != 1 || !strings.HasSuffix(files[0].Name(), "_server.sqlog") {
 		t.Fatalf("qlog directory holds %v, want one server trace", files)
@@ -138,6 +149,34 @@ func TestQlogOfAQUICConnection(t *testing.T) {
 	for _, event := range []string{"transport:packet_sent", "transport:packet_received"} {
 		if !strings.Contains(string(data), event) {
 			t.Errorf("the trace has no %s event (%d bytes)", event, len(data))
+		}
+	}
+}
+
+// TestEveryServerLevelHasOneKind: each level of the server and QUIC
+// server factors is served by exactly one registered stack, and each
+// stack serves some level.
+func TestEveryServerLevelHasOneKind(t *testing.T) {
+	tcp, quic := map[factor.Server]int{}, map[factor.QUICServer]int{}
+	for _, k := range Kinds() {
+		if k.Name == "" || k.Start == nil || k.TCP == "" && k.QUIC == "" {
+			t.Errorf("kind %+v: a name, a start and a level are needed", k)
+		}
+		if k.TCP != "" {
+			tcp[k.TCP]++
+		}
+		if k.QUIC != "" {
+			quic[k.QUIC]++
+		}
+	}
+	for _, l := range factor.Servers().Values() {
+		if tcp[l] != 1 {
+			t.Errorf("server %s is served by %d stacks, want 1", l, tcp[l])
+		}
+	}
+	for _, l := range factor.QUICServers().Values() {
+		if quic[l] != 1 {
+			t.Errorf("QUIC server %s is served by %d stacks, want 1", l, quic[l])
 		}
 	}
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
+use serde_json::{json, Value};
 
 use crate::handshake;
 use crate::site::Site;
@@ -103,41 +104,43 @@ impl State {
         }
     }
 
-    /// Runs one control command and prints its reply line.
-    pub async fn command(&self, line: &str) {
+    /// Runs one control command and returns its reply (testdata/control.txt
+    /// is the protocol's transcript).
+    pub fn command(&self, line: &str) -> Value {
+        let ok = json!({"ok": true});
         match line {
             "cache on" | "cache off" => {
                 self.cache.store(line == "cache on", Ordering::SeqCst);
-                reply(&serde_json::json!({"ok": true}));
+                ok
             }
             "close" => {
                 let all: Vec<_> = std::mem::take(&mut *self.conns.lock().unwrap());
                 for t in &all {
                     t.conn.close(quinn::VarInt::from_u32(0x100), b""); // H3_NO_ERROR
                 }
-                reply(&serde_json::json!({"ok": true}));
+                ok
             }
             "conns" => {
                 let all: Vec<_> = self.conns.lock().unwrap().clone();
                 let recs: Vec<Record> = all.iter().map(|t| self.record(t)).collect();
-                reply(&recs);
+                json!(recs)
             }
             "qlog off" => {
                 *self.qlog_dir.lock().unwrap() = None;
-                reply(&serde_json::json!({"ok": true}));
+                ok
             }
             _ if line.starts_with("qlog ") => {
                 *self.qlog_dir.lock().unwrap() = Some(PathBuf::from(&line[5..]));
-                reply(&serde_json::json!({"ok": true}));
+                ok
             }
-            "counts" => reply(&serde_json::json!({"h3": self.requests.load(Ordering::SeqCst)})),
+            "counts" => json!({"h3": self.requests.load(Ordering::SeqCst)}),
             "unmatched" => {
                 let (n, examples) = std::mem::take(&mut *self.unmatched.lock().unwrap());
-                reply(&serde_json::json!({"count": n, "examples": examples}));
+                json!({"count": n, "examples": examples})
             }
-            _ => reply(
-                &serde_json::json!({"error": "unknown command: use cache on|off, close, conns, counts or unmatched"}),
-            ),
+            _ => {
+                json!({"error": "unknown command: use cache on|off, close, conns, counts, qlog DIR|off or unmatched"})
+            }
         }
     }
 
@@ -210,10 +213,114 @@ impl State {
     }
 }
 
+/// The line the server prints once it serves: its controller, initial
+/// window and pacing.
+pub fn ready(cc: &str, initial_window_bytes: u64) -> Value {
+    json!({"ready": true, "cc": cc, "initial_window_bytes": initial_window_bytes, "pacing": true})
+}
+
 /// Prints one reply line on stdout and flushes it.
 pub fn reply<T: Serialize>(v: &T) {
     let mut out = std::io::stdout().lock();
     let _ = serde_json::to_writer(&mut out, v);
     let _ = out.write_all(b"\n");
     let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server configuration without a certificate: enough for the
+    /// control commands, which make no connection.
+    fn server_config() -> quinn::ServerConfig {
+        #[derive(Debug)]
+        struct NoCert;
+        impl rustls::server::ResolvesServerCert for NoCert {
+            fn resolve(
+                &self,
+                _: rustls::server::ClientHello<'_>,
+            ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+                None
+            }
+        }
+        let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(NoCert));
+        let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
+        quinn::ServerConfig::with_crypto(Arc::new(crypto))
+    }
+
+    /// The server's side of testdata/control.txt: its ready line, and
+    /// each command's reply, on a state that served one request matching
+    /// nothing.
+    #[test]
+    fn control_transcript() {
+        let state = State::new(
+            Arc::new(Site::empty()),
+            "cubic".into(),
+            32 * 1200,
+            server_config(),
+        );
+        state.requests.fetch_add(1, Ordering::SeqCst);
+        state.unmatched("GET https://www.quicbench.test/missing".into());
+        let text = include_str!("../testdata/control.txt");
+        let mut lines = text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty());
+        let first = lines.next().unwrap();
+        let parse = |l: &str, dir: &str| -> Value {
+            let rest = l
+                .strip_prefix(dir)
+                .unwrap_or_else(|| panic!("{l:?}: want {dir}"));
+            serde_json::from_str(rest).unwrap_or_else(|e| panic!("{rest}: {e}"))
+        };
+        assert_eq!(ready("cubic", 32 * 1200), parse(first, "< "));
+        let mut replies = 0;
+        while let Some(cmd) = lines.next() {
+            let cmd = cmd.strip_prefix("> ").expect("a command");
+            let want = parse(lines.next().expect("a reply"), "< ");
+            assert_eq!(state.command(cmd), want, "reply to {cmd:?}");
+            replies += 1;
+        }
+        assert!(replies >= 10, "only {replies} commands in the transcript");
+        assert!(
+            !state.cache.load(Ordering::SeqCst),
+            "cache off was the last"
+        );
+        assert!(
+            state.qlog_dir.lock().unwrap().is_none(),
+            "qlog off was sent"
+        );
+    }
+
+    /// A connection's record has the fields and types of
+    /// testdata/record.json, which quicbench's side parses too.
+    #[test]
+    fn record_as_quicbench_reads_it() {
+        let r = Record {
+            alpn: "h3".into(),
+            server_name: "www.quicbench.test".into(),
+            remote: "198.18.0.1:40123".into(),
+            handshake: "0rtt",
+            requests: 33,
+            opened_unix_ns: 1_764_000_000_123_456_789,
+            closed: false,
+            bytes_sent: 354_210,
+            bytes_received: 12_040,
+            congestion: "cubic".into(),
+            srtt_ms: 101.5,
+            cwnd_bytes: 98_304,
+            lost_packets: 3,
+            sent_packets: 291,
+            congestion_events: 1,
+            mtu: 1452,
+        };
+        let want: Value = serde_json::from_str(include_str!("../testdata/record.json")).unwrap();
+        assert_eq!(json!(r), want);
+    }
 }

@@ -5,17 +5,11 @@
 //! bound in the servers namespace (inherited from descriptor 3 on), a
 //! manifest of the site's responses with their header fields (computed by
 //! the Go origin's own code, so both servers send the same fields), and
-//! drives it over stdin and stdout, one line per command and reply:
-//!
-//! - `cache on` / `cache off`: the cache policy from now on; replies `{"ok":true}`.
-//! - `close`: closes every client connection with H3_NO_ERROR and forgets
-//!   their records; replies `{"ok":true}`.
-//! - `conns`: the records of the connections since the last `close`, with
-//!   their statistics read now (a JSON array).
-//! - `counts`: `{"h3":N}`, the requests served since start.
-//! - `qlog DIR` / `qlog off`: write a qlog of every connection that starts
-//!   from now on into DIR, as `<original destination CID>_server.sqlog`.
-//! - `unmatched`: requests that matched nothing since the last call.
+//! drives it over stdin and stdout, one JSON line per command and reply
+//! (cache policy, closing connections, records, request counts, unmatched
+//! requests, qlog directory): testdata/control.txt is the protocol's
+//! transcript, which this crate's tests and quicbench's (internal/quinn)
+//! are checked against.
 //!
 //! It prints one `{"ready":…}` line when it serves, and exits when stdin
 //! closes (quicbench also kills it with its parent).
@@ -212,12 +206,13 @@ async fn run(a: Args) -> Result<(), String> {
         tokio::spawn(serve::accept_loop(ep.clone(), state.clone()));
         endpoints.push(ep);
     }
-    conns::reply(&serde_json::json!({
-        "ready": true, "cc": a.cc, "initial_window_bytes": a.initial_window_packets * BASE_DATAGRAM_SIZE, "pacing": true,
-    }));
+    conns::reply(&conns::ready(
+        &a.cc,
+        a.initial_window_packets * BASE_DATAGRAM_SIZE,
+    ));
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
-        state.command(line.trim()).await;
+        conns::reply(&state.command(line.trim()));
     }
     for ep in &endpoints {
         ep.close(quinn::VarInt::from_u32(0x100), b"");

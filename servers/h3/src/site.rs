@@ -64,6 +64,14 @@ pub struct Site {
 }
 
 impl Site {
+    /// A site without responses, for tests of what needs none.
+    #[cfg(test)]
+    pub fn empty() -> Site {
+        Site {
+            by_path: HashMap::new(),
+        }
+    }
+
     /// Reads the manifest and every body it names from `bodies`.
     pub fn load(manifest: &Path, bodies: &Path) -> Result<Site, String> {
         let data =

@@ -1,4 +1,4 @@
-package client
+package chromium
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 
+	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -59,7 +60,7 @@ func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive
 	if settle == 0 {
 		settle = DefaultSettle
 	}
-	if err := Pause(loadCtx, settle); err != nil {
+	if err := client.Pause(loadCtx, settle); err != nil {
 		return nil, site.ImportReport{}, fmt.Errorf("record %s: %w", req.URL, err)
 	}
 	return rec.archive(req.URL)
@@ -171,41 +172,3 @@ func firstError(errs ...error) error {
 	}
 	return nil
 }
-
-// Pause waits for d, or until ctx is done and then returns its error.
-func Pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// DeterministicJS runs before a page's own scripts when a spec asks for
-// deterministic pages: Math.random becomes a generator with a fixed seed,
-// and the clock (Date.now, new Date()) starts at 1,700,000,000,000 ms
-// (2023-11-14 22:13:20 UTC) and advances by 1 ms on each reading, so that scripts that put the time or
-// random numbers into URLs request the same URLs on every load.
-// performance.now() is left alone: the page's metrics depend on it.
-const DeterministicJS = `(() => {
-  let seed = 0x2545f491;
-  Math.random = function () {
-    seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
-    return (seed >>> 0) / 4294967296;
-  };
-  const RealDate = Date;
-  let now = 1700000000000;
-  const tick = () => now++;
-  function FixedDate(...args) {
-    if (!new.target) return new RealDate(tick()).toString();
-    return args.length ? new RealDate(...args) : new RealDate(tick());
-  }
-  FixedDate.prototype = RealDate.prototype;
-  FixedDate.now = tick;
-  FixedDate.parse = RealDate.parse;
-  FixedDate.UTC = RealDate.UTC;
-  Date = FixedDate;
-})();`

@@ -1,4 +1,4 @@
-package client_test
+package chromium_test
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/proc"
@@ -31,7 +32,7 @@ func startTestbed(t *testing.T, oneWay time.Duration) (*testbed.Testbed, *site.S
 // verified, over the requested protocol, and no faster than physics allows.
 func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	const oneWay = 20 * time.Millisecond
 	tb, s := startTestbed(t, oneWay)
 	chromiumDirs := func() []string {
@@ -39,10 +40,13 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 		return dirs
 	}
 	leftBefore := chromiumDirs()
-	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	for _, p := range factor.Protocols().Values() {
 		t.Run(string(p), func(t *testing.T) {
-			before := tb.Origin.Counts()
+			before, err := tb.Counts()
+			if err != nil {
+				t.Fatal(err)
+			}
 			res, err := c.Load(t.Context(), client.Request{
 				URL: s.DocumentURL(), Protocol: p, Hosts: s.Hosts(),
 				HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: s.Subresources,
@@ -53,7 +57,11 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 			if !res.OK() {
 				t.Fatalf("load over %s failed: %s", p, res.Failure)
 			}
-			served := tb.Origin.Counts().Sub(before)
+			after, err := tb.Counts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			served := after.Sub(before)
 			t.Logf("%s: TTFB %.1f ms, DCL %.1f ms, PLT %.1f ms, browser start %.0f ms, wall %.0f ms, server saw %+v",
 				p, res.TTFBMs, res.DCLMs, res.PLTMs, res.BrowserStartMs, res.WallMs, served)
 			if res.DocumentProtocol != p.NextHop() || len(res.Resources) < len(s.Subresources) {
@@ -75,7 +83,7 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 	}
 	// Each browser had a TMPDIR of its own, removed with it: no singleton
 	// directory of Chromium's is left in /tmp.
-	if left := client.TempDirs(); len(left) > 0 {
+	if left := chromium.TempDirs(); len(left) > 0 {
 		t.Errorf("browsers' temporary directories left: %v", left)
 	}
 	for _, d := range chromiumDirs() {
@@ -90,10 +98,10 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 // the run.
 func TestWarmBrowserIsRestartedAfterACrash(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	tb, s := startTestbed(t, 5*time.Millisecond)
 	profiles := t.TempDir()
-	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: profiles, Timeout: 20 * time.Second, Warm: true}
+	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: profiles, Timeout: 20 * time.Second, Warm: true}
 	defer c.Close()
 	load := func() client.Result {
 		res, err := c.Load(t.Context(), client.Request{

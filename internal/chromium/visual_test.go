@@ -1,4 +1,4 @@
-package client_test
+package chromium_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
@@ -52,12 +53,12 @@ func startLinkTestbed(t *testing.T, s *site.Site, oneWay time.Duration, downBps 
 // on a busy machine: up to 100 ms) after 400 ms, never before.
 func TestVisualLoadTimesFramesFromNavigationStart(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	s := &site.Site{DocumentPath: "/", Origins: []*site.Origin{{Host: "www.quicbench.test", Resources: map[string]*site.Resource{
 		"/": {Path: "/", ContentType: "text/html; charset=utf-8", Body: []byte(paintAtHTML)},
 	}}}}
 	tb := startLinkTestbed(t, s, 5*time.Millisecond, 0)
-	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H2, Hosts: s.Hosts(),
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Visual: true})
 	if err != nil || !res.OK() {
@@ -96,9 +97,9 @@ func TestVisualLoadTimesFramesFromNavigationStart(t *testing.T) {
 // visual changes fall within the load.
 func TestVisualLoadOfASyntheticPage(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	tb, s := startTestbed(t, 20*time.Millisecond)
-	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H3, Hosts: s.Hosts(),
 		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: s.Subresources, Visual: true})
 	if err != nil || !res.OK() {
@@ -143,13 +144,13 @@ func frameTimes(frames []client.Frame) []float64 {
 // verified, and a visual load of it yields the six visual metrics.
 func TestRealisticPageOverEachProtocol(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	page, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 9, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tb := startLinkTestbed(t, page, 10*time.Millisecond, 50_000_000)
-	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	for _, p := range factor.Protocols().Values() {
 		res, err := c.Load(t.Context(), client.Request{URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 			HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: page.Subresources, Visual: p == factor.H3})

@@ -1,4 +1,4 @@
-package client_test
+package chromium_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/site"
@@ -125,7 +126,7 @@ func frameIndex(times []int64, ms int64) int {
 // Index within 5 %.
 func TestVisualMetricsAgreeWithBrowsertime(t *testing.T) {
 	testenv.RequireRoot(t)
-	testenv.RequireFile(t, client.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	testenv.RequireCommand(t, "ffmpeg")
 	root := moduleRoot(t)
 	python := filepath.Join(root, ".cache/pytools/bin/python")
@@ -138,7 +139,7 @@ func TestVisualMetricsAgreeWithBrowsertime(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := startLinkTestbed(t, page, 20*time.Millisecond, 4_000_000)
-	c := &client.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	for _, p := range []factor.Protocol{factor.H2, factor.H3} {
 		res, err := c.Load(t.Context(), client.Request{URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 			HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: page.Subresources, Visual: true})

@@ -1,4 +1,4 @@
-package client
+package chromium
 
 import (
 	"bytes"
@@ -7,34 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/draw"
-	"image/jpeg"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 
-	"github.com/quicbench/quicbench/internal/visual"
+	"github.com/quicbench/quicbench/internal/client"
 )
-
-// The viewport of every Chromium load, in CSS pixels at a device scale
-// factor of 1: a common desktop screen. Visual metrics depend on it, so it
-// is fixed and recorded with the results.
-const (
-	ViewportWidth  = 1366
-	ViewportHeight = 768
-)
-
-// SettleAfterLoad is how long a visual load keeps capturing after the
-// load event ends, for what paints later (late images, fonts, scripts):
-// the last visual change can come after onload.
-const SettleAfterLoad = 2 * time.Second
 
 // screenshotMaxSize is the largest side, in pixels, of a captured frame
 // (500 × 281 for the viewport), and screenshotMaxCount the most frames a
@@ -50,19 +32,10 @@ const (
 // clock with navigation start.
 const alignMark = "quicbench-align"
 
-// Frame is one screenshot of a visual load as Chromium encoded it.
-type Frame struct {
-	// AtMs is the time since navigation start, in milliseconds, when the
-	// frame was drawn.
-	AtMs float64
-	// JPEG is the image.
-	JPEG []byte
-}
-
-// setViewport fixes the tab's viewport at ViewportWidth × ViewportHeight.
+// setViewport fixes the tab's viewport at client.ViewportWidth × client.ViewportHeight.
 func setViewport(ctx context.Context) error {
 	_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-		Width: ViewportWidth, Height: ViewportHeight, DeviceScaleFactor: 1,
+		Width: client.ViewportWidth, Height: client.ViewportHeight, DeviceScaleFactor: 1,
 	})
 	return err
 }
@@ -119,7 +92,7 @@ func (r *frameRecorder) event(ev any) {
 
 // stop marks the alignment point, ends tracing and returns the frames in
 // time order since navigation start.
-func (r *frameRecorder) stop(ctx context.Context) ([]Frame, error) {
+func (r *frameRecorder) stop(ctx context.Context) ([]client.Frame, error) {
 	markMs, err := chromedp.Run(ctx, chromedp.Evaluate[float64](
 		fmt.Sprintf("performance.mark(%q).startTime", alignMark)))
 	if err != nil {
@@ -155,7 +128,7 @@ type traceEvent struct {
 // startTime) tells on the trace clock. The last frame drawn before
 // navigation start is the frame at 0 (what was on screen); earlier ones
 // are dropped.
-func framesOf(events [][]byte, markMs float64) ([]Frame, error) {
+func framesOf(events [][]byte, markMs float64) ([]client.Frame, error) {
 	var shots []traceEvent
 	markTs := -1.0
 	for _, raw := range events {
@@ -178,56 +151,14 @@ func framesOf(events [][]byte, markMs float64) ([]Frame, error) {
 	}
 	navStartMs := markTs/1000 - markMs
 	slices.SortStableFunc(shots, func(a, b traceEvent) int { return cmp.Compare(a.Ts, b.Ts) })
-	var frames []Frame
+	var frames []client.Frame
 	for _, s := range shots {
 		at := s.Ts/1000 - navStartMs
 		if at <= 0 {
 			frames = frames[:0]
 			at = 0
 		}
-		frames = append(frames, Frame{AtMs: at, JPEG: s.Args.Snapshot})
+		frames = append(frames, client.Frame{AtMs: at, JPEG: s.Args.Snapshot})
 	}
 	return frames, nil
-}
-
-// withBlankStart returns frames starting at navigation start: a load whose
-// first frame came later began on a blank page (a new tab is white), and
-// a white frame of the same size at 0 stands for it.
-func withBlankStart(frames []Frame) ([]Frame, error) {
-	if len(frames) == 0 || frames[0].AtMs <= 0 {
-		return frames, nil
-	}
-	first, err := jpeg.DecodeConfig(bytes.NewReader(frames[0].JPEG))
-	if err != nil {
-		return nil, fmt.Errorf("visual metrics: frame 0: %w", err)
-	}
-	blank := image.NewRGBA(image.Rect(0, 0, first.Width, first.Height))
-	draw.Draw(blank, blank.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
-	var b bytes.Buffer
-	if err := jpeg.Encode(&b, blank, &jpeg.Options{Quality: 90}); err != nil {
-		return nil, fmt.Errorf("visual metrics: blank frame: %w", err)
-	}
-	return slices.Insert(frames, 0, Frame{JPEG: b.Bytes()}), nil
-}
-
-// VisualMetrics decodes frames and computes their visual metrics.
-func VisualMetrics(frames []Frame) (visual.Metrics, error) {
-	decoded, err := DecodeFrames(frames)
-	if err != nil {
-		return visual.Metrics{}, err
-	}
-	return visual.Compute(decoded)
-}
-
-// DecodeFrames decodes frames' JPEGs.
-func DecodeFrames(frames []Frame) ([]visual.Frame, error) {
-	var decoded []visual.Frame
-	for i, f := range frames {
-		img, err := jpeg.Decode(bytes.NewReader(f.JPEG))
-		if err != nil {
-			return nil, fmt.Errorf("visual metrics: frame %d: %w", i, err)
-		}
-		decoded = append(decoded, visual.Frame{At: time.Duration(f.AtMs * float64(time.Millisecond)), Image: img})
-	}
-	return decoded, nil
 }

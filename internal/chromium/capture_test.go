@@ -1,4 +1,4 @@
-package client
+package chromium
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"image/jpeg"
 	"testing"
 	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
 )
 
 // solidJPEG is a 320×180 JPEG of one colour (visualmetrics compares frames without a 40-pixel top band, so smaller frames would all match).
@@ -56,7 +58,7 @@ func TestFramesOfAlignsTheTraceClockToNavigationStart(t *testing.T) {
 	if len(frames) != 2 || frames[0].AtMs != 0 || frames[1].AtMs != 350 {
 		t.Fatalf("frames at %v, want [0 350]", atsOf(frames))
 	}
-	m, err := VisualMetrics(frames)
+	m, err := client.VisualMetrics(frames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,14 +70,14 @@ func TestFramesOfAlignsTheTraceClockToNavigationStart(t *testing.T) {
 // TestVisualMetricsStartsFromABlankFrame: a load whose first frame is
 // already content began on a white page.
 func TestVisualMetricsStartsFromABlankFrame(t *testing.T) {
-	frames, err := withBlankStart([]Frame{{AtMs: 120, JPEG: solidJPEG(t, color.RGBA{0, 0, 200, 255})}})
+	frames, err := client.WithBlankStart([]client.Frame{{AtMs: 120, JPEG: solidJPEG(t, color.RGBA{0, 0, 200, 255})}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(frames) != 2 || frames[0].AtMs != 0 {
 		t.Fatalf("frames at %v, want a blank one at 0 first", atsOf(frames))
 	}
-	m, err := VisualMetrics(frames)
+	m, err := client.VisualMetrics(frames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestFramesOfWantsTheMark(t *testing.T) {
 	}
 }
 
-func atsOf(frames []Frame) []float64 {
+func atsOf(frames []client.Frame) []float64 {
 	var out []float64
 	for _, f := range frames {
 		out = append(out, f.AtMs)

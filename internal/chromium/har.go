@@ -1,4 +1,4 @@
-package client
+package chromium
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 
+	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/har"
 )
 
@@ -74,7 +75,7 @@ func (h *harRecorder) event(ev any) {
 }
 
 // build returns the HAR of the recorded requests with the page timings of m.
-func (h *harRecorder) build(pageURL string, m PageMetrics) *har.HAR {
+func (h *harRecorder) build(pageURL string, m client.PageMetrics) *har.HAR {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := har.New("quicbench-chromium", "")

@@ -1,0 +1,314 @@
+// Package chromium loads pages in headless Chromium through the DevTools
+// protocol (chromedp): a fresh browser and profile per load, or a warm
+// browser with a browser context per load; a repeat visit in the same
+// browser; its frames from the trace for visual metrics (capture.go); a
+// HAR from its network events (har.go); and the recording of live pages
+// into site archives (record.go). browser.go is the browser's life cycle,
+// load.go a load.
+package chromium
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/proc"
+)
+
+// Kind is Chromium as a client: what it can do is factor.ClientChromium's
+// capabilities.
+func Kind() client.Kind {
+	return client.Kind{Client: factor.ClientChromium, Check: CheckChromium, RemoveStale: RemoveStaleTemp,
+		New: func(env client.Env) client.Browser {
+			return &Chromium{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm}
+		}}
+}
+
+// DefaultChromiumPath is Debian's Chromium binary (not the /usr/bin wrapper).
+const DefaultChromiumPath = "/usr/lib/chromium/chromium"
+
+// Chromium loads pages in a fresh headless Chromium per load: a new profile,
+// so a first visit has empty caches, no session tickets and no knowledge of
+// the servers. A repeat visit loads the page twice in that browser and
+// measures the second load.
+type Chromium struct {
+	// Path is the Chromium binary. Empty: DefaultChromiumPath.
+	Path string
+	// Namespace is where the browser runs (the client namespace).
+	Namespace *netns.Namespace
+	// ProfileDir holds the temporary profiles, each removed after its load.
+	ProfileDir string
+	// Timeout bounds one load, browser start included. Zero: 60 s.
+	Timeout time.Duration
+	// Warm keeps one browser running per protocol and loads each page in a
+	// new browser context of it (its own cache, cookies, sockets, TLS
+	// sessions and QUIC state) instead of starting a browser per load.
+	// Close stops the browsers.
+	Warm bool
+
+	mu   sync.Mutex
+	warm map[string]*browserProcess
+}
+
+// CheckChromium returns an error that says how to install Chromium if path
+// (empty: DefaultChromiumPath) is not an executable.
+func CheckChromium(path string) error {
+	if path == "" {
+		path = DefaultChromiumPath
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		return fmt.Errorf("chromium not found at %s: install it with 'apt-get install chromium chromium-driver' (or run 'make demo'), or pass --chromium PATH", path)
+	}
+	return nil
+}
+
+// preferences turns off Chromium's network prediction, which pre-connects at
+// navigation start and would hide handshake time.
+const preferences = `{"net":{"network_prediction_options":2}}`
+
+// Flags returns the command-line flags of a browser for req (without the
+// user data directory).
+func Flags(req client.Request) []chromedp.ExecAllocatorOption {
+	opts := append(baseFlags(),
+		chromedp.Flag("host-resolver-rules", req.HostResolverRules+",MAP * ~NOTFOUND"),
+		chromedp.Flag("ignore-certificate-errors-spki-list", req.SPKIHash),
+	)
+	switch req.Protocol {
+	case factor.H3:
+		var origins []string
+		for _, h := range req.Hosts {
+			origins = append(origins, h+":443")
+		}
+		opts = append(opts, chromedp.Flag("enable-quic", true),
+			chromedp.Flag("origin-to-force-quic-on", strings.Join(origins, ",")))
+	case factor.H2:
+		opts = append(opts, chromedp.Flag("disable-quic", true))
+	case factor.H1:
+		opts = append(opts, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-http2", true))
+	}
+	return opts
+}
+
+// baseFlags are every browser's flags: chromedp's headless defaults, no
+// sandbox (root), and nothing that competes with the page for the CPU.
+func baseFlags() []chromedp.ExecAllocatorOption {
+	return append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("mute-audio", true),
+	)
+}
+
+// browserProcess is a started (or starting) browser with its profile.
+type browserProcess struct {
+	ctx     context.Context
+	cancel  func()
+	profile string
+	tmp     string // the browser's TMPDIR
+	wrapErr *error
+}
+
+// close stops the browser and removes its profile, temporary directory
+// and processes.
+func (b *browserProcess) close() {
+	b.cancel()
+	killLeftovers(b.profile)
+	os.RemoveAll(b.profile)
+	os.RemoveAll(b.tmp)
+}
+
+// startBrowser prepares a browser with flags and a fresh profile in the
+// client namespace (none: this one), living as long as parent; it starts on
+// the first action on its context.
+func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAllocatorOption) (*browserProcess, error) {
+	profile, err := os.MkdirTemp(c.ProfileDir, "profile-")
+	if err != nil {
+		return nil, fmt.Errorf("load: profile directory: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(profile, "Default"), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(profile, "Default", "Preferences"), []byte(preferences), 0o644); err != nil {
+		return nil, err
+	}
+	// Chromium makes a directory for its singleton socket in TMPDIR and
+	// removes it only when it exits cleanly: a TMPDIR of its own goes with
+	// the browser. (Inside the profile, the socket's path could pass the
+	// 108 bytes a Unix socket's path may have.)
+	tmp, err := os.MkdirTemp("", tempPrefix(os.Getpid()))
+	if err != nil {
+		return nil, fmt.Errorf("load: temporary directory: %w", err)
+	}
+	path := c.Path
+	if path == "" {
+		path = DefaultChromiumPath
+	}
+	var wrapErr error
+	opts := append(flags,
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(profile),
+		chromedp.Env("TMPDIR="+tmp),
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			if cmd.SysProcAttr == nil {
+				cmd.SysProcAttr = &syscall.SysProcAttr{}
+			}
+			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+			if c.Namespace != nil {
+				wrapErr = c.Namespace.WrapCommand(cmd)
+			}
+		}),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	return &browserProcess{ctx: browserCtx, cancel: func() { cancelBrowser(); cancelAlloc() }, profile: profile, tmp: tmp, wrapErr: &wrapErr}, nil
+}
+
+// tempPrefix starts the name of the temporary directories of the browsers
+// of process pid, in os.TempDir().
+func tempPrefix(pid int) string { return fmt.Sprintf("quicbench-chromium-%d-", pid) }
+
+// TempDirs lists the temporary directories of this process's browsers
+// that exist now (none once every browser is closed).
+func TempDirs() []string {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix(os.Getpid())+"*"))
+	return dirs
+}
+
+// RemoveStaleTemp removes the browsers' temporary directories of
+// processes that are gone (a run killed with SIGKILL cannot remove them)
+// and returns them.
+func RemoveStaleTemp() []string {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "quicbench-chromium-*"))
+	var removed []string
+	for _, d := range dirs {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "quicbench-chromium-"), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // not ours, or its process lives
+		}
+		if os.RemoveAll(d) == nil {
+			removed = append(removed, d)
+		}
+	}
+	return removed
+}
+
+// warmKey identifies the browser a request needs: the values Flags makes
+// its command line of (the options themselves are functions, which print
+// as pointers).
+func warmKey(req client.Request) string {
+	return strings.Join([]string{string(req.Protocol), req.HostResolverRules, req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
+}
+
+// warmBrowser returns the running browser for req's protocol and flags,
+// starting it on first use.
+func (c *Chromium) warmBrowser(req client.Request) (*browserProcess, error) {
+	key := warmKey(req)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b := c.warm[key]; b != nil {
+		return b, nil
+	}
+	b, err := c.startBrowser(context.Background(), Flags(req))
+	if err != nil {
+		return nil, err
+	}
+	if err := chromedp.Do(b.ctx); err != nil || *b.wrapErr != nil {
+		b.close()
+		return nil, errors.Join(err, *b.wrapErr)
+	}
+	if c.warm == nil {
+		c.warm = map[string]*browserProcess{}
+	}
+	c.warm[key] = b
+	return b, nil
+}
+
+// dropWarm stops b, the warm browser of req, and forgets it.
+func (c *Chromium) dropWarm(req client.Request, b *browserProcess) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if key := warmKey(req); c.warm[key] == b {
+		delete(c.warm, key)
+	}
+	b.close()
+}
+
+// Close stops the warm browsers, if any. Call it before the client
+// namespace goes away.
+func (c *Chromium) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, b := range c.warm {
+		b.close()
+		delete(c.warm, key)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// killLeftovers kills the processes of the browser that used profile until
+// none is found three passes in a row (children can fork as the parent dies),
+// for at most 2 s.
+//
+// A process that is a child subreaper (quicbench's main sets it) inherits the
+// browser's orphaned children when they exit; killLeftovers reaps those too,
+// so that no zombies stay behind.
+func killLeftovers(profile string) {
+	deadline := time.Now().Add(2 * time.Second)
+	for quiet := 0; quiet < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if killProcessesUsing(profile)+reapBrowserZombies() == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+	}
+}
+
+// reapBrowserZombies reaps this process's exited children whose command name
+// starts with "chrom" and returns how many it reaped. It never waits for
+// other children, whose exit status belongs to os/exec.
+func reapBrowserZombies() int {
+	n := 0
+	for _, p := range proc.List() {
+		if p.State != "Z" || !strings.HasPrefix(p.Comm, "chrom") || p.PPID != os.Getpid() {
+			continue
+		}
+		if got, err := unix.Wait4(p.PID, nil, unix.WNOHANG, nil); err == nil && got == p.PID {
+			n++
+		}
+	}
+	return n
+}
+
+// killProcessesUsing kills every process whose command line has
+// --user-data-dir=dir (the browser's children can outlive it) and returns
+// how many it found.
+func killProcessesUsing(dir string) int {
+	want := "--user-data-dir=" + dir
+	n := 0
+	for _, pid := range proc.Using(want) {
+		if slices.Contains(proc.Cmdline(pid), want) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			n++
+		}
+	}
+	return n
+}

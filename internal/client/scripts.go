@@ -1,0 +1,87 @@
+package client
+
+import (
+	"context"
+	"time"
+)
+
+// The scripts a browser runs in the page, the same in every browser: they
+// use only the page's own performance APIs.
+
+// MetricsJS reads the page's metrics once the load event has ended, or
+// returns null before that.
+const MetricsJS = `(() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  if (!nav || nav.loadEventEnd === 0) return null;
+  const imgs = Array.from(document.images);
+  return {
+    document_protocol: nav.nextHopProtocol,
+    document_status: nav.responseStatus || 0,
+    document_transfer_bytes: nav.transferSize,
+    ttfb_ms: nav.responseStart,
+    dcl_ms: nav.domContentLoadedEventStart,
+    onload_ms: nav.loadEventStart,
+    plt_ms: nav.loadEventEnd,
+    resources: performance.getEntriesByType('resource').map(r => ({
+      url: r.name, protocol: r.nextHopProtocol, start_ms: r.startTime,
+      response_end_ms: r.responseEnd, transfer_bytes: r.transferSize, status: r.responseStatus || 0})),
+    fcp_ms: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || 0,
+    lcp_ms: window.__quicbenchLCP || 0,
+    images: imgs.length,
+    broken_images: imgs.filter(i => !i.complete || i.naturalWidth === 0).length,
+  };
+})()`
+
+// SetupJS lifts the Resource Timing buffer from 250 entries, so that pages
+// with more objects are measured completely, and keeps the time of the
+// latest Largest Contentful Paint candidate (the browser reports LCP only
+// to observers).
+const SetupJS = `performance.setResourceTimingBufferSize(100000);
+window.__quicbenchLCP = 0;
+try {
+  new PerformanceObserver(list => {
+    for (const e of list.getEntries()) window.__quicbenchLCP = e.startTime;
+  }).observe({type: 'largest-contentful-paint', buffered: true});
+} catch (e) {}`
+
+// PaintJS reads First Contentful Paint and the latest Largest Contentful
+// Paint candidate.
+const PaintJS = `[(performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || 0, window.__quicbenchLCP || 0]`
+
+// Pause waits for d, or until ctx is done and then returns its error.
+func Pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// DeterministicJS runs before a page's own scripts when a spec asks for
+// deterministic pages: Math.random becomes a generator with a fixed seed,
+// and the clock (Date.now, new Date()) starts at 1,700,000,000,000 ms
+// (2023-11-14 22:13:20 UTC) and advances by 1 ms on each reading, so that scripts that put the time or
+// random numbers into URLs request the same URLs on every load.
+// performance.now() is left alone: the page's metrics depend on it.
+const DeterministicJS = `(() => {
+  let seed = 0x2545f491;
+  Math.random = function () {
+    seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
+    return (seed >>> 0) / 4294967296;
+  };
+  const RealDate = Date;
+  let now = 1700000000000;
+  const tick = () => now++;
+  function FixedDate(...args) {
+    if (!new.target) return new RealDate(tick()).toString();
+    return args.length ? new RealDate(...args) : new RealDate(tick());
+  }
+  FixedDate.prototype = RealDate.prototype;
+  FixedDate.now = tick;
+  FixedDate.parse = RealDate.parse;
+  FixedDate.UTC = RealDate.UTC;
+  Date = FixedDate;
+})();`

@@ -1,0 +1,53 @@
+package experiment
+
+import (
+	"fmt"
+
+	"github.com/quicbench/quicbench/internal/chromium"
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/loader"
+	"github.com/quicbench/quicbench/internal/netns"
+)
+
+// Clients are the clients quicbench can load pages with, one line each: a
+// new browser is a package with a Kind and a line here.
+func Clients() []client.Kind {
+	return []client.Kind{
+		chromium.Kind(),
+		loader.Kind(),
+	}
+}
+
+// clientKind is the kind that implements c.
+func clientKind(c factor.Client) (client.Kind, error) {
+	for _, k := range Clients() {
+		if k.Client == c {
+			return k, nil
+		}
+	}
+	return client.Kind{}, fmt.Errorf("no client implements %q: use %s", c, factor.Clients().Names())
+}
+
+// CheckClient says what is missing on this machine to load pages with c
+// from binary (empty: its default), with how to get it.
+func CheckClient(c factor.Client, binary string) error {
+	k, err := clientKind(c)
+	if err != nil || k.Check == nil {
+		return err
+	}
+	return k.Check(binary)
+}
+
+// RemoveStale removes what runs that were killed left behind: the
+// clients' leftovers (browsers' temporary directories) and the
+// namespaces, and lists them.
+func RemoveStale() (dirs, namespaces []string, err error) {
+	for _, k := range Clients() {
+		if k.RemoveStale != nil {
+			dirs = append(dirs, k.RemoveStale()...)
+		}
+	}
+	namespaces, err = netns.RemoveStale()
+	return dirs, namespaces, err
+}

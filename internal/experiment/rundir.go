@@ -1,0 +1,103 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/safefs"
+)
+
+// openStore creates the run's database, or opens it for a resume and
+// checks that the spec is the one the run started with.
+func openStore(cfg RunConfig, p plan.Plan) (*results.Store, error) {
+	path := filepath.Join(cfg.Dir, results.FileName)
+	if cfg.Resume {
+		return openToResume(cfg, path)
+	}
+	meta := map[string]string{
+		"spec_sha256": cfg.Spec.SHA256, "spec_name": cfg.Spec.Name, "spec": string(cfg.Spec.Source),
+		"plan_trials": fmt.Sprint(len(p.Trials)), "created_at": time.Now().UTC().Format(time.RFC3339),
+	}
+	if cfg.Shard.N > 0 {
+		meta["shard"] = cfg.Shard.String()
+	}
+	if r := stopRuleOf(cfg.Spec); r != nil {
+		k, v := results.StopRuleFact(*r)
+		meta[k] = v
+	}
+	for k, v := range cfg.Facts {
+		meta[k] = v
+	}
+	store, err := results.Create(path, meta)
+	if err != nil {
+		return nil, err
+	}
+	if err := safefs.WriteFile(cfg.Dir, "spec.yaml", cfg.Spec.Source, 0o644); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	return store, nil
+}
+
+// lockRunDir takes the run directory's lock, for a new run after checking
+// that the directory is new or empty (a run never writes among files it
+// did not make).
+func lockRunDir(cfg RunConfig) (func(), error) {
+	if cfg.Resume {
+		if _, err := os.Lstat(filepath.Join(cfg.Dir, results.FileName)); err != nil {
+			return nil, inputErrorf("no results database in %s: is it the run directory of a quicbench run or compare?", cfg.Dir)
+		}
+	} else {
+		entries, err := os.ReadDir(cfg.Dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, inputErrorf("run directory: %v", err)
+		}
+		for _, e := range entries {
+			if e.Name() == results.FileName {
+				return nil, inputErrorf("%s holds a run already: continue it with --resume, or choose another --out", cfg.Dir)
+			}
+		}
+		if len(entries) > 0 {
+			return nil, inputErrorf("%s exists and is not empty: a new run starts in a new or empty directory; choose another --out", cfg.Dir)
+		}
+	}
+	unlock, err := safefs.Lock(cfg.Dir)
+	var held *safefs.HeldError
+	if errors.As(err, &held) {
+		return nil, &InputError{err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	return unlock, nil
+}
+
+// openToResume opens the database at path and checks the spec's hash.
+func openToResume(cfg RunConfig, path string) (*results.Store, error) {
+	store, err := results.Open(path)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	was, err := store.Meta("spec_sha256")
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	if was != cfg.Spec.SHA256 {
+		store.Close()
+		return nil, inputErrorf("the spec changed since this run started (its SHA-256 was %.12s…, now %.12s…; the original is %s): restore it, or start a new run with another --out", was, cfg.Spec.SHA256, filepath.Join(cfg.Dir, "spec.yaml"))
+	}
+	if shard, err := store.Meta("shard"); err != nil || shard != cfg.Shard.String() {
+		store.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, inputErrorf("this run is shard %q of its plan, not %q: resume it with the --shard it started with", shard, cfg.Shard.String())
+	}
+	return store, nil
+}

@@ -1,0 +1,244 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
+)
+
+// runner runs the trials of one invocation: it owns the run's database,
+// the trials still to run and the stopping rule.
+type runner struct {
+	cfg   RunConfig
+	spec  *spec.Spec
+	store *results.Store
+	res   *RunResult
+	// todo are the trials not recorded yet, in plan order.
+	todo    []plan.Trial
+	started time.Time
+	ran     int
+	left    int
+	// earlier counts the recorded attempts of trials run again.
+	earlier map[string]int
+	// stop leaves out the trials of settings whose answer is known; nil
+	// when the spec repeats every cell equally.
+	stop *stopper
+}
+
+// newRunner builds the plan, opens or creates the results database, and
+// lists the trials not yet recorded (forgetting the failed ones first if
+// cfg asks) and the attempts the forgotten ones had, and feeds the
+// stopping rule what is recorded: what a resumed run does before its
+// first trial.
+func newRunner(cfg RunConfig) (_ *runner, err error) {
+	p := plan.Build(cfg.Spec).Shard(cfg.Spec, cfg.Shard)
+	store, err := openStore(cfg, p)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			store.Close()
+		}
+	}()
+	r := &runner{cfg: cfg, spec: cfg.Spec, store: store, res: &RunResult{Total: len(p.Trials)}}
+	if cfg.Resume && cfg.RetryFailed {
+		if r.earlier, err = store.ForgetFailed(); err != nil {
+			return nil, err
+		}
+	}
+	done, err := store.Done()
+	if err != nil {
+		return nil, err
+	}
+	if r.res.Done, r.res.Failed, err = store.Counts(); err != nil {
+		return nil, err
+	}
+	if r.stop, err = stopperOf(store, cfg.Spec); err != nil {
+		return nil, err
+	}
+	if err := r.stop.load(store, p.Trials); err != nil {
+		return nil, err
+	}
+	for _, t := range p.Trials {
+		if !done[t.ID] {
+			r.todo = append(r.todo, t)
+		}
+	}
+	r.left = len(r.todo)
+	return r, nil
+}
+
+// run runs the trials to do, a testbed group at a time, holding the
+// machine's measurement lock while it loads pages.
+func (r *runner) run(ctx context.Context) error {
+	if len(r.todo) == 0 {
+		return nil
+	}
+	unlockMachine, err := lockMachine(ctx, r.cfg.Log)
+	if err != nil {
+		return err
+	}
+	defer unlockMachine()
+	removeStale(r.cfg.Log)
+	r.started = time.Now()
+	for todo := r.todo; len(todo) > 0; {
+		n := 1
+		for n < len(todo) && todo[n].Cell.Setup == todo[0].Cell.Setup {
+			n++
+		}
+		if err := r.setup(ctx, todo[:n]); err != nil {
+			return err
+		}
+		todo = todo[n:]
+	}
+	return nil
+}
+
+// setup builds the testbed of trials (one setup), checks its network once
+// per run directory, runs the trials, records what the testbed's TCP stack
+// was, and removes the testbed.
+func (r *runner) setup(ctx context.Context, trials []plan.Trial) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.allSkipped(trials) {
+		return nil
+	}
+	setup := trials[0].Cell.Setup
+	bed, err := r.startTestbed(setup)
+	if err != nil {
+		return err
+	}
+	runErr := r.trials(ctx, bed, trials)
+	recErr := r.store.SaveTestbed(bed.record(setup))
+	return errors.Join(runErr, recErr, bed.close())
+}
+
+// trials runs trials on bed, after calibrating its emulator and after the
+// network's netcheck if the spec asks for it and the run has none yet.
+func (r *runner) trials(ctx context.Context, bed *bed, trials []plan.Trial) error {
+	if err := r.calibrate(ctx, bed, trials[0].Cell.Setup); err != nil {
+		return err
+	}
+	if err := r.netcheck(ctx, bed, trials[0].Cell.Setup); err != nil {
+		return err
+	}
+	for _, t := range trials {
+		if r.stop.skip(t) {
+			r.res.Skipped++
+			r.left--
+			continue
+		}
+		if err := r.trial(ctx, bed, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allSkipped reports whether every trial of a setup is left out by the
+// stopping rule already (a resumed run whose settings were decided), so
+// that no testbed is built for them; it counts them. Each setting is
+// judged at its first trial still to run: every repetition before it is
+// recorded.
+func (r *runner) allSkipped(trials []plan.Trial) bool {
+	if r.stop == nil {
+		return false
+	}
+	first := map[factor.Setting]plan.Trial{}
+	for _, t := range trials {
+		if f, ok := first[t.Cell.Levels.Setting()]; !ok || t.Rep < f.Rep {
+			first[t.Cell.Levels.Setting()] = t
+		}
+	}
+	for _, t := range first {
+		if !r.stop.skip(t) {
+			return false
+		}
+	}
+	r.res.Skipped += len(trials)
+	r.left -= len(trials)
+	return true
+}
+
+// trial runs one trial with its retries and records it.
+func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
+	rec, err := newRecord(r.spec, t, bed.page)
+	if err != nil {
+		return err
+	}
+	var m Measured
+	var artifacts []string
+	for attempt := 1; attempt <= 1+r.spec.Retries; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		attemptStart := time.Now()
+		if attempt == 1 {
+			rec.StartedAt = attemptStart
+		}
+		var err error
+		number := r.earlier[t.ID] + attempt
+		m, artifacts, err = r.attempt(ctx, bed, t, number)
+		if err != nil {
+			return err // canceled, or the servers failed: not recorded
+		}
+		rec.Attempts = int64(number)
+		if m.OK() {
+			break
+		}
+		if err := r.store.AddAttempt(results.Attempt{TrialID: t.ID, Attempt: int64(number), Error: m.Failure, StartedAt: attemptStart}); err != nil {
+			return err
+		}
+		r.cfg.Log.Info("trial failed", "trial", t.ID, "attempt", number, "err", m.Failure)
+	}
+	rec.FinishedAt = time.Now()
+	fillOutcome(&rec, m, artifacts)
+	r.stop.record(t, rec)
+	if err := r.store.AddTrial(rec, resourcesOf(m), connectionsOf(m)); err != nil {
+		return err
+	}
+	r.recorded(rec)
+	return nil
+}
+
+// attempt makes one attempt of trial t with its artifacts.
+func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt int) (Measured, []string, error) {
+	stop, names, harPath, err := r.startArtifacts(bed, t, attempt)
+	if err != nil {
+		return Measured{}, nil, err
+	}
+	m, err := measureLoad(ctx, bed, t, harPath)
+	if serr := stop(); serr != nil && err == nil {
+		err = serr
+	}
+	if err == nil && len(m.Frames) > 0 {
+		name := filepath.Join("artifacts", fmt.Sprintf("%s-a%d-frames", t.ID, attempt))
+		if err = writeFrames(r.cfg.Dir, name, m.Frames); err == nil {
+			names = append(names, name)
+		}
+	}
+	return m, names, err
+}
+
+// recorded counts a recorded trial and reports the progress.
+func (r *runner) recorded(rec results.Trial) {
+	r.ran++
+	r.left--
+	r.res.Ran, r.res.Done = r.ran, r.res.Done+1
+	if rec.Status != results.StatusOK {
+		r.res.Failed++
+	}
+	if r.cfg.OnTrial != nil {
+		perTrial := time.Since(r.started) / time.Duration(r.ran)
+		r.cfg.OnTrial(Progress{Trial: rec, Done: r.res.Done, Failed: r.res.Failed, Total: r.res.Total, ETA: perTrial * time.Duration(r.left)})
+	}
+}

@@ -1,0 +1,103 @@
+// Package server is what every server stack of a testbed stands behind:
+// the Server interface (cache policy, closing connections, request counts,
+// unmatched requests, connection records, qlog, stop), the Kind that
+// declares which factor levels a stack implements and starts it, the Env
+// it starts in, and the records servers give (request counts per
+// protocol, connection records). The Go origin, nginx and quicbench-h3
+// each implement it in a package of their own; package testbed keeps the
+// list of kinds, one line each.
+package server
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"net"
+	"net/netip"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stacks"
+)
+
+// Server is a running server stack: it serves its protocols (its Kind's)
+// on every origin's address in the servers namespace.
+type Server interface {
+	// SetCache chooses from now on whether responses are cacheable
+	// (Cache-Control max-age, ETag, Last-Modified, 304 answers) or say
+	// no-store.
+	SetCache(on bool) error
+	// SetQlogDir makes a QUIC server write a qlog of every connection
+	// that starts from now on into dir; "" stops it. A server without
+	// QUIC has nothing to write.
+	SetQlogDir(dir string) error
+	// CloseConnections closes every client connection and forgets their
+	// records: a repeat visit must reconnect.
+	CloseConnections() error
+	// Counts is the requests served since the start, per protocol.
+	Counts() (Counts, error)
+	// TakeUnmatched is how many requests matched nothing in the site (and
+	// got 404) since the last call, with some of them as "METHOD URL".
+	TakeUnmatched() (n int, examples []string, err error)
+	// Connections is a record per client connection since the last
+	// CloseConnections, its transport statistics read now.
+	Connections() ([]ConnRecord, error)
+	// QUICTransport is what its QUIC runs with (zero without QUIC).
+	QUICTransport() stacks.QUICTransport
+	// Close stops it.
+	Close() error
+}
+
+// Kind is a server stack quicbench can run: the factor levels it
+// implements and how it starts. A stack serves h1 and h2 (TCP), h3
+// (QUIC), or all three.
+type Kind struct {
+	// Name names it in messages; its files go to the testbed directory's
+	// subdirectory of that name.
+	Name string
+	// TCP is the level of the server factor it implements, "" if it
+	// serves no TCP; QUIC the QUIC server it implements, "" if none.
+	TCP  factor.Server
+	QUIC factor.QUICServer
+	// Files: it writes files (its site, configuration, logs) into a
+	// directory of its own, which the testbed makes (Env.Dir).
+	Files bool
+	// BindsTCP: it listens on TCP itself, so the testbed binds no TCP
+	// socket for it, and the TCP stack's socket options (pacing) are not
+	// set on its sockets; the route's settings still apply.
+	BindsTCP bool
+	// Check says what is missing on this machine to run it (with how to
+	// get it); nil: nothing.
+	Check func() error
+	// Start starts it in env and returns once it serves.
+	Start func(Env) (Server, error)
+}
+
+// Env is what a server starts with.
+type Env struct {
+	Site *site.Site
+	// Cert is the run's leaf certificate for every origin host, and
+	// CertFile and KeyFile the same as PEM files.
+	Cert              tls.Certificate
+	CertFile, KeyFile string
+	// Namespace is the servers namespace, Addrs each origin host's
+	// address in it, Port the port every origin listens on.
+	Namespace *netns.Namespace
+	Addrs     map[string]netip.Addr
+	Port      int
+	// TCP are bound TCP listeners, one per origin host in Site.Hosts()
+	// order, for a stack that serves TCP and does not bind it itself; UDP
+	// bound sockets likewise for a stack that serves QUIC. The testbed
+	// closes both after the server.
+	TCP []net.Listener
+	UDP []*net.UDPConn
+	// CC is the QUIC congestion control, for a stack that serves QUIC.
+	CC factor.CC
+	// Dir is, for a stack that writes Files, a directory of its own in
+	// the run directory, made for it; nothing below it is written
+	// through a link.
+	Dir string
+	// Cache starts with cacheable responses.
+	Cache bool
+	Log   *slog.Logger
+}
