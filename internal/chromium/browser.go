@@ -33,7 +33,7 @@ import (
 // Kind is Chromium as a client: what it can do is factor.ClientChromium's
 // capabilities.
 func Kind() client.Kind {
-	return client.Kind{Client: factor.ClientChromium, Check: CheckChromium, RemoveStale: RemoveStaleTemp,
+	return client.Kind{Client: factor.ClientChromium, Check: CheckChromium, RemoveStale: RemoveStaleTemp, Version: Version,
 		New: func(env client.Env) client.Browser {
 			return &Chromium{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm}
 		}}
@@ -63,6 +63,20 @@ type Chromium struct {
 
 	mu   sync.Mutex
 	warm map[string]*browserProcess
+}
+
+// Version is what the Chromium at path (empty: DefaultChromiumPath) says
+// its version is, such as "Chromium 156.0.8078.73 built on Debian …"; ""
+// if it says nothing.
+func Version(path string) string {
+	if path == "" {
+		path = DefaultChromiumPath
+	}
+	out, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // CheckChromium returns an error that says how to install Chromium if path

@@ -257,7 +257,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	total := s.Repetitions * len(s.Protocols())
 	fmt.Fprintln(stderr, header(s))
 	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinary: o.chromium, ReadBack: true,
-		Facts: experiment.HostFacts(o.chromium, Version), Log: newLogger(stderr, o.verbose),
+		Facts: experiment.HostFacts(s.Client(), o.chromium, Version), Log: newLogger(stderr, o.verbose),
 		OnTrial: func(p experiment.Progress) { fmt.Fprintln(stderr, loadLine(p, total)) }})
 	if res == nil {
 		fmt.Fprintln(stderr, "quicbench compare:", err)

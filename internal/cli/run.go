@@ -105,7 +105,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinary: *binary, Facts: experiment.HostFacts(*binary, Version),
+		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinary: *binary, Facts: experiment.HostFacts(s.Client(), *binary, Version),
 		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard,
 	})
 	progress.finish()

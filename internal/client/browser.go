@@ -57,6 +57,10 @@ type Kind struct {
 	Check func(binary string) error
 	// New makes it for one testbed.
 	New func(Env) Browser
+	// Version is the version of the client at binary (empty: its
+	// default), recorded with every run as the fact "<client>_version";
+	// nil for a client that is part of quicbench.
+	Version func(binary string) string
 	// RemoveStale removes what its runs that were killed left behind
 	// (browsers' temporary directories) and lists it; nil: nothing.
 	RemoveStale func() []string

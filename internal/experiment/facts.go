@@ -3,20 +3,21 @@ package experiment
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/factor"
 )
 
 // HostFacts describes the software and machine a run measures with:
 // quicbench's version (the build's VCS revision, else version), Go's,
-// quic-go's and chromedp's, Chromium's (from chromiumPath --version), the
-// kernel, and the CPU.
-func HostFacts(chromiumPath, version string) map[string]string {
+// quic-go's and chromedp's, the version of client c at binary (empty: its
+// default) as "<client>_version", the kernel, and the CPU.
+func HostFacts(c factor.Client, binary, version string) map[string]string {
 	facts := map[string]string{
 		"go_version": runtime.Version(),
 		"cpus":       strconv.Itoa(runtime.NumCPU()),
@@ -51,9 +52,9 @@ func HostFacts(chromiumPath, version string) map[string]string {
 		}
 		f.Close()
 	}
-	if chromiumPath != "" {
-		if out, err := exec.Command(chromiumPath, "--version").Output(); err == nil {
-			facts["chromium_version"] = strings.TrimSpace(string(out))
+	if k, err := clientKind(c); err == nil && k.Version != nil {
+		if v := k.Version(binary); v != "" {
+			facts[string(c)+"_version"] = v
 		}
 	}
 	return facts

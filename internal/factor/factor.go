@@ -44,6 +44,16 @@ func (e Enum[T]) Parse(s string) (T, error) {
 	return "", fmt.Errorf("%s %q is unknown: use %s", e.What, s, e.Names())
 }
 
+// meaning is v's meaning, "" if v is no level.
+func (e Enum[T]) meaning(v T) string {
+	for _, l := range e.Levels {
+		if l.Name == v {
+			return l.Meaning
+		}
+	}
+	return ""
+}
+
 // Has reports whether v is a level of e.
 func (e Enum[T]) Has(v T) bool {
 	return slices.ContainsFunc(e.Levels, func(l Level[T]) bool { return l.Name == v })

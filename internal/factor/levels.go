@@ -2,6 +2,7 @@ package factor
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -285,14 +286,6 @@ const (
 	QUICQuinn QUICServer = "quinn"
 )
 
-// QUICServers is the QUIC-server factor.
-func QUICServers() Enum[QUICServer] {
-	return Enum[QUICServer]{What: "QUIC server", Levels: []Level[QUICServer]{
-		{QUICGo, "quic-go's http3 in the quicbench process"},
-		{QUICQuinn, "quicbench-h3 (quinn, h3, rustls) in its own process, the same responses and header fields"},
-	}}
-}
-
 // CC is a QUIC congestion controller.
 type CC string
 
@@ -312,12 +305,48 @@ func Controllers() Enum[CC] {
 	}}
 }
 
+// quicServers declares each QUIC server with its congestion controllers,
+// its default first. Its stacks (the QUIC factor) are "SERVER+CC", or the
+// server's name alone for a server with one controller.
+func quicServers() []struct {
+	Level[QUICServer]
+	Controllers []CC
+} {
+	return []struct {
+		Level[QUICServer]
+		Controllers []CC
+	}{
+		{Level[QUICServer]{QUICGo, "quic-go's http3 in the quicbench process"}, []CC{CCNewReno}},
+		{Level[QUICServer]{QUICQuinn, "quicbench-h3 (quinn, h3, rustls) in its own process, the same responses and header fields"}, []CC{CCCubic, CCNewReno, CCBBR}},
+	}
+}
+
+// QUICServers is the QUIC-server factor.
+func QUICServers() Enum[QUICServer] {
+	e := Enum[QUICServer]{What: "QUIC server"}
+	for _, d := range quicServers() {
+		e.Levels = append(e.Levels, d.Level)
+	}
+	return e
+}
+
+// Controllers lists the server's congestion controllers, its default
+// first; none for a server that is not a level.
+func (q QUICServer) Controllers() []CC {
+	for _, d := range quicServers() {
+		if d.Name == q {
+			return d.Controllers
+		}
+	}
+	return nil
+}
+
 // QUIC is the stack that serves h3: a QUIC server with one of its
 // congestion controllers, written "SERVER+CC" ("quic-go" alone: it has
 // only NewReno). Package stacks says what each level runs.
 type QUIC string
 
-// The QUIC stacks.
+// The QUIC stacks the code names.
 const (
 	QUICGoNewReno    QUIC = "quic-go"
 	QUICQuinnCubic   QUIC = "quinn+cubic"
@@ -325,14 +354,28 @@ const (
 	QUICQuinnBBR     QUIC = "quinn+bbr"
 )
 
-// QUICs is the QUIC-stack factor.
+// QUICs is the QUIC-stack factor: every server with each of its
+// controllers, in declaration order.
 func QUICs() Enum[QUIC] {
-	return Enum[QUIC]{What: "QUIC stack", Levels: []Level[QUIC]{
-		{QUICGoNewReno, "quic-go with its only controller, NewReno"},
-		{QUICQuinnCubic, "quinn with CUBIC"},
-		{QUICQuinnNewReno, "quinn with NewReno"},
-		{QUICQuinnBBR, "quinn with BBR"},
-	}}
+	e := Enum[QUIC]{What: "QUIC stack"}
+	for _, d := range quicServers() {
+		for _, cc := range d.Controllers {
+			meaning := fmt.Sprintf("%s with %s", d.Name, Controllers().meaning(cc))
+			if len(d.Controllers) == 1 {
+				meaning += ", its only controller"
+			}
+			e.Levels = append(e.Levels, Level[QUIC]{stackOf(d.Name, cc), meaning})
+		}
+	}
+	return e
+}
+
+// stackOf names server's stack with controller cc.
+func stackOf(server QUICServer, cc CC) QUIC {
+	if len(server.Controllers()) == 1 {
+		return QUIC(server)
+	}
+	return QUIC(string(server) + "+" + string(cc))
 }
 
 // Server is q's QUIC server.
@@ -341,39 +384,35 @@ func (q QUIC) Server() QUICServer {
 	return QUICServer(server)
 }
 
-// CC is q's congestion controller.
+// CC is q's congestion controller: its server's only one when q names
+// none.
 func (q QUIC) CC() CC {
 	if _, cc, ok := strings.Cut(string(q), "+"); ok {
 		return CC(cc)
 	}
-	return CCNewReno // quic-go's only one
+	if ccs := q.Server().Controllers(); len(ccs) > 0 {
+		return ccs[0]
+	}
+	return ""
 }
 
 // QUICOf is the stack of server with controller cc ("" for the server's
-// default: NewReno for quic-go, CUBIC for quinn), or an error that says
-// which controllers the server has.
+// default, its first), or an error that says which controllers the server
+// has.
 func QUICOf(server QUICServer, cc CC) (QUIC, error) {
-	if !QUICServers().Has(server) {
+	ccs := server.Controllers()
+	if len(ccs) == 0 {
 		return "", fmt.Errorf("QUIC server %q is unknown: use %s", server, QUICServers().Names())
 	}
 	if cc == "" {
-		cc = CCNewReno
-		if server == QUICQuinn {
-			cc = CCCubic
-		}
+		cc = ccs[0]
 	}
-	q := QUIC(string(server) + "+" + string(cc))
-	if server == QUICGo && cc == CCNewReno {
-		q = QUICGoNewReno
-	}
-	if !QUICs().Has(q) {
-		var have []string
-		for _, l := range QUICs().Values() {
-			if l.Server() == server {
-				have = append(have, string(l.CC()))
-			}
+	if !slices.Contains(ccs, cc) {
+		have := make([]string, len(ccs))
+		for i, c := range ccs {
+			have[i] = string(c)
 		}
 		return "", fmt.Errorf("QUIC server %s has no congestion control %q: use %s", server, cc, orList(have))
 	}
-	return q, nil
+	return stackOf(server, cc), nil
 }

@@ -66,6 +66,10 @@ type Kind struct {
 	// socket for it, and the TCP stack's socket options (pacing) are not
 	// set on its sockets; the route's settings still apply.
 	BindsTCP bool
+	// Profiles describe the QUIC stacks it runs, one per controller, for
+	// quicbench stacks and the checks of what it reports; nil without
+	// QUIC.
+	Profiles func() []stacks.QUICProfile
 	// Check says what is missing on this machine to run it (with how to
 	// get it); nil: nothing.
 	Check func() error

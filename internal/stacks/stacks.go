@@ -78,7 +78,9 @@ type QUICTransport struct {
 // protocol.InitialPacketSize), and paces.
 var QUICGoTransport = QUICTransport{Congestion: string(factor.CCNewReno), InitialWindowBytes: 32 * 1280, Pacing: true}
 
-// QUICProfile describes a QUIC stack level.
+// QUICProfile describes a QUIC stack level: what runs it, with what
+// transport, where those values come from, and what it cannot do. Each
+// server stack describes its own (server.Kind).
 type QUICProfile struct {
 	Name      factor.QUIC `json:"name"`
 	Server    string      `json:"server"`
@@ -86,27 +88,6 @@ type QUICProfile struct {
 	// Source says where the transport's values come from.
 	Source string   `json:"source"`
 	Limits []string `json:"limits,omitempty"`
-}
-
-// QUICProfiles describes every QUIC stack level. quinn's windows are what
-// quicbench-h3 sets (32 packets of quinn's 1,200-byte starting datagram;
-// it reports them when it starts, and testbeds record that report); its
-// pacing is built into quinn and cannot be switched off.
-func QUICProfiles() []QUICProfile {
-	quinnWindow := 32 * 1200
-	quinnSource := "quicbench-h3 sets the controller and initial_window(32 × 1,200 B) in quinn 0.11 (servers/h3) and reports them at start; quinn always paces"
-	quinn := func(q factor.QUIC, limits ...string) QUICProfile {
-		return QUICProfile{Name: q, Server: "quinn 0.11 with h3 0.0.8 and rustls 0.23 (quicbench-h3, its own process)",
-			Transport: QUICTransport{Congestion: string(q.CC()), InitialWindowBytes: quinnWindow, Pacing: true}, Source: quinnSource, Limits: limits}
-	}
-	return []QUICProfile{
-		{Name: factor.QUICGoNewReno, Server: "quic-go v0.65 http3 (in the quicbench process)", Transport: QUICGoTransport,
-			Source: "quic-go's code: NewCubicSender(…, true /* use Reno */, …) in internal/ackhandler, initial window 32 × 1,280 B, pacing",
-			Limits: []string{"quic-go has only NewReno: no CUBIC, no BBR"}},
-		quinn(factor.QUICQuinnCubic),
-		quinn(factor.QUICQuinnNewReno),
-		quinn(factor.QUICQuinnBBR, "quinn's BBR is a port of Google quiche's BBR (version 1) sender, the BBR of seed 003's Google QUIC; quinn marks it experimental"),
-	}
 }
 
 // Of returns the profile of a TCP stack level (each has one: a test says

@@ -35,24 +35,6 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-// TestEveryQUICLevelHasItsProfile: one profile per QUIC stack level, with
-// the level's controller, and quic-go's says it has only NewReno.
-func TestEveryQUICLevelHasItsProfile(t *testing.T) {
-	profiles := stacks.QUICProfiles()
-	if len(profiles) != len(factor.QUICs().Levels) {
-		t.Fatalf("%d QUIC profiles for %d levels", len(profiles), len(factor.QUICs().Levels))
-	}
-	for i, q := range factor.QUICs().Values() {
-		p := profiles[i]
-		if p.Name != q || p.Transport.Congestion != string(q.CC()) || p.Transport.InitialWindowBytes == 0 || !p.Transport.Pacing {
-			t.Errorf("profile %d = %+v, want %s's", i, p, q)
-		}
-	}
-	if !strings.Contains(strings.Join(profiles[0].Limits, " "), "only NewReno") {
-		t.Errorf("quic-go's profile does not say it has only NewReno: %+v", profiles[0])
-	}
-}
-
 // TestApplyReadsBackEveryProfile applies each TCP profile in a real servers
 // namespace and checks what the kernel reports: the route's windows, the
 // sysctls, and the congestion control and pacing of a real connection.

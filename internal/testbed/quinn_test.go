@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go/http3"
+
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
@@ -260,7 +261,7 @@ func TestQuinnAnswersRejected0RTT(t *testing.T) {
 // quicProfile is the stacks table's profile of q.
 func quicProfile(t *testing.T, q factor.QUIC) stacks.QUICProfile {
 	t.Helper()
-	for _, p := range stacks.QUICProfiles() {
+	for _, p := range QUICProfiles() {
 		if p.Name == q {
 			return p
 		}

@@ -37,6 +37,18 @@ func Kinds() []server.Kind {
 	}
 }
 
+// QUICProfiles describes every QUIC stack, as the stacks that run them
+// say, in the order of factor.QUICs.
+func QUICProfiles() []stacks.QUICProfile {
+	var out []stacks.QUICProfile
+	for _, k := range Kinds() {
+		if k.Profiles != nil {
+			out = append(out, k.Profiles()...)
+		}
+	}
+	return out
+}
+
 // Config describes a cell.
 type Config struct {
 	// Stem names the namespaces ("<stem>-client", "<stem>-servers"); make it

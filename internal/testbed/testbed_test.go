@@ -180,3 +180,21 @@ func TestEveryServerLevelHasOneKind(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryQUICLevelHasItsProfile: one profile per QUIC stack level, with
+// the level's controller, and quic-go's says it has only NewReno.
+func TestEveryQUICLevelHasItsProfile(t *testing.T) {
+	profiles := QUICProfiles()
+	if len(profiles) != len(factor.QUICs().Levels) {
+		t.Fatalf("%d QUIC profiles for %d levels", len(profiles), len(factor.QUICs().Levels))
+	}
+	for i, q := range factor.QUICs().Values() {
+		p := profiles[i]
+		if p.Name != q || p.Transport.Congestion != string(q.CC()) || p.Transport.InitialWindowBytes == 0 || !p.Transport.Pacing {
+			t.Errorf("profile %d = %+v, want %s's", i, p, q)
+		}
+	}
+	if !strings.Contains(strings.Join(profiles[0].Limits, " "), "only NewReno") {
+		t.Errorf("quic-go's profile does not say it has only NewReno: %+v", profiles[0])
+	}
+}
