@@ -60,14 +60,15 @@ type compareFlags struct {
 
 func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 	protocols := factor.Protocols().Values()
+	def := func(id factor.ID) string { return factor.Of(id).Default }
 	return &compareFlags{
 		net:           addNetworkFlags(fs, networkDefaults{rtt: defaultRTT, loss: defaultLoss, down: defaultDown, up: defaultUp, queue: defaultQueue}),
 		page:          fs.String("page", defaultPage, "the `page`: "+factor.PageKinds().Usage()),
 		protos:        fs.String("protocols", joinLevels(protocols), "comma-separated `list` of "+factor.Protocols().Names()),
-		stack:         fs.String("stack", string(factor.StackTCP), "the servers' TCP `stack` for h1 and h2: "+factor.Stacks().Usage()+" (quicbench stacks)"),
-		server:        fs.String("server", string(factor.ServerGo), "server `stack` for h1 and h2: "+factor.Servers().Usage()),
-		quicServer:    fs.String("quic-server", string(factor.QUICGo), "the `server` for h3: "+factor.QUICServers().Usage()+" (quicbench stacks)"),
-		quicCC:        fs.String("quic-cc", "", "the h3 server's congestion `control`: "+factor.Controllers().Usage()+"; quic-go has only newreno (default: newreno for quic-go, cubic for quinn)"),
+		stack:         fs.String("stack", def(factor.IDStack), "the servers' TCP `stack` for h1 and h2: "+factor.Stacks().Usage()+" (quicbench stacks)"),
+		server:        fs.String("server", def(factor.IDServer), "server `stack` for h1 and h2: "+factor.Servers().Usage()),
+		quicServer:    fs.String("quic-server", string(factor.QUIC(def(factor.IDQUIC)).Server()), "the `server` for h3: "+factor.QUICServers().Usage()+" (quicbench stacks)"),
+		quicCC:        fs.String("quic-cc", "", "the h3 server's congestion `control`: "+factor.Controllers().Usage()+"; each server's, its default first: "+factor.ControllersUsage()),
 		origins:       fs.Int("origins", 1, "spread the page's objects round-robin over this `number` of origins (host names), each on its own server address; server N is origin N for --path"),
 		until:         fs.Float64("until", 0, "stop repeating once the 95 % CI of the h3/h2 ratio is within ± this `fraction` (such as 0.03), or a sequential test gives a verdict, after at least 10 rounds (fewer if --runs is smaller); --runs is then the most"),
 		runs:          fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order"),
@@ -77,13 +78,13 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		out:           fs.String("out", "", "run `directory` for results.db, the spec and the certificates (default runs/compare-<time>)"),
 		timeout:       fs.Duration("timeout", spec.DefaultTimeout, "`limit` for one page load, browser start included"),
 		chromium:      fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`"),
-		browser:       fs.String("browser", string(factor.BrowserFresh), "Chromium `mode`: "+factor.Browsers().Usage()),
-		clientName:    fs.String("client", string(factor.ClientChromium), "page `loader`: "+factor.Clients().Usage()),
+		browser:       fs.String("browser", def(factor.IDBrowser), "Chromium `mode`: "+factor.Browsers().Usage()),
+		clientName:    fs.String("client", def(factor.IDClient), "page `loader`: "+factor.Clients().Usage()),
 		verbose:       fs.Bool("verbose", false, "log what the run does to stderr"),
 		capture:       fs.Bool("pcap", false, "record each load's client-side packets to artifacts/<trial>-a<attempt>.pcap in the run directory (Wireshark reads them); adds a copy per packet"),
 		qlog:          fs.Bool("qlog", false, "record the server's qlog of each h3 load to artifacts/<trial>-a<attempt>-qlog/ in the run directory (qvis reads them)"),
-		visit:         fs.String("visit", string(factor.FirstVisit), "`kind` of visit measured: "+factor.Visits().Usage()),
-		cache:         fs.String("cache", string(factor.CacheOff), "`on` or off: "+factor.Caches().Usage()),
+		visit:         fs.String("visit", def(factor.IDVisit), "`kind` of visit measured: "+factor.Visits().Usage()),
+		cache:         fs.String("cache", def(factor.IDCache), "`on` or off: "+factor.Caches().Usage()),
 		visual:        fs.Bool("visual", false, "capture each load's frames in Chromium for visual metrics (First and Last Visual Change, Speed Index, Visually Complete 85/95/99) into artifacts/<trial>-a<attempt>-frames/; the capture costs CPU during the load and 2 s after it"),
 		deterministic: fs.Bool("deterministic", false, "make Date and Math.random in the page's scripts the same on every load, as WebPageReplay does, so that a recorded page requests the same URLs each time"),
 		pairing:       fs.Bool("pairing", true, "start the protocols' loads of each round from the same link state (the same loss and jitter draws), and analyse them as pairs; --pairing=false draws each load's losses afresh"),

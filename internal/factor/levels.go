@@ -134,12 +134,50 @@ const (
 	ServerNginx Server = "nginx"
 )
 
+// servers declares each server stack of h1 and h2, and whether it
+// replays recorded sites (their statuses, header fields and queries).
+func servers() []struct {
+	Level[Server]
+	Replays bool
+} {
+	return []struct {
+		Level[Server]
+		Replays bool
+	}{
+		{Level[Server]{ServerGo, "Go's net/http in the quicbench process"}, true},
+		{Level[Server]{ServerNginx, "Debian's nginx in the servers namespace, the same files and headers over TLS 1.3"}, false},
+	}
+}
+
 // Servers is the server-stack factor.
 func Servers() Enum[Server] {
-	return Enum[Server]{What: "server", Levels: []Level[Server]{
-		{ServerGo, "Go's net/http in the quicbench process"},
-		{ServerNginx, "Debian's nginx in the servers namespace, the same files and headers over TLS 1.3"},
-	}}
+	e := Enum[Server]{What: "server"}
+	for _, d := range servers() {
+		e.Levels = append(e.Levels, d.Level)
+	}
+	return e
+}
+
+// Replays reports whether s replays recorded sites (archive pages): their
+// statuses, header fields and queries.
+func (s Server) Replays() bool {
+	for _, d := range servers() {
+		if d.Name == s {
+			return d.Replays
+		}
+	}
+	return false
+}
+
+// ServersThat lists the servers that ok accepts, such as "go".
+func ServersThat(ok func(Server) bool) string {
+	var names []string
+	for _, d := range servers() {
+		if ok(d.Name) {
+			names = append(names, string(d.Name))
+		}
+	}
+	return orList(names)
 }
 
 // Stack is the servers' TCP stack for h1 and h2; package stacks applies it.
@@ -394,6 +432,20 @@ func (q QUIC) CC() CC {
 		return ccs[0]
 	}
 	return ""
+}
+
+// ControllersUsage says each QUIC server's controllers, its default first,
+// such as "quic-go: newreno; quinn: cubic, newreno or bbr".
+func ControllersUsage() string {
+	var parts []string
+	for _, d := range quicServers() {
+		names := make([]string, len(d.Controllers))
+		for i, c := range d.Controllers {
+			names[i] = string(c)
+		}
+		parts = append(parts, string(d.Name)+": "+orList(names))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // QUICOf is the stack of server with controller cc ("" for the server's

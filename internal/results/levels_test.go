@@ -104,3 +104,22 @@ func TestStopRuleIsStoredAndReadFromRunsMadeBefore(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLegacyStopRule: a run's stored spec comes from a database a user
+// brings; reading its rule never panics, and a rule read has what the
+// stored text said.
+func FuzzLegacyStopRule(f *testing.F) {
+	f.Add([]byte("seed: 4\nrepetitions: {min: 3, max: 5, until: {ci_ratio: 0.3}}\n"))
+	f.Add([]byte("repetitions: 30\n"))
+	f.Add([]byte("repetitions: {min: &a [*a], max: 1}\n"))
+	f.Add([]byte("repetitions: {until: {ci_ratio: .nan}}\n"))
+	f.Fuzz(func(t *testing.T, spec []byte) {
+		r, err := legacyStopRule(spec)
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("a multi-line error: %q", err)
+		}
+		if r != nil && r.Seed == 0 && !strings.Contains(string(spec), "seed") {
+			t.Errorf("rule %+v without a seed in the text", r)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -73,7 +74,7 @@ func legacyStopRule(spec []byte) (*StopRule, error) {
 		Repetitions yaml.Node `yaml:"repetitions"`
 	}
 	if err := yaml.Unmarshal(spec, &f); err != nil {
-		return nil, fmt.Errorf("the run's stored spec: %v", err)
+		return nil, fmt.Errorf("the run's stored spec: %s", oneLine(err))
 	}
 	if f.Repetitions.Kind != yaml.MappingNode {
 		return nil, nil
@@ -86,7 +87,7 @@ func legacyStopRule(spec []byte) (*StopRule, error) {
 		} `yaml:"until"`
 	}
 	if err := f.Repetitions.Decode(&reps); err != nil {
-		return nil, fmt.Errorf("the run's stored spec: repetitions: %v", err)
+		return nil, fmt.Errorf("the run's stored spec: repetitions: %s", oneLine(err))
 	}
 	r := &StopRule{Min: reps.Min, Max: reps.Max, CIRatio: reps.Until.CIRatio, Seed: 1, Paired: true}
 	if f.Seed != nil {
@@ -94,3 +95,7 @@ func legacyStopRule(spec []byte) (*StopRule, error) {
 	}
 	return r, nil
 }
+
+// oneLine is err's text on one line: YAML's errors list one problem per
+// line.
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

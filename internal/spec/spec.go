@@ -387,8 +387,9 @@ func (s *Spec) checkCombinations() error {
 		return fmt.Errorf("browser warm needs client %s: the %s client keeps no browser between loads", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Warm }), s.Client())
 	case slices.ContainsFunc(s.Pages, factor.Page.OwnOrigins) && !slices.Equal(s.LevelsOf(factor.IDOrigins), []string{"1"}):
 		return fmt.Errorf("origins %v: web2024 and archive pages have their own origins; spread only synthetic pages over origins (put them in another spec)", s.LevelsOf(factor.IDOrigins))
-	case slices.ContainsFunc(s.Pages, isArchive) && !slices.Equal(s.LevelsOf(factor.IDServer), []string{string(factor.ServerGo)}):
-		return fmt.Errorf("servers %v: archive pages are replayed by the go server only (their recorded statuses, headers and queries); use servers: [go]", s.LevelsOf(factor.IDServer))
+	case slices.ContainsFunc(s.Pages, isArchive) && slices.ContainsFunc(s.LevelsOf(factor.IDServer), func(l string) bool { return !factor.Server(l).Replays() }):
+		replays := factor.ServersThat(factor.Server.Replays)
+		return fmt.Errorf("servers %v: archive pages are replayed by the %s server only (their recorded statuses, headers and queries); use servers: [%s]", s.LevelsOf(factor.IDServer), replays, replays)
 	case len(s.LevelsOf(factor.IDQUIC)) > 1 && !s.Has(factor.IDProtocol, string(factor.H3)):
 		return fmt.Errorf("quic lists %d QUIC stacks but protocols has no h3, which they serve: add h3 or list one QUIC stack", len(s.LevelsOf(factor.IDQUIC)))
 	case s.Trials() > MaxTrials:
