@@ -98,6 +98,46 @@ func orList(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
+// Declared is a level with what else its factor declares about it (a
+// client's capabilities, a QUIC server's controllers).
+type Declared[T ~string, X any] struct {
+	Level[T]
+	Traits X
+}
+
+// enumOf is the factor of the declared levels ds.
+func enumOf[T ~string, X any](what string, ds []Declared[T, X]) Enum[T] {
+	e := Enum[T]{What: what}
+	for _, d := range ds {
+		e.Levels = append(e.Levels, d.Level)
+	}
+	return e
+}
+
+// traitsOf is the traits ds declare for level v; the zero value for a
+// level ds does not declare.
+func traitsOf[T ~string, X any](ds []Declared[T, X], v T) X {
+	for _, d := range ds {
+		if d.Name == v {
+			return d.Traits
+		}
+	}
+	var none X
+	return none
+}
+
+// namesThat lists the names of the levels of ds that ok accepts, such as
+// "a or b".
+func namesThat[T ~string, X any](ds []Declared[T, X], ok func(Declared[T, X]) bool) string {
+	var names []string
+	for _, d := range ds {
+		if ok(d) {
+			names = append(names, string(d.Name))
+		}
+	}
+	return orList(names)
+}
+
 // ParseList parses a comma-separated list of levels such as "h1,h2",
 // rejecting unknown levels, duplicates and an empty list.
 func ParseList[T ~string](e Enum[T], s string) ([]T, error) {

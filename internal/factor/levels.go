@@ -134,50 +134,29 @@ const (
 	ServerNginx Server = "nginx"
 )
 
-// servers declares each server stack of h1 and h2, and whether it
-// replays recorded sites (their statuses, header fields and queries).
-func servers() []struct {
-	Level[Server]
-	Replays bool
-} {
-	return []struct {
-		Level[Server]
-		Replays bool
-	}{
-		{Level[Server]{ServerGo, "Go's net/http in the quicbench process"}, true},
-		{Level[Server]{ServerNginx, "Debian's nginx in the servers namespace, the same files and headers over TLS 1.3"}, false},
+// ServerTraits are what a server stack of h1 and h2 can do besides
+// serving: Replays, it replays recorded sites (their statuses, header
+// fields and queries: archive pages).
+type ServerTraits struct{ Replays bool }
+
+// servers declares each server stack of h1 and h2 with its traits.
+func servers() []Declared[Server, ServerTraits] {
+	return []Declared[Server, ServerTraits]{
+		{Level[Server]{ServerGo, "Go's net/http in the quicbench process"}, ServerTraits{Replays: true}},
+		{Level[Server]{ServerNginx, "Debian's nginx in the servers namespace, the same files and headers over TLS 1.3"}, ServerTraits{}},
 	}
 }
 
 // Servers is the server-stack factor.
-func Servers() Enum[Server] {
-	e := Enum[Server]{What: "server"}
-	for _, d := range servers() {
-		e.Levels = append(e.Levels, d.Level)
-	}
-	return e
-}
+func Servers() Enum[Server] { return enumOf("server", servers()) }
 
 // Replays reports whether s replays recorded sites (archive pages): their
 // statuses, header fields and queries.
-func (s Server) Replays() bool {
-	for _, d := range servers() {
-		if d.Name == s {
-			return d.Replays
-		}
-	}
-	return false
-}
+func (s Server) Replays() bool { return traitsOf(servers(), s).Replays }
 
 // ServersThat lists the servers that ok accepts, such as "go".
 func ServersThat(ok func(Server) bool) string {
-	var names []string
-	for _, d := range servers() {
-		if ok(d.Name) {
-			names = append(names, string(d.Name))
-		}
-	}
-	return orList(names)
+	return namesThat(servers(), func(d Declared[Server, ServerTraits]) bool { return ok(d.Name) })
 }
 
 // Stack is the servers' TCP stack for h1 and h2; package stacks applies it.
@@ -228,14 +207,8 @@ type Capabilities struct {
 }
 
 // clients declares each client with what it can do.
-func clients() []struct {
-	Level[Client]
-	Capabilities
-} {
-	return []struct {
-		Level[Client]
-		Capabilities
-	}{
+func clients() []Declared[Client, Capabilities] {
+	return []Declared[Client, Capabilities]{
 		{Level[Client]{ClientChromium, "real headless Chromium"},
 			Capabilities{Renders: true, Frames: true, HAR: true, RepeatVisits: true, Warm: true}},
 		{Level[Client]{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
@@ -244,34 +217,15 @@ func clients() []struct {
 }
 
 // Clients is the client factor.
-func Clients() Enum[Client] {
-	e := Enum[Client]{What: "client"}
-	for _, c := range clients() {
-		e.Levels = append(e.Levels, c.Level)
-	}
-	return e
-}
+func Clients() Enum[Client] { return enumOf("client", clients()) }
 
 // Capabilities is what c can do; none for a client that is not a level.
-func (c Client) Capabilities() Capabilities {
-	for _, d := range clients() {
-		if d.Name == c {
-			return d.Capabilities
-		}
-	}
-	return Capabilities{}
-}
+func (c Client) Capabilities() Capabilities { return traitsOf(clients(), c) }
 
 // ClientsThat lists the clients that have what ok asks for, such as
 // "chromium" for frames.
 func ClientsThat(ok func(Capabilities) bool) string {
-	var names []string
-	for _, d := range clients() {
-		if ok(d.Capabilities) {
-			names = append(names, string(d.Name))
-		}
-	}
-	return orList(names)
+	return namesThat(clients(), func(d Declared[Client, Capabilities]) bool { return ok(d.Traits) })
 }
 
 // Browser is how the Chromium client starts its browsers.
@@ -346,38 +300,19 @@ func Controllers() Enum[CC] {
 // quicServers declares each QUIC server with its congestion controllers,
 // its default first. Its stacks (the QUIC factor) are "SERVER+CC", or the
 // server's name alone for a server with one controller.
-func quicServers() []struct {
-	Level[QUICServer]
-	Controllers []CC
-} {
-	return []struct {
-		Level[QUICServer]
-		Controllers []CC
-	}{
+func quicServers() []Declared[QUICServer, []CC] {
+	return []Declared[QUICServer, []CC]{
 		{Level[QUICServer]{QUICGo, "quic-go's http3 in the quicbench process"}, []CC{CCNewReno}},
 		{Level[QUICServer]{QUICQuinn, "quicbench-h3 (quinn, h3, rustls) in its own process, the same responses and header fields"}, []CC{CCCubic, CCNewReno, CCBBR}},
 	}
 }
 
 // QUICServers is the QUIC-server factor.
-func QUICServers() Enum[QUICServer] {
-	e := Enum[QUICServer]{What: "QUIC server"}
-	for _, d := range quicServers() {
-		e.Levels = append(e.Levels, d.Level)
-	}
-	return e
-}
+func QUICServers() Enum[QUICServer] { return enumOf("QUIC server", quicServers()) }
 
 // Controllers lists the server's congestion controllers, its default
 // first; none for a server that is not a level.
-func (q QUICServer) Controllers() []CC {
-	for _, d := range quicServers() {
-		if d.Name == q {
-			return d.Controllers
-		}
-	}
-	return nil
-}
+func (q QUICServer) Controllers() []CC { return traitsOf(quicServers(), q) }
 
 // QUIC is the stack that serves h3: a QUIC server with one of its
 // congestion controllers, written "SERVER+CC" ("quic-go" alone: it has
@@ -397,9 +332,9 @@ const (
 func QUICs() Enum[QUIC] {
 	e := Enum[QUIC]{What: "QUIC stack"}
 	for _, d := range quicServers() {
-		for _, cc := range d.Controllers {
+		for _, cc := range d.Traits {
 			meaning := fmt.Sprintf("%s with %s", d.Name, Controllers().meaning(cc))
-			if len(d.Controllers) == 1 {
+			if len(d.Traits) == 1 {
 				meaning += ", its only controller"
 			}
 			e.Levels = append(e.Levels, Level[QUIC]{stackOf(d.Name, cc), meaning})
@@ -439,8 +374,8 @@ func (q QUIC) CC() CC {
 func ControllersUsage() string {
 	var parts []string
 	for _, d := range quicServers() {
-		names := make([]string, len(d.Controllers))
-		for i, c := range d.Controllers {
+		names := make([]string, len(d.Traits))
+		for i, c := range d.Traits {
 			names[i] = string(c)
 		}
 		parts = append(parts, string(d.Name)+": "+orList(names))
