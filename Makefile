@@ -33,7 +33,7 @@ test: check
 	$(CARGO) test --quiet --release --locked --manifest-path servers/h3/Cargo.toml
 	$(GO) test -count=1 -p 1 -timeout 20m ./...
 
-# The five papers' quick examples (about 15 minutes), each run and reported
+# The five papers' quick examples (about 23 minutes), each run and reported
 # into runs/examples-<time>/<paper>/ (the report compares h3 with h2, or
 # with HTTP/1.1 where a run has no h2, as seed 000's; seed 003's by Speed
 # Index).
