@@ -27,6 +27,7 @@ type compareOptions struct {
 	chromium string
 	json     bool
 	verbose  bool
+	waitLock time.Duration
 }
 
 // Defaults of compare: the demo scenario.
@@ -53,7 +54,7 @@ type compareFlags struct {
 	clientName, browser, chromium                                          *string
 	origins, runs, retries                                                 *int
 	seed                                                                   *uint64
-	timeout                                                                *time.Duration
+	timeout, waitLock                                                      *time.Duration
 	until                                                                  *float64
 	jsonOut, verbose, capture, qlog, check, visual, deterministic, pairing *bool
 }
@@ -77,6 +78,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		jsonOut:       fs.Bool("json", false, "print the summary, with every load, as JSON instead of a table"),
 		out:           fs.String("out", "", "run `directory` for results.db, the spec and the certificates (default runs/compare-<time>)"),
 		timeout:       fs.Duration("timeout", spec.DefaultTimeout, "`limit` for one page load, browser start included"),
+		waitLock:      fs.Duration("wait-lock", 0, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes"),
 		chromium:      fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`"),
 		browser:       fs.String("browser", def(factor.IDBrowser), "Chromium `mode`: "+factor.Browsers().Usage()),
 		clientName:    fs.String("client", def(factor.IDClient), "page `loader`: "+factor.Clients().Usage()),
@@ -119,7 +121,10 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if dir == "" {
 		dir = filepath.Join("runs", "compare-"+now.Format("20060102-150405"))
 	}
-	return &compareOptions{spec: s, dir: dir, chromium: *f.chromium, json: *f.jsonOut, verbose: *f.verbose}, nil
+	if *f.waitLock < 0 {
+		return nil, fmt.Errorf("--wait-lock %v is negative: give a duration such as 10m, or 0 to wait as long as it takes (%s)", *f.waitLock, compareHelpHint)
+	}
+	return &compareOptions{spec: s, dir: dir, chromium: *f.chromium, json: *f.jsonOut, verbose: *f.verbose, waitLock: *f.waitLock}, nil
 }
 
 // spec turns the flags into a spec, through the spec file's own parser.
@@ -257,7 +262,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	s := o.spec
 	total := s.Repetitions * len(s.Protocols())
 	fmt.Fprintln(stderr, header(s))
-	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinary: o.chromium, ReadBack: true,
+	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinary: o.chromium, ReadBack: true, WaitLock: o.waitLock,
 		Facts: experiment.HostFacts(s.Client(), o.chromium, Version), Log: newLogger(stderr, o.verbose),
 		OnTrial: func(p experiment.Progress) { fmt.Fprintln(stderr, loadLine(p, total)) }})
 	if res == nil {

@@ -65,6 +65,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	retryFailed := fs.Bool("retry-failed", false, "with --resume: run the failed trials again (their earlier attempts are kept)")
 	binary := fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`")
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
+	waitLock := fs.Duration("wait-lock", 0, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes")
 	shardText := fs.String("shard", "", "run only shard `I/N` of the plan: whole testbed groups balanced by the plan's estimate (quicbench plan --shards N); merge the shards' directories with quicbench merge")
 	path, code, done := specAndFlags(fs, args, "Usage: quicbench run SPEC [flags]\n\nRuns every trial of a spec file's plan and records each in DIR/results.db the moment it ends.", stdout, stderr)
 	if done {
@@ -81,6 +82,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "quicbench run: --shard:", err)
 			return exitUsage
 		}
+	}
+	if *waitLock < 0 {
+		fmt.Fprintf(stderr, "quicbench run: --wait-lock %v is negative: give a duration such as 10m, or 0 to wait as long as it takes\n", *waitLock)
+		return exitUsage
 	}
 	if *resume && *out == "" {
 		fmt.Fprintln(stderr, "quicbench run: --resume needs --out DIR, the run directory to continue")
@@ -105,7 +110,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinary: *binary, Facts: experiment.HostFacts(s.Client(), *binary, Version),
+		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinary: *binary, WaitLock: *waitLock, Facts: experiment.HostFacts(s.Client(), *binary, Version),
 		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard,
 	})
 	progress.finish()

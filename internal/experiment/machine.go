@@ -1,12 +1,15 @@
 package experiment
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
+	"os/user"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,59 +19,150 @@ import (
 // shards of a Slurm array on one node, two users' runs) would disturb each
 // other's timings, so a run holds a machine-wide lock while it loads pages
 // and a second one waits for it.
+//
+// The lock is an advisory flock(2) on the system's temporary directory
+// itself, not on a file in it: every user's runs see that directory,
+// rootless ones too (they share /tmp), and no ordinary user can create,
+// replace, link or chmod it, so there is no name to plant and no file to
+// trust or to turn against another user. A run that waits names the
+// holder (from /proc/locks) and waits as long as it takes, or at most
+// RunConfig.WaitLock.
 
-// machineLockDirs are where the machine's lock file is: the temporary
-// directory, which every user's runs share, rootless ones too (they have
-// a /run of their own).
-var machineLockDirs = []string{os.TempDir()}
-
-// MachineLockName is the lock file's name in machineLockDirs.
-const MachineLockName = "quicbench-measure.lock"
+// MachineLockDir is the directory whose flock is the machine's
+// measurement lock.
+const MachineLockDir = "/tmp"
 
 // machineLockPoll is how often a waiting run tries the lock again.
 const machineLockPoll = time.Second
 
-// lockMachine takes the machine's measurement lock, waiting (and saying
-// so once) while another run holds it, until ctx is done.
-func lockMachine(ctx context.Context, log *slog.Logger) (func(), error) {
-	f, err := openMachineLock()
+// LockHeldError is a run that gave up waiting for the machine's lock.
+type LockHeldError struct {
+	Holder string        // who holds it, such as "pid 4242 (quicbench), user alice"
+	Waited time.Duration // how long the run waited
+}
+
+func (e *LockHeldError) Error() string {
+	return fmt.Sprintf("the machine is measuring for another run (%s) and was still after %v (--wait-lock): try again when it is done", e.Holder, e.Waited.Round(time.Second))
+}
+
+// lockMachine takes the measurement lock on dir, waiting while another
+// run holds it (and saying who, when that changes) until ctx is done, or
+// for at most wait when wait is positive.
+func lockMachine(ctx context.Context, log *slog.Logger, dir string, wait time.Duration) (func(), error) {
+	fd, err := openLockDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	said := false
+	start, said := time.Now(), ""
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+			return func() { unix.Flock(fd, unix.LOCK_UN); unix.Close(fd) }, nil
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("machine lock %s: %w", f.Name(), err)
+			unix.Close(fd)
+			return nil, fmt.Errorf("machine lock %s: %w", dir, err)
 		}
-		if !said {
-			log.Warn("another quicbench run is measuring on this machine: waiting for it to finish (one measurement at a time)", "lock", f.Name())
-			said = true
+		holder := lockHolder(fd)
+		if wait > 0 && time.Since(start) >= wait {
+			unix.Close(fd)
+			return nil, &LockHeldError{Holder: holder, Waited: time.Since(start)}
+		}
+		if holder != said {
+			log.Warn("another run is measuring on this machine: waiting for it (one measurement at a time)", "holder", holder, "lock", dir)
+			said = holder
 		}
 		select {
 		case <-ctx.Done():
-			f.Close()
+			unix.Close(fd)
 			return nil, ctx.Err()
 		case <-time.After(machineLockPoll):
 		}
 	}
 }
 
-// openMachineLock opens the lock file, shared by every user (mode 0666).
-func openMachineLock() (*os.File, error) {
-	var errs []error
-	for _, dir := range machineLockDirs {
-		path := filepath.Join(dir, MachineLockName)
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
-		if err == nil {
-			os.Chmod(path, 0o666) // past the umask: other users' runs must open it too
-			return f, nil
-		}
-		errs = append(errs, err)
+// openLockDir opens dir to lock it: a directory (not a link) that belongs
+// to root, or to a user this user namespace does not map (root seen from
+// a rootless run), so that no ordinary user can have put it there.
+func openLockDir(dir string) (int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("machine lock %s: %w", dir, err)
 	}
-	return nil, fmt.Errorf("no machine lock file could be opened: %w", errors.Join(errs...))
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("machine lock %s: %w", dir, err)
+	}
+	if st.Uid != 0 && st.Uid != overflowUID() {
+		unix.Close(fd)
+		return -1, fmt.Errorf("machine lock %s belongs to uid %d, not to root: an ordinary user could have made it; the machine's temporary directory must be root's", dir, st.Uid)
+	}
+	return fd, nil
+}
+
+// overflowUID is the uid a user namespace shows for users it does not map
+// (/proc/sys/kernel/overflowuid, 65534 by default).
+func overflowUID() uint32 {
+	data, err := os.ReadFile("/proc/sys/kernel/overflowuid")
+	if err != nil {
+		return 65534
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 32)
+	if err != nil {
+		return 65534
+	}
+	return uint32(n)
+}
+
+// lockHolder names the process that holds a flock on fd's inode, from
+// /proc/locks: its PID, command and user; "an unknown process" when none
+// is listed (it let go meanwhile).
+func lockHolder(fd int) string {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return "an unknown process"
+	}
+	f, err := os.Open("/proc/locks")
+	if err != nil {
+		return "an unknown process"
+	}
+	defer f.Close()
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// "1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF"; a waiter's
+		// line has "->" after the number.
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 || fields[1] != "FLOCK" || fields[5] != want {
+			continue
+		}
+		if pid, err := strconv.Atoi(fields[4]); err == nil {
+			return describeProcess(pid)
+		}
+	}
+	return "an unknown process"
+}
+
+// describeProcess is "pid N (COMMAND), user NAME" from /proc.
+func describeProcess(pid int) string {
+	text := fmt.Sprintf("pid %d", pid)
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
+		text += " (" + strings.TrimSpace(string(comm)) + ")"
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return text
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				if u, err := user.LookupId(f[0]); err == nil {
+					return text + ", user " + u.Username
+				}
+				return text + ", uid " + f[0]
+			}
+		}
+	}
+	return text
 }

@@ -38,6 +38,9 @@ type RunConfig struct {
 	Log   *slog.Logger
 	// OnTrial, if set, is called after each recorded trial.
 	OnTrial func(Progress)
+	// WaitLock bounds the wait for the machine's measurement lock while
+	// another run holds it; zero waits as long as it takes.
+	WaitLock time.Duration
 	// ReadBack reads the run back from its database when Run returns
 	// (RunResult.Recorded): every trial with its resources and
 	// connections, the testbeds and the netchecks. For a comparison's

@@ -82,7 +82,7 @@ func (r *runner) run(ctx context.Context) error {
 	if len(r.todo) == 0 {
 		return nil
 	}
-	unlockMachine, err := lockMachine(ctx, r.cfg.Log)
+	unlockMachine, err := lockMachine(ctx, r.cfg.Log, MachineLockDir, r.cfg.WaitLock)
 	if err != nil {
 		return err
 	}
