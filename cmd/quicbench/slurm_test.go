@@ -14,9 +14,10 @@ import (
 )
 
 // TestSlurmArrayMergesToTheWholeRun: on a real one-node Slurm cluster an
-// ordinary user submits a spec as a 2-task job array with its merge job;
-// the merged run has the trials and factor levels of the spec run in one
-// piece.
+// ordinary user submits a spec as a 2-task job array with its merge job,
+// into a directory whose name has a space (sbatch must take the quoted
+// #SBATCH --output); the merged run has the trials and factor levels of
+// the spec run in one piece.
 func TestSlurmArrayMergesToTheWholeRun(t *testing.T) {
 	conf := testenv.StartSlurm(t)
 	uid, gid := ordinaryUser(t)
@@ -28,7 +29,7 @@ func TestSlurmArrayMergesToTheWholeRun(t *testing.T) {
 	if err := os.WriteFile(specPath, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	study := filepath.Join(dir, "study")
+	study := filepath.Join(dir, "my study")
 	cmd := exec.Command(bin, "slurm", specPath, "--shards", "2", "--out", study, "--submit")
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + dir, "SLURM_CONF=" + conf}
 	cmd.Dir = dir

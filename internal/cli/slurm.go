@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
@@ -77,8 +79,12 @@ func newSlurmJob(specPath, out, bin string, shards int, partition, limit string)
 		return nil, fmt.Errorf("--shards %d is outside 1 to %d", shards, plan.MaxShards)
 	case out == "":
 		return nil, fmt.Errorf("give --out DIR, the study's directory")
-	case strings.ContainsAny(partition+limit, "\n\r'\"$`\\ "):
-		return nil, fmt.Errorf("--partition %q and --time %q: give plain Slurm names and times", partition, limit)
+	case !slurmWord.MatchString(partition):
+		return nil, fmt.Errorf("--partition %.40q is not a Slurm partition name: use letters, digits and . _ - (a comma between several)", partition)
+	case !slurmWord.MatchString(limit):
+		return nil, fmt.Errorf("--time %.40q is not a Slurm time: use digits with : and -, such as 12:00:00 or 1-00:00:00", limit)
+	case strings.ContainsAny(out, "\"\n\r\t"):
+		return nil, fmt.Errorf("--out %.80q has a double quote, a tab or a line break, which a #SBATCH line cannot hold: choose another directory", out)
 	}
 	if bin == "" {
 		if bin, err = os.Executable(); err != nil {
@@ -97,22 +103,29 @@ func newSlurmJob(specPath, out, bin string, shards int, partition, limit string)
 	return job, nil
 }
 
-// write writes both job scripts into the study's directory.
+// slurmWord is what a partition or time may be: no space, quote or
+// control character reaches a #SBATCH line (empty: the cluster's default).
+var slurmWord = regexp.MustCompile(`^[A-Za-z0-9._:,-]*$`)
+
+// write writes both job scripts into the study's directory, never through
+// a link and never into a file that is there (safefs).
 func (j *slurmJob) write() (array, merge string, err error) {
-	if err := os.MkdirAll(j.dir, 0o755); err != nil {
-		return "", "", err
+	for _, script := range []struct{ name, text string }{
+		{"quicbench-array.sbatch", j.arrayScript()}, {"quicbench-merge.sbatch", j.mergeScript()},
+	} {
+		if err := safefs.WriteFile(j.dir, script.name, []byte(script.text), 0o755); err != nil {
+			return "", "", fmt.Errorf("job script: %w", err)
+		}
 	}
-	array, merge = filepath.Join(j.dir, "quicbench-array.sbatch"), filepath.Join(j.dir, "quicbench-merge.sbatch")
-	if err := os.WriteFile(array, []byte(j.arrayScript()), 0o755); err != nil {
-		return "", "", err
-	}
-	return array, merge, os.WriteFile(merge, []byte(j.mergeScript()), 0o755)
+	return filepath.Join(j.dir, "quicbench-array.sbatch"), filepath.Join(j.dir, "quicbench-merge.sbatch"), nil
 }
 
-// header is the #SBATCH lines both scripts share.
+// header is the #SBATCH lines both scripts share; the output path is in
+// double quotes, which sbatch takes off (newSlurmJob refuses a path
+// holding one).
 func (j *slurmJob) header(name, output string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/bin/bash\n#SBATCH --job-name=%s\n#SBATCH --output=%s\n", name, output)
+	fmt.Fprintf(&b, "#!/bin/bash\n#SBATCH --job-name=%s\n#SBATCH --output=\"%s\"\n", name, output)
 	if j.partition != "" {
 		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", j.partition)
 	}
