@@ -346,14 +346,54 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 // readLimited reads f, named path in errors, refusing more than limit
 // bytes.
 func readLimited(f io.Reader, path string, limit int64) ([]byte, error) {
+	if file, ok := f.(*os.File); ok {
+		if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
+			if fi.Size() > limit {
+				return nil, &TooLargeError{Path: path, Limit: limit}
+			}
+			// One buffer of the file's size (and a byte to see growth),
+			// not ReadAll's doublings.
+			return readSized(file, path, fi.Size(), limit)
+		}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+		return nil, &TooLargeError{Path: path, Limit: limit}
 	}
 	return data, nil
+}
+
+// TooLargeError is a file larger than a reader's limit.
+type TooLargeError struct {
+	Path  string
+	Limit int64 // bytes
+}
+
+func (e *TooLargeError) Error() string { return fmt.Sprintf("%s is larger than %d bytes", e.Path, e.Limit) }
+
+// readSized reads f, whose size was size when it was opened, into one
+// buffer of that size, refusing more than limit bytes should it have
+// grown.
+func readSized(f *os.File, path string, size, limit int64) ([]byte, error) {
+	buf := make([]byte, size+1)
+	n, err := io.ReadFull(f, buf)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return buf[:n], nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rest, err := io.ReadAll(io.LimitReader(f, limit-size)) // it grew
+	if err != nil {
+		return nil, err
+	}
+	if data := append(buf, rest...); int64(len(data)) <= limit {
+		return data, nil
+	}
+	return nil, &TooLargeError{Path: path, Limit: limit}
 }
 
 func kindOf(m os.FileMode) string {

@@ -52,7 +52,13 @@ func (r ImportReport) String() string {
 type collector struct {
 	archive *Archive
 	report  ImportReport
+	// bodyBytes is the bodies kept so far: an import stops as soon as
+	// they pass MaxArchiveBytes, not after reading everything.
+	bodyBytes int64
 }
+
+// room is how many more body bytes the archive may hold.
+func (c *collector) room() int64 { return MaxArchiveBytes - c.bodyBytes }
 
 // add keeps one exchange if the testbed can replay it and returns it, or
 // counts why not and returns nil. header is filtered as ArchiveHeader does.
@@ -78,10 +84,14 @@ func (c *collector) add(method, rawURL, ip string, status int, header []Field, b
 	if len(c.archive.Exchanges) >= MaxExchanges {
 		return nil, fmt.Errorf("more than %d responses: split the recording", MaxExchanges)
 	}
+	if int64(len(body)) > c.room() {
+		return nil, fmt.Errorf("the recording's bodies add up to more than %d MiB, the most a page may have: split the recording", MaxArchiveBytes>>20)
+	}
 	ex := &Exchange{Method: strings.ToUpper(method), URL: u.String(), IP: ip, Status: status, Header: ArchiveHeader(header), Body: body}
 	if err := ex.check(); err != nil {
 		return nil, err
 	}
+	c.bodyBytes += int64(len(body))
 	c.archive.Exchanges = append(c.archive.Exchanges, ex)
 	return ex, nil
 }

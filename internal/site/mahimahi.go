@@ -25,8 +25,9 @@ import (
 // headers as "Key: value" bytes; field 1's wire type tells them apart.
 // Bodies are stored as sent, chunked framing included.
 
-// maxMahimahiFileBytes bounds one exchange's file.
-const maxMahimahiFileBytes = MaxArchiveBytes
+// mmFileOverhead is what an exchange's file may hold beyond its body:
+// the request and the header fields.
+const mmFileOverhead = 1 << 20
 
 // mmRecord is one decoded exchange file.
 type mmRecord struct {
@@ -74,8 +75,13 @@ func ImportMahimahi(dir, document string) (*Archive, ImportReport, error) {
 
 // addMahimahiFile decodes one exchange file and adds it.
 func (c *collector) addMahimahiFile(dir, name string) error {
-	data, err := safefs.ReadIn(dir, name, maxMahimahiFileBytes)
+	limit := c.room() + mmFileOverhead
+	data, err := safefs.ReadIn(dir, name, limit)
 	if err != nil {
+		var big *safefs.TooLargeError
+		if c.bodyBytes > 0 && errors.As(err, &big) {
+			return fmt.Errorf("with the files before it, the recording's bodies add up to more than %d MiB, the most a page may have: split the recording", MaxArchiveBytes>>20)
+		}
 		return err
 	}
 	rec, err := parseMahimahi(data)

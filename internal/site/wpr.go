@@ -3,14 +3,17 @@ package site
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"compress/flate"
 	"compress/gzip"
-	"encoding/json"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/quicbench/quicbench/internal/safefs"
 )
@@ -21,16 +24,27 @@ import (
 // messages on the wire (base64 in the JSON), besides Certs and
 // NegotiatedProtocol per host, which replay here does not need.
 
-// wprArchive is the part of a .wprgo archive an import reads.
-type wprArchive struct {
-	Requests map[string]map[string][]wprEntry
-}
-
 // wprEntry is one recorded exchange; an empty response is a failed request.
 type wprEntry struct {
 	SerializedRequest  []byte
 	SerializedResponse []byte
 }
+
+// wprItem is an entry with the host and URL it is recorded under, and its
+// place among that URL's entries.
+type wprItem struct {
+	host, url string
+	index     int
+	entry     wprEntry
+}
+
+// Bounds of a .wprgo archive's decoding: the recorded messages hold the
+// bodies (at most MaxArchiveBytes) and their request and header fields;
+// the JSON holds them in base64 (4 bytes for 3) beside the certificates.
+const (
+	wprMessageBytes = MaxArchiveBytes + 64<<20
+	wprJSONBytes    = wprMessageBytes/3*4 + 16<<20
+)
 
 // ImportWPR reads the WebPageReplay archive at path. document names the
 // page ("" for the archive's one HTML page). The JSON has no order, so
@@ -48,35 +62,133 @@ func ImportWPR(path, document string) (*Archive, ImportReport, error) {
 	return a, rep, nil
 }
 
-// importWPR reads a .wprgo archive from r.
+// importWPR reads a .wprgo archive from r, reading its JSON as a stream
+// (jsonStream) that stops once the recorded messages pass
+// wprMessageBytes, or the JSON wprJSONBytes: what it holds is the messages
+// it keeps, never the JSON.
 func importWPR(r io.Reader, document string) (*Archive, ImportReport, error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, ImportReport{}, errors.New("not gzip-compressed: a .wprgo archive is gzip-compressed JSON")
 	}
-	data, err := io.ReadAll(io.LimitReader(gz, 2*MaxArchiveBytes+1))
+	items, err := readWPR(&jsonStream{r: bufio.NewReader(&boundedReader{r: gz, left: wprJSONBytes})})
 	if err != nil {
-		return nil, ImportReport{}, fmt.Errorf("the gzip stream is damaged: %v", err)
+		return nil, ImportReport{}, err
 	}
-	if len(data) > 2*MaxArchiveBytes {
-		return nil, ImportReport{}, fmt.Errorf("more than %d MiB of JSON", 2*MaxArchiveBytes>>20)
-	}
-	var w wprArchive
-	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, ImportReport{}, fmt.Errorf("not a WebPageReplay archive: its JSON does not decode (%v)", jsonProblem(err))
-	}
+	slices.SortStableFunc(items, func(a, b wprItem) int {
+		return cmp.Or(strings.Compare(a.host, b.host), strings.Compare(a.url, b.url))
+	})
 	c := &collector{archive: &Archive{Source: "wpr"}}
-	for _, host := range slices.Sorted(maps.Keys(w.Requests)) {
-		urls := w.Requests[host]
-		for _, u := range slices.Sorted(maps.Keys(urls)) {
-			for i, e := range urls[u] {
-				if err := c.addWPR(u, e); err != nil {
-					return nil, c.report, fmt.Errorf("entry %d of %.200s: %w", i+1, u, err)
-				}
-			}
+	for _, it := range items {
+		if err := c.addWPR(it.url, it.entry); err != nil {
+			return nil, c.report, fmt.Errorf("entry %d of %.200s: %w", it.index+1, it.url, err)
 		}
 	}
 	return c.finish(document, "")
+}
+
+// errTooMuchJSON is a .wprgo whose JSON passes wprJSONBytes.
+var errTooMuchJSON = fmt.Errorf("more than %d MiB of JSON: the archive's pages add up to more than %d MiB", wprJSONBytes>>20, MaxArchiveBytes>>20)
+
+// errTooManyMessages is a .wprgo whose recorded messages pass
+// wprMessageBytes.
+var errTooManyMessages = fmt.Errorf("its recorded messages add up to more than %d MiB: the archive's pages add up to more than %d MiB", wprMessageBytes>>20, MaxArchiveBytes>>20)
+
+// errNotWPR is JSON of another shape than a .wprgo archive's.
+var errNotWPR = errors.New("its JSON has another shape than a .wprgo archive's")
+
+// boundedReader reads at most left bytes, then fails with errTooMuchJSON.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errTooMuchJSON
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// readWPR reads the archive's JSON object and returns the entries of its
+// Requests (host → URL → entries), skipping the other keys.
+func readWPR(s *jsonStream) ([]wprItem, error) {
+	var items []wprItem
+	budget := int64(wprMessageBytes)
+	err := s.object(func(key string) error {
+		if key != "Requests" {
+			return s.skip()
+		}
+		return s.object(func(host string) error {
+			return s.object(func(url string) error {
+				return s.array(func(i int) error {
+					e, err := readWPREntry(s, &budget)
+					items = append(items, wprItem{host: host, url: url, index: i, entry: e})
+					return err
+				})
+			})
+		})
+	})
+	return items, wprProblem(err)
+}
+
+// readWPREntry reads one entry, its messages decoded from base64 as they
+// stream, taking their bytes off budget.
+func readWPREntry(s *jsonStream, budget *int64) (wprEntry, error) {
+	var e wprEntry
+	err := s.object(func(key string) error {
+		var dst *[]byte
+		switch key {
+		case "SerializedRequest":
+			dst = &e.SerializedRequest
+		case "SerializedResponse":
+			dst = &e.SerializedResponse
+		default:
+			return s.skip()
+		}
+		text, err := s.stringValue()
+		if err != nil || text == nil {
+			return err
+		}
+		b, err := io.ReadAll(io.LimitReader(base64.NewDecoder(base64.StdEncoding, text), *budget+1))
+		var corrupt base64.CorruptInputError
+		switch {
+		case errors.As(err, &corrupt):
+			return fmt.Errorf("%s is not base64", key)
+		case err != nil:
+			return err
+		case int64(len(b)) > *budget:
+			return errTooManyMessages
+		}
+		*budget -= int64(len(b))
+		*dst = b
+		return nil
+	})
+	return e, err
+}
+
+// wprProblem says what is wrong with an archive whose reading failed with
+// err, without quoting it.
+func wprProblem(err error) error {
+	var corrupt flate.CorruptInputError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errTooMuchJSON), errors.Is(err, errTooManyMessages):
+		return err
+	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.As(err, &corrupt):
+		return fmt.Errorf("the gzip stream is damaged: %v", err)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("not a WebPageReplay archive: its JSON ends early")
+	case errors.Is(err, errNotWPR), errors.Is(err, errJSON):
+		return fmt.Errorf("not a WebPageReplay archive: %w", err)
+	}
+	return fmt.Errorf("not a WebPageReplay archive: %v", err)
 }
 
 // addWPR decodes one entry's HTTP/1 messages and adds the exchange.
@@ -107,17 +219,4 @@ func (c *collector) addWPR(rawURL string, e wprEntry) error {
 	}
 	_, err = c.add(req.Method, rawURL, "", resp.StatusCode, header, body)
 	return err
-}
-
-// jsonProblem describes a JSON decoding error without quoting the input.
-func jsonProblem(err error) string {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syntax):
-		return fmt.Sprintf("syntax error at byte %d", syntax.Offset)
-	case errors.As(err, &typ):
-		return fmt.Sprintf("%s is a JSON %s, not %s", typ.Field, typ.Value, typ.Type)
-	}
-	return "not a JSON object"
 }
