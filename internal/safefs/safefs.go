@@ -372,7 +372,9 @@ type TooLargeError struct {
 	Limit int64 // bytes
 }
 
-func (e *TooLargeError) Error() string { return fmt.Sprintf("%s is larger than %d bytes", e.Path, e.Limit) }
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than %d bytes", e.Path, e.Limit)
+}
 
 // readSized reads f, whose size was size when it was opened, into one
 // buffer of that size, refusing more than limit bytes should it have
