@@ -56,7 +56,7 @@ func commands() []command {
 		{"netcheck", "[flags]", "measure the emulated network against its configuration", runNetcheck, true},
 		{"presets", "", "list the network presets, their numbers and sources", noCtx(runPresets), false},
 		{"corpus", "", "the generated web2024 pages' statistics beside the HTTP Archive's", noCtx(runCorpus), false},
-		{"import", "FORMAT PATH --to DIR", "read a Mahimahi, HAR or WebPageReplay recording into a site archive", noCtx(runImport), false},
+		{"import", "FORMAT PATH --to DIR", "read a Mahimahi, HAR or WebPageReplay recording into a site archive", runImport, false},
 		{"record", "URL... --to DIR", "load pages in Chromium and save every response as a site archive", runRecord, false},
 		{"stacks", "", "list the servers' transport stacks and their limits here", noCtx(runStacks), false},
 		{"parity", "[flags]", "compare the servers' download times over h1, h2 and h3", runParity, true},

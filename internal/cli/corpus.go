@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -75,7 +76,7 @@ func saveCorpusPage(n int, seed uint64, to string, stdout, stderr io.Writer) int
 	}
 	s, err := site.Web2024(p)
 	if err == nil {
-		err = site.WriteArchive(to, site.ArchiveOf(s, "web2024"))
+		err = site.WriteArchive(context.Background(), to, site.ArchiveOf(s, "web2024"))
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench corpus:", err)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,14 +13,14 @@ import (
 )
 
 // importers read each recording format into a site archive.
-var importers = map[string]func(path, document string) (*site.Archive, site.ImportReport, error){
+var importers = map[string]func(ctx context.Context, path, document string) (*site.Archive, site.ImportReport, error){
 	"mahimahi": site.ImportMahimahi,
 	"har":      site.ImportHAR,
 	"wpr":      site.ImportWPR,
 }
 
 // runImport turns a recording into a site archive and prints what it holds.
-func runImport(args []string, stdout, stderr io.Writer) int {
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	to := fs.String("to", "", "the site archive `directory` to write (new, empty, or an archive to replace)")
 	document := fs.String("document", "", "the page's `URL` (default: the HAR's first page, or the recording's one HTML page)")
@@ -53,12 +54,18 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench import:", err)
 		return exitUsage
 	}
-	a, rep, err := read(path, *document)
-	if err != nil {
+	a, rep, err := read(ctx, path, *document)
+	if err == nil {
+		err = site.WriteArchive(ctx, *to, a)
+	}
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "quicbench import: interrupted; %s is as it was\n", *to)
+		return exitInterrupted
+	case err != nil && a == nil:
 		fmt.Fprintln(stderr, "quicbench import:", err)
 		return exitUsage
-	}
-	if err := site.WriteArchive(*to, a); err != nil {
+	case err != nil:
 		fmt.Fprintln(stderr, "quicbench import:", err)
 		return exitFailure
 	}
@@ -70,17 +77,34 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// checkArchiveTarget accepts a new or empty directory, or an archive.
+// checkArchiveTarget accepts a new or empty directory, or an archive (its
+// manifest and bodies, nothing else), before anything is read: not a link,
+// not another kind of file.
 func checkArchiveTarget(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {
+	info, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil
+	case err != nil:
+		return fmt.Errorf("--to %s: %w", dir, err)
+	case info.Mode()&os.ModeSymlink != 0:
+		return fmt.Errorf("--to %s is a symbolic link: give the directory itself", dir)
+	case !info.IsDir():
+		return fmt.Errorf("--to %s is not a directory: give a new or empty directory, or an archive to replace", dir)
 	}
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("--to %s: %w", dir, err)
 	}
-	if _, err := os.Lstat(filepath.Join(dir, site.ArchiveFile)); err != nil {
-		return fmt.Errorf("--to %s holds other files than a site archive: choose a new or empty directory", dir)
+	for _, e := range entries {
+		if e.Name() != site.ArchiveFile && !(e.Name() == site.BodiesDir && e.IsDir()) {
+			return fmt.Errorf("--to %s holds other files than a site archive (%.60q): choose a new or empty directory", dir, e.Name())
+		}
+	}
+	if len(entries) > 0 {
+		if _, err := os.Lstat(filepath.Join(dir, site.ArchiveFile)); err != nil {
+			return fmt.Errorf("--to %s holds a bodies directory but no %s: choose a new or empty directory", dir, site.ArchiveFile)
+		}
 	}
 	return nil
 }

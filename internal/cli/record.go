@@ -51,7 +51,7 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		a, rep, err := c.Record(ctx, chromium.RecordRequest{URL: u, Settle: *settle})
 		if err == nil {
-			err = site.WriteArchive(dir, a)
+			err = site.WriteArchive(ctx, dir, a)
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "quicbench record:", err)

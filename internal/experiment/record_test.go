@@ -101,7 +101,7 @@ func TestRecordThenReplay(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "recorded")
-	if err := site.WriteArchive(dir, first); err != nil {
+	if err := site.WriteArchive(context.Background(), dir, first); err != nil {
 		t.Fatal(err)
 	}
 	res, store, _ := runSpec(t, fmt.Sprintf("repetitions: 1\nretries: 0\nnetcheck: false\nfactors:\n  networks: [{rtt: 10ms}]\n  pages: [%q]\n  protocols: [h3]\n", "archive:"+dir))

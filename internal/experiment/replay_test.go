@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -26,7 +27,7 @@ func writeArchiveOf(t *testing.T, n int, drop func(*site.Exchange) bool) (string
 	a := site.ArchiveOf(s, "test")
 	a.Exchanges = slices.DeleteFunc(a.Exchanges, drop)
 	dir := filepath.Join(t.TempDir(), fmt.Sprintf("web2024-%d", n))
-	if err := site.WriteArchive(dir, a); err != nil {
+	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
 		t.Fatal(err)
 	}
 	return dir, len(a.Exchanges)
@@ -113,13 +114,13 @@ func TestReplayImportedRecordings(t *testing.T) {
 		if err := write(recording); err != nil {
 			t.Fatal(err)
 		}
-		read := map[string]func(string, string) (*site.Archive, site.ImportReport, error){
+		read := map[string]func(context.Context, string, string) (*site.Archive, site.ImportReport, error){
 			"mahimahi": site.ImportMahimahi, "har": site.ImportHAR, "wpr": site.ImportWPR}[name]
-		a, _, err := read(recording, "")
+		a, _, err := read(context.Background(), recording, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := site.WriteArchive(archive, a); err != nil {
+		if err := site.WriteArchive(context.Background(), archive, a); err != nil {
 			t.Fatal(err)
 		}
 		pages = append(pages, fmt.Sprintf("%q", "archive:"+archive))
@@ -164,7 +165,7 @@ const img = new Image(); img.src = '/r/' + Math.floor(Math.random() * 1e9) + '-'
 		{Method: "GET", URL: "https://www.news.test" + path, Status: 200, Header: png.Header, Body: png.Body},
 	}}
 	dir := filepath.Join(t.TempDir(), "news")
-	if err := site.WriteArchive(dir, a); err != nil {
+	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
 		t.Fatal(err)
 	}
 	for _, deterministic := range []bool{true, false} {

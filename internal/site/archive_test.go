@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,7 +119,7 @@ func TestArchiveCheck(t *testing.T) {
 func TestArchiveDirectoryRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "site")
 	a := smallArchive()
-	if err := WriteArchive(dir, a); err != nil {
+	if err := WriteArchive(context.Background(), dir, a); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadArchive(dir)
@@ -139,7 +140,7 @@ func TestArchiveDirectoryRoundTrip(t *testing.T) {
 func TestReadArchiveRefusesDamage(t *testing.T) {
 	write := func(t *testing.T) string {
 		dir := t.TempDir()
-		if err := WriteArchive(dir, smallArchive()); err != nil {
+		if err := WriteArchive(context.Background(), dir, smallArchive()); err != nil {
 			t.Fatal(err)
 		}
 		return dir
@@ -218,7 +219,7 @@ func TestArchiveOfAGeneratedPage(t *testing.T) {
 // FuzzParseManifest: any bytes give a manifest or an error, never a panic.
 func FuzzParseManifest(f *testing.F) {
 	dir := f.TempDir()
-	if err := WriteArchive(dir, smallArchive()); err != nil {
+	if err := WriteArchive(context.Background(), dir, smallArchive()); err != nil {
 		f.Fatal(err)
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, ArchiveFile))
@@ -230,4 +231,42 @@ func FuzzParseManifest(f *testing.F) {
 			t.Errorf("%d exchanges accepted", len(a.Exchanges))
 		}
 	})
+}
+
+// TestWriteArchiveReplacesAndCleansUp: writing an archive over another
+// leaves only the new one's bodies; an interrupted write into a new
+// directory leaves nothing, and into an archive leaves it as it was.
+func TestWriteArchiveReplacesAndCleansUp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "site")
+	if err := WriteArchive(context.Background(), dir, smallArchive()); err != nil {
+		t.Fatal(err)
+	}
+	other := &Archive{Source: "test", Document: "https://c.test/", Exchanges: []*Exchange{
+		{Method: "GET", URL: "https://c.test/", Status: 200, Header: []Field{{"content-type", "text/html"}}, Body: []byte("<p>other</p>")}}}
+	if err := WriteArchive(context.Background(), dir, other); err != nil {
+		t.Fatal(err)
+	}
+	bodies, _ := os.ReadDir(filepath.Join(dir, BodiesDir))
+	if len(bodies) != 1 {
+		t.Errorf("%d bodies after replacing the archive, want the new one's 1", len(bodies))
+	}
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	if err := WriteArchive(canceled, fresh, smallArchive()); err == nil {
+		t.Fatal("a canceled write succeeded")
+	}
+	if _, err := os.Lstat(fresh); !os.IsNotExist(err) {
+		t.Errorf("a canceled write left %s", fresh)
+	}
+	if err := WriteArchive(canceled, dir, smallArchive()); err == nil {
+		t.Fatal("a canceled write succeeded")
+	}
+	got, err := ReadArchive(dir)
+	if err != nil || got.Document != "https://c.test/" {
+		t.Errorf("the archive after a canceled write over it: %v, %v", got, err)
+	}
+	if bodies, _ := os.ReadDir(filepath.Join(dir, BodiesDir)); len(bodies) != 1 {
+		t.Errorf("%d bodies after a canceled write, want 1", len(bodies))
+	}
 }

@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -51,24 +52,71 @@ type manifestExchange struct {
 // WriteArchive saves a, which must pass Check, as the archive directory
 // dir (created if missing; an archive already there is replaced). The
 // manifest is written last and atomically, so a failure never leaves a
-// directory that reads as an archive.
-func WriteArchive(dir string, a *Archive) error {
+// directory that reads as an archive or an archive that reads as another:
+// when ctx is done or a write fails, the bodies this call wrote are
+// removed again (with the directory, if it made it). Once the new
+// manifest is in place, the bodies it does not name (an earlier import's)
+// are removed.
+func WriteArchive(ctx context.Context, dir string, a *Archive) (err error) {
 	if err := a.Check(); err != nil {
 		return err
 	}
+	_, statErr := os.Lstat(dir)
+	made := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("archive %s: %w", dir, err)
 	}
+	var written []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		if made {
+			os.RemoveAll(dir)
+			return
+		}
+		for _, name := range written {
+			os.Remove(filepath.Join(dir, BodiesDir, name))
+		}
+	}()
+	m, written, err := writeBodies(ctx, dir, a)
+	if err != nil {
+		return err
+	}
+	err = safefs.WriteAtomic(dir, ArchiveFile, 0o644, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		return enc.Encode(m)
+	})
+	if err != nil {
+		return err
+	}
+	removeUnnamedBodies(dir, m)
+	return nil
+}
+
+// writeBodies writes a's bodies, each once, and returns the manifest
+// naming them and the bodies that were not there before (also on error,
+// for the caller to remove).
+func writeBodies(ctx context.Context, dir string, a *Archive) (manifest, []string, error) {
 	m := manifest{Format: archiveFormat, Version: archiveVersion, Source: a.Source, Document: a.Document}
-	written := map[string]bool{}
+	var written []string
+	seen := map[string]bool{}
 	for _, ex := range a.Exchanges {
 		sum := sha256.Sum256(ex.Body)
 		name := hex.EncodeToString(sum[:])
-		if !written[name] {
-			if err := safefs.WriteFile(dir, filepath.Join(BodiesDir, name), ex.Body, 0o644); err != nil {
-				return fmt.Errorf("archive %s: %w", dir, err)
+		if !seen[name] {
+			seen[name] = true
+			if err := ctx.Err(); err != nil {
+				return m, written, err
 			}
-			written[name] = true
+			_, statErr := os.Lstat(filepath.Join(dir, BodiesDir, name))
+			if err := safefs.WriteFile(dir, filepath.Join(BodiesDir, name), ex.Body, 0o644); err != nil {
+				return m, written, fmt.Errorf("archive %s: %w", dir, err)
+			}
+			if statErr != nil { // new: removed again if the archive is not completed
+				written = append(written, name)
+			}
 		}
 		me := manifestExchange{Method: ex.Method, URL: ex.URL, IP: ex.IP, Status: ex.Status, Body: name, Bytes: int64(len(ex.Body)), Headers: [][2]string{}}
 		for _, f := range ex.Header {
@@ -76,11 +124,22 @@ func WriteArchive(dir string, a *Archive) error {
 		}
 		m.Exchanges = append(m.Exchanges, me)
 	}
-	return safefs.WriteAtomic(dir, ArchiveFile, 0o644, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", " ")
-		return enc.Encode(m)
-	})
+	return m, written, nil
+}
+
+// removeUnnamedBodies removes the files of dir's bodies directory that m
+// does not name.
+func removeUnnamedBodies(dir string, m manifest) {
+	named := map[string]bool{}
+	for _, ex := range m.Exchanges {
+		named[ex.Body] = true
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, BodiesDir))
+	for _, e := range entries {
+		if !named[e.Name()] {
+			os.Remove(filepath.Join(dir, BodiesDir, e.Name()))
+		}
+	}
 }
 
 // ReadArchive reads the archive directory dir. Its files are untrusted: no

@@ -1,6 +1,7 @@
 package site
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 
@@ -13,12 +14,15 @@ import (
 // goes on the wire as recorded; others are served decoded. Entries without
 // a body are left out and counted. document names the page ("" for the
 // HAR's first page).
-func ImportHAR(path, document string) (*Archive, ImportReport, error) {
+func ImportHAR(ctx context.Context, path, document string) (*Archive, ImportReport, error) {
 	h, err := har.ReadFile(path)
 	if err != nil {
 		return nil, ImportReport{}, err
 	}
-	a, rep, err := importHAR(h, document)
+	if err := ctx.Err(); err != nil {
+		return nil, ImportReport{}, err
+	}
+	a, rep, err := importHAR(ctx, h, document)
 	if err != nil {
 		return nil, rep, fmt.Errorf("har %s: %w", path, err)
 	}
@@ -26,10 +30,13 @@ func ImportHAR(path, document string) (*Archive, ImportReport, error) {
 }
 
 // importHAR turns a parsed HAR into an archive.
-func importHAR(h *har.HAR, document string) (*Archive, ImportReport, error) {
-	c := &collector{archive: &Archive{Source: "har"}}
+func importHAR(ctx context.Context, h *har.HAR, document string) (*Archive, ImportReport, error) {
+	c := &collector{ctx: ctx, archive: &Archive{Source: "har"}}
 	hint := ""
 	for i, e := range h.Log.Entries {
+		if err := ctx.Err(); err != nil { // before the body's coding, which takes time
+			return nil, c.report, err
+		}
 		body, ok, err := c.harBody(e)
 		if err != nil {
 			return nil, c.report, fmt.Errorf("entry %d (%.200s): %w", i+1, e.Request.URL, err)

@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -50,6 +51,8 @@ func (r ImportReport) String() string {
 
 // collector gathers a recording's exchanges into an archive.
 type collector struct {
+	// ctx stops an import between exchanges (Ctrl-C).
+	ctx     context.Context
 	archive *Archive
 	report  ImportReport
 	// bodyBytes is the bodies kept so far: an import stops as soon as
@@ -63,6 +66,9 @@ func (c *collector) room() int64 { return MaxArchiveBytes - c.bodyBytes }
 // add keeps one exchange if the testbed can replay it and returns it, or
 // counts why not and returns nil. header is filtered as ArchiveHeader does.
 func (c *collector) add(method, rawURL, ip string, status int, header []Field, body []byte) (*Exchange, error) {
+	if c.ctx != nil && c.ctx.Err() != nil {
+		return nil, c.ctx.Err()
+	}
 	c.report.Entries++
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {

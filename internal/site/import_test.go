@@ -3,6 +3,7 @@ package site_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -56,8 +57,12 @@ func TestImportsGiveTheRecordedBytesBack(t *testing.T) {
 	}{
 		{"mahimahi", func(p string) error { return sitetest.WriteMahimahi(p, src, false, true) }, mahimahi, true},
 		{"mahimahi-2014", func(p string) error { return sitetest.WriteMahimahi(p, src, true, false) }, mahimahi, true},
-		{"har", func(p string) error { return sitetest.WriteHAR(p, src) }, func(p string) (*site.Archive, site.ImportReport, error) { return site.ImportHAR(p, "") }, false},
-		{"wpr", func(p string) error { return sitetest.WriteWPR(p, src) }, func(p string) (*site.Archive, site.ImportReport, error) { return site.ImportWPR(p, "") }, true},
+		{"har", func(p string) error { return sitetest.WriteHAR(p, src) }, func(p string) (*site.Archive, site.ImportReport, error) {
+			return site.ImportHAR(context.Background(), p, "")
+		}, false},
+		{"wpr", func(p string) error { return sitetest.WriteWPR(p, src) }, func(p string) (*site.Archive, site.ImportReport, error) {
+			return site.ImportWPR(context.Background(), p, "")
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name)
@@ -83,7 +88,9 @@ func TestImportsGiveTheRecordedBytesBack(t *testing.T) {
 }
 
 // mahimahi imports a recording directory.
-func mahimahi(p string) (*site.Archive, site.ImportReport, error) { return site.ImportMahimahi(p, "") }
+func mahimahi(p string) (*site.Archive, site.ImportReport, error) {
+	return site.ImportMahimahi(context.Background(), p, "")
+}
 
 // checkImported compares an imported exchange with the one recorded.
 func checkImported(t *testing.T, want, got *site.Exchange, sameBytes bool) {
@@ -131,7 +138,9 @@ func TestImportBadInput(t *testing.T) {
 
 	wpr := filepath.Join(dir, "site.wprgo")
 	os.WriteFile(wpr, []byte(`{"Requests":{}}`), 0o644)
-	expectError(t, "wprgo not gzip", func(p string) (*site.Archive, site.ImportReport, error) { return site.ImportWPR(p, "") }, wpr, "not gzip-compressed")
+	expectError(t, "wprgo not gzip", func(p string) (*site.Archive, site.ImportReport, error) {
+		return site.ImportWPR(context.Background(), p, "")
+	}, wpr, "not gzip-compressed")
 
 	harPath := filepath.Join(dir, "nobodies.har")
 	if err := sitetest.WriteHAR(harPath, src); err != nil {
@@ -141,7 +150,9 @@ func TestImportBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	importHAR := func(p string) (*site.Archive, site.ImportReport, error) { return site.ImportHAR(p, "") }
+	importHAR := func(p string) (*site.Archive, site.ImportReport, error) {
+		return site.ImportHAR(context.Background(), p, "")
+	}
 	// Duplicate entries, one over plain http and one to an IP address:
 	// imported, counted, and the summary says so.
 	dup := h.Log.Entries[len(h.Log.Entries)-1]

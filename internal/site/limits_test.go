@@ -3,6 +3,7 @@ package site
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,7 +72,7 @@ func TestMahimahiStopsAtTheLimitAsItGoes(t *testing.T) {
 	}
 	var err error
 	start := time.Now()
-	alloc := allocated(func() { _, _, err = ImportMahimahi(dir, "https://a.test/1") })
+	alloc := allocated(func() { _, _, err = ImportMahimahi(context.Background(), dir, "https://a.test/1") })
 	t.Logf("refused in %v after allocating %d MiB", time.Since(start), alloc>>20)
 	if err == nil || !strings.Contains(err.Error(), "more than 256 MiB") {
 		t.Fatalf("error %v, want the 256 MiB limit", err)
@@ -94,7 +95,7 @@ func TestWPRGzipBombIsStoppedEarly(t *testing.T) {
 	gz.Write([]byte(`","SerializedResponse":""}]}}}`))
 	gz.Close()
 	var err error
-	alloc := allocated(func() { _, _, err = importWPR(bytes.NewReader(buf.Bytes()), "") })
+	alloc := allocated(func() { _, _, err = importWPR(context.Background(), bytes.NewReader(buf.Bytes()), "") })
 	t.Logf("a %d KB archive of 1 GiB of JSON: %v, after allocating %d MiB", buf.Len()>>10, err, alloc>>20)
 	if err == nil || !strings.Contains(err.Error(), "MiB") {
 		t.Fatalf("error %v, want a size limit", err)

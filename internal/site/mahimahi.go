@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -46,7 +47,7 @@ type mmMessage struct {
 
 // ImportMahimahi reads the Mahimahi recording directory dir. document
 // names the page ("" to take the recording's one HTML page).
-func ImportMahimahi(dir, document string) (*Archive, ImportReport, error) {
+func ImportMahimahi(ctx context.Context, dir, document string) (*Archive, ImportReport, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, ImportReport{}, fmt.Errorf("mahimahi recording: %w", err)
@@ -60,8 +61,11 @@ func ImportMahimahi(dir, document string) (*Archive, ImportReport, error) {
 		}
 	}
 	slices.Sort(names)
-	c := &collector{archive: &Archive{Source: "mahimahi"}}
+	c := &collector{ctx: ctx, archive: &Archive{Source: "mahimahi"}}
 	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return nil, c.report, err
+		}
 		if err := c.addMahimahiFile(dir, name); err != nil {
 			return nil, c.report, fmt.Errorf("mahimahi recording %s: file %.100q: %w", dir, name, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"compress/flate"
 	"compress/gzip"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -49,13 +50,13 @@ const (
 // ImportWPR reads the WebPageReplay archive at path. document names the
 // page ("" for the archive's one HTML page). The JSON has no order, so
 // exchanges are taken by host and URL in sorted order.
-func ImportWPR(path, document string) (*Archive, ImportReport, error) {
+func ImportWPR(ctx context.Context, path, document string) (*Archive, ImportReport, error) {
 	f, err := safefs.OpenRegular(path)
 	if err != nil {
 		return nil, ImportReport{}, fmt.Errorf("wpr archive: %w", err)
 	}
 	defer f.Close()
-	a, rep, err := importWPR(f, document)
+	a, rep, err := importWPR(ctx, f, document)
 	if err != nil {
 		return nil, rep, fmt.Errorf("wpr archive %s: %w", path, err)
 	}
@@ -66,19 +67,19 @@ func ImportWPR(path, document string) (*Archive, ImportReport, error) {
 // (jsonStream) that stops once the recorded messages pass
 // wprMessageBytes, or the JSON wprJSONBytes: what it holds is the messages
 // it keeps, never the JSON.
-func importWPR(r io.Reader, document string) (*Archive, ImportReport, error) {
+func importWPR(ctx context.Context, r io.Reader, document string) (*Archive, ImportReport, error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, ImportReport{}, errors.New("not gzip-compressed: a .wprgo archive is gzip-compressed JSON")
 	}
-	items, err := readWPR(&jsonStream{r: bufio.NewReader(&boundedReader{r: gz, left: wprJSONBytes})})
+	items, err := readWPR(&jsonStream{r: bufio.NewReader(&boundedReader{ctx: ctx, r: gz, left: wprJSONBytes})})
 	if err != nil {
 		return nil, ImportReport{}, err
 	}
 	slices.SortStableFunc(items, func(a, b wprItem) int {
 		return cmp.Or(strings.Compare(a.host, b.host), strings.Compare(a.url, b.url))
 	})
-	c := &collector{archive: &Archive{Source: "wpr"}}
+	c := &collector{ctx: ctx, archive: &Archive{Source: "wpr"}}
 	for _, it := range items {
 		if err := c.addWPR(it.url, it.entry); err != nil {
 			return nil, c.report, fmt.Errorf("entry %d of %.200s: %w", it.index+1, it.url, err)
@@ -97,13 +98,18 @@ var errTooManyMessages = fmt.Errorf("its recorded messages add up to more than %
 // errNotWPR is JSON of another shape than a .wprgo archive's.
 var errNotWPR = errors.New("its JSON has another shape than a .wprgo archive's")
 
-// boundedReader reads at most left bytes, then fails with errTooMuchJSON.
+// boundedReader reads at most left bytes, then fails with errTooMuchJSON;
+// it stops when ctx is done.
 type boundedReader struct {
+	ctx  context.Context
 	r    io.Reader
 	left int64
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
+	if err := b.ctx.Err(); err != nil {
+		return 0, err
+	}
 	if b.left <= 0 {
 		return 0, errTooMuchJSON
 	}
@@ -179,7 +185,8 @@ func wprProblem(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, errTooMuchJSON), errors.Is(err, errTooManyMessages):
+	case errors.Is(err, errTooMuchJSON), errors.Is(err, errTooManyMessages),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.As(err, &corrupt):
 		return fmt.Errorf("the gzip stream is damaged: %v", err)
