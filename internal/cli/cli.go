@@ -62,10 +62,10 @@ func commands() []command {
 		{"parity", "[flags]", "compare the servers' download times over h1, h2 and h3", runParity, true},
 		{"plan", "SPEC", "print a spec file's plan: trials and estimated duration", noCtx(runPlan), false},
 		{"run", "SPEC [flags]", "run a spec file's plan into a results database (--resume continues)", runRun, true},
-		{"merge", "OUT DIR...", "merge the run directories of a plan's shards (run --shard I/N)", noCtx(runMerge), false},
+		{"merge", "OUT DIR...", "merge the run directories of a plan's shards (run --shard I/N)", runMerge, false},
 		{"slurm", "SPEC --shards N --out DIR [--submit]", "a Slurm job array of the shards and a merge job after it", noCtx(runSlurm), false},
-		{"export", "DIR [flags]", "write a run's trials and resources as CSV, JSON lines or Parquet", noCtx(runExport), false},
-		{"report", "DIR [flags]", "compare the protocols of a run: statistics, tests, figures, HTML", noCtx(runReport), false},
+		{"export", "DIR [flags]", "write a run's trials and resources as CSV, JSON lines or Parquet", runExport, false},
+		{"report", "DIR [flags]", "compare the protocols of a run: statistics, tests, figures, HTML", runReport, false},
 		{"cleanup", "", "remove namespaces left by runs that were killed", noCtx(runCleanup), false},
 		{"help", "", "show this text", func(_ context.Context, _ []string, stdout, _ io.Writer) int {
 			fmt.Fprint(stdout, usage())
@@ -204,4 +204,13 @@ func noArgs(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Wri
 		return exitUsage, true
 	}
 	return 0, false
+}
+
+// interruptedOr is exitInterrupted when ctx was canceled (Ctrl-C), else
+// code.
+func interruptedOr(ctx context.Context, code int) int {
+	if ctx.Err() != nil {
+		return exitInterrupted
+	}
+	return code
 }

@@ -1,17 +1,21 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/results"
 )
 
 // runExport writes a run's trials and resources as files.
-func runExport(args []string, stdout, stderr io.Writer) int {
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	format := fs.String("format", "csv", "`format`: csv, jsonl or parquet")
 	to := fs.String("to", "", "output `directory` (default DIR/export)")
@@ -25,11 +29,23 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer store.Close()
+	if err := store.CheckTypes(ctx); err != nil {
+		fmt.Fprintln(stderr, "quicbench export:", err)
+		return interruptedOr(ctx, exitUsage)
+	}
 	outDir := *to
 	if outDir == "" {
 		outDir = filepath.Join(dir, "export")
 	}
-	files, err := store.Export(outDir, *format)
+	if err := checkOwnOutput(outDir, "--to"); err != nil {
+		fmt.Fprintln(stderr, "quicbench export:", err)
+		return exitUsage
+	}
+	files, err := store.Export(ctx, outDir, *format)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "quicbench export: interrupted; the files not finished were not written")
+		return exitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench export:", err)
 		var input *results.InputError
@@ -42,4 +58,27 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, f)
 	}
 	return exitOK
+}
+
+// checkOwnOutput refuses, when quicbench runs as root, an output directory
+// whose nearest existing directory belongs to another user: the files
+// root wrote there would lock that user out of their own run (they could
+// neither replace nor remove them). flag names the option that chooses
+// another directory.
+func checkOwnOutput(out, flag string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	for dir := filepath.Clean(out); ; dir = filepath.Dir(dir) {
+		var st unix.Stat_t
+		if err := unix.Lstat(dir, &st); err == nil {
+			if st.Uid != 0 {
+				return fmt.Errorf("%s belongs to uid %d: as root, quicbench writes nothing into another user's directory (they could not remove it): run this as that user, or give %s a directory of root's", dir, st.Uid, flag)
+			}
+			return nil
+		}
+		if filepath.Dir(dir) == dir {
+			return nil
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +12,7 @@ import (
 )
 
 // runMerge merges shard run directories into one run.
-func runMerge(args []string, stdout, stderr io.Writer) int {
+func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	const usage = "Usage: quicbench merge OUT DIR...\n\nMerges the run directories of the shards of one plan (quicbench run --shard I/N) into\nthe new run directory OUT, which quicbench report and export read as one run."
 	if code, done := parseFlags(fs, args, usage, stdout, stderr); done {
@@ -21,8 +22,12 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench merge: give the new run directory and the shards' directories: quicbench merge OUT DIR...")
 		return exitUsage
 	}
-	res, err := experiment.Merge(fs.Arg(0), fs.Args()[1:])
-	if err != nil {
+	res, err := experiment.Merge(ctx, fs.Arg(0), fs.Args()[1:])
+	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "quicbench merge: interrupted; %s is as it was\n", fs.Arg(0))
+		return exitInterrupted
+	case err != nil:
 		fmt.Fprintln(stderr, "quicbench merge:", err)
 		if isUserError(err) {
 			return exitUsage

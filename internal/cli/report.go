@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -14,7 +15,7 @@ import (
 )
 
 // runReport analyses a run: a summary on stdout and DIR/report/.
-func runReport(args []string, stdout, stderr io.Writer) int {
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	baseline := fs.String("baseline", "", "the `protocol` compared against: "+factor.Protocols().Names()+" (default h2 if the run has it, else h1)")
 	compare := fs.String("compare", "", "the `protocol` compared: "+factor.Protocols().Names()+" (default h3)")
@@ -41,22 +42,34 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage
 	}
+	outDir := *out
+	if outDir == "" {
+		outDir = filepath.Join(dir, "report")
+	}
+	if err := checkOwnOutput(outDir, "--out"); err != nil {
+		fmt.Fprintln(stderr, "quicbench report:", err)
+		return exitUsage
+	}
 	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage
 	}
 	defer store.Close()
-	r, err := report.Build(store, "", opts)
+	if err := store.CheckTypes(ctx); err != nil {
+		fmt.Fprintln(stderr, "quicbench report:", err)
+		return interruptedOr(ctx, exitUsage)
+	}
+	r, err := report.Build(ctx, store, "", opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "quicbench report: interrupted; no report was written")
+			return exitInterrupted
+		}
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage
 	}
 	report.WriteText(stdout, r.Page.Name, r.Analysis)
-	outDir := *out
-	if outDir == "" {
-		outDir = filepath.Join(dir, "report")
-	}
 	if _, err := report.WriteFiles(outDir, r.Page, r.Analysis, r.Figures); err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitFailure

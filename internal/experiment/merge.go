@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -32,63 +34,95 @@ type shardRun struct {
 	spec  string
 }
 
+// mergingName is the merged database while it is being made: it becomes
+// results.db only once every shard is in, so that a merge interrupted or
+// killed half-way never leaves a run that reads as a whole one.
+const mergingName = results.FileName + ".merging"
+
 // Merge merges the run directories of shards of one plan (quicbench run
 // --shard) into the new run directory out, which report and export then
 // read as one run. It refuses shards of different specs or quicbench
-// versions, a shard given twice and a trial in two shards. The merged
-// run keeps the first shard's facts and, under "shard I/N: KEY", every
-// shard's fact that differs from them and every netcheck of a network
-// an earlier shard had checked too.
-func Merge(out string, dirs []string) (_ MergeResult, err error) {
+// versions, a shard given twice, a trial in two shards, a trial whose ID
+// is not its levels' or whose repetition the spec does not have, and a
+// value of another type than its column's. The merged run keeps the first
+// shard's facts and, under "shard I/N: KEY", every shard's fact that
+// differs from them and every netcheck of a network an earlier shard had
+// checked too. Canceling ctx stops it; an interrupted or failed merge
+// leaves out as it found it.
+func Merge(ctx context.Context, out string, dirs []string) (_ MergeResult, err error) {
 	start := time.Now()
-	shards, err := readShards(dirs)
+	shards, err := readShards(ctx, dirs)
 	if err != nil {
 		return MergeResult{}, err
 	}
 	res := MergeResult{Shards: len(shards), Missing: missingShards(shards)}
-	unlock, err := newRunDir(out)
-	if err != nil {
-		return res, err
-	}
-	defer unlock()
-	dbPath := filepath.Join(out, results.FileName)
-	store, err := results.Create(dbPath, mergedMeta(shards))
+	unlock, undo, err := newMergeDir(out)
 	if err != nil {
 		return res, err
 	}
 	defer func() {
-		store.Close()
-		if err != nil { // no half-merged run that reads as a whole one
-			for _, suffix := range []string{"", "-wal", "-shm"} {
-				os.Remove(dbPath + suffix)
-			}
+		unlock()
+		if err != nil {
+			undo()
 		}
 	}()
-	for _, sh := range shards {
-		n, dupNets, err := store.Merge(filepath.Join(sh.dir, results.FileName))
-		if err != nil {
-			return res, err
-		}
-		res.Trials += n
-		if err := keepNetchecks(store, sh, dupNets); err != nil {
-			return res, err
-		}
-	}
-	if err := safefs.WriteFile(out, "spec.yaml", []byte(shards[0].spec), 0o644); err != nil {
-		return res, fmt.Errorf("merged run: %w", err)
+	if err := mergeInto(ctx, out, shards, &res); err != nil {
+		return res, err
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
 
-// readShards reads and checks the shards' facts.
-func readShards(dirs []string) ([]shardRun, error) {
+// mergeInto merges the shards into out's partial database and, once all
+// are in, makes it the run's.
+func mergeInto(ctx context.Context, out string, shards []shardRun, res *MergeResult) error {
+	partial := filepath.Join(out, mergingName)
+	store, err := results.Create(partial, mergedMeta(shards))
+	if err != nil {
+		return err
+	}
+	for _, sh := range shards {
+		if err := ctx.Err(); err != nil {
+			store.Close()
+			return err
+		}
+		n, dupNets, err := store.Merge(ctx, filepath.Join(sh.dir, results.FileName))
+		var input *results.InputError
+		if errors.As(err, &input) {
+			err = &InputError{err}
+		}
+		if err == nil {
+			err = keepNetchecks(store, sh, dupNets)
+		}
+		if err != nil {
+			store.Close()
+			return err
+		}
+		res.Trials += n
+	}
+	if err := store.Close(); err != nil {
+		return err
+	}
+	if err := safefs.WriteFile(out, "spec.yaml", []byte(shards[0].spec), 0o644); err != nil {
+		return fmt.Errorf("merged run: %w", err)
+	}
+	if err := os.Rename(partial, filepath.Join(out, results.FileName)); err != nil {
+		return fmt.Errorf("merged run: %w", err)
+	}
+	return nil
+}
+
+// readShards reads and checks the shards' facts and trials.
+func readShards(ctx context.Context, dirs []string) ([]shardRun, error) {
 	if len(dirs) == 0 {
 		return nil, inputErrorf("give the shards' run directories to merge")
 	}
 	var shards []shardRun
 	seen := map[plan.ShardID]string{}
 	for _, dir := range dirs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		sh, err := readShard(dir)
 		if err != nil {
 			return nil, err
@@ -133,7 +167,33 @@ func readShard(dir string) (shardRun, error) {
 	if err != nil {
 		return shardRun{}, inputErrorf("%s is not a shard's run (run with --shard I/N)", dir)
 	}
+	if err := store.CheckTypes(context.Background()); err != nil {
+		return shardRun{}, &InputError{err}
+	}
+	if err := checkShardTrials(store, dir, text); err != nil {
+		return shardRun{}, err
+	}
 	return shardRun{dir: dir, id: id, facts: facts, spec: text}, nil
+}
+
+// checkShardTrials checks each of a shard's trials against its spec: its
+// ID is the one its levels and repetition make, and its repetition is one
+// the spec has.
+func checkShardTrials(store *results.Store, dir, specText string) error {
+	most, err := results.MaxRepetitions([]byte(specText))
+	if err != nil {
+		return &InputError{fmt.Errorf("%s: %w", dir, err)}
+	}
+	return store.EachTrial(func(t results.Trial) error {
+		want := fmt.Sprintf("%s-r%d", plan.Cell{Levels: t.Levels.Factors()}.ID(), t.Rep)
+		switch {
+		case t.Rep < 1 || int(t.Rep) > most:
+			return inputErrorf("%s: trial %.40s is repetition %d, but the spec has %d: the shard was altered, or is of another spec", dir, t.ID, t.Rep, most)
+		case t.ID != want:
+			return inputErrorf("%s: trial %.40s is not the trial its levels and repetition make (%s): the shard was altered", dir, t.ID, want)
+		}
+		return nil
+	})
 }
 
 // missingShards lists the shards of the split not among shards.
@@ -198,13 +258,46 @@ func keepNetchecks(store *results.Store, sh shardRun, names []string) error {
 	return nil
 }
 
-// newRunDir makes dir a new, empty run directory and takes its lock.
-func newRunDir(dir string) (func(), error) {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return nil, inputErrorf("%s is not empty: merge into a new directory", dir)
+// newMergeDir makes out a new merged run's directory and takes its lock:
+// out is new, empty, or holds only what a failed merge left (its lock and
+// partial database), which is removed. undo takes out back to what it was.
+func newMergeDir(out string) (unlock, undo func(), err error) {
+	_, statErr := os.Lstat(out)
+	made := errors.Is(statErr, os.ErrNotExist)
+	entries, err := os.ReadDir(out)
+	if err != nil && !made {
+		return nil, nil, inputErrorf("merged run %s: %v", out, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("merged run: %w", err)
+	for _, e := range entries {
+		if e.Name() != safefs.LockFile && !strings.HasPrefix(e.Name(), mergingName) {
+			return nil, nil, inputErrorf("%s is not empty: merge into a new directory", out)
+		}
 	}
-	return safefs.Lock(dir)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("merged run: %w", err)
+	}
+	if unlock, err = safefs.Lock(out); err != nil {
+		var held *safefs.HeldError
+		if errors.As(err, &held) {
+			return nil, nil, &InputError{err}
+		}
+		return nil, nil, err
+	}
+	removePartial(out)
+	undo = func() {
+		removePartial(out)
+		os.Remove(filepath.Join(out, "spec.yaml"))
+		os.Remove(filepath.Join(out, safefs.LockFile))
+		if made {
+			os.Remove(out)
+		}
+	}
+	return unlock, undo, nil
+}
+
+// removePartial removes a merge's partial database and its journals.
+func removePartial(out string) {
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		os.Remove(filepath.Join(out, mergingName+suffix))
+	}
 }

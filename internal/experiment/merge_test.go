@@ -54,7 +54,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 		dirs = append(dirs, dir)
 	}
 	merged := filepath.Join(root, "merged")
-	res, err := Merge(merged, dirs)
+	res, err := Merge(context.Background(), merged, dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,10 +79,10 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if _, err := report.Build(store, "", report.Options{}); err != nil {
+	if _, err := report.Build(context.Background(), store, "", report.Options{}); err != nil {
 		t.Errorf("report of the merged run: %v", err)
 	}
-	if _, err := Merge(filepath.Join(root, "twice"), []string{dirs[0], dirs[0]}); err == nil || !strings.Contains(err.Error(), "both shard 1/3") {
+	if _, err := Merge(context.Background(), filepath.Join(root, "twice"), []string{dirs[0], dirs[0]}); err == nil || !strings.Contains(err.Error(), "both shard 1/3") {
 		t.Errorf("a shard given twice: %v", err)
 	}
 	other, _ := spec.Parse([]byte(strings.Replace(shardSpec, "seed: 5", "seed: 6", 1)))
@@ -91,7 +91,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var in *InputError
-	if _, err := Merge(filepath.Join(root, "mixed"), []string{dirs[0], otherDir}); !errors.As(err, &in) || !strings.Contains(err.Error(), "another spec") {
+	if _, err := Merge(context.Background(), filepath.Join(root, "mixed"), []string{dirs[0], otherDir}); !errors.As(err, &in) || !strings.Contains(err.Error(), "another spec") {
 		t.Errorf("shards of two specs: %v", err)
 	}
 	if _, err := Run(context.Background(), RunConfig{Spec: s, Dir: dirs[0], Resume: true, Shard: plan.ShardID{I: 2, N: 3}}); !errors.As(err, &in) {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,7 +90,7 @@ func BenchmarkMerge150k(b *testing.B) {
 	b.Logf("filled 20 shards of 150,000 trials in all in %v", time.Since(fill).Round(time.Second))
 	b.ResetTimer()
 	for k := 0; b.Loop(); k++ {
-		res, err := Merge(filepath.Join(root, fmt.Sprintf("merged%d", k)), dirs)
+		res, err := Merge(context.Background(), filepath.Join(root, fmt.Sprintf("merged%d", k)), dirs)
 		if err != nil || res.Trials != 150_000 {
 			b.Fatalf("merged %d trials: %v", res.Trials, err)
 		}

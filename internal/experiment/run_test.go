@@ -335,7 +335,7 @@ factors:
 	}
 	last := 0
 	store.EachTrial(func(tr results.Trial) error { last = max(last, int(tr.Rep)); return nil })
-	rep, err := report.Build(store, "", report.Options{})
+	rep, err := report.Build(context.Background(), store, "", report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -236,6 +237,12 @@ type Analysis struct {
 
 // Analyze compares o.Compare with o.Baseline in every setting of trials.
 func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
+	return analyze(context.Background(), trials, o)
+}
+
+// analyze is Analyze, stopping when ctx is done (between samples and
+// between comparisons: the bootstrap is what takes time).
+func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -285,6 +292,9 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 	o = a.Options
 	sortSettings(settings)
 	for k, sm := range samples {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		// Each sample's resampling seed comes from its key, so the
 		// intervals do not depend on the order of the work.
 		h := fnv.New64a()
@@ -293,6 +303,9 @@ func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
 		sm.MedianCILo, sm.MedianCIHi = stats.BootstrapMedianCI(sm.Values, 0.95, o.BootstrapReps, o.Seed^h.Sum64())
 	}
 	for _, s := range settings {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		b, c := samples[sampleKey{s, o.Baseline}], samples[sampleKey{s, o.Compare}]
 		if b != nil && c != nil {
 			h := fnv.New64a()

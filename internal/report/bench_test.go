@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -63,7 +64,7 @@ func BenchmarkReport150k(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
-		r, err := Build(store, "", Options{})
+		r, err := Build(context.Background(), store, "", Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

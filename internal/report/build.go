@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -25,19 +26,20 @@ type Report struct {
 // the first comparison (or o.WaterfallTrial), from its HAR when the run kept
 // one, else from its Resource Timing. Compared visual settings get a
 // filmstrip and progress curves of their median-Speed-Index loads.
-func Build(store *results.Store, name string, o Options) (_ *Report, err error) {
+// Canceling ctx stops it between its steps.
+func Build(ctx context.Context, store *results.Store, name string, o Options) (_ *Report, err error) {
 	dir := filepath.Dir(store.Path())
 	var trials []results.Trial
 	if err := store.EachTrial(func(t results.Trial) error {
 		trials = append(trials, t)
-		return nil
+		return ctx.Err()
 	}); err != nil {
 		return nil, err
 	}
 	if o.Until, err = untilRule(store, trials, o.ReplayUntil); err != nil {
 		return nil, err
 	}
-	a, err := Analyze(trials, o)
+	a, err := analyze(ctx, trials, o)
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +76,14 @@ func Build(store *results.Store, name string, o Options) (_ *Report, err error) 
 		}
 		wt = t
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	figs, err := Figures(a, wf, wt, harOf(dir, wt))
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	strips, err := visualFigures(dir, trials, a)

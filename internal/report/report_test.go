@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"bytes"
 	"flag"
 	"math"
@@ -373,7 +374,7 @@ func TestCalibrationNamesTheNetworksThatWereOff(t *testing.T) {
 	}
 	store.SaveNetwork("lte", []byte(`{}`), []byte(`{"lines":[{"check":"RTT, idle","configured":"70.000 ms","measured":"median 73.1 ms","result":"FAIL"},{"check":"loss","result":"pass"}]}`), time.Now())
 	store.SaveNetwork("dsl", []byte(`{}`), []byte(`{"lines":[{"check":"RTT, idle","result":"pass"},{"check":"RTT under load","result":"info"}]}`), time.Now())
-	r, err := Build(store, "", Options{})
+	r, err := Build(context.Background(), store, "", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,6 +64,24 @@ func (c column) sqlType() string {
 	return decl
 }
 
+// storedTypes lists, for SQL's IN, the storage classes (typeof) a value of
+// the column may have: integers in a REAL column too, NULL where it is
+// nullable.
+func (c column) storedTypes() string {
+	decl := c.sqlType()
+	types := "'text'"
+	switch {
+	case strings.HasPrefix(decl, "INTEGER"):
+		types = "'integer'"
+	case strings.HasPrefix(decl, "REAL"):
+		types = "'real', 'integer'"
+	}
+	if !strings.HasSuffix(decl, "NOT NULL") {
+		types += ", 'null'"
+	}
+	return types
+}
+
 // zeroSQL is the column's value in rows written before it existed: SQL
 // NULL for a nullable column, else its type's zero.
 func (c column) zeroSQL() string {

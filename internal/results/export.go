@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"bufio"
 	"encoding/csv"
 	"fmt"
@@ -24,7 +25,8 @@ const (
 // its type: in Parquet numbers are INT64 or DOUBLE, flags BOOLEAN, times
 // TIMESTAMP and the paths a LIST of structs; in JSON lines numbers, booleans,
 // null and arrays; CSV is text, with empty fields for null.
-func (s *Store) Export(dir, format string) ([]string, error) {
+// Canceling ctx stops it; each file is written whole or not at all.
+func (s *Store) Export(ctx context.Context, dir, format string) ([]string, error) {
 	if format != CSV && format != JSONL && format != Parquet {
 		return nil, &InputError{fmt.Errorf("format %q is unknown: use csv, jsonl or parquet", format)}
 	}
@@ -36,9 +38,9 @@ func (s *Store) Export(dir, format string) ([]string, error) {
 		name  string
 		write func(w io.Writer) error
 	}{
-		{"trials", func(w io.Writer) error { return writeRows(w, format, s.t.trials, s.EachTrial) }},
-		{"resources", func(w io.Writer) error { return writeRows(w, format, s.t.resources, s.EachResource) }},
-		{"connections", func(w io.Writer) error { return writeRows(w, format, s.t.connections, s.EachConnection) }},
+		{"trials", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.trials, s.EachTrial) }},
+		{"resources", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.resources, s.EachResource) }},
+		{"connections", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.connections, s.EachConnection) }},
 	} {
 		name := x.name + "." + format
 		if err := writeFile(dir, name, x.write); err != nil {
@@ -87,8 +89,10 @@ func writeFile(dir, name string, write func(io.Writer) error) error {
 	return nil
 }
 
-// writeRows writes the rows that each produces in format.
-func writeRows[T any](w io.Writer, format string, tb *table, each func(func(T) error) error) error {
+// writeRows writes the rows that each produces in format, until ctx is
+// done.
+func writeRows[T any](ctx context.Context, w io.Writer, format string, tb *table, each func(func(T) error) error) error {
+	each = untilDone(ctx, each)
 	switch format {
 	case JSONL:
 		return each(func(row T) error {
@@ -111,6 +115,18 @@ func writeRows[T any](w io.Writer, format string, tb *table, each func(func(T) e
 		err = cw.Error()
 	}
 	return err
+}
+
+// untilDone is each, stopping with ctx's error once ctx is done.
+func untilDone[T any](ctx context.Context, each func(func(T) error) error) func(func(T) error) error {
+	return func(fn func(T) error) error {
+		return each(func(row T) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fn(row)
+		})
+	}
 }
 
 // writeParquet writes the rows in batches with the row type's schema.

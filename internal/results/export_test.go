@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
@@ -40,7 +41,7 @@ func exportedStore(t *testing.T) (*Store, string) {
 func TestExportFormats(t *testing.T) {
 	s, dir := exportedStore(t)
 	for _, format := range []string{CSV, JSONL, Parquet} {
-		files, err := s.Export(filepath.Join(dir, format), format)
+		files, err := s.Export(context.Background(), filepath.Join(dir, format), format)
 		if err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
@@ -70,7 +71,7 @@ func TestExportFormats(t *testing.T) {
 			}
 		}
 	}
-	if _, err := s.Export(dir, "xlsx"); err == nil {
+	if _, err := s.Export(context.Background(), dir, "xlsx"); err == nil {
 		t.Error("accepted format xlsx")
 	}
 }
@@ -143,7 +144,7 @@ func TestParquetTypesInDuckDB(t *testing.T) {
 	}
 	testenv.RequireFile(t, python, "make deps installs DuckDB's Python package there")
 	s, dir := exportedStore(t)
-	if _, err := s.Export(dir, Parquet); err != nil {
+	if _, err := s.Export(context.Background(), dir, Parquet); err != nil {
 		t.Fatal(err)
 	}
 	const script = `

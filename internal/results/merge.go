@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 // the trials it copied and the networks whose netcheck s already had
 // (kept in s; the caller keeps the shard's elsewhere). A trial already in
 // s is an error that names it, and nothing of the shard is kept then.
-func (s *Store) Merge(path string) (trials int, dupNetworks []string, err error) {
+func (s *Store) Merge(ctx context.Context, path string) (trials int, dupNetworks []string, err error) {
 	if err := checkNoLinks(path); err != nil {
 		return 0, nil, err
 	}
@@ -25,18 +26,21 @@ func (s *Store) Merge(path string) (trials int, dupNetworks []string, err error)
 		return 0, nil, s.explain("open shard "+path, err)
 	}
 	defer s.db.Exec(`DETACH DATABASE shard`)
-	tx, err := s.db.Begin()
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, nil, s.explain("merge", err)
 	}
 	defer tx.Rollback()
 	var dup string
-	err = tx.QueryRow(`SELECT trial_id FROM shard.trials WHERE trial_id IN (SELECT trial_id FROM main.trials) LIMIT 1`).Scan(&dup)
+	err = tx.QueryRowContext(ctx, `SELECT trial_id FROM shard.trials WHERE trial_id IN (SELECT trial_id FROM main.trials) LIMIT 1`).Scan(&dup)
 	switch {
 	case err == nil:
-		return 0, nil, fmt.Errorf("trial %s of %s is already in the merged run: a shard was given twice, or two runs of one shard", dup, path)
+		return 0, nil, &InputError{fmt.Errorf("trial %.40s of %s is already in the merged run: a shard was given twice, or two runs of one shard", dup, path)}
 	case !errors.Is(err, sql.ErrNoRows):
 		return 0, nil, s.explain("merge "+path, err)
+	}
+	if err := s.checkTypes(ctx, tx, "shard.", path); err != nil {
+		return 0, nil, err
 	}
 	for _, t := range []*table{s.t.trials, s.t.attempts, s.t.resources, s.t.connections, s.t.testbeds} {
 		cols := make([]string, len(t.cols))
@@ -48,7 +52,7 @@ func (s *Store) Merge(path string) (trials int, dupNetworks []string, err error)
 		if t == s.t.testbeds {
 			verb = "INSERT OR IGNORE" // a testbed split by repetitions over shards: its first record
 		}
-		res, err := tx.Exec(fmt.Sprintf(`%s INTO main.%s (%s) SELECT %s FROM shard.%s`, verb, t.name, list, list, t.name))
+		res, err := tx.ExecContext(ctx, fmt.Sprintf(`%s INTO main.%s (%s) SELECT %s FROM shard.%s`, verb, t.name, list, list, t.name))
 		if err != nil {
 			return 0, nil, s.explain("merge "+t.name+" of "+path, err)
 		}
@@ -64,6 +68,47 @@ func (s *Store) Merge(path string) (trials int, dupNetworks []string, err error)
 		return 0, nil, s.explain("merge "+path, err)
 	}
 	return trials, dupNetworks, nil
+}
+
+// CheckTypes refuses a database whose tables hold a value of another type
+// than its column's (text in a number's column, say), naming the first
+// such column: what a run holds after a tool other than quicbench wrote
+// into it.
+func (s *Store) CheckTypes(ctx context.Context) error {
+	return s.checkTypes(ctx, s.db, "", s.path)
+}
+
+// checkTypes is CheckTypes of the tables of schema ("shard." for an
+// attached shard, "" for the store's own), named path in errors.
+func (s *Store) checkTypes(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, schema, path string) error {
+	for _, t := range []*table{s.t.trials, s.t.attempts, s.t.resources, s.t.connections, s.t.testbeds} {
+		var wrong []string
+		var cols []column
+		for _, c := range t.cols {
+			if !t.absent[c.name] {
+				wrong, cols = append(wrong, fmt.Sprintf("typeof(%s) NOT IN (%s)", c.name, c.storedTypes())), append(cols, c)
+			}
+		}
+		// One scan of the table; the column is looked for only if a row
+		// is wrong.
+		var n int
+		query := fmt.Sprintf(`SELECT count(*) FROM %s%s WHERE %s`, schema, t.name, strings.Join(wrong, " OR "))
+		if err := q.QueryRowContext(ctx, query).Scan(&n); err != nil {
+			return s.explain("check "+path, err)
+		}
+		if n == 0 {
+			continue
+		}
+		for i, c := range cols {
+			var bad int
+			if err := q.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %s%s WHERE %s`, schema, t.name, wrong[i])).Scan(&bad); err == nil && bad > 0 {
+				return &InputError{fmt.Errorf("%s: %d rows of %s hold another type than column %s's (%s): the run was altered", path, bad, t.name, c.name, c.sqlType())}
+			}
+		}
+	}
+	return nil
 }
 
 // mergeNetworks copies the shard's netchecks of networks the merged run

@@ -99,3 +99,30 @@ func legacyStopRule(spec []byte) (*StopRule, error) {
 // oneLine is err's text on one line: YAML's errors list one problem per
 // line.
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+// MaxRepetitions is the most repetitions a stored spec gives its cells:
+// its repetitions, or their max in the adaptive form.
+func MaxRepetitions(spec []byte) (int, error) {
+	var f struct {
+		Repetitions yaml.Node `yaml:"repetitions"`
+	}
+	if err := yaml.Unmarshal(spec, &f); err != nil {
+		return 0, fmt.Errorf("the run's stored spec: %s", oneLine(err))
+	}
+	var n int
+	var err error
+	switch f.Repetitions.Kind {
+	case yaml.ScalarNode:
+		err = f.Repetitions.Decode(&n)
+	case yaml.MappingNode:
+		var reps struct {
+			Max int `yaml:"max"`
+		}
+		err = f.Repetitions.Decode(&reps)
+		n = reps.Max
+	}
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("the run's stored spec gives no repetitions")
+	}
+	return n, nil
+}

@@ -15,8 +15,10 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/quicbench/quicbench/internal/safefs"
+	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/quicbench/quicbench/internal/safefs"
 )
 
 // FileName is the database's name in a run directory.
@@ -145,6 +147,12 @@ func Open(path string) (*Store, error) { return openExisting(path, readWrite) }
 // read-only copy and as a user who may not write the run, and never
 // changes the file.
 func OpenReadOnly(path string) (*Store, error) {
+	if othersRun(path) {
+		// Root reading another user's run: SQLite would leave its WAL
+		// index files there, root's, which the user could not remove. A
+		// database without a WAL has everything in the file itself.
+		return openExisting(path, immutable)
+	}
 	s, err := openExisting(path, readOnly)
 	var cantInit *cannotWriteError
 	if errors.As(err, &cantInit) {
@@ -153,6 +161,20 @@ func OpenReadOnly(path string) (*Store, error) {
 		}
 	}
 	return s, err
+}
+
+// othersRun reports whether this process is root and the database at path
+// is in a directory of another user's, and has no write-ahead log.
+func othersRun(path string) bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Lstat(filepath.Dir(path), &st) != nil || st.Uid == 0 {
+		return false
+	}
+	_, err := os.Lstat(path + "-wal")
+	return errors.Is(err, os.ErrNotExist)
 }
 
 // cannotWriteError is SQLite's refusal to open a WAL database read-only

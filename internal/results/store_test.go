@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -204,8 +205,8 @@ func TestMergeKeepsEveryRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer merged.Close()
-	n1, dup1, err1 := merged.Merge(a)
-	n2, dup2, err2 := merged.Merge(b)
+	n1, dup1, err1 := merged.Merge(context.Background(), a)
+	n2, dup2, err2 := merged.Merge(context.Background(), b)
 	if err1 != nil || err2 != nil || n1 != 2 || n2 != 1 || len(dup1) != 0 || len(dup2) != 1 || dup2[0] != "n" {
 		t.Fatalf("merges: %d %v %v; %d %v %v", n1, dup1, err1, n2, dup2, err2)
 	}
@@ -215,7 +216,7 @@ func TestMergeKeepsEveryRow(t *testing.T) {
 	if res, _ := merged.ResourcesOf("t3"); len(res) != 1 {
 		t.Errorf("t3's resources: %v", res)
 	}
-	if _, _, err := merged.Merge(b); err == nil || !strings.Contains(err.Error(), "trial t3") {
+	if _, _, err := merged.Merge(context.Background(), b); err == nil || !strings.Contains(err.Error(), "trial t3") {
 		t.Errorf("merging a shard twice: %v", err)
 	}
 }

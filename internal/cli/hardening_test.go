@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 // writeSlowHAR writes a HAR whose many text bodies were sent with brotli,
@@ -81,5 +83,32 @@ func TestImportRefusesTargetsFirst(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(mixed, "notes.txt")); string(data) != "mine" {
 		t.Error("the other file was touched")
+	}
+}
+
+// TestRootWritesNothingIntoAUsersRun: root's export and report of a run
+// that belongs to another user refuse to write into it (the files would
+// be root's, which the user can neither replace nor remove); with an
+// output directory of root's they work.
+func TestRootWritesNothingIntoAUsersRun(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir := copyRun(t, "until")
+	for _, p := range []string{dir, filepath.Join(dir, "results.db"), filepath.Join(dir, "spec.yaml")} {
+		if err := os.Chown(p, 1000, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, sub := range []string{"export", "report"} {
+		var stdout, stderr bytes.Buffer
+		if code := Run(context.Background(), []string{sub, dir}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "belongs to uid 1000") {
+			t.Errorf("%s of a user's run as root: exit %d, %q", sub, code, stderr.String())
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the user's run holds %d entries, want its 2", len(entries))
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"export", dir, "--to", filepath.Join(t.TempDir(), "x")}, &stdout, &stderr); code != exitOK {
+		t.Errorf("export to root's directory: exit %d, %s", code, stderr.String())
 	}
 }
