@@ -1,8 +1,8 @@
 package report
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"flag"
 	"math"
 	"math/rand/v2"

@@ -1,8 +1,8 @@
 package results
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -10,6 +10,7 @@ import (
 	"reflect"
 
 	"github.com/parquet-go/parquet-go"
+
 	"github.com/quicbench/quicbench/internal/safefs"
 )
 

@@ -1,8 +1,8 @@
 package results
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"os"
