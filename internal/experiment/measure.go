@@ -35,11 +35,21 @@ type Measured struct {
 // browser still holds its connections, and counts the emulator's packets.
 // An error means ctx was canceled or the servers failed; a failed load is
 // a Result with Failure set.
+// A server that exits during the load (killed, crashed) stops the load at
+// once; the load is then a failed one that names the server and how it
+// exited, and the runner starts the server again for the next attempt.
 func measureLoad(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, error) {
 	tb := b.Testbed
 	tb.Emulator.ResetPeaks()
 	up0, down0 := tb.Emulator.Stats()
-	m, err := load(ctx, b, t, harPath)
+	loadCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := tb.OnExit(func(string) { cancel() })
+	m, err := load(loadCtx, b, t, harPath)
+	stop()
+	if reason := tb.Exited(); reason != "" && ctx.Err() == nil {
+		m.Result.Failure, err = reason, nil
+	}
 	up, down := tb.Emulator.Stats()
 	m.Up, m.Down = up.Sub(up0), down.Sub(down0)
 	return m, err

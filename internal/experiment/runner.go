@@ -181,6 +181,11 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if revived, err := bed.Revive(); err != nil {
+			return err
+		} else if len(revived) > 0 {
+			r.cfg.Log.Warn("a server exited; started again", "servers", revived, "trial", t.ID)
+		}
 		attemptStart := time.Now()
 		if attempt == 1 {
 			rec.StartedAt = attemptStart
@@ -217,7 +222,7 @@ func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt in
 		return Measured{}, nil, err
 	}
 	m, err := measureLoad(ctx, bed, t, harPath)
-	if serr := stop(); serr != nil && err == nil {
+	if serr := stop(); serr != nil && err == nil && bed.Exited() == "" { // a server that died has no qlog to stop
 		err = serr
 	}
 	if err == nil && len(m.Frames) > 0 {

@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"fmt"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/stacks"
@@ -39,3 +40,15 @@ func (s served) TakeUnmatched() (int, []string, error) {
 
 // QUICTransport is zero: nginx serves no QUIC here.
 func (served) QUICTransport() stacks.QUICTransport { return stacks.QUICTransport{} }
+
+// Exited is closed when the nginx master process has exited.
+func (s served) Exited() <-chan struct{} { return s.process.Done() }
+
+// ExitReason names nginx and how it exited, with its last error line.
+func (s served) ExitReason() string {
+	how := s.process.Exited()
+	if how == "" {
+		return ""
+	}
+	return fmt.Sprintf("the server nginx exited: %s (%s)", how, s.lastError())
+}

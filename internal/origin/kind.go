@@ -55,3 +55,9 @@ func (s served) TakeUnmatched() (int, []string, error) {
 
 // QUICTransport is quic-go's, as its code sets it (stacks.QUICGoTransport).
 func (s served) QUICTransport() stacks.QUICTransport { return stacks.QUICGoTransport }
+
+// Exited is nil: the Go origin runs in quicbench's own process.
+func (served) Exited() <-chan struct{} { return nil }
+
+// ExitReason is "": the Go origin does not exit alone.
+func (served) ExitReason() string { return "" }

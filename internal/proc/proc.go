@@ -57,6 +57,23 @@ func (p *Process) Wait() error {
 	return p.err
 }
 
+// Done is closed once the child has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exited says how the child ended, such as "signal: killed" or "exit
+// status 1"; "" while it runs.
+func (p *Process) Exited() string {
+	select {
+	case <-p.done:
+	default:
+		return ""
+	}
+	if p.err == nil {
+		return "exit status 0"
+	}
+	return p.err.Error()
+}
+
 // Kill kills the child's whole process group and waits for the child.
 func (p *Process) Kill() error {
 	select {

@@ -1,6 +1,7 @@
 package quinn
 
 import (
+	"fmt"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/stacks"
@@ -45,6 +46,22 @@ func start(env server.Env) (server.Server, error) {
 // QUICTransport is the transport the server reported when it started.
 func (s *Server) QUICTransport() stacks.QUICTransport {
 	return stacks.QUICTransport{Congestion: s.Ready.CC, InitialWindowBytes: s.Ready.InitialWindowBytes, Pacing: s.Ready.Pacing}
+}
+
+// Exited is closed when quicbench-h3 has exited.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+// ExitReason names quicbench-h3 and how it exited, with the last line it
+// wrote to its standard error.
+func (s *Server) ExitReason() string {
+	if s.process == nil {
+		return ""
+	}
+	how := s.process.Exited()
+	if how == "" {
+		return ""
+	}
+	return fmt.Sprintf("the HTTP/3 server %s exited: %s (%s)", BinaryName, how, s.lastError())
 }
 
 var _ server.Server = (*Server)(nil)

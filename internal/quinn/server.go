@@ -205,6 +205,9 @@ func (s *Server) do(command string, v any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := io.WriteString(s.stdin, command+"\n"); err != nil {
+		if reason := s.exitReason(time.Second); reason != "" {
+			return errors.New(reason)
+		}
 		return fmt.Errorf("quinn: %s: %w (%s)", command, err, s.lastError())
 	}
 	if err := s.readLine(v, 10*time.Second); err != nil {
@@ -227,7 +230,9 @@ func (s *Server) readLine(v any, timeout time.Duration) error {
 	select {
 	case r := <-got:
 		if r.err != nil {
-			<-s.exitedWithin(time.Second)
+			if reason := s.exitReason(time.Second); reason != "" {
+				return errors.New(reason)
+			}
 			return fmt.Errorf("the server stopped: %s", s.lastError())
 		}
 		var e struct {
@@ -243,6 +248,13 @@ func (s *Server) readLine(v any, timeout time.Duration) error {
 		}
 		return fmt.Errorf("no answer within %v: %s", timeout, s.lastError())
 	}
+}
+
+// exitReason is ExitReason once the server has exited, waiting at most d
+// for it to; "" if it still runs.
+func (s *Server) exitReason(d time.Duration) string {
+	<-s.exitedWithin(d)
+	return s.ExitReason()
 }
 
 // exitedWithin is a channel closed when the server has exited or d passed.

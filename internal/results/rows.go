@@ -213,3 +213,8 @@ func (s *Store) ReadAll() (*Recorded, error) {
 	}
 	return r, err
 }
+
+// Attempts returns every failed attempt, in the order they started.
+func (s *Store) Attempts() ([]Attempt, error) {
+	return collect[Attempt](s, s.t.attempts, "SELECT "+s.t.attempts.selectList("")+" FROM attempts ORDER BY started_at, attempt")
+}

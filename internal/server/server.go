@@ -44,6 +44,13 @@ type Server interface {
 	Connections() ([]ConnRecord, error)
 	// QUICTransport is what its QUIC runs with (zero without QUIC).
 	QUICTransport() stacks.QUICTransport
+	// Exited is closed when the server's process has exited; nil for a
+	// server in quicbench's own process, which does not exit alone.
+	Exited() <-chan struct{}
+	// ExitReason says that it exited and how, naming it, such as "the
+	// HTTP/3 server quicbench-h3 exited: signal: killed"; "" while it
+	// runs.
+	ExitReason() string
 	// Close stops it.
 	Close() error
 }

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -91,12 +92,21 @@ type Testbed struct {
 	Stack stacks.Applied
 	// QUICTransport is what the h3 server runs with, as it reports it.
 	QUICTransport stacks.QUICTransport
-	// servers are the running stacks; h3 is the one that serves h3.
-	servers []server.Server
-	h3      server.Server
+	// servers are the running stacks, with how each was started (to
+	// start it again should it exit); h3 is the index of the one that
+	// serves h3.
+	servers []running
+	h3      int
 	// sockets are closed by Close: a socket left open would keep the
 	// deleted namespace alive for as long as the process runs.
 	sockets []interface{ Close() error }
+}
+
+// running is a started server stack with what it was started from.
+type running struct {
+	server.Server
+	kind server.Kind
+	env  server.Env
 }
 
 // OriginPort is the port every origin listens on, for TCP and UDP.
@@ -191,18 +201,19 @@ func (tb *Testbed) startServers(cfg Config, tcpKind, quicKind server.Kind) error
 	quicEnv.CC = cfg.QUIC.CC()
 	if tcpKind.Name == quicKind.Name {
 		tcpEnv.UDP, tcpEnv.CC = quicEnv.UDP, quicEnv.CC
-		if tb.h3, err = tb.start(cfg, tcpKind, tcpEnv); err != nil {
+		if err := tb.start(cfg, tcpKind, tcpEnv); err != nil {
 			return err
 		}
 	} else {
-		if _, err := tb.start(cfg, tcpKind, tcpEnv); err != nil {
+		if err := tb.start(cfg, tcpKind, tcpEnv); err != nil {
 			return err
 		}
-		if tb.h3, err = tb.start(cfg, quicKind, quicEnv); err != nil {
+		if err := tb.start(cfg, quicKind, quicEnv); err != nil {
 			return err
 		}
 	}
-	tb.QUICTransport = tb.h3.QUICTransport()
+	tb.h3 = len(tb.servers) - 1
+	tb.QUICTransport = tb.servers[tb.h3].QUICTransport()
 	if tcpKind.BindsTCP {
 		tb.Stack.Pacing = false // its sockets did not get the socket options
 	}
@@ -211,19 +222,71 @@ func (tb *Testbed) startServers(cfg Config, tcpKind, quicKind server.Kind) error
 
 // start starts kind in env, with a directory of its own if it writes
 // files, and keeps it.
-func (tb *Testbed) start(cfg Config, kind server.Kind, env server.Env) (server.Server, error) {
+func (tb *Testbed) start(cfg Config, kind server.Kind, env server.Env) error {
 	if kind.Files {
 		env.Dir = filepath.Join(cfg.RunDir, kind.Name)
 		if err := safefs.MkdirAll(cfg.RunDir, kind.Name, 0o755); err != nil {
-			return nil, fmt.Errorf("%s: %w", kind.Name, err)
+			return fmt.Errorf("%s: %w", kind.Name, err)
 		}
 	}
 	s, err := kind.Start(env)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	tb.servers = append(tb.servers, s)
-	return s, nil
+	tb.servers = append(tb.servers, running{Server: s, kind: kind, env: env})
+	return nil
+}
+
+// Exited says which server exited and how ("" if none did): a server
+// stack in a process of its own can die (killed, crashed) between or
+// during loads.
+func (tb *Testbed) Exited() string {
+	for _, r := range tb.servers {
+		if reason := r.ExitReason(); reason != "" {
+			return reason
+		}
+	}
+	return ""
+}
+
+// OnExit calls exited, once, with the reason when a server exits before
+// stop is called; for a load to stop at once rather than time out.
+func (tb *Testbed) OnExit(exited func(reason string)) (stop func()) {
+	done := make(chan struct{})
+	var once sync.Once
+	for _, r := range tb.servers {
+		ch := r.Exited()
+		if ch == nil {
+			continue
+		}
+		go func() {
+			select {
+			case <-ch:
+				once.Do(func() { exited(r.ExitReason()) })
+			case <-done:
+			}
+		}()
+	}
+	return func() { close(done) }
+}
+
+// Revive starts again, from what they were started with, the servers
+// that exited, so that the next load has them; it says which it started.
+func (tb *Testbed) Revive() ([]string, error) {
+	var revived []string
+	for i, r := range tb.servers {
+		if r.ExitReason() == "" {
+			continue
+		}
+		r.Close() // what is left of it
+		s, err := r.kind.Start(r.env)
+		if err != nil {
+			return revived, fmt.Errorf("start %s again after it exited: %w", r.kind.Name, err)
+		}
+		tb.servers[i].Server = s
+		revived = append(revived, r.kind.Name)
+	}
+	return revived, nil
 }
 
 // listenTCP binds a TCP listener on every origin's address, with the TCP
@@ -287,8 +350,8 @@ func AddrsOf(hosts []string, addrs []netip.Addr) map[string]netip.Addr {
 // each calls do for every server, and joins their errors.
 func (tb *Testbed) each(do func(server.Server) error) error {
 	var errs []error
-	for _, s := range tb.servers {
-		errs = append(errs, do(s))
+	for _, r := range tb.servers {
+		errs = append(errs, do(r.Server))
 	}
 	return errors.Join(errs...)
 }
@@ -300,7 +363,7 @@ func (tb *Testbed) SetCache(on bool) error {
 
 // SetQlogDir makes the h3 server write a qlog of every connection that
 // starts from now on into dir; "" stops it.
-func (tb *Testbed) SetQlogDir(dir string) error { return tb.h3.SetQlogDir(dir) }
+func (tb *Testbed) SetQlogDir(dir string) error { return tb.servers[tb.h3].SetQlogDir(dir) }
 
 // Counts is the requests every server served so far, per protocol.
 func (tb *Testbed) Counts() (server.Counts, error) {
