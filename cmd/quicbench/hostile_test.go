@@ -247,3 +247,19 @@ func TestInterruptBehindATraceGap(t *testing.T) {
 		t.Errorf("the interrupted run took %v to end", took)
 	}
 }
+
+// TestCleanupAsAnOrdinaryUser says to run it as root, in one line with
+// status 2, rather than that it "needs root in its namespace".
+func TestCleanupAsAnOrdinaryUser(t *testing.T) {
+	testenv.RequireRoot(t)
+	bin := filepath.Join(sharedDir(t, 0), "quicbench")
+	if out, err := exec.Command("cp", quicbenchBinary(t), bin).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	cmd := exec.Command(bin, "cleanup")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, code := exitCode(t, cmd)
+	if code != 2 || !strings.Contains(out, "run it as root") || strings.Contains(out, "in its namespace") || strings.Count(out, "\n") != 1 {
+		t.Errorf("cleanup as nobody: exit %d, %q", code, out)
+	}
+}

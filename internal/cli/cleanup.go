@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/quicbench/quicbench/internal/experiment"
 )
@@ -14,6 +15,10 @@ func runCleanup(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
 	if code, done := noArgs(fs, args, "Usage: quicbench cleanup\n\nRemoves the namespaces and browsers' temporary directories of quicbench runs whose process is gone.", stdout, stderr); done {
 		return code
+	}
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(stderr, "quicbench cleanup: it removes what killed runs of any user left behind (their namespaces and browsers' files): run it as root, such as sudo quicbench cleanup")
+		return exitUsage
 	}
 	if err := checkPrivileges(); err != nil {
 		fmt.Fprintln(stderr, "quicbench cleanup:", err)

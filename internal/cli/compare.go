@@ -264,7 +264,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fmt.Fprintln(stderr, header(s))
 	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinary: o.chromium, ReadBack: true, WaitLock: o.waitLock,
 		Facts: experiment.HostFacts(s.Client(), o.chromium, Version), Log: newLogger(stderr, o.verbose),
-		OnTrial: func(p experiment.Progress) { fmt.Fprintln(stderr, loadLine(p, total)) }})
+		OnTrial: func(p experiment.Progress) { fmt.Fprintln(printable{stderr}, loadLine(p, total)) }})
 	if res == nil {
 		fmt.Fprintln(stderr, "quicbench compare:", err)
 		if isUserError(err) {
@@ -272,7 +272,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return exitFailure
 	}
-	unanswered, perr := printCompare(stdout, o, res)
+	unanswered, perr := printCompare(printable{stdout}, o, res)
 	if perr != nil {
 		fmt.Fprintln(stderr, "quicbench compare:", perr)
 		return exitFailure

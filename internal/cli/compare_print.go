@@ -75,6 +75,10 @@ func printCompare(w io.Writer, o *compareOptions, res *experiment.RunResult) ([]
 		}{string(o.spec.Source), r})
 	}
 	fmt.Fprintln(w, header(o.spec))
+	// The configured loss is the network's, also when no load was
+	// recorded (an interrupted comparison).
+	net := o.spec.Networks[0]
+	r.Summary.Up.ConfiguredLossPct, r.Summary.Down.ConfiguredLossPct = 100*net.Up.MeanLoss(), 100*net.Down.MeanLoss()
 	printSummary(w, r)
 	return unanswered, nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -110,5 +111,72 @@ func TestRootWritesNothingIntoAUsersRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := Run(context.Background(), []string{"export", dir, "--to", filepath.Join(t.TempDir(), "x")}, &stdout, &stderr); code != exitOK {
 		t.Errorf("export to root's directory: exit %d, %s", code, stderr.String())
+	}
+}
+
+func TestPrintableEscapesControls(t *testing.T) {
+	var b bytes.Buffer
+	printable{&b}.Write([]byte("net\x1b]0;pwned\x07 \xc2\x9b31m\ta\n\xff é"))
+	if got, want := b.String(), `net\x1b]0;pwned\x07 \x9b31m`+"\ta\n\uFFFD é"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestReportOfACraftedRunIsInert: a run whose network name holds a
+// terminal escape sequence and a spreadsheet formula reports with the
+// sequence escaped on the terminal and the formula made text in the CSV.
+func TestReportOfACraftedRunIsInert(t *testing.T) {
+	dir := copyRun(t, "until")
+	db, err := sql.Open("sqlite", filepath.Join(dir, "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "=HYPERLINK(\"http://x\")\x1b]0;pwned\x07"
+	if _, err := db.Exec(`UPDATE trials SET network = ?`, name); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out := filepath.Join(t.TempDir(), "report")
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"report", dir, "--out", out}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr.String())
+	}
+	if bytes.ContainsRune(stdout.Bytes(), 0x1b) || !strings.Contains(stdout.String(), `\x1b]0;pwned\x07`) {
+		t.Errorf("the terminal got the escape sequence raw:\n%q", stdout.String())
+	}
+	csvs, _ := filepath.Glob(filepath.Join(out, "*.csv"))
+	found := false
+	for _, f := range csvs {
+		data, _ := os.ReadFile(f)
+		if bytes.Contains(data, []byte(`"=HYPERLINK`)) || bytes.Contains(data, []byte("\n=HYPERLINK")) {
+			t.Errorf("%s keeps the formula", filepath.Base(f))
+		}
+		found = found || bytes.Contains(data, []byte(`"'=HYPERLINK`))
+	}
+	if !found {
+		t.Errorf("no CSV table names the network as text (%d tables)", len(csvs))
+	}
+}
+
+// TestRecordRefusesAPortOutOfRange: status 2, before any browser starts.
+func TestRecordRefusesAPortOutOfRange(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"record", "https://127.0.0.1:99999/", "--to", filepath.Join(t.TempDir(), "s")}, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "outside 1 to 65535") {
+		t.Errorf("exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestInterruptedCompareSaysTheConfiguredLoss: a comparison interrupted
+// before its first load prints its link lines with the loss it was
+// configured with.
+func TestInterruptedCompareSaysTheConfiguredLoss(t *testing.T) {
+	testenv.RequireRoot(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, []string{"compare", "--client", "loader", "--netcheck=false", "--loss", "1", "--runs", "1", "--out", filepath.Join(t.TempDir(), "c")}, &stdout, &stderr)
+	if code != exitInterrupted || !strings.Contains(stdout.String(), "configured 1%") || strings.Contains(stdout.String(), "configured 0%") {
+		t.Errorf("exit %d:\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 }

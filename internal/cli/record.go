@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,6 +80,11 @@ func checkRecordArgs(urls []string, to string, settle, timeout time.Duration) er
 		p, err := url.Parse(u)
 		if err != nil || p.Scheme != "https" || p.Hostname() == "" {
 			return fmt.Errorf("page %.200q is not an https URL: the testbed replays https only", u)
+		}
+		if port := p.Port(); port != "" {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("page %.200q: port %.20q is outside 1 to 65535", u, port)
+			}
 		}
 	}
 	return checkArchiveTarget(to)

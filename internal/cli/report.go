@@ -69,7 +69,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage
 	}
-	report.WriteText(stdout, r.Page.Name, r.Analysis)
+	report.WriteText(printable{stdout}, r.Page.Name, r.Analysis)
 	if _, err := report.WriteFiles(outDir, r.Page, r.Analysis, r.Figures); err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitFailure

@@ -5,6 +5,7 @@
 package har
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,6 +163,7 @@ const MaxFileBytes = 1 << 30
 
 // Parse decodes a HAR document; errors quote none of it.
 func Parse(b []byte) (*HAR, error) {
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a byte-order mark, as some tools write UTF-8
 	var h HAR
 	if err := json.Unmarshal(b, &h); err != nil {
 		var syntax *json.SyntaxError

@@ -46,7 +46,7 @@ func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, erro
 	for name, rows := range tables(a) {
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)
-		w.WriteAll(rows)
+		w.WriteAll(noFormulas(rows))
 		if err := write(name+".csv", buf.Bytes()); err != nil {
 			return nil, err
 		}
@@ -59,6 +59,23 @@ func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, erro
 		return nil, err
 	}
 	return written, nil
+}
+
+// noFormulas makes every cell that a spreadsheet would take for a formula
+// (text starting with =, +, -, @, a tab or a carriage return, such as a
+// network named =HYPERLINK(…)) start with an apostrophe, which makes it
+// text; numbers, negative ones too, stay as they are.
+func noFormulas(rows [][]string) [][]string {
+	for _, row := range rows {
+		for i, cell := range row {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+				if _, err := strconv.ParseFloat(cell, 64); err != nil {
+					row[i] = "'" + cell
+				}
+			}
+		}
+	}
+	return rows
 }
 
 // settingHeader and settingCells are every factor of a setting, for the

@@ -357,16 +357,27 @@ func typeOf(contentType string) string {
 	return "other"
 }
 
+// count is "1 origin" or "N origins".
+func count(n int, noun string) string { return fmt.Sprintf("%d %s", n, plural(n, noun)) }
+
+// plural is noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
 // String prints the summary as import shows it.
 func (s ArchiveSummary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d origins, %d responses, %s", s.Origins, s.Responses, megabytes(s.Bytes))
+	fmt.Fprintf(&b, "%s, %s, %s", count(s.Origins, "origin"), count(s.Responses, "response"), megabytes(s.Bytes))
 	if s.Duplicates > 0 {
 		fmt.Fprintf(&b, ", %d duplicates (the first of each is replayed)", s.Duplicates)
 	}
 	b.WriteString("\n")
 	for _, t := range s.ByType {
-		fmt.Fprintf(&b, "  %-10s %5d responses %12s\n", t.Type, t.Responses, megabytes(t.Bytes))
+		fmt.Fprintf(&b, "  %-10s %5d %-9s %12s\n", t.Type, t.Responses, plural(t.Responses, "response"), megabytes(t.Bytes))
 	}
 	return b.String()
 }

@@ -1,9 +1,13 @@
 package site
 
 import (
+	"mime"
+	"strings"
+
 	"context"
 	"encoding/base64"
 	"fmt"
+	"golang.org/x/text/encoding/htmlindex"
 
 	"github.com/quicbench/quicbench/internal/har"
 )
@@ -83,5 +87,34 @@ func (c *collector) harBody(e har.Entry) (body []byte, ok bool, err error) {
 	case r.Content.Encoding != "":
 		return nil, false, fmt.Errorf("content.encoding %.40q is not base64, the one HAR 1.2 names", r.Content.Encoding)
 	}
-	return []byte(*r.Content.Text), true, nil
+	return c.inCharset(*r.Content.Text, r), true, nil
+}
+
+// inCharset is a HAR's text body (which the browser decoded into the
+// JSON's Unicode) in the charset its Content-Type names, as it was sent;
+// in UTF-8 when it names none or UTF-8, or when the charset cannot hold
+// the text (counted).
+func (c *collector) inCharset(text string, r har.Response) []byte {
+	ct := r.Content.MimeType
+	for _, h := range r.Headers {
+		if strings.EqualFold(h.Name, "content-type") {
+			ct = h.Value
+		}
+	}
+	_, params, err := mime.ParseMediaType(ct)
+	charset := strings.ToLower(strings.TrimSpace(params["charset"]))
+	if err != nil || charset == "" || charset == "utf-8" || charset == "utf8" {
+		return []byte(text)
+	}
+	enc, err := htmlindex.Get(charset)
+	if err != nil {
+		c.report.KeptUTF8++
+		return []byte(text)
+	}
+	b, err := enc.NewEncoder().Bytes([]byte(text))
+	if err != nil {
+		c.report.KeptUTF8++
+		return []byte(text)
+	}
+	return b
 }

@@ -29,6 +29,9 @@ type ImportReport struct {
 	// again as their Content-Encoding says; Decoded those whose coding
 	// cannot be redone here (zstd), served uncompressed.
 	Reencoded, Decoded int
+	// KeptUTF8 counts a HAR's text bodies kept in UTF-8 because the
+	// charset their Content-Type names is unknown or cannot hold them.
+	KeptUTF8 int
 }
 
 // String lists what was left out, one line each, or "" for nothing.
@@ -46,6 +49,7 @@ func (r ImportReport) String() string {
 	line(r.NoResponse, "requests without a response left out")
 	line(r.Reencoded, "bodies recorded decoded compressed again as their Content-Encoding says")
 	line(r.Decoded, "bodies whose Content-Encoding cannot be redone served uncompressed")
+	line(r.KeptUTF8, "text bodies kept in UTF-8: the charset their Content-Type names is unknown or cannot hold them")
 	return b.String()
 }
 
@@ -107,7 +111,7 @@ func (c *collector) add(method, rawURL, ip string, status int, header []Field, b
 // that it goes on the wire coded as recorded; one of another coding is
 // kept decoded, without the field.
 func (c *collector) addDecoded(method, rawURL, ip string, status int, header []Field, body []byte) (*Exchange, error) {
-	if coding := Get(lowerNames(header), "content-encoding"); coding != "" && len(body) > 0 {
+	if coding := Get(lowerNames(header), "content-encoding"); coding != "" && !strings.EqualFold(strings.TrimSpace(coding), "identity") && len(body) > 0 {
 		if encoded, ok := encode(body, coding); ok {
 			body = encoded
 			c.report.Reencoded++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/har"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -102,5 +104,55 @@ func TestWPRGzipBombIsStoppedEarly(t *testing.T) {
 	}
 	if alloc > 1000<<20 {
 		t.Errorf("allocated %d MiB before refusing, want under 1000", alloc>>20)
+	}
+}
+
+// TestHARImportKeepsWhatWasSent: a text body goes back into the charset
+// its Content-Type names, Content-Encoding identity is no coding to
+// redo, a byte-order mark does not stop the file, and one response is
+// "1 response".
+func TestHARImportKeepsWhatWasSent(t *testing.T) {
+	latin1, utf8Text := "café", "naïve ☃"
+	entry := func(url, ct, coding string, text *string) har.Entry {
+		e := har.Entry{Pageref: "page_1", Request: har.Request{Method: "GET", URL: url, HTTPVersion: "h2"},
+			Response: har.Response{Status: 200, HTTPVersion: "h2", Content: har.Content{MimeType: ct, Text: text},
+				Headers: []har.NameValue{{Name: "Content-Type", Value: ct}}}}
+		if coding != "" {
+			e.Response.Headers = append(e.Response.Headers, har.NameValue{Name: "Content-Encoding", Value: coding})
+		}
+		return e
+	}
+	h := har.New("test", "1")
+	h.Log.Pages = []har.Page{{ID: "page_1", Title: "https://a.test/"}}
+	h.Log.Entries = []har.Entry{
+		entry("https://a.test/", "text/html; charset=ISO-8859-1", "identity", &latin1),
+		entry("https://a.test/u.txt", "text/plain; charset=utf-8", "", &utf8Text),
+	}
+	var buf bytes.Buffer
+	buf.WriteString("\xef\xbb\xbf")
+	enc := json.NewEncoder(&buf)
+	if err := enc.Encode(h); err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := har.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatalf("a HAR with a byte-order mark: %v", err)
+	}
+	a, rep, err := importHAR(context.Background(), parsed, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(a.Exchanges[0].Body); got != "caf\xe9" {
+		t.Errorf("the ISO-8859-1 page's body is %q, want it in ISO-8859-1", got)
+	}
+	if got := string(a.Exchanges[1].Body); got != utf8Text {
+		t.Errorf("the UTF-8 text is %q", got)
+	}
+	if rep.Decoded != 0 || rep.KeptUTF8 != 0 {
+		t.Errorf("report %+v: identity counted as a coding, or a charset refused", rep)
+	}
+	single := &Archive{Source: "test", Document: "https://a.test/", Exchanges: a.Exchanges[:1]}
+	if got := single.Summary().String(); !strings.HasPrefix(got, "1 origin, 1 response, ") || strings.Contains(got, "1 responses") {
+		t.Errorf("summary %q", got)
 	}
 }
