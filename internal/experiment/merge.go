@@ -184,7 +184,7 @@ func checkShardTrials(store *results.Store, dir, specText string) error {
 	if err != nil {
 		return &InputError{fmt.Errorf("%s: %w", dir, err)}
 	}
-	return store.EachTrial(func(t results.Trial) error {
+	return store.EachTrialKey(func(t results.TrialKey) error {
 		want := fmt.Sprintf("%s-r%d", plan.Cell{Levels: t.Levels.Factors()}.ID(), t.Rep)
 		switch {
 		case t.Rep < 1 || int(t.Rep) > most:

@@ -39,9 +39,6 @@ func (s *Store) Merge(ctx context.Context, path string) (trials int, dupNetworks
 	case !errors.Is(err, sql.ErrNoRows):
 		return 0, nil, s.explain("merge "+path, err)
 	}
-	if err := s.checkTypes(ctx, tx, "shard.", path); err != nil {
-		return 0, nil, err
-	}
 	for _, t := range []*table{s.t.trials, s.t.attempts, s.t.resources, s.t.connections, s.t.testbeds} {
 		cols := make([]string, len(t.cols))
 		for i, c := range t.cols {
@@ -73,16 +70,9 @@ func (s *Store) Merge(ctx context.Context, path string) (trials int, dupNetworks
 // CheckTypes refuses a database whose tables hold a value of another type
 // than its column's (text in a number's column, say), naming the first
 // such column: what a run holds after a tool other than quicbench wrote
-// into it.
+// into it. Merge's caller checks each shard with it first.
 func (s *Store) CheckTypes(ctx context.Context) error {
-	return s.checkTypes(ctx, s.db, "", s.path)
-}
-
-// checkTypes is CheckTypes of the tables of schema ("shard." for an
-// attached shard, "" for the store's own), named path in errors.
-func (s *Store) checkTypes(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, schema, path string) error {
+	q, schema, path := s.db, "", s.path
 	for _, t := range []*table{s.t.trials, s.t.attempts, s.t.resources, s.t.connections, s.t.testbeds} {
 		var wrong []string
 		var cols []column

@@ -87,6 +87,28 @@ func (s *Store) EachTrial(fn func(Trial) error) error {
 	})
 }
 
+// TrialKey is what names a trial: its ID, repetition and levels (and the
+// parts of its QUIC stack, for runs made before the quic column).
+type TrialKey struct {
+	ID  string `parquet:"trial_id"`
+	Rep int64  `parquet:"rep"`
+	Levels
+	QUICValues
+}
+
+// EachTrialKey calls fn for every trial's key, in plan order, reading
+// those columns only: for checks of a whole run that need no more.
+func (s *Store) EachTrialKey(fn func(TrialKey) error) error {
+	keys := newTable("trials", reflect.TypeFor[TrialKey]())
+	keys.absent = s.t.trials.absent
+	return each(s, keys, "SELECT "+keys.selectList("")+" FROM trials ORDER BY seq", nil, func(k TrialKey) error {
+		t := Trial{Levels: k.Levels, QUICValues: k.QUICValues}
+		t.upgrade()
+		k.Levels = t.Levels
+		return fn(k)
+	})
+}
+
 // EachResource calls fn for every resource, grouped by trial in plan
 // order; fn must not use the store.
 func (s *Store) EachResource(fn func(Resource) error) error {
