@@ -23,24 +23,15 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if done {
 		return code
 	}
-	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
-	if err != nil {
-		fmt.Fprintln(stderr, "quicbench export:", err)
-		return exitUsage
-	}
-	defer store.Close()
-	if err := store.CheckTypes(ctx); err != nil {
-		fmt.Fprintln(stderr, "quicbench export:", err)
-		return interruptedOr(ctx, exitUsage)
-	}
 	outDir := *to
 	if outDir == "" {
 		outDir = filepath.Join(dir, "export")
 	}
-	if err := checkOwnOutput(outDir, "--to"); err != nil {
-		fmt.Fprintln(stderr, "quicbench export:", err)
-		return exitUsage
+	store, code := openRun(ctx, "export", dir, outDir, "--to", stderr)
+	if store == nil {
+		return code
 	}
+	defer store.Close()
 	files, err := store.Export(ctx, outDir, *format)
 	if err != nil && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "quicbench export: interrupted; the files not finished were not written")
@@ -81,4 +72,26 @@ func checkOwnOutput(out, flag string) error {
 			return nil
 		}
 	}
+}
+
+// openRun opens the run in dir for command to read and write its output
+// into out (chosen by flag): it refuses, with one line and the status it
+// returns, an output root may not write, a database it cannot read, and
+// one whose columns hold values of another type (nil store then).
+func openRun(ctx context.Context, command, dir, out, flag string, stderr io.Writer) (*results.Store, int) {
+	if err := checkOwnOutput(out, flag); err != nil {
+		fmt.Fprintf(stderr, "quicbench %s: %v\n", command, err)
+		return nil, exitUsage
+	}
+	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
+	if err != nil {
+		fmt.Fprintf(stderr, "quicbench %s: %v\n", command, err)
+		return nil, exitUsage
+	}
+	if err := store.CheckTypes(ctx); err != nil {
+		store.Close()
+		fmt.Fprintf(stderr, "quicbench %s: %v\n", command, err)
+		return nil, interruptedOr(ctx, exitUsage)
+	}
+	return store, 0
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/report"
-	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
@@ -46,20 +45,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if outDir == "" {
 		outDir = filepath.Join(dir, "report")
 	}
-	if err := checkOwnOutput(outDir, "--out"); err != nil {
-		fmt.Fprintln(stderr, "quicbench report:", err)
-		return exitUsage
-	}
-	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
-	if err != nil {
-		fmt.Fprintln(stderr, "quicbench report:", err)
-		return exitUsage
+	store, code := openRun(ctx, "report", dir, outDir, "--out", stderr)
+	if store == nil {
+		return code
 	}
 	defer store.Close()
-	if err := store.CheckTypes(ctx); err != nil {
-		fmt.Fprintln(stderr, "quicbench report:", err)
-		return interruptedOr(ctx, exitUsage)
-	}
 	r, err := report.Build(ctx, store, "", opts)
 	if err != nil {
 		if ctx.Err() != nil {
