@@ -19,9 +19,9 @@ import (
 type Measured struct {
 	client.Result
 	ServerRequests server.Counts
-	// Unmatched counts the measured load's requests the site did not
-	// have (404s from the servers).
-	Unmatched   int
+	// Replay is how the servers matched the measured load's requests
+	// against the site (404s for those it did not have).
+	Replay      server.Replay
 	Connections []server.ConnRecord
 	// Up and Down are what the emulator did during the load.
 	Up, Down emulator.Stats
@@ -72,7 +72,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 	if err := tb.CloseConnections(); err != nil { // those of the previous load's browser
 		return Measured{}, err
 	}
-	before, err := countsAfterUnmatched(tb)
+	before, err := countsAfterReplay(tb)
 	if err != nil {
 		return Measured{}, err
 	}
@@ -90,7 +90,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 			if err := tb.CloseConnections(); err != nil {
 				return err
 			}
-			if before, err = countsAfterUnmatched(tb); err != nil {
+			if before, err = countsAfterReplay(tb); err != nil {
 				return err
 			}
 			if err := client.Pause(ctx, closeSettleTime(rtt)); err != nil {
@@ -111,10 +111,10 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 	return m, checkServed(tb, &m, p, before)
 }
 
-// countsAfterUnmatched forgets the servers' unmatched requests so far and
-// returns their request counts.
-func countsAfterUnmatched(tb *testbed.Testbed) (server.Counts, error) {
-	if _, _, err := tb.TakeUnmatched(); err != nil {
+// countsAfterReplay forgets the servers' replay so far and returns their
+// request counts.
+func countsAfterReplay(tb *testbed.Testbed) (server.Counts, error) {
+	if _, err := tb.TakeReplay(); err != nil {
 		return server.Counts{}, err
 	}
 	return tb.Counts()
@@ -132,12 +132,11 @@ func checkServed(tb *testbed.Testbed, m *Measured, p factor.Protocol, before ser
 	if other := m.ServerRequests.Total() - m.ServerRequests.Of(string(p)); other > 0 && m.OK() {
 		m.Failure = fmt.Sprintf("server served %d requests over another protocol than %s", other, p)
 	}
-	n, examples, err := tb.TakeUnmatched()
-	if err != nil {
+	if m.Replay, err = tb.TakeReplay(); err != nil {
 		return err
 	}
-	if m.Unmatched = n; n > 0 && m.OK() {
-		m.Failure = fmt.Sprintf("%d requests matched nothing in the site (served 404), e.g. %.200s", n, examples[0])
+	if n := m.Replay.Unmatched; n > 0 && m.OK() {
+		m.Failure = fmt.Sprintf("%d requests matched nothing in the site (served 404), e.g. %.200s", n, m.Replay.UnmatchedRequests[0])
 	}
 	return nil
 }

@@ -136,7 +136,9 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	}
 	rec.Wall = results.F(m.WallMs)
 	rec.ServerRequests = int64(m.ServerRequests.Total())
-	rec.UnmatchedRequests = int64(m.Unmatched)
+	rec.UnmatchedRequests = m.Replay.Unmatched
+	rec.ReplayValues = results.ReplayValues{ReplayExact: m.Replay.Exact, ReplayFuzzy: m.Replay.Fuzzy,
+		UnmatchedURLs: m.Replay.UnmatchedRequests, ServedBytes: m.Replay.BodyBytes}
 	rec.Connections = int64(len(m.Connections))
 	rec.Handshakes = handshakeList(m.Connections)
 	rec.TCPCongestion = tcpCongestion(m.Connections)

@@ -66,6 +66,11 @@ factors:
 		if tr.UnmatchedRequests != 0 || tr.ServerRequests < int64(n)-5 || len(hosts) != 7 || tr.PageKind != factor.PageArchive {
 			t.Errorf("%s: %d unmatched, %d of %d requests served, hosts %v, kind %s", tr.Protocol, tr.UnmatchedRequests, tr.ServerRequests, n, hosts, tr.PageKind)
 		}
+		// The servers' replay counts are the requests they served, all
+		// exact (the recording is the site), and bodies were sent.
+		if tr.ReplayExact != tr.ServerRequests || tr.ReplayFuzzy != 0 || tr.ServedBytes < 10_000 || tr.ServedBytes > tr.PageBytes {
+			t.Errorf("%s: %d exact, %d fuzzy of %d served; %d of %d bytes", tr.Protocol, tr.ReplayExact, tr.ReplayFuzzy, tr.ServerRequests, tr.ServedBytes, tr.PageBytes)
+		}
 	}
 }
 

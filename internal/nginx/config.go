@@ -101,9 +101,10 @@ func safePath(p string) bool {
 
 // accessLogFormat is one line per request: connection serial number,
 // client address, HTTP version, "r" if the TLS session was resumed (else
-// "."), TLS version, SNI, status, bytes sent, and the request's method
-// and URL (a 404 is a request the site does not have: TakeUnmatched).
-const accessLogFormat = `$connection $remote_addr:$remote_port $server_protocol $ssl_session_reused $ssl_protocol $ssl_server_name $status $bytes_sent $request_method https://$host$request_uri`
+// "."), TLS version, SNI, status, bytes sent, body bytes sent, and the
+// request's method and URL (a 404 is a request the site does not have:
+// TakeReplay).
+const accessLogFormat = `$connection $remote_addr:$remote_port $server_protocol $ssl_session_reused $ssl_protocol $ssl_server_name $status $bytes_sent $body_bytes_sent $request_method https://$host$request_uri`
 
 // confParams is what nginx.conf is made of.
 type confParams struct {

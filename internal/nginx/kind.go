@@ -33,10 +33,7 @@ func (served) SetQlogDir(string) error { return nil }
 func (s served) Counts() (server.Counts, error)            { return s.Server.Counts(), nil }
 func (s served) Connections() ([]server.ConnRecord, error) { return s.Server.Connections(), nil }
 
-func (s served) TakeUnmatched() (int, []string, error) {
-	n, examples := s.Server.TakeUnmatched()
-	return n, examples, nil
-}
+func (s served) TakeReplay() (server.Replay, error) { return s.Server.TakeReplay(), nil }
 
 // QUICTransport is zero: nginx serves no QUIC here.
 func (served) QUICTransport() stacks.QUICTransport { return stacks.QUICTransport{} }

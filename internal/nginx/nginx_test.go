@@ -102,6 +102,7 @@ func TestServesTheSiteLikeTheGoOrigin(t *testing.T) {
 	defer srv.Close()
 	h2, tr := c.client("h2")
 	urls := append([]string{c.page.DocumentURL()}, c.page.Subresources...)
+	var bodies int64
 	for _, u := range urls {
 		resp, body := fetch(t, h2, u)
 		host, path := strings.TrimPrefix(u, "https://"), "/"
@@ -109,6 +110,7 @@ func TestServesTheSiteLikeTheGoOrigin(t *testing.T) {
 			host, path = host[:i], host[i:]
 		}
 		want := c.page.Lookup(host, path)
+		bodies += int64(len(want.Body))
 		if resp.StatusCode != 200 || resp.ProtoMajor != 2 || string(body) != string(want.Body) {
 			t.Errorf("%s: status %d, HTTP/%d, %d bytes; want 200 over HTTP/2 with the archive's %d bytes", u, resp.StatusCode, resp.ProtoMajor, len(body), len(want.Body))
 		}
@@ -123,12 +125,15 @@ func TestServesTheSiteLikeTheGoOrigin(t *testing.T) {
 		t.Errorf("counts %+v, want %d h2 requests", got, len(urls)+1)
 	}
 	// The 404 is a request the site does not have, as the Go origin
-	// counts it; taking the count starts it anew.
-	if n, examples := srv.TakeUnmatched(); n != 1 || len(examples) != 1 || examples[0] != "GET https://www.quicbench.test/nothing" {
-		t.Errorf("unmatched %d %q, want the one 404", n, examples)
+	// counts it, the rest exact matches with their bodies' bytes; taking
+	// the counts starts them anew.
+	r := srv.TakeReplay()
+	if r.Unmatched != 1 || len(r.UnmatchedRequests) != 1 || r.UnmatchedRequests[0] != "GET https://www.quicbench.test/nothing" ||
+		r.Exact != int64(len(urls)) || r.Fuzzy != 0 || r.BodyBytes != bodies {
+		t.Errorf("replay %+v, want the one 404 and %d exact matches of %d body bytes", r, len(urls), bodies)
 	}
-	if n, _ := srv.TakeUnmatched(); n != 0 {
-		t.Errorf("unmatched %d after taking them, want 0", n)
+	if r := srv.TakeReplay(); r.Requests() != 0 {
+		t.Errorf("replay %+v after taking it, want nothing", r)
 	}
 	recs := srv.Connections()
 	if len(recs) != 2 { // one per origin

@@ -58,10 +58,10 @@ type Server struct {
 	stderr    proc.Output
 
 	mu        sync.Mutex
-	readUpTo  int64         // access log bytes parsed so far
-	counts    server.Counts // requests per protocol since Start
-	sinceMark []logEntry    // requests since the last CloseConnections
-	unmatched unmatched     // 404 answers since the last TakeUnmatched
+	readUpTo  int64            // access log bytes parsed so far
+	counts    server.Counts    // requests per protocol since Start
+	sinceMark []logEntry       // requests since the last CloseConnections
+	replay    server.ReplayLog // what it answered since the last TakeReplay
 }
 
 // CheckInstalled returns an error that says how to install nginx if path
@@ -395,11 +395,14 @@ func (s *Server) readLog() {
 			continue
 		}
 		e := logEntry{conn: f[0], remote: f[1], proto: f[2], resumed: f[3] == "r", sni: f[5]}
-		if len(f) >= 10 {
-			e.status, e.request = f[6], f[8]+" "+f[9]
-		}
-		if e.status == "404" {
-			s.unmatched.add(e.request)
+		if len(f) >= 11 {
+			e.status, e.request = f[6], f[9]+" "+f[10]
+			if e.status == "404" {
+				s.replay.Unmatched(e.request)
+			} else {
+				body, _ := strconv.Atoi(f[8])
+				s.replay.Matched(site.Exact, body) // nginx serves exact paths only
+			}
 		}
 		switch e.proto {
 		case "HTTP/2.0":
@@ -493,30 +496,12 @@ func parseSS(out string) []socket {
 	return socks
 }
 
-// TakeUnmatched returns how many requests nginx answered 404 (they matched
-// no file of the site) since the last call, with some of them as "METHOD
-// URL".
-func (s *Server) TakeUnmatched() (int, []string) {
+// TakeReplay returns what nginx answered since the last call: requests
+// it served from the site (exact: it has no fuzzy matching), 404s (they
+// matched no file of the site), and body bytes sent.
+func (s *Server) TakeReplay() server.Replay {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.readLog()
-	n, examples := s.unmatched.n, s.unmatched.examples
-	s.unmatched = unmatched{}
-	return n, examples
-}
-
-// maxUnmatchedExamples bounds the requests TakeUnmatched lists.
-const maxUnmatchedExamples = 20
-
-// unmatched counts 404 answers and keeps the first few requests.
-type unmatched struct {
-	n        int
-	examples []string
-}
-
-func (u *unmatched) add(request string) {
-	u.n++
-	if len(u.examples) < maxUnmatchedExamples {
-		u.examples = append(u.examples, request)
-	}
+	return s.replay.Take()
 }

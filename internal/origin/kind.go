@@ -48,10 +48,7 @@ func (s served) CloseConnections() error                   { s.Server.CloseConne
 func (s served) Counts() (server.Counts, error)            { return s.Server.Counts(), nil }
 func (s served) Connections() ([]server.ConnRecord, error) { return s.Server.Connections(), nil }
 
-func (s served) TakeUnmatched() (int, []string, error) {
-	n, examples := s.Server.TakeUnmatched()
-	return n, examples, nil
-}
+func (s served) TakeReplay() (server.Replay, error) { return s.Server.TakeReplay(), nil }
 
 // QUICTransport is quic-go's, as its code sets it (stacks.QUICGoTransport).
 func (s served) QUICTransport() stacks.QUICTransport { return stacks.QUICGoTransport }

@@ -62,7 +62,7 @@ type Server struct {
 	cache      atomic.Bool
 	etags      map[*site.Resource]string
 	match      *site.Matcher
-	unmatched  unmatchedLog
+	replay     server.ReplayLog
 	wg         sync.WaitGroup
 	log        *slog.Logger
 }
@@ -134,7 +134,7 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 }
 
 // ServeHTTP serves the resource the request matches (see site.Matcher);
-// an unmatched request gets 404 and is logged (TakeUnmatched).
+// an unmatched request gets 404; both are noted (TakeReplay).
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor >= 1 && r.ProtoMajor <= 3 {
 		srv.counts[r.ProtoMajor].Add(1)
@@ -145,9 +145,9 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		host = r.Host
 	}
 	host = strings.ToLower(host)
-	res := srv.match.Match(host, r.Method, r.URL.EscapedPath(), r.URL.RawQuery)
+	res, kind := srv.match.Match(host, r.Method, r.URL.EscapedPath(), r.URL.RawQuery)
 	if res == nil {
-		srv.unmatched.add(r.Method + " https://" + host + r.URL.RequestURI())
+		srv.replay.Unmatched(r.Method + " https://" + host + r.URL.RequestURI())
 		http.Error(w, fmt.Sprintf("%s%s is not in the site", host, r.URL.Path), http.StatusNotFound)
 		return
 	}
@@ -155,6 +155,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	maps.Copy(h, ResponseHeader(srv.site, res, srv.etags[res], cache))
 	if cache && NotModified(h, r.Header) {
+		srv.replay.Matched(kind, 0)
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -162,9 +163,14 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if BodyAllowed(status) {
 		h.Set("Content-Length", strconv.Itoa(len(res.Body)))
 	}
+	body := res.Body
+	if r.Method == http.MethodHead || !BodyAllowed(status) {
+		body = nil
+	}
+	srv.replay.Matched(kind, len(body))
 	w.WriteHeader(status)
-	if r.Method != http.MethodHead && BodyAllowed(status) {
-		w.Write(res.Body)
+	if len(body) > 0 {
+		w.Write(body)
 	}
 }
 
@@ -259,37 +265,9 @@ func (srv *Server) Counts() server.Counts {
 	return server.Counts{H1: srv.counts[1].Load(), H2: srv.counts[2].Load(), H3: srv.counts[3].Load()}
 }
 
-// TakeUnmatched returns how many requests matched nothing in the site
-// since the last call (or Start) and up to MaxUnmatchedExamples of them as
-// "METHOD URL", and starts counting anew.
-func (srv *Server) TakeUnmatched() (int, []string) { return srv.unmatched.take() }
-
-// MaxUnmatchedExamples bounds the unmatched requests TakeUnmatched lists.
-const MaxUnmatchedExamples = 20
-
-// unmatchedLog counts unmatched requests and keeps the first few.
-type unmatchedLog struct {
-	mu       sync.Mutex
-	n        int
-	examples []string
-}
-
-func (l *unmatchedLog) add(request string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.n++
-	if len(l.examples) < MaxUnmatchedExamples {
-		l.examples = append(l.examples, request)
-	}
-}
-
-func (l *unmatchedLog) take() (int, []string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n, ex := l.n, l.examples
-	l.n, l.examples = 0, nil
-	return n, ex
-}
+// TakeReplay returns what matching did since the last call (or Start):
+// exact and fuzzy matches, unmatched requests (404s), body bytes sent.
+func (srv *Server) TakeReplay() server.Replay { return srv.replay.Take() }
 
 // Close stops serving and closes the listeners and every connection.
 func (srv *Server) Close() error {

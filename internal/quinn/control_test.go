@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -91,13 +92,16 @@ func TestControlTranscript(t *testing.T) {
 		{"cache on", func() error { return s.SetCache(true) }},
 		{"counts", func() error {
 			c, err := s.Counts()
-			if err == nil && c != (server.Counts{H3: 1}) {
-				t.Errorf("counts %+v, want one h3 request", c)
+			if err == nil && c != (server.Counts{H3: 3}) {
+				t.Errorf("counts %+v, want three h3 requests", c)
 			}
 			return err
 		}},
-		{"unmatched", func() error { return wantUnmatched(t, s, 1, "GET https://www.quicbench.test/missing") }},
-		{"unmatched", func() error { return wantUnmatched(t, s, 0) }},
+		{"replay", func() error {
+			return wantReplay(t, s, server.Replay{Exact: 1, Fuzzy: 1, Unmatched: 1,
+				UnmatchedRequests: []string{"GET https://www.quicbench.test/missing"}, BodyBytes: 5120})
+		}},
+		{"replay", func() error { return wantReplay(t, s, server.Replay{}) }},
 		{"qlog /run/quicbench/qlog", func() error { return s.SetQlogDir("/run/quicbench/qlog") }},
 		{"qlog off", func() error { return s.SetQlogDir("") }},
 		{"conns", func() error {
@@ -138,10 +142,13 @@ func TestControlTranscript(t *testing.T) {
 	}
 }
 
-func wantUnmatched(t *testing.T, s *Server, n int, examples ...string) error {
-	got, ex, err := s.TakeUnmatched()
-	if err == nil && (got != n || !slices.Equal(ex, examples)) {
-		t.Errorf("unmatched %d %q, want %d %q", got, ex, n, examples)
+func wantReplay(t *testing.T, s *Server, want server.Replay) error {
+	got, err := s.TakeReplay()
+	if len(got.UnmatchedRequests) == 0 {
+		got.UnmatchedRequests = nil // [] in the reply
+	}
+	if err == nil && !reflect.DeepEqual(got, want) {
+		t.Errorf("replay %+v, want %+v", got, want)
 	}
 	return err
 }

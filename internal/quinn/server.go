@@ -315,15 +315,12 @@ func (s *Server) Counts() (server.Counts, error) {
 	return c, err
 }
 
-// TakeUnmatched returns how many requests matched nothing since the last
-// call and some of them (see origin.Server.TakeUnmatched).
-func (s *Server) TakeUnmatched() (int, []string, error) {
-	var u struct {
-		Count    int      `json:"count"`
-		Examples []string `json:"examples"`
-	}
-	err := s.do("unmatched", &u)
-	return u.Count, u.Examples, err
+// TakeReplay returns what matching did since the last call (see
+// origin.Server.TakeReplay).
+func (s *Server) TakeReplay() (server.Replay, error) {
+	var r server.Replay
+	err := s.do("replay", &r)
+	return r, err
 }
 
 // record is a connection as the server reports it (servers/h3/src/conns.rs).

@@ -292,3 +292,46 @@ func (p Paths) String() string {
 	}
 	return strings.Join(parts, ";")
 }
+
+// Strings is a list of text values: a list in Parquet and JSON, JSON text
+// in SQLite (json_each reads it), the values joined by spaces in CSV (they
+// are URLs and such, which hold none).
+type Strings []string
+
+// Value stores the list as JSON text.
+func (s Strings) Value() (driver.Value, error) {
+	if s == nil {
+		s = Strings{}
+	}
+	b, err := json.Marshal([]string(s))
+	return string(b), err
+}
+
+// Scan reads the JSON text Value wrote; ” (a row written before the
+// column existed) reads as an empty list.
+func (s *Strings) Scan(src any) error {
+	var text []byte
+	switch v := src.(type) {
+	case string:
+		text = []byte(v)
+	case []byte:
+		text = v
+	default:
+		return fmt.Errorf("strings: cannot read %T", src)
+	}
+	*s = nil
+	if len(text) == 0 {
+		return nil
+	}
+	var out []string
+	if err := json.Unmarshal(text, &out); err != nil {
+		return fmt.Errorf("strings: %w", err)
+	}
+	if len(out) > 0 {
+		*s = out
+	}
+	return nil
+}
+
+// String is the values joined by spaces.
+func (s Strings) String() string { return strings.Join(s, " ") }

@@ -66,6 +66,7 @@ func TestExportFormats(t *testing.T) {
 			// struct as a pointer to zero, so the nulls are checked with
 			// DuckDB (TestParquetTypesInDuckDB).
 			if len(trials) != 2 || *trials[0].PLT != 812.5 || trials[0].Paths[0].RTTMs != 40 || *trials[0].GERDownPct != 30 ||
+				len(trials[0].UnmatchedURLs) != 2 || trials[0].UnmatchedURLs[1] != "GET https://b/beacon?t=1" || len(trials[1].UnmatchedURLs) != 0 ||
 				!trials[0].StartedAt.Equal(time.Unix(1_800_000_000, 0)) || len(conns) != 1 || conns[0].Handshake != "0rtt" {
 				t.Errorf("parquet read back: %+v %+v", trials, conns)
 			}
@@ -85,7 +86,8 @@ func checkCSV(t *testing.T, files []string) {
 	}
 	if len(recs) != 3 || recs[1][col["trial_id"]] != "c1-r1" || recs[1][col["plt_ms"]] != "812.5" || recs[2][col["plt_ms"]] != "" ||
 		recs[2][col["status"]] != "failed" || recs[1][col["cache"]] != "false" || recs[1][col["rtt_ms"]] != "100" ||
-		recs[1][col["paths"]] != "2=40ms,0.5%" || recs[1][col["ge_p_up_pct"]] != "" || recs[1][col["started_at"]] != "2027-01-15T08:00:00Z" {
+		recs[1][col["paths"]] != "2=40ms,0.5%" || recs[1][col["unmatched_urls"]] != "GET https://a/favicon.ico GET https://b/beacon?t=1" ||
+		recs[2][col["unmatched_urls"]] != "" || recs[1][col["replay_fuzzy"]] != "1" || recs[1][col["ge_p_up_pct"]] != "" || recs[1][col["started_at"]] != "2027-01-15T08:00:00Z" {
 		t.Errorf("csv trials: %v", recs)
 	}
 	if rr := readCSV(t, files[1]); len(rr) != 2 || rr[1][0] != "c1-r1" || rr[1][4] != "9.25" {
@@ -132,6 +134,9 @@ func checkJSONL(t *testing.T, files []string) {
 	if !ok || len(paths) != 1 || paths[0].(map[string]any)["loss_pct"] != 0.5 {
 		t.Errorf("jsonl paths: %#v", rows[0]["paths"])
 	}
+	if urls, ok := rows[0]["unmatched_urls"].([]any); !ok || len(urls) != 2 || urls[0] != "GET https://a/favicon.ico" {
+		t.Errorf("jsonl unmatched_urls: %#v", rows[0]["unmatched_urls"])
+	}
 }
 
 // TestParquetTypesInDuckDB reads the Parquet export with DuckDB, a reader
@@ -156,7 +161,7 @@ for name in ("trials", "connections"):
     path = sys.argv[1] + "/" + name + ".parquet"
     out[name] = {r[0]: r[1] for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [path]).fetchall()}
 t = sys.argv[1] + "/trials.parquet"
-out["values"] = con.execute("SELECT count(*), sum(plt_ms), count(plt_ms), max(paths[1].rtt_ms), bool_and(NOT cache), min(started_at)::VARCHAR FROM read_parquet(?)", [t]).fetchone()
+out["values"] = con.execute("SELECT count(*), sum(plt_ms), count(plt_ms), max(paths[1].rtt_ms), bool_and(NOT cache), min(started_at)::VARCHAR, max(len(unmatched_urls)) FROM read_parquet(?)", [t]).fetchone()
 print(json.dumps(out))
 `
 	cmd := exec.Command(python, "-c", script, dir)
@@ -174,7 +179,7 @@ print(json.dumps(out))
 	for col, want := range map[string]string{
 		"trial_id": "VARCHAR", "seq": "BIGINT", "rtt_ms": "DOUBLE", "cache": "BOOLEAN", "plt_ms": "DOUBLE", "origins": "BIGINT",
 		"rate_down_bps": "BIGINT", "drop_head": "BOOLEAN", "started_at": "TIMESTAMP WITH TIME ZONE", "up_seed": "BIGINT", "protocol": "VARCHAR",
-		"paths": "STRUCT(origin BIGINT, rtt_ms DOUBLE, loss_pct DOUBLE)[]",
+		"paths": "STRUCT(origin BIGINT, rtt_ms DOUBLE, loss_pct DOUBLE)[]", "unmatched_urls": "VARCHAR[]", "served_bytes": "BIGINT",
 	} {
 		if got.Trials[col] != want {
 			t.Errorf("trials.%s is %q in DuckDB, want %s", col, got.Trials[col], want)
@@ -185,7 +190,7 @@ print(json.dumps(out))
 			t.Errorf("connections.%s is %q in DuckDB, want %s", col, got.Connections[col], want)
 		}
 	}
-	want := []any{2.0, 812.5, 1.0, 40.0, true, "2027-01-15 08:00:00+00"}
+	want := []any{2.0, 812.5, 1.0, 40.0, true, "2027-01-15 08:00:00+00", 2.0}
 	if len(got.Values) != len(want) {
 		t.Fatalf("values %v", got.Values)
 	}

@@ -22,14 +22,16 @@ func trial(id string, seq int, ok bool) Trial {
 			RateDownBps: 10_000_000, QueueDownBytes: 250_000}, Paths: Paths{{Origin: 2, RTTMs: 40, LossPct: 0.5}}},
 		PageValues: PageValues{PageKind: "synthetic", PageObjects: 1, PageObjectBytes: 1000, PageBytes: 1300},
 		Seeds:      Seeds{Seed: 1, UpSeed: 1 << 62, DownSeed: 5, PageSeed: 6},
-		Outcome:    Outcome{Status: StatusOK, Attempts: 1, Connections: 1, Handshakes: "full:1"},
-		Link:       Link{DownPackets: 40, DownLost: 1, DownPeakQueueBytes: 3000},
-		StartedAt:  time.Unix(1_800_000_000, 0), FinishedAt: time.Unix(1_800_000_001, 5)}
+		Outcome:    Outcome{Status: StatusOK, Attempts: 1, Connections: 1, Handshakes: "full:1", UnmatchedRequests: 2},
+		ReplayValues: ReplayValues{ReplayExact: 30, ReplayFuzzy: 1, ServedBytes: 51200,
+			UnmatchedURLs: Strings{"GET https://a/favicon.ico", "GET https://b/beacon?t=1"}},
+		Link:      Link{DownPackets: 40, DownLost: 1, DownPeakQueueBytes: 3000},
+		StartedAt: time.Unix(1_800_000_000, 0), FinishedAt: time.Unix(1_800_000_001, 5)}
 	if ok {
 		t.PLT, t.DCL, t.TTFB, t.OnLoad = F(812.5), F(300), F(210), F(811)
 	} else {
 		t.Status, t.Attempts, t.Error = StatusFailed, 3, "timed out"
-		t.Paths = nil
+		t.Paths, t.UnmatchedURLs = nil, nil
 	}
 	return t
 }

@@ -27,6 +27,7 @@ type Trial struct {
 	PageValues
 	Seeds
 	Outcome
+	ReplayValues
 	Metrics
 	VisualMetrics
 	Bound
@@ -148,6 +149,19 @@ type Outcome struct {
 	// UnmatchedRequests counts the requests of the measured load the
 	// site did not have: the servers answered 404, and the trial failed.
 	UnmatchedRequests int64 `parquet:"unmatched_requests"`
+}
+
+// ReplayValues are how the servers matched the measured load's requests
+// against the site (all exact for a generated page): answered from the
+// exact recorded request, from the nearest recorded query of the same
+// host, method and path (fuzzy), or with 404 (unmatched_requests, whose
+// first 200 are listed as "METHOD URL"). ServedBytes counts the response
+// bodies the servers sent; page_bytes is what the site holds.
+type ReplayValues struct {
+	ReplayExact   int64   `parquet:"replay_exact"`
+	ReplayFuzzy   int64   `parquet:"replay_fuzzy"`
+	UnmatchedURLs Strings `parquet:"unmatched_urls,list"`
+	ServedBytes   int64   `parquet:"served_bytes"`
 }
 
 // Metrics are the measured load's times in ms from navigation start:

@@ -1,6 +1,6 @@
 // Package server is what every server stack of a testbed stands behind:
 // the Server interface (cache policy, closing connections, request counts,
-// unmatched requests, connection records, qlog, stop), the Kind that
+// replay statistics, connection records, qlog, stop), the Kind that
 // declares which factor levels a stack implements and starts it, the Env
 // it starts in, and the records servers give (request counts per
 // protocol, connection records). The Go origin, nginx and quicbench-h3
@@ -36,9 +36,10 @@ type Server interface {
 	CloseConnections() error
 	// Counts is the requests served since the start, per protocol.
 	Counts() (Counts, error)
-	// TakeUnmatched is how many requests matched nothing in the site (and
-	// got 404) since the last call, with some of them as "METHOD URL".
-	TakeUnmatched() (n int, examples []string, err error)
+	// TakeReplay is what matching requests against the site did since
+	// the last call: exact and fuzzy matches, unmatched requests (404s)
+	// with some of them listed, and the body bytes sent.
+	TakeReplay() (Replay, error)
 	// Connections is a record per client connection since the last
 	// CloseConnections, its transport statistics read now.
 	Connections() ([]ConnRecord, error)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
 )
@@ -22,6 +23,11 @@ type Archive struct {
 	Source string
 	// Document is the absolute https URL of the page's main document.
 	Document string
+	// RecordedAt is when the page was recorded: a HAR's page start, a
+	// WebPageReplay archive's time seed, the document response's Date
+	// field, or when `quicbench record` ran; zero when nothing says. A
+	// deterministic replay starts the page's clock there.
+	RecordedAt time.Time
 	// Exchanges are the recorded requests and responses, in recorded order.
 	Exchanges []*Exchange
 }
@@ -199,7 +205,7 @@ func (a *Archive) Site() (*Site, error) {
 		return nil, err
 	}
 	doc, _ := replayURL(a.Document)
-	s := &Site{DocumentPath: doc.EscapedPath(), DocumentQuery: doc.RawQuery, Recorded: true}
+	s := &Site{DocumentPath: doc.EscapedPath(), DocumentQuery: doc.RawQuery, Recorded: true, RecordedAt: a.RecordedAt}
 	if s.DocumentPath == "" {
 		s.DocumentPath = "/"
 	}

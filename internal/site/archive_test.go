@@ -55,8 +55,8 @@ func TestArchiveSite(t *testing.T) {
 	}
 }
 
-// TestMatcher: exact target first, then the longest common prefix among
-// the same method and path; other paths, hosts and methods do not match.
+// TestMatcher: exact target first, then the nearest query among the same
+// method and path; other paths, hosts and methods do not match.
 func TestMatcher(t *testing.T) {
 	s, err := smallArchive().Site()
 	if err != nil {
@@ -79,8 +79,12 @@ func TestMatcher(t *testing.T) {
 		{"other.test", "GET", "/", "", ""},
 	} {
 		got := ""
-		if r := m.Match(tc.host, tc.method, tc.path, tc.query); r != nil {
+		r, kind := m.Match(tc.host, tc.method, tc.path, tc.query)
+		if r != nil {
 			got = r.Key()
+		}
+		if exact := r != nil && r.Target() == target(tc.path, tc.query); (r == nil) != (kind == Unmatched) || exact != (kind == Exact) {
+			t.Errorf("%s %s%s?%s: kind %v for %q", tc.method, tc.host, tc.path, tc.query, kind, got)
 		}
 		if got != tc.want {
 			t.Errorf("%s %s%s?%s matched %q, want %q", tc.method, tc.host, tc.path, tc.query, got, tc.want)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/safefs"
 )
@@ -20,10 +21,12 @@ import (
 // under BodiesDir one file per distinct body, named by the hex SHA-256 of
 // its bytes, holding the bytes as they went on the wire.
 const (
-	ArchiveFile    = "archive.json"
-	BodiesDir      = "bodies"
-	archiveFormat  = "quicbench-site-archive"
-	archiveVersion = 1
+	ArchiveFile   = "archive.json"
+	BodiesDir     = "bodies"
+	archiveFormat = "quicbench-site-archive"
+	// archiveVersion is the version written: 2 added recorded_at.
+	// Versions 1 and 2 are read.
+	archiveVersion = 2
 	// maxManifestBytes bounds the manifest: 10,000 exchanges with
 	// generous header sections.
 	maxManifestBytes = 64 << 20
@@ -31,11 +34,14 @@ const (
 
 // manifest is the JSON form of ArchiveFile.
 type manifest struct {
-	Format    string             `json:"format"`
-	Version   int                `json:"version"`
-	Source    string             `json:"source"`
-	Document  string             `json:"document"`
-	Exchanges []manifestExchange `json:"exchanges"`
+	Format   string `json:"format"`
+	Version  int    `json:"version"`
+	Source   string `json:"source"`
+	Document string `json:"document"`
+	// RecordedAt is when the page was recorded (RFC 3339), "" when the
+	// recording does not say.
+	RecordedAt string             `json:"recorded_at,omitempty"`
+	Exchanges  []manifestExchange `json:"exchanges"`
 }
 
 // manifestExchange is one exchange; Body is the SHA-256 of its body.
@@ -100,6 +106,9 @@ func WriteArchive(ctx context.Context, dir string, a *Archive) (err error) {
 // for the caller to remove).
 func writeBodies(ctx context.Context, dir string, a *Archive) (manifest, []string, error) {
 	m := manifest{Format: archiveFormat, Version: archiveVersion, Source: a.Source, Document: a.Document}
+	if !a.RecordedAt.IsZero() {
+		m.RecordedAt = a.RecordedAt.UTC().Format(time.RFC3339Nano)
+	}
 	var written []string
 	seen := map[string]bool{}
 	for _, ex := range a.Exchanges {
@@ -173,7 +182,7 @@ func ReadArchive(dir string) (*Archive, error) {
 		}
 		ex.Body = body
 	}
-	out := &Archive{Source: a.Source, Document: a.Document}
+	out := &Archive{Source: a.Source, Document: a.Document, RecordedAt: a.RecordedAt}
 	for _, ex := range a.Exchanges {
 		out.Exchanges = append(out.Exchanges, ex.Exchange)
 	}
@@ -208,6 +217,7 @@ type parsedExchange struct {
 // parsedArchive is a manifest checked for form, bodies not yet read.
 type parsedArchive struct {
 	Source, Document string
+	RecordedAt       time.Time
 	Exchanges        []parsedExchange
 }
 
@@ -220,13 +230,20 @@ func parseManifest(data []byte) (*parsedArchive, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("not a valid manifest: %v", err)
 	}
-	if m.Format != archiveFormat || m.Version != archiveVersion {
-		return nil, fmt.Errorf("format %.40q version %d is not %s version %d", m.Format, m.Version, archiveFormat, archiveVersion)
+	if m.Format != archiveFormat || m.Version < 1 || m.Version > archiveVersion {
+		return nil, fmt.Errorf("format %.40q version %d is not %s version 1 to %d: a newer quicbench wrote it", m.Format, m.Version, archiveFormat, archiveVersion)
 	}
 	if len(m.Exchanges) > MaxExchanges {
 		return nil, fmt.Errorf("%d exchanges, above the limit of %d", len(m.Exchanges), MaxExchanges)
 	}
 	out := &parsedArchive{Source: m.Source, Document: m.Document}
+	if m.RecordedAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, m.RecordedAt)
+		if err != nil {
+			return nil, fmt.Errorf("recorded_at %.40q is not an RFC 3339 time", m.RecordedAt)
+		}
+		out.RecordedAt = t
+	}
 	for i, me := range m.Exchanges {
 		if len(me.Body) != 2*sha256.Size || !isHex(me.Body) {
 			return nil, fmt.Errorf("exchange %d: body %.80q is not a SHA-256 in hex", i+1, me.Body)

@@ -5,32 +5,59 @@ import (
 	"strings"
 )
 
-// Matcher finds the response to replay for a request, as Mahimahi's
-// replay server does: the resource of the same host, method and request
-// target; failing that, among those of the same host, method and path, the
-// one whose request target shares the longest prefix with the request's
-// (so that a query a script changed, such as a timestamp, still finds its
-// response; ties go to the smallest key). A HEAD request matches GET
+// Matcher finds the response to replay for a request, as WebPageReplay
+// does: the resource of the same host, method and request target (an exact
+// match); failing that, among those of the same host, method and path, the
+// one whose query parameters agree best with the request's (a fuzzy match,
+// so that a query a script changed, such as a time stamp or a random
+// identifier, still finds its response). Agreement is WebPageReplay's
+// ratio 2M/T: M is one plus the number of the request's parameters whose
+// values equal the recorded ones, T the number of parameters of both
+// (ParseQuery); ties go to the smallest key. A HEAD request matches GET
 // resources. Nothing else matches: a request for another path is
-// unmatched, never served a neighbour.
+// unmatched, never served a neighbour. quicbench-h3 implements the same
+// rule (servers/h3/src/site.rs); servers/h3/testdata/match.txt holds the
+// cases both check.
 type Matcher struct {
 	// byPath maps host, then "METHOD path", to the resources with that
 	// method and path, in key order.
-	byPath map[string]map[string][]*Resource
+	byPath map[string]map[string][]*candidate
+}
+
+// candidate is a resource with its parsed query.
+type candidate struct {
+	res    *Resource
+	params Params
+}
+
+// MatchKind says how a request matched.
+type MatchKind uint8
+
+// How a request matched: not at all (a 404), its exact target, or the
+// nearest recorded query of its path.
+const (
+	Unmatched MatchKind = iota
+	Exact
+	Fuzzy
+)
+
+// String names the kind as servers/h3/testdata/match.txt does.
+func (k MatchKind) String() string {
+	return [...]string{"none", "exact", "fuzzy"}[k]
 }
 
 // NewMatcher indexes the resources of s.
 func NewMatcher(s *Site) *Matcher {
-	m := &Matcher{byPath: map[string]map[string][]*Resource{}}
+	m := &Matcher{byPath: map[string]map[string][]*candidate{}}
 	for _, o := range s.Origins {
-		paths := map[string][]*Resource{}
+		paths := map[string][]*candidate{}
 		for _, r := range o.Resources {
 			key := methodOf(r) + " " + r.Path
-			paths[key] = append(paths[key], r)
+			paths[key] = append(paths[key], &candidate{res: r, params: ParseQuery(r.Query)})
 		}
-		for _, rs := range paths {
+		for _, cs := range paths {
 			// ties in matching go the same way on every run
-			slices.SortFunc(rs, func(a, b *Resource) int { return strings.Compare(a.Key(), b.Key()) })
+			slices.SortFunc(cs, func(a, b *candidate) int { return strings.Compare(a.res.Key(), b.res.Key()) })
 		}
 		m.byPath[o.Host] = paths
 	}
@@ -46,37 +73,132 @@ func methodOf(r *Resource) string {
 }
 
 // Match returns the resource to answer method on host for the escaped
-// path and raw query, or nil for an unmatched request.
-func (m *Matcher) Match(host, method, path, query string) *Resource {
+// path and raw query, and how it matched; nil and Unmatched for a request
+// the site does not have.
+func (m *Matcher) Match(host, method, path, query string) (*Resource, MatchKind) {
 	if method == "HEAD" {
 		method = "GET"
 	}
 	candidates := m.byPath[host][method+" "+path]
 	if len(candidates) == 0 {
-		return nil
+		return nil, Unmatched
 	}
 	want := target(path, query)
-	var best *Resource
-	bestLen := -1
-	for _, r := range candidates {
-		rt := r.Target()
-		if rt == want {
-			return r
-		}
-		if n := commonPrefix(rt, want); n > bestLen {
-			best, bestLen = r, n
+	for _, c := range candidates {
+		if c.res.Target() == want {
+			return c.res, Exact
 		}
 	}
-	return best
+	params := ParseQuery(query)
+	best := candidates[0]
+	bestM, bestT := agreement(params, best.params)
+	for _, c := range candidates[1:] {
+		if m, t := agreement(params, c.params); better(m, t, bestM, bestT) {
+			best, bestM, bestT = c, m, t
+		}
+	}
+	return best.res, Fuzzy
 }
 
-// commonPrefix is the length of the longest common prefix of a and b.
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
+// agreement is the M and T of WebPageReplay's ratio 2M/T for a request's
+// parameters req against a recorded request's rec.
+func agreement(req, rec Params) (m, t int) {
+	m = 1
+	for _, p := range req {
+		if values, ok := rec.Values(p.Key); ok && slices.Equal(values, p.Values) {
+			m++
 		}
 	}
-	return n
+	return m, len(req) + len(rec)
+}
+
+// better reports whether the ratio m1/t1 is above m2/t2 (a T of 0, two
+// requests without parameters, is the highest).
+func better(m1, t1, m2, t2 int) bool {
+	switch {
+	case t1 == 0:
+		return t2 != 0
+	case t2 == 0:
+		return false
+	}
+	return m1*t2 > m2*t1
+}
+
+// Params are a query's parameters: each key once, with its values in
+// order, the keys in their first order.
+type Params []Param
+
+// Param is one key of a query and its values.
+type Param struct {
+	Key    string
+	Values []string
+}
+
+// Values returns the values of key, and whether the query has it.
+func (ps Params) Values(key string) ([]string, bool) {
+	for _, p := range ps {
+		if p.Key == key {
+			return p.Values, true
+		}
+	}
+	return nil, false
+}
+
+// ParseQuery splits a raw query at "&" into key=value parameters (a part
+// without "=" is a key with the empty value, empty parts are skipped),
+// decoding "+" to a space and "%XX" to its byte; a "%" not followed by
+// two hex digits stays as it is. It never fails, so that any request can
+// be matched, and quicbench-h3 decodes the same way.
+func ParseQuery(raw string) Params {
+	var ps Params
+	for part := range strings.SplitSeq(raw, "&") {
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		key, value := unescapeQuery(k), unescapeQuery(v)
+		i := slices.IndexFunc(ps, func(p Param) bool { return p.Key == key })
+		if i < 0 {
+			ps = append(ps, Param{Key: key})
+			i = len(ps) - 1
+		}
+		ps[i].Values = append(ps[i].Values, value)
+	}
+	return ps
+}
+
+// unescapeQuery decodes one key or value of a query (see ParseQuery).
+func unescapeQuery(s string) string {
+	if !strings.ContainsAny(s, "+%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '+':
+			b.WriteByte(' ')
+		case c == '%' && i+2 < len(s) && hexDigit(s[i+1]) && hexDigit(s[i+2]):
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// hexDigit reports whether c is a hexadecimal digit, of either case.
+func hexDigit(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// unhex is the value of the hexadecimal digit c.
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
 )
@@ -64,6 +65,9 @@ type Site struct {
 	// Recorded says the site replays a recording: its responses carry
 	// their recorded statuses and header fields, cache policy included.
 	Recorded bool
+	// RecordedAt is when a recorded site was recorded (Archive.RecordedAt);
+	// zero when unknown and for generated sites.
+	RecordedAt time.Time
 }
 
 // WithoutScripts is Subresources less Scripted: what a client that runs

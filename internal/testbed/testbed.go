@@ -376,17 +376,16 @@ func (tb *Testbed) Counts() (server.Counts, error) {
 	return total, err
 }
 
-// TakeUnmatched is every server's count of requests that matched nothing
-// since the last call, with some of them.
-func (tb *Testbed) TakeUnmatched() (int, []string, error) {
-	var n int
-	var examples []string
+// TakeReplay is what every server's matching did since the last call
+// (see server.Server.TakeReplay), added up.
+func (tb *Testbed) TakeReplay() (server.Replay, error) {
+	var sum server.Replay
 	err := tb.each(func(s server.Server) error {
-		k, ex, err := s.TakeUnmatched()
-		n, examples = n+k, append(examples, ex...)
+		r, err := s.TakeReplay()
+		sum = sum.Add(r)
 		return err
 	})
-	return n, examples, err
+	return sum, err
 }
 
 // Connections is the servers' records of the connections since the last

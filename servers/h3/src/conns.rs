@@ -11,11 +11,22 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::handshake;
-use crate::site::Site;
+use crate::site::{MatchKind, Site};
 
-/// The most unmatched requests listed by `unmatched` (the Go origin's
-/// MaxUnmatchedExamples).
-const MAX_UNMATCHED_EXAMPLES: usize = 20;
+/// The most unmatched requests listed by `replay` (the Go side's
+/// server.MaxUnmatchedListed).
+const MAX_UNMATCHED_LISTED: usize = 200;
+
+/// What matching did since the last `replay` command (the Go side's
+/// server.Replay).
+#[derive(Default, Serialize)]
+struct Replay {
+    exact: u64,
+    fuzzy: u64,
+    unmatched: u64,
+    unmatched_requests: Vec<String>,
+    body_bytes: u64,
+}
 
 /// One client connection since the last `close`.
 pub struct Tracked {
@@ -56,7 +67,7 @@ pub struct State {
     pub cache: AtomicBool,
     pub requests: AtomicU64,
     cc: String,
-    unmatched: Mutex<(u64, Vec<String>)>,
+    replay: Mutex<Replay>,
     conns: Mutex<Vec<Arc<Tracked>>>,
 }
 
@@ -75,7 +86,7 @@ impl State {
             cache: AtomicBool::new(false),
             requests: AtomicU64::new(0),
             cc,
-            unmatched: Mutex::new((0, Vec::new())),
+            replay: Mutex::new(Replay::default()),
             conns: Mutex::new(Vec::new()),
         }
     }
@@ -96,12 +107,22 @@ impl State {
     }
 
     /// Notes a request that matched nothing.
-    pub fn unmatched(&self, request: String) {
-        let mut u = self.unmatched.lock().unwrap();
-        u.0 += 1;
-        if u.1.len() < MAX_UNMATCHED_EXAMPLES {
-            u.1.push(request);
+    pub fn note_unmatched(&self, request: String) {
+        let mut r = self.replay.lock().unwrap();
+        r.unmatched += 1;
+        if r.unmatched_requests.len() < MAX_UNMATCHED_LISTED {
+            r.unmatched_requests.push(request);
         }
+    }
+
+    /// Notes a request answered from the site, and the body bytes sent.
+    pub fn note_match(&self, kind: MatchKind, body_bytes: usize) {
+        let mut r = self.replay.lock().unwrap();
+        match kind {
+            MatchKind::Exact => r.exact += 1,
+            MatchKind::Fuzzy => r.fuzzy += 1,
+        }
+        r.body_bytes += body_bytes as u64;
     }
 
     /// Runs one control command and returns its reply (testdata/control.txt
@@ -134,12 +155,9 @@ impl State {
                 ok
             }
             "counts" => json!({"h3": self.requests.load(Ordering::SeqCst)}),
-            "unmatched" => {
-                let (n, examples) = std::mem::take(&mut *self.unmatched.lock().unwrap());
-                json!({"count": n, "examples": examples})
-            }
+            "replay" => json!(std::mem::take(&mut *self.replay.lock().unwrap())),
             _ => {
-                json!({"error": "unknown command: use cache on|off, close, conns, counts, qlog DIR|off or unmatched"})
+                json!({"error": "unknown command: use cache on|off, close, conns, counts, qlog DIR|off or replay"})
             }
         }
     }
@@ -256,8 +274,8 @@ mod tests {
     }
 
     /// The server's side of testdata/control.txt: its ready line, and
-    /// each command's reply, on a state that served one request matching
-    /// nothing.
+    /// each command's reply, on a state that answered one request from the
+    /// site exactly (5,120 body bytes), one fuzzily (a HEAD) and one not.
     #[test]
     fn control_transcript() {
         let state = State::new(
@@ -266,8 +284,10 @@ mod tests {
             32 * 1200,
             server_config(),
         );
-        state.requests.fetch_add(1, Ordering::SeqCst);
-        state.unmatched("GET https://www.quicbench.test/missing".into());
+        state.requests.fetch_add(3, Ordering::SeqCst);
+        state.note_unmatched("GET https://www.quicbench.test/missing".into());
+        state.note_match(MatchKind::Exact, 5120);
+        state.note_match(MatchKind::Fuzzy, 0);
         let text = include_str!("../testdata/control.txt");
         let mut lines = text
             .lines()

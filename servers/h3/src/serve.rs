@@ -76,12 +76,12 @@ async fn serve_request(
         .map(|a| a.host().to_ascii_lowercase())
         .unwrap_or_default();
     let method = req.method().as_str();
-    let Some(res) = state
+    let Some((res, kind)) = state
         .site
         .lookup(&authority, method, uri.path(), uri.query())
     else {
         let target = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        state.unmatched(format!("{method} https://{authority}{target}"));
+        state.note_unmatched(format!("{method} https://{authority}{target}"));
         let body = Bytes::from(format!("{authority}{} is not in the site\n", uri.path()));
         let resp = http::Response::builder()
             .status(http::StatusCode::NOT_FOUND)
@@ -98,6 +98,7 @@ async fn serve_request(
     };
     let cache = state.cache.load(Ordering::SeqCst);
     if cache && not_modified(req.headers(), &res.etag, &res.last_modified) {
+        state.note_match(kind, 0);
         let mut resp = http::Response::new(());
         *resp.status_mut() = http::StatusCode::NOT_MODIFIED;
         *resp.headers_mut() = res.header_304.clone();
@@ -111,8 +112,10 @@ async fn serve_request(
     } else {
         res.header_off.clone()
     };
+    let send_body = res.body_allowed && req.method() != http::Method::HEAD && !res.body.is_empty();
+    state.note_match(kind, if send_body { res.body.len() } else { 0 });
     stream.send_response(resp).await?;
-    if res.body_allowed && req.method() != http::Method::HEAD && !res.body.is_empty() {
+    if send_body {
         stream.send_data(res.body.clone()).await?;
     }
     stream.finish().await

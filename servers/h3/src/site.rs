@@ -1,7 +1,9 @@
 //! The site to serve, read from the manifest quicbench writes, and the rule
 //! that picks the response for a request (the same as the Go origin's
 //! site.Matcher: an exact method and path, then the exact target, else the
-//! candidate whose target shares the longest prefix with the request's).
+//! candidate whose query parameters agree best with the request's, by
+//! WebPageReplay's ratio; testdata/match.txt holds the cases both sides
+//! check).
 
 use std::collections::HashMap;
 use std::fs;
@@ -55,6 +57,15 @@ pub struct Response {
     pub body_allowed: bool,
     pub body: Bytes,
     target: String,
+    params: Params,
+}
+
+/// How a request matched: its exact target, or the nearest recorded query
+/// of its path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchKind {
+    Exact,
+    Fuzzy,
 }
 
 /// The responses of every origin, indexed for matching.
@@ -92,6 +103,7 @@ impl Site {
                     }
                 };
                 let key = format!("{} {}", r.method, r.path);
+                let params = parse_query(r.target.split_once('?').map_or("", |(_, q)| q));
                 paths.entry(key).or_default().push(Response {
                     status: http::StatusCode::from_u16(r.status)
                         .map_err(|e| format!("status {}: {e}", r.status))?,
@@ -103,39 +115,108 @@ impl Site {
                     body_allowed: r.body_allowed,
                     body,
                     target: r.target,
+                    params,
                 });
             }
         }
         Ok(Site { by_path })
     }
 
-    /// The response for method on host at path and raw query, or None.
+    /// The response for method on host at path and raw query, and how it
+    /// matched, or None.
     pub fn lookup(
         &self,
         host: &str,
         method: &str,
         path: &str,
         query: Option<&str>,
-    ) -> Option<&Response> {
+    ) -> Option<(&Response, MatchKind)> {
         let method = if method == "HEAD" { "GET" } else { method };
         let candidates = self.by_path.get(host)?.get(&format!("{method} {path}"))?;
-        let want = match query {
-            Some(q) if !q.is_empty() => format!("{path}?{q}"),
-            _ => path.to_string(),
+        let query = query.unwrap_or("");
+        let want = if query.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}?{query}")
         };
-        let mut best: Option<&Response> = None;
-        let mut best_len: isize = -1;
-        for r in candidates {
-            if r.target == want {
-                return Some(r);
-            }
-            let n = common_prefix(&r.target, &want) as isize;
-            if n > best_len {
-                best = Some(r);
-                best_len = n;
+        if let Some(r) = candidates.iter().find(|r| r.target == want) {
+            return Some((r, MatchKind::Exact));
+        }
+        let params = parse_query(query);
+        let mut best = candidates.first()?;
+        let mut best_score = agreement(&params, &best.params);
+        for r in &candidates[1..] {
+            let score = agreement(&params, &r.params);
+            if better(score, best_score) {
+                best = r;
+                best_score = score;
             }
         }
-        best
+        Some((best, MatchKind::Fuzzy))
+    }
+}
+
+/// A query's parameters: each key once, with its values in order, the
+/// keys in their first order; keys and values decoded.
+type Params = Vec<(Vec<u8>, Vec<Vec<u8>>)>;
+
+/// Splits a raw query as the Go side's site.ParseQuery does: at "&", a
+/// part without "=" is a key with the empty value, empty parts skipped,
+/// "+" decoded to a space and "%XX" to its byte, a lone "%" kept.
+fn parse_query(raw: &str) -> Params {
+    let mut params: Params = Vec::new();
+    for part in raw.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').unwrap_or((part, ""));
+        let (key, value) = (unescape(k), unescape(v));
+        match params.iter_mut().find(|(pk, _)| *pk == key) {
+            Some((_, values)) => values.push(value),
+            None => params.push((key, vec![value])),
+        }
+    }
+    params
+}
+
+/// Decodes one key or value of a query (see parse_query).
+fn unescape(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() && hex(b[i + 1]).is_some() && hex(b[i + 2]).is_some() => {
+                out.push(hex(b[i + 1]).unwrap() << 4 | hex(b[i + 2]).unwrap());
+                i += 2;
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+fn hex(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+/// The M and T of WebPageReplay's ratio 2M/T: one plus the request's
+/// parameters whose values equal the recorded ones, and the parameters of
+/// both.
+fn agreement(req: &Params, rec: &Params) -> (usize, usize) {
+    let m = 1 + req
+        .iter()
+        .filter(|(k, v)| rec.iter().any(|(rk, rv)| rk == k && rv == v))
+        .count();
+    (m, req.len() + rec.len())
+}
+
+/// Whether the ratio of a is above that of b (a T of 0, two requests
+/// without parameters, is the highest).
+fn better(a: (usize, usize), b: (usize, usize)) -> bool {
+    match (a.1, b.1) {
+        (0, t) => t != 0,
+        (_, 0) => false,
+        _ => a.0 * b.1 > b.0 * a.1,
     }
 }
 
@@ -170,10 +251,6 @@ fn header_map(fields: &[(String, String)]) -> http::HeaderMap {
     h
 }
 
-fn common_prefix(a: &str, b: &str) -> usize {
-    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,43 +266,55 @@ mod tests {
             body_allowed: true,
             body: Bytes::new(),
             target: target.to_string(),
+            params: parse_query(target.split_once('?').map_or("", |(_, q)| q)),
         }
     }
 
+    /// The cases of testdata/match.txt, which the Go side checks too.
     #[test]
-    fn exact_target_wins_then_longest_prefix_then_first() {
-        let mut paths = HashMap::new();
-        paths.insert(
-            "GET /a".to_string(),
-            vec![resp("/a?x=1"), resp("/a?x=12"), resp("/a?y=1")],
-        );
-        let mut by_path = HashMap::new();
-        by_path.insert("h.test".to_string(), paths);
-        let s = Site { by_path };
-        assert_eq!(
-            s.lookup("h.test", "GET", "/a", Some("x=12"))
-                .unwrap()
-                .target,
-            "/a?x=12"
-        );
-        assert_eq!(
-            s.lookup("h.test", "GET", "/a", Some("x=13"))
-                .unwrap()
-                .target,
-            "/a?x=1"
-        );
-        assert_eq!(
-            s.lookup("h.test", "HEAD", "/a", Some("y=2"))
-                .unwrap()
-                .target,
-            "/a?y=1"
-        );
-        assert_eq!(
-            s.lookup("h.test", "GET", "/a", None).unwrap().target,
-            "/a?x=1"
-        );
-        assert!(s.lookup("h.test", "POST", "/a", None).is_none());
-        assert!(s.lookup("other.test", "GET", "/a", None).is_none());
+    fn match_cases() {
+        let text = include_str!("../testdata/match.txt");
+        let mut paths: HashMap<String, Vec<Response>> = HashMap::new();
+        let mut cases = 0;
+        for (n, line) in text.lines().enumerate() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.is_empty() || fields[0].starts_with('#') {
+                continue;
+            }
+            match fields[0] {
+                "reset" => paths.clear(),
+                "have" => {
+                    let path = fields[2].split('?').next().unwrap();
+                    let key = format!("{} {path}", fields[1]);
+                    let list = paths.entry(key).or_default();
+                    list.push(resp(fields[2]));
+                    // the Go side's tie-break order: by target
+                    list.sort_by(|a, b| a.target.cmp(&b.target));
+                }
+                "want" => {
+                    cases += 1;
+                    let mut by_path = HashMap::new();
+                    let cloned: HashMap<String, Vec<Response>> = paths
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.iter().map(|r| resp(&r.target)).collect()))
+                        .collect();
+                    by_path.insert("h.test".to_string(), cloned);
+                    let site = Site { by_path };
+                    let (path, query) = match fields[2].split_once('?') {
+                        Some((p, q)) => (p, Some(q)),
+                        None => (fields[2], None),
+                    };
+                    let got = match site.lookup("h.test", fields[1], path, query) {
+                        None => "none".to_string(),
+                        Some((r, MatchKind::Exact)) => format!("exact {}", r.target),
+                        Some((r, MatchKind::Fuzzy)) => format!("fuzzy {}", r.target),
+                    };
+                    assert_eq!(got, fields[3..].join(" "), "line {}: {line}", n + 1);
+                }
+                other => panic!("line {}: unknown directive {other:?}", n + 1),
+            }
+        }
+        assert!(cases >= 20, "only {cases} cases");
     }
 
     #[test]

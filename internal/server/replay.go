@@ -1,0 +1,76 @@
+package server
+
+import (
+	"sync"
+
+	"github.com/quicbench/quicbench/internal/site"
+)
+
+// MaxUnmatchedListed bounds the unmatched requests a Replay lists.
+const MaxUnmatchedListed = 200
+
+// Replay is what a server's matching of requests against its site did
+// (site.Matcher): requests answered with their exact target's response,
+// with the nearest recorded query's (fuzzy), or with 404 (unmatched), and
+// the body bytes of the responses it sent. quicbench-h3's replay command
+// answers in this form.
+type Replay struct {
+	Exact     int64 `json:"exact"`
+	Fuzzy     int64 `json:"fuzzy"`
+	Unmatched int64 `json:"unmatched"`
+	// UnmatchedRequests are the first MaxUnmatchedListed unmatched
+	// requests as "METHOD URL".
+	UnmatchedRequests []string `json:"unmatched_requests"`
+	// BodyBytes counts the bytes of the bodies sent (none for HEAD, 304
+	// and 404 answers).
+	BodyBytes int64 `json:"body_bytes"`
+}
+
+// Add returns r and o together, the list still bounded.
+func (r Replay) Add(o Replay) Replay {
+	list := append(r.UnmatchedRequests[:len(r.UnmatchedRequests):len(r.UnmatchedRequests)], o.UnmatchedRequests...)
+	return Replay{Exact: r.Exact + o.Exact, Fuzzy: r.Fuzzy + o.Fuzzy, Unmatched: r.Unmatched + o.Unmatched,
+		UnmatchedRequests: list[:min(len(list), MaxUnmatchedListed)], BodyBytes: r.BodyBytes + o.BodyBytes}
+}
+
+// Requests counts the requests of every kind.
+func (r Replay) Requests() int64 { return r.Exact + r.Fuzzy + r.Unmatched }
+
+// ReplayLog gathers a server's Replay as it answers; safe for concurrent
+// use. The zero value is empty.
+type ReplayLog struct {
+	mu sync.Mutex
+	r  Replay
+}
+
+// Matched notes a request answered from the site as kind says, with a body
+// of bodyBytes.
+func (l *ReplayLog) Matched(kind site.MatchKind, bodyBytes int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if kind == site.Fuzzy {
+		l.r.Fuzzy++
+	} else {
+		l.r.Exact++
+	}
+	l.r.BodyBytes += int64(bodyBytes)
+}
+
+// Unmatched notes a request the site does not have, as "METHOD URL".
+func (l *ReplayLog) Unmatched(request string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.r.Unmatched++
+	if len(l.r.UnmatchedRequests) < MaxUnmatchedListed {
+		l.r.UnmatchedRequests = append(l.r.UnmatchedRequests, request)
+	}
+}
+
+// Take returns what was noted since the last Take, and starts anew.
+func (l *ReplayLog) Take() Replay {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.r
+	l.r = Replay{}
+	return r
+}

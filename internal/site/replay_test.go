@@ -1,0 +1,77 @@
+package site
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMatchCases checks the matching rule against the cases quicbench-h3
+// checks too (servers/h3/testdata/match.txt).
+func TestMatchCases(t *testing.T) {
+	f, err := os.Open("../../servers/h3/testdata/match.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var origin *Origin
+	reset := func() { origin = &Origin{Host: "h.test", Resources: map[string]*Resource{}} }
+	reset()
+	cases := 0
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		switch fields[0] {
+		case "reset":
+			reset()
+		case "have":
+			path, query, _ := strings.Cut(fields[2], "?")
+			r := &Resource{Path: path, Query: query}
+			if fields[1] != "GET" {
+				r.Method = fields[1]
+			}
+			origin.Resources[r.Key()] = r
+		case "want":
+			cases++
+			path, query, _ := strings.Cut(fields[2], "?")
+			res, kind := NewMatcher(&Site{Origins: []*Origin{origin}}).Match("h.test", fields[1], path, query)
+			got := kind.String()
+			if res != nil {
+				got += " " + res.Target()
+			}
+			if want := strings.Join(fields[3:], " "); got != want {
+				t.Errorf("line %d: %s %s matched %q, want %q", line, fields[1], fields[2], got, want)
+			}
+		default:
+			t.Fatalf("line %d: unknown directive %q", line, fields[0])
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if cases < 20 {
+		t.Errorf("only %d cases", cases)
+	}
+}
+
+// TestParseQuery: keys once with their values in order, decoding, and
+// nothing refused.
+func TestParseQuery(t *testing.T) {
+	got := ParseQuery("a=1&b&a=2&&c=x%2By+z&d=%g1%")
+	want := Params{{"a", []string{"1", "2"}}, {"b", []string{""}}, {"c", []string{"x+y z"}}, {"d", []string{"%g1%"}}}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i].Key != want[i].Key || strings.Join(got[i].Values, "|") != strings.Join(want[i].Values, "|") {
+			t.Errorf("param %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+	if ParseQuery("") != nil {
+		t.Error("an empty query has parameters")
+	}
+}
