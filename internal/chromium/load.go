@@ -104,7 +104,7 @@ func (c *Chromium) openTab(loadCtx context.Context, req client.Request) (*tab, s
 func (c *Chromium) visits(tabCtx, loadCtx context.Context, req client.Request, timeout time.Duration, res *client.Result) string {
 	source := client.SetupJS
 	if req.Deterministic {
-		source = client.DeterministicJS + "\n" + source
+		source = client.DeterministicJS(req.ClockStart) + "\n" + source
 	}
 	if _, err := chromedp.Call(tabCtx, page.AddScriptToEvaluateOnNewDocument,
 		page.AddScriptToEvaluateOnNewDocumentParams{Source: source}); err != nil {

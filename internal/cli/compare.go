@@ -17,6 +17,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/units"
 )
 
 // compareOptions are compare's flags, parsed and validated: a one-cell
@@ -48,16 +49,42 @@ const defaultMinRuns = 10
 
 // compareFlags are compare's flags as parsed, before validation.
 type compareFlags struct {
-	net                                                                    *networkFlags
-	page, protos, stack, server, visit, cache, out                         *string
-	quicServer, quicCC                                                     *string
-	clientName, browser, chromium                                          *string
-	origins, runs, retries                                                 *int
-	seed                                                                   *uint64
-	timeout, waitLock                                                      *time.Duration
-	until                                                                  *float64
-	jsonOut, verbose, capture, qlog, check, visual, deterministic, pairing *bool
+	net                                                     *networkFlags
+	page, protos, stack, server, visit, cache, out          *string
+	quicServer, quicCC                                      *string
+	clientName, browser, chromium                           *string
+	origins, runs, retries                                  *int
+	seed                                                    *uint64
+	timeout, waitLock                                       *time.Duration
+	until                                                   *float64
+	jsonOut, verbose, capture, qlog, check, visual, pairing *bool
+	deterministic                                           *optionalBool
+	maxUnmatched                                            *string
 }
+
+// optionalBool is a boolean flag that also knows whether it was given.
+type optionalBool struct{ value *bool }
+
+// String is the value, or "" when the flag was not given.
+func (o *optionalBool) String() string {
+	if o == nil || o.value == nil {
+		return ""
+	}
+	return strconv.FormatBool(*o.value)
+}
+
+// Set parses the flag's value as flag.Bool does.
+func (o *optionalBool) Set(text string) error {
+	v, err := strconv.ParseBool(text)
+	if err != nil {
+		return errors.New("give true or false")
+	}
+	o.value = &v
+	return nil
+}
+
+// IsBoolFlag lets the flag stand alone (--deterministic).
+func (o *optionalBool) IsBoolFlag() bool { return true }
 
 func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 	protocols := factor.Protocols().Values()
@@ -88,10 +115,18 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		visit:         fs.String("visit", def(factor.IDVisit), "`kind` of visit measured: "+factor.Visits().Usage()),
 		cache:         fs.String("cache", def(factor.IDCache), "`on` or off: "+factor.Caches().Usage()),
 		visual:        fs.Bool("visual", false, "capture each load's frames in Chromium for visual metrics (First and Last Visual Change, Speed Index, Visually Complete 85/95/99) into artifacts/<trial>-a<attempt>-frames/; the capture costs CPU during the load and 2 s after it"),
-		deterministic: fs.Bool("deterministic", false, "make Date and Math.random in the page's scripts the same on every load, as WebPageReplay does, so that a recorded page requests the same URLs each time"),
+		deterministic: optionalBoolFlag(fs, "deterministic", "make Date and Math.random in the page's scripts the same on every load, as WebPageReplay does, so that a recorded page requests the same URLs each time: the clock starts at the recording's time; default on for archive pages, off for generated ones (--deterministic=false turns it off)"),
+		maxUnmatched:  fs.String("max-unmatched", "5%", "the `share` of an archive page's requests that may match nothing in the recording before its load fails; the browser's own requests (favicon, manifest) and those unmatched in every load are not counted"),
 		pairing:       fs.Bool("pairing", true, "start the protocols' loads of each round from the same link state (the same loss and jitter draws), and analyse them as pairs; --pairing=false draws each load's losses afresh"),
 		check:         fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
 	}
+}
+
+// optionalBoolFlag defines a boolean flag whose absence is nil.
+func optionalBoolFlag(fs *flag.FlagSet, name, usage string) *optionalBool {
+	o := &optionalBool{}
+	fs.Var(o, name, usage)
+	return o
 }
 
 // parseCompare parses compare's arguments into a one-cell spec. now names
@@ -134,7 +169,7 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 		return nil, err
 	}
 	s := &spec.Spec{Name: "compare", Seed: *f.seed, Repetitions: *f.runs, Retries: *f.retries, Timeout: *f.timeout,
-		Netcheck: *f.check, Deterministic: *f.deterministic, Pairing: *f.pairing, Artifacts: spec.Artifacts{Pcap: *f.capture, Qlog: *f.qlog},
+		Netcheck: *f.check, Deterministic: f.deterministic.value, Pairing: *f.pairing, Artifacts: spec.Artifacts{Pcap: *f.capture, Qlog: *f.qlog},
 		Networks: []*netconf.Network{net}, Levels: map[factor.ID][]string{}}
 	if err := f.levels(s); err != nil {
 		return nil, err
@@ -148,6 +183,9 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 		if p != nil {
 			return nil, p
 		}
+	}
+	if s.MaxUnmatched, err = units.ParsePercent(*f.maxUnmatched); err != nil {
+		return nil, fmt.Errorf("--max-unmatched: %w", err)
 	}
 	if *f.until != 0 {
 		s.Until = &spec.Until{Min: min(defaultMinRuns, *f.runs), CIRatio: *f.until}

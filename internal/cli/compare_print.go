@@ -26,9 +26,11 @@ type compareRun struct {
 	Testbeds []results.Testbed `json:"testbeds"`
 	Netcheck *netcheck.Report  `json:"netcheck,omitempty"`
 	// Trials are every load, each with its resources and connections.
-	Trials      []results.TrialDetail `json:"trials"`
-	WallSeconds float64               `json:"wall_seconds"`
-	Dir         string                `json:"run_dir"`
+	Trials []results.TrialDetail `json:"trials"`
+	// Replay is, for a recorded page, each protocol's work per load.
+	Replay      []report.SettingWork `json:"replay,omitempty"`
+	WallSeconds float64              `json:"wall_seconds"`
+	Dir         string               `json:"run_dir"`
 }
 
 // compareOf is the comparison of the run that res read back from dir.
@@ -44,6 +46,7 @@ func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
 		trials, conns = append(trials, t.Trial), append(conns, t.Connections...)
 	}
 	r.Summary = report.SummarizeRun(trials, conns)
+	r.Replay = report.Works(trials)
 	for _, text := range rec.Netchecks { // a comparison has one network
 		r.Netcheck = &netcheck.Report{}
 		if err := json.Unmarshal([]byte(text), r.Netcheck); err != nil {
@@ -101,6 +104,9 @@ func printSummary(w io.Writer, r *compareRun) {
 	printPaints(w, s.Protocols)
 	for _, t := range s.Failed {
 		fmt.Fprintf(w, "failed: round %d %s: %s\n", t.Rep, t.Protocol, t.Error)
+	}
+	if len(r.Replay) > 0 {
+		report.WriteWork(w, r.Replay)
 	}
 	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkTotalsText(s.Up), linkTotalsText(s.Down))
 	for _, tb := range r.Testbeds {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/site"
 )
@@ -23,7 +24,7 @@ var importers = map[string]func(ctx context.Context, path, document string) (*si
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	to := fs.String("to", "", "the site archive `directory` to write (new, empty, or an archive to replace)")
-	document := fs.String("document", "", "the page's `URL` (default: the HAR's first page, or the recording's one HTML page)")
+	document := fs.String("document", "", "the page's `URL` (default: the HAR's first page, else the HTML page at path / of the most requested host that has one, else the import lists the likeliest pages)")
 	const usage = "Usage: quicbench import mahimahi|har|wpr PATH --to DIR [--document URL]\n\n" +
 		"Reads a recording (a Mahimahi mm-webrecord directory, a HAR 1.2 file with bodies, or a\n" +
 		"WebPageReplay .wprgo archive) into a site archive that specs and --page replay as\n" +
@@ -70,6 +71,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	fmt.Fprintf(stdout, "%s: %s\n%s", *to, a.Document, a.Summary())
+	if !a.RecordedAt.IsZero() {
+		fmt.Fprintf(stdout, "recorded %s: deterministic replays start the page's clock there\n", a.RecordedAt.UTC().Format(time.RFC3339))
+	}
 	if left := rep.String(); left != "" {
 		fmt.Fprint(stdout, "of the recording's exchanges:\n", left)
 	}

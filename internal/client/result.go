@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/visual"
@@ -40,11 +41,18 @@ type PageMetrics struct {
 	// reported none.
 	FCPMs float64 `json:"fcp_ms"`
 	LCPMs float64 `json:"lcp_ms"`
-	// Images is the number of <img> elements; BrokenImages those that did
-	// not load or decode.
-	Images       int `json:"images"`
-	BrokenImages int `json:"broken_images"`
+	// Images is the number of <img> elements; BrokenImages those with a
+	// source whose load ended without an image (not found, or not
+	// decodable), and BrokenImageURLs the first MaxBrokenListed of their
+	// URLs. An image still waiting (lazy, below the viewport) is not
+	// broken.
+	Images          int      `json:"images"`
+	BrokenImages    int      `json:"broken_images"`
+	BrokenImageURLs []string `json:"broken_image_urls"`
 }
+
+// MaxBrokenListed bounds PageMetrics.BrokenImageURLs.
+const MaxBrokenListed = 200
 
 // Request says what page to load and how.
 type Request struct {
@@ -75,9 +83,17 @@ type Request struct {
 	// Visual captures the measured visit's frames and computes its visual
 	// metrics (Chromium only). It costs CPU during the load.
 	Visual bool
-	// Deterministic injects DeterministicJS into every document, so that
-	// the page's time and random numbers are the same on every load.
+	// Deterministic injects DeterministicJS(ClockStart) into every
+	// document, so that the page's time and random numbers are the same
+	// on every load; ClockStart is when the page was recorded (zero:
+	// DefaultClockStartMs).
 	Deterministic bool
+	ClockStart    time.Time
+	// ExcuseImage, if set, says whether a broken image of this URL is the
+	// recording's fault rather than the load's (the recording lacks it,
+	// or holds no image for it): such images do not fail the load. Nil:
+	// every broken image fails it.
+	ExcuseImage func(url string) bool
 	// CacheAllowed accepts resources that came from the browser's cache
 	// (no bytes transferred) whatever protocol they name: the site is
 	// cacheable and this is a repeat visit.
@@ -166,11 +182,26 @@ func Verify(req Request, m PageMetrics) []string {
 	if badStatus > 0 {
 		problems = append(problems, fmt.Sprintf("%d resources with a status other than 200", badStatus))
 	}
-	if m.BrokenImages > 0 {
-		problems = append(problems, fmt.Sprintf("%d of %d images broken", m.BrokenImages, m.Images))
+	if n := unexcusedBroken(req, m); n > 0 {
+		problems = append(problems, fmt.Sprintf("%d of %d images broken", n, m.Images))
 	}
 	if len(problems) > 0 && example != "" {
 		problems = append(problems, "e.g. "+example)
 	}
 	return problems
+}
+
+// unexcusedBroken counts m's broken images that req does not excuse; those
+// beyond the listed URLs count as unexcused.
+func unexcusedBroken(req Request, m PageMetrics) int {
+	if req.ExcuseImage == nil {
+		return m.BrokenImages
+	}
+	n := m.BrokenImages - len(m.BrokenImageURLs)
+	for _, u := range m.BrokenImageURLs {
+		if !req.ExcuseImage(u) {
+			n++
+		}
+	}
+	return max(n, 0)
 }

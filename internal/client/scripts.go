@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -14,6 +16,7 @@ const MetricsJS = `(() => {
   const nav = performance.getEntriesByType('navigation')[0];
   if (!nav || nav.loadEventEnd === 0) return null;
   const imgs = Array.from(document.images);
+  const broken = imgs.filter(i => i.complete && (i.currentSrc || i.getAttribute('src')) && i.naturalWidth === 0);
   return {
     document_protocol: nav.nextHopProtocol,
     document_status: nav.responseStatus || 0,
@@ -28,7 +31,8 @@ const MetricsJS = `(() => {
     fcp_ms: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || 0,
     lcp_ms: window.__quicbenchLCP || 0,
     images: imgs.length,
-    broken_images: imgs.filter(i => !i.complete || i.naturalWidth === 0).length,
+    broken_images: broken.length,
+    broken_image_urls: broken.slice(0, 200).map(i => i.currentSrc || i.src),
   };
 })()`
 
@@ -60,20 +64,37 @@ func Pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// DeterministicJS runs before a page's own scripts when a spec asks for
-// deterministic pages: Math.random becomes a generator with a fixed seed,
-// and the clock (Date.now, new Date()) starts at 1,700,000,000,000 ms
-// (2023-11-14 22:13:20 UTC) and advances by 1 ms on each reading, so that scripts that put the time or
-// random numbers into URLs request the same URLs on every load.
-// performance.now() is left alone: the page's metrics depend on it.
-const DeterministicJS = `(() => {
+// DefaultClockStartMs is where a deterministic page's clock starts when
+// the recording does not say when it was made: 1,700,000,000,000 ms since
+// 1970 (2023-11-14 22:13:20 UTC).
+const DefaultClockStartMs = 1_700_000_000_000
+
+// DeterministicJS is the script that runs before a page's own scripts
+// when its loads are deterministic, as WebPageReplay's deterministic.js
+// does: Math.random becomes a generator with a fixed seed, and the clock
+// (Date.now, new Date()) starts at start (zero: DefaultClockStartMs) and
+// advances by 1 ms on each reading, so that scripts that put the time or
+// random numbers into URLs request the same URLs on every load, near those
+// recorded. performance.now() is left alone: the page's metrics depend on
+// it.
+func DeterministicJS(start time.Time) string {
+	ms := int64(DefaultClockStartMs)
+	if !start.IsZero() {
+		ms = start.UnixMilli()
+	}
+	return strings.Replace(deterministicTemplate, "CLOCK_START_MS", strconv.FormatInt(ms, 10), 1)
+}
+
+// deterministicTemplate is DeterministicJS with its clock's start to fill
+// in.
+const deterministicTemplate = `(() => {
   let seed = 0x2545f491;
   Math.random = function () {
     seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
     return (seed >>> 0) / 4294967296;
   };
   const RealDate = Date;
-  let now = 1700000000000;
+  let now = CLOCK_START_MS;
   const tick = () => now++;
   function FixedDate(...args) {
     if (!new.target) return new RealDate(tick()).toString();

@@ -3,6 +3,7 @@ package client
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
 )
@@ -17,7 +18,7 @@ func goodMetrics(proto string, urls []string) PageMetrics {
 
 func TestVerify(t *testing.T) {
 	urls := []string{"https://a/1.png", "https://a/2.png"}
-	req := Request{Protocol: factor.H3, Expected: urls}
+	req := Request{Protocol: factor.H3, Expected: urls, ExcuseImage: func(u string) bool { return strings.HasSuffix(u, "/gone.png") }}
 	tests := []struct {
 		name   string
 		mutate func(*PageMetrics)
@@ -29,6 +30,12 @@ func TestVerify(t *testing.T) {
 		{"resource missing", func(m *PageMetrics) { m.Resources = m.Resources[:1] }, "1 of 2 resources missing"},
 		{"resource 404", func(m *PageMetrics) { m.Resources[0].Status = 404 }, "status other than 200"},
 		{"broken image", func(m *PageMetrics) { m.BrokenImages = 1 }, "1 of 2 images broken"},
+		{"broken images not excused", func(m *PageMetrics) {
+			m.BrokenImages, m.BrokenImageURLs = 3, []string{"https://a/1.png", "https://a/gone.png"}
+		}, "2 of 2 images broken"},
+		{"broken images excused", func(m *PageMetrics) {
+			m.BrokenImages, m.BrokenImageURLs = 2, []string{"https://a/gone.png", "https://a/gone.png"}
+		}, ""},
 		{"no load end", func(m *PageMetrics) { m.PLTMs = 0 }, "no load event end"},
 		{"document 500", func(m *PageMetrics) { m.DocumentStatus = 500 }, "document status 500"},
 	}
@@ -44,5 +51,15 @@ func TestVerify(t *testing.T) {
 				t.Errorf("problems %q, want one containing %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestDeterministicClockStart(t *testing.T) {
+	recorded := time.Date(2022, 12, 17, 7, 18, 56, 0, time.UTC)
+	if js := DeterministicJS(recorded); !strings.Contains(js, "let now = 1671261536000;") {
+		t.Errorf("clock at the recording's time: %s", js)
+	}
+	if js := DeterministicJS(time.Time{}); !strings.Contains(js, "let now = 1700000000000;") {
+		t.Errorf("clock without a recording time: %s", js)
 	}
 }

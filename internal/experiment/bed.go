@@ -34,6 +34,8 @@ type bed struct {
 	// deterministic makes the pages' time and randomness fixed; paired
 	// starts each load from its repetition's link seeds.
 	deterministic, paired bool
+	// replay judges how completely the loads replay the page's site.
+	replay *replayCheck
 	// calibration is the emulator's latency, taken off the link's delays.
 	calibration netcheck.PathLatency
 }
@@ -58,7 +60,8 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
-	b := &bed{Testbed: tb, page: page, expected: page.Subresources, deterministic: r.spec.Deterministic, paired: r.spec.Pairing}
+	b := &bed{Testbed: tb, page: page, expected: page.Subresources, deterministic: r.spec.DeterministicFor(setup.Page), paired: r.spec.Pairing,
+		replay: newReplayCheck(page, r.spec.MaxUnmatched)}
 	if !r.spec.Client().Capabilities().Renders {
 		b.expected = page.WithoutScripts()
 	}

@@ -137,8 +137,10 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	rec.Wall = results.F(m.WallMs)
 	rec.ServerRequests = int64(m.ServerRequests.Total())
 	rec.UnmatchedRequests = m.Replay.Unmatched
+	c := m.Completeness
 	rec.ReplayValues = results.ReplayValues{ReplayExact: m.Replay.Exact, ReplayFuzzy: m.Replay.Fuzzy,
-		UnmatchedURLs: m.Replay.UnmatchedRequests, ServedBytes: m.Replay.BodyBytes}
+		UnmatchedURLs: m.Replay.UnmatchedRequests, BrowserOwnUnmatched: c.BrowserOwn, SteadyUnmatched: c.Steady,
+		ServedBytes: m.Replay.BodyBytes, BrokenImagesRecorded: c.BrokenRecorded, BrokenImagesUnserved: c.BrokenUnserved}
 	rec.Connections = int64(len(m.Connections))
 	rec.Handshakes = handshakeList(m.Connections)
 	rec.TCPCongestion = tcpCongestion(m.Connections)

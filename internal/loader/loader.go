@@ -16,8 +16,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"image"
-	_ "image/png" // images are verified by decoding their header
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -33,6 +31,7 @@ import (
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // MaxConnsPerOrigin is HTTP/1.1's connection limit per origin, as in
@@ -166,7 +165,9 @@ func (l *Loader) visit(ctx context.Context, req client.Request, sessions tls.Cli
 	m.OnLoadMs = ms(time.Since(p.start))
 	m.PLTMs = m.OnLoadMs
 	p.har.Log.Pages[0].PageTimings = har.PageTimings{OnContentLoad: m.DCLMs, OnLoad: m.OnLoadMs}
-	m.Resources, m.BrokenImages = p.resources()
+	m.Resources, m.BrokenImageURLs = p.resources()
+	m.BrokenImages = len(m.BrokenImageURLs)
+	m.BrokenImageURLs = m.BrokenImageURLs[:min(len(m.BrokenImageURLs), client.MaxBrokenListed)]
 	if ctx.Err() != nil {
 		return m, nil, ctx.Err()
 	}
@@ -257,24 +258,22 @@ func (p *pageLoad) spawn(ctx context.Context, r Ref) {
 }
 
 // resources returns the Resource Timing entries of the fetched resources,
-// in the order their fetches started, and the number of images that did not
-// arrive or do not decode.
-func (p *pageLoad) resources() ([]client.ResourceTiming, int) {
+// in the order their fetches started, and the URLs of the images that did
+// not arrive or are no image a browser decodes (site.ImageBytesOK).
+func (p *pageLoad) resources() (out []client.ResourceTiming, broken []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []client.ResourceTiming
-	broken := 0
 	for _, f := range p.fetched {
 		if f.err != nil {
 			if f.ref.Kind == KindImage {
-				broken++
+				broken = append(broken, f.timing.URL)
 			}
 			continue // missing, as in a browser's Resource Timing
 		}
 		out = append(out, f.timing)
 		if f.ref.Kind == KindImage {
-			if _, _, err := image.DecodeConfig(bytes.NewReader(f.body)); err != nil {
-				broken++
+			if !site.ImageBytesOK(f.body) {
+				broken = append(broken, f.timing.URL)
 			}
 		}
 	}

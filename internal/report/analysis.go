@@ -225,6 +225,9 @@ type Analysis struct {
 	// stack empty).
 	QUICANOVAs []StackANOVA
 	Shares     []Share
+	// Work is, for recorded pages, what each protocol's loads did per
+	// setting (the replay's completeness).
+	Work []SettingWork
 	// Protocols seen in the run.
 	Protocols []factor.Protocol
 	// Calibration is each network's netcheck (Build reads it from the run).
@@ -318,6 +321,7 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 	a.ANOVAs = stackANOVAs(samples, factor.IDStack, nil)
 	a.QUICANOVAs = stackANOVAs(samples, factor.IDQUIC, func(p factor.Protocol) bool { return p == factor.H3 })
 	a.Shares = shares(a.Comparisons)
+	a.Work = works(trials)
 	return a, nil
 }
 

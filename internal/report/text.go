@@ -42,6 +42,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	writeCalibration(w, a.Calibration)
 	writeEmulatorLatency(w, a.EmulatorLatency)
 	writeShares(w, a, v)
+	writeWork(w, a.Work, v)
 	writeANOVAs(w, a.ANOVAs, v.without(factor.IDStack), "TCP stacks")
 	writeANOVAs(w, a.QUICANOVAs, v.without(factor.IDQUIC), "QUIC stacks")
 }

@@ -155,13 +155,22 @@ type Outcome struct {
 // against the site (all exact for a generated page): answered from the
 // exact recorded request, from the nearest recorded query of the same
 // host, method and path (fuzzy), or with 404 (unmatched_requests, whose
-// first 200 are listed as "METHOD URL"). ServedBytes counts the response
-// bodies the servers sent; page_bytes is what the site holds.
+// first 200 are listed as "METHOD URL"). Of the unmatched, the browser's
+// own (favicon, icons, manifest) and the steady ones (unmatched in every
+// earlier load of the testbed) do not count against a recording's
+// tolerance. ServedBytes counts the response bodies the servers sent;
+// page_bytes is what the site holds. Broken images are those the browser
+// could not show that the recording holds no image for (recorded) or
+// lacks (unserved); a broken image the recording holds fails the load.
 type ReplayValues struct {
-	ReplayExact   int64   `parquet:"replay_exact"`
-	ReplayFuzzy   int64   `parquet:"replay_fuzzy"`
-	UnmatchedURLs Strings `parquet:"unmatched_urls,list"`
-	ServedBytes   int64   `parquet:"served_bytes"`
+	ReplayExact          int64   `parquet:"replay_exact"`
+	ReplayFuzzy          int64   `parquet:"replay_fuzzy"`
+	UnmatchedURLs        Strings `parquet:"unmatched_urls,list"`
+	BrowserOwnUnmatched  int64   `parquet:"browser_own_unmatched"`
+	SteadyUnmatched      int64   `parquet:"steady_unmatched"`
+	ServedBytes          int64   `parquet:"served_bytes"`
+	BrokenImagesRecorded int64   `parquet:"broken_images_recorded"`
+	BrokenImagesUnserved int64   `parquet:"broken_images_unserved"`
 }
 
 // Metrics are the measured load's times in ms from navigation start:

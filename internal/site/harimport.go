@@ -1,12 +1,13 @@
 package site
 
 import (
-	"mime"
-	"strings"
-
 	"context"
 	"encoding/base64"
 	"fmt"
+	"mime"
+	"strings"
+	"time"
+
 	"golang.org/x/text/encoding/htmlindex"
 
 	"github.com/quicbench/quicbench/internal/har"
@@ -35,7 +36,7 @@ func ImportHAR(ctx context.Context, path, document string) (*Archive, ImportRepo
 
 // importHAR turns a parsed HAR into an archive.
 func importHAR(ctx context.Context, h *har.HAR, document string) (*Archive, ImportReport, error) {
-	c := &collector{ctx: ctx, archive: &Archive{Source: "har"}}
+	c := &collector{ctx: ctx, archive: &Archive{Source: "har", RecordedAt: harRecordedAt(h)}}
 	hint := ""
 	for i, e := range h.Log.Entries {
 		if err := ctx.Err(); err != nil { // before the body's coding, which takes time
@@ -117,4 +118,19 @@ func (c *collector) inCharset(text string, r har.Response) []byte {
 		return []byte(text)
 	}
 	return b
+}
+
+// harRecordedAt is when the HAR's page started loading (its first page's
+// startedDateTime), else its earliest entry's start; zero if none says.
+func harRecordedAt(h *har.HAR) time.Time {
+	if len(h.Log.Pages) > 0 && !h.Log.Pages[0].StartedDateTime.IsZero() {
+		return h.Log.Pages[0].StartedDateTime.UTC()
+	}
+	var first time.Time
+	for _, e := range h.Log.Entries {
+		if t := e.StartedDateTime; !t.IsZero() && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	return first.UTC()
 }

@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"cmp"
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
@@ -9,9 +10,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/andybalholm/brotli"
 )
@@ -19,12 +23,17 @@ import (
 // ImportReport says what an import kept of a recording and what it left
 // out, and why.
 type ImportReport struct {
-	Entries    int // exchanges in the recording
-	PlainHTTP  int // over http://: left out, the testbed serves https only
-	OtherPorts int // on another port than 443: left out
-	IPHosts    int // to an IP address rather than a host name: left out
-	NoBody     int // the recording lacks the body (a HAR exporter dropped it, a 304): left out
-	NoResponse int // requests that got no response (failed, blocked): left out
+	Entries   int // exchanges in the recording
+	PlainHTTP int // over http://: left out, the testbed serves https only
+	// OtherSchemes counts entries of schemes other than http and https
+	// (wss, ws, data, blob, extensions, ftp): left out.
+	OtherSchemes int
+	// Informational counts 1xx responses (a WebSocket's 101): left out.
+	Informational int
+	OtherPorts    int // on another port than 443: left out
+	IPHosts       int // to an IP address rather than a host name: left out
+	NoBody        int // the recording lacks the body (a HAR exporter dropped it, a 304): left out
+	NoResponse    int // requests that got no response (failed, blocked): left out
 	// Reencoded counts bodies a HAR holds decoded that were compressed
 	// again as their Content-Encoding says; Decoded those whose coding
 	// cannot be redone here (zstd), served uncompressed.
@@ -43,6 +52,8 @@ func (r ImportReport) String() string {
 		}
 	}
 	line(r.PlainHTTP, "exchanges over plain http left out (the testbed serves https only; a page's http:// requests will be unmatched)")
+	line(r.OtherSchemes, "entries of other schemes than http and https (wss, data, blob, extensions, ftp) left out")
+	line(r.Informational, "informational (1xx) responses left out")
 	line(r.OtherPorts, "exchanges on ports other than 443 left out")
 	line(r.IPHosts, "exchanges with an IP address for host left out (the testbed gives each host name its own address)")
 	line(r.NoBody, "responses without their body in the recording left out (they would replay as empty)")
@@ -74,6 +85,15 @@ func (c *collector) add(method, rawURL, ip string, status int, header []Field, b
 		return nil, c.ctx.Err()
 	}
 	c.report.Entries++
+	scheme, _, _ := strings.Cut(rawURL, ":")
+	switch scheme = strings.ToLower(scheme); {
+	case scheme != "http" && scheme != "https" && validScheme(scheme):
+		c.report.OtherSchemes++
+		return nil, nil
+	case status >= 100 && status < 200:
+		c.report.Informational++
+		return nil, nil
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("URL %.200q is not an absolute URL", rawURL)
@@ -104,6 +124,18 @@ func (c *collector) add(method, rawURL, ip string, status int, header []Field, b
 	c.bodyBytes += int64(len(body))
 	c.archive.Exchanges = append(c.archive.Exchanges, ex)
 	return ex, nil
+}
+
+// validScheme says whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" and ".").
+func validScheme(s string) bool {
+	for i, c := range s {
+		letter := c >= 'a' && c <= 'z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // addDecoded is add for a body recorded decoded (a HAR's, the browser's):
@@ -148,29 +180,19 @@ func (r *Recording) Finish(document string) (*Archive, ImportReport, error) {
 }
 
 // finish picks the document: document if given, else hint (a page the
-// recording names) if given, else the recording's one HTML page.
+// recording names) if given, else the one chooseDocument finds; and takes
+// the recording's time from the document's Date field when the recording
+// did not say it.
 func (c *collector) finish(document, hint string) (*Archive, ImportReport, error) {
 	a := c.archive
 	if len(a.Exchanges) == 0 {
 		return nil, c.report, fmt.Errorf("nothing to replay: of %d exchanges none is an https response on port 443", c.report.Entries)
 	}
+	document = cmp.Or(document, hint)
 	if document == "" {
-		document = hint
-	}
-	if document == "" {
-		var pages []string
-		for _, ex := range a.Exchanges {
-			if ex.Method == "GET" && ex.Status == 200 && typeOf(Get(ex.Header, "content-type")) == "html" {
-				pages = append(pages, ex.URL)
-			}
-		}
-		switch len(pages) {
-		case 0:
-			return nil, c.report, fmt.Errorf("the recording has no HTML page: name the page with --document URL")
-		case 1:
-			document = pages[0]
-		default:
-			return nil, c.report, fmt.Errorf("the recording has %d HTML pages: name the page with --document URL (the first is %.200q)", len(pages), pages[0])
+		var err error
+		if document, err = chooseDocument(a.Exchanges); err != nil {
+			return nil, c.report, err
 		}
 	}
 	if u, err := url.Parse(document); err == nil {
@@ -181,7 +203,91 @@ func (c *collector) finish(document, hint string) (*Archive, ImportReport, error
 	if err := a.Check(); err != nil {
 		return nil, c.report, err
 	}
+	if a.RecordedAt.IsZero() {
+		a.RecordedAt = documentDate(a)
+	}
 	return a, c.report, nil
+}
+
+// maxCandidates bounds the pages an import that cannot choose lists.
+const maxCandidates = 5
+
+// chooseDocument picks a recording's page among its HTML responses (GET,
+// 200): the only one; else the one at path "/" of the host with the most
+// requests among the hosts that have one (without a query first); else
+// none, and the error lists the likeliest, each as the --document to pass.
+func chooseDocument(exchanges []*Exchange) (string, error) {
+	requests := map[string]int{}
+	var pages []*Exchange
+	for _, ex := range exchanges {
+		u, err := url.Parse(ex.URL)
+		if err != nil {
+			continue
+		}
+		requests[u.Hostname()]++
+		if ex.Method == "GET" && ex.Status == 200 && typeOf(Get(ex.Header, "content-type")) == "html" {
+			pages = append(pages, ex)
+		}
+	}
+	if len(pages) == 0 {
+		return "", fmt.Errorf("the recording has no HTML page: name the page with --document URL")
+	}
+	rank := pageRanks(pages, requests)
+	slices.SortStableFunc(pages, func(a, b *Exchange) int { return rank[b].compare(rank[a]) })
+	if len(pages) == 1 || rank[pages[0]].atRoot {
+		return pages[0].URL, nil
+	}
+	var list []string
+	for _, p := range pages[:min(len(pages), maxCandidates)] {
+		list = append(list, fmt.Sprintf("--document %.200q", p.URL))
+	}
+	return "", fmt.Errorf("the recording has %d HTML pages and none at path / to take: name the page, likeliest first: %s", len(pages), strings.Join(list, ", "))
+}
+
+// pageRank orders candidate documents: at path "/" first, then by their
+// host's requests, then without a query, then by body size.
+type pageRank struct {
+	atRoot       bool
+	hostRequests int
+	noQuery      bool
+	bytes        int
+}
+
+// pageRanks ranks each page.
+func pageRanks(pages []*Exchange, requests map[string]int) map[*Exchange]pageRank {
+	out := map[*Exchange]pageRank{}
+	for _, p := range pages {
+		u, _ := url.Parse(p.URL)
+		out[p] = pageRank{atRoot: u.EscapedPath() == "/" || u.EscapedPath() == "", hostRequests: requests[u.Hostname()],
+			noQuery: u.RawQuery == "", bytes: len(p.Body)}
+	}
+	return out
+}
+
+// compare orders ranks, the lesser first.
+func (r pageRank) compare(o pageRank) int {
+	b := func(v bool) int {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	return cmp.Or(cmp.Compare(b(r.atRoot), b(o.atRoot)), cmp.Compare(r.hostRequests, o.hostRequests),
+		cmp.Compare(b(r.noQuery), b(o.noQuery)), cmp.Compare(r.bytes, o.bytes))
+}
+
+// documentDate is the Date field of a's document response, zero if it has
+// none that parses.
+func documentDate(a *Archive) time.Time {
+	for _, ex := range a.Exchanges {
+		if ex.URL == a.Document && ex.Method == "GET" {
+			if t, err := http.ParseTime(Get(ex.Header, "date")); err == nil {
+				return t.UTC()
+			}
+			return time.Time{}
+		}
+	}
+	return time.Time{}
 }
 
 // dechunk removes HTTP/1.1 chunked framing from body.

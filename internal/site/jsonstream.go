@@ -187,15 +187,22 @@ func (s *jsonStream) skip() error {
 
 // scalar reads and checks a number, true, false or null.
 func (s *jsonStream) scalar() error {
+	_, err := s.scalarText()
+	return err
+}
+
+// scalarText reads and checks a number, true, false or null, and returns
+// its text.
+func (s *jsonStream) scalarText() (string, error) {
 	var b []byte
 	for len(b) <= 64 {
 		c, err := s.r.ReadByte()
 		if err != nil {
-			return unexpected(err)
+			return "", unexpected(err)
 		}
 		if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
 			if err := s.r.UnreadByte(); err != nil {
-				return err
+				return "", err
 			}
 			break
 		}
@@ -203,13 +210,13 @@ func (s *jsonStream) scalar() error {
 	}
 	switch w := string(b); {
 	case w == "true" || w == "false" || w == "null":
-		return nil
+		return w, nil
 	case len(w) > 0 && (w[0] == '-' || w[0] >= '0' && w[0] <= '9'):
 		if _, err := strconv.ParseFloat(w, 64); err == nil {
-			return nil
+			return w, nil
 		}
 	}
-	return errJSON
+	return "", errJSON
 }
 
 // stringReader reads a JSON string's content, unescaped, up to its

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReadWPRStreams: keys with escapes (encoding/json writes & as
@@ -14,14 +15,17 @@ import (
 func TestReadWPRStreams(t *testing.T) {
 	req := base64.StdEncoding.EncodeToString([]byte("GET /?a=1&b=2 HTTP/1.1\r\nHost: a.test\r\n\r\n"))
 	text := `{"Certs": {"a.test": ["x", 1.5e3, true, null, {"k": [false]}]}, "Requests": {"a.test": {"https://a.test/?a=1\u0026b=2 \ud83d\ude00": [` +
-		`{"SerializedRequest": "` + req + `", "SerializedResponse": null, "Other": {"n": -1}}]}}, "NegotiatedProtocol": {"a.test": "h2"}}`
-	items, err := readWPR(&jsonStream{r: bufio.NewReader(strings.NewReader(text))})
+		`{"SerializedRequest": "` + req + `", "SerializedResponse": null, "Other": {"n": -1}}]}}, "NegotiatedProtocol": {"a.test": "h2"}, "DeterministicTimeSeedMs": 1714564800000}`
+	items, recordedAt, err := readWPR(&jsonStream{r: bufio.NewReader(strings.NewReader(text))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(items) != 1 || items[0].host != "a.test" || items[0].url != "https://a.test/?a=1&b=2 😀" ||
 		!strings.HasPrefix(string(items[0].entry.SerializedRequest), "GET /?a=1&b=2") || items[0].entry.SerializedResponse != nil {
 		t.Errorf("items %+v", items)
+	}
+	if !recordedAt.Equal(time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)) {
+		t.Errorf("recorded at %v, want the time seed 2024-05-01 12:00 UTC", recordedAt)
 	}
 	for in, want := range map[string]error{
 		`{"Requests": []}`: errNotWPR,
@@ -31,8 +35,9 @@ func TestReadWPRStreams(t *testing.T) {
 		`{"Requests": {"a" "u"}}`:                                   errNotWPR,
 		`{"Requests": {"a": {"u": [{"x": tru}]}}}`:                  errJSON,
 		`{"Requests": {`:                                            nil,
+		`{"DeterministicTimeSeedMs": 1e}`:                           errJSON,
 	} {
-		_, err := readWPR(&jsonStream{r: bufio.NewReader(strings.NewReader(in))})
+		_, _, err := readWPR(&jsonStream{r: bufio.NewReader(strings.NewReader(in))})
 		if err == nil || want != nil && !errors.Is(err, want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want %v", in, err, want)
 		}

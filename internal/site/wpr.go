@@ -14,7 +14,9 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/safefs"
 )
@@ -72,14 +74,14 @@ func importWPR(ctx context.Context, r io.Reader, document string) (*Archive, Imp
 	if err != nil {
 		return nil, ImportReport{}, errors.New("not gzip-compressed: a .wprgo archive is gzip-compressed JSON")
 	}
-	items, err := readWPR(&jsonStream{r: bufio.NewReader(&boundedReader{ctx: ctx, r: gz, left: wprJSONBytes})})
+	items, recordedAt, err := readWPR(&jsonStream{r: bufio.NewReader(&boundedReader{ctx: ctx, r: gz, left: wprJSONBytes})})
 	if err != nil {
 		return nil, ImportReport{}, err
 	}
 	slices.SortStableFunc(items, func(a, b wprItem) int {
 		return cmp.Or(strings.Compare(a.host, b.host), strings.Compare(a.url, b.url))
 	})
-	c := &collector{ctx: ctx, archive: &Archive{Source: "wpr"}}
+	c := &collector{ctx: ctx, archive: &Archive{Source: "wpr", RecordedAt: recordedAt}}
 	for _, it := range items {
 		if err := c.addWPR(it.url, it.entry); err != nil {
 			return nil, c.report, fmt.Errorf("entry %d of %.200s: %w", it.index+1, it.url, err)
@@ -123,10 +125,16 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 
 // readWPR reads the archive's JSON object and returns the entries of its
 // Requests (host → URL → entries), skipping the other keys.
-func readWPR(s *jsonStream) ([]wprItem, error) {
+func readWPR(s *jsonStream) ([]wprItem, time.Time, error) {
 	var items []wprItem
+	var recordedAt time.Time
 	budget := int64(wprMessageBytes)
 	err := s.object(func(key string) error {
+		if key == "DeterministicTimeSeedMs" {
+			var err error
+			recordedAt, err = wprTimeSeed(s)
+			return err
+		}
 		if key != "Requests" {
 			return s.skip()
 		}
@@ -140,7 +148,26 @@ func readWPR(s *jsonStream) ([]wprItem, error) {
 			})
 		})
 	})
-	return items, wprProblem(err)
+	return items, recordedAt, wprProblem(err)
+}
+
+// wprTimeSeed reads the archive's DeterministicTimeSeedMs, the time its
+// replay's clock starts at (when it was recorded); zero for a value that
+// is no time in ms since 1970 after 1995.
+func wprTimeSeed(s *jsonStream) (time.Time, error) {
+	c, err := s.peek()
+	if err != nil || c == '"' || c == '{' || c == '[' {
+		return time.Time{}, cmp.Or(err, s.skip())
+	}
+	text, err := s.scalarText()
+	if err != nil {
+		return time.Time{}, err
+	}
+	ms, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || ms < 800_000_000_000 || ms > 1<<50 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(ms).UTC(), nil
 }
 
 // readWPREntry reads one entry, its messages decoded from base64 as they

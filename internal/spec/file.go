@@ -25,8 +25,11 @@ type file struct {
 	Timeout     string          `yaml:"timeout"`
 	Netcheck    *bool           `yaml:"netcheck"`
 	// Deterministic makes time and randomness in pages' scripts the same
-	// on every load (see client.DeterministicJS).
-	Deterministic bool `yaml:"deterministic"`
+	// on every load (see client.DeterministicJS); unset: for recorded
+	// pages only.
+	Deterministic *bool `yaml:"deterministic"`
+	// Replay is the tolerance of a recorded page's replay.
+	Replay replayNode `yaml:"replay"`
 	// Pairing starts the loads of a repetition from the same link state.
 	Pairing   *bool     `yaml:"pairing"`
 	Artifacts Artifacts `yaml:"artifacts"`
@@ -88,6 +91,11 @@ func (f *factors) set(k, v *yaml.Node) error {
 		f.levels[fc.ID] = l
 	}
 	return nil
+}
+
+// replayNode is "replay: {max_unmatched: 5%}".
+type replayNode struct {
+	MaxUnmatched string `yaml:"max_unmatched"`
 }
 
 // corpusNode asks for the first pages of a generated corpus as page
@@ -265,8 +273,13 @@ func Format(s *Spec) ([]byte, error) {
 	add(root, "browser", str(string(s.Browser())))
 	add(root, "timeout", str(s.Timeout.String()))
 	add(root, "netcheck", str(strconv.FormatBool(s.Netcheck)))
-	if s.Deterministic {
-		add(root, "deterministic", str("true"))
+	if s.Deterministic != nil {
+		add(root, "deterministic", str(strconv.FormatBool(*s.Deterministic)))
+	}
+	if s.MaxUnmatched != DefaultMaxUnmatched {
+		replay := flowMapping()
+		add(replay, "max_unmatched", str(strconv.FormatFloat(100*s.MaxUnmatched, 'g', -1, 64)+"%"))
+		add(root, "replay", replay)
 	}
 	if !s.Pairing {
 		add(root, "pairing", str("false"))

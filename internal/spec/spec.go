@@ -31,6 +31,7 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/units"
 )
 
 // Limits.
@@ -47,6 +48,11 @@ const (
 	DefaultSeed    = 1
 	DefaultRetries = 2
 	DefaultTimeout = 60 * time.Second
+	// DefaultMaxUnmatched is the share of a recorded page's requests that
+	// may match nothing in the recording before its load fails: the
+	// browser's own requests and those the recording lacks in every load
+	// are not counted (experiment's completeness).
+	DefaultMaxUnmatched = 0.05
 )
 
 // Spec is a decoded, validated spec file. Every factor has at least one
@@ -71,10 +77,15 @@ type Spec struct {
 	Timeout time.Duration
 	// Netcheck measures each network before its first trial (default on).
 	Netcheck bool
-	// Deterministic makes Date and Math.random in Chromium's pages the
+	// Deterministic makes Date and Math.random in the pages' scripts the
 	// same on every load (WebPageReplay's fix for pages that put the time
-	// or random numbers into URLs); default off.
-	Deterministic bool
+	// or random numbers into URLs); nil: on for recorded pages, off for
+	// generated ones (DeterministicFor).
+	Deterministic *bool
+	// MaxUnmatched is the fraction of a recorded page's requests that may
+	// match nothing in the recording (default DefaultMaxUnmatched); a
+	// generated page has every request it makes.
+	MaxUnmatched float64
 	// Pairing starts every load of a repetition from the same link state
 	// (common random numbers): the loads of a setting that differ only in
 	// protocol, visit, cache, visual, stack or server get the same loss
@@ -205,7 +216,7 @@ func parse(data []byte, dir string) (*Spec, error) {
 	}
 	sum := sha256.Sum256(data)
 	s := &Spec{Name: f.Name, Description: f.Description, Seed: DefaultSeed, Repetitions: f.Repetitions.Max, Retries: DefaultRetries,
-		Timeout: DefaultTimeout, Netcheck: true, Artifacts: f.Artifacts, Levels: map[factor.ID][]string{},
+		Timeout: DefaultTimeout, Netcheck: true, Artifacts: f.Artifacts, MaxUnmatched: DefaultMaxUnmatched, Levels: map[factor.ID][]string{},
 		SHA256: hex.EncodeToString(sum[:]), Source: data, Dir: dir}
 	if err := s.scalars(f); err != nil {
 		return nil, err
@@ -231,6 +242,13 @@ func (s *Spec) scalars(f file) error {
 		s.Netcheck = *f.Netcheck
 	}
 	s.Deterministic, s.Pairing = f.Deterministic, f.Pairing == nil || *f.Pairing
+	if m := f.Replay.MaxUnmatched; m != "" {
+		v, err := units.ParsePercent(m)
+		if err != nil {
+			return fmt.Errorf("replay: max_unmatched: %w", err)
+		}
+		s.MaxUnmatched = v
+	}
 	for _, run := range []struct {
 		id   factor.ID
 		text string
@@ -253,6 +271,15 @@ func (s *Spec) scalars(f file) error {
 		s.Timeout = d
 	}
 	return nil
+}
+
+// DeterministicFor says whether loads of page get deterministic time and
+// randomness: as the spec says, else for recorded pages.
+func (s *Spec) DeterministicFor(page factor.Page) bool {
+	if s.Deterministic != nil {
+		return *s.Deterministic
+	}
+	return page.Kind == factor.PageArchive
 }
 
 // LevelsOf lists factor id's levels as text: the networks' names, the

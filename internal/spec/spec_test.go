@@ -26,6 +26,7 @@ timeout: 30s
 netcheck: false
 deterministic: true
 pairing: true
+replay: {max_unmatched: 2.5%}
 artifacts: {pcap: true, qlog: false, har: true}
 factors:
   networks:
@@ -50,6 +51,9 @@ func TestParseFullSpec(t *testing.T) {
 	}
 	if s.Browser() != factor.BrowserWarm {
 		t.Errorf("browser %q", s.Browser())
+	}
+	if s.Deterministic == nil || !*s.Deterministic || s.MaxUnmatched != 0.025 {
+		t.Errorf("deterministic %v, max_unmatched %g", s.Deterministic, s.MaxUnmatched)
 	}
 	if s.Name != "study" || s.Seed != 7 || s.Repetitions != 3 || s.Retries != 1 || s.Timeout != 30*time.Second || s.Netcheck || !s.Artifacts.Pcap || !s.Artifacts.HAR {
 		t.Errorf("scalars: %+v", s)
@@ -113,6 +117,16 @@ func TestDefaults(t *testing.T) {
 	if !slices.Equal(s.Protocols(), []factor.Protocol{factor.H1, factor.H2, factor.H3}) {
 		t.Errorf("protocols %v", s.Protocols())
 	}
+	// Recorded pages are deterministic unless the spec says otherwise;
+	// generated ones are not.
+	if s.MaxUnmatched != DefaultMaxUnmatched || s.Deterministic != nil ||
+		!s.DeterministicFor(factor.Page{Kind: factor.PageArchive}) || s.DeterministicFor(s.Pages[0]) {
+		t.Errorf("replay defaults: max_unmatched %g, deterministic %v", s.MaxUnmatched, s.Deterministic)
+	}
+	off := false
+	if s.Deterministic = &off; s.DeterministicFor(factor.Page{Kind: factor.PageArchive}) {
+		t.Error("deterministic: false left an archive page deterministic")
+	}
 }
 
 func TestBadSpecsNameTheLine(t *testing.T) {
@@ -143,6 +157,9 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "seed: 18446744073709551615\n", "seed 18446744073709551615 is above 9223372036854775807"},
 		{base + "client: firefox\n", `client "firefox" is unknown: use chromium or loader`},
 		{base + "timeout: soon\n", `timeout "soon" is not a positive duration`},
+		{base + "replay: {max_unmatched: lots}\n", `replay: max_unmatched: "lots" is not a percentage`},
+		{base + "replay: {max_unmatched: 120%}\n", `replay: max_unmatched: "120%" is outside 0 to 100 percent`},
+		{base + "replay: {unmatched: 1%}\n", `unknown key "unmatched"`},
 		{base + "browser: hot\n", `browser "hot" is unknown: use fresh`},
 		{base + "  pages: [synthetic:1x1KB]\n", `mapping key "pages" already defined`},
 		{base + "  protocols: []\n", "the list of protocol levels is empty"},

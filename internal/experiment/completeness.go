@@ -1,0 +1,191 @@
+package experiment
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/quicbench/quicbench/internal/server"
+	"github.com/quicbench/quicbench/internal/site"
+)
+
+// replayCheck judges how completely a page's loads replay its site, the
+// second verdict beside the protocol's. A generated page has everything
+// it asks for: one unmatched request fails its load. A recording of a
+// live site lacks some of what a load asks for (a beacon's time stamp, a
+// manifest, an ad); its load fails only when the unmatched requests that
+// count exceed MaxUnmatched of its requests. Not counted are those the
+// browser makes on its own (favicon, icons, manifest) and those unmatched
+// in every earlier load of the testbed (the recording lacks them, and
+// every protocol's load asks for them alike): beacons put time stamps and
+// counters into their paths, so requests are grouped by method, host and
+// directory, and a group unmatched in every earlier load is steady. The
+// first measured load of a testbed has earlier loads too: a recorded
+// page's testbed starts with an unmeasured priming load (prime).
+type replayCheck struct {
+	page    *site.Site
+	matcher *site.Matcher
+	// strict fails a load on any unmatched request (generated pages).
+	strict bool
+	// maxUnmatched is the fraction of a load's requests that may count
+	// as unmatched.
+	maxUnmatched float64
+	// own are the page's browser-own URLs, without query.
+	own map[string]bool
+	// steady are the groups (steadyKey) unmatched in every load so far;
+	// nil before the first.
+	steady map[string]bool
+	// primed says the priming load ran (or was tried).
+	primed bool
+}
+
+// newReplayCheck is the check of page's loads.
+func newReplayCheck(page *site.Site, maxUnmatched float64) *replayCheck {
+	c := &replayCheck{page: page, matcher: site.NewMatcher(page), strict: !page.Recorded, maxUnmatched: maxUnmatched, own: map[string]bool{}}
+	for _, u := range page.BrowserOwn() {
+		c.own[u] = true
+	}
+	return c
+}
+
+// completeness is a load's replay beyond what the servers counted.
+type completeness struct {
+	// BrowserOwn and Steady are the unmatched requests not counted;
+	// Counted the rest.
+	BrowserOwn, Steady, Counted int64
+	// BrokenRecorded are broken images the recording holds no image for;
+	// BrokenUnserved broken images it lacks (or whose host it lacks).
+	BrokenRecorded, BrokenUnserved int64
+}
+
+// judge classifies load m's unmatched requests and broken images, fails
+// it (when it has not failed already) beyond the tolerance, and remembers
+// its unmatched requests for the next loads.
+func (c *replayCheck) judge(m *Measured) completeness {
+	var out completeness
+	groups := map[string]bool{}
+	for _, req := range m.Replay.UnmatchedRequests {
+		_, u, _ := strings.Cut(withoutQuery(req), " ")
+		if c.own[u] {
+			out.BrowserOwn++
+			continue
+		}
+		key := steadyKey(req)
+		if groups[key] = true; c.steady[key] {
+			out.Steady++
+		}
+	}
+	out.Counted = m.Replay.Unmatched - out.BrowserOwn - out.Steady
+	c.remember(groups, m.Replay)
+	for _, u := range m.BrokenImageURLs {
+		if recorded, served := c.imageFault(u); recorded {
+			out.BrokenRecorded++
+		} else if !served {
+			out.BrokenUnserved++
+		}
+	}
+	if m.OK() {
+		m.Failure = c.failure(m.Replay, out)
+	}
+	return out
+}
+
+// failure is why a load with replay r and completeness out fails, or "".
+func (c *replayCheck) failure(r server.Replay, out completeness) string {
+	if r.Unmatched == 0 {
+		return ""
+	}
+	example := ""
+	if len(r.UnmatchedRequests) > 0 {
+		example = r.UnmatchedRequests[0]
+	}
+	if c.strict {
+		return fmt.Sprintf("%d requests matched nothing in the site (served 404), e.g. %.200s", r.Unmatched, example)
+	}
+	allowed := c.maxUnmatched * float64(r.Requests())
+	if float64(out.Counted) <= allowed {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d requests matched nothing in the recording (%.1f %%, above the %g %% allowed; replay: {max_unmatched}), e.g. %.200s",
+		out.Counted, r.Requests(), 100*float64(out.Counted)/float64(r.Requests()), 100*c.maxUnmatched, example)
+}
+
+// remember keeps, of the steady groups, those unmatched in this load too;
+// a load whose list was cut short changes nothing.
+func (c *replayCheck) remember(groups map[string]bool, r server.Replay) {
+	if r.Requests() == 0 || int64(len(r.UnmatchedRequests)) < r.Unmatched {
+		return
+	}
+	if c.steady == nil {
+		c.steady = groups
+		return
+	}
+	for k := range c.steady {
+		if !groups[k] {
+			delete(c.steady, k)
+		}
+	}
+}
+
+// needsPriming says whether the next load should follow an unmeasured one
+// that shows what the recording lacks: a recorded page before its first
+// load.
+func (c *replayCheck) needsPriming() bool { return !c.strict && !c.primed && c.steady == nil }
+
+// learn takes what the unmeasured priming load lacked, without judging
+// it; nil for a priming load that failed.
+func (c *replayCheck) learn(m *Measured) {
+	c.primed = true
+	if m == nil {
+		return
+	}
+	groups := map[string]bool{}
+	for _, req := range m.Replay.UnmatchedRequests {
+		groups[steadyKey(req)] = true
+	}
+	c.remember(groups, m.Replay)
+}
+
+// steadyKey groups an unmatched request ("METHOD URL") by its method,
+// host and the directory of its path: "GET https://host/a/b/".
+func steadyKey(req string) string {
+	key := withoutQuery(req)
+	if i := strings.LastIndexByte(key, '/'); i > strings.Index(key, "://")+2 {
+		return key[:i+1]
+	}
+	return key
+}
+
+// imageFault says, of a broken image's URL, whether the recording holds a
+// response for it that is no image (recorded: the recording is at fault)
+// and whether the testbed serves it at all (served: the site has its host
+// and a match).
+func (c *replayCheck) imageFault(raw string) (recorded, served bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" {
+		return false, false
+	}
+	r, kind := c.matcher.Match(u.Hostname(), "GET", u.EscapedPath(), u.RawQuery)
+	if kind == site.Unmatched {
+		return false, false
+	}
+	return !site.ImageOK(r), true
+}
+
+// excuseImage says whether a broken image of raw is the recording's fault:
+// the recording lacks it or holds no image for it. Never for a generated
+// page, and never for an image it holds and the load broke.
+func (c *replayCheck) excuseImage(raw string) bool {
+	if c.strict {
+		return false
+	}
+	recorded, served := c.imageFault(raw)
+	return recorded || !served
+}
+
+// withoutQuery is "METHOD URL" without the URL's query and fragment.
+func withoutQuery(req string) string {
+	req, _, _ = strings.Cut(req, "?")
+	req, _, _ = strings.Cut(req, "#")
+	return req
+}

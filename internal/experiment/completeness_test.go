@@ -1,0 +1,122 @@
+package experiment
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/server"
+	"github.com/quicbench/quicbench/internal/site"
+)
+
+// recordedSite is a recording of a page with a manifest link, a good
+// image, an image whose recorded body is HTML, and 36 more images.
+func recordedSite(t *testing.T) *site.Site {
+	t.Helper()
+	png := site.ArchiveOf(mustSynthetic(t), "test").Exchanges[1]
+	html := []site.Field{{Name: "content-type", Value: "text/html"}}
+	doc := `<!doctype html><html><head><link rel="manifest" href="/app.webmanifest?v=3"><link rel=stylesheet href=/s.css></head><body></body></html>`
+	a := &site.Archive{Source: "test", Document: "https://www.news.test/", Exchanges: []*site.Exchange{
+		{Method: "GET", URL: "https://www.news.test/", Status: 200, Header: html, Body: []byte(doc)},
+		{Method: "GET", URL: "https://www.news.test/good.png", Status: 200, Header: png.Header, Body: png.Body},
+		{Method: "GET", URL: "https://www.news.test/pixel.png", Status: 200, Header: html, Body: []byte("<html>gone</html>")},
+	}}
+	s, err := a.Site()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// loadWith is a verified load of 40 requests with these unmatched.
+func loadWith(unmatched ...string) *Measured {
+	return &Measured{Replay: server.Replay{Exact: 40 - int64(len(unmatched)), Unmatched: int64(len(unmatched)), UnmatchedRequests: unmatched}}
+}
+
+func TestReplayCheckTolerance(t *testing.T) {
+	c := newReplayCheck(recordedSite(t), 0.05)
+	// The browser's own requests never count; two others are 5 %.
+	m := loadWith("GET https://www.news.test/favicon.ico", "GET https://www.news.test/app.webmanifest?v=3",
+		"GET https://www.news.test/beacon?t=1", "GET https://ads.news.test/x.js")
+	got := c.judge(m)
+	if !m.OK() || got.BrowserOwn != 2 || got.Counted != 2 || got.Steady != 0 {
+		t.Fatalf("first load: %+v, failure %q", got, m.Failure)
+	}
+	// A third unmatched request is 7.5 %: above the tolerance, but the
+	// beacon's directory was unmatched before, so only two count.
+	m = loadWith("GET https://www.news.test/beacon?t=2", "GET https://www.news.test/js/a.js", "GET https://www.news.test/js/b.js")
+	if got = c.judge(m); !m.OK() || got.Steady != 1 || got.Counted != 2 {
+		t.Fatalf("second load: %+v, failure %q", got, m.Failure)
+	}
+	// The beacon is still steady; the ads script is not (the second load
+	// did not ask for it): three count, 7.5 %, and the load fails.
+	m = loadWith("GET https://www.news.test/beacon?t=3", "GET https://ads.news.test/x.js", "GET https://www.news.test/css/c.css", "GET https://www.news.test/img/d.png")
+	if got = c.judge(m); m.OK() || got.Steady != 1 || got.Counted != 3 || !strings.Contains(m.Failure, "3 of 40 requests matched nothing in the recording (7.5 %, above the 5 % allowed") {
+		t.Fatalf("third load: %+v, failure %q", got, m.Failure)
+	}
+}
+
+func TestReplayCheckGeneratedPagesAreStrict(t *testing.T) {
+	c := newReplayCheck(mustSynthetic(t), 0.05)
+	m := loadWith("GET https://www.news.test/favicon.ico")
+	if c.judge(m); m.OK() || !strings.Contains(m.Failure, "matched nothing in the site") {
+		t.Errorf("a generated page's unmatched favicon: failure %q", m.Failure)
+	}
+	if c.excuseImage("https://www.news.test/gone.png") {
+		t.Error("a generated page excused a broken image")
+	}
+}
+
+func TestReplayCheckBrokenImages(t *testing.T) {
+	c := newReplayCheck(recordedSite(t), 0.05)
+	for u, want := range map[string]bool{
+		"https://www.news.test/good.png":   false, // the recording has it: the load broke it
+		"https://www.news.test/pixel.png":  true,  // recorded, but no image
+		"https://www.news.test/gone.png":   true,  // not recorded
+		"https://cdn.elsewhere.test/x.png": true,  // host not recorded
+	} {
+		if got := c.excuseImage(u); got != want {
+			t.Errorf("excuseImage(%s) = %v, want %v", u, got, want)
+		}
+	}
+	m := loadWith()
+	m.Result = client.Result{PageMetrics: client.PageMetrics{BrokenImages: 3,
+		BrokenImageURLs: []string{"https://www.news.test/pixel.png", "https://www.news.test/gone.png", "https://cdn.elsewhere.test/x.png"}}}
+	if got := c.judge(m); got.BrokenRecorded != 1 || got.BrokenUnserved != 2 || !m.OK() {
+		t.Errorf("broken images: %+v, failure %q", got, m.Failure)
+	}
+}
+
+// TestReplayCheckBeaconsInPaths: a retail page's beacons carry their
+// counters in the path, and each load sends as many as its timing allows;
+// a directory unmatched in every earlier load (the priming one included)
+// is steady however many go there.
+func TestReplayCheckBeaconsInPaths(t *testing.T) {
+	c := newReplayCheck(recordedSite(t), 0)
+	beacons := func(from, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("GET https://fls.news.test/1/batch/OP:137:uedata=at%%26v%%3D0.%d:0", from+i))
+		}
+		return out
+	}
+	if !c.needsPriming() {
+		t.Fatal("a recorded page's first load needs no priming")
+	}
+	c.learn(loadWith(append(beacons(0, 2), "GET https://www.news.test/late.js")...))
+	if c.needsPriming() {
+		t.Fatal("still priming after a priming load")
+	}
+	m := loadWith(beacons(10, 5)...)
+	if got := c.judge(m); got.Steady != 5 || got.Counted != 0 || !m.OK() {
+		t.Fatalf("first load: %+v %q", got, m.Failure)
+	}
+	m = loadWith(append(beacons(20, 3), "GET https://fls.news.test/2/other", "GET https://www.news.test/late.js")...)
+	if got := c.judge(m); got.Steady != 3 || got.Counted != 2 || !strings.Contains(m.Failure, "2 of 40 requests") {
+		t.Fatalf("second load: %+v, %q", got, m.Failure)
+	}
+	if newReplayCheck(mustSynthetic(t), 0).needsPriming() {
+		t.Error("a generated page needs priming")
+	}
+}

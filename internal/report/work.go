@@ -1,0 +1,141 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/stats"
+)
+
+// WorkTolerance is how far the protocols' median requests or bytes per
+// load may differ, relative to the smallest, before a setting's loads are
+// said to do different work.
+const WorkTolerance = 0.02
+
+// Work is what one protocol's verified loads of a recorded page did in a
+// setting: medians per load of the requests the servers answered, the
+// body bytes they sent, the requests answered by a fuzzy match and those
+// the recording lacked.
+type Work struct {
+	Protocol                     factor.Protocol
+	Loads                        int
+	Requests, Bytes              float64
+	Fuzzy, Unmatched, BrowserOwn float64
+}
+
+// SettingWork is the protocols' work in one setting of a recorded page.
+// Differs says their median requests or bytes differ by more than
+// WorkTolerance: their loads are not the same work, and their times not
+// comparable as they stand.
+type SettingWork struct {
+	Setting   Setting
+	Protocols []Work
+	// RequestSpread and ByteSpread are (largest − smallest) / smallest of
+	// the protocols' medians.
+	RequestSpread, ByteSpread float64
+	Differs                   bool
+}
+
+// Works are the settings of recorded pages with their protocols' work,
+// from the verified trials (none for generated pages).
+func Works(trials []results.Trial) []SettingWork { return works(trials) }
+
+// WriteWork writes the replay's completeness of one setting's loads (a
+// comparison's), as the report does.
+func WriteWork(w io.Writer, sws []SettingWork) { writeWork(w, sws, varied{}) }
+
+// works is Works.
+func works(trials []results.Trial) []SettingWork {
+	type key struct {
+		s Setting
+		p factor.Protocol
+	}
+	byKey := map[key][]results.Trial{}
+	var settings []Setting
+	for _, t := range trials {
+		if t.PageKind != factor.PageArchive || t.Status != results.StatusOK {
+			continue
+		}
+		s := settingOf(t)
+		if !slices.Contains(settings, s) {
+			settings = append(settings, s)
+		}
+		byKey[key{s, t.Protocol}] = append(byKey[key{s, t.Protocol}], t)
+	}
+	sortSettings(settings)
+	var out []SettingWork
+	for _, s := range settings {
+		sw := SettingWork{Setting: s}
+		for _, p := range factor.Protocols().Values() {
+			if ts := byKey[key{s, p}]; len(ts) > 0 {
+				sw.Protocols = append(sw.Protocols, workOf(p, ts))
+			}
+		}
+		sw.RequestSpread = spread(sw.Protocols, func(w Work) float64 { return w.Requests })
+		sw.ByteSpread = spread(sw.Protocols, func(w Work) float64 { return w.Bytes })
+		sw.Differs = sw.RequestSpread > WorkTolerance || sw.ByteSpread > WorkTolerance
+		out = append(out, sw)
+	}
+	return out
+}
+
+// workOf is protocol p's work over its verified trials ts.
+func workOf(p factor.Protocol, ts []results.Trial) Work {
+	median := func(v func(results.Trial) int64) float64 {
+		vs := make([]float64, len(ts))
+		for i, t := range ts {
+			vs[i] = float64(v(t))
+		}
+		return stats.Summarize(vs).Median
+	}
+	return Work{Protocol: p, Loads: len(ts),
+		Requests:   median(func(t results.Trial) int64 { return t.ServerRequests }),
+		Bytes:      median(func(t results.Trial) int64 { return t.ServedBytes }),
+		Fuzzy:      median(func(t results.Trial) int64 { return t.ReplayFuzzy }),
+		Unmatched:  median(func(t results.Trial) int64 { return t.UnmatchedRequests }),
+		BrowserOwn: median(func(t results.Trial) int64 { return t.BrowserOwnUnmatched + t.SteadyUnmatched })}
+}
+
+// spread is (largest − smallest) / smallest of v over ws; 0 for fewer
+// than two, +Inf when the smallest is 0 and the largest is not.
+func spread(ws []Work, v func(Work) float64) float64 {
+	if len(ws) < 2 {
+		return 0
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, w := range ws {
+		lo, hi = min(lo, v(w)), max(hi, v(w))
+	}
+	if hi == lo {
+		return 0
+	}
+	return (hi - lo) / lo
+}
+
+// writeWork writes the replay's completeness per setting and protocol.
+func writeWork(w io.Writer, sws []SettingWork, v varied) {
+	if len(sws) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nReplay of recorded pages, medians per verified load (requests the servers answered, body bytes, fuzzy matches,\n"+
+		"unmatched requests and those not counted: the browser's own and those the recording lacks in every load);\n"+
+		"DIFFERENT WORK marks a setting whose protocols' requests or bytes differ by more than %g %%:\n", 100*WorkTolerance)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%sprotocol\tloads\trequests\tbytes\tfuzzy\tunmatched\tnot counted\t\n", cells(append([]string{"network", "page"}, v.names()...)))
+	for _, sw := range sws {
+		for i, p := range sw.Protocols {
+			mark := ""
+			if i == 0 && sw.Differs {
+				mark = fmt.Sprintf("DIFFERENT WORK (requests ±%s, bytes ±%s)", percent(sw.RequestSpread), percent(sw.ByteSpread))
+			}
+			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{sw.Setting.Network(), sw.Setting.Page()}, v.values(sw.Setting)...)),
+				p.Protocol, p.Loads, num(p.Requests, 0), num(p.Bytes, 0), num(p.Fuzzy, 0), num(p.Unmatched, 0), num(p.BrowserOwn, 0), mark)
+		}
+	}
+	tw.Flush()
+}

@@ -1,0 +1,130 @@
+package site
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/har"
+)
+
+// collect adds exchanges (method, URL, status, content type) with small
+// bodies to a fresh collector.
+func collect(t *testing.T, entries ...[4]string) *collector {
+	t.Helper()
+	c := &collector{ctx: context.Background(), archive: &Archive{Source: "test"}}
+	for _, e := range entries {
+		status := map[string]int{"200": 200, "101": 101, "404": 404}[e[2]]
+		h := []Field{{"Content-Type", e[3]}, {"Date", "Tue, 05 Mar 2019 10:20:30 GMT"}}
+		if _, err := c.add(e[0], e[1], "", status, h, []byte("<html>"+e[1]+"</html>")); err != nil {
+			t.Fatalf("%s: %v", e[1], err)
+		}
+	}
+	return c
+}
+
+func TestImportChoosesTheDocument(t *testing.T) {
+	html, js := "text/html; charset=utf-8", "text/javascript"
+	// A retail page: beacons and frames are HTML too; the page is at "/"
+	// of the host with the most requests among those with a page at "/".
+	c := collect(t,
+		[4]string{"GET", "https://fls.shop.test/uedata?beacon=1", "200", html},
+		[4]string{"GET", "https://ads.shop.test/", "200", html},
+		[4]string{"GET", "https://www.shop.test/", "200", html},
+		[4]string{"GET", "https://www.shop.test/app.js", "200", js},
+		[4]string{"GET", "https://www.shop.test/frame?x=1", "200", html},
+		[4]string{"GET", "https://img.shop.test/1.js", "200", js},
+		[4]string{"GET", "https://img.shop.test/2.js", "200", js},
+		[4]string{"GET", "https://img.shop.test/3.js", "200", js},
+	)
+	a, _, err := c.finish("", "")
+	if err != nil || a.Document != "https://www.shop.test/" {
+		t.Fatalf("document %v, %v; want https://www.shop.test/", a, err)
+	}
+	if want := time.Date(2019, 3, 5, 10, 20, 30, 0, time.UTC); !a.RecordedAt.Equal(want) {
+		t.Errorf("recorded at %v, want the document's Date %v", a.RecordedAt, want)
+	}
+	// No page at "/": the likeliest five, each as the flag to pass.
+	c = collect(t,
+		[4]string{"GET", "https://a.test/x", "200", html}, [4]string{"GET", "https://b.test/y", "200", html},
+		[4]string{"GET", "https://b.test/z.js", "200", js}, [4]string{"GET", "https://c.test/1", "200", html},
+		[4]string{"GET", "https://c.test/2", "200", html}, [4]string{"GET", "https://c.test/3", "200", html},
+		[4]string{"GET", "https://c.test/4", "200", html},
+	)
+	_, _, err = c.finish("", "")
+	if err == nil || !strings.Contains(err.Error(), "6 HTML pages and none at path /") ||
+		strings.Count(err.Error(), "--document") != maxCandidates || !strings.Contains(err.Error(), `likeliest first: --document "https://c.test/`) {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestImportLeavesOutOtherSchemes(t *testing.T) {
+	c := collect(t,
+		[4]string{"GET", "https://www.news.test/", "200", "text/html"},
+		[4]string{"GET", "wss://live.news.test/socket", "101", ""},
+		[4]string{"GET", "https://live.news.test/socket", "101", ""},
+		[4]string{"GET", "data:image/png;base64,iVBORw0KGgo=", "200", "image/png"},
+		[4]string{"GET", "blob:https://www.news.test/6c1f", "200", "image/png"},
+		[4]string{"GET", "chrome-extension://abcdef/inject.js", "200", "text/javascript"},
+		[4]string{"GET", "ftp://files.news.test/a.txt", "200", "text/plain"},
+		[4]string{"GET", "http://www.news.test/old.png", "200", "image/png"},
+	)
+	a, rep, err := c.finish("", "")
+	if err != nil || len(a.Exchanges) != 1 {
+		t.Fatalf("archive %v, %v", a, err)
+	}
+	if rep.OtherSchemes != 5 || rep.Informational != 1 || rep.PlainHTTP != 1 || !strings.Contains(rep.String(), "5 entries of other schemes") {
+		t.Errorf("report %+v:\n%s", rep, rep)
+	}
+	if _, err := collect(t).add("GET", "not a url", "", 200, nil, nil); err == nil {
+		t.Error("a URL without a scheme was accepted")
+	}
+}
+
+func TestHARRecordedAt(t *testing.T) {
+	start := time.Date(2021, 7, 1, 8, 0, 0, 0, time.UTC)
+	h := &har.HAR{Log: har.Log{Pages: []har.Page{{StartedDateTime: start}},
+		Entries: []har.Entry{{StartedDateTime: start.Add(-time.Hour)}}}}
+	if got := harRecordedAt(h); !got.Equal(start) {
+		t.Errorf("with a page: %v", got)
+	}
+	h.Log.Pages = nil
+	if got := harRecordedAt(h); !got.Equal(start.Add(-time.Hour)) {
+		t.Errorf("without a page: %v", got)
+	}
+}
+
+func TestBrowserOwnAndImages(t *testing.T) {
+	var doc bytes.Buffer
+	zw := gzip.NewWriter(&doc)
+	zw.Write([]byte(`<html><head><LINK REL="shortcut icon" href="//cdn.news.test/i.ico?v=2"><link rel=manifest href=m.json>` +
+		`<link rel=stylesheet href=a.css></head><body><link rel=icon href=/late.png></body></html>`))
+	zw.Close()
+	s := &Site{Origins: []*Origin{{Host: "www.news.test", Resources: map[string]*Resource{
+		"/d/": {Path: "/d/", Encoding: "gzip", Body: doc.Bytes()}}}}, DocumentPath: "/d/"}
+	got := strings.Join(s.BrowserOwn(), " ")
+	if got != "https://www.news.test/favicon.ico https://cdn.news.test/i.ico https://www.news.test/d/m.json" {
+		t.Errorf("browser-own URLs %q", got)
+	}
+	for name, c := range map[string]struct {
+		r  Resource
+		ok bool
+	}{
+		"png":         {Resource{Body: []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")}, true},
+		"webp":        {Resource{Body: []byte("RIFF\x10\x00\x00\x00WEBPVP8 ")}, true},
+		"svg":         {Resource{Body: []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>`)}, true},
+		"truncated":   {Resource{Body: []byte("\x89PNG\r\n\x1a\n\x00")}, false},
+		"html":        {Resource{Body: []byte("<html>not found</html>")}, false},
+		"empty":       {Resource{}, false},
+		"404":         {Resource{Status: 404, Body: []byte("GIF89a")}, false},
+		"bad gzip":    {Resource{Encoding: "gzip", Body: []byte("GIF89a")}, false},
+		"unknown zip": {Resource{Encoding: "zstd", Body: []byte("GIF89a")}, false},
+	} {
+		if got := ImageOK(&c.r); got != c.ok {
+			t.Errorf("%s: ImageOK %v, want %v", name, got, c.ok)
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package site
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"fmt"
+	"image"
+	_ "image/gif" // image.DecodeConfig reads GIF headers
+	_ "image/jpeg"
+	_ "image/png"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/andybalholm/brotli"
+	"golang.org/x/net/html"
+)
+
+// maxDecodedBody bounds a body decoded to judge it (an image header, a
+// document's links): 64 MiB.
+const maxDecodedBody = 64 << 20
+
+// DecodedBody is r's body with its Content-Encoding (gzip, deflate, br)
+// undone; an error for another coding or a body that does not decode.
+func (r *Resource) DecodedBody() ([]byte, error) {
+	var rd io.Reader
+	in := bytes.NewReader(r.Body)
+	switch strings.ToLower(strings.TrimSpace(r.Encoding)) {
+	case "", "identity":
+		return r.Body, nil
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(in)
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+		rd = zr
+	case "deflate":
+		rd = flate.NewReader(in)
+	case "br":
+		rd = brotli.NewReader(in)
+	default:
+		return nil, fmt.Errorf("content encoding %.40q is not one of gzip, deflate and br", r.Encoding)
+	}
+	out, err := io.ReadAll(io.LimitReader(rd, maxDecodedBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s body: %w", r.Encoding, err)
+	}
+	if len(out) > maxDecodedBody {
+		return nil, fmt.Errorf("%s body larger than %d bytes decoded", r.Encoding, maxDecodedBody)
+	}
+	return out, nil
+}
+
+// ImageOK says whether r is a response a browser shows as an image: a 2xx
+// status and a body in a format browsers decode (PNG, JPEG, GIF, WebP,
+// AVIF, BMP, ICO, SVG) whose header is sound. A recorded image that is not
+// OK is broken in the recording itself, whatever protocol serves it.
+func ImageOK(r *Resource) bool {
+	if r.Status != 0 && (r.Status < 200 || r.Status > 299) {
+		return false
+	}
+	body, err := r.DecodedBody()
+	return err == nil && ImageBytesOK(body)
+}
+
+// ImageBytesOK says whether body is an image in a format browsers decode
+// (PNG, JPEG, GIF, WebP, AVIF, BMP, ICO, SVG), with a sound header for
+// PNG, JPEG and GIF.
+func ImageBytesOK(body []byte) bool {
+	if len(body) == 0 {
+		return false
+	}
+	switch {
+	case bytes.HasPrefix(body, []byte("\x89PNG\r\n\x1a\n")), bytes.HasPrefix(body, []byte("\xff\xd8\xff")),
+		bytes.HasPrefix(body, []byte("GIF87a")), bytes.HasPrefix(body, []byte("GIF89a")):
+		cfg, _, err := image.DecodeConfig(bytes.NewReader(body))
+		return err == nil && cfg.Width > 0 && cfg.Height > 0
+	case len(body) >= 12 && string(body[:4]) == "RIFF" && string(body[8:12]) == "WEBP":
+		return true
+	case len(body) >= 12 && string(body[4:8]) == "ftyp" && (string(body[8:12]) == "avif" || string(body[8:12]) == "avis"):
+		return true
+	case bytes.HasPrefix(body, []byte("BM")), bytes.HasPrefix(body, []byte("\x00\x00\x01\x00")):
+		return len(body) > 14
+	}
+	head := body[:min(len(body), 4096)]
+	return bytes.Contains(bytes.ToLower(head), []byte("<svg"))
+}
+
+// BrowserOwn lists the URLs, without query, that a browser asks for on
+// its own when it loads the site's document rather than because the page
+// needs them: /favicon.ico of the document's origin and the icons and web
+// app manifest the document's <link> elements name. A recording often
+// lacks them; their 404s say nothing about the replay.
+func (s *Site) BrowserOwn() []string {
+	doc, err := url.Parse(s.DocumentURL())
+	if err != nil {
+		return nil
+	}
+	own := []string{(&url.URL{Scheme: "https", Host: doc.Host, Path: "/favicon.ico"}).String()}
+	r := s.Origins[0].Resources[target(s.DocumentPath, s.DocumentQuery)]
+	if r == nil {
+		return own
+	}
+	body, err := r.DecodedBody()
+	if err != nil {
+		return own
+	}
+	for _, href := range iconLinks(body) {
+		u, err := doc.Parse(href)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+			continue
+		}
+		u.RawQuery, u.Fragment = "", ""
+		own = append(own, u.String())
+	}
+	return own
+}
+
+// iconLinks are the hrefs of the document's <link> elements whose rel
+// names an icon or a manifest, up to the end of its <head>.
+func iconLinks(doc []byte) []string {
+	var hrefs []string
+	z := html.NewTokenizer(bytes.NewReader(doc))
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken: // the end, or a document too broken to read on
+			return hrefs
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, hasAttr := z.TagName()
+			if string(name) == "body" {
+				return hrefs
+			}
+			if string(name) != "link" || !hasAttr {
+				continue
+			}
+			if href, ok := iconHref(z); ok {
+				hrefs = append(hrefs, href)
+			}
+		}
+	}
+}
+
+// iconHref is the href of the <link> z is at when its rel names an icon
+// or a manifest.
+func iconHref(z *html.Tokenizer) (string, bool) {
+	var rel, href string
+	for {
+		k, v, more := z.TagAttr()
+		switch string(k) {
+		case "rel":
+			rel = strings.ToLower(string(v))
+		case "href":
+			href = strings.TrimSpace(string(v))
+		}
+		if !more {
+			break
+		}
+	}
+	for _, word := range strings.Fields(rel) {
+		if word == "icon" || word == "manifest" || word == "apple-touch-icon" || word == "apple-touch-icon-precomposed" || word == "mask-icon" {
+			return href, href != ""
+		}
+	}
+	return "", false
+}
