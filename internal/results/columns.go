@@ -254,34 +254,12 @@ type PathValues struct {
 }
 
 // Value stores the paths as JSON text.
-func (p Paths) Value() (driver.Value, error) {
-	if p == nil {
-		p = Paths{}
-	}
-	b, err := json.Marshal([]PathValues(p))
-	return string(b), err
-}
+func (p Paths) Value() (driver.Value, error) { return jsonListValue(p) }
 
 // Scan reads the JSON text Value wrote.
-func (p *Paths) Scan(src any) error {
-	var text []byte
-	switch s := src.(type) {
-	case string:
-		text = []byte(s)
-	case []byte:
-		text = s
-	default:
-		return fmt.Errorf("paths: cannot read %T", src)
-	}
-	var out []PathValues
-	if err := json.Unmarshal(text, &out); err != nil {
-		return fmt.Errorf("paths: %w", err)
-	}
-	*p = out
-	if len(out) == 0 {
-		*p = nil
-	}
-	return nil
+func (p *Paths) Scan(src any) (err error) {
+	*p, err = scanJSONList[PathValues](src, "paths")
+	return err
 }
 
 // String is the paths as "2=40ms,0.5%;3=100ms,0%".
@@ -299,17 +277,27 @@ func (p Paths) String() string {
 type Strings []string
 
 // Value stores the list as JSON text.
-func (s Strings) Value() (driver.Value, error) {
-	if s == nil {
-		s = Strings{}
+func (s Strings) Value() (driver.Value, error) { return jsonListValue(s) }
+
+// Scan reads the JSON text Value wrote; an empty text (a row written
+// before the column existed) reads as an empty list.
+func (s *Strings) Scan(src any) (err error) {
+	*s, err = scanJSONList[string](src, "strings")
+	return err
+}
+
+// jsonListValue is list as JSON text, "[]" for none.
+func jsonListValue[T any](list []T) (driver.Value, error) {
+	if list == nil {
+		list = []T{}
 	}
-	b, err := json.Marshal([]string(s))
+	b, err := json.Marshal(list)
 	return string(b), err
 }
 
-// Scan reads the JSON text Value wrote; ” (a row written before the
-// column existed) reads as an empty list.
-func (s *Strings) Scan(src any) error {
+// scanJSONList reads the JSON text of a list column called what; an empty
+// list or text is nil.
+func scanJSONList[T any](src any, what string) ([]T, error) {
 	var text []byte
 	switch v := src.(type) {
 	case string:
@@ -317,20 +305,19 @@ func (s *Strings) Scan(src any) error {
 	case []byte:
 		text = v
 	default:
-		return fmt.Errorf("strings: cannot read %T", src)
+		return nil, fmt.Errorf("%s: cannot read %T", what, src)
 	}
-	*s = nil
 	if len(text) == 0 {
-		return nil
+		return nil, nil
 	}
-	var out []string
+	var out []T
 	if err := json.Unmarshal(text, &out); err != nil {
-		return fmt.Errorf("strings: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if len(out) > 0 {
-		*s = out
+	if len(out) == 0 {
+		return nil, nil
 	}
-	return nil
+	return out, nil
 }
 
 // String is the values joined by spaces.
