@@ -37,11 +37,18 @@ type replayCheck struct {
 	steady map[string]bool
 	// primed says the priming load ran (or was tried).
 	primed bool
+	// images caches imageFault's verdicts by URL: Verify and judge ask
+	// for the same broken images, and the site does not change.
+	images map[string]imageVerdict
 }
+
+// imageVerdict is imageFault's answer for one URL.
+type imageVerdict struct{ recorded, served bool }
 
 // newReplayCheck is the check of page's loads.
 func newReplayCheck(page *site.Site, maxUnmatched float64) *replayCheck {
-	c := &replayCheck{page: page, matcher: site.NewMatcher(page), strict: !page.Recorded, maxUnmatched: maxUnmatched, own: map[string]bool{}}
+	c := &replayCheck{page: page, matcher: site.NewMatcher(page), strict: !page.Recorded, maxUnmatched: maxUnmatched,
+		own: map[string]bool{}, images: map[string]imageVerdict{}}
 	for _, u := range page.BrowserOwn() {
 		c.own[u] = true
 	}
@@ -63,18 +70,7 @@ type completeness struct {
 // its unmatched requests for the next loads.
 func (c *replayCheck) judge(m *Measured) completeness {
 	var out completeness
-	groups := map[string]bool{}
-	for _, req := range m.Replay.UnmatchedRequests {
-		_, u, _ := strings.Cut(withoutQuery(req), " ")
-		if c.own[u] {
-			out.BrowserOwn++
-			continue
-		}
-		key := steadyKey(req)
-		if groups[key] = true; c.steady[key] {
-			out.Steady++
-		}
-	}
+	groups := c.groups(m.Replay, &out)
 	out.Counted = m.Replay.Unmatched - out.BrowserOwn - out.Steady
 	c.remember(groups, m.Replay)
 	for _, u := range m.BrokenImageURLs {
@@ -136,20 +132,32 @@ func (c *replayCheck) needsPriming() bool { return !c.strict && !c.primed && c.s
 // it; nil for a priming load that failed.
 func (c *replayCheck) learn(m *Measured) {
 	c.primed = true
-	if m == nil {
-		return
+	if m != nil {
+		c.remember(c.groups(m.Replay, &completeness{}), m.Replay)
 	}
-	groups := map[string]bool{}
-	for _, req := range m.Replay.UnmatchedRequests {
-		groups[steadyKey(req)] = true
-	}
-	c.remember(groups, m.Replay)
 }
 
-// steadyKey groups an unmatched request ("METHOD URL") by its method,
-// host and the directory of its path: "GET https://host/a/b/".
-func steadyKey(req string) string {
-	key := withoutQuery(req)
+// groups are the groups (steadyKey) of r's unmatched requests but the
+// browser's own; out counts those and the steady ones.
+func (c *replayCheck) groups(r server.Replay, out *completeness) map[string]bool {
+	groups := map[string]bool{}
+	for _, req := range r.UnmatchedRequests {
+		bare := withoutQuery(req)
+		if _, u, _ := strings.Cut(bare, " "); c.own[u] {
+			out.BrowserOwn++
+			continue
+		}
+		key := steadyKey(bare)
+		if groups[key] = true; c.steady[key] {
+			out.Steady++
+		}
+	}
+	return groups
+}
+
+// steadyKey groups an unmatched request ("METHOD URL", without query) by
+// its method, host and the directory of its path: "GET https://host/a/b/".
+func steadyKey(key string) string {
 	if i := strings.LastIndexByte(key, '/'); i > strings.Index(key, "://")+2 {
 		return key[:i+1]
 	}
@@ -161,6 +169,16 @@ func steadyKey(req string) string {
 // and whether the testbed serves it at all (served: the site has its host
 // and a match).
 func (c *replayCheck) imageFault(raw string) (recorded, served bool) {
+	v, ok := c.images[raw]
+	if !ok {
+		v.recorded, v.served = c.judgeImage(raw)
+		c.images[raw] = v
+	}
+	return v.recorded, v.served
+}
+
+// judgeImage is imageFault without the cache.
+func (c *replayCheck) judgeImage(raw string) (recorded, served bool) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "https" {
 		return false, false

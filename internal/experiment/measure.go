@@ -50,11 +50,7 @@ func measureLoad(ctx context.Context, b *bed, t plan.Trial, harPath string) (Mea
 	tb := b.Testbed
 	tb.Emulator.ResetPeaks()
 	up0, down0 := tb.Emulator.Stats()
-	loadCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := tb.OnExit(func(string) { cancel() })
-	m, err := load(loadCtx, b, t, harPath)
-	stop()
+	m, err := watchedLoad(ctx, b, t, harPath)
 	if reason := tb.Exited(); reason != "" && ctx.Err() == nil {
 		m.Result.Failure, err = reason, nil
 	}
@@ -68,11 +64,7 @@ func measureLoad(ctx context.Context, b *bed, t plan.Trial, harPath string) (Mea
 // measured load (replayCheck). A server that exits during it fails the
 // measured load that follows.
 func prime(ctx context.Context, b *bed, t plan.Trial) error {
-	loadCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := b.OnExit(func(string) { cancel() })
-	m, err := load(loadCtx, b, t, "")
-	stop()
+	m, err := watchedLoad(ctx, b, t, "")
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -82,6 +74,15 @@ func prime(ctx context.Context, b *bed, t plan.Trial) error {
 		b.replay.learn(&m)
 	}
 	return nil
+}
+
+// watchedLoad is load, stopped at once when a server exits.
+func watchedLoad(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, error) {
+	loadCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := b.OnExit(func(string) { cancel() })
+	defer stop()
+	return load(loadCtx, b, t, harPath)
 }
 
 // load is measureLoad without the emulator's counters. A paired load

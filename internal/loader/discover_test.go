@@ -1,8 +1,6 @@
 package loader
 
 import (
-	"bytes"
-	"compress/gzip"
 	"net/url"
 	"reflect"
 	"testing"
@@ -59,25 +57,4 @@ func FuzzDiscover(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestDecodeBody: gzip is undone, identity kept, other encodings and
-// broken gzip refused.
-func TestDecodeBody(t *testing.T) {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	zw.Write([]byte("body { color: red }"))
-	zw.Close()
-	if got, err := decodeBody("gzip", b.Bytes()); err != nil || string(got) != "body { color: red }" {
-		t.Errorf("gzip: %q, %v", got, err)
-	}
-	if got, err := decodeBody("", []byte("plain")); err != nil || string(got) != "plain" {
-		t.Errorf("identity: %q, %v", got, err)
-	}
-	if _, err := decodeBody("br", []byte("x")); err == nil {
-		t.Error("brotli was accepted")
-	}
-	if _, err := decodeBody("gzip", []byte("not gzip")); err == nil {
-		t.Error("a broken gzip body was accepted")
-	}
 }

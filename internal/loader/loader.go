@@ -10,9 +10,7 @@
 package loader
 
 import (
-	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -332,7 +330,7 @@ func (p *pageLoad) fetch(ctx context.Context, rawURL string) *fetched {
 	headerBytes := headerSize(resp)
 	f.timing.TransferBytes = headerBytes + int64(len(body))
 	wireBytes := int64(len(body))
-	if body, err = decodeBody(resp.Header.Get("Content-Encoding"), body); err != nil {
+	if body, err = site.DecodeContent(resp.Header.Get("Content-Encoding"), body); err != nil {
 		f.err = fmt.Errorf("%s: %w", rawURL, err)
 		return f
 	}
@@ -350,31 +348,6 @@ func (p *pageLoad) fetch(ctx context.Context, rawURL string) *fetched {
 	}
 	p.addEntry(rawURL, startedAt, headersAt, endAt, &t, resp, wireBytes, headerBytes)
 	return f
-}
-
-// maxDecodedBytes bounds a decompressed body.
-const maxDecodedBytes = 256 << 20
-
-// decodeBody undoes the Content-Encoding of a body received as sent.
-func decodeBody(encoding string, body []byte) ([]byte, error) {
-	switch encoding {
-	case "", "identity":
-		return body, nil
-	case "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return nil, fmt.Errorf("gzip body: %w", err)
-		}
-		decoded, err := io.ReadAll(io.LimitReader(zr, maxDecodedBytes+1))
-		if err != nil {
-			return nil, fmt.Errorf("gzip body: %w", err)
-		}
-		if len(decoded) > maxDecodedBytes {
-			return nil, fmt.Errorf("gzip body larger than %d bytes decompressed", maxDecodedBytes)
-		}
-		return decoded, nil
-	}
-	return nil, fmt.Errorf("content encoding %q is not supported (the loader asks for gzip only)", encoding)
 }
 
 // addEntry appends the HAR entry of one response.

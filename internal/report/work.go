@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"text/tabwriter"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -57,12 +56,14 @@ func works(trials []results.Trial) []SettingWork {
 	}
 	byKey := map[key][]results.Trial{}
 	var settings []Setting
+	seen := map[Setting]bool{}
 	for _, t := range trials {
 		if t.PageKind != factor.PageArchive || t.Status != results.StatusOK {
 			continue
 		}
 		s := settingOf(t)
-		if !slices.Contains(settings, s) {
+		if !seen[s] {
+			seen[s] = true
 			settings = append(settings, s)
 		}
 		byKey[key{s, t.Protocol}] = append(byKey[key{s, t.Protocol}], t)

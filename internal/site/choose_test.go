@@ -128,3 +128,26 @@ func TestBrowserOwnAndImages(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeContent: each coding an archive keeps is undone (the bodies
+// encode made), identity kept, broken bodies and other codings refused.
+func TestDecodeContent(t *testing.T) {
+	const text = "body { color: red }"
+	for _, coding := range []string{"gzip", "deflate", "br"} {
+		body, ok := encode([]byte(text), coding)
+		if !ok {
+			t.Fatalf("%s: encode refused", coding)
+		}
+		if got, err := DecodeContent(coding, body); err != nil || string(got) != text {
+			t.Errorf("%s: %q, %v", coding, got, err)
+		}
+	}
+	if got, err := DecodeContent("", []byte("plain")); err != nil || string(got) != "plain" {
+		t.Errorf("identity: %q, %v", got, err)
+	}
+	for coding, body := range map[string]string{"br": "x", "gzip": "not gzip", "deflate": "not zlib", "zstd": "x"} {
+		if _, err := DecodeContent(coding, []byte(body)); err == nil {
+			t.Errorf("%s body %q was accepted", coding, body)
+		}
+	}
+}

@@ -2,8 +2,8 @@ package site
 
 import (
 	"bytes"
-	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"fmt"
 	"image"
 	_ "image/gif" // image.DecodeConfig reads GIF headers
@@ -17,37 +17,42 @@ import (
 	"golang.org/x/net/html"
 )
 
-// maxDecodedBody bounds a body decoded to judge it (an image header, a
-// document's links): 64 MiB.
-const maxDecodedBody = 64 << 20
+// MaxDecodedBytes bounds a body DecodeContent decodes: 256 MiB.
+const MaxDecodedBytes = 256 << 20
 
-// DecodedBody is r's body with its Content-Encoding (gzip, deflate, br)
-// undone; an error for another coding or a body that does not decode.
-func (r *Resource) DecodedBody() ([]byte, error) {
+// DecodedBody is r's body with its Content-Encoding undone
+// (DecodeContent).
+func (r *Resource) DecodedBody() ([]byte, error) { return DecodeContent(r.Encoding, r.Body) }
+
+// DecodeContent undoes the content coding of a body as it went on the
+// wire: gzip, deflate (zlib-wrapped, as HTTP names it) or br; an error for
+// another coding, a body that does not decode, or one that passes
+// MaxDecodedBytes decoded.
+func DecodeContent(coding string, body []byte) ([]byte, error) {
 	var rd io.Reader
-	in := bytes.NewReader(r.Body)
-	switch strings.ToLower(strings.TrimSpace(r.Encoding)) {
+	var err error
+	in := bytes.NewReader(body)
+	switch coding = strings.ToLower(strings.TrimSpace(coding)); coding {
 	case "", "identity":
-		return r.Body, nil
+		return body, nil
 	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(in)
-		if err != nil {
-			return nil, fmt.Errorf("gzip body: %w", err)
-		}
-		rd = zr
+		rd, err = gzip.NewReader(in)
 	case "deflate":
-		rd = flate.NewReader(in)
+		rd, err = zlib.NewReader(in)
 	case "br":
 		rd = brotli.NewReader(in)
 	default:
-		return nil, fmt.Errorf("content encoding %.40q is not one of gzip, deflate and br", r.Encoding)
+		return nil, fmt.Errorf("content encoding %.40q is not one of gzip, deflate and br", coding)
 	}
-	out, err := io.ReadAll(io.LimitReader(rd, maxDecodedBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s body: %w", r.Encoding, err)
+		return nil, fmt.Errorf("%s body: %w", coding, err)
 	}
-	if len(out) > maxDecodedBody {
-		return nil, fmt.Errorf("%s body larger than %d bytes decoded", r.Encoding, maxDecodedBody)
+	out, err := io.ReadAll(io.LimitReader(rd, MaxDecodedBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s body: %w", coding, err)
+	}
+	if len(out) > MaxDecodedBytes {
+		return nil, fmt.Errorf("%s body larger than %d bytes decoded", coding, MaxDecodedBytes)
 	}
 	return out, nil
 }
