@@ -14,7 +14,7 @@ import (
 )
 
 // importers read each recording format into a site archive.
-var importers = map[string]func(ctx context.Context, path, document string) (*site.Archive, site.ImportReport, error){
+var importers = map[string]func(ctx context.Context, path string, opts site.ImportOptions) (*site.Archive, site.ImportReport, error){
 	"mahimahi": site.ImportMahimahi,
 	"har":      site.ImportHAR,
 	"wpr":      site.ImportWPR,
@@ -25,7 +25,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	to := fs.String("to", "", "the site archive `directory` to write (new, empty, or an archive to replace)")
 	document := fs.String("document", "", "the page's `URL` (default: the HAR's first page, else the HTML page at path / of the most requested host that has one, else the import lists the likeliest pages)")
-	const usage = "Usage: quicbench import mahimahi|har|wpr PATH --to DIR [--document URL]\n\n" +
+	upgrade := fs.Bool("upgrade-http", false, "keep exchanges over http:// (port 80) as https:// and rewrite their hosts' http:// URLs in text bodies and redirects, for a page recorded before its site moved to HTTPS (bodies then differ from the recording's by a byte per URL)")
+	const usage = "Usage: quicbench import mahimahi|har|wpr PATH --to DIR [--document URL] [--upgrade-http]\n\n" +
 		"Reads a recording (a Mahimahi mm-webrecord directory, a HAR 1.2 file with bodies, or a\n" +
 		"WebPageReplay .wprgo archive) into a site archive that specs and --page replay as\n" +
 		"archive:DIR, and prints its origins, responses and bytes by type and what it left out."
@@ -55,7 +56,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench import:", err)
 		return exitUsage
 	}
-	a, rep, err := read(ctx, path, *document)
+	a, rep, err := read(ctx, path, site.ImportOptions{Document: *document, UpgradeHTTP: *upgrade})
 	if err == nil {
 		err = site.WriteArchive(ctx, *to, a)
 	}

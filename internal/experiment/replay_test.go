@@ -124,9 +124,9 @@ func TestReplayImportedRecordings(t *testing.T) {
 		if err := write(recording); err != nil {
 			t.Fatal(err)
 		}
-		read := map[string]func(context.Context, string, string) (*site.Archive, site.ImportReport, error){
+		read := map[string]func(context.Context, string, site.ImportOptions) (*site.Archive, site.ImportReport, error){
 			"mahimahi": site.ImportMahimahi, "har": site.ImportHAR, "wpr": site.ImportWPR}[name]
-		a, _, err := read(context.Background(), recording, "")
+		a, _, err := read(context.Background(), recording, site.ImportOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,6 +28,10 @@ type Archive struct {
 	// field, or when `quicbench record` ran; zero when nothing says. A
 	// deterministic replay starts the page's clock there.
 	RecordedAt time.Time
+	// Upgraded counts exchanges recorded over http:// that the import kept
+	// as https:// (ImportOptions.UpgradeHTTP): their text bodies' URLs
+	// were rewritten, so the page is not byte for byte as recorded.
+	Upgraded int
 	// Exchanges are the recorded requests and responses, in recorded order.
 	Exchanges []*Exchange
 }

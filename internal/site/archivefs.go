@@ -24,9 +24,10 @@ const (
 	ArchiveFile   = "archive.json"
 	BodiesDir     = "bodies"
 	archiveFormat = "quicbench-site-archive"
-	// archiveVersion is the version written: 2 added recorded_at.
-	// Versions 1 and 2 are read.
-	archiveVersion = 2
+	// archiveVersion is the newest version: 2 added recorded_at, 3
+	// upgraded_http. Versions 1 to 3 are read; an archive is written as 2
+	// unless it has upgraded exchanges, so that older readers read it.
+	archiveVersion = 3
 	// maxManifestBytes bounds the manifest: 10,000 exchanges with
 	// generous header sections.
 	maxManifestBytes = 64 << 20
@@ -40,8 +41,11 @@ type manifest struct {
 	Document string `json:"document"`
 	// RecordedAt is when the page was recorded (RFC 3339), "" when the
 	// recording does not say.
-	RecordedAt string             `json:"recorded_at,omitempty"`
-	Exchanges  []manifestExchange `json:"exchanges"`
+	RecordedAt string `json:"recorded_at,omitempty"`
+	// UpgradedHTTP counts exchanges recorded over http:// kept as
+	// https:// (import --upgrade-http); version 3.
+	UpgradedHTTP int                `json:"upgraded_http,omitempty"`
+	Exchanges    []manifestExchange `json:"exchanges"`
 }
 
 // manifestExchange is one exchange; Body is the SHA-256 of its body.
@@ -105,7 +109,10 @@ func WriteArchive(ctx context.Context, dir string, a *Archive) (err error) {
 // naming them and the bodies that were not there before (also on error,
 // for the caller to remove).
 func writeBodies(ctx context.Context, dir string, a *Archive) (manifest, []string, error) {
-	m := manifest{Format: archiveFormat, Version: archiveVersion, Source: a.Source, Document: a.Document}
+	m := manifest{Format: archiveFormat, Version: 2, Source: a.Source, Document: a.Document, UpgradedHTTP: a.Upgraded}
+	if a.Upgraded > 0 {
+		m.Version = 3
+	}
 	if !a.RecordedAt.IsZero() {
 		m.RecordedAt = a.RecordedAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -182,7 +189,7 @@ func ReadArchive(dir string) (*Archive, error) {
 		}
 		ex.Body = body
 	}
-	out := &Archive{Source: a.Source, Document: a.Document, RecordedAt: a.RecordedAt}
+	out := &Archive{Source: a.Source, Document: a.Document, RecordedAt: a.RecordedAt, Upgraded: a.Upgraded}
 	for _, ex := range a.Exchanges {
 		out.Exchanges = append(out.Exchanges, ex.Exchange)
 	}
@@ -218,6 +225,7 @@ type parsedExchange struct {
 type parsedArchive struct {
 	Source, Document string
 	RecordedAt       time.Time
+	Upgraded         int
 	Exchanges        []parsedExchange
 }
 
@@ -236,7 +244,10 @@ func parseManifest(data []byte) (*parsedArchive, error) {
 	if len(m.Exchanges) > MaxExchanges {
 		return nil, fmt.Errorf("%d exchanges, above the limit of %d", len(m.Exchanges), MaxExchanges)
 	}
-	out := &parsedArchive{Source: m.Source, Document: m.Document}
+	if m.UpgradedHTTP < 0 || m.UpgradedHTTP > len(m.Exchanges) {
+		return nil, fmt.Errorf("upgraded_http %d is outside 0 to its %d exchanges", m.UpgradedHTTP, len(m.Exchanges))
+	}
+	out := &parsedArchive{Source: m.Source, Document: m.Document, Upgraded: m.UpgradedHTTP}
 	if m.RecordedAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, m.RecordedAt)
 		if err != nil {

@@ -17,9 +17,9 @@ import (
 // (response.content.text). A HAR holds bodies decoded: one whose
 // Content-Encoding is gzip, deflate or br is compressed again so that it
 // goes on the wire as recorded; others are served decoded. Entries without
-// a body are left out and counted. document names the page ("" for the
-// HAR's first page).
-func ImportHAR(ctx context.Context, path, document string) (*Archive, ImportReport, error) {
+// a body are left out and counted. opts.Document names the page ("" for
+// the HAR's first page).
+func ImportHAR(ctx context.Context, path string, opts ImportOptions) (*Archive, ImportReport, error) {
 	h, err := har.ReadFile(path)
 	if err != nil {
 		return nil, ImportReport{}, err
@@ -27,7 +27,7 @@ func ImportHAR(ctx context.Context, path, document string) (*Archive, ImportRepo
 	if err := ctx.Err(); err != nil {
 		return nil, ImportReport{}, err
 	}
-	a, rep, err := importHAR(ctx, h, document)
+	a, rep, err := importHAR(ctx, h, opts)
 	if err != nil {
 		return nil, rep, fmt.Errorf("har %s: %w", path, err)
 	}
@@ -35,9 +35,9 @@ func ImportHAR(ctx context.Context, path, document string) (*Archive, ImportRepo
 }
 
 // importHAR turns a parsed HAR into an archive.
-func importHAR(ctx context.Context, h *har.HAR, document string) (*Archive, ImportReport, error) {
-	c := &collector{ctx: ctx, archive: &Archive{Source: "har", RecordedAt: harRecordedAt(h)}}
-	hint := ""
+func importHAR(ctx context.Context, h *har.HAR, opts ImportOptions) (*Archive, ImportReport, error) {
+	c := &collector{ctx: ctx, options: opts, archive: &Archive{Source: "har", RecordedAt: harRecordedAt(h)}}
+	hint, hintSeen := "", false
 	for i, e := range h.Log.Entries {
 		if err := ctx.Err(); err != nil { // before the body's coding, which takes time
 			return nil, c.report, err
@@ -57,11 +57,16 @@ func importHAR(ctx context.Context, h *har.HAR, document string) (*Archive, Impo
 		if err != nil {
 			return nil, c.report, fmt.Errorf("entry %d: %w", i+1, err)
 		}
-		if ex != nil && hint == "" && len(h.Log.Pages) > 0 && e.Pageref == h.Log.Pages[0].ID && ex.Method == "GET" && ex.Status == 200 {
-			hint = ex.URL
+		if !hintSeen && len(h.Log.Pages) > 0 && e.Pageref == h.Log.Pages[0].ID && strings.EqualFold(e.Request.Method, "GET") && e.Response.Status == 200 {
+			hintSeen = true // the page's first request: its document, if kept
+			if ex != nil {
+				hint = ex.URL
+			} else if opts.Document == "" {
+				return nil, c.report, fmt.Errorf("the page's document %.200s was left out (%s): name another page with --document URL", e.Request.URL, leftOutReason(e.Request.URL))
+			}
 		}
 	}
-	return c.finish(document, hint)
+	return c.finish(opts.Document, hint)
 }
 
 // harBody is the entry's decoded body; ok is false for an entry left out
@@ -133,4 +138,13 @@ func harRecordedAt(h *har.HAR) time.Time {
 		}
 	}
 	return first.UTC()
+}
+
+// leftOutReason says why an import leaves out the exchange of rawURL, as
+// far as its URL tells.
+func leftOutReason(rawURL string) string {
+	if len(rawURL) >= 7 && strings.EqualFold(rawURL[:7], "http://") {
+		return "plain http: --upgrade-http keeps it as https"
+	}
+	return "no body or response recorded, another port than 443, or an IP address for host"
 }

@@ -41,6 +41,10 @@ type ImportReport struct {
 	// KeptUTF8 counts a HAR's text bodies kept in UTF-8 because the
 	// charset their Content-Type names is unknown or cannot hold them.
 	KeptUTF8 int
+	// Upgraded counts exchanges over http:// kept as https://
+	// (ImportOptions.UpgradeHTTP); RewrittenBodies the text bodies whose
+	// http:// URLs of those hosts were rewritten, RewrittenURLs the URLs.
+	Upgraded, RewrittenBodies, RewrittenURLs int
 }
 
 // String lists what was left out, one line each, or "" for nothing.
@@ -51,7 +55,15 @@ func (r ImportReport) String() string {
 			fmt.Fprintf(&b, "  %d %s\n", n, what)
 		}
 	}
-	line(r.PlainHTTP, "exchanges over plain http left out (the testbed serves https only; a page's http:// requests will be unmatched)")
+	if r.Upgraded > 0 {
+		line(r.PlainHTTP, "exchanges over plain http left out (on another port than 80, or the recording has the URL over https too)")
+	} else {
+		line(r.PlainHTTP, "exchanges over plain http left out (the testbed serves https only; a page's http:// requests will be unmatched; --upgrade-http keeps them as https)")
+	}
+	line(r.Upgraded, "exchanges over plain http kept as https (--upgrade-http)")
+	if r.RewrittenURLs > 0 {
+		fmt.Fprintf(&b, "  %d http:// URLs of those hosts rewritten as https:// in %d text bodies (each one byte longer than recorded)\n", r.RewrittenURLs, r.RewrittenBodies)
+	}
 	line(r.OtherSchemes, "entries of other schemes than http and https (wss, data, blob, extensions, ftp) left out")
 	line(r.Informational, "informational (1xx) responses left out")
 	line(r.OtherPorts, "exchanges on ports other than 443 left out")
@@ -67,9 +79,11 @@ func (r ImportReport) String() string {
 // collector gathers a recording's exchanges into an archive.
 type collector struct {
 	// ctx stops an import between exchanges (Ctrl-C).
-	ctx     context.Context
-	archive *Archive
-	report  ImportReport
+	ctx      context.Context
+	options  ImportOptions
+	archive  *Archive
+	report   ImportReport
+	upgraded upgrades
 	// bodyBytes is the bodies kept so far: an import stops as soon as
 	// they pass MaxArchiveBytes, not after reading everything.
 	bodyBytes int64
@@ -98,6 +112,10 @@ func (c *collector) add(method, rawURL, ip string, status int, header []Field, b
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("URL %.200q is not an absolute URL", rawURL)
 	}
+	upgraded := false
+	if host, ok := c.upgradeURL(u.Scheme, u.Hostname(), u.Port()); ok {
+		u.Scheme, u.Host, upgraded = "https", host, true
+	}
 	switch {
 	case u.Scheme == "http":
 		c.report.PlainHTTP++
@@ -123,6 +141,9 @@ func (c *collector) add(method, rawURL, ip string, status int, header []Field, b
 	}
 	c.bodyBytes += int64(len(body))
 	c.archive.Exchanges = append(c.archive.Exchanges, ex)
+	if upgraded {
+		c.upgraded.exchanges[ex] = true
+	}
 	return ex, nil
 }
 
@@ -184,11 +205,18 @@ func (r *Recording) Finish(document string) (*Archive, ImportReport, error) {
 // the recording's time from the document's Date field when the recording
 // did not say it.
 func (c *collector) finish(document, hint string) (*Archive, ImportReport, error) {
+	c.applyUpgrades()
 	a := c.archive
+	if len(a.Exchanges) == 0 && c.report.PlainHTTP > 0 {
+		return nil, c.report, fmt.Errorf("nothing to replay: of %d exchanges none is an https response on port 443 (%d are over plain http: --upgrade-http keeps them as https)", c.report.Entries, c.report.PlainHTTP)
+	}
 	if len(a.Exchanges) == 0 {
 		return nil, c.report, fmt.Errorf("nothing to replay: of %d exchanges none is an https response on port 443", c.report.Entries)
 	}
 	document = cmp.Or(document, hint)
+	if rest, ok := strings.CutPrefix(document, "http://"); ok && c.options.UpgradeHTTP {
+		document = "https://" + rest
+	}
 	if document == "" {
 		var err error
 		if document, err = chooseDocument(a.Exchanges); err != nil {

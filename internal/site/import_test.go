@@ -58,10 +58,10 @@ func TestImportsGiveTheRecordedBytesBack(t *testing.T) {
 		{"mahimahi", func(p string) error { return sitetest.WriteMahimahi(p, src, false, true) }, mahimahi, true},
 		{"mahimahi-2014", func(p string) error { return sitetest.WriteMahimahi(p, src, true, false) }, mahimahi, true},
 		{"har", func(p string) error { return sitetest.WriteHAR(p, src) }, func(p string) (*site.Archive, site.ImportReport, error) {
-			return site.ImportHAR(context.Background(), p, "")
+			return site.ImportHAR(context.Background(), p, site.ImportOptions{})
 		}, false},
 		{"wpr", func(p string) error { return sitetest.WriteWPR(p, src) }, func(p string) (*site.Archive, site.ImportReport, error) {
-			return site.ImportWPR(context.Background(), p, "")
+			return site.ImportWPR(context.Background(), p, site.ImportOptions{})
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestImportsGiveTheRecordedBytesBack(t *testing.T) {
 
 // mahimahi imports a recording directory.
 func mahimahi(p string) (*site.Archive, site.ImportReport, error) {
-	return site.ImportMahimahi(context.Background(), p, "")
+	return site.ImportMahimahi(context.Background(), p, site.ImportOptions{})
 }
 
 // checkImported compares an imported exchange with the one recorded.
@@ -139,7 +139,7 @@ func TestImportBadInput(t *testing.T) {
 	wpr := filepath.Join(dir, "site.wprgo")
 	os.WriteFile(wpr, []byte(`{"Requests":{}}`), 0o644)
 	expectError(t, "wprgo not gzip", func(p string) (*site.Archive, site.ImportReport, error) {
-		return site.ImportWPR(context.Background(), p, "")
+		return site.ImportWPR(context.Background(), p, site.ImportOptions{})
 	}, wpr, "not gzip-compressed")
 
 	harPath := filepath.Join(dir, "nobodies.har")
@@ -151,7 +151,7 @@ func TestImportBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	importHAR := func(p string) (*site.Archive, site.ImportReport, error) {
-		return site.ImportHAR(context.Background(), p, "")
+		return site.ImportHAR(context.Background(), p, site.ImportOptions{})
 	}
 	// Duplicate entries, one over plain http and one to an IP address:
 	// imported, counted, and the summary says so.

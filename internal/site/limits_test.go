@@ -74,7 +74,7 @@ func TestMahimahiStopsAtTheLimitAsItGoes(t *testing.T) {
 	}
 	var err error
 	start := time.Now()
-	alloc := allocated(func() { _, _, err = ImportMahimahi(context.Background(), dir, "https://a.test/1") })
+	alloc := allocated(func() { _, _, err = ImportMahimahi(context.Background(), dir, ImportOptions{Document: "https://a.test/1"}) })
 	t.Logf("refused in %v after allocating %d MiB", time.Since(start), alloc>>20)
 	if err == nil || !strings.Contains(err.Error(), "more than 256 MiB") {
 		t.Fatalf("error %v, want the 256 MiB limit", err)
@@ -97,7 +97,7 @@ func TestWPRGzipBombIsStoppedEarly(t *testing.T) {
 	gz.Write([]byte(`","SerializedResponse":""}]}}}`))
 	gz.Close()
 	var err error
-	alloc := allocated(func() { _, _, err = importWPR(context.Background(), bytes.NewReader(buf.Bytes()), "") })
+	alloc := allocated(func() { _, _, err = importWPR(context.Background(), bytes.NewReader(buf.Bytes()), ImportOptions{}) })
 	t.Logf("a %d KB archive of 1 GiB of JSON: %v, after allocating %d MiB", buf.Len()>>10, err, alloc>>20)
 	if err == nil || !strings.Contains(err.Error(), "MiB") {
 		t.Fatalf("error %v, want a size limit", err)
@@ -138,7 +138,7 @@ func TestHARImportKeepsWhatWasSent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a HAR with a byte-order mark: %v", err)
 	}
-	a, rep, err := importHAR(context.Background(), parsed, "")
+	a, rep, err := importHAR(context.Background(), parsed, ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,9 +45,9 @@ type mmMessage struct {
 	body      []byte
 }
 
-// ImportMahimahi reads the Mahimahi recording directory dir. document
-// names the page ("" to take the recording's one HTML page).
-func ImportMahimahi(ctx context.Context, dir, document string) (*Archive, ImportReport, error) {
+// ImportMahimahi reads the Mahimahi recording directory dir.
+// opts.Document names the page ("" to let the import choose).
+func ImportMahimahi(ctx context.Context, dir string, opts ImportOptions) (*Archive, ImportReport, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, ImportReport{}, fmt.Errorf("mahimahi recording: %w", err)
@@ -61,7 +61,7 @@ func ImportMahimahi(ctx context.Context, dir, document string) (*Archive, Import
 		}
 	}
 	slices.Sort(names)
-	c := &collector{ctx: ctx, archive: &Archive{Source: "mahimahi"}}
+	c := &collector{ctx: ctx, options: opts, archive: &Archive{Source: "mahimahi"}}
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return nil, c.report, err
@@ -70,7 +70,7 @@ func ImportMahimahi(ctx context.Context, dir, document string) (*Archive, Import
 			return nil, c.report, fmt.Errorf("mahimahi recording %s: file %.100q: %w", dir, name, err)
 		}
 	}
-	a, rep, err := c.finish(document, "")
+	a, rep, err := c.finish(opts.Document, "")
 	if err != nil {
 		return nil, rep, fmt.Errorf("mahimahi recording %s: %w", dir, err)
 	}

@@ -49,16 +49,16 @@ const (
 	wprJSONBytes    = wprMessageBytes/3*4 + 16<<20
 )
 
-// ImportWPR reads the WebPageReplay archive at path. document names the
-// page ("" for the archive's one HTML page). The JSON has no order, so
+// ImportWPR reads the WebPageReplay archive at path. opts.Document names
+// the page ("" to let the import choose). The JSON has no order, so
 // exchanges are taken by host and URL in sorted order.
-func ImportWPR(ctx context.Context, path, document string) (*Archive, ImportReport, error) {
+func ImportWPR(ctx context.Context, path string, opts ImportOptions) (*Archive, ImportReport, error) {
 	f, err := safefs.OpenRegular(path)
 	if err != nil {
 		return nil, ImportReport{}, fmt.Errorf("wpr archive: %w", err)
 	}
 	defer f.Close()
-	a, rep, err := importWPR(ctx, f, document)
+	a, rep, err := importWPR(ctx, f, opts)
 	if err != nil {
 		return nil, rep, fmt.Errorf("wpr archive %s: %w", path, err)
 	}
@@ -69,7 +69,7 @@ func ImportWPR(ctx context.Context, path, document string) (*Archive, ImportRepo
 // (jsonStream) that stops once the recorded messages pass
 // wprMessageBytes, or the JSON wprJSONBytes: what it holds is the messages
 // it keeps, never the JSON.
-func importWPR(ctx context.Context, r io.Reader, document string) (*Archive, ImportReport, error) {
+func importWPR(ctx context.Context, r io.Reader, opts ImportOptions) (*Archive, ImportReport, error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, ImportReport{}, errors.New("not gzip-compressed: a .wprgo archive is gzip-compressed JSON")
@@ -81,13 +81,13 @@ func importWPR(ctx context.Context, r io.Reader, document string) (*Archive, Imp
 	slices.SortStableFunc(items, func(a, b wprItem) int {
 		return cmp.Or(strings.Compare(a.host, b.host), strings.Compare(a.url, b.url))
 	})
-	c := &collector{ctx: ctx, archive: &Archive{Source: "wpr", RecordedAt: recordedAt}}
+	c := &collector{ctx: ctx, options: opts, archive: &Archive{Source: "wpr", RecordedAt: recordedAt}}
 	for _, it := range items {
 		if err := c.addWPR(it.url, it.entry); err != nil {
 			return nil, c.report, fmt.Errorf("entry %d of %.200s: %w", it.index+1, it.url, err)
 		}
 	}
-	return c.finish(document, "")
+	return c.finish(opts.Document, "")
 }
 
 // errTooMuchJSON is a .wprgo whose JSON passes wprJSONBytes.

@@ -1,0 +1,122 @@
+package site
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/har"
+)
+
+func TestRewriteHTTP(t *testing.T) {
+	hosts := map[string]bool{"a.test": true, "cdn.a.test": true}
+	for _, tc := range []struct {
+		in, want string
+		n        int
+	}{
+		{`<img src="http://a.test/x.png">`, `<img src="https://a.test/x.png">`, 1},
+		{`url(HTTP://CDN.A.test/f.woff)`, `url(https://cdn.a.test/f.woff)`, 1},
+		{`{"u":"http:\/\/a.test\/y.js"}`, `{"u":"https:\/\/a.test\/y.js"}`, 1},
+		{`http://a.test:80/z http://a.test:8080/z`, `https://a.test/z http://a.test:8080/z`, 1},
+		{`http://a.test.example/ http://b.test/ http://xa.test/`, `http://a.test.example/ http://b.test/ http://xa.test/`, 0},
+		{`see http://a.test. and http://a.test`, `see https://a.test. and https://a.test`, 2},
+		{`https://a.test/ //a.test/ http:/a.test http://`, `https://a.test/ //a.test/ http:/a.test http://`, 0},
+	} {
+		got, n := rewriteHTTP([]byte(tc.in), hosts)
+		if string(got) != tc.want || n != tc.n {
+			t.Errorf("rewriteHTTP(%q) = %q, %d; want %q, %d", tc.in, got, n, tc.want, tc.n)
+		}
+	}
+}
+
+// upgradeHAR is a page recorded before its site moved to HTTPS: an http
+// document that redirects, a gzip-coded stylesheet naming an http image,
+// an image also recorded over https, and one on port 8080.
+func upgradeHAR(t *testing.T) string {
+	t.Helper()
+	text := func(s string) *string { return &s }
+	entry := func(url string, status int, mime, body string, header ...har.NameValue) har.Entry {
+		e := har.Entry{Pageref: "page_1", StartedDateTime: time.Date(2011, 7, 8, 6, 40, 0, 0, time.UTC)}
+		e.Request = har.Request{Method: "GET", URL: url, HTTPVersion: "HTTP/1.1"}
+		header = append(header, har.NameValue{Name: "Content-Type", Value: mime})
+		e.Response = har.Response{Status: status, HTTPVersion: "HTTP/1.1", Headers: header,
+			Content: har.Content{Size: int64(len(body)), MimeType: mime, Text: text(body)}}
+		return e
+	}
+	h := har.New("test", "1")
+	h.Log.Pages = []har.Page{{ID: "page_1", StartedDateTime: time.Date(2011, 7, 8, 6, 40, 0, 0, time.UTC)}}
+	h.Log.Entries = []har.Entry{
+		entry("http://a.test/", 200, "text/html", `<link rel=stylesheet href="http://cdn.a.test/s.css"><img src="http://a.test:8080/p.png"><a href="http://elsewhere.test/">`),
+		entry("http://a.test/old", 301, "text/html", "", har.NameValue{Name: "Location", Value: "http://a.test/"}),
+		entry("http://cdn.a.test/s.css", 200, "text/css", `body{background:url(http://cdn.a.test/i.png)}`, har.NameValue{Name: "Content-Encoding", Value: "gzip"}),
+		entry("http://cdn.a.test/i.png", 200, "image/png", "\x89PNG\r\n\x1a\nhttp://a.test/"),
+		entry("https://cdn.a.test/i.png", 200, "image/png", "\x89PNG\r\n\x1a\nnative"),
+		entry("http://a.test:8080/p.png", 200, "image/png", "\x89PNG\r\n\x1a\n"),
+	}
+	path := filepath.Join(t.TempDir(), "old.har")
+	if err := h.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestImportUpgradeHTTP(t *testing.T) {
+	path := upgradeHAR(t)
+	_, rep, err := ImportHAR(context.Background(), path, ImportOptions{})
+	if err == nil || !strings.Contains(err.Error(), "--upgrade-http") || rep.PlainHTTP != 1 {
+		t.Fatalf("without --upgrade-http: %v, report %+v; want an error naming --upgrade-http", err, rep)
+	}
+	a, rep, err := ImportHAR(context.Background(), path, ImportOptions{UpgradeHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Kept: the document, the redirect, the stylesheet and the native
+	// image; left out: the http image recorded over https too, and 8080.
+	if a.Document != "https://a.test/" || len(a.Exchanges) != 4 || rep.Upgraded != 3 || rep.PlainHTTP != 2 || a.Upgraded != 3 {
+		t.Fatalf("document %s, %d exchanges, report %+v", a.Document, len(a.Exchanges), rep)
+	}
+	byURL := map[string]*Exchange{}
+	for _, ex := range a.Exchanges {
+		byURL[ex.URL] = ex
+	}
+	doc := string(byURL["https://a.test/"].Body)
+	if !strings.Contains(doc, `href="https://cdn.a.test/s.css"`) || !strings.Contains(doc, "http://a.test:8080/p.png") || !strings.Contains(doc, "http://elsewhere.test/") {
+		t.Errorf("document body %q: want cdn.a.test upgraded, port 8080 and other hosts as recorded", doc)
+	}
+	if loc := Get(byURL["https://a.test/old"].Header, "location"); loc != "https://a.test/" {
+		t.Errorf("redirect Location %q, want https://a.test/", loc)
+	}
+	css := byURL["https://cdn.a.test/s.css"]
+	decoded, err := DecodeContent(Get(css.Header, "content-encoding"), css.Body)
+	if err != nil || string(decoded) != `body{background:url(https://cdn.a.test/i.png)}` {
+		t.Errorf("stylesheet, gzip-coded again: %q, %v", decoded, err)
+	}
+	if img := byURL["https://cdn.a.test/i.png"]; img == nil || !strings.HasSuffix(string(img.Body), "native") {
+		t.Errorf("the image recorded over https is not the one kept: %+v", img)
+	}
+	if rep.RewrittenBodies != 2 || rep.RewrittenURLs != 2 || !strings.Contains(rep.String(), "2 http:// URLs") {
+		t.Errorf("report %+v says:\n%s", rep, rep)
+	}
+	checkUpgradedArchive(t, a)
+}
+
+// checkUpgradedArchive writes a and reads it back: version 3, the count
+// kept.
+func checkUpgradedArchive(t *testing.T, a *Archive) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "archive")
+	if err := WriteArchive(context.Background(), dir, a); err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := os.ReadFile(filepath.Join(dir, ArchiveFile))
+	if err != nil || !strings.Contains(string(manifest), `"version": 3,`) || !strings.Contains(string(manifest), `"upgraded_http": 3,`) {
+		t.Fatalf("manifest (%v) lacks version 3 and upgraded_http: %.300s", err, manifest)
+	}
+	back, err := ReadArchive(dir)
+	if err != nil || back.Upgraded != 3 {
+		t.Fatalf("read back: %v, upgraded %d", err, back.Upgraded)
+	}
+}
