@@ -74,7 +74,9 @@ func TestMahimahiStopsAtTheLimitAsItGoes(t *testing.T) {
 	}
 	var err error
 	start := time.Now()
-	alloc := allocated(func() { _, _, err = ImportMahimahi(context.Background(), dir, ImportOptions{Document: "https://a.test/1"}) })
+	alloc := allocated(func() {
+		_, _, err = ImportMahimahi(context.Background(), dir, ImportOptions{Document: "https://a.test/1"})
+	})
 	t.Logf("refused in %v after allocating %d MiB", time.Since(start), alloc>>20)
 	if err == nil || !strings.Contains(err.Error(), "more than 256 MiB") {
 		t.Fatalf("error %v, want the 256 MiB limit", err)
