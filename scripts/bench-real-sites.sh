@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Issue 26's benchmark: real recordings of real sites replayed as they were
 # recorded. Imports every recording in DIR (Mahimahi directories, HAR files
-# *.har, WebPageReplay archives *.wprgo; links are skipped), replays each
+# *.har, WebPageReplay archives *.wprgo; links are skipped; exchanges over
+# plain http are kept as https with --upgrade-http), replays each
 # with compare over h1, h2 and h3 in Chromium (RUNS rounds, default 3; 40 ms
-# RTT, 10/5 Mbit/s, no loss), and prints per site: the recording's responses
-# and origins, and per protocol the verified loads and the medians of the
+# RTT, 10/5 Mbit/s, no loss), and prints per site: the recording's responses,
+# origins and exchanges upgraded from http, and per protocol the verified loads and the medians of the
 # requests answered, fuzzy matches and unmatched requests (those not
 # counted against the tolerance in brackets); then the share of verified
 # loads and whether each site's protocols did the same work (median
@@ -28,7 +29,7 @@ for rec in "$dir"/*; do
 	*.wprgo) format=wpr ;;
 	*) if [ -d "$rec" ]; then format=mahimahi; else continue; fi ;;
 	esac
-	if ! "$qb" import "$format" "$rec" --to "$work/$name" >"$work/$name.import" 2>&1; then
+	if ! "$qb" import "$format" "$rec" --to "$work/$name" --upgrade-http >"$work/$name.import" 2>&1; then
 		echo "$name: import failed: $(tail -n 1 "$work/$name.import")"
 		continue
 	fi
@@ -41,10 +42,11 @@ python3 - "$work" <<'PY'
 import json, re, statistics, sys
 work = sys.argv[1]
 total = verified = same = sites = 0
-print(f"{'site':28} {'resp':>5} {'orig':>4}  " + "  ".join(f"{p + ' ok/n':>8} {'req':>5} {'fuzzy':>5} {'unm (not counted)':>17}" for p in ("h1", "h2", "h3")) + "  work")
+print(f"{'site':28} {'resp':>5} {'orig':>4} {'upg':>4}  " + "  ".join(f"{p + ' ok/n':>8} {'req':>5} {'fuzzy':>5} {'unm (not counted)':>17}" for p in ("h1", "h2", "h3")) + "  work")
 for name in open(f"{work}/sites").read().split():
     imp = open(f"{work}/{name}.import").read()
-    m = re.search(r"(\d+) origins, (\d+) responses", imp)
+    m = re.search(r"(\d+) origins?, (\d+) responses?", imp)
+    up = re.search(r"(\d+) exchanges over plain http kept as https", imp)
     try:
         run = json.load(open(f"{work}/{name}.json"))
     except (OSError, ValueError):
@@ -63,6 +65,6 @@ for name in open(f"{work}/sites").read().split():
     ok_meds = [x for x in medians if x == x]
     alike = len(ok_meds) == 3 and (max(ok_meds) - min(ok_meds)) <= 0.02 * min(ok_meds)
     same += alike
-    print(f"{name:28} {m.group(2) if m else '?':>5} {m.group(1) if m else '?':>4}  " + "  ".join(cols) + ("same" if alike else "DIFFERENT"))
+    print(f"{name:28} {m.group(2) if m else '?':>5} {m.group(1) if m else '?':>4} {up.group(1) if up else '0':>4}  " + "  ".join(cols) + ("same" if alike else "DIFFERENT"))
 print(f"verified loads: {verified} of {total} ({100 * verified / max(total, 1):.1f} %); sites whose protocols did the same work (median requests within 2 %): {same} of {sites}")
 PY

@@ -42,31 +42,34 @@ func importHAR(ctx context.Context, h *har.HAR, opts ImportOptions) (*Archive, I
 		if err := ctx.Err(); err != nil { // before the body's coding, which takes time
 			return nil, c.report, err
 		}
-		body, ok, err := c.harBody(e)
+		ex, err := c.addHAREntry(e)
 		if err != nil {
 			return nil, c.report, fmt.Errorf("entry %d (%.200s): %w", i+1, e.Request.URL, err)
 		}
-		if !ok {
-			continue
-		}
-		header := make([]Field, 0, len(e.Response.Headers))
-		for _, f := range e.Response.Headers {
-			header = append(header, Field{f.Name, f.Value})
-		}
-		ex, err := c.addDecoded(e.Request.Method, e.Request.URL, e.ServerIPAddress, e.Response.Status, header, body)
-		if err != nil {
-			return nil, c.report, fmt.Errorf("entry %d: %w", i+1, err)
-		}
 		if !hintSeen && len(h.Log.Pages) > 0 && e.Pageref == h.Log.Pages[0].ID && strings.EqualFold(e.Request.Method, "GET") && e.Response.Status == 200 {
-			hintSeen = true // the page's first request: its document, if kept
+			hintSeen = true // the page's first answered request: its document, if kept
 			if ex != nil {
 				hint = ex.URL
 			} else if opts.Document == "" {
-				return nil, c.report, fmt.Errorf("the page's document %.200s was left out (%s): name another page with --document URL", e.Request.URL, leftOutReason(e.Request.URL))
+				return nil, c.report, fmt.Errorf("the page's document %.200s was left out (%s): name another page with --document URL", e.Request.URL, leftOutReason(e))
 			}
 		}
 	}
 	return c.finish(opts.Document, hint)
+}
+
+// addHAREntry keeps one entry and returns its exchange, or nil for an
+// entry left out (counted).
+func (c *collector) addHAREntry(e har.Entry) (*Exchange, error) {
+	body, ok, err := c.harBody(e)
+	if err != nil || !ok {
+		return nil, err
+	}
+	header := make([]Field, 0, len(e.Response.Headers))
+	for _, f := range e.Response.Headers {
+		header = append(header, Field{f.Name, f.Value})
+	}
+	return c.addDecoded(e.Request.Method, e.Request.URL, e.ServerIPAddress, e.Response.Status, header, body)
 }
 
 // harBody is the entry's decoded body; ok is false for an entry left out
@@ -140,11 +143,14 @@ func harRecordedAt(h *har.HAR) time.Time {
 	return first.UTC()
 }
 
-// leftOutReason says why an import leaves out the exchange of rawURL, as
-// far as its URL tells.
-func leftOutReason(rawURL string) string {
-	if len(rawURL) >= 7 && strings.EqualFold(rawURL[:7], "http://") {
+// leftOutReason says why an import leaves out entry e, as far as the
+// entry tells.
+func leftOutReason(e har.Entry) string {
+	switch u := e.Request.URL; {
+	case e.Response.Content.Text == nil:
+		return "the HAR holds no body for it: export the HAR with content"
+	case len(u) >= 7 && strings.EqualFold(u[:7], "http://"):
 		return "plain http: --upgrade-http keeps it as https"
 	}
-	return "no body or response recorded, another port than 443, or an IP address for host"
+	return "not an https exchange on port 443 to a host name"
 }
