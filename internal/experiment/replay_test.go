@@ -71,6 +71,11 @@ factors:
 		if tr.ReplayExact != tr.ServerRequests || tr.ReplayFuzzy != 0 || tr.ServedBytes < 10_000 || tr.ServedBytes > tr.PageBytes {
 			t.Errorf("%s: %d exact, %d fuzzy of %d served; %d of %d bytes", tr.Protocol, tr.ReplayExact, tr.ReplayFuzzy, tr.ServerRequests, tr.ServedBytes, tr.PageBytes)
 		}
+		// The work up to the load event: the page's resources the browser
+		// started by then, never more than it lists.
+		if tr.LoadRequests < int64(n)/2 || tr.LoadRequests > int64(len(tr.resources)) || tr.LoadBytes <= 0 {
+			t.Errorf("%s: %d requests (%d bytes) up to the load of %d resources listed", tr.Protocol, tr.LoadRequests, tr.LoadBytes, len(tr.resources))
+		}
 	}
 }
 

@@ -1,7 +1,9 @@
 package factor
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -282,6 +284,29 @@ func (l Levels) Visual() Visual { return Visual(l[IDVisual]) }
 // Setting is the level of every factor but the protocol: what a comparison
 // holds fixed. It is comparable, so it keys maps.
 type Setting struct{ Levels }
+
+// MarshalJSON writes a setting as an object of its factors' columns and
+// levels, leaving out those without a level (the protocol).
+func (s Setting) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for _, f := range table() {
+		level := s.Levels[f.ID]
+		if level == "" {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(f.Column)
+		value, _ := json.Marshal(level)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(value)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
 
 // ComparedProtocols are the protocols a comparison of ps compares when
 // none is chosen: h3 against h2 where both are loaded, else h3 against h1,

@@ -1,6 +1,7 @@
 package factor
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -65,5 +66,16 @@ func TestKeysLeaveOutImplicitDefaults(t *testing.T) {
 	}
 	if s := l.Setting(); s.Protocol() != "" || s.QUIC() != QUICQuinnBBR || s.Levels.Key(ScopeCell) == l.Key(ScopeCell) {
 		t.Errorf("setting %v keeps the protocol or loses a level", s)
+	}
+}
+
+func TestSettingMarshalsAsColumns(t *testing.T) {
+	var l Levels
+	l.Set(IDNetwork, "40ms")
+	l.Set(IDPage, `archive:a "b"`)
+	l.Set(IDProtocol, "h3")
+	got, err := json.Marshal(l.Setting())
+	if err != nil || string(got) != `{"network":"40ms","page":"archive:a \"b\""}` {
+		t.Errorf("setting as JSON: %s, %v", got, err)
 	}
 }

@@ -12,32 +12,40 @@ import (
 )
 
 // WorkTolerance is how far the protocols' median requests or bytes per
-// load may differ, relative to the smallest, before a setting's loads are
-// said to do different work.
+// load up to the load event may differ, relative to the smallest, before
+// a setting's loads are said to do different work.
 const WorkTolerance = 0.02
 
 // Work is what one protocol's verified loads of a recorded page did in a
-// setting: medians per load of the requests the servers answered, the
-// body bytes they sent, the requests answered by a fuzzy match and those
-// the recording lacked.
+// setting, as medians per load: the requests the page started up to its
+// load event and their transfer bytes, as the browser saw them (the work
+// its load time measures); the requests the servers answered over the
+// whole load, after the load event too (beacons, late frames), and the
+// body bytes they sent; the requests answered by a fuzzy match, those
+// the recording lacked, and those of them not counted against the
+// tolerance.
 type Work struct {
-	Protocol                     factor.Protocol
-	Loads                        int
-	Requests, Bytes              float64
+	Protocol                     factor.Protocol `json:"protocol"`
+	Loads                        int             `json:"loads"`
+	Requests                     float64         `json:"requests_to_load"`
+	Bytes                        float64         `json:"bytes_to_load"`
+	Served                       float64         `json:"served_requests"`
+	ServedBytes                  float64         `json:"served_bytes"`
 	Fuzzy, Unmatched, BrowserOwn float64
 }
 
 // SettingWork is the protocols' work in one setting of a recorded page.
-// Differs says their median requests or bytes differ by more than
-// WorkTolerance: their loads are not the same work, and their times not
-// comparable as they stand.
+// Differs says their median requests or bytes up to the load event
+// differ by more than WorkTolerance: their loads are not the same work,
+// and their times not comparable as they stand.
 type SettingWork struct {
-	Setting   Setting
-	Protocols []Work
+	Setting   Setting `json:"setting"`
+	Protocols []Work  `json:"protocols"`
 	// RequestSpread and ByteSpread are (largest − smallest) / smallest of
-	// the protocols' medians.
-	RequestSpread, ByteSpread float64
-	Differs                   bool
+	// the protocols' medians up to the load event.
+	RequestSpread float64 `json:"request_spread"`
+	ByteSpread    float64 `json:"byte_spread"`
+	Differs       bool    `json:"different_work"`
 }
 
 // Works are the settings of recorded pages with their protocols' work,
@@ -95,8 +103,10 @@ func workOf(p factor.Protocol, ts []results.Trial) Work {
 		return stats.Summarize(vs).Median
 	}
 	return Work{Protocol: p, Loads: len(ts),
-		Requests:   median(func(t results.Trial) int64 { return t.ServerRequests }),
-		Bytes:      median(func(t results.Trial) int64 { return t.ServedBytes }),
+		Requests:    median(func(t results.Trial) int64 { return t.LoadRequests }),
+		Bytes:       median(func(t results.Trial) int64 { return t.LoadBytes }),
+		Served:      median(func(t results.Trial) int64 { return t.ServerRequests }),
+		ServedBytes: median(func(t results.Trial) int64 { return t.ServedBytes }),
 		Fuzzy:      median(func(t results.Trial) int64 { return t.ReplayFuzzy }),
 		Unmatched:  median(func(t results.Trial) int64 { return t.UnmatchedRequests }),
 		BrowserOwn: median(func(t results.Trial) int64 { return t.BrowserOwnUnmatched + t.SteadyUnmatched })}
@@ -123,19 +133,21 @@ func writeWork(w io.Writer, sws []SettingWork, v varied) {
 	if len(sws) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nReplay of recorded pages, medians per verified load (requests the servers answered, body bytes, fuzzy matches,\n"+
-		"unmatched requests and those not counted: the browser's own and those the recording lacks in every load);\n"+
-		"DIFFERENT WORK marks a setting whose protocols' requests or bytes differ by more than %g %%:\n", 100*WorkTolerance)
+	fmt.Fprintf(w, "\nReplay of recorded pages, medians per verified load: the requests the page started up to its load event\n"+
+		"and their bytes (the work its load time measures), the requests and body bytes the servers answered over the\n"+
+		"whole load, fuzzy matches, unmatched requests and those not counted (the browser's own and those the recording\n"+
+		"lacks in every load); DIFFERENT WORK marks a setting whose protocols' work up to the load differs by more than %g %%:\n", 100*WorkTolerance)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\tloads\trequests\tbytes\tfuzzy\tunmatched\tnot counted\t\n", cells(append([]string{"network", "page"}, v.names()...)))
+	fmt.Fprintf(tw, "%sprotocol\tloads\trequests\tbytes\tserved\tserved bytes\tfuzzy\tunmatched\tnot counted\t\n", cells(append([]string{"network", "page"}, v.names()...)))
 	for _, sw := range sws {
 		for i, p := range sw.Protocols {
 			mark := ""
 			if i == 0 && sw.Differs {
 				mark = fmt.Sprintf("DIFFERENT WORK (requests ±%s, bytes ±%s)", percent(sw.RequestSpread), percent(sw.ByteSpread))
 			}
-			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{sw.Setting.Network(), sw.Setting.Page()}, v.values(sw.Setting)...)),
-				p.Protocol, p.Loads, num(p.Requests, 0), num(p.Bytes, 0), num(p.Fuzzy, 0), num(p.Unmatched, 0), num(p.BrowserOwn, 0), mark)
+			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{sw.Setting.Network(), sw.Setting.Page()}, v.values(sw.Setting)...)),
+				p.Protocol, p.Loads, num(p.Requests, 0), num(p.Bytes, 0), num(p.Served, 0), num(p.ServedBytes, 0),
+				num(p.Fuzzy, 0), num(p.Unmatched, 0), num(p.BrowserOwn, 0), mark)
 		}
 	}
 	tw.Flush()

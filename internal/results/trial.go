@@ -159,7 +159,13 @@ type Outcome struct {
 // own (favicon, icons, manifest) and the steady ones (unmatched in every
 // earlier load of the testbed) do not count against a recording's
 // tolerance. ServedBytes counts the response bodies the servers sent;
-// page_bytes is what the site holds. Broken images are those the browser
+// page_bytes is what the site holds. LoadRequests and LoadBytes are the
+// page's work up to its load event as the browser saw it: the Resource
+// Timing entries started by loadEventStart and their transfer bytes (0
+// for a cross-origin resource without Timing-Allow-Origin), the document
+// not included; what the servers count also has requests after the load
+// (beacons, late frames), whose number varies from load to load.
+// Broken images are those the browser
 // could not show that the recording holds no image for (recorded) or
 // lacks (unserved); a broken image the recording holds fails the load.
 type ReplayValues struct {
@@ -169,6 +175,8 @@ type ReplayValues struct {
 	BrowserOwnUnmatched  int64   `parquet:"browser_own_unmatched"`
 	SteadyUnmatched      int64   `parquet:"steady_unmatched"`
 	ServedBytes          int64   `parquet:"served_bytes"`
+	LoadRequests         int64   `parquet:"load_requests"`
+	LoadBytes            int64   `parquet:"load_bytes"`
 	BrokenImagesRecorded int64   `parquet:"broken_images_recorded"`
 	BrokenImagesUnserved int64   `parquet:"broken_images_unserved"`
 }

@@ -1,0 +1,127 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/png"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/chromium"
+	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// liveSiteStart is when the live-site HAR says its page was recorded.
+var liveSiteStart = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// liveSiteDocument is a shop's home page as live sites make them: a
+// manifest the recording never had and no favicon link (the browser asks
+// /favicon.ico), lazy images below the fold that never load, an image
+// broken in the recording itself, a URL time-stamped by Date.now() and a
+// beacon carrying Math.random().
+const liveSiteDocument = `<!doctype html><html><head><link rel=manifest href="/manifest.json"></head><body>
+<img src="/img/hero.png" width=64 height=64><img src="/img/broken.png" width=8 height=8>
+<div style="height:8000px"></div>
+<img loading=lazy src="/img/lazy-1.png" width=64 height=64><img loading=lazy src="/img/lazy-2.png" width=64 height=64>
+<script>
+for (const u of ['/ts.png?t=' + Date.now(), '/beacon.png?r=' + Math.random() + '&v=2']) {
+  const img = new Image(); img.width = 1; img.src = u; document.body.appendChild(img);
+}
+</script></body></html>`
+
+// writeLiveSiteHAR writes the shop's page as a browser exports it: the
+// entries above, the timestamped one at the page's start, the beacon with
+// another random number, a WebSocket (101), a data: URL and a plain http
+// request.
+func writeLiveSiteHAR(t *testing.T) string {
+	t.Helper()
+	var pngBody bytes.Buffer
+	if err := png.Encode(&pngBody, image.NewRGBA(image.Rect(0, 0, 4, 4))); err != nil {
+		t.Fatal(err)
+	}
+	pngText := base64.StdEncoding.EncodeToString(pngBody.Bytes())
+	entry := func(url string, status int, mime, text, encoding string) har.Entry {
+		e := har.Entry{Pageref: "page_1", StartedDateTime: liveSiteStart}
+		e.Request = har.Request{Method: "GET", URL: url, HTTPVersion: "h2"}
+		e.Response = har.Response{Status: status, HTTPVersion: "h2", Headers: []har.NameValue{{Name: "content-type", Value: mime}},
+			Content: har.Content{Size: int64(len(text)), MimeType: mime, Text: &text, Encoding: encoding}}
+		return e
+	}
+	h := har.New("test", "1")
+	h.Log.Pages = []har.Page{{ID: "page_1", StartedDateTime: liveSiteStart, Title: "shop"}}
+	h.Log.Entries = []har.Entry{
+		entry("https://www.shop.test/", 200, "text/html", liveSiteDocument, ""),
+		entry("https://www.shop.test/img/hero.png", 200, "image/png", pngText, "base64"),
+		entry("https://www.shop.test/img/broken.png", 200, "image/png", "<html>not found</html>", ""),
+		entry(fmt.Sprintf("https://www.shop.test/ts.png?t=%d", liveSiteStart.UnixMilli()), 200, "image/png", pngText, "base64"),
+		entry("https://www.shop.test/beacon.png?r=0.7315&v=2", 200, "image/png", pngText, "base64"),
+		entry("wss://www.shop.test/live", 101, "", "", ""),
+		entry("data:image/png;base64,"+pngText, 200, "image/png", pngText, "base64"),
+		entry("http://tracker.test/p.gif", 200, "image/gif", pngText, "base64"),
+	}
+	path := filepath.Join(t.TempDir(), "shop.har")
+	if err := h.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReplayLiveSiteHAR: a HAR of a live site with each thing that failed
+// real recordings imports without --document, leaving out and counting
+// the WebSocket, data: and http entries, and replays in Chromium over h1,
+// h2 and h3 with every load verified: the browser's own requests the
+// recording lacks are counted apart, lazy images are not broken, the
+// image broken in the recording is excused and counted, the time-stamped
+// URL matches exactly (the clock starts at the HAR's page start) and the
+// random beacon matches by its nearest query.
+func TestReplayLiveSiteHAR(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	a, rep, err := site.ImportHAR(context.Background(), writeLiveSiteHAR(t), site.ImportOptions{})
+	if err != nil || a.Document != "https://www.shop.test/" || rep.OtherSchemes != 2 || rep.PlainHTTP != 1 || !a.RecordedAt.Equal(liveSiteStart) {
+		t.Fatalf("import: %v, document %v, report %+v", err, a, rep)
+	}
+	dir := filepath.Join(t.TempDir(), "shop")
+	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
+		t.Fatal(err)
+	}
+	res, store, _ := runSpec(t, fmt.Sprintf("repetitions: 1\nretries: 0\nnetcheck: false\nreplay: {max_unmatched: 0%%}\n"+
+		"factors:\n  networks: [{rtt: 10ms}]\n  pages: [%q]\n  protocols: [h1, h2, h3]\n", "archive:"+dir))
+	if res.Done != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, tr := range trialsOf(t, store) {
+		checkLiveSiteLoad(t, tr.Trial)
+	}
+}
+
+// checkLiveSiteLoad checks one verified load of the live-site page.
+func checkLiveSiteLoad(t *testing.T, tr results.Trial) {
+	t.Helper()
+	if tr.Status != results.StatusOK {
+		t.Errorf("%s: %s", tr.Protocol, tr.Error)
+		return
+	}
+	for _, u := range tr.UnmatchedURLs {
+		if !strings.Contains(u, "/favicon.ico") && !strings.Contains(u, "/manifest.json") {
+			t.Errorf("%s: %s unmatched; only the browser's own requests may be", tr.Protocol, u)
+		}
+	}
+	if tr.BrowserOwnUnmatched != tr.UnmatchedRequests || tr.BrowserOwnUnmatched == 0 {
+		t.Errorf("%s: %d unmatched %v, %d of them the browser's own", tr.Protocol, tr.UnmatchedRequests, tr.UnmatchedURLs, tr.BrowserOwnUnmatched)
+	}
+	// hero, broken, ts exact; the beacon fuzzy; lazy images not asked.
+	// Up to the load: the four images the page shows.
+	if tr.ReplayFuzzy != 1 || tr.ReplayExact != 4 || tr.BrokenImagesRecorded != 1 || tr.BrokenImagesUnserved != 0 || tr.LoadRequests != 4 {
+		t.Errorf("%s: %d exact, %d fuzzy, broken images %d recorded and %d unserved, %d requests to the load", tr.Protocol, tr.ReplayExact,
+			tr.ReplayFuzzy, tr.BrokenImagesRecorded, tr.BrokenImagesUnserved, tr.LoadRequests)
+	}
+}
