@@ -107,9 +107,9 @@ func workOf(p factor.Protocol, ts []results.Trial) Work {
 		Bytes:       median(func(t results.Trial) int64 { return t.LoadBytes }),
 		Served:      median(func(t results.Trial) int64 { return t.ServerRequests }),
 		ServedBytes: median(func(t results.Trial) int64 { return t.ServedBytes }),
-		Fuzzy:      median(func(t results.Trial) int64 { return t.ReplayFuzzy }),
-		Unmatched:  median(func(t results.Trial) int64 { return t.UnmatchedRequests }),
-		BrowserOwn: median(func(t results.Trial) int64 { return t.BrowserOwnUnmatched + t.SteadyUnmatched })}
+		Fuzzy:       median(func(t results.Trial) int64 { return t.ReplayFuzzy }),
+		Unmatched:   median(func(t results.Trial) int64 { return t.UnmatchedRequests }),
+		BrowserOwn:  median(func(t results.Trial) int64 { return t.BrowserOwnUnmatched + t.SteadyUnmatched })}
 }
 
 // spread is (largest − smallest) / smallest of v over ws; 0 for fewer
