@@ -4,12 +4,14 @@
 # *.har, WebPageReplay archives *.wprgo; links are skipped; exchanges over
 # plain http are kept as https with --upgrade-http), replays each
 # with compare over h1, h2 and h3 in Chromium (RUNS rounds, default 3; 40 ms
-# RTT, 10/5 Mbit/s, no loss), and prints per site: the recording's responses,
-# origins and exchanges upgraded from http, and per protocol the verified loads and the medians of the
-# requests answered, fuzzy matches and unmatched requests (those not
-# counted against the tolerance in brackets); then the share of verified
-# loads and whether each site's protocols did the same work (median
-# requests within 2 %). About 12 s per load; needs root (or runs rootless)
+# RTT, 10/5 Mbit/s, no loss), and prints per site: the recording's
+# responses, origins and exchanges upgraded from http, and per protocol the
+# verified loads and the medians of the requests the page started up to its
+# load event (load), those the servers answered over the whole load
+# (served), fuzzy matches and unmatched requests (those not counted against
+# the tolerance in brackets); then the share of verified loads and whether
+# each site's protocols did the same work (median requests up to the load
+# event within 2 %). About 12 s per load; needs root (or runs rootless)
 # and bin/quicbench (make build).
 # Usage: scripts/bench-real-sites.sh DIR [RUNS]
 set -euo pipefail
@@ -42,7 +44,7 @@ python3 - "$work" <<'PY'
 import json, re, statistics, sys
 work = sys.argv[1]
 total = verified = same = sites = 0
-print(f"{'site':28} {'resp':>5} {'orig':>4} {'upg':>4}  " + "  ".join(f"{p + ' ok/n':>8} {'req':>5} {'fuzzy':>5} {'unm (not counted)':>17}" for p in ("h1", "h2", "h3")) + "  work")
+print(f"{'site':24} {'resp':>5} {'orig':>4} {'upg':>4}  " + "  ".join(f"{p + ' ok/n':>8} {'load':>5} {'served':>6} {'fuzzy':>5} {'unm (not counted)':>17}" for p in ("h1", "h2", "h3")) + "  work")
 for name in open(f"{work}/sites").read().split():
     imp = open(f"{work}/{name}.import").read()
     m = re.search(r"(\d+) origins?, (\d+) responses?", imp)
@@ -50,7 +52,7 @@ for name in open(f"{work}/sites").read().split():
     try:
         run = json.load(open(f"{work}/{name}.json"))
     except (OSError, ValueError):
-        print(f"{name:28} compare failed: {open(f'{work}/{name}.err').read().strip().splitlines()[-1:]}")
+        print(f"{name:24} compare failed: {open(f'{work}/{name}.err').read().strip().splitlines()[-1:]}")
         continue
     sites += 1
     cols, medians = [], []
@@ -60,11 +62,11 @@ for name in open(f"{work}/sites").read().split():
         total, verified = total + len(ts), verified + len(ok)
         med = lambda k: statistics.median([t[k] for t in ok]) if ok else float("nan")
         notc = statistics.median([t["browser_own_unmatched"] + t["steady_unmatched"] for t in ok]) if ok else float("nan")
-        medians.append(med("server_requests"))
-        cols.append(f"{len(ok):>4}/{len(ts):<3} {med('server_requests'):>5.0f} {med('replay_fuzzy'):>5.0f} {med('unmatched_requests'):>8.0f} ({notc:>4.0f})  ")
+        medians.append(med("load_requests"))
+        cols.append(f"{len(ok):>4}/{len(ts):<3} {med('load_requests'):>5.0f} {med('server_requests'):>6.0f} {med('replay_fuzzy'):>5.0f} {med('unmatched_requests'):>8.0f} ({notc:>4.0f})  ")
     ok_meds = [x for x in medians if x == x]
     alike = len(ok_meds) == 3 and (max(ok_meds) - min(ok_meds)) <= 0.02 * min(ok_meds)
     same += alike
-    print(f"{name:28} {m.group(2) if m else '?':>5} {m.group(1) if m else '?':>4} {up.group(1) if up else '0':>4}  " + "  ".join(cols) + ("same" if alike else "DIFFERENT"))
-print(f"verified loads: {verified} of {total} ({100 * verified / max(total, 1):.1f} %); sites whose protocols did the same work (median requests within 2 %): {same} of {sites}")
+    print(f"{name:24} {m.group(2) if m else '?':>5} {m.group(1) if m else '?':>4} {up.group(1) if up else '0':>4}  " + "  ".join(cols) + ("same" if alike else "DIFFERENT"))
+print(f"verified loads: {verified} of {total} ({100 * verified / max(total, 1):.1f} %); sites whose protocols did the same work (median requests up to the load event within 2 %): {same} of {sites}")
 PY
