@@ -1,6 +1,7 @@
 package site
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -119,4 +120,24 @@ func checkUpgradedArchive(t *testing.T, a *Archive) {
 	if err != nil || back.Upgraded != 3 {
 		t.Fatalf("read back: %v, upgraded %d", err, back.Upgraded)
 	}
+}
+
+// FuzzRewriteHTTP: rewriting is idempotent (a rewritten URL is https and
+// is not rewritten again), rewrites only what it counts, and leaves a
+// body without such URLs as it was.
+func FuzzRewriteHTTP(f *testing.F) {
+	f.Add([]byte(`<a href="http://a.test/">http:\/\/A.TEST:80/x http://a.test:8080/ http://a.test.</a>`))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		hosts := map[string]bool{"a.test": true, "b": true}
+		out, n := rewriteHTTP(text, hosts)
+		if n == 0 && !bytes.Equal(out, text) {
+			t.Fatalf("nothing counted, yet %q became %q", text, out)
+		}
+		if again, m := rewriteHTTP(out, hosts); m != 0 || !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent: %q then %q (%d more)", out, again, m)
+		}
+		if got := bytes.Count(bytes.ToLower(out), []byte("https")) - bytes.Count(bytes.ToLower(text), []byte("https")); got < n {
+			t.Fatalf("%d rewritten but %d more https in %q", n, got, out)
+		}
+	})
 }
