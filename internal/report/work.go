@@ -25,13 +25,15 @@ const WorkTolerance = 0.02
 // the recording lacked, and those of them not counted against the
 // tolerance.
 type Work struct {
-	Protocol                     factor.Protocol `json:"protocol"`
-	Loads                        int             `json:"loads"`
-	Requests                     float64         `json:"requests_to_load"`
-	Bytes                        float64         `json:"bytes_to_load"`
-	Served                       float64         `json:"served_requests"`
-	ServedBytes                  float64         `json:"served_bytes"`
-	Fuzzy, Unmatched, BrowserOwn float64
+	Protocol    factor.Protocol `json:"protocol"`
+	Loads       int             `json:"loads"`
+	Requests    float64         `json:"requests_to_load"`
+	Bytes       float64         `json:"bytes_to_load"`
+	Served      float64         `json:"served_requests"`
+	ServedBytes float64         `json:"served_bytes"`
+	Fuzzy       float64         `json:"fuzzy"`
+	Unmatched   float64         `json:"unmatched"`
+	BrowserOwn  float64         `json:"not_counted"`
 }
 
 // SettingWork is the protocols' work in one setting of a recorded page.

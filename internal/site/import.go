@@ -159,21 +159,41 @@ func validScheme(s string) bool {
 	return s != ""
 }
 
-// addDecoded is add for a body recorded decoded (a HAR's, the browser's):
-// one whose Content-Encoding is gzip, deflate or br is compressed again, so
-// that it goes on the wire coded as recorded; one of another coding is
-// kept decoded, without the field.
+// addDecoded is add for a body recorded decoded (a HAR's, the browser's),
+// coded again as its Content-Encoding says (codeAsRecorded).
 func (c *collector) addDecoded(method, rawURL, ip string, status int, header []Field, body []byte) (*Exchange, error) {
-	if coding := Get(lowerNames(header), "content-encoding"); coding != "" && !strings.EqualFold(strings.TrimSpace(coding), "identity") && len(body) > 0 {
-		if encoded, ok := encode(body, coding); ok {
-			body = encoded
-			c.report.Reencoded++
-		} else {
-			header = withoutField(header, "content-encoding")
-			c.report.Decoded++
-		}
+	body, header, coded := codeAsRecorded(header, body)
+	switch coded {
+	case recoded:
+		c.report.Reencoded++
+	case leftDecoded:
+		c.report.Decoded++
 	}
 	return c.add(method, rawURL, ip, status, header, body)
+}
+
+// recoding is what codeAsRecorded did to a body.
+type recoding int
+
+const (
+	uncoded     recoding = iota // no content coding (or identity), or an empty body
+	recoded                   // compressed again as its Content-Encoding says
+	leftDecoded               // a coding that cannot be redone here: kept decoded, the field dropped
+)
+
+// codeAsRecorded compresses a decoded body again as header's
+// Content-Encoding says (gzip, deflate or br), so that it goes on the wire
+// coded as recorded; a body of another coding (zstd) is kept decoded and
+// the field dropped. header's names may be in any case.
+func codeAsRecorded(header []Field, body []byte) ([]byte, []Field, recoding) {
+	enc := Get(lowerNames(header), "content-encoding")
+	if enc == "" || strings.EqualFold(strings.TrimSpace(enc), "identity") || len(body) == 0 {
+		return body, header, uncoded
+	}
+	if encoded, ok := encode(body, enc); ok {
+		return encoded, header, recoded
+	}
+	return body, withoutField(header, "content-encoding"), leftDecoded
 }
 
 // Recording gathers the responses a browser received into an archive, as

@@ -87,8 +87,7 @@ func (c *collector) rewriteExchange(ex *Exchange) {
 	if !textual(Get(ex.Header, "content-type")) {
 		return
 	}
-	coding := Get(ex.Header, "content-encoding")
-	decoded, err := DecodeContent(coding, ex.Body)
+	decoded, err := DecodeContent(Get(ex.Header, "content-encoding"), ex.Body)
 	if err != nil {
 		return // a coding it cannot read: served as recorded
 	}
@@ -98,13 +97,7 @@ func (c *collector) rewriteExchange(ex *Exchange) {
 	}
 	c.report.RewrittenBodies++
 	c.report.RewrittenURLs += n
-	if strings.TrimSpace(coding) == "" || strings.EqualFold(strings.TrimSpace(coding), "identity") {
-		ex.Body = out
-	} else if encoded, ok := encode(out, coding); ok {
-		ex.Body = encoded
-	} else {
-		ex.Body, ex.Header = out, withoutField(ex.Header, "content-encoding")
-	}
+	ex.Body, ex.Header, _ = codeAsRecorded(ex.Header, out)
 }
 
 // textual says whether a content type is text whose URLs a browser
@@ -115,7 +108,7 @@ func textual(contentType string) bool {
 		return true
 	}
 	ct := strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
-	return strings.HasPrefix(ct, "text/") || strings.HasSuffix(ct, "xml") || strings.HasSuffix(ct, "+xml")
+	return strings.HasPrefix(ct, "text/") || strings.HasSuffix(ct, "xml") // application/xml, image/svg+xml
 }
 
 // httpPrefixes are how an http:// URL starts in a body: plainly, and with
