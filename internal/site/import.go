@@ -177,8 +177,8 @@ type recoding int
 
 const (
 	uncoded     recoding = iota // no content coding (or identity), or an empty body
-	recoded                   // compressed again as its Content-Encoding says
-	leftDecoded               // a coding that cannot be redone here: kept decoded, the field dropped
+	recoded                     // compressed again as its Content-Encoding says
+	leftDecoded                 // a coding that cannot be redone here: kept decoded, the field dropped
 )
 
 // codeAsRecorded compresses a decoded body again as header's
