@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 )
@@ -63,6 +64,9 @@ type completeness struct {
 	// BrokenRecorded are broken images the recording holds no image for;
 	// BrokenUnserved broken images it lacks (or whose host it lacks).
 	BrokenRecorded, BrokenUnserved int64
+	// LoadRequests and LoadBytes are the page's work up to its load
+	// event (loadWork).
+	LoadRequests, LoadBytes int64
 }
 
 // judge classifies load m's unmatched requests and broken images, fails
@@ -70,6 +74,7 @@ type completeness struct {
 // its unmatched requests for the next loads.
 func (c *replayCheck) judge(m *Measured) completeness {
 	var out completeness
+	out.LoadRequests, out.LoadBytes = c.loadWork(m.Result)
 	groups := c.groups(m.Replay, &out)
 	out.Counted = m.Replay.Unmatched - out.BrowserOwn - out.Steady
 	c.remember(groups, m.Replay)
@@ -84,6 +89,20 @@ func (c *replayCheck) judge(m *Measured) completeness {
 		m.Failure = c.failure(m.Replay, out)
 	}
 	return out
+}
+
+// loadWork counts the Resource Timing entries of r started by its load
+// event (loadEventStart), and their transfer bytes, leaving out the
+// browser's own requests (a manifest the browser fetches by itself shows
+// up in Resource Timing in some loads and not in others).
+func (c *replayCheck) loadWork(r client.Result) (requests, bytes int64) {
+	for _, res := range r.Resources {
+		if r.OnLoadMs > 0 && res.StartMs <= r.OnLoadMs && !c.own[withoutQuery(res.URL)] {
+			requests++
+			bytes += res.TransferBytes
+		}
+	}
+	return requests, bytes
 }
 
 // failure is why a load with replay r and completeness out fails, or "".
@@ -201,7 +220,7 @@ func (c *replayCheck) excuseImage(raw string) bool {
 	return recorded || !served
 }
 
-// withoutQuery is "METHOD URL" without the URL's query and fragment.
+// withoutQuery is a URL, or "METHOD URL", without the query and fragment.
 func withoutQuery(req string) string {
 	req, _, _ = strings.Cut(req, "?")
 	req, _, _ = strings.Cut(req, "#")

@@ -120,3 +120,21 @@ func TestReplayCheckBeaconsInPaths(t *testing.T) {
 		t.Error("a generated page needs priming")
 	}
 }
+
+// TestReplayCheckLoadWork: the work up to the load event counts the
+// resources started by loadEventStart, not later ones nor the browser's
+// own (the manifest the document links, with its query).
+func TestReplayCheckLoadWork(t *testing.T) {
+	c := newReplayCheck(recordedSite(t), 0.05)
+	m := loadWith()
+	m.OnLoadMs = 100
+	m.Resources = []client.ResourceTiming{
+		{URL: "https://www.news.test/good.png", StartMs: 10, TransferBytes: 1000},
+		{URL: "https://www.news.test/s.css", StartMs: 100, TransferBytes: 300},
+		{URL: "https://www.news.test/app.webmanifest?v=3", StartMs: 50, TransferBytes: 200},
+		{URL: "https://www.news.test/beacon?t=1", StartMs: 101, TransferBytes: 50},
+	}
+	if got := c.judge(m); got.LoadRequests != 2 || got.LoadBytes != 1300 {
+		t.Errorf("work up to the load: %d requests, %d bytes; want 2 and 1300", got.LoadRequests, got.LoadBytes)
+	}
+}

@@ -141,7 +141,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	rec.ReplayValues = results.ReplayValues{ReplayExact: m.Replay.Exact, ReplayFuzzy: m.Replay.Fuzzy,
 		UnmatchedURLs: m.Replay.UnmatchedRequests, BrowserOwnUnmatched: c.BrowserOwn, SteadyUnmatched: c.Steady,
 		ServedBytes: m.Replay.BodyBytes, BrokenImagesRecorded: c.BrokenRecorded, BrokenImagesUnserved: c.BrokenUnserved}
-	rec.LoadRequests, rec.LoadBytes = loadWork(m.Result)
+	rec.LoadRequests, rec.LoadBytes = c.LoadRequests, c.LoadBytes
 	rec.Connections = int64(len(m.Connections))
 	rec.Handshakes = handshakeList(m.Connections)
 	rec.TCPCongestion = tcpCongestion(m.Connections)
@@ -161,18 +161,6 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	}
 	rec.FCP, rec.LCP = positive(m.FCPMs), positive(m.LCPMs)
 	rec.VisualMetrics = visualValues(m.Result)
-}
-
-// loadWork counts the Resource Timing entries r started by its load event
-// (loadEventStart) and their transfer bytes.
-func loadWork(r client.Result) (requests, bytes int64) {
-	for _, res := range r.Resources {
-		if r.OnLoadMs > 0 && res.StartMs <= r.OnLoadMs {
-			requests++
-			bytes += res.TransferBytes
-		}
-	}
-	return requests, bytes
 }
 
 // positive is v, or nil for 0 (not reported).

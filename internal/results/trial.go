@@ -162,8 +162,8 @@ type Outcome struct {
 // page_bytes is what the site holds. LoadRequests and LoadBytes are the
 // page's work up to its load event as the browser saw it: the Resource
 // Timing entries started by loadEventStart and their transfer bytes (0
-// for a cross-origin resource without Timing-Allow-Origin), the document
-// not included; what the servers count also has requests after the load
+// for a cross-origin resource without Timing-Allow-Origin), neither the
+// document nor the browser's own requests (a manifest) included; what the servers count also has requests after the load
 // (beacons, late frames), whose number varies from load to load.
 // Broken images are those the browser
 // could not show that the recording holds no image for (recorded) or
