@@ -80,7 +80,7 @@ func pingCount(t *testing.T) int {
 }
 
 // TestPingMeasuresConfiguredRTT sends real ICMP through real namespaces and
-// the emulator: the median must be within 1 ms of the configured RTT. With
+// the emulator: the median must be at most rttSlack above the configured RTT. With
 // -v it prints the median and p99 error (the RTT benchmark).
 func TestPingMeasuresConfiguredRTT(t *testing.T) {
 	for _, rtt := range []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond} {
@@ -98,8 +98,8 @@ func TestPingMeasuresConfiguredRTT(t *testing.T) {
 			p99 := sorted[min(len(sorted)-1, int(float64(len(sorted))*0.99))]
 			t.Logf("configured RTT %.0f ms: measured median %.3f ms (error %+.3f), p99 %.3f ms (error %+.3f), %d pings",
 				want, m, m-want, p99, p99-want, len(rtts))
-			if m < want || m > want+1 {
-				t.Errorf("median ping RTT %.3f ms, want %.0f to %.0f ms (all: %v)", m, want, want+1, rtts)
+			if hi := want + rttSlack(want); m < want || m > hi {
+				t.Errorf("median ping RTT %.3f ms, want %.0f to %.1f ms (all: %v)", m, want, hi, rtts)
 			}
 		})
 	}
