@@ -1,6 +1,6 @@
 # quicbench: the two commands a newcomer needs are `make demo` and `make test`.
 GO  ?= go
-# Rust's cargo, for quicbench-h3 (servers/h3); rustup puts it in ~/.cargo/bin.
+# Rust's cargo, for the HTTP/3 servers of servers/; rustup puts it in ~/.cargo/bin.
 CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
 BIN := bin/quicbench
 
@@ -30,7 +30,7 @@ check: deps
 # Chromium; needs root), after check. -p 1: packages run one after another,
 # so two timed page loads never run at once on this 2-core machine.
 test: check
-	$(CARGO) test --quiet --release --locked --manifest-path servers/h3/Cargo.toml
+	$(CARGO) test --quiet --release --locked --manifest-path servers/Cargo.toml
 	$(GO) test -count=1 -p 1 -timeout 20m ./...
 
 # The five papers' quick examples (about 23 minutes), each run and reported

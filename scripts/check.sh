@@ -2,14 +2,14 @@
 # make check: what a change must pass before anything slower runs, in under
 # two minutes here: Go's formatting (gofmt -l), go vet, staticcheck, Rust's
 # formatting (cargo fmt --check) and lints (cargo clippy -D warnings) for
-# servers/h3, and the unit tests of the pure packages (no root, no
+# servers/, and the unit tests of the pure packages (no root, no
 # namespaces, no servers; report's layout test uses Chromium when it is
 # there). make deps installs staticcheck into .cache/bin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
-manifest=servers/h3/Cargo.toml
+manifest=servers/Cargo.toml
 
 unformatted=$(gofmt -l cmd internal)
 if [ -n "$unformatted" ]; then
@@ -19,9 +19,9 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 .cache/bin/staticcheck ./...
-"$cargo" fmt --check --manifest-path "$manifest"
+"$cargo" fmt --all --check --manifest-path "$manifest"
 "$cargo" clippy --quiet --release --locked --all-targets --manifest-path "$manifest" -- -D warnings
 
 # The pure packages: logic, parsers, statistics, the store and the report.
-pure=(factor netconf units link stats visual spec plan results har presets safefs site pcap loader report quinn server)
+pure=(factor netconf units link stats visual spec plan results har presets safefs site pcap loader report h3server server)
 go test -count=1 "${pure[@]/#/./internal/}"

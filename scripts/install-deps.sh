@@ -6,8 +6,10 @@
 # are not started), the Go modules, DuckDB's Python package in .cache/pytools (the
 # tests read the Parquet export with it), and Browsertime's visualmetrics
 # script with Pillow, NumPy and ffmpeg (the tests check quicbench's visual
-# metrics against it), and builds quicbench-h3, the second HTTP/3 server,
-# with Rust's cargo. Needs root only when it installs packages.
+# metrics against it), and builds quicbench's HTTP/3 servers of servers/
+# (quicbench-h3 on quinn, quicbench-quiche on quiche, whose BoringSSL needs
+# CMake and libclang) with Rust's cargo. Needs root only when it installs
+# packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +30,10 @@ command -v npm >/dev/null 2>&1 || need+=(npm)
 [ -x /usr/sbin/slurmd ] || need+=(slurmd)
 command -v sbatch >/dev/null 2>&1 || need+=(slurm-client)
 command -v munged >/dev/null 2>&1 || need+=(munge)
+# quiche's BoringSSL (boring-sys) builds with CMake and binds with bindgen,
+# which loads libclang.
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+dpkg -s libclang-dev >/dev/null 2>&1 || need+=(libclang-dev)
 
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -65,8 +71,9 @@ if [ "$(.cache/bin/staticcheck -version 2>/dev/null | awk '{print $NF}' | tr -d 
 	GOBIN="$PWD/.cache/bin" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
 fi
 
-# quicbench-h3, the second HTTP/3 server (servers/h3: quinn, h3, rustls),
-# built from the crates Cargo.lock pins into bin/ beside quicbench.
+# The HTTP/3 servers of servers/ (quicbench-h3: quinn, h3, rustls;
+# quicbench-quiche: quiche and BoringSSL, about 4 minutes the first time),
+# built from the crates servers/Cargo.lock pins into bin/ beside quicbench.
 cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
 if [ ! -x "$cargo" ]; then
 	echo "install-deps: Rust's cargo is missing: install Rust 1.85 or later with rustup (https://rustup.rs; Debian 12's cargo is too old)" >&2
@@ -78,9 +85,11 @@ if ! "$cargo" clippy --version >/dev/null 2>&1 || ! "$cargo" fmt --version >/dev
 	echo "install-deps: adding rustup's clippy and rustfmt components"
 	"$rustup" component add clippy rustfmt
 fi
-"$cargo" build --quiet --release --locked --manifest-path servers/h3/Cargo.toml
+"$cargo" build --quiet --release --locked --manifest-path servers/Cargo.toml
 mkdir -p bin
-install -m 0755 servers/h3/target/release/quicbench-h3 bin/quicbench-h3
+for server in quicbench-h3 quicbench-quiche; do
+	install -m 0755 "servers/target/release/$server" "bin/$server"
+done
 
 # DuckDB, a Parquet reader that is not ours, for the export's tests; Pillow
 # and NumPy for Browsertime's visualmetrics.

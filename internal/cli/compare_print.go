@@ -136,7 +136,7 @@ func stackText(tb results.Testbed) string {
 
 // quicStackText is the h3 server's transport as it was recorded.
 func quicStackText(tb results.Testbed) string {
-	return fmt.Sprintf("h3 server %s: congestion control %s, initial window %d B, pacing %v", tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing)
+	return fmt.Sprintf("h3 server %s: congestion control %s, initial window %d B, pacing %v, HyStart %v", tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing, tb.QUICHyStart)
 }
 
 func linkTotalsText(l report.LinkTotals) string {

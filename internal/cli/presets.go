@@ -62,7 +62,7 @@ func runStacks(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "the server's congestion control, initial window and pacing.")
 	for _, p := range testbed.QUICProfiles() {
 		tr := p.Transport
-		fmt.Fprintf(stdout, "\n%-14s %s: congestion control %s, initial window %d B, pacing %t\n", p.Name, p.Server, tr.Congestion, tr.InitialWindowBytes, tr.Pacing)
+		fmt.Fprintf(stdout, "\n%-14s %s: congestion control %s, initial window %d B, pacing %t, HyStart %t\n", p.Name, p.Server, tr.Congestion, tr.InitialWindowBytes, tr.Pacing, tr.HyStart)
 		fmt.Fprintf(stdout, "               from: %s\n", p.Source)
 		for _, l := range p.Limits {
 			fmt.Fprintf(stdout, "               note: %s\n", l)

@@ -88,7 +88,7 @@ func (b *bed) record(setup *plan.Setup) results.Testbed {
 	l := setup.Levels
 	return results.Testbed{Key: setup.Key(), Network: setup.Network.Name, Page: setup.Page.String(), Origins: int64(l.Origins()),
 		Stack: string(l.Stack()), Server: string(l.Server()),
-		QUICServer: string(l.QUIC().Server()), QUICCC: string(l.QUIC().CC()), QUICInitialWindowBytes: int64(b.QUICTransport.InitialWindowBytes), QUICPacing: b.QUICTransport.Pacing,
+		QUICServer: string(l.QUIC().Server()), QUICCC: string(l.QUIC().CC()), QUICInitialWindowBytes: int64(b.QUICTransport.InitialWindowBytes), QUICPacing: b.QUICTransport.Pacing, QUICHyStart: b.QUICTransport.HyStart,
 		Congestion: st.Congestion, RouteCongestion: st.RouteCongestion,
 		InitCwnd: int64(st.InitCwnd), InitRwnd: int64(st.InitRwnd), SlowStartAfterIdle: st.SlowStartAfterIdle,
 		TCPRmem: st.TCPRmem, TCPWmem: st.TCPWmem, Pacing: st.Pacing,

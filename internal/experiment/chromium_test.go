@@ -300,7 +300,8 @@ factors:
 }
 
 // TestQUICStacksInChromium loads a page over h3 in real Chromium from
-// quic-go and from quinn with each congestion control, as repeat visits:
+// quic-go, and from quinn and quiche with each of their congestion
+// controls, as repeat visits:
 // every trial must be verified as h3, name its server and controller,
 // and come back with 0-RTT; the servers' connection records name the
 // controller, and each testbed records its transport.
@@ -315,11 +316,12 @@ factors:
   networks: [{rtt: 20ms, loss: 0.5}]
   pages: [synthetic:6x20KB]
   protocols: [h3]
-  quic: [quic-go, quinn+cubic, quinn+newreno, quinn+bbr]
+  quic: [quic-go, quinn+cubic, quinn+newreno, quinn+bbr, quiche+cubic, quiche+reno, quiche+bbr2]
   visits: [repeat]
 `)
+	const stacks = 7
 	trials := trialsOf(t, store)
-	if len(trials) != 4 {
+	if len(trials) != stacks {
 		t.Fatalf("%d trials, want one per QUIC stack", len(trials))
 	}
 	seen := map[string]bool{}
@@ -337,11 +339,11 @@ factors:
 			}
 		}
 	}
-	if len(seen) != 4 || !seen["quic-go+newreno"] || !seen["quinn+bbr"] {
+	if len(seen) != stacks || !seen["quic-go+newreno"] || !seen["quinn+bbr"] || !seen["quiche+bbr2"] {
 		t.Errorf("trials name the stacks %v", seen)
 	}
 	tbs, err := store.Testbeds()
-	if err != nil || len(tbs) != 4 {
+	if err != nil || len(tbs) != stacks {
 		t.Fatalf("testbeds %+v, %v", tbs, err)
 	}
 	for _, tb := range tbs {

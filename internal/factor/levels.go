@@ -274,8 +274,9 @@ type QUICServer string
 
 // The QUIC servers.
 const (
-	QUICGo    QUICServer = "quic-go"
-	QUICQuinn QUICServer = "quinn"
+	QUICGo     QUICServer = "quic-go"
+	QUICQuinn  QUICServer = "quinn"
+	QUICQuiche QUICServer = "quiche"
 )
 
 // CC is a QUIC congestion controller.
@@ -286,6 +287,8 @@ const (
 	CCNewReno CC = "newreno"
 	CCCubic   CC = "cubic"
 	CCBBR     CC = "bbr"
+	CCReno    CC = "reno"
+	CCBBR2    CC = "bbr2"
 )
 
 // Controllers is the QUIC congestion-control factor.
@@ -294,6 +297,8 @@ func Controllers() Enum[CC] {
 		{CCNewReno, "NewReno (RFC 9002)"},
 		{CCCubic, "CUBIC (RFC 9438)"},
 		{CCBBR, "BBR (version 1 in quinn)"},
+		{CCReno, "Reno as quiche names it (RFC 9002's NewReno sender)"},
+		{CCBBR2, "BBRv2 (quiche's gcongestion, a port of Google QUICHE's)"},
 	}}
 }
 
@@ -304,6 +309,7 @@ func quicServers() []Declared[QUICServer, []CC] {
 	return []Declared[QUICServer, []CC]{
 		{Level[QUICServer]{QUICGo, "quic-go's http3 in the quicbench process"}, []CC{CCNewReno}},
 		{Level[QUICServer]{QUICQuinn, "quicbench-h3 (quinn, h3, rustls) in its own process, the same responses and header fields"}, []CC{CCCubic, CCNewReno, CCBBR}},
+		{Level[QUICServer]{QUICQuiche, "quicbench-quiche (Cloudflare's quiche with BoringSSL) in its own process, the same responses and header fields"}, []CC{CCCubic, CCReno, CCBBR2}},
 	}
 }
 
@@ -325,6 +331,9 @@ const (
 	QUICQuinnCubic   QUIC = "quinn+cubic"
 	QUICQuinnNewReno QUIC = "quinn+newreno"
 	QUICQuinnBBR     QUIC = "quinn+bbr"
+	QUICQuicheCubic  QUIC = "quiche+cubic"
+	QUICQuicheReno   QUIC = "quiche+reno"
+	QUICQuicheBBR2   QUIC = "quiche+bbr2"
 )
 
 // QUICs is the QUIC-stack factor: every server with each of its

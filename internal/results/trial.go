@@ -316,12 +316,14 @@ type Testbed struct {
 	Stack   string `parquet:"stack"`
 	Server  string `parquet:"server"`
 	// QUICServer and QUICCC serve h3; QUICInitialWindowBytes is its
-	// initial congestion window, as the server reported it (quinn) or as
-	// its code sets it (quic-go), and QUICPacing whether it paces.
+	// initial congestion window, as the server reported it (quinn, quiche)
+	// or as its code sets it (quic-go), QUICPacing whether it paces and
+	// QUICHyStart whether it leaves slow start by a HyStart.
 	QUICServer             string `parquet:"quic_server"`
 	QUICCC                 string `parquet:"quic_cc"`
 	QUICInitialWindowBytes int64  `parquet:"quic_initial_window_bytes"`
 	QUICPacing             bool   `parquet:"quic_pacing"`
+	QUICHyStart            bool   `parquet:"quic_hystart"`
 	// Congestion is from a server socket (TCP_CONGESTION), "" until a
 	// connection was accepted; RouteCongestion is the route's congctl.
 	Congestion         string `parquet:"congestion"`

@@ -15,9 +15,9 @@ import (
 // values equal the recorded ones, T the number of parameters of both
 // (ParseQuery); ties go to the smallest key. A HEAD request matches GET
 // resources. Nothing else matches: a request for another path is
-// unmatched, never served a neighbour. quicbench-h3 implements the same
-// rule (servers/h3/src/site.rs); servers/h3/testdata/match.txt holds the
-// cases both check.
+// unmatched, never served a neighbour. The servers of servers/ implement
+// the same rule (servers/common/src/site.rs);
+// servers/common/testdata/match.txt holds the cases both check.
 type Matcher struct {
 	// byPath maps host, then "METHOD path", to the resources with that
 	// method and path, in key order.
@@ -41,7 +41,7 @@ const (
 	Fuzzy
 )
 
-// String names the kind as servers/h3/testdata/match.txt does.
+// String names the kind as servers/common/testdata/match.txt does.
 func (k MatchKind) String() string {
 	return [...]string{"none", "exact", "fuzzy"}[k]
 }

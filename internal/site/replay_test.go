@@ -8,9 +8,9 @@ import (
 )
 
 // TestMatchCases checks the matching rule against the cases quicbench-h3
-// checks too (servers/h3/testdata/match.txt).
+// checks too (servers/common/testdata/match.txt).
 func TestMatchCases(t *testing.T) {
-	f, err := os.Open("../../servers/h3/testdata/match.txt")
+	f, err := os.Open("../../servers/common/testdata/match.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

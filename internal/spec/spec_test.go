@@ -141,7 +141,7 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "  protocols: [h2, h2]\n", `line 5: protocol "h2" is already listed on line 5`},
 		{base + "  stacks: [quic]\n", `line 5: stack "quic" is unknown: use tcp, tcp+ or tcp+bbr`},
 		{base + "  servers: [caddy]\n", `line 5: server "caddy" is unknown: use go or nginx`},
-		{base + "  quic: [quinn+reno]\n", `line 5: QUIC stack "quinn+reno" is unknown: use quic-go, quinn+cubic, quinn+newreno or quinn+bbr`},
+		{base + "  quic: [quinn+reno]\n", `line 5: QUIC stack "quinn+reno" is unknown: use quic-go, quinn+cubic, quinn+newreno, quinn+bbr, quiche+cubic, quiche+reno or quiche+bbr2`},
 		{base + "  quic: [quic-go, quinn+bbr]\n  protocols: [h2]\n", "quic lists 2 QUIC stacks but protocols has no h3"},
 		{base + "  cache: [maybe]\n", `line 5: cache "maybe" is unknown: use off or on`},
 		{base + "  origins: [0]\n", `line 5: origins 0 is outside 1 to 64`},

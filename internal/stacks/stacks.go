@@ -64,19 +64,24 @@ func Profiles() []Profile {
 	}
 }
 
-// QUICTransport is what an h3 server's QUIC runs with.
+// QUICTransport is what an h3 server's QUIC runs with: its congestion
+// controller, initial window (bytes), and whether it paces and runs a
+// HyStart (a slow start that leaves before a loss when the RTT grows:
+// quic-go's hybrid slow start, quiche's HyStart++).
 type QUICTransport struct {
 	Congestion         string `json:"congestion"`
 	InitialWindowBytes int    `json:"initial_window_bytes"`
 	Pacing             bool   `json:"pacing"`
+	HyStart            bool   `json:"hystart"`
 }
 
 // QUICGoTransport is quic-go v0.65's, read from its code: the sent-packet
 // handler makes a CUBIC sender in Reno mode (NewCubicSender(…, true /* use
 // Reno */, …) in internal/ackhandler), whose initial window is 32 packets
 // of the initial datagram size (initialCongestionWindow × 1,280 bytes,
-// protocol.InitialPacketSize), and paces.
-var QUICGoTransport = QUICTransport{Congestion: string(factor.CCNewReno), InitialWindowBytes: 32 * 1280, Pacing: true}
+// protocol.InitialPacketSize), paces, and leaves slow start by its hybrid
+// slow start (hybridSlowStart in internal/congestion).
+var QUICGoTransport = QUICTransport{Congestion: string(factor.CCNewReno), InitialWindowBytes: 32 * 1280, Pacing: true, HyStart: true}
 
 // QUICProfile describes a QUIC stack level: what runs it, with what
 // transport, where those values come from, and what it cannot do. Each

@@ -21,6 +21,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/nginx"
 	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/quiche"
 	"github.com/quicbench/quicbench/internal/quinn"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/server"
@@ -35,6 +36,7 @@ func Kinds() []server.Kind {
 		origin.Kind(),
 		nginx.Kind(),
 		quinn.Kind(),
+		quiche.Kind(),
 	}
 }
 

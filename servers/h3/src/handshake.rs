@@ -18,25 +18,7 @@ use quinn::ConnectionId;
 use quinn_proto::transport_parameters::TransportParameters;
 use quinn_proto::TransportError;
 
-/// The handshake kinds, named as the Go origin names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Incomplete,
-    Full,
-    Resumed,
-    ZeroRtt,
-}
-
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Incomplete => "incomplete",
-            Kind::Full => "full",
-            Kind::Resumed => "resumed",
-            Kind::ZeroRtt => "0rtt",
-        }
-    }
-}
+pub use quicbench_serve::control::HandshakeKind as Kind;
 
 /// What `Connection::handshake_data` returns for a wrapped session.
 pub struct Data {

@@ -17,80 +17,25 @@
 mod conns;
 mod handshake;
 mod serve;
-mod site;
 
 use std::os::fd::FromRawFd;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use quicbench_serve::args::Args;
+use quicbench_serve::control;
+use quicbench_serve::site;
 use quinn::congestion;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::AsyncBufReadExt;
 
+/// The controllers, the default first.
+const CONTROLLERS: [&str; 3] = ["cubic", "newreno", "bbr"];
+
 /// quinn's datagram size at the start of a connection (its
 /// BASE_DATAGRAM_SIZE), in bytes: the initial window is set in packets of it.
 const BASE_DATAGRAM_SIZE: u64 = 1200;
-
-/// The command line.
-struct Args {
-    manifest: PathBuf,
-    bodies: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
-    cc: String,
-    initial_window_packets: u64,
-    sockets: i32,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        manifest: PathBuf::new(),
-        bodies: PathBuf::new(),
-        cert: PathBuf::new(),
-        key: PathBuf::new(),
-        cc: "cubic".into(),
-        initial_window_packets: 32,
-        sockets: 0,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--manifest" => a.manifest = value.into(),
-            "--bodies" => a.bodies = value.into(),
-            "--cert" => a.cert = value.into(),
-            "--key" => a.key = value.into(),
-            "--cc" => a.cc = value,
-            "--initial-window" => {
-                a.initial_window_packets = value.parse().map_err(|_| {
-                    format!("--initial-window {value:?} is not a whole number of packets")
-                })?
-            }
-            "--sockets" => {
-                a.sockets = value
-                    .parse()
-                    .map_err(|_| format!("--sockets {value:?} is not a whole number"))?
-            }
-            _ => return Err(format!("unknown flag {flag}")),
-        }
-    }
-    if a.manifest.as_os_str().is_empty()
-        || a.cert.as_os_str().is_empty()
-        || a.key.as_os_str().is_empty()
-        || a.sockets < 1
-    {
-        return Err("usage: quicbench-h3 --manifest FILE --bodies DIR --cert PEM --key PEM --sockets N [--cc cubic|newreno|bbr] [--initial-window PACKETS]".into());
-    }
-    if !(1..=1000).contains(&a.initial_window_packets) {
-        return Err(format!(
-            "--initial-window {} is outside 1 to 1000 packets",
-            a.initial_window_packets
-        ));
-    }
-    Ok(a)
-}
 
 /// The transport: the chosen controller with the initial window, and the
 /// Go origin's idle timeout (5 min). Pacing is always on in quinn.
@@ -117,11 +62,7 @@ pub fn transport(cc: &str, initial_window: u64) -> Result<quinn::TransportConfig
             c.initial_window(initial_window);
             t.congestion_controller_factory(Arc::new(c));
         }
-        other => {
-            return Err(format!(
-                "--cc {other:?} is unknown: use cubic, newreno or bbr"
-            ))
-        }
+        other => return Err(format!("--cc {other:?} is unknown")),
     }
     Ok(t)
 }
@@ -162,7 +103,11 @@ fn server_config(a: &Args) -> Result<quinn::ServerConfig, String> {
 }
 
 fn main() {
-    let a = match parse_args() {
+    let a = match quicbench_serve::args::parse(
+        "quicbench-h3",
+        &CONTROLLERS,
+        std::env::args().skip(1),
+    ) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("quicbench-h3: {e}");
@@ -189,6 +134,7 @@ async fn run(a: Args) -> Result<(), String> {
         a.initial_window_packets * BASE_DATAGRAM_SIZE,
         sc.clone(),
     ));
+    let ctl = &state.control;
     let mut endpoints = Vec::new();
     for i in 0..a.sockets {
         // SAFETY: quicbench passes a bound UDP socket at each of these
@@ -206,13 +152,16 @@ async fn run(a: Args) -> Result<(), String> {
         tokio::spawn(serve::accept_loop(ep.clone(), state.clone()));
         endpoints.push(ep);
     }
-    conns::reply(&conns::ready(
+    // quinn always paces; its CUBIC has no HyStart.
+    control::reply(&control::ready(
         &a.cc,
         a.initial_window_packets * BASE_DATAGRAM_SIZE,
+        true,
+        false,
     ));
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
-        conns::reply(&state.command(line.trim()));
+        control::reply(&ctl.command(line.trim(), &mut conns::Tracker(&state)));
     }
     for ep in &endpoints {
         ep.close(quinn::VarInt::from_u32(0x100), b"");

@@ -91,11 +91,16 @@ func fetch(t *testing.T, c *GoClient, ex exchange) answer {
 	return answer{resp.ProtoMajor, resp.StatusCode, h, body}
 }
 
-// TestQuinnAnswersAsTheGoOrigin requests every resource of a generated and
-// a recorded page over h3 from quic-go and from quinn, with the cache off
-// and on and with conditional requests, and compares status, header fields
-// and body, and the servers' request and unmatched counts.
-func TestQuinnAnswersAsTheGoOrigin(t *testing.T) {
+// ownProcess are the QUIC servers of servers/, in their own processes,
+// each with its default controller.
+var ownProcess = []factor.QUIC{factor.QUICQuinnCubic, factor.QUICQuicheCubic}
+
+// TestOwnProcessServersAnswerAsTheGoOrigin requests every resource of a
+// generated and a recorded page over h3 from quic-go and from each server
+// of servers/, with the cache off and on and with conditional requests,
+// and compares status, header fields and body, and the servers' request
+// and unmatched counts.
+func TestOwnProcessServersAnswerAsTheGoOrigin(t *testing.T) {
 	generated, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 3, ObjectBytes: 30_000}, []string{"www.quicbench.test", "cdn.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -103,24 +108,34 @@ func TestQuinnAnswersAsTheGoOrigin(t *testing.T) {
 	for name, s := range map[string]*site.Site{"generated": generated, "recorded": recordedSite()} {
 		t.Run(name, func(t *testing.T) {
 			exchanges := exchangesOf(s)
-			answers, replays := map[factor.QUIC][]answer{}, map[factor.QUIC]server.Replay{}
-			for _, q := range []factor.QUIC{factor.QUICGoNewReno, factor.QUICQuinnCubic} {
-				answers[q], replays[q] = answersOf(t, startQUICTestbed(t, s, q), exchanges)
+			goAnswers, goReplay := answersOf(t, startQUICTestbed(t, s, factor.QUICGoNewReno), exchanges)
+			if goReplay.Unmatched == 0 || (s.Recorded && goReplay.Fuzzy == 0) {
+				t.Errorf("replay: quic-go %+v; want fuzzy and unmatched requests", goReplay)
 			}
-			// Both count the same exact and fuzzy matches, 404s and body bytes.
-			if g, q := replays[factor.QUICGoNewReno], replays[factor.QUICQuinnCubic]; g.Unmatched == 0 || (s.Recorded && g.Fuzzy == 0) || !reflect.DeepEqual(g, q) {
-				t.Errorf("replay: quic-go %+v\nquinn %+v; want the same, with fuzzy and unmatched requests", g, q)
-			}
-			for i, ex := range exchanges {
-				g, q := answers[factor.QUICGoNewReno][i], answers[factor.QUICQuinnCubic][i]
-				if q.proto != 3 || g.proto != 3 {
-					t.Errorf("%s %s: protocols %d and %d, want HTTP/3", ex.method, ex.url, g.proto, q.proto)
+			for _, q := range ownProcess {
+				answers, replay := answersOf(t, startQUICTestbed(t, s, q), exchanges)
+				// The same exact and fuzzy matches, 404s and body bytes.
+				if !reflect.DeepEqual(goReplay, replay) {
+					t.Errorf("replay: quic-go %+v\n%s %+v; want the same", goReplay, q, replay)
 				}
-				if g.status != q.status || !bytes.Equal(g.body, q.body) || !equalHeader(g.header, q.header) {
-					t.Errorf("%s %s %v:\nquic-go %d %v %d bytes\nquinn   %d %v %d bytes", ex.method, ex.url, ex.header, g.status, g.header, len(g.body), q.status, q.header, len(q.body))
-				}
+				compareAnswers(t, q, exchanges, goAnswers, answers)
 			}
 		})
+	}
+}
+
+// compareAnswers reports each exchange whose answer from q differs from
+// quic-go's, or is not HTTP/3.
+func compareAnswers(t *testing.T, q factor.QUIC, exchanges []exchange, want, got []answer) {
+	t.Helper()
+	for i, ex := range exchanges {
+		g, a := want[i], got[i]
+		if a.proto != 3 || g.proto != 3 {
+			t.Errorf("%s %s: protocols %d (quic-go) and %d (%s), want HTTP/3", ex.method, ex.url, g.proto, a.proto, q)
+		}
+		if g.status != a.status || !bytes.Equal(g.body, a.body) || !equalHeader(g.header, a.header) {
+			t.Errorf("%s %s %v:\nquic-go %d %v %d bytes\n%s %d %v %d bytes", ex.method, ex.url, ex.header, g.status, g.header, len(g.body), q, a.status, a.header, len(a.body))
+		}
 	}
 }
 
@@ -200,15 +215,24 @@ func equalHeader(a, b http.Header) bool {
 	return maps.EqualFunc(a, b, slices.Equal)
 }
 
-// TestQuinnHandshakeKinds checks quinn's records of a first connection and
-// of a repeat visit's, which must resume and send its request as 0-RTT.
-func TestQuinnHandshakeKinds(t *testing.T) {
+// TestOwnProcessHandshakeKinds checks, for every stack of the servers of
+// servers/, the records of a first connection and of a repeat visit's,
+// which must resume and send its request as 0-RTT, and that the server
+// reports the transport the stacks table says.
+func TestOwnProcessHandshakeKinds(t *testing.T) {
 	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 50_000}, []string{"a.test"}, 1)
-	for _, q := range []factor.QUIC{factor.QUICQuinnCubic, factor.QUICQuinnNewReno, factor.QUICQuinnBBR} {
+	var all []factor.QUIC
+	for _, server := range []factor.QUICServer{factor.QUICQuinn, factor.QUICQuiche} {
+		for _, cc := range server.Controllers() {
+			q, _ := factor.QUICOf(server, cc)
+			all = append(all, q)
+		}
+	}
+	for _, q := range all {
 		t.Run(string(q), func(t *testing.T) {
 			tb := startQUICTestbed(t, s, q)
 			if want := quicProfile(t, q).Transport; tb.QUICTransport != want {
-				t.Errorf("quicbench-h3 reports %+v, the stacks table says %+v", tb.QUICTransport, want)
+				t.Errorf("the server reports %+v, the stacks table says %+v", tb.QUICTransport, want)
 			}
 			sessions := tls.NewLRUClientSessionCache(8)
 			url := s.Subresources[0]
@@ -245,18 +269,22 @@ func oneConnection(t *testing.T, tb *Testbed, sessions tls.ClientSessionCache, m
 	return recs[0]
 }
 
-// TestQuinnAnswersRejected0RTT sends a 0-RTT request with a session of
-// another server (as a browser does after the server restarted): the
+// TestOwnProcessAnswersRejected0RTT sends a 0-RTT request with a session
+// of another server (as a browser does after the server restarted): the
 // server rejects the early data, and the request must still be answered
 // after a full handshake.
-func TestQuinnAnswersRejected0RTT(t *testing.T) {
+func TestOwnProcessAnswersRejected0RTT(t *testing.T) {
 	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 5_000}, []string{"a.test"}, 1)
-	sessions := tls.NewLRUClientSessionCache(8)
 	url := s.Subresources[0]
-	oneConnection(t, startQUICTestbed(t, s, factor.QUICQuinnCubic), sessions, http.MethodGet, url)
-	other := startQUICTestbed(t, s, factor.QUICQuinnCubic)
-	if rec := oneConnection(t, other, sessions, http3.MethodGet0RTT, url); rec.Handshake != server.HandshakeFull || rec.Requests != 1 {
-		t.Errorf("connection with an unknown session = %+v, want a full handshake and 1 request", rec)
+	for _, q := range ownProcess {
+		t.Run(string(q), func(t *testing.T) {
+			sessions := tls.NewLRUClientSessionCache(8)
+			oneConnection(t, startQUICTestbed(t, s, q), sessions, http.MethodGet, url)
+			other := startQUICTestbed(t, s, q)
+			if rec := oneConnection(t, other, sessions, http3.MethodGet0RTT, url); rec.Handshake != server.HandshakeFull || rec.Requests != 1 {
+				t.Errorf("connection with an unknown session = %+v, want a full handshake and 1 request", rec)
+			}
+		})
 	}
 }
 
@@ -272,12 +300,19 @@ func quicProfile(t *testing.T, q factor.QUIC) stacks.QUICProfile {
 	return stacks.QUICProfile{}
 }
 
-// TestQuinnWritesQlog: with a qlog directory set, quinn writes a trace of
-// each new connection, named by its connection ID, which holds the
-// connection's packets once it has closed; after "off", none.
-func TestQuinnWritesQlog(t *testing.T) {
+// TestOwnProcessWritesQlog: with a qlog directory set, each server of
+// servers/ writes a trace of each new connection, named by its connection
+// ID, which holds the connection's packets once it has closed; after
+// "off", none.
+func TestOwnProcessWritesQlog(t *testing.T) {
 	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 20_000}, []string{"a.test"}, 1)
-	tb := startQUICTestbed(t, s, factor.QUICQuinnBBR)
+	for _, q := range []factor.QUIC{factor.QUICQuinnBBR, factor.QUICQuicheBBR2} {
+		t.Run(string(q), func(t *testing.T) { checkQlog(t, startQUICTestbed(t, s, q), s) })
+	}
+}
+
+// checkQlog makes a connection with a qlog directory set and one without.
+func checkQlog(t *testing.T, tb *Testbed, s *site.Site) {
 	dir := t.TempDir()
 	if err := tb.SetQlogDir(dir); err != nil {
 		t.Fatal(err)

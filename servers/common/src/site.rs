@@ -4,6 +4,9 @@
 //! candidate whose query parameters agree best with the request's, by
 //! WebPageReplay's ratio; testdata/match.txt holds the cases both sides
 //! check).
+//!
+//! The manifest is quicbench's own file, written by the Go origin's code
+//! into the server's directory; body names are checked to be plain names.
 
 use std::collections::HashMap;
 use std::fs;

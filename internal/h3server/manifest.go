@@ -1,16 +1,17 @@
-// Package quinn runs quicbench-h3 (servers/h3: quinn with h3 and rustls),
-// quicbench's second HTTP/3 server, independent of quic-go, with a
-// congestion controller chosen per testbed (CUBIC, NewReno or BBR) and an
-// explicit initial window. It serves the same site with the same header
-// fields as the Go origin: the header fields are computed here, by the Go
+// Package h3server runs quicbench's HTTP/3 servers in their own processes
+// (servers/: quicbench-h3 on quinn, quicbench-quiche on quiche), which
+// share their manifest, matching rule, answers and control protocol
+// (servers/common). They serve the same site with the same header fields
+// as the Go origin: the header fields are computed here, by the Go
 // origin's own function, and written into a manifest the server reads.
 // The server gets the UDP sockets quicbench bound in the servers namespace
 // and is driven over its standard input and output, one JSON line per
-// command and reply; servers/h3/testdata/control.txt is the protocol's
+// command and reply; servers/common/testdata/control.txt is the protocol's
 // transcript, which both sides are tested against (control_test.go).
+// Packages quinn and quiche declare each server as a stack.
 //
 // This file writes the manifest and the bodies; server.go runs the server.
-package quinn
+package h3server
 
 import (
 	"cmp"
@@ -31,7 +32,7 @@ import (
 	"github.com/quicbench/quicbench/internal/site"
 )
 
-// manifest is what quicbench-h3 reads (servers/h3/src/site.rs).
+// manifest is what the servers read (servers/common/src/site.rs).
 type manifest struct {
 	Origins []manifestOrigin `json:"origins"`
 }
@@ -61,7 +62,7 @@ type manifestResponse struct {
 // writeManifest writes dir/manifest.json and every body into dir/bodies.
 func writeManifest(s *site.Site, dir string) error {
 	if err := safefs.MkdirAll(dir, "bodies", 0o755); err != nil {
-		return fmt.Errorf("quinn: %w", err)
+		return fmt.Errorf("h3 server: %w", err)
 	}
 	var m manifest
 	written := map[string]bool{}
@@ -70,11 +71,11 @@ func writeManifest(s *site.Site, dir string) error {
 		for _, res := range sortedResources(o) {
 			r, err := responseOf(s, res)
 			if err != nil {
-				return fmt.Errorf("quinn: %s%s: %w", o.Host, res.Target(), err)
+				return fmt.Errorf("h3 server: %s%s: %w", o.Host, res.Target(), err)
 			}
 			if !written[r.Body] {
 				if err := safefs.WriteFile(dir, filepath.Join("bodies", r.Body), res.Body, 0o644); err != nil {
-					return fmt.Errorf("quinn: body: %w", err)
+					return fmt.Errorf("h3 server: body: %w", err)
 				}
 				written[r.Body] = true
 			}
@@ -84,10 +85,10 @@ func writeManifest(s *site.Site, dir string) error {
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("quinn: manifest: %w", err)
+		return fmt.Errorf("h3 server: manifest: %w", err)
 	}
 	if err := safefs.WriteFile(dir, "manifest.json", data, 0o644); err != nil {
-		return fmt.Errorf("quinn: manifest: %w", err)
+		return fmt.Errorf("h3 server: manifest: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package quinn
+package h3server
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 
 // transcriptDir holds the control protocol's transcript, which the
 // server's cargo test checks too.
-var transcriptDir = filepath.Join("..", "..", "servers", "h3", "testdata")
+var transcriptDir = filepath.Join("..", "..", "servers", "common", "testdata")
 
 // step is a line of the transcript: fromServer for "<", else ">".
 type step struct {
@@ -77,12 +77,12 @@ func TestControlTranscript(t *testing.T) {
 	steps := readTranscript(t)
 	commandsR, commandsW := io.Pipe()
 	repliesR, repliesW := io.Pipe()
-	s := over(commandsW, repliesR)
+	s := over(BinaryQuinn, commandsW, repliesR)
 	wrong := fakeServer(t, steps, commandsR, repliesW)
 	if err := s.readLine(&s.Ready, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if want := (stacks.QUICTransport{Congestion: "cubic", InitialWindowBytes: 32 * DatagramSize, Pacing: true}); s.QUICTransport() != want {
+	if want := (stacks.QUICTransport{Congestion: "cubic", InitialWindowBytes: 32 * 1200, Pacing: true}); s.QUICTransport() != want {
 		t.Errorf("ready: %+v, want %+v", s.QUICTransport(), want)
 	}
 	calls := []struct {

@@ -1,4 +1,4 @@
-package quinn
+package h3server
 
 import (
 	"bufio"
@@ -19,14 +19,16 @@ import (
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/stacks"
 )
 
-// BinaryName is the server's executable, which `make deps` builds into bin/.
-const BinaryName = "quicbench-h3"
-
-// Config describes a quicbench-h3 server.
+// Config describes a server of servers/ to run.
 type Config struct {
-	// Path is the executable. Empty: FindBinary.
+	// Binary is the executable's name (BinaryQuinn or BinaryQuiche).
+	Binary string
+	// QUIC is the QUIC server it is, whose controllers CC is one of.
+	QUIC factor.QUICServer
+	// Path is the executable. Empty: FindBinary(Binary).
 	Path string
 	// Site is what it serves; its manifest and bodies go to Dir.
 	Site *site.Site
@@ -37,10 +39,10 @@ type Config struct {
 	UDP []*net.UDPConn
 	// CertFile and KeyFile are the PEM certificate and key of every origin.
 	CertFile, KeyFile string
-	// CC is the congestion controller: factor.CCCubic, CCNewReno or CCBBR.
+	// CC is the congestion controller, one of QUIC's.
 	CC factor.CC
-	// InitialWindow is the initial congestion window in packets of 1,200
-	// bytes (quinn's datagram size at a connection's start). Zero:
+	// InitialWindow is the initial congestion window in packets (of the
+	// server's datagram size: its ready line reports the bytes). Zero:
 	// DefaultInitialWindow.
 	InitialWindow int
 	// Cache starts with cacheable responses (see origin.Server.SetCache).
@@ -49,23 +51,27 @@ type Config struct {
 	StartTimeout time.Duration
 }
 
+// The servers' executables, which `make deps` builds into bin/.
+const (
+	BinaryQuinn  = "quicbench-h3"
+	BinaryQuiche = "quicbench-quiche"
+)
+
 // DefaultInitialWindow is the initial window in packets: 32, as quic-go's
 // and seed 003's Google QUIC's.
 const DefaultInitialWindow = 32
-
-// DatagramSize is quinn's datagram size at a connection's start, in bytes;
-// the initial window is InitialWindow of them.
-const DatagramSize = 1200
 
 // Ready is what the server says it runs with once it serves.
 type Ready struct {
 	CC                 string `json:"cc"`
 	InitialWindowBytes int    `json:"initial_window_bytes"`
 	Pacing             bool   `json:"pacing"`
+	HyStart            bool   `json:"hystart"`
 }
 
-// Server is a running quicbench-h3. Close stops it.
+// Server is a running server of servers/. Close stops it.
 type Server struct {
+	name    string // the executable's name, for messages
 	process *proc.Process
 	// Ready is the server's own account of its transport.
 	Ready  Ready
@@ -76,18 +82,18 @@ type Server struct {
 	exited chan struct{}
 }
 
-// FindBinary looks for quicbench-h3 beside the running executable, then in
-// bin/ of the enclosing source tree (where `make deps` builds it; tests run
-// there), then on PATH.
-func FindBinary() (string, error) {
+// FindBinary looks for the executable name beside the running quicbench,
+// then in bin/ of the enclosing source tree (where `make deps` builds it;
+// tests run there), then on PATH.
+func FindBinary(name string) (string, error) {
 	var tried []string
 	if exe, err := os.Executable(); err == nil {
-		tried = append(tried, filepath.Join(filepath.Dir(exe), BinaryName))
+		tried = append(tried, filepath.Join(filepath.Dir(exe), name))
 	}
 	if wd, err := os.Getwd(); err == nil {
 		for dir := wd; ; dir = filepath.Dir(dir) {
 			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				tried = append(tried, filepath.Join(dir, "bin", BinaryName))
+				tried = append(tried, filepath.Join(dir, "bin", name))
 				break
 			}
 			if filepath.Dir(dir) == dir {
@@ -100,17 +106,17 @@ func FindBinary() (string, error) {
 			return p, nil
 		}
 	}
-	if p, err := exec.LookPath(BinaryName); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%s not found (looked beside quicbench, in bin/ and on PATH): build it with 'make deps', which needs Rust's cargo", BinaryName)
+	return "", fmt.Errorf("%s not found (looked beside quicbench, in bin/ and on PATH): build it with 'make deps', which needs Rust's cargo", name)
 }
 
 // Start writes the manifest and starts the server on the sockets; it
 // returns once the server serves, or with what it said if it stopped.
 func Start(cfg Config) (_ *Server, err error) {
 	if cfg.Path == "" {
-		if cfg.Path, err = FindBinary(); err != nil {
+		if cfg.Path, err = FindBinary(cfg.Binary); err != nil {
 			return nil, err
 		}
 	}
@@ -120,11 +126,11 @@ func Start(cfg Config) (_ *Server, err error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 10 * time.Second
 	}
-	if _, err := factor.QUICOf(factor.QUICQuinn, cfg.CC); err != nil {
+	if _, err := factor.QUICOf(cfg.QUIC, cfg.CC); err != nil {
 		return nil, err
 	}
 	if len(cfg.UDP) == 0 {
-		return nil, errors.New("quinn: no socket to serve on")
+		return nil, fmt.Errorf("%s: no socket to serve on", cfg.Binary)
 	}
 	if err := cfg.Site.Validate(); err != nil {
 		return nil, err
@@ -143,16 +149,16 @@ func Start(cfg Config) (_ *Server, err error) {
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, fmt.Errorf("quinn: %w", err)
+		return nil, fmt.Errorf("%s: %w", cfg.Binary, err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("quinn: %w", err)
+		return nil, fmt.Errorf("%s: %w", cfg.Binary, err)
 	}
-	s := over(stdin, stdout)
+	s := over(cfg.Binary, stdin, stdout)
 	cmd.Stderr = &s.stderr
 	if s.process, err = proc.Start(cmd); err != nil {
-		return nil, fmt.Errorf("quinn: start %s: %w", cfg.Path, err)
+		return nil, fmt.Errorf("%s: start %s: %w", cfg.Binary, cfg.Path, err)
 	}
 	go func() { s.process.Wait(); close(s.exited) }()
 	defer func() {
@@ -161,7 +167,7 @@ func Start(cfg Config) (_ *Server, err error) {
 		}
 	}()
 	if err := s.readLine(&s.Ready, cfg.StartTimeout); err != nil {
-		return nil, fmt.Errorf("quinn: did not start: %w", err)
+		return nil, fmt.Errorf("%s: did not start: %w", cfg.Binary, err)
 	}
 	if cfg.Cache {
 		if err := s.SetCache(true); err != nil {
@@ -171,10 +177,10 @@ func Start(cfg Config) (_ *Server, err error) {
 	return s, nil
 }
 
-// over is a server that quicbench drives over stdin and reads from
-// stdout (its process, if any, is set by Start).
-func over(stdin io.WriteCloser, stdout io.Reader) *Server {
-	return &Server{stdin: stdin, out: bufio.NewReader(stdout), exited: make(chan struct{})}
+// over is the server name that quicbench drives over stdin and reads
+// from stdout (its process, if any, is set by Start).
+func over(name string, stdin io.WriteCloser, stdout io.Reader) *Server {
+	return &Server{name: name, stdin: stdin, out: bufio.NewReader(stdout), exited: make(chan struct{})}
 }
 
 // command is the server's command line, with copies of the sockets as
@@ -184,13 +190,13 @@ func command(cfg Config) (*exec.Cmd, []*os.File, error) {
 	for _, c := range cfg.UDP {
 		f, err := c.File()
 		if err != nil {
-			return nil, files, fmt.Errorf("quinn: socket %s: %w", c.LocalAddr(), err)
+			return nil, files, fmt.Errorf("%s: socket %s: %w", cfg.Binary, c.LocalAddr(), err)
 		}
 		files = append(files, f)
 	}
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
-		return nil, files, fmt.Errorf("quinn: %w", err)
+		return nil, files, fmt.Errorf("%s: %w", cfg.Binary, err)
 	}
 	cmd := exec.Command(cfg.Path,
 		"--manifest", filepath.Join(dir, "manifest.json"), "--bodies", filepath.Join(dir, "bodies"),
@@ -208,10 +214,10 @@ func (s *Server) do(command string, v any) error {
 		if reason := s.exitReason(time.Second); reason != "" {
 			return errors.New(reason)
 		}
-		return fmt.Errorf("quinn: %s: %w (%s)", command, err, s.lastError())
+		return fmt.Errorf("%s: %s: %w (%s)", s.name, command, err, s.lastError())
 	}
 	if err := s.readLine(v, 10*time.Second); err != nil {
-		return fmt.Errorf("quinn: %s: %w", command, err)
+		return fmt.Errorf("%s: %s: %w", s.name, command, err)
 	}
 	return nil
 }
@@ -296,10 +302,10 @@ func (s *Server) SetQlogDir(dir string) error {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return fmt.Errorf("quinn: qlog: %w", err)
+		return fmt.Errorf("%s: qlog: %w", s.name, err)
 	}
 	if strings.ContainsAny(abs, "\n\r") {
-		return fmt.Errorf("quinn: qlog directory %q has a line break", abs)
+		return fmt.Errorf("%s: qlog directory %q has a line break", s.name, abs)
 	}
 	return s.do("qlog "+abs, &struct{}{})
 }
@@ -323,7 +329,8 @@ func (s *Server) TakeReplay() (server.Replay, error) {
 	return r, err
 }
 
-// record is a connection as the server reports it (servers/h3/src/conns.rs).
+// record is a connection as the server reports it
+// (servers/common/src/control.rs).
 type record struct {
 	ALPN             string  `json:"alpn"`
 	ServerName       string  `json:"server_name"`
@@ -378,5 +385,42 @@ func (s *Server) Close() error {
 		return nil
 	case <-time.After(3 * time.Second):
 		return s.process.Kill()
+	}
+}
+
+// QUICTransport is the transport the server reported when it started.
+func (s *Server) QUICTransport() stacks.QUICTransport {
+	return stacks.QUICTransport{Congestion: s.Ready.CC, InitialWindowBytes: s.Ready.InitialWindowBytes, Pacing: s.Ready.Pacing, HyStart: s.Ready.HyStart}
+}
+
+// Exited is closed when the server has exited.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+// ExitReason names the server and how it exited, with the last line it
+// wrote to its standard error.
+func (s *Server) ExitReason() string {
+	if s.process == nil {
+		return ""
+	}
+	how := s.process.Exited()
+	if how == "" {
+		return ""
+	}
+	return fmt.Sprintf("the HTTP/3 server %s exited: %s (%s)", s.name, how, s.lastError())
+}
+
+var _ server.Server = (*Server)(nil)
+
+// Starter is a server.Kind's Start for the executable binary, which is
+// QUIC server quic: it runs the server for env's site on env's UDP sockets
+// with env's congestion controller.
+func Starter(binary string, quic factor.QUICServer) func(server.Env) (server.Server, error) {
+	return func(env server.Env) (server.Server, error) {
+		s, err := Start(Config{Binary: binary, QUIC: quic, Site: env.Site, Dir: env.Dir, UDP: env.UDP,
+			CertFile: env.CertFile, KeyFile: env.KeyFile, CC: env.CC, Cache: env.Cache})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 }
