@@ -83,11 +83,31 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 	}
 }
 
-func TestParityRefusesARepeatedSize(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"parity", "--sizes", "10KB,10000B"}, &stdout, &stderr)
-	if code != exitUsage || !strings.Contains(stderr.String(), "10000B is listed twice") {
-		t.Errorf("parity --sizes 10KB,10000B: exit %d, %q", code, stderr.String())
+func TestParityRefusesBadFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sizes", "10KB,10000B"}, "10000B is listed twice"},
+		{[]string{"--net", "seed003-mss,seed003-mss"}, "--net: seed003-mss is listed twice"},
+		{[]string{"--net", "seed003-mars"}, `--net: unknown network preset "seed003-mars"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), append([]string{"parity"}, tt.args...), &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("parity %q: exit %d, %q; want one line with %q", tt.args, code, stderr.String(), tt.want)
+		}
+	}
+}
+
+func TestParityNetworksFromPresets(t *testing.T) {
+	nets, err := parityNetworks("seed003-mss, seed003-lte", 1)
+	if err != nil || len(nets) != 2 || nets[0].Name != "seed003-mss" || nets[1].Name != "seed003-lte" {
+		t.Fatalf("networks %+v, %v", nets, err)
+	}
+	mss := nets[0].Link
+	if mss.Down.RateBitsPerSecond != 1_890_000 || mss.Up.Delay+mss.Down.Delay != 760*time.Millisecond || mss.Down.Loss == 0 || mss.Down.Seed == 0 {
+		t.Errorf("seed003-mss link %+v", mss)
 	}
 }
 

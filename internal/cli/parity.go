@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/parity"
 	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/units"
@@ -29,8 +31,9 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	seed := fs.Uint64("seed", 1, "`seed` of the file bytes and the order")
 	out := fs.String("out", "", "run `directory` (default runs/parity-<time>)")
 	jsonOut := fs.Bool("json", false, "print every cell, with every download, as JSON")
+	nets := fs.String("net", "", "comma-separated network `presets` (quicbench presets) instead of the unshaped and the 100 Mbit/s, 10 ms links, such as seed003-mss")
 	connection := fs.String("connection", "fresh", "`fresh`: each download opens its connection and includes the handshakes; warm: a first request opens it, only the download is timed")
-	if code, done := parseFlags(fs, args, "Usage: quicbench parity [flags]\n\nDownloads files over h1, h2 and h3 through an unshaped link and a 100 Mbit/s, 10 ms RTT link, and\ncompares the medians. Each download uses a fresh Go client, handshake included.", stdout, stderr); done {
+	if code, done := parseFlags(fs, args, "Usage: quicbench parity [flags]\n\nDownloads files over h1, h2 and h3 through an unshaped link and a 100 Mbit/s, 10 ms RTT link (or\nthe --net presets), and compares the medians. Each download uses a fresh Go client.", stdout, stderr); done {
 		return code
 	}
 	var sizes []int64
@@ -69,6 +72,11 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "quicbench parity: --connection %q: use fresh or warm\n", *connection)
 		return exitUsage
 	}
+	networks, err := parityNetworks(*nets, *seed)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench parity: --net:", err)
+		return exitUsage
+	}
 	if err := checkPrivileges(); err != nil {
 		fmt.Fprintln(stderr, "quicbench parity:", err)
 		return exitUsage
@@ -77,7 +85,6 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if dir == "" {
 		dir = "runs/parity-" + time.Now().Format("20060102-150405")
 	}
-	networks := parity.DefaultNetworks()
 	cells, err := parity.Run(ctx, parity.Config{Networks: networks, Sizes: sizes, Protocols: []string{"h1", "h2", "h3"},
 		Reps: *reps, Seed: *seed, Stack: stacks.Of(tcpStack), Server: serverStack, QUIC: quics, Warm: *connection == "warm", RunDir: dir, Log: newLogger(stderr, false)})
 	if err != nil && cells == nil {
@@ -118,6 +125,27 @@ func printParity(w io.Writer, cells []*parity.Cell, stack, servers, connection s
 			msText(c.Summary.Median), msText(c.Summary.P25), msText(c.Summary.P75), ratio)
 	}
 	tw.Flush()
+}
+
+// parityNetworks is the links of the presets named in list (comma-separated),
+// their losses seeded from seed; the default networks for "".
+func parityNetworks(list string, seed uint64) ([]parity.Network, error) {
+	if list == "" {
+		return parity.DefaultNetworks(), nil
+	}
+	var out []parity.Network
+	for _, name := range strings.Split(list, ",") {
+		net, err := netconf.Resolve(netconf.Description{Preset: strings.TrimSpace(name)}, nil)
+		if err != nil {
+			return nil, errors.New(strings.TrimPrefix(err.Error(), "--net: "))
+		}
+		if slices.ContainsFunc(out, func(n parity.Network) bool { return n.Name == net.Name }) {
+			return nil, fmt.Errorf("%s is listed twice: list each network once", net.Name)
+		}
+		link, _ := seededLink(net, seed)
+		out = append(out, parity.Network{Name: net.Name, Link: link})
+	}
+	return out, nil
 }
 
 // parityServers names the servers of a parity run.
