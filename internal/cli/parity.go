@@ -32,6 +32,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	out := fs.String("out", "", "run `directory` (default runs/parity-<time>)")
 	jsonOut := fs.Bool("json", false, "print every cell, with every download, as JSON")
 	nets := fs.String("net", "", "comma-separated network `presets` (quicbench presets) instead of the unshaped and the 100 Mbit/s, 10 ms links, such as seed003-mss")
+	qlog := fs.Bool("qlog", false, "write the h3 servers' qlog of every connection into DIR/qlog/<network>-<QUIC stack>/ (qvis reads them)")
 	connection := fs.String("connection", "fresh", "`fresh`: each download opens its connection and includes the handshakes; warm: a first request opens it, only the download is timed")
 	if code, done := parseFlags(fs, args, "Usage: quicbench parity [flags]\n\nDownloads files over h1, h2 and h3 through an unshaped link and a 100 Mbit/s, 10 ms RTT link (or\nthe --net presets), and compares the medians. Each download uses a fresh Go client.", stdout, stderr); done {
 		return code
@@ -86,7 +87,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		dir = "runs/parity-" + time.Now().Format("20060102-150405")
 	}
 	cells, err := parity.Run(ctx, parity.Config{Networks: networks, Sizes: sizes, Protocols: []string{"h1", "h2", "h3"},
-		Reps: *reps, Seed: *seed, Stack: stacks.Of(tcpStack), Server: serverStack, QUIC: quics, Warm: *connection == "warm", RunDir: dir, Log: newLogger(stderr, false)})
+		Reps: *reps, Seed: *seed, Stack: stacks.Of(tcpStack), Server: serverStack, QUIC: quics, Warm: *connection == "warm", Qlog: *qlog, RunDir: dir, Log: newLogger(stderr, false)})
 	if err != nil && cells == nil {
 		fmt.Fprintln(stderr, "quicbench parity:", err)
 		return exitFailure

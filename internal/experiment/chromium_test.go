@@ -10,11 +10,14 @@ import (
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/chromium"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
+	"github.com/quicbench/quicbench/internal/stacks"
+	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -319,9 +322,9 @@ factors:
   quic: [quic-go, quinn+cubic, quinn+newreno, quinn+bbr, quiche+cubic, quiche+reno, quiche+bbr2]
   visits: [repeat]
 `)
-	const stacks = 7
+	const quicStacks = 7
 	trials := trialsOf(t, store)
-	if len(trials) != stacks {
+	if len(trials) != quicStacks {
 		t.Fatalf("%d trials, want one per QUIC stack", len(trials))
 	}
 	seen := map[string]bool{}
@@ -339,16 +342,22 @@ factors:
 			}
 		}
 	}
-	if len(seen) != stacks || !seen["quic-go+newreno"] || !seen["quinn+bbr"] || !seen["quiche+bbr2"] {
+	if len(seen) != quicStacks || !seen["quic-go+newreno"] || !seen["quinn+bbr"] || !seen["quiche+bbr2"] {
 		t.Errorf("trials name the stacks %v", seen)
 	}
 	tbs, err := store.Testbeds()
-	if err != nil || len(tbs) != stacks {
+	if err != nil || len(tbs) != quicStacks {
 		t.Fatalf("testbeds %+v, %v", tbs, err)
 	}
+	profiles := map[factor.QUIC]stacks.QUICTransport{}
+	for _, p := range testbed.QUICProfiles() {
+		profiles[p.Name] = p.Transport
+	}
 	for _, tb := range tbs {
-		if tb.QUICServer == "" || tb.QUICCC == "" || tb.QUICInitialWindowBytes < 38_400 || !tb.QUICPacing {
-			t.Errorf("testbed %s: QUIC %s %s, initial window %d B, pacing %v", tb.Key, tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing)
+		q, _ := factor.QUICOf(factor.QUICServer(tb.QUICServer), factor.CC(tb.QUICCC))
+		want, got := profiles[q], stacks.QUICTransport{Congestion: tb.QUICCC, InitialWindowBytes: int(tb.QUICInitialWindowBytes), Pacing: tb.QUICPacing, HyStart: tb.QUICHyStart}
+		if want.InitialWindowBytes < 38_400 || got != want {
+			t.Errorf("testbed %s: QUIC %s records %+v, its profile says %+v", tb.Key, tb.QUICServer, got, want)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/stats"
@@ -64,7 +66,10 @@ type Config struct {
 	// already opened, so that handshakes are left out; else each download
 	// opens its own connection and its time includes the handshakes.
 	Warm bool
-	// RunDir receives the certificates.
+	// Qlog makes each testbed's h3 server write a qlog of every
+	// connection into RunDir/qlog/<network>-<QUIC stack>/.
+	Qlog bool
+	// RunDir receives the certificates (and the qlogs).
 	RunDir string
 	Log    *slog.Logger
 }
@@ -141,6 +146,12 @@ func runTestbed(ctx context.Context, cfg Config, nw Network, quic factor.QUIC, f
 	if err != nil {
 		return cells, err
 	}
+	if cfg.Qlog {
+		if err := startQlog(tb, cfg.RunDir, nw, quic); err != nil {
+			tb.Close()
+			return cells, err
+		}
+	}
 	err = func() error {
 		for range cfg.Reps {
 			// Every size and protocol once per round, in a shuffled order.
@@ -175,6 +186,16 @@ func runTestbed(ctx context.Context, cfg Config, nw Network, quic factor.QUIC, f
 		err = closeErr
 	}
 	return cells, err
+}
+
+// startQlog makes tb's h3 server write its qlogs into the run directory's
+// qlog/<network>-<quic>/.
+func startQlog(tb *testbed.Testbed, runDir string, nw Network, quic factor.QUIC) error {
+	name := filepath.Join("qlog", nw.Name+"-"+string(quic))
+	if err := safefs.MkdirAll(runDir, name, 0o755); err != nil {
+		return fmt.Errorf("qlog: %w", err)
+	}
+	return tb.SetQlogDir(filepath.Join(runDir, name))
 }
 
 // download fetches the file of size over proto with a fresh client and

@@ -1,10 +1,14 @@
 package parity
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -49,14 +53,28 @@ func TestParityDownloadsOverEveryProtocol(t *testing.T) {
 
 // TestParityWarmLeavesOutTheHandshakes times downloads on open connections:
 // over a 10 ms RTT a small file then takes one round trip, not two or more.
+// TestParityWarmLeavesOutTheHandshakes downloads on open connections, h3
+// from quiche with its qlogs written.
 func TestParityWarmLeavesOutTheHandshakes(t *testing.T) {
 	testenv.RequireRoot(t)
 	tcp, _ := stacks.Lookup("tcp")
 	shaped := link.Config{Delay: 5 * time.Millisecond, RateBitsPerSecond: 50_000_000}
+	dir := t.TempDir()
 	cells, err := Run(t.Context(), Config{Networks: []Network{{Name: "shaped", Link: emulator.Config{Up: shaped, Down: shaped}}},
-		Sizes: []int64{10_000}, Protocols: []string{"h1", "h2", "h3"}, Reps: 3, Seed: 1, Stack: tcp, Warm: true, RunDir: t.TempDir()})
+		Sizes: []int64{10_000}, Protocols: []string{"h1", "h2", "h3"}, Reps: 3, Seed: 1, Stack: tcp, Warm: true,
+		QUIC: []factor.QUIC{factor.QUICQuicheCubic}, Qlog: true, RunDir: dir})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// One qlog per h3 connection, each with its packets.
+	qlogs, _ := filepath.Glob(filepath.Join(dir, "qlog", "shaped-quiche+cubic", "*_server.sqlog"))
+	for _, q := range qlogs {
+		if data, err := os.ReadFile(q); err != nil || !bytes.Contains(data, []byte("packet_sent")) {
+			t.Errorf("qlog %s: %d bytes without packets (%v)", q, len(data), err)
+		}
+	}
+	if len(qlogs) != 3 {
+		t.Errorf("%d qlogs, want one per h3 download: %q", len(qlogs), qlogs)
 	}
 	for _, c := range cells {
 		t.Logf("%s: median %.1f ms", c.Protocol, c.Summary.Median)

@@ -33,11 +33,13 @@ func profiles() []stacks.QUICProfile {
 	for _, cc := range factor.QUICQuiche.Controllers() {
 		q, _ := factor.QUICOf(factor.QUICQuiche, cc)
 		p := stacks.QUICProfile{Name: q, Server: "quiche 0.30 with BoringSSL (quicbench-quiche, its own process)",
-			Transport: stacks.QUICTransport{Congestion: string(cc), InitialWindowBytes: h3server.DefaultInitialWindow * DatagramSize, Pacing: true, HyStart: cc != factor.CCBBR2},
+			Transport: stacks.QUICTransport{Congestion: string(cc), InitialWindowBytes: h3server.DefaultInitialWindow * DatagramSize, Pacing: cc == factor.CCBBR2, HyStart: cc != factor.CCBBR2},
 			Source: "quicbench-quiche sets set_cc_algorithm_name, set_initial_congestion_window_packets(32) of 1,350 B, enable_pacing(true) and enable_hystart(true) in quiche 0.30 (servers/quiche) and reports them at start; " +
 				"it sends each packet at quiche's pacing time to within 1 ms"}
 		if cc == factor.CCBBR2 {
 			p.Limits = []string{"quiche's bbr2 is its gcongestion sender, a port of Google QUICHE's BBRv2, which has its own startup (HyStart++ is CUBIC's and Reno's)"}
+		} else {
+			p.Limits = []string{"quiche 0.30 paces only its BBRv2: with CUBIC and Reno every packet's send time is now (its legacy recovery has no pacer), so the congestion window leaves in bursts"}
 		}
 		out = append(out, p)
 	}

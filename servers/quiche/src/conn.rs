@@ -4,7 +4,10 @@
 //! count, when it opened).
 
 use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -29,6 +32,27 @@ pub struct Held {
     pub at: Instant,
 }
 
+/// A qlog file that quiche writes through and the loop flushes once the
+/// connection has closed (quiche never finishes its log).
+#[derive(Clone)]
+pub struct QlogWriter(Arc<Mutex<BufWriter<File>>>);
+
+impl QlogWriter {
+    /// A buffered writer on file.
+    pub fn new(file: File) -> QlogWriter {
+        QlogWriter(Arc::new(Mutex::new(BufWriter::new(file))))
+    }
+}
+
+impl Write for QlogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().unwrap().flush()
+    }
+}
+
 /// A client connection on one of the server's sockets.
 pub struct Conn {
     pub quic: quiche::Connection,
@@ -44,6 +68,8 @@ pub struct Conn {
     opened_unix_ns: u128,
     /// Forgotten by a `close` command: it only finishes closing.
     pub forgotten: bool,
+    /// Its qlog, until flushed after the connection closed.
+    qlog: Option<QlogWriter>,
 }
 
 impl Conn {
@@ -59,6 +85,22 @@ impl Conn {
             requests: 0,
             opened_unix_ns: quicbench_serve::control::unix_now_ns(),
             forgotten: false,
+            qlog: None,
+        }
+    }
+
+    /// Makes quiche write the connection's qlog to w.
+    pub fn set_qlog(&mut self, w: QlogWriter, title: String, description: String) {
+        self.quic.set_qlog(Box::new(w.clone()), title, description);
+        self.qlog = Some(w);
+    }
+
+    /// Writes out the qlog once the connection has closed.
+    pub fn flush_qlog_if_closed(&mut self) {
+        if self.quic.is_closed() {
+            if let Some(mut w) = self.qlog.take() {
+                let _ = w.flush();
+            }
         }
     }
 

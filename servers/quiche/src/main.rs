@@ -55,7 +55,8 @@ fn main() {
 /// quiche's transport: TLS 1.3 with ALPN h3, session tickets and 0-RTT (the
 /// ticket key lives as long as the process), the Go origin's idle timeout
 /// (5 min) and the chosen controller with its initial window, HyStart++
-/// and pacing; no active migration, no retry.
+/// and pacing on (quiche applies them where the controller has them); no
+/// active migration, no retry.
 fn config(a: &Args) -> Result<quiche::Config, String> {
     let q = |e: quiche::Error| format!("quiche: {e}");
     let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(q)?;
@@ -113,12 +114,15 @@ fn run(a: Args) -> Result<(), String> {
     let (tx, rx) = mpsc::channel::<server::Command>();
     let mut srv = server::Server::new(sockets, config, h3_config, site, a.cc.clone(), rx, wake);
     let event_loop = std::thread::spawn(move || srv.run());
-    // HyStart++ is CUBIC's and Reno's; BBRv2 has its own startup.
+    // quiche 0.30 paces only with its gcongestion BBRv2 (its CUBIC and
+    // Reno give every packet the time now, enable_pacing or not); HyStart++
+    // is CUBIC's and Reno's, BBRv2 has its own startup.
+    let bbr2 = a.cc == "bbr2";
     control::reply(&control::ready(
         &a.cc,
         a.initial_window_packets * MAX_SEND_UDP_PAYLOAD as u64,
-        true,
-        a.cc != "bbr2",
+        bbr2,
+        !bbr2,
     ));
     for line in std::io::stdin().lines() {
         let Ok(line) = line else { break };

@@ -15,7 +15,7 @@ use quicbench_serve::control::{self, Connections, Control, Record};
 use quicbench_serve::site::Site;
 use serde_json::Value;
 
-use crate::conn::{Conn, Held};
+use crate::conn::{Conn, Held, QlogWriter};
 use crate::wake::Wake;
 
 /// The length of the connection IDs the server picks, in bytes.
@@ -180,11 +180,12 @@ impl Server {
         }
         let scid_bytes = crate::wake::random_bytes::<CID_LEN>();
         let scid = quiche::ConnectionId::from_ref(&scid_bytes);
-        let mut quic = quiche::accept(&scid, None, local, from, &mut self.config).ok()?;
+        let quic = quiche::accept(&scid, None, local, from, &mut self.config).ok()?;
+        let mut conn = Conn::new(quic, socket);
         if let Some(dir) = self.control.qlog_dir() {
             if let Some((file, name)) = control::qlog_file("quicbench-quiche", &dir, &hdr.dcid) {
-                quic.set_qlog(
-                    Box::new(std::io::BufWriter::new(file)),
+                conn.set_qlog(
+                    QlogWriter::new(file),
                     format!("quicbench-quiche {name}"),
                     format!("{} with {}", crate::LIBRARY, self.cc),
                 );
@@ -194,7 +195,7 @@ impl Server {
         self.next_id += 1;
         self.by_cid.insert(hdr.dcid.to_vec(), id);
         self.by_cid.insert(scid_bytes.to_vec(), id);
-        self.conns.insert(id, Conn::new(quic, socket));
+        self.conns.insert(id, conn);
         Some(id)
     }
 
@@ -240,9 +241,12 @@ impl Server {
         }
     }
 
-    /// Drops the connections that are closed and no longer in the records
-    /// (forgotten by `close`); their qlogs are written out as they go.
+    /// Writes out the qlogs of closed connections, and drops the closed
+    /// ones that are no longer in the records (forgotten by `close`).
     fn drop_finished(&mut self) {
+        for c in self.conns.values_mut() {
+            c.flush_qlog_if_closed();
+        }
         let done: Vec<u64> = self
             .conns
             .iter()
