@@ -136,7 +136,11 @@ func stackText(tb results.Testbed) string {
 
 // quicStackText is the h3 server's transport as it was recorded.
 func quicStackText(tb results.Testbed) string {
-	return fmt.Sprintf("h3 server %s: congestion control %s, initial window %d B, pacing %v, HyStart %v", tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing, tb.QUICHyStart)
+	text := fmt.Sprintf("h3 server %s: congestion control %s, initial window %d B, pacing %v, HyStart %v", tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing, tb.QUICHyStart)
+	if q, err := factor.QUICOf(factor.QUICServer(tb.QUICServer), factor.CC(tb.QUICCC)); err == nil && q.Experimental() != "" {
+		text += " (EXPERIMENTAL: " + q.Experimental() + ")"
+	}
+	return text
 }
 
 func linkTotalsText(l report.LinkTotals) string {

@@ -64,6 +64,9 @@ func runStacks(args []string, stdout, stderr io.Writer) int {
 		tr := p.Transport
 		fmt.Fprintf(stdout, "\n%-14s %s: congestion control %s, initial window %d B, pacing %t, HyStart %t\n", p.Name, p.Server, tr.Congestion, tr.InitialWindowBytes, tr.Pacing, tr.HyStart)
 		fmt.Fprintf(stdout, "               from: %s\n", p.Source)
+		if why := p.Name.Experimental(); why != "" {
+			fmt.Fprintf(stdout, "               EXPERIMENTAL: %s\n", why)
+		}
 		for _, l := range p.Limits {
 			fmt.Fprintf(stdout, "               note: %s\n", l)
 		}

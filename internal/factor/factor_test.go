@@ -1,6 +1,7 @@
 package factor
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -160,6 +161,9 @@ func TestQUICStacks(t *testing.T) {
 		{QUICQuinn, "", QUICQuinnCubic, ""},
 		{QUICQuinn, CCBBR, QUICQuinnBBR, ""},
 		{QUICQuinn, "bbr2", "", `has no congestion control "bbr2": use cubic, newreno or bbr`},
+		{QUICQuiche, "", QUICQuicheCubic, ""},
+		{QUICQuiche, CCBBR2, QUICQuicheBBR2, ""},
+		{QUICQuiche, CCBBR, "", `QUIC server quiche has no congestion control "bbr": use cubic, reno or bbr2`},
 		{"msquic", "", "", `QUIC server "msquic" is unknown`},
 	} {
 		got, err := QUICOf(c.server, c.cc)
@@ -167,9 +171,16 @@ func TestQUICStacks(t *testing.T) {
 			t.Errorf("QUICOf(%q, %q) = %q, %v; want %q, %q", c.server, c.cc, got, err, c.want, c.err)
 		}
 	}
+	var experimental []QUIC
 	for _, q := range QUICs().Values() { // each level's parts name it again
 		if back, err := QUICOf(q.Server(), q.CC()); back != q || err != nil {
 			t.Errorf("%s: server %s, cc %s give %q, %v", q, q.Server(), q.CC(), back, err)
 		}
+		if q.Experimental() != "" {
+			experimental = append(experimental, q)
+		}
+	}
+	if !slices.Equal(experimental, []QUIC{QUICQuinnBBR}) {
+		t.Errorf("experimental stacks %q, want quinn+bbr alone", experimental)
 	}
 }

@@ -228,6 +228,9 @@ type Analysis struct {
 	// Work is, for recorded pages, what each protocol's loads did per
 	// setting (the replay's completeness).
 	Work []SettingWork
+	// Experimental lists the experimental QUIC stacks the trials used, each
+	// as "STACK: why" (factor.QUIC.Experimental).
+	Experimental []string
 	// Protocols seen in the run.
 	Protocols []factor.Protocol
 	// Calibration is each network's netcheck (Build reads it from the run).
@@ -322,6 +325,7 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 	a.QUICANOVAs = stackANOVAs(samples, factor.IDQUIC, func(p factor.Protocol) bool { return p == factor.H3 })
 	a.Shares = shares(a.Comparisons)
 	a.Work = works(trials)
+	a.Experimental = experimental(trials)
 	return a, nil
 }
 
@@ -474,6 +478,21 @@ func shares(cmps []Comparison) []Share {
 	}
 	if len(pages) < 2 {
 		return nil
+	}
+	return out
+}
+
+// experimental lists the experimental QUIC stacks of trials over h3, in
+// their first order, each as "STACK: why".
+func experimental(trials []results.Trial) []string {
+	var out []string
+	seen := map[factor.QUIC]bool{}
+	for _, t := range trials {
+		q := t.QUIC
+		if why := q.Experimental(); why != "" && t.Protocol == factor.H3 && !seen[q] {
+			seen[q] = true
+			out = append(out, string(q)+": "+why)
+		}
 	}
 	return out
 }

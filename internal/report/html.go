@@ -170,7 +170,8 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{with .Paired}}{{num .Ratio 3}} [{{num .Lo 3}}, {{num .Hi 3}}], {{.Pairs}}, {{pval .Test}}{{else}}not paired{{end}}</td><td>{{num .Diff 1}}</td><td>{{pct .Gain}}</td><td>{{pval .MannWhitney}}</td><td>{{pval .Welch}}</td>
 <td class="l v">{{verdict .}}</td></tr>
 {{end}}</table>
-{{if .A.Shares}}<h2>{{.ShareTitle}}</h2>
+{{range .A.Experimental}}<p><strong>Experimental QUIC stack</strong> {{.}}</p>
+{{end}}{{if .A.Shares}}<h2>{{.ShareTitle}}</h2>
 <table><tr><th class="l">network</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}<th>pages</th><th>mean below {{.A.Options.Baseline}}'s</th><th>share</th><th>significantly faster</th></tr>
 {{range .A.Shares}}<tr><td class="l">{{.Setting.Network}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}<td>{{.Pages}}</td><td>{{.Faster}}</td><td>{{pct (frac .Faster .Pages)}}</td><td>{{.Significant}}</td></tr>
 {{end}}</table>{{end}}

@@ -421,4 +421,8 @@ func TestQUICStackANOVA(t *testing.T) {
 	if !strings.Contains(text.String(), "One-way ANOVA across QUIC stacks") {
 		t.Errorf("the summary has no QUIC stack ANOVA:\n%s", text.String())
 	}
+	// quinn+bbr is experimental, once, in the summary; quic-go is not.
+	if n := strings.Count(text.String(), "Experimental QUIC stack quinn+bbr: quinn marks its BBR experimental"); n != 1 || strings.Contains(text.String(), "stack quic-go:") {
+		t.Errorf("the summary marks quinn+bbr as experimental %d times, want once:\n%s", n, text.String())
+	}
 }

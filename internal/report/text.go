@@ -36,6 +36,9 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 			num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c))
 	}
 	tw.Flush()
+	for _, e := range a.Experimental {
+		fmt.Fprintf(w, "Experimental QUIC stack %s\n", e)
+	}
 	writePaired(w, a, v)
 	writeStopping(w, a, v)
 	writeBounds(w, a, v)
