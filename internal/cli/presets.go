@@ -59,7 +59,7 @@ func runStacks(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintln(stdout, "\nQUIC stacks for h3: compare --quic-server and --quic-cc, spec quic: [...]. Each testbed records")
-	fmt.Fprintln(stdout, "the server's congestion control, initial window and pacing.")
+	fmt.Fprintln(stdout, "the server's congestion control, initial window, pacing and HyStart.")
 	for _, p := range testbed.QUICProfiles() {
 		tr := p.Transport
 		fmt.Fprintf(stdout, "\n%-14s %s: congestion control %s, initial window %d B, pacing %t, HyStart %t\n", p.Name, p.Server, tr.Congestion, tr.InitialWindowBytes, tr.Pacing, tr.HyStart)

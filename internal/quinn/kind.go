@@ -36,8 +36,9 @@ func profiles() []stacks.QUICProfile {
 		p := stacks.QUICProfile{Name: q, Server: "quinn 0.11 with h3 0.0.8 and rustls 0.23 (quicbench-h3, its own process)",
 			Transport: stacks.QUICTransport{Congestion: string(cc), InitialWindowBytes: h3server.DefaultInitialWindow * DatagramSize, Pacing: true},
 			Source:    "quicbench-h3 sets the controller and initial_window(32 × 1,200 B) in quinn 0.11 (servers/h3) and reports them at start; quinn always paces"}
+		p.Limits = []string{"quinn paces 1.25 × the window per RTT in slow start too (quic-go and Linux TCP: 2×), so a window after an idle spell leaves over a whole RTT: 1.2 × h2 at 100 KB on an open connection (BENCHMARKS.md)"}
 		if cc == factor.CCBBR {
-			p.Limits = []string{"quinn's BBR is a port of Google quiche's BBR (version 1) sender, the BBR of seed 003's Google QUIC; quinn marks it experimental"}
+			p.Limits = append(p.Limits, "quinn's BBR is a port of Google quiche's BBR (version 1) sender, the BBR of seed 003's Google QUIC; it enters a 200 ms ProbeRTT at a connection's first ACK that is not app-limited")
 		}
 		out = append(out, p)
 	}
