@@ -32,15 +32,20 @@ pub type Command = (String, mpsc::Sender<Value>);
 
 /// Everything the loop owns.
 pub struct Server {
-    pub sockets: Vec<UdpSocket>,
-    pub config: quiche::Config,
-    pub h3_config: quiche::h3::Config,
-    pub site: Site,
-    pub control: Control,
+    /// The bound UDP sockets quicbench passed, one per origin address.
+    sockets: Vec<UdpSocket>,
+    /// The transport of new connections (its TLS context keeps the
+    /// session ticket key for the process's life).
+    config: quiche::Config,
+    h3_config: quiche::h3::Config,
+    site: Site,
+    control: Control,
     /// The congestion controller as quicbench names it, for records.
-    pub cc: String,
-    pub commands: mpsc::Receiver<Command>,
-    pub wake: Wake,
+    cc: String,
+    /// The control commands from the thread that reads stdin.
+    commands: mpsc::Receiver<Command>,
+    /// Made readable with each command.
+    wake: Wake,
     conns: HashMap<u64, Conn>,
     /// Connection ID (the client's first and the server's) → connection.
     by_cid: HashMap<Vec<u8>, u64>,
