@@ -182,7 +182,8 @@ func TestEveryServerLevelHasOneKind(t *testing.T) {
 }
 
 // TestEveryQUICLevelHasItsProfile: one profile per QUIC stack level, with
-// the level's controller, and quic-go's says it has only NewReno.
+// the level's controller; a stack that does not pace says so in its
+// limits; quic-go's says it has only NewReno.
 func TestEveryQUICLevelHasItsProfile(t *testing.T) {
 	profiles := QUICProfiles()
 	if len(profiles) != len(factor.QUICs().Levels) {
@@ -190,8 +191,11 @@ func TestEveryQUICLevelHasItsProfile(t *testing.T) {
 	}
 	for i, q := range factor.QUICs().Values() {
 		p := profiles[i]
-		if p.Name != q || p.Transport.Congestion != string(q.CC()) || p.Transport.InitialWindowBytes == 0 || !p.Transport.Pacing {
+		if p.Name != q || p.Transport.Congestion != string(q.CC()) || p.Transport.InitialWindowBytes == 0 {
 			t.Errorf("profile %d = %+v, want %s's", i, p, q)
+		}
+		if !p.Transport.Pacing && !strings.Contains(strings.Join(p.Limits, " "), "paces only") {
+			t.Errorf("%s does not pace and its limits do not say so: %q", q, p.Limits)
 		}
 	}
 	if !strings.Contains(strings.Join(profiles[0].Limits, " "), "only NewReno") {
