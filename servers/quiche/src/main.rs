@@ -112,7 +112,7 @@ fn run(a: Args) -> Result<(), String> {
     let wake = wake::Wake::new().map_err(|e| format!("eventfd: {e}"))?;
     let waker = wake.try_clone().map_err(|e| format!("eventfd: {e}"))?;
     let (tx, rx) = mpsc::channel::<server::Command>();
-    let mut srv = server::Server::new(sockets, config, h3_config, site, a.cc.clone(), rx, wake);
+    let mut srv = server::Server::new(sockets, config, h3_config, site, a.cc.clone(), rx, wake)?;
     let event_loop = std::thread::spawn(move || srv.run());
     // quiche 0.30 paces only with its gcongestion BBRv2 (its CUBIC and
     // Reno give every packet the time now, enable_pacing or not); HyStart++

@@ -34,6 +34,8 @@ pub type Command = (String, mpsc::Sender<Value>);
 pub struct Server {
     /// The bound UDP sockets quicbench passed, one per origin address.
     sockets: Vec<UdpSocket>,
+    /// Each socket's local address, read once.
+    locals: Vec<SocketAddr>,
     /// The transport of new connections (its TLS context keeps the
     /// session ticket key for the process's life).
     config: quiche::Config,
@@ -63,9 +65,14 @@ impl Server {
         cc: String,
         commands: mpsc::Receiver<Command>,
         wake: Wake,
-    ) -> Server {
-        Server {
+    ) -> Result<Server, String> {
+        let locals = sockets
+            .iter()
+            .map(|s| s.local_addr().map_err(|e| format!("socket address: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Server {
             sockets,
+            locals,
             config,
             h3_config,
             site,
@@ -76,19 +83,20 @@ impl Server {
             conns: HashMap::new(),
             by_cid: HashMap::new(),
             next_id: 0,
-        }
+        })
     }
 
     /// Runs until the command channel closes (stdin closed); then closes
     /// every connection and sends their last packets.
     pub fn run(&mut self) -> Result<(), String> {
         let mut buf = vec![0u8; 65535];
+        let mut out = vec![0u8; 65535];
+        let fds = self.fds();
         loop {
             let timeout = self
                 .next_deadline()
                 .map(|d| d.saturating_duration_since(Instant::now()));
-            let ready =
-                crate::wake::wait(&self.fds(), timeout).map_err(|e| format!("poll: {e}"))?;
+            let ready = crate::wake::wait(&fds, timeout).map_err(|e| format!("poll: {e}"))?;
             for (i, r) in ready.iter().enumerate() {
                 if *r && i < self.sockets.len() {
                     self.read_socket(i, &mut buf);
@@ -98,7 +106,7 @@ impl Server {
                 self.wake.drain();
                 if !self.run_commands() {
                     self.close_every_connection();
-                    self.flush_all(true);
+                    self.flush_all(&mut out, true);
                     return Ok(());
                 }
             }
@@ -106,7 +114,7 @@ impl Server {
             for c in self.conns.values_mut() {
                 c.serve(&self.h3_config, &self.control, &self.site);
             }
-            self.flush_all(false);
+            self.flush_all(&mut out, false);
             self.drop_finished();
         }
     }
@@ -150,9 +158,7 @@ impl Server {
         let Ok(hdr) = quiche::Header::from_slice(data, CID_LEN) else {
             return;
         };
-        let Ok(local) = self.sockets[socket].local_addr() else {
-            return;
-        };
+        let local = self.locals[socket];
         let id = match self.by_cid.get(hdr.dcid.as_ref()) {
             Some(id) => *id,
             None => match self.accept(socket, &hdr, local, from) {
@@ -238,11 +244,11 @@ impl Server {
         }
     }
 
-    /// Sends what each connection has, pacing it (all of it when `now`).
-    fn flush_all(&mut self, now: bool) {
-        let mut out = vec![0u8; 65535];
+    /// Sends what each connection has through out, pacing it (all of it
+    /// when `now`).
+    fn flush_all(&mut self, out: &mut [u8], now: bool) {
         for c in self.conns.values_mut() {
-            flush(&self.sockets[c.socket], c, &mut out, now);
+            flush(&self.sockets[c.socket], c, out, now);
         }
     }
 
@@ -258,6 +264,9 @@ impl Server {
             .filter(|(_, c)| c.forgotten && c.quic.is_closed())
             .map(|(id, _)| *id)
             .collect();
+        if done.is_empty() {
+            return;
+        }
         for id in done {
             self.conns.remove(&id);
         }
