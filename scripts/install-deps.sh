@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what quicbench needs on a Debian machine and skips what is there:
-# Chromium (the browser under test), iproute2 (ip netns), ping and iperf3
+# Chromium and Firefox ESR (the browsers under test; certutil of
+# libnss3-tools puts a run's CA into Firefox's profiles), iproute2 (ip netns), ping and iperf3
 # (link checks), nginx (the second server stack; its service is not
 # started), Slurm and munge (a test runs a one-node cluster; their services
 # are not started), the Go modules, DuckDB's Python package in .cache/pytools (the
@@ -16,6 +17,8 @@ cd "$(dirname "$0")/.."
 need=()
 [ -x /usr/lib/chromium/chromium ] || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+[ -x /usr/lib/firefox-esr/firefox-esr ] || need+=(firefox-esr)
+command -v certutil >/dev/null 2>&1 || need+=(libnss3-tools)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
 command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)

@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,7 +102,7 @@ const preferences = `{"net":{"network_prediction_options":2}}`
 // user data directory).
 func Flags(req client.Request) []chromedp.ExecAllocatorOption {
 	opts := append(baseFlags(),
-		chromedp.Flag("host-resolver-rules", req.HostResolverRules+",MAP * ~NOTFOUND"),
+		chromedp.Flag("host-resolver-rules", ResolverRules(req.Addrs)),
 		chromedp.Flag("ignore-certificate-errors-spki-list", req.SPKIHash),
 	)
 	switch req.Protocol {
@@ -117,6 +119,18 @@ func Flags(req client.Request) []chromedp.ExecAllocatorOption {
 		opts = append(opts, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-http2", true))
 	}
 	return opts
+}
+
+// ResolverRules is the value of Chromium's --host-resolver-rules that maps
+// each host of addrs to its IP and every other name to nothing, such as
+// "MAP a.test 198.19.0.10,MAP b.test 198.19.0.11,MAP * ~NOTFOUND" (hosts in
+// order, so that the same mapping gives the same flags).
+func ResolverRules(addrs map[string]netip.Addr) string {
+	var rules []string
+	for _, host := range slices.Sorted(maps.Keys(addrs)) {
+		rules = append(rules, fmt.Sprintf("MAP %s %s", host, addrs[host]))
+	}
+	return strings.Join(append(rules, "MAP * ~NOTFOUND"), ",")
 }
 
 // baseFlags are every browser's flags: chromedp's headless defaults, no
@@ -228,7 +242,7 @@ func RemoveStaleTemp() []string {
 // its command line of (the options themselves are functions, which print
 // as pointers).
 func warmKey(req client.Request) string {
-	return strings.Join([]string{string(req.Protocol), req.HostResolverRules, req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
+	return strings.Join([]string{string(req.Protocol), ResolverRules(req.Addrs), req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
 }
 
 // warmBrowser returns the running browser for req's protocol and flags,

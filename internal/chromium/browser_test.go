@@ -1,6 +1,7 @@
 package chromium
 
 import (
+	"net/netip"
 	"os"
 	"os/exec"
 	"slices"
@@ -13,15 +14,16 @@ import (
 // TestWarmKeyTellsFlagsApart: two requests share a warm browser only if
 // every value its flags are made of is the same.
 func TestWarmKeyTellsFlagsApart(t *testing.T) {
-	base := client.Request{Protocol: factor.H3, HostResolverRules: "MAP a.test 198.19.0.10", SPKIHash: "abc=", Hosts: []string{"a.test"}}
+	base := client.Request{Protocol: factor.H3, Addrs: map[string]netip.Addr{"a.test": netip.MustParseAddr("198.19.0.10")}, SPKIHash: "abc=", Hosts: []string{"a.test"}}
 	same := base
 	same.Hosts = []string{"a.test"} // equal values, another slice
+	same.Addrs = map[string]netip.Addr{"a.test": netip.MustParseAddr("198.19.0.10")}
 	if warmKey(same) != warmKey(base) {
 		t.Fatal("equal requests gave two keys")
 	}
 	for name, change := range map[string]func(*client.Request){
 		"protocol": func(r *client.Request) { r.Protocol = factor.H2 },
-		"rules":    func(r *client.Request) { r.HostResolverRules = "MAP a.test 198.19.0.11" },
+		"addrs":    func(r *client.Request) { r.Addrs = map[string]netip.Addr{"a.test": netip.MustParseAddr("198.19.0.11")} },
 		"spki":     func(r *client.Request) { r.SPKIHash = "xyz=" },
 		"hosts":    func(r *client.Request) { r.Hosts = []string{"a.test", "b.test"} },
 	} {
@@ -30,6 +32,15 @@ func TestWarmKeyTellsFlagsApart(t *testing.T) {
 		if warmKey(other) == warmKey(base) {
 			t.Errorf("a request with another %s shares the warm browser's key", name)
 		}
+	}
+}
+
+// TestResolverRulesMapEveryHostInOrder: each host to its address, in the
+// order of the names, and every other name to nothing.
+func TestResolverRulesMapEveryHostInOrder(t *testing.T) {
+	got := ResolverRules(map[string]netip.Addr{"b.test": netip.MustParseAddr("198.19.0.11"), "a.test": netip.MustParseAddr("198.19.0.10")})
+	if want := "MAP a.test 198.19.0.10,MAP b.test 198.19.0.11,MAP * ~NOTFOUND"; got != want {
+		t.Errorf("rules %q, want %q", got, want)
 	}
 }
 

@@ -142,7 +142,7 @@ func TestVisualMetricsAgreeWithBrowsertime(t *testing.T) {
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	for _, p := range []factor.Protocol{factor.H2, factor.H3} {
 		res, err := c.Load(t.Context(), client.Request{URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
-			HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: page.Subresources, Visual: true})
+			Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: page.Subresources, Visual: true})
 		if err != nil || !res.OK() {
 			t.Fatalf("%s: %v %s", p, err, res.Failure)
 		}

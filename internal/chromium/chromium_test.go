@@ -49,7 +49,7 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 			}
 			res, err := c.Load(t.Context(), client.Request{
 				URL: s.DocumentURL(), Protocol: p, Hosts: s.Hosts(),
-				HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: s.Subresources,
+				Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: s.Subresources,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -106,7 +106,7 @@ func TestWarmBrowserIsRestartedAfterACrash(t *testing.T) {
 	load := func() client.Result {
 		res, err := c.Load(t.Context(), client.Request{
 			URL: s.DocumentURL(), Protocol: factor.H2, Hosts: s.Hosts(),
-			HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: s.Subresources,
+			Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: s.Subresources,
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package chromium
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -16,9 +17,10 @@ import (
 // RecordRequest is a page to record.
 type RecordRequest struct {
 	URL string // the page, an https URL
-	// HostResolverRules and SPKIHash map host names to addresses and
-	// accept a certificate, as for Load; empty for the real network.
-	HostResolverRules, SPKIHash string
+	// Addrs and SPKIHash map host names to addresses and accept a
+	// certificate, as for Load; empty for the real network.
+	Addrs    map[string]netip.Addr
+	SPKIHash string
 	// Settle is how long recording goes on after the load event, for
 	// what scripts fetch late. Zero: DefaultSettle.
 	Settle time.Duration
@@ -75,8 +77,8 @@ func recordFlags(req RecordRequest) []chromedp.ExecAllocatorOption {
 		chromedp.Flag("disable-site-isolation-trials", true),
 		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
 	)
-	if req.HostResolverRules != "" {
-		opts = append(opts, chromedp.Flag("host-resolver-rules", req.HostResolverRules+",MAP * ~NOTFOUND"))
+	if len(req.Addrs) > 0 {
+		opts = append(opts, chromedp.Flag("host-resolver-rules", ResolverRules(req.Addrs)))
 	}
 	if req.SPKIHash != "" {
 		opts = append(opts, chromedp.Flag("ignore-certificate-errors-spki-list", req.SPKIHash))

@@ -60,7 +60,7 @@ func TestVisualLoadTimesFramesFromNavigationStart(t *testing.T) {
 	tb := startLinkTestbed(t, s, 5*time.Millisecond, 0)
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H2, Hosts: s.Hosts(),
-		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Visual: true})
+		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Visual: true})
 	if err != nil || !res.OK() {
 		t.Fatalf("load: %v %s", err, res.Failure)
 	}
@@ -101,7 +101,7 @@ func TestVisualLoadOfASyntheticPage(t *testing.T) {
 	tb, s := startTestbed(t, 20*time.Millisecond)
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H3, Hosts: s.Hosts(),
-		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: s.Subresources, Visual: true})
+		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: s.Subresources, Visual: true})
 	if err != nil || !res.OK() {
 		t.Fatalf("load: %v %s", err, res.Failure)
 	}
@@ -153,7 +153,7 @@ func TestRealisticPageOverEachProtocol(t *testing.T) {
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	for _, p := range factor.Protocols().Values() {
 		res, err := c.Load(t.Context(), client.Request{URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
-			HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Expected: page.Subresources, Visual: p == factor.H3})
+			Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: page.Subresources, Visual: p == factor.H3})
 		if err != nil || !res.OK() {
 			t.Fatalf("%s: %v %s", p, err, res.Failure)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
@@ -25,7 +26,7 @@ import (
 type compareOptions struct {
 	spec     *spec.Spec
 	dir      string
-	chromium string
+	binaries map[factor.Client]string
 	json     bool
 	verbose  bool
 	waitLock time.Duration
@@ -52,7 +53,8 @@ type compareFlags struct {
 	net                                                     *networkFlags
 	page, protos, stack, server, visit, cache, out          *string
 	quicServer, quicCC                                      *string
-	clientName, browser, chromium                           *string
+	clientName, browser                                     *string
+	binaries                                                *clientBinaries
 	origins, runs, retries                                  *int
 	seed                                                    *uint64
 	timeout, waitLock                                       *time.Duration
@@ -106,7 +108,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		out:           fs.String("out", "", "run `directory` for results.db, the spec and the certificates (default runs/compare-<time>)"),
 		timeout:       fs.Duration("timeout", spec.DefaultTimeout, "`limit` for one page load, browser start included"),
 		waitLock:      fs.Duration("wait-lock", 0, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes"),
-		chromium:      fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`"),
+		binaries:      newClientBinaries(fs),
 		browser:       fs.String("browser", def(factor.IDBrowser), "Chromium `mode`: "+factor.Browsers().Usage()),
 		clientName:    fs.String("client", def(factor.IDClient), "page `loader`: "+factor.Clients().Usage()),
 		verbose:       fs.Bool("verbose", false, "log what the run does to stderr"),
@@ -159,7 +161,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if *f.waitLock < 0 {
 		return nil, fmt.Errorf("--wait-lock %v is negative: give a duration such as 10m, or 0 to wait as long as it takes (%s)", *f.waitLock, compareHelpHint)
 	}
-	return &compareOptions{spec: s, dir: dir, chromium: *f.chromium, json: *f.jsonOut, verbose: *f.verbose, waitLock: *f.waitLock}, nil
+	return &compareOptions{spec: s, dir: dir, binaries: f.binaries.values(), json: *f.jsonOut, verbose: *f.verbose, waitLock: *f.waitLock}, nil
 }
 
 // spec turns the flags into a spec, through the spec file's own parser.
@@ -291,7 +293,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitOK
 	}
 	if err == nil {
-		err = checkPrerequisites(o.spec, o.chromium)
+		err = checkPrerequisites(o.spec, o.binaries)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench compare:", err)
@@ -300,8 +302,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	s := o.spec
 	total := s.Repetitions * len(s.Protocols())
 	fmt.Fprintln(stderr, header(s))
-	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinary: o.chromium, ReadBack: true, WaitLock: o.waitLock,
-		Facts: experiment.HostFacts(s.Client(), o.chromium, Version), Log: newLogger(stderr, o.verbose),
+	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinaries: o.binaries, ReadBack: true, WaitLock: o.waitLock,
+		Facts: experiment.HostFacts(s.Client(), o.binaries[s.Client()], Version), Log: newLogger(stderr, o.verbose),
 		OnTrial: func(p experiment.Progress) { fmt.Fprintln(printable{stderr}, loadLine(p, total)) }})
 	if res == nil {
 		fmt.Fprintln(stderr, "quicbench compare:", err)
@@ -334,11 +336,27 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 // checkPrerequisites says what is missing to run s: root, TUN, ip, and
 // what s's client needs (a browser at binary, empty for its default).
-func checkPrerequisites(s *spec.Spec, binary string) error {
+func checkPrerequisites(s *spec.Spec, binaries map[factor.Client]string) error {
 	if err := checkPrivileges(); err != nil {
 		return err
 	}
-	return experiment.CheckClient(s.Client(), binary)
+	return experiment.CheckClient(s.Client(), binaries[s.Client()])
+}
+
+// clientBinaries are the flags that name the browsers' binaries.
+type clientBinaries struct{ chromium, firefox *string }
+
+// newClientBinaries defines --chromium and --firefox on fs.
+func newClientBinaries(fs *flag.FlagSet) *clientBinaries {
+	return &clientBinaries{
+		chromium: fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`"),
+		firefox:  fs.String("firefox", firefox.DefaultPath, "Firefox `binary`"),
+	}
+}
+
+// values maps each browser to its binary.
+func (b *clientBinaries) values() map[factor.Client]string {
+	return map[factor.Client]string{factor.ClientChromium: *b.chromium, factor.ClientFirefox: *b.firefox}
 }
 
 // loadLine is the progress line of a recorded trial.

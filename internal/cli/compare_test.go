@@ -16,6 +16,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
@@ -53,7 +54,7 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{[]string{"--down", "10mbps"}, "ambiguous"},
 		{[]string{"--queue", "lots"}, `--queue "lots" is neither bytes`},
 		{[]string{"--retries", "11"}, "--retries: retries 11 is outside 0 to 10"},
-		{[]string{"--client", "curl"}, `--client: client "curl" is unknown: use chromium or loader`},
+		{[]string{"--client", "curl"}, `--client: client "curl" is unknown: use chromium, firefox or loader`},
 		{[]string{"--browser", "hot"}, `--browser: browser "hot" is unknown: use fresh or warm`},
 		{[]string{"--timeout", "0s"}, "--timeout: 0s must be positive"},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
@@ -169,7 +170,7 @@ factors:
 	if n.Up.Delay != 50*time.Millisecond || n.Down.RateBitsPerSecond != 10e6 || n.Down.QueueBytes != 250_000 || n.Up.QueueBytes != 125_000 {
 		t.Errorf("network %+v", n)
 	}
-	if o.dir != filepath.Join("runs", "compare-20261122-030405") || o.chromium != chromium.DefaultChromiumPath || o.json {
+	if o.dir != filepath.Join("runs", "compare-20261122-030405") || o.binaries[factor.ClientChromium] != chromium.DefaultChromiumPath || o.binaries[factor.ClientFirefox] != firefox.DefaultPath || o.json {
 		t.Errorf("options %+v", o)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
@@ -63,7 +62,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "run `directory` (default runs/<spec name>-<time>)")
 	resume := fs.Bool("resume", false, "continue the run in --out: skip the recorded trials; refused if the spec changed")
 	retryFailed := fs.Bool("retry-failed", false, "with --resume: run the failed trials again (their earlier attempts are kept)")
-	binary := fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`")
+	binaries := newClientBinaries(fs)
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
 	waitLock := fs.Duration("wait-lock", 0, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes")
 	shardText := fs.String("shard", "", "run only shard `I/N` of the plan: whole testbed groups balanced by the plan's estimate (quicbench plan --shards N); merge the shards' directories with quicbench merge")
@@ -102,7 +101,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			dir += fmt.Sprintf("-shard%dof%d", shard.I, shard.N)
 		}
 	}
-	if err := checkPrerequisites(s, *binary); err != nil {
+	if err := checkPrerequisites(s, binaries.values()); err != nil {
 		fmt.Fprintln(stderr, "quicbench run:", err)
 		return exitUsage
 	}
@@ -110,7 +109,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinary: *binary, WaitLock: *waitLock, Facts: experiment.HostFacts(s.Client(), *binary, Version),
+		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinaries: binaries.values(), WaitLock: *waitLock, Facts: experiment.HostFacts(s.Client(), binaries.values()[s.Client()], Version),
 		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard,
 	})
 	progress.finish()

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -28,10 +29,13 @@ type PageMetrics struct {
 	// DocumentTransferBytes is the document's transferSize: 0 when it came
 	// from the browser's cache.
 	DocumentTransferBytes int64   `json:"document_transfer_bytes"`
-	TTFBMs                float64 `json:"ttfb_ms"`   // responseStart of the document
-	DCLMs                 float64 `json:"dcl_ms"`    // domContentLoadedEventStart: DOMContentLoaded fires
-	OnLoadMs              float64 `json:"onload_ms"` // loadEventStart: the load event fires (HAR's onLoad)
-	PLTMs                 float64 `json:"plt_ms"`    // loadEventEnd: the page load time
+	TTFBMs                float64 `json:"ttfb_ms"` // responseStart of the document
+	// RequestStartMs is the document's requestStart: when its request
+	// began (0 for a client that does not say).
+	RequestStartMs float64 `json:"request_start_ms"`
+	DCLMs          float64 `json:"dcl_ms"`    // domContentLoadedEventStart: DOMContentLoaded fires
+	OnLoadMs       float64 `json:"onload_ms"` // loadEventStart: the load event fires (HAR's onLoad)
+	PLTMs          float64 `json:"plt_ms"`    // loadEventEnd: the page load time
 	// Resources are the Resource Timing entries of the page.
 	Resources []ResourceTiming `json:"resources"`
 	// FCPMs is First Contentful Paint (Paint Timing) and LCPMs the latest
@@ -51,6 +55,14 @@ type PageMetrics struct {
 	BrokenImageURLs []string `json:"broken_image_urls"`
 }
 
+// TTFBMeasured says whether TTFBMs is a first byte: a document that came
+// over the network cannot have its first byte when its request starts, and
+// Firefox 153 reports exactly that for HTTP/1.1 (its responseStart is its
+// requestStart there), so such a TTFB is unknown rather than wrong.
+func (m PageMetrics) TTFBMeasured() bool {
+	return m.DocumentTransferBytes == 0 || m.TTFBMs > m.RequestStartMs
+}
+
 // MaxBrokenListed bounds PageMetrics.BrokenImageURLs.
 const MaxBrokenListed = 200
 
@@ -62,10 +74,15 @@ type Request struct {
 	Protocol factor.Protocol
 	// Hosts are the origin host names (HTTP/3 is forced on host:443).
 	Hosts []string
-	// HostResolverRules maps the hosts to their IPs, in Chromium's syntax.
-	HostResolverRules string
-	// SPKIHash is the base64 SHA-256 of the origins' certificate key.
+	// Addrs maps each host to its IP in the testbed: the browser resolves
+	// the page's names to these and to nothing else.
+	Addrs map[string]netip.Addr
+	// SPKIHash is the base64 SHA-256 of the origins' certificate key
+	// (Chromium accepts the certificate by it).
 	SPKIHash string
+	// CAFile is the PEM file of the run's certificate authority (Firefox
+	// trusts it in its profile).
+	CAFile string
 	// Expected are the absolute URLs that must load for the load to count.
 	Expected []string
 	// Visit is factor.FirstVisit (the zero value) or factor.RepeatVisit.

@@ -22,6 +22,7 @@ const MetricsJS = `(() => {
     document_status: nav.responseStatus || 0,
     document_transfer_bytes: nav.transferSize,
     ttfb_ms: nav.responseStart,
+    request_start_ms: nav.requestStart,
     dcl_ms: nav.domContentLoadedEventStart,
     onload_ms: nav.loadEventStart,
     plt_ms: nav.loadEventEnd,

@@ -69,7 +69,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	if err != nil {
 		return nil, errors.Join(err, tb.Close())
 	}
-	b.client = kind.New(client.Env{Binary: r.cfg.ClientBinary, Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
+	b.client = kind.New(client.Env{Binary: r.cfg.ClientBinaries[kind.Client], Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
 		Warm: r.spec.Browser() == factor.BrowserWarm && r.spec.Client().Capabilities().Warm, NewGoClient: goClients(tb),
 		Version: r.cfg.Facts["quicbench_version"]})
 	return b, nil

@@ -6,6 +6,7 @@ import (
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/loader"
 	"github.com/quicbench/quicbench/internal/netns"
 )
@@ -15,6 +16,7 @@ import (
 func Clients() []client.Kind {
 	return []client.Kind{
 		chromium.Kind(),
+		firefox.Kind(),
 		loader.Kind(),
 	}
 }

@@ -111,7 +111,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 	var connErr error
 	r, err := b.client.Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
-		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash,
+		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,
 		Expected: b.expected, Visit: visit, HARPath: harPath,
 		CacheAllowed:  cache && visit.Loads() > 1,
 		Visual:        c.Levels.Visual().On(),

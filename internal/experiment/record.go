@@ -153,7 +153,10 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	if !m.OK() {
 		return
 	}
-	rec.PLT, rec.OnLoad, rec.DCL, rec.TTFB = results.F(m.PLTMs), results.F(m.OnLoadMs), results.F(m.DCLMs), results.F(m.TTFBMs)
+	rec.PLT, rec.OnLoad, rec.DCL = results.F(m.PLTMs), results.F(m.OnLoadMs), results.F(m.DCLMs)
+	if m.TTFBMeasured() {
+		rec.TTFB = results.F(m.TTFBMs)
+	}
 	rec.Overhead = results.F(m.WallMs - m.PLTMs - m.FirstVisitPLTMs)
 	rec.BrowserStart = results.F(m.BrowserStartMs)
 	if m.Visit.Loads() > 1 {

@@ -34,7 +34,7 @@ func recordServed(t *testing.T, s *site.Site) (*site.Archive, site.ImportReport)
 	defer tb.Close()
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	a, rep, err := c.Record(context.Background(), chromium.RecordRequest{URL: s.DocumentURL(),
-		HostResolverRules: tb.HostResolverRules(), SPKIHash: tb.Certs.SPKIHash, Settle: time.Second})
+		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, Settle: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

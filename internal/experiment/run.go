@@ -30,9 +30,9 @@ type RunConfig struct {
 	// RetryFailed, with Resume, runs the failed trials again (their
 	// earlier attempts are kept and the new ones numbered after them).
 	RetryFailed bool
-	// ClientBinary is the client's executable (a browser's); empty: its
-	// default.
-	ClientBinary string
+	// ClientBinaries are the clients' executables (browsers'); a client
+	// without one: its default.
+	ClientBinaries map[factor.Client]string
 	// Facts are stored with the run (versions, host); see HostFacts.
 	Facts map[string]string
 	Log   *slog.Logger

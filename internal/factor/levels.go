@@ -184,6 +184,7 @@ type Client string
 // The clients.
 const (
 	ClientChromium Client = "chromium"
+	ClientFirefox  Client = "firefox"
 	ClientLoader   Client = "loader"
 )
 
@@ -211,6 +212,8 @@ func clients() []Declared[Client, Capabilities] {
 	return []Declared[Client, Capabilities]{
 		{Level[Client]{ClientChromium, "real headless Chromium"},
 			Capabilities{Renders: true, Frames: true, HAR: true, RepeatVisits: true, Warm: true}},
+		{Level[Client]{ClientFirefox, "real headless Firefox (ESR): its own HTTP/3 stack, neqo"},
+			Capabilities{Renders: true, RepeatVisits: true}},
 		{Level[Client]{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
 			Capabilities{HAR: true, RepeatVisits: true}},
 	}

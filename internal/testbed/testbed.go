@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -411,16 +410,6 @@ func (tb *Testbed) Connections() ([]server.ConnRecord, error) {
 // CloseConnections makes every server close its client connections.
 func (tb *Testbed) CloseConnections() error {
 	return tb.each(func(s server.Server) error { return s.CloseConnections() })
-}
-
-// HostResolverRules is the value of Chromium's --host-resolver-rules that maps
-// every origin host to its IP, such as "MAP a.test 198.19.0.10,MAP b.test …".
-func (tb *Testbed) HostResolverRules() string {
-	var rules []string
-	for _, host := range tb.Site.Hosts() {
-		rules = append(rules, fmt.Sprintf("MAP %s %s", host, tb.Addrs[host]))
-	}
-	return strings.Join(rules, ",")
 }
 
 // Close stops the servers, closes their sockets, removes the namespaces

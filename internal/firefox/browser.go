@@ -1,0 +1,323 @@
+// Package firefox loads pages in headless Firefox through its built-in
+// WebDriver BiDi endpoint (no geckodriver): a fresh browser and profile
+// per load, in the client namespace, with its own view of /etc/hosts (the
+// testbed's names, in a mount namespace of the browser's) and the run's
+// certificate authority in the profile's NSS database. Firefox's HTTP/3
+// stack is neqo, not Chromium's: the same page over the same servers
+// compares two client stacks. browser.go is the browser's life cycle,
+// profile.go its profile, bidi.go the protocol, load.go a load.
+package firefox
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/proc"
+)
+
+// DefaultPath is Debian's Firefox ESR binary (not the /usr/bin link).
+const DefaultPath = "/usr/lib/firefox-esr/firefox-esr"
+
+// Kind is Firefox as a client: what it can do is factor.ClientFirefox's
+// capabilities.
+func Kind() client.Kind {
+	return client.Kind{Client: factor.ClientFirefox, Check: Check, Version: Version,
+		New: func(env client.Env) client.Browser {
+			return &Firefox{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout}
+		}}
+}
+
+// Firefox loads pages in a fresh headless Firefox per load: a new profile,
+// so a first visit has empty caches, no session tickets and no knowledge
+// of the servers. A repeat visit loads the page twice in that browser and
+// measures the second load.
+type Firefox struct {
+	// Path is the Firefox binary. Empty: DefaultPath.
+	Path string
+	// Namespace is where the browser runs (the client namespace); nil:
+	// this process's.
+	Namespace *netns.Namespace
+	// ProfileDir holds the temporary profiles, each removed after its load.
+	ProfileDir string
+	// Timeout bounds one load, browser start included. Zero: 60 s.
+	Timeout time.Duration
+
+	mu sync.Mutex
+	// certDB is a directory with an NSS database that trusts certDBCA,
+	// copied into each profile; made on first use.
+	certDB, certDBCA string
+}
+
+// Check returns an error that says how to install Firefox if path (empty:
+// DefaultPath) is not an executable, or certutil is missing.
+func Check(path string) error {
+	if path == "" {
+		path = DefaultPath
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		return fmt.Errorf("firefox not found at %s: install it with 'apt-get install firefox-esr libnss3-tools' (or run 'make deps'), or pass --firefox PATH", path)
+	}
+	if _, err := exec.LookPath("certutil"); err != nil {
+		return fmt.Errorf("certutil not found: install it with 'apt-get install libnss3-tools' (or run 'make deps')")
+	}
+	return nil
+}
+
+// Version is what the Firefox at path (empty: DefaultPath) says its
+// version is, such as "Mozilla Firefox 153.7.0esr"; "" if it says nothing.
+func Version(path string) string {
+	if path == "" {
+		path = DefaultPath
+	}
+	out, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Close removes the certificate database the loads shared.
+func (f *Firefox) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.certDB != "" {
+		os.RemoveAll(f.certDB)
+		f.certDB, f.certDBCA = "", ""
+	}
+}
+
+// trustedCertDB returns a directory with an NSS database that trusts the
+// CA in caFile, making it on first use.
+func (f *Firefox) trustedCertDB(caFile string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.certDB != "" && f.certDBCA == caFile {
+		return f.certDB, nil
+	}
+	if f.certDB != "" {
+		os.RemoveAll(f.certDB)
+		f.certDB = ""
+	}
+	dir, err := os.MkdirTemp(f.ProfileDir, "certdb-")
+	if err != nil {
+		return "", fmt.Errorf("firefox: certificate database: %w", err)
+	}
+	if err := makeCertDB(dir, caFile); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	f.certDB, f.certDBCA = dir, caFile
+	return dir, nil
+}
+
+// process is a running browser with its profile and BiDi connection.
+type process struct {
+	proc    *proc.Process
+	profile string
+	bidi    *bidi
+	stderr  *tail
+}
+
+// newProfile makes a fresh profile directory for req: its preferences, its
+// hosts file, the run's CA trusted, and a temporary directory.
+func (f *Firefox) newProfile(req client.Request) (string, error) {
+	if req.CAFile == "" {
+		return "", fmt.Errorf("firefox: the request names no certificate authority to trust")
+	}
+	certDB, err := f.trustedCertDB(req.CAFile)
+	if err != nil {
+		return "", err
+	}
+	profile, err := os.MkdirTemp(f.ProfileDir, "profile-")
+	if err != nil {
+		return "", fmt.Errorf("firefox: profile directory: %w", err)
+	}
+	prefs := basePrefs()
+	for k, v := range protocolPrefs(req.Protocol, req.Hosts) {
+		prefs[k] = v
+	}
+
+	js, err := userJS(prefs)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(profile, "user.js"), js, 0o600)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(profile, "hosts"), hostsFile(req.Addrs), 0o644)
+	}
+	if err == nil {
+		err = os.Mkdir(filepath.Join(profile, "tmp"), 0o700)
+	}
+	if err == nil {
+		err = copyFiles(certDB, profile, certDBFiles())
+	}
+	if err != nil {
+		os.RemoveAll(profile)
+		return "", fmt.Errorf("firefox: profile: %w", err)
+	}
+	return profile, nil
+}
+
+// command is the browser's command line for profile: Firefox, in the
+// client namespace, in a mount namespace of its own where /etc/hosts is the
+// profile's hosts file.
+func (f *Firefox) command(profile string) (*exec.Cmd, error) {
+	path := f.Path
+	if path == "" {
+		path = DefaultPath
+	}
+	cmd := exec.Command(path, "--headless", "--no-remote", "--profile", profile,
+		"--remote-debugging-port", "0", "about:blank")
+	if f.Namespace != nil {
+		if err := f.Namespace.WrapCommand(cmd); err != nil {
+			return nil, err
+		}
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		return nil, fmt.Errorf("firefox: the 'unshare' command is missing: install util-linux")
+	}
+	// sh binds the hosts file ($0) over /etc/hosts, then runs the browser's
+	// command ("$@") in its place: the mapping is the browser's alone.
+	cmd.Args = append([]string{"unshare", "--mount", "--propagation", "private", "--",
+		"sh", "-c", `mount --bind "$0" /etc/hosts && exec "$@"`, filepath.Join(profile, "hosts"), cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = unshare
+	tmp := filepath.Join(profile, "tmp")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+tmp, "MOZ_CRASHREPORTER_DISABLE=1", "MOZ_CRASHREPORTER=0")
+	return cmd, nil
+}
+
+// listeningOn starts the line Firefox prints when its remote agent listens,
+// before the endpoint's URL.
+const listeningOn = "WebDriver BiDi listening on "
+
+// start starts a browser for req with a fresh profile and opens a BiDi
+// session with it.
+func (f *Firefox) start(ctx context.Context, req client.Request) (*process, error) {
+	profile, err := f.newProfile(req)
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := f.command(profile)
+	if err != nil {
+		os.RemoveAll(profile)
+		return nil, err
+	}
+	p := &process{profile: profile, stderr: &tail{}}
+	url, err := p.launch(ctx, cmd)
+	if err == nil {
+		err = p.connect(ctx, url, f.dialer())
+	}
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// dialer reaches the browser's loopback: the client namespace's.
+func (f *Firefox) dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if f.Namespace != nil {
+		return f.Namespace.DialContext
+	}
+	return (&net.Dialer{}).DialContext
+}
+
+// launch starts cmd as the first process of a PID namespace of its own
+// (every process the browser starts dies with it) and waits until it says
+// where its BiDi endpoint listens.
+func (p *process) launch(ctx context.Context, cmd *exec.Cmd) (string, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return "", fmt.Errorf("firefox: %w", err)
+	}
+	cmd.Stderr = w
+	p.proc, err = proc.StartTree(cmd)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return "", fmt.Errorf("firefox: start: %w", err)
+	}
+	found := make(chan string, 1)
+	// Read what the browser prints until it ends (a pipe nobody reads
+	// would block it, or kill it when closed).
+	go func() {
+		defer r.Close()
+		defer close(found)
+		sent := false
+		for sc := bufio.NewScanner(r); sc.Scan(); {
+			p.stderr.add(sc.Text())
+			if _, url, ok := strings.Cut(sc.Text(), listeningOn); ok && !sent {
+				found <- strings.TrimSpace(url)
+				sent = true
+			}
+		}
+	}()
+	select {
+	case url, ok := <-found:
+		if !ok {
+			<-p.proc.Done()
+			return "", fmt.Errorf("firefox: %s before it listened: %s", p.proc.Exited(), p.stderr)
+		}
+		return url + "/session", nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("firefox: waiting for it to listen: %w", ctx.Err())
+	}
+}
+
+// connect opens the BiDi connection and a session on it.
+func (p *process) connect(ctx context.Context, url string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) error {
+	b, err := dialBiDi(ctx, url, dial)
+	if err != nil {
+		return err
+	}
+	p.bidi = b
+	return b.call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}}, nil)
+}
+
+// close kills the browser and every process it started, and removes its
+// profile.
+func (p *process) close() {
+	if p.bidi != nil {
+		p.bidi.close()
+	}
+	if p.proc != nil {
+		p.proc.Kill()
+	}
+	os.RemoveAll(p.profile)
+}
+
+// tail keeps the last lines a browser printed, for the message of a
+// browser that failed to start.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// add keeps line, dropping the oldest beyond 10.
+func (t *tail) add(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line)
+	if len(t.lines) > 10 {
+		t.lines = t.lines[1:]
+	}
+}
+
+// String is the lines kept, joined.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, " | ")
+}

@@ -1,0 +1,177 @@
+package firefox_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/firefox"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/server"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testbed"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// startTestbed starts a testbed of s behind oneWay each way.
+func startTestbed(t *testing.T, s *site.Site, oneWay time.Duration) *testbed.Testbed {
+	t.Helper()
+	tb, err := testbed.Start(testbed.Config{
+		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("ff%d", time.Now().UnixNano()%1e6)),
+		Link:   emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}},
+		Site:   s,
+		RunDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	return tb
+}
+
+// request is a load of s's page from tb over p.
+func request(tb *testbed.Testbed, s *site.Site, p factor.Protocol) client.Request {
+	return client.Request{URL: s.DocumentURL(), Protocol: p, Hosts: s.Hosts(), Addrs: tb.Addrs,
+		SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: s.Subresources}
+}
+
+// requireFirefox skips where Firefox cannot run.
+func requireFirefox(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, firefox.DefaultPath, "apt-get install firefox-esr libnss3-tools")
+	testenv.RequireCommand(t, "certutil")
+}
+
+// TestFirefoxLoadsOverEachProtocol loads a page of two origins in real
+// Firefox over h1, h2 and h3 through a 40 ms emulated link: every load is
+// verified, every request reached the servers over the requested protocol
+// and no other, the timings are in order and no faster than the link
+// allows, and nothing of the browser's is left running.
+func TestFirefoxLoadsOverEachProtocol(t *testing.T) {
+	requireFirefox(t)
+	const oneWay = 20 * time.Millisecond
+	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 8, ObjectBytes: 5000},
+		[]string{"www.quicbench.test", "static.quicbench.test"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := startTestbed(t, s, oneWay)
+	profiles := t.TempDir()
+	f := &firefox.Firefox{Namespace: tb.Topo.Client, ProfileDir: profiles, Timeout: 30 * time.Second}
+	defer f.Close()
+	for _, p := range factor.Protocols().Values() {
+		t.Run(string(p), func(t *testing.T) {
+			before, err := tb.Counts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tb.CloseConnections(); err != nil {
+				t.Fatal(err)
+			}
+			req := request(tb, s, p)
+			var conns []server.ConnRecord
+			req.Loaded = func() { conns, _ = tb.Connections() }
+			res, err := f.Load(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK() {
+				t.Fatalf("load over %s failed: %s", p, res.Failure)
+			}
+			after, err := tb.Counts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			served := after.Sub(before)
+			t.Logf("%s: TTFB %.1f ms, DCL %.1f ms, PLT %.1f ms, FCP %.1f ms, browser start %.0f ms, wall %.0f ms, server saw %+v",
+				p, res.TTFBMs, res.DCLMs, res.PLTMs, res.FCPMs, res.BrowserStartMs, res.WallMs, served)
+			if res.DocumentProtocol != p.NextHop() || len(res.Resources) < len(s.Subresources) {
+				t.Errorf("document over %q with %d resources", res.DocumentProtocol, len(res.Resources))
+			}
+			if served.Of(string(p)) < int64(len(s.Subresources)+1) || served.Total() != served.Of(string(p)) {
+				t.Errorf("servers counted %+v, want at least %d requests, all over %s", served, len(s.Subresources)+1, p)
+			}
+			// Only the requested transport: no TCP connection raced
+			// against QUIC.
+			for _, c := range conns {
+				if (c.Transport == "quic") != (p == factor.H3) {
+					t.Errorf("a %s connection (%s, %d requests) during a load over %s", c.Transport, c.ALPN, c.Requests, p)
+				}
+			}
+			// Firefox gives an HTTP/1.1 document's requestStart as its
+			// responseStart: no first byte, which the record leaves out.
+			if res.TTFBMeasured() != (p != factor.H1) {
+				t.Errorf("TTFB %.1f ms at request start %.1f ms: measured %v", res.TTFBMs, res.RequestStartMs, res.TTFBMeasured())
+			}
+			rtt := float64(2*oneWay) / float64(time.Millisecond)
+			if res.TTFBMeasured() && res.TTFBMs < 2*rtt {
+				t.Errorf("TTFB %.1f ms is below 2 RTT (%.0f ms): the link was not in the path", res.TTFBMs, 2*rtt)
+			}
+			if !(res.TTFBMs <= res.DCLMs && res.DCLMs <= res.PLTMs) || res.FCPMs <= 0 {
+				t.Errorf("TTFB %.1f, DCL %.1f, PLT %.1f are out of order, or FCP %.1f is missing", res.TTFBMs, res.DCLMs, res.PLTMs, res.FCPMs)
+			}
+		})
+	}
+	if left := proc.Using(profiles); len(left) > 0 {
+		t.Errorf("processes left that use the profiles: %v", left)
+	}
+	if entries, _ := os.ReadDir(profiles); len(entries) > 1 { // the shared certificate database
+		t.Errorf("profiles left: %d entries in %s", len(entries), profiles)
+	}
+}
+
+// TestFirefoxRepeatVisitResumes makes repeat visits over each protocol:
+// the measured visit reaches the servers again (cache off) on new
+// connections that resume the first visit's TLS sessions, and over h3 send
+// their requests in 0-RTT.
+func TestFirefoxRepeatVisitResumes(t *testing.T) {
+	requireFirefox(t)
+	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := startTestbed(t, s, 10*time.Millisecond)
+	f := &firefox.Firefox{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	defer f.Close()
+	want := map[factor.Protocol]string{factor.H1: "resumed", factor.H2: "resumed", factor.H3: "0rtt"}
+	for _, p := range factor.Protocols().Values() {
+		t.Run(string(p), func(t *testing.T) {
+			req := request(tb, s, p)
+			req.Visit = factor.RepeatVisit
+			// Close the first visit's connections and give the browser
+			// the time to see them closed, as the experiment does.
+			req.BetweenVisits = func(ctx context.Context) error {
+				if err := tb.CloseConnections(); err != nil {
+					return err
+				}
+				return client.Pause(ctx, 100*time.Millisecond)
+			}
+			var conns []server.ConnRecord
+			req.Loaded = func() { conns, _ = tb.Connections() }
+			res, err := f.Load(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK() {
+				t.Fatalf("repeat visit over %s failed: %s", p, res.Failure)
+			}
+			kinds := map[string]int{}
+			for _, c := range conns {
+				if !c.Closed {
+					kinds[c.Handshake]++
+				}
+			}
+			t.Logf("%s: first visit PLT %.1f ms, repeat PLT %.1f ms, open connections by handshake %v", p, res.FirstVisitPLTMs, res.PLTMs, kinds)
+			if kinds[want[p]] == 0 || len(kinds) != 1 {
+				t.Errorf("the measured visit's connections %v, want %s handshakes only", kinds, want[p])
+			}
+		})
+	}
+}

@@ -1,0 +1,231 @@
+package firefox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
+)
+
+// paintWait bounds how long a load whose first paint came after its load
+// event waits for it.
+const paintWait = 500 * time.Millisecond
+
+// Load starts a fresh browser, loads req.URL, reads the metrics, verifies
+// them, and stops the browser. It returns a client.Result with Failure set
+// for any failed load, and an error only if ctx was canceled.
+func (f *Firefox) Load(ctx context.Context, req client.Request) (res client.Result, _ error) {
+	res.Requested = req.Protocol
+	wallStart := time.Now()
+	defer func() { res.WallMs = ms(time.Since(wallStart)) }()
+	if req.Protocol.NextHop() == "" {
+		return res, fmt.Errorf("load: unknown protocol %q", req.Protocol)
+	}
+	timeout := f.Timeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	loadCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	fail := func(failure string) (client.Result, error) {
+		res.Failure = failure
+		return res, ctx.Err()
+	}
+	startAt := time.Now()
+	p, err := f.start(loadCtx, req)
+	if err != nil {
+		return fail(fmt.Sprintf("browser start: %v", err))
+	}
+	defer p.close()
+	t, err := p.openTab(loadCtx)
+	if err != nil {
+		return fail(fmt.Sprintf("browser start: %v", err))
+	}
+	res.BrowserStartMs = ms(time.Since(startAt))
+	if failure := t.visits(loadCtx, req, timeout, &res); failure != "" {
+		return fail(failure)
+	}
+	return res, nil
+}
+
+// tab is the browsing context a load runs in.
+type tab struct {
+	bidi    *bidi
+	context string
+}
+
+// openTab finds the browser's first tab.
+func (p *process) openTab(ctx context.Context) (*tab, error) {
+	var tree struct {
+		Contexts []struct {
+			Context string `json:"context"`
+		} `json:"contexts"`
+	}
+	if err := p.bidi.call(ctx, "browsingContext.getTree", map[string]any{"maxDepth": 0}, &tree); err != nil {
+		return nil, err
+	}
+	if len(tree.Contexts) == 0 {
+		return nil, fmt.Errorf("the browser has no tab")
+	}
+	return &tab{bidi: p.bidi, context: tree.Contexts[0].Context}, nil
+}
+
+// visits sets up the tab, makes a repeat visit's first load and then the
+// measured one, filling res. It returns a failure text.
+func (t *tab) visits(ctx context.Context, req client.Request, timeout time.Duration, res *client.Result) string {
+	source := client.SetupJS
+	if req.Deterministic {
+		source = client.DeterministicJS(req.ClockStart) + "\n" + source
+	}
+	if err := t.bidi.call(ctx, "script.addPreloadScript", map[string]any{
+		"functionDeclaration": "() => {\n" + source + "\n}", "contexts": []string{t.context},
+	}, nil); err != nil {
+		return fmt.Sprintf("set up page: %v", err)
+	}
+	if err := t.bidi.call(ctx, "browsingContext.setViewport", map[string]any{
+		"context":  t.context,
+		"viewport": map[string]int{"width": client.ViewportWidth, "height": client.ViewportHeight},
+	}, nil); err != nil {
+		return fmt.Sprintf("set up page: viewport: %v", err)
+	}
+	res.ViewportWidth, res.ViewportHeight = client.ViewportWidth, client.ViewportHeight
+	res.Visit = req.Visit
+	if res.Visit == "" {
+		res.Visit = factor.FirstVisit
+	}
+	if res.Visit == factor.RepeatVisit {
+		if failure := t.firstVisit(ctx, req, timeout, res); failure != "" {
+			return failure
+		}
+	}
+	return t.measuredVisit(ctx, req, timeout, res)
+}
+
+// firstVisit makes a repeat visit's first, unmeasured load, verifies it and
+// leaves the page. It returns a failure text.
+func (t *tab) firstVisit(ctx context.Context, req client.Request, timeout time.Duration, res *client.Result) string {
+	first, failure := t.navigate(ctx, req.URL, timeout)
+	if failure != "" {
+		return "first visit: " + failure
+	}
+	firstReq := req
+	firstReq.CacheAllowed = false
+	if problems := client.Verify(firstReq, first); len(problems) > 0 {
+		return "first visit: " + strings.Join(problems, "; ")
+	}
+	res.FirstVisitPLTMs = first.PLTMs
+	if err := t.bidi.call(ctx, "browsingContext.navigate", map[string]any{
+		"context": t.context, "url": "about:blank", "wait": "complete",
+	}, nil); err != nil {
+		return fmt.Sprintf("leave the page between visits: %v", err)
+	}
+	if req.BetweenVisits != nil {
+		if err := req.BetweenVisits(ctx); err != nil {
+			return fmt.Sprintf("between visits: %v", err)
+		}
+	}
+	return ""
+}
+
+// measuredVisit makes the measured load and verifies it. It returns a
+// failure text.
+func (t *tab) measuredVisit(ctx context.Context, req client.Request, timeout time.Duration, res *client.Result) string {
+	m, failure := t.navigate(ctx, req.URL, timeout)
+	if req.Loaded != nil {
+		req.Loaded()
+	}
+	if failure != "" {
+		return failure
+	}
+	res.PageMetrics = m
+	if m.FCPMs == 0 {
+		if failure := t.awaitPaint(ctx, res); failure != "" {
+			return failure
+		}
+	}
+	if problems := client.Verify(req, res.PageMetrics); len(problems) > 0 {
+		return strings.Join(problems, "; ")
+	}
+	return ""
+}
+
+// navigate loads url in the tab and reads the page's metrics once its load
+// event has ended. It returns a failure text for a failed load.
+func (t *tab) navigate(ctx context.Context, url string, timeout time.Duration) (client.PageMetrics, string) {
+	if err := t.bidi.call(ctx, "browsingContext.navigate", map[string]any{
+		"context": t.context, "url": url, "wait": "complete",
+	}, nil); err != nil {
+		if ctx.Err() != nil {
+			return client.PageMetrics{}, fmt.Sprintf("timed out after %v", timeout)
+		}
+		return client.PageMetrics{}, fmt.Sprintf("navigation: %v", err)
+	}
+	for {
+		var m *client.PageMetrics
+		if err := t.evaluate(ctx, client.MetricsJS, &m); err != nil {
+			if ctx.Err() != nil {
+				return client.PageMetrics{}, fmt.Sprintf("timed out after %v waiting for loadEventEnd", timeout)
+			}
+			return client.PageMetrics{}, fmt.Sprintf("read metrics: %v", err)
+		}
+		if m != nil {
+			return *m, ""
+		}
+		if client.Pause(ctx, 20*time.Millisecond) != nil {
+			return client.PageMetrics{}, fmt.Sprintf("timed out after %v waiting for loadEventEnd", timeout)
+		}
+	}
+}
+
+// awaitPaint reads FCP and LCP again for up to paintWait: a page can paint
+// its first content a frame after its load event. It returns a failure
+// text; a page that paints nothing keeps FCP at 0.
+func (t *tab) awaitPaint(ctx context.Context, res *client.Result) string {
+	for deadline := time.Now().Add(paintWait); time.Now().Before(deadline); {
+		if client.Pause(ctx, 20*time.Millisecond) != nil {
+			return "timed out waiting for the first paint"
+		}
+		var paint []float64
+		if err := t.evaluate(ctx, client.PaintJS, &paint); err != nil || len(paint) != 2 {
+			return fmt.Sprintf("read FCP and LCP: %v", err)
+		}
+		if res.FCPMs, res.LCPMs = paint[0], paint[1]; res.FCPMs > 0 {
+			return ""
+		}
+	}
+	return ""
+}
+
+// evaluate runs the expression js in the tab's page and decodes its value,
+// passed through JSON, into out.
+func (t *tab) evaluate(ctx context.Context, js string, out any) error {
+	var r struct {
+		Type   string `json:"type"`
+		Result struct {
+			Value *string `json:"value"`
+		} `json:"result"`
+		ExceptionDetails struct {
+			Text string `json:"text"`
+		} `json:"exceptionDetails"`
+	}
+	if err := t.bidi.call(ctx, "script.evaluate", map[string]any{
+		"expression":   "JSON.stringify(" + js + ")",
+		"target":       map[string]string{"context": t.context},
+		"awaitPromise": false,
+	}, &r); err != nil {
+		return err
+	}
+	if r.Type != "success" {
+		return fmt.Errorf("the script failed: %s", r.ExceptionDetails.Text)
+	}
+	if r.Result.Value == nil {
+		return fmt.Errorf("the script gave no value")
+	}
+	return json.Unmarshal([]byte(*r.Result.Value), out)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

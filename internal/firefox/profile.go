@@ -1,0 +1,168 @@
+package firefox
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/quicbench/quicbench/internal/factor"
+)
+
+// basePrefs are every profile's preferences: nothing that connects,
+// resolves or fetches ahead of the page (the handshakes must be the
+// page's), no service of Firefox's own that talks to the network or uses
+// the CPU in the background, and timers at full precision.
+func basePrefs() map[string]any {
+	return map[string]any{
+		// Nothing ahead of the page: speculative connections, prefetching,
+		// DNS prefetching, the network predictor.
+		"network.http.speculative-parallel-limit":   0,
+		"network.predictor.enabled":                 false,
+		"network.prefetch-next":                     false,
+		"network.dns.disablePrefetch":               true,
+		"network.dns.disablePrefetchFromHTTPS":      true,
+		"browser.urlbar.speculativeConnect.enabled": false,
+		"browser.places.speculativeConnect.enabled": false,
+		// Names come from the profile's own hosts file only: no DNS over
+		// HTTPS, no HTTPS records (which could turn h2 into h3), no ECH.
+		"network.trr.mode":                    5,
+		"network.dns.native_https_query":      false,
+		"network.dns.use_https_rr_as_altsvc":  false,
+		"network.dns.echconfig.enabled":       false,
+		"network.dns.http3_echconfig.enabled": false,
+		// Firefox's own traffic and background work.
+		"network.captive-portal-service.enabled":     false,
+		"network.connectivity-service.enabled":       false,
+		"services.settings.server":                   "data:,#remote-settings-dummy/v1",
+		"app.normandy.enabled":                       false,
+		"app.update.disabledForTesting":              true,
+		"toolkit.telemetry.enabled":                  false,
+		"datareporting.healthreport.uploadEnabled":   false,
+		"datareporting.policy.dataSubmissionEnabled": false,
+		"browser.safebrowsing.malware.enabled":       false,
+		"browser.safebrowsing.phishing.enabled":      false,
+		"browser.safebrowsing.downloads.enabled":     false,
+		"browser.safebrowsing.blockedURIs.enabled":   false,
+		"extensions.update.enabled":                  false,
+		"extensions.getAddons.cache.enabled":         false,
+		"browser.newtabpage.enabled":                 false,
+		"browser.startup.page":                       0,
+		"browser.startup.homepage_override.mstone":   "ignore",
+		"browser.aboutwelcome.enabled":               false,
+		"browser.shell.checkDefaultBrowser":          false,
+		"browser.sessionstore.resume_from_crash":     false,
+		"browser.pagethumbnails.capturing_disabled":  true,
+		"media.gmp-manager.updateEnabled":            false,
+		"dom.push.connection.enabled":                false,
+		// Timings at full precision (Firefox rounds them to 1 ms by default).
+		"privacy.reduceTimerPrecision": false,
+		// Trust the run's certificate authority for HTTP/3 as for TCP.
+		"network.http.http3.disable_when_third_party_roots_found": false,
+	}
+}
+
+// protocolPrefs are the preferences that make every request of a load use
+// protocol p: HTTP/3 forced on port 443 of every host (no Alt-Svc needed)
+// with no TCP connection raced against it (Firefox opens one when QUIC's
+// handshake takes 100 ms, as Chromium with forced QUIC never does), or
+// HTTP/3 off, or HTTP/3 and HTTP/2 off.
+func protocolPrefs(p factor.Protocol, hosts []string) map[string]any {
+	switch p {
+	case factor.H3:
+		var mapping []string
+		for _, h := range hosts {
+			mapping = append(mapping, h+";h3=:443")
+		}
+		return map[string]any{
+			"network.http.http3.enable":                                true,
+			"network.http.http3.alt-svc-mapping-for-testing":           strings.Join(mapping, ","),
+			"network.http.http3.force-use-alt-svc-mapping-for-testing": true,
+			"network.http.http3.backup_timer_delay":                    noBackupConnectionMs,
+		}
+	case factor.H2:
+		return map[string]any{"network.http.http3.enable": false}
+	default:
+		return map[string]any{"network.http.http3.enable": false, "network.http.http2.enabled": false}
+	}
+}
+
+// noBackupConnectionMs is how long Firefox waits for a QUIC handshake
+// before it races a TCP connection against it: an hour, longer than any
+// load.
+const noBackupConnectionMs = 3_600_000
+
+// userJS renders prefs as a user.js file, one user_pref line per
+// preference in the order of their names.
+func userJS(prefs map[string]any) ([]byte, error) {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(prefs)) {
+		var value string
+		switch v := prefs[name].(type) {
+		case bool:
+			value = strconv.FormatBool(v)
+		case int:
+			value = strconv.Itoa(v)
+		case string:
+			value = strconv.Quote(v)
+		default:
+			return nil, fmt.Errorf("firefox: preference %s has a value of type %T", name, v)
+		}
+		fmt.Fprintf(&b, "user_pref(%s, %s);\n", strconv.Quote(name), value)
+	}
+	return []byte(b.String()), nil
+}
+
+// hostsFile is the /etc/hosts the browser sees: localhost and each host
+// of addrs at its address, in the order of the names.
+func hostsFile(addrs map[string]netip.Addr) []byte {
+	var b strings.Builder
+	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost\n")
+	for _, host := range slices.Sorted(maps.Keys(addrs)) {
+		fmt.Fprintf(&b, "%s\t%s\n", addrs[host], host)
+	}
+	return []byte(b.String())
+}
+
+// certDBFiles are the files of an NSS certificate database in SQL form, as
+// a profile holds them.
+func certDBFiles() []string { return []string{"cert9.db", "key4.db", "pkcs11.txt"} }
+
+// makeCertDB makes an NSS certificate database in dir that trusts the CA
+// in caFile for servers, with certutil.
+func makeCertDB(dir, caFile string) error {
+	certutil, err := exec.LookPath("certutil")
+	if err != nil {
+		return fmt.Errorf("firefox: certutil is missing: install it with 'apt-get install libnss3-tools' (or run 'make deps')")
+	}
+	db := "sql:" + dir
+	steps := [][]string{
+		{"-N", "-d", db, "--empty-password"},
+		{"-A", "-d", db, "-n", "quicbench run CA", "-t", "C,,", "-i", caFile},
+	}
+	for _, args := range steps {
+		if out, err := exec.Command(certutil, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("firefox: certutil %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+// copyFiles copies names from dir src to dir dst.
+func copyFiles(src, dst string, names []string) error {
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			return fmt.Errorf("firefox: profile: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), data, 0o600); err != nil {
+			return fmt.Errorf("firefox: profile: %w", err)
+		}
+	}
+	return nil
+}
