@@ -33,6 +33,10 @@ type PageMetrics struct {
 	// RequestStartMs is the document's requestStart: when its request
 	// began (0 for a client that does not say).
 	RequestStartMs float64 `json:"request_start_ms"`
+	// TTFBUnknown says the browser's responseStart is not the first byte
+	// (Firefox 153's for an HTTP/1.1 document: its requestStart, give or
+	// take 0.1 ms): the record leaves such a TTFB out.
+	TTFBUnknown bool `json:"ttfb_unknown,omitempty"`
 	DCLMs          float64 `json:"dcl_ms"`    // domContentLoadedEventStart: DOMContentLoaded fires
 	OnLoadMs       float64 `json:"onload_ms"` // loadEventStart: the load event fires (HAR's onLoad)
 	PLTMs          float64 `json:"plt_ms"`    // loadEventEnd: the page load time
@@ -55,13 +59,8 @@ type PageMetrics struct {
 	BrokenImageURLs []string `json:"broken_image_urls"`
 }
 
-// TTFBMeasured says whether TTFBMs is a first byte: a document that came
-// over the network cannot have its first byte when its request starts, and
-// Firefox 153 reports exactly that for HTTP/1.1 (its responseStart is its
-// requestStart there), so such a TTFB is unknown rather than wrong.
-func (m PageMetrics) TTFBMeasured() bool {
-	return m.DocumentTransferBytes == 0 || m.TTFBMs > m.RequestStartMs
-}
+// TTFBMeasured says whether TTFBMs is the document's first byte.
+func (m PageMetrics) TTFBMeasured() bool { return !m.TTFBUnknown }
 
 // MaxBrokenListed bounds PageMetrics.BrokenImageURLs.
 const MaxBrokenListed = 200

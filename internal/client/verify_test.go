@@ -63,23 +63,3 @@ func TestDeterministicClockStart(t *testing.T) {
 		t.Errorf("clock without a recording time: %s", js)
 	}
 }
-
-// TestTTFBMeasured: a network document's first byte at its request's
-// start is no measurement (Firefox's HTTP/1.1); a cached document or a
-// client that gives no request start keeps its TTFB.
-func TestTTFBMeasured(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		m    PageMetrics
-		want bool
-	}{
-		{"after the request", PageMetrics{DocumentTransferBytes: 900, RequestStartMs: 220, TTFBMs: 320}, true},
-		{"at the request", PageMetrics{DocumentTransferBytes: 900, RequestStartMs: 220, TTFBMs: 220}, false},
-		{"from the cache", PageMetrics{DocumentTransferBytes: 0, RequestStartMs: 3, TTFBMs: 3}, true},
-		{"no request start", PageMetrics{DocumentTransferBytes: 900, TTFBMs: 150}, true},
-	} {
-		if got := tc.m.TTFBMeasured(); got != tc.want {
-			t.Errorf("%s: TTFBMeasured %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}

@@ -34,7 +34,7 @@ const DefaultPath = "/usr/lib/firefox-esr/firefox-esr"
 func Kind() client.Kind {
 	return client.Kind{Client: factor.ClientFirefox, Check: Check, Version: Version,
 		New: func(env client.Env) client.Browser {
-			return &Firefox{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout}
+			return &Firefox{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm}
 		}}
 }
 
@@ -52,8 +52,14 @@ type Firefox struct {
 	ProfileDir string
 	// Timeout bounds one load, browser start included. Zero: 60 s.
 	Timeout time.Duration
+	// Warm keeps one browser running per protocol and loads each page in
+	// a tab of a new user context of it (its own cache, cookies,
+	// connections and TLS sessions) instead of starting a browser per
+	// load. Close stops the browsers.
+	Warm bool
 
-	mu sync.Mutex
+	mu   sync.Mutex
+	warm map[string]*process
 	// certDB is a directory with an NSS database that trusts certDBCA,
 	// copied into each profile; made on first use.
 	certDB, certDBCA string
@@ -88,10 +94,15 @@ func Version(path string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// Close removes the certificate database the loads shared.
+// Close stops the warm browsers, if any, and removes the certificate
+// database the loads shared. Call it before the client namespace goes away.
 func (f *Firefox) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for key, p := range f.warm {
+		p.close()
+		delete(f.warm, key)
+	}
 	if f.certDB != "" {
 		os.RemoveAll(f.certDB)
 		f.certDB, f.certDBCA = "", ""

@@ -36,15 +36,11 @@ func (f *Firefox) Load(ctx context.Context, req client.Request) (res client.Resu
 		return res, ctx.Err()
 	}
 	startAt := time.Now()
-	p, err := f.start(loadCtx, req)
+	t, err := f.openTab(loadCtx, req)
 	if err != nil {
 		return fail(fmt.Sprintf("browser start: %v", err))
 	}
-	defer p.close()
-	t, err := p.openTab(loadCtx)
-	if err != nil {
-		return fail(fmt.Sprintf("browser start: %v", err))
-	}
+	defer func() { t.close(res.Failure != "") }()
 	res.BrowserStartMs = ms(time.Since(startAt))
 	if failure := t.visits(loadCtx, req, timeout, &res); failure != "" {
 		return fail(failure)
@@ -56,22 +52,37 @@ func (f *Firefox) Load(ctx context.Context, req client.Request) (res client.Resu
 type tab struct {
 	bidi    *bidi
 	context string
+	// preload is the id of the tab's preload script, once added.
+	preload string
+	// close disposes of the tab (and of a fresh browser); failed says the
+	// load failed.
+	close func(failed bool)
 }
 
-// openTab finds the browser's first tab.
-func (p *process) openTab(ctx context.Context) (*tab, error) {
+// openTab opens the tab for a load of req: a tab in a new user context of
+// the warm browser, or a fresh browser's first tab.
+func (f *Firefox) openTab(ctx context.Context, req client.Request) (*tab, error) {
+	if f.Warm {
+		return f.warmTab(ctx, req)
+	}
+	p, err := f.start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	var tree struct {
 		Contexts []struct {
 			Context string `json:"context"`
 		} `json:"contexts"`
 	}
 	if err := p.bidi.call(ctx, "browsingContext.getTree", map[string]any{"maxDepth": 0}, &tree); err != nil {
+		p.close()
 		return nil, err
 	}
 	if len(tree.Contexts) == 0 {
+		p.close()
 		return nil, fmt.Errorf("the browser has no tab")
 	}
-	return &tab{bidi: p.bidi, context: tree.Contexts[0].Context}, nil
+	return &tab{bidi: p.bidi, context: tree.Contexts[0].Context, close: func(bool) { p.close() }}, nil
 }
 
 // visits sets up the tab, makes a repeat visit's first load and then the
@@ -81,11 +92,15 @@ func (t *tab) visits(ctx context.Context, req client.Request, timeout time.Durat
 	if req.Deterministic {
 		source = client.DeterministicJS(req.ClockStart) + "\n" + source
 	}
+	var added struct {
+		Script string `json:"script"`
+	}
 	if err := t.bidi.call(ctx, "script.addPreloadScript", map[string]any{
 		"functionDeclaration": "() => {\n" + source + "\n}", "contexts": []string{t.context},
-	}, nil); err != nil {
+	}, &added); err != nil {
 		return fmt.Sprintf("set up page: %v", err)
 	}
+	t.preload = added.Script
 	if err := t.bidi.call(ctx, "browsingContext.setViewport", map[string]any{
 		"context":  t.context,
 		"viewport": map[string]int{"width": client.ViewportWidth, "height": client.ViewportHeight},
@@ -142,6 +157,9 @@ func (t *tab) measuredVisit(ctx context.Context, req client.Request, timeout tim
 		return failure
 	}
 	res.PageMetrics = m
+	// Firefox gives an HTTP/1.1 document's requestStart as its
+	// responseStart (0.1 ms after it, whatever the RTT): no first byte.
+	res.TTFBUnknown = m.DocumentProtocol == factor.H1.NextHop() && m.DocumentTransferBytes > 0
 	if m.FCPMs == 0 {
 		if failure := t.awaitPaint(ctx, res); failure != "" {
 			return failure

@@ -1,0 +1,104 @@
+package firefox
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+)
+
+// closeTabTimeout bounds disposing of a warm browser's tab and user
+// context after a load.
+const closeTabTimeout = 5 * time.Second
+
+// warmKey identifies the browser a request needs: the values its profile is
+// made of.
+func warmKey(req client.Request) string {
+	var addrs []string
+	for _, h := range slices.Sorted(maps.Keys(req.Addrs)) {
+		addrs = append(addrs, h+"="+req.Addrs[h].String())
+	}
+	return strings.Join([]string{string(req.Protocol), req.CAFile, strings.Join(req.Hosts, ","), strings.Join(addrs, ",")}, "\n")
+}
+
+// warmTab opens a tab in a new user context of the warm browser for req
+// (started on first use): the user context has its own cookies, cache,
+// connections and TLS sessions, and goes with the tab.
+func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error) {
+	p, err := f.warmBrowser(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var uc struct {
+		UserContext string `json:"userContext"`
+	}
+	if err := p.bidi.call(ctx, "browser.createUserContext", nil, &uc); err != nil {
+		f.dropWarm(req, p)
+		return nil, err
+	}
+	var created struct {
+		Context string `json:"context"`
+	}
+	if err := p.bidi.call(ctx, "browsingContext.create", map[string]any{"type": "tab", "userContext": uc.UserContext}, &created); err != nil {
+		f.dropWarm(req, p)
+		return nil, err
+	}
+	t := &tab{bidi: p.bidi, context: created.Context}
+	t.close = func(failed bool) {
+		closeCtx, cancel := context.WithTimeout(context.Background(), closeTabTimeout)
+		defer cancel()
+		var err error
+		if t.preload != "" {
+			err = p.bidi.call(closeCtx, "script.removePreloadScript", map[string]any{"script": t.preload}, nil)
+		}
+		if err == nil {
+			err = p.bidi.call(closeCtx, "browsingContext.close", map[string]any{"context": created.Context}, nil)
+		}
+		if err == nil {
+			err = p.bidi.call(closeCtx, "browser.removeUserContext", map[string]any{"userContext": uc.UserContext}, nil)
+		}
+		// A failed load may be a browser that died: the next load starts
+		// a new one rather than failing on a dead one forever.
+		if failed || err != nil {
+			f.dropWarm(req, p)
+		}
+	}
+	return t, nil
+}
+
+// warmBrowser returns the running browser for req, starting it on first
+// use.
+func (f *Firefox) warmBrowser(ctx context.Context, req client.Request) (*process, error) {
+	key := warmKey(req)
+	f.mu.Lock()
+	p := f.warm[key]
+	f.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	p, err := f.start(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("warm browser: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.warm == nil {
+		f.warm = map[string]*process{}
+	}
+	f.warm[key] = p
+	return p, nil
+}
+
+// dropWarm stops p, the warm browser of req, and forgets it.
+func (f *Firefox) dropWarm(req client.Request, p *process) {
+	f.mu.Lock()
+	if key := warmKey(req); f.warm[key] == p {
+		delete(f.warm, key)
+	}
+	f.mu.Unlock()
+	p.close()
+}
