@@ -36,10 +36,10 @@ type PageMetrics struct {
 	// TTFBUnknown says the browser's responseStart is not the first byte
 	// (Firefox 153's for an HTTP/1.1 document: its requestStart, give or
 	// take 0.1 ms): the record leaves such a TTFB out.
-	TTFBUnknown bool `json:"ttfb_unknown,omitempty"`
-	DCLMs          float64 `json:"dcl_ms"`    // domContentLoadedEventStart: DOMContentLoaded fires
-	OnLoadMs       float64 `json:"onload_ms"` // loadEventStart: the load event fires (HAR's onLoad)
-	PLTMs          float64 `json:"plt_ms"`    // loadEventEnd: the page load time
+	TTFBUnknown bool    `json:"ttfb_unknown,omitempty"`
+	DCLMs       float64 `json:"dcl_ms"`    // domContentLoadedEventStart: DOMContentLoaded fires
+	OnLoadMs    float64 `json:"onload_ms"` // loadEventStart: the load event fires (HAR's onLoad)
+	PLTMs       float64 `json:"plt_ms"`    // loadEventEnd: the page load time
 	// Resources are the Resource Timing entries of the page.
 	Resources []ResourceTiming `json:"resources"`
 	// FCPMs is First Contentful Paint (Paint Timing) and LCPMs the latest
