@@ -60,9 +60,9 @@ type Firefox struct {
 
 	mu   sync.Mutex
 	warm map[string]*process
-	// certDB is a directory with an NSS database that trusts certDBCA,
-	// copied into each profile; made on first use.
-	certDB, certDBCA string
+	// template is the profile every fresh profile starts from (see
+	// template.go), made for the CA in templateCA on first use.
+	template, templateCA string
 }
 
 // Check returns an error that says how to install Firefox if path (empty:
@@ -94,8 +94,8 @@ func Version(path string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// Close stops the warm browsers, if any, and removes the certificate
-// database the loads shared. Call it before the client namespace goes away.
+// Close stops the warm browsers, if any, and removes the template profile
+// the loads shared. Call it before the client namespace goes away.
 func (f *Firefox) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -103,34 +103,10 @@ func (f *Firefox) Close() {
 		p.close()
 		delete(f.warm, key)
 	}
-	if f.certDB != "" {
-		os.RemoveAll(f.certDB)
-		f.certDB, f.certDBCA = "", ""
+	if f.template != "" {
+		os.RemoveAll(f.template)
+		f.template, f.templateCA = "", ""
 	}
-}
-
-// trustedCertDB returns a directory with an NSS database that trusts the
-// CA in caFile, making it on first use.
-func (f *Firefox) trustedCertDB(caFile string) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.certDB != "" && f.certDBCA == caFile {
-		return f.certDB, nil
-	}
-	if f.certDB != "" {
-		os.RemoveAll(f.certDB)
-		f.certDB = ""
-	}
-	dir, err := os.MkdirTemp(f.ProfileDir, "certdb-")
-	if err != nil {
-		return "", fmt.Errorf("firefox: certificate database: %w", err)
-	}
-	if err := makeCertDB(dir, caFile); err != nil {
-		os.RemoveAll(dir)
-		return "", err
-	}
-	f.certDB, f.certDBCA = dir, caFile
-	return dir, nil
 }
 
 // process is a running browser with its profile and BiDi connection.
@@ -139,45 +115,6 @@ type process struct {
 	profile string
 	bidi    *bidi
 	stderr  *tail
-}
-
-// newProfile makes a fresh profile directory for req: its preferences, its
-// hosts file, the run's CA trusted, and a temporary directory.
-func (f *Firefox) newProfile(req client.Request) (string, error) {
-	if req.CAFile == "" {
-		return "", fmt.Errorf("firefox: the request names no certificate authority to trust")
-	}
-	certDB, err := f.trustedCertDB(req.CAFile)
-	if err != nil {
-		return "", err
-	}
-	profile, err := os.MkdirTemp(f.ProfileDir, "profile-")
-	if err != nil {
-		return "", fmt.Errorf("firefox: profile directory: %w", err)
-	}
-	prefs := basePrefs()
-	for k, v := range protocolPrefs(req.Protocol, req.Hosts) {
-		prefs[k] = v
-	}
-
-	js, err := userJS(prefs)
-	if err == nil {
-		err = os.WriteFile(filepath.Join(profile, "user.js"), js, 0o600)
-	}
-	if err == nil {
-		err = os.WriteFile(filepath.Join(profile, "hosts"), hostsFile(req.Addrs), 0o644)
-	}
-	if err == nil {
-		err = os.Mkdir(filepath.Join(profile, "tmp"), 0o700)
-	}
-	if err == nil {
-		err = copyFiles(certDB, profile, certDBFiles())
-	}
-	if err != nil {
-		os.RemoveAll(profile)
-		return "", fmt.Errorf("firefox: profile: %w", err)
-	}
-	return profile, nil
 }
 
 // command is the browser's command line for profile: Firefox, in the
@@ -216,10 +153,16 @@ const listeningOn = "WebDriver BiDi listening on "
 // start starts a browser for req with a fresh profile and opens a BiDi
 // session with it.
 func (f *Firefox) start(ctx context.Context, req client.Request) (*process, error) {
-	profile, err := f.newProfile(req)
+	profile, err := f.newProfile(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	return f.startOn(ctx, profile)
+}
+
+// startOn starts a browser on profile and opens a BiDi session with it;
+// the profile goes with the browser.
+func (f *Firefox) startOn(ctx context.Context, profile string) (*process, error) {
 	cmd, err := f.command(profile)
 	if err != nil {
 		os.RemoveAll(profile)

@@ -1,6 +1,7 @@
 package firefox
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
 )
 
@@ -129,10 +131,6 @@ func hostsFile(addrs map[string]netip.Addr) []byte {
 	return []byte(b.String())
 }
 
-// certDBFiles are the files of an NSS certificate database in SQL form, as
-// a profile holds them.
-func certDBFiles() []string { return []string{"cert9.db", "key4.db", "pkcs11.txt"} }
-
 // makeCertDB makes an NSS certificate database in dir that trusts the CA
 // in caFile for servers, with certutil.
 func makeCertDB(dir, caFile string) error {
@@ -153,16 +151,45 @@ func makeCertDB(dir, caFile string) error {
 	return nil
 }
 
-// copyFiles copies names from dir src to dir dst.
-func copyFiles(src, dst string, names []string) error {
-	for _, name := range names {
-		data, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			return fmt.Errorf("firefox: profile: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, name), data, 0o600); err != nil {
-			return fmt.Errorf("firefox: profile: %w", err)
-		}
+// writeProfile writes what a profile holds for req: its preferences
+// (user.js), its hosts file and a temporary directory.
+func writeProfile(profile string, req client.Request) error {
+	prefs := basePrefs()
+	for k, v := range protocolPrefs(req.Protocol, req.Hosts) {
+		prefs[k] = v
 	}
-	return nil
+	js, err := userJS(prefs)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(profile, "user.js"), js, 0o600)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(profile, "hosts"), hostsFile(req.Addrs), 0o644)
+	}
+	if err == nil {
+		err = os.Mkdir(filepath.Join(profile, "tmp"), 0o700)
+	}
+	return err
+}
+
+// newProfile makes a fresh profile directory for req: the template's
+// files (the run's CA trusted, Firefox's own start-up caches), req's
+// preferences and hosts file, and a temporary directory.
+func (f *Firefox) newProfile(ctx context.Context, req client.Request) (string, error) {
+	template, err := f.templateFor(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	profile, err := os.MkdirTemp(f.ProfileDir, "profile-")
+	if err != nil {
+		return "", fmt.Errorf("firefox: profile directory: %w", err)
+	}
+	err = copyEntries(template, profile, templateEntries())
+	if err == nil {
+		err = writeProfile(profile, req)
+	}
+	if err != nil {
+		os.RemoveAll(profile)
+		return "", fmt.Errorf("firefox: profile: %w", err)
+	}
+	return profile, nil
 }
