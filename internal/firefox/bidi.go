@@ -116,6 +116,14 @@ func (b *bidi) end(err error) {
 	}
 }
 
+// setOnEvent sets the function that gets every event (nil: none). It is
+// called on the reading goroutine: it must not block.
+func (b *bidi) setOnEvent(fn func(method string, params json.RawMessage)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.onEvent = fn
+}
+
 // call sends the command method with params and decodes its result into
 // result (nil: drop it).
 func (b *bidi) call(ctx context.Context, method string, params, result any) error {

@@ -34,7 +34,7 @@ const DefaultPath = "/usr/lib/firefox-esr/firefox-esr"
 func Kind() client.Kind {
 	return client.Kind{Client: factor.ClientFirefox, Check: Check, Version: Version,
 		New: func(env client.Env) client.Browser {
-			return &Firefox{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm}
+			return &Firefox{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm, Version: env.Version}
 		}}
 }
 
@@ -57,6 +57,8 @@ type Firefox struct {
 	// connections and TLS sessions) instead of starting a browser per
 	// load. Close stops the browsers.
 	Warm bool
+	// Version names quicbench in the HARs it writes.
+	Version string
 
 	mu   sync.Mutex
 	warm map[string]*process

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
+	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
@@ -288,3 +290,82 @@ func TestWarmFirefoxIsRestartedAfterACrash(t *testing.T) {
 	}
 	t.Logf("the load right after the crash: %q", afterCrash.Failure)
 }
+
+// TestFirefoxWritesHAR loads a page of two origins with a HAR over each
+// protocol: the HAR, read back by quicbench's own reader, has the
+// document and every object, over the requested protocol, with phases
+// that add up to what Resource Timing measured of the same requests, and
+// the page's onload.
+func TestFirefoxWritesHAR(t *testing.T) {
+	requireFirefox(t)
+	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 6, ObjectBytes: 8000},
+		[]string{"www.quicbench.test", "static.quicbench.test"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := startTestbed(t, s, 10*time.Millisecond)
+	f := &firefox.Firefox{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second, Version: "test"}
+	defer f.Close()
+	for _, p := range factor.Protocols().Values() {
+		t.Run(string(p), func(t *testing.T) {
+			req := request(tb, s, p)
+			req.HARPath = filepath.Join(t.TempDir(), "load.har")
+			res, err := f.Load(t.Context(), req)
+			if err != nil || !res.OK() {
+				t.Fatalf("load: %v %s", err, res.Failure)
+			}
+			h, err := har.ReadFile(req.HARPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkHAR(t, h, res, append([]string{s.DocumentURL()}, s.Subresources...), p)
+		})
+	}
+}
+
+// checkHAR checks h against the load res of want over p.
+func checkHAR(t *testing.T, h *har.HAR, res client.Result, want []string, p factor.Protocol) {
+	t.Helper()
+	if len(h.Log.Pages) != 1 || h.Log.Pages[0].PageTimings.OnLoad != res.OnLoadMs || h.Log.Creator.Name != "quicbench-firefox" {
+		t.Fatalf("pages %+v, creator %+v", h.Log.Pages, h.Log.Creator)
+	}
+	start := h.Log.Pages[0].StartedDateTime
+	entries := map[string]har.Entry{}
+	for _, e := range h.Log.Entries {
+		entries[e.Request.URL] = e
+		if e.Response.HTTPVersion != p.NextHop() || e.Response.Status != 200 && e.Response.Status != 404 {
+			t.Errorf("%s: %s %d", e.Request.URL, e.Response.HTTPVersion, e.Response.Status)
+		}
+		if at := e.StartedDateTime.Sub(start); at < 0 || at > time.Duration(res.PLTMs*float64(time.Millisecond))+time.Second {
+			t.Errorf("%s starts %v after the page", e.Request.URL, at)
+		}
+	}
+	rt := map[string]client.ResourceTiming{}
+	for _, r := range res.Resources {
+		rt[r.URL] = r
+	}
+	for _, u := range want {
+		e, ok := entries[u]
+		if !ok {
+			t.Errorf("no entry for %s", u)
+			continue
+		}
+		if e.Timings.Wait < 0 || e.Timings.Receive < 0 || e.Timings.Blocked < 0 || e.Time <= 0 {
+			t.Errorf("%s: timings %+v, time %.1f", u, e.Timings, e.Time)
+		}
+		// Both end where the response ended, counted from the page's
+		// start. (They start apart: Resource Timing when the page asked,
+		// the HAR when the parent process made the request.)
+		if r, ok := rt[u]; ok {
+			end := ms(e.StartedDateTime.Sub(start)) + e.Time
+			if d := end - r.ResponseEndMs; d < -5 || d > 5 {
+				t.Errorf("%s: ends at %.1f ms in the HAR, %.1f ms in Resource Timing", u, end, r.ResponseEndMs)
+			}
+		}
+	}
+	if doc := entries[want[0]]; doc.Timings.Connect <= 0 || doc.Timings.SSL <= 0 || doc.Timings.SSL > doc.Timings.Connect {
+		t.Errorf("the document's connection: connect %.1f ms, TLS %.1f ms", doc.Timings.Connect, doc.Timings.SSL)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

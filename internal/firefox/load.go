@@ -54,6 +54,12 @@ type tab struct {
 	context string
 	// preload is the id of the tab's preload script, once added.
 	preload string
+	// har records the tab's network events for a HAR, under subscription;
+	// nil: none asked for.
+	har          *harRecorder
+	subscription string
+	// version is quicbench's, the HAR's creator's.
+	version string
 	// close disposes of the tab (and of a fresh browser); failed says the
 	// load failed.
 	close func(failed bool)
@@ -82,12 +88,34 @@ func (f *Firefox) openTab(ctx context.Context, req client.Request) (*tab, error)
 		p.close()
 		return nil, fmt.Errorf("the browser has no tab")
 	}
-	return &tab{bidi: p.bidi, context: tree.Contexts[0].Context, close: func(bool) { p.close() }}, nil
+	return &tab{bidi: p.bidi, context: tree.Contexts[0].Context, version: f.Version, close: func(bool) { p.close() }}, nil
 }
 
 // visits sets up the tab, makes a repeat visit's first load and then the
 // measured one, filling res. It returns a failure text.
 func (t *tab) visits(ctx context.Context, req client.Request, timeout time.Duration, res *client.Result) string {
+	if failure := t.setUp(ctx, req); failure != "" {
+		return failure
+	}
+	res.ViewportWidth, res.ViewportHeight = client.ViewportWidth, client.ViewportHeight
+	res.Visit = req.Visit
+	if res.Visit == "" {
+		res.Visit = factor.FirstVisit
+	}
+	if res.Visit == factor.RepeatVisit {
+		if failure := t.firstVisit(ctx, req, timeout, res); failure != "" {
+			return failure
+		}
+	}
+	if t.har != nil {
+		t.har.reset() // the measured visit only
+	}
+	return t.measuredVisit(ctx, req, timeout, res)
+}
+
+// setUp adds the page's scripts, sets the viewport and, for a HAR,
+// subscribes to the tab's network events. It returns a failure text.
+func (t *tab) setUp(ctx context.Context, req client.Request) string {
 	source := client.SetupJS
 	if req.Deterministic {
 		source = client.DeterministicJS(req.ClockStart) + "\n" + source
@@ -107,17 +135,19 @@ func (t *tab) visits(ctx context.Context, req client.Request, timeout time.Durat
 	}, nil); err != nil {
 		return fmt.Sprintf("set up page: viewport: %v", err)
 	}
-	res.ViewportWidth, res.ViewportHeight = client.ViewportWidth, client.ViewportHeight
-	res.Visit = req.Visit
-	if res.Visit == "" {
-		res.Visit = factor.FirstVisit
+	if req.HARPath == "" {
+		return ""
 	}
-	if res.Visit == factor.RepeatVisit {
-		if failure := t.firstVisit(ctx, req, timeout, res); failure != "" {
-			return failure
-		}
+	t.har = newHARRecorder()
+	t.bidi.setOnEvent(t.har.event)
+	var sub struct {
+		Subscription string `json:"subscription"`
 	}
-	return t.measuredVisit(ctx, req, timeout, res)
+	if err := t.bidi.call(ctx, "session.subscribe", map[string]any{"events": harEvents(), "contexts": []string{t.context}}, &sub); err != nil {
+		return fmt.Sprintf("record HAR: %v", err)
+	}
+	t.subscription = sub.Subscription
+	return ""
 }
 
 // firstVisit makes a repeat visit's first, unmeasured load, verifies it and
@@ -163,6 +193,12 @@ func (t *tab) measuredVisit(ctx context.Context, req client.Request, timeout tim
 	if m.FCPMs == 0 {
 		if failure := t.awaitPaint(ctx, res); failure != "" {
 			return failure
+		}
+	}
+	if t.har != nil {
+		t.har.settle(ctx)
+		if err := t.har.build(req.URL, t.version, res.PageMetrics).WriteFile(req.HARPath); err != nil {
+			return err.Error()
 		}
 	}
 	if problems := client.Verify(req, res.PageMetrics); len(problems) > 0 {

@@ -47,12 +47,18 @@ func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error)
 		f.dropWarm(req, p)
 		return nil, err
 	}
-	t := &tab{bidi: p.bidi, context: created.Context}
+	t := &tab{bidi: p.bidi, context: created.Context, version: f.Version}
 	t.close = func(failed bool) {
 		closeCtx, cancel := context.WithTimeout(context.Background(), closeTabTimeout)
 		defer cancel()
 		var err error
-		if t.preload != "" {
+		if t.har != nil {
+			p.bidi.setOnEvent(nil)
+			if t.subscription != "" {
+				err = p.bidi.call(closeCtx, "session.unsubscribe", map[string]any{"subscriptions": []string{t.subscription}}, nil)
+			}
+		}
+		if t.preload != "" && err == nil {
 			err = p.bidi.call(closeCtx, "script.removePreloadScript", map[string]any{"script": t.preload}, nil)
 		}
 		if err == nil {

@@ -418,8 +418,6 @@ func (s *Spec) checkCombinations() error {
 	switch {
 	case s.Has(factor.IDVisual, string(factor.VisualOn)) && !caps.Frames:
 		return fmt.Errorf("visual on needs client %s: the %s client %s", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Frames }), s.Client(), framesReason(s.Client()))
-	case s.Artifacts.HAR && !caps.HAR:
-		return fmt.Errorf("artifacts: {har: true} needs client %s: the %s client writes no HAR yet", factor.ClientsThat(func(c factor.Capabilities) bool { return c.HAR }), s.Client())
 	case s.Browser() == factor.BrowserWarm && !caps.Warm:
 		return fmt.Errorf("browser warm needs client %s: the %s client keeps no browser between loads", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Warm }), s.Client())
 	case slices.ContainsFunc(s.Pages, factor.Page.OwnOrigins) && !slices.Equal(s.LevelsOf(factor.IDOrigins), []string{"1"}):

@@ -158,7 +158,6 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "client: safari\n", `client "safari" is unknown: use chromium, firefox or loader`},
 		{base + "timeout: soon\n", `timeout "soon" is not a positive duration`},
 		{base + "  visual: [on]\nclient: firefox\n", `visual on needs client chromium: the firefox client captures no frames yet`},
-		{base + "client: firefox\nartifacts: {har: true}\n", `artifacts: {har: true} needs client chromium or loader: the firefox client writes no HAR yet`},
 		{base + "client: loader\nbrowser: warm\n", `browser warm needs client chromium or firefox: the loader client keeps no browser between loads`},
 		{base + "replay: {max_unmatched: lots}\n", `replay: max_unmatched: "lots" is not a percentage`},
 		{base + "replay: {max_unmatched: 120%}\n", `replay: max_unmatched: "120%" is outside 0 to 100 percent`},
