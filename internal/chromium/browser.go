@@ -118,8 +118,17 @@ func Flags(req client.Request) []chromedp.ExecAllocatorOption {
 	case factor.H1:
 		opts = append(opts, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-http2", true))
 	}
+	if req.NetLogDir != "" {
+		// Default capture: events without cookies, credentials or bodies.
+		opts = append(opts, chromedp.Flag("log-net-log", filepath.Join(req.NetLogDir, NetLogFile)),
+			chromedp.Flag("net-log-capture-mode", "Default"))
+	}
 	return opts
 }
+
+// NetLogFile is the name of Chromium's NetLog in a load's net log
+// directory.
+const NetLogFile = "chromium-netlog.json"
 
 // ResolverRules is the value of Chromium's --host-resolver-rules that maps
 // each host of addrs to its IP and every other name to nothing, such as

@@ -1,9 +1,12 @@
 package chromium_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -132,4 +135,50 @@ func TestWarmBrowserIsRestartedAfterACrash(t *testing.T) {
 		t.Fatalf("after the browser was killed: %q, then %q; want the second load to start a new browser", afterCrash.Failure, retry.Failure)
 	}
 	t.Logf("the load right after the crash: %q", afterCrash.Failure)
+}
+
+// TestChromiumWritesNetLog loads a page over h3 with a net log: Chromium's
+// NetLog is complete JSON (the browser ended cleanly) and holds the QUIC
+// session to the page's host.
+func TestChromiumWritesNetLog(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	tb, s := startTestbed(t, 5*time.Millisecond)
+	dir := t.TempDir()
+	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H3, Hosts: s.Hosts(),
+		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, Expected: s.Subresources, NetLogDir: dir})
+	if err != nil || !res.OK() {
+		t.Fatalf("load: %v %s", err, res.Failure)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, chromium.NetLogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Constants struct {
+			LogEventTypes map[string]int `json:"logEventTypes"`
+		} `json:"constants"`
+		Events []struct {
+			Type   int            `json:"type"`
+			Params map[string]any `json:"params"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(data, &log); err != nil {
+		t.Fatalf("the NetLog (%d B) is not complete JSON: %v", len(data), err)
+	}
+	quic, ok := log.Constants.LogEventTypes["QUIC_SESSION"]
+	if !ok {
+		t.Fatal("the NetLog names no QUIC_SESSION event type")
+	}
+	sessions := 0
+	for _, e := range log.Events {
+		if e.Type == quic && strings.HasPrefix(fmt.Sprint(e.Params["host"]), s.Hosts()[0]) {
+			sessions++
+		}
+	}
+	t.Logf("NetLog: %d B, %d events, %d QUIC_SESSION events for %s", len(data), len(log.Events), sessions, s.Hosts()[0])
+	if sessions == 0 {
+		t.Errorf("no QUIC session to %s in the NetLog", s.Hosts()[0])
+	}
 }

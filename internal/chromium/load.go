@@ -29,6 +29,9 @@ func (c *Chromium) Load(ctx context.Context, req client.Request) (res client.Res
 	if req.Protocol.NextHop() == "" {
 		return res, fmt.Errorf("load: unknown protocol %q", req.Protocol)
 	}
+	if c.Warm && req.NetLogDir != "" {
+		return res, fmt.Errorf("load: a net log needs a fresh browser, not a warm one")
+	}
 	timeout := c.Timeout
 	if timeout == 0 {
 		timeout = 60 * time.Second

@@ -96,6 +96,12 @@ type Request struct {
 	// HARPath, if set, receives the measured visit's HAR 1.2: the built-in
 	// loader's own, or Chromium's from its DevTools network events.
 	HARPath string
+	// NetLogDir, if set, receives the browser's own log of its network
+	// activity from its start to its end (a repeat visit's two loads):
+	// Chromium's NetLog (chromium-netlog.json, for netlog-viewer) or
+	// Firefox's HTTP log (firefox.moz_log and one file per child process,
+	// as about:logging writes them). Browsers run fresh for it.
+	NetLogDir string
 	// Visual captures the measured visit's frames and computes its visual
 	// metrics (Chromium only). It costs CPU during the load.
 	Visual bool

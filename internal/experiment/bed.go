@@ -154,38 +154,51 @@ func (r *runner) netcheck(ctx context.Context, bed *bed, setup *plan.Setup) erro
 	return nil
 }
 
+// loadFiles are where the client writes a load's files; "" for none.
+type loadFiles struct {
+	// har is the HAR's path, netLog the directory of the browser's net log.
+	har, netLog string
+}
+
 // startArtifacts starts the pcap and qlog of one attempt, as the spec asks,
 // and returns their stop function, their paths relative to the run
-// directory, and the path the HAR goes to ("" for none).
-func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() error, []string, string, error) {
+// directory, and where the client writes its files.
+func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() error, []string, loadFiles, error) {
 	var names []string
 	stops := []func() error{}
 	base := fmt.Sprintf("%s-a%d", t.ID, attempt)
-	if r.spec.Artifacts.Pcap || r.spec.Artifacts.HAR || r.spec.Artifacts.Qlog {
+	if r.spec.Artifacts.Pcap || r.spec.Artifacts.HAR || r.spec.Artifacts.Qlog || r.spec.Artifacts.NetLog {
 		if err := safefs.MkdirAll(r.cfg.Dir, "artifacts", 0o755); err != nil {
-			return nil, nil, "", fmt.Errorf("artifacts: %w", err)
+			return nil, nil, loadFiles{}, fmt.Errorf("artifacts: %w", err)
 		}
 	}
 	if r.spec.Artifacts.Pcap {
 		name := filepath.Join("artifacts", base+".pcap")
 		stop, err := bed.StartCapture(filepath.Join(r.cfg.Dir, name))
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, loadFiles{}, err
 		}
 		stops, names = append(stops, stop), append(names, name)
 	}
-	harPath := ""
+	var files loadFiles
 	if r.spec.Artifacts.HAR {
 		name := filepath.Join("artifacts", base+".har")
-		harPath, names = filepath.Join(r.cfg.Dir, name), append(names, name)
+		files.har, names = filepath.Join(r.cfg.Dir, name), append(names, name)
+	}
+	if r.spec.Artifacts.NetLog {
+		name := filepath.Join("artifacts", base+"-netlog")
+		if err := safefs.MkdirAll(r.cfg.Dir, name, 0o755); err != nil {
+			return nil, nil, loadFiles{}, fmt.Errorf("artifacts: %w", err)
+		}
+		files.netLog, names = filepath.Join(r.cfg.Dir, name), append(names, name)
 	}
 	if r.spec.Artifacts.Qlog && t.Cell.Levels.Protocol() == factor.H3 {
 		name := filepath.Join("artifacts", base+"-qlog")
 		if err := safefs.MkdirAll(r.cfg.Dir, name, 0o755); err != nil {
-			return nil, nil, "", fmt.Errorf("artifacts: %w", err)
+			return nil, nil, loadFiles{}, fmt.Errorf("artifacts: %w", err)
 		}
 		if err := bed.SetQlogDir(filepath.Join(r.cfg.Dir, name)); err != nil {
-			return nil, nil, "", err
+			return nil, nil, loadFiles{}, err
 		}
 		stops, names = append(stops, func() error { return bed.SetQlogDir("") }), append(names, name)
 	}
@@ -195,7 +208,7 @@ func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() err
 			errs = append(errs, stop())
 		}
 		return errors.Join(errs...)
-	}, names, harPath, nil
+	}, names, files, nil
 }
 
 // goClients makes Go HTTP clients in tb's client namespace.

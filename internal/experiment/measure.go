@@ -41,7 +41,7 @@ type Measured struct {
 // A server that exits during the load (killed, crashed) stops the load at
 // once; the load is then a failed one that names the server and how it
 // exited, and the runner starts the server again for the next attempt.
-func measureLoad(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, error) {
+func measureLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured, error) {
 	if b.replay.needsPriming() {
 		if err := prime(ctx, b, t); err != nil {
 			return Measured{}, err
@@ -50,7 +50,7 @@ func measureLoad(ctx context.Context, b *bed, t plan.Trial, harPath string) (Mea
 	tb := b.Testbed
 	tb.Emulator.ResetPeaks()
 	up0, down0 := tb.Emulator.Stats()
-	m, err := watchedLoad(ctx, b, t, harPath)
+	m, err := watchedLoad(ctx, b, t, files)
 	if reason := tb.Exited(); reason != "" && ctx.Err() == nil {
 		m.Result.Failure, err = reason, nil
 	}
@@ -64,7 +64,7 @@ func measureLoad(ctx context.Context, b *bed, t plan.Trial, harPath string) (Mea
 // measured load (replayCheck). A server that exits during it fails the
 // measured load that follows.
 func prime(ctx context.Context, b *bed, t plan.Trial) error {
-	m, err := watchedLoad(ctx, b, t, "")
+	m, err := watchedLoad(ctx, b, t, loadFiles{})
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -77,17 +77,17 @@ func prime(ctx context.Context, b *bed, t plan.Trial) error {
 }
 
 // watchedLoad is load, stopped at once when a server exits.
-func watchedLoad(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, error) {
+func watchedLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured, error) {
 	loadCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := b.OnExit(func(string) { cancel() })
 	defer stop()
-	return load(loadCtx, b, t, harPath)
+	return load(loadCtx, b, t, files)
 }
 
 // load is measureLoad without the emulator's counters. A paired load
 // starts its measured visit from its repetition's link seeds.
-func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, error) {
+func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured, error) {
 	c := t.Cell
 	tb, page := b.Testbed, b.page
 	reseed := func() {
@@ -112,7 +112,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, harPath string) (Measured, 
 	r, err := b.client.Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,
-		Expected: b.expected, Visit: visit, HARPath: harPath,
+		Expected: b.expected, Visit: visit, HARPath: files.har, NetLogDir: files.netLog,
 		CacheAllowed:  cache && visit.Loads() > 1,
 		Visual:        c.Levels.Visual().On(),
 		Deterministic: b.deterministic, ClockStart: page.RecordedAt,

@@ -217,11 +217,11 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 
 // attempt makes one attempt of trial t with its artifacts.
 func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt int) (Measured, []string, error) {
-	stop, names, harPath, err := r.startArtifacts(bed, t, attempt)
+	stop, names, files, err := r.startArtifacts(bed, t, attempt)
 	if err != nil {
 		return Measured{}, nil, err
 	}
-	m, err := measureLoad(ctx, bed, t, harPath)
+	m, err := measureLoad(ctx, bed, t, files)
 	if serr := stop(); serr != nil && err == nil && bed.Exited() == "" { // a server that died has no qlog to stop
 		err = serr
 	}

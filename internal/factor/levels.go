@@ -199,6 +199,9 @@ type Capabilities struct {
 	Frames bool
 	// HAR: it writes a HAR 1.2 file of the measured visit.
 	HAR bool
+	// NetLog: it writes its own log of the network (a browser's net log)
+	// of a load, from the browser's start to its end.
+	NetLog bool
 	// RepeatVisits: it loads a page a second time with the first load's
 	// TLS sessions, QUIC state and cache.
 	RepeatVisits bool
@@ -211,9 +214,9 @@ type Capabilities struct {
 func clients() []Declared[Client, Capabilities] {
 	return []Declared[Client, Capabilities]{
 		{Level[Client]{ClientChromium, "real headless Chromium"},
-			Capabilities{Renders: true, Frames: true, HAR: true, RepeatVisits: true, Warm: true}},
+			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true}},
 		{Level[Client]{ClientFirefox, "real headless Firefox (ESR): its own HTTP/3 stack, neqo"},
-			Capabilities{Renders: true, HAR: true, RepeatVisits: true, Warm: true}},
+			Capabilities{Renders: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true}},
 		{Level[Client]{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
 			Capabilities{HAR: true, RepeatVisits: true}},
 	}

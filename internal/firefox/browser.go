@@ -119,10 +119,18 @@ type process struct {
 	stderr  *tail
 }
 
+// NetLogModules are the modules and levels of Firefox's HTTP log, as
+// about:logging's "Networking" preset has them, with time stamps.
+const NetLogModules = "timestamp,nsHttp:5,cache2:5,nsSocketTransport:5,nsHostResolver:5,neqo_http3_session:5"
+
+// NetLogFile starts the names of Firefox's HTTP log files in a load's net
+// log directory (firefox.moz_log, and a file per child process).
+const NetLogFile = "firefox"
+
 // command is the browser's command line for profile: Firefox, in the
 // client namespace, in a mount namespace of its own where /etc/hosts is the
-// profile's hosts file.
-func (f *Firefox) command(profile string) (*exec.Cmd, error) {
+// profile's hosts file; netLogDir, if set, gets its HTTP log.
+func (f *Firefox) command(profile, netLogDir string) (*exec.Cmd, error) {
 	path := f.Path
 	if path == "" {
 		path = DefaultPath
@@ -145,6 +153,9 @@ func (f *Firefox) command(profile string) (*exec.Cmd, error) {
 	cmd.Path = unshare
 	tmp := filepath.Join(profile, "tmp")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+tmp, "MOZ_CRASHREPORTER_DISABLE=1", "MOZ_CRASHREPORTER=0")
+	if netLogDir != "" {
+		cmd.Env = append(cmd.Env, "MOZ_LOG="+NetLogModules, "MOZ_LOG_FILE="+filepath.Join(netLogDir, NetLogFile))
+	}
 	return cmd, nil
 }
 
@@ -159,13 +170,14 @@ func (f *Firefox) start(ctx context.Context, req client.Request) (*process, erro
 	if err != nil {
 		return nil, err
 	}
-	return f.startOn(ctx, profile)
+	return f.startOn(ctx, profile, req.NetLogDir)
 }
 
-// startOn starts a browser on profile and opens a BiDi session with it;
-// the profile goes with the browser.
-func (f *Firefox) startOn(ctx context.Context, profile string) (*process, error) {
-	cmd, err := f.command(profile)
+// startOn starts a browser on profile (its HTTP log into netLogDir, if
+// set) and opens a BiDi session with it; the profile goes with the
+// browser.
+func (f *Firefox) startOn(ctx context.Context, profile, netLogDir string) (*process, error) {
+	cmd, err := f.command(profile, netLogDir)
 	if err != nil {
 		os.RemoveAll(profile)
 		return nil, err

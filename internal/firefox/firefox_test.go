@@ -1,6 +1,7 @@
 package firefox_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -369,3 +370,38 @@ func checkHAR(t *testing.T, h *har.HAR, res client.Result, want []string, p fact
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TestFirefoxWritesNetLog loads a page over h3 with a net log: Firefox's
+// HTTP log, in files of its own in the directory, shows the HTTP/3
+// session and the page's requests.
+func TestFirefoxWritesNetLog(t *testing.T) {
+	requireFirefox(t)
+	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 2, ObjectBytes: 3000}, []string{"www.quicbench.test"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := startTestbed(t, s, 5*time.Millisecond)
+	f := &firefox.Firefox{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	defer f.Close()
+	req := request(tb, s, factor.H3)
+	req.NetLogDir = t.TempDir()
+	res, err := f.Load(t.Context(), req)
+	if err != nil || !res.OK() {
+		t.Fatalf("load: %v %s", err, res.Failure)
+	}
+	files, _ := filepath.Glob(filepath.Join(req.NetLogDir, firefox.NetLogFile+"*"))
+	var all []byte
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, data...)
+	}
+	t.Logf("HTTP log: %d files, %d B", len(files), len(all))
+	for _, want := range []string{"Http3Session", s.Subresources[0]} {
+		if !bytes.Contains(all, []byte(want)) {
+			t.Errorf("the HTTP log never mentions %s", want)
+		}
+	}
+}

@@ -25,6 +25,9 @@ func (f *Firefox) Load(ctx context.Context, req client.Request) (res client.Resu
 	if req.Protocol.NextHop() == "" {
 		return res, fmt.Errorf("load: unknown protocol %q", req.Protocol)
 	}
+	if f.Warm && req.NetLogDir != "" {
+		return res, fmt.Errorf("load: a net log needs a fresh browser, not a warm one")
+	}
 	timeout := f.Timeout
 	if timeout == 0 {
 		timeout = 60 * time.Second

@@ -87,7 +87,7 @@ func (f *Firefox) makeTemplate(ctx context.Context, caFile string) (string, erro
 		os.RemoveAll(run)
 		return fail(err)
 	}
-	p, err := f.startOn(ctx, run)
+	p, err := f.startOn(ctx, run, "")
 	if err != nil {
 		return fail(err)
 	}

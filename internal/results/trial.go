@@ -34,8 +34,8 @@ type Trial struct {
 	Link
 	StartedAt  time.Time `parquet:"started_at,timestamp(microsecond)"`
 	FinishedAt time.Time `parquet:"finished_at,timestamp(microsecond)"`
-	// Artifacts are the pcap, qlog and HAR paths in the run directory,
-	// comma-separated.
+	// Artifacts are the pcap, qlog, HAR and net log paths in the run
+	// directory, comma-separated.
 	Artifacts string `parquet:"artifacts"`
 }
 

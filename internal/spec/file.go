@@ -288,6 +288,7 @@ func Format(s *Spec) ([]byte, error) {
 	add(art, "pcap", str(strconv.FormatBool(s.Artifacts.Pcap)))
 	add(art, "qlog", str(strconv.FormatBool(s.Artifacts.Qlog)))
 	add(art, "har", str(strconv.FormatBool(s.Artifacts.HAR)))
+	add(art, "netlog", str(strconv.FormatBool(s.Artifacts.NetLog)))
 	add(root, "artifacts", art)
 	f := mapping()
 	nets := &yaml.Node{Kind: yaml.SequenceNode}

@@ -116,6 +116,9 @@ type Artifacts struct {
 	Pcap bool `yaml:"pcap"`
 	Qlog bool `yaml:"qlog"`
 	HAR  bool `yaml:"har"`
+	// NetLog keeps the browser's own network log of each load: Chromium's
+	// NetLog, Firefox's HTTP log.
+	NetLog bool `yaml:"netlog"`
 }
 
 // Load reads and validates the spec file at path.
@@ -418,6 +421,10 @@ func (s *Spec) checkCombinations() error {
 	switch {
 	case s.Has(factor.IDVisual, string(factor.VisualOn)) && !caps.Frames:
 		return fmt.Errorf("visual on needs client %s: the %s client %s", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Frames }), s.Client(), framesReason(s.Client()))
+	case s.Artifacts.NetLog && !caps.NetLog:
+		return fmt.Errorf("artifacts: {netlog: true} needs client %s: the %s client is no browser and keeps no net log", factor.ClientsThat(func(c factor.Capabilities) bool { return c.NetLog }), s.Client())
+	case s.Artifacts.NetLog && s.Browser() == factor.BrowserWarm:
+		return fmt.Errorf("artifacts: {netlog: true} needs browser fresh: a browser writes one net log from its start to its end, and a warm browser serves many loads")
 	case s.Browser() == factor.BrowserWarm && !caps.Warm:
 		return fmt.Errorf("browser warm needs client %s: the %s client keeps no browser between loads", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Warm }), s.Client())
 	case slices.ContainsFunc(s.Pages, factor.Page.OwnOrigins) && !slices.Equal(s.LevelsOf(factor.IDOrigins), []string{"1"}):

@@ -159,6 +159,8 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "timeout: soon\n", `timeout "soon" is not a positive duration`},
 		{base + "  visual: [on]\nclient: firefox\n", `visual on needs client chromium: the firefox client captures no frames yet`},
 		{base + "client: loader\nbrowser: warm\n", `browser warm needs client chromium or firefox: the loader client keeps no browser between loads`},
+		{base + "client: loader\nartifacts: {netlog: true}\n", `artifacts: {netlog: true} needs client chromium or firefox: the loader client is no browser and keeps no net log`},
+		{base + "browser: warm\nartifacts: {netlog: true}\n", `artifacts: {netlog: true} needs browser fresh`},
 		{base + "replay: {max_unmatched: lots}\n", `replay: max_unmatched: "lots" is not a percentage`},
 		{base + "replay: {max_unmatched: 120%}\n", `replay: max_unmatched: "120%" is outside 0 to 100 percent`},
 		{base + "replay: {unmatched: 1%}\n", `unknown key "unmatched"`},
