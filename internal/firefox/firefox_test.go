@@ -126,10 +126,11 @@ func TestFirefoxLoadsOverEachProtocol(t *testing.T) {
 			}
 		})
 	}
+	f.Close() // waits for the last browser's shutdown
 	if left := proc.Using(profiles); len(left) > 0 {
 		t.Errorf("processes left that use the profiles: %v", left)
 	}
-	if entries, _ := os.ReadDir(profiles); len(entries) > 1 { // the shared certificate database
+	if entries, _ := os.ReadDir(profiles); len(entries) > 0 {
 		t.Errorf("profiles left: %d entries in %s", len(entries), profiles)
 	}
 }
@@ -295,8 +296,8 @@ func TestWarmFirefoxIsRestartedAfterACrash(t *testing.T) {
 // TestFirefoxWritesHAR loads a page of two origins with a HAR over each
 // protocol: the HAR, read back by quicbench's own reader, has the
 // document and every object, over the requested protocol, with phases
-// that add up to what Resource Timing measured of the same requests, and
-// the page's onload.
+// that end where the network delivered what Resource Timing measured of
+// the same requests, and the page's onload.
 func TestFirefoxWritesHAR(t *testing.T) {
 	requireFirefox(t)
 	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 6, ObjectBytes: 8000},
@@ -356,10 +357,13 @@ func checkHAR(t *testing.T, h *har.HAR, res client.Result, want []string, p fact
 		}
 		// Both end where the response ended, counted from the page's
 		// start. (They start apart: Resource Timing when the page asked,
-		// the HAR when the parent process made the request.)
+		// the HAR when the parent process made the request.) The HAR's
+		// end is the network's, in the parent process; Resource Timing's
+		// is when the page's process had the bytes, up to tens of
+		// milliseconds later on a busy machine, never earlier.
 		if r, ok := rt[u]; ok {
 			end := ms(e.StartedDateTime.Sub(start)) + e.Time
-			if d := end - r.ResponseEndMs; d < -5 || d > 5 {
+			if d := end - r.ResponseEndMs; d < -50 || d > 5 {
 				t.Errorf("%s: ends at %.1f ms in the HAR, %.1f ms in Resource Timing", u, end, r.ResponseEndMs)
 			}
 		}
