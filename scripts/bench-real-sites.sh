@@ -3,7 +3,8 @@
 # recorded. Imports every recording in DIR (Mahimahi directories, HAR files
 # *.har, WebPageReplay archives *.wprgo; links are skipped; exchanges over
 # plain http are kept as https with --upgrade-http), replays each
-# with compare over h1, h2 and h3 in Chromium (RUNS rounds, default 3; 40 ms
+# with compare over h1, h2 and h3 in Chromium, or in the client CLIENT names
+# (CLIENT=firefox) (RUNS rounds, default 3; 40 ms
 # RTT, 10/5 Mbit/s, no loss), and prints per site: the recording's
 # responses, origins and exchanges upgraded from http, and per protocol the
 # verified loads and the medians of the requests the page started up to its
@@ -13,16 +14,17 @@
 # each site's protocols did the same work (median requests up to the load
 # event within 2 %). About 12 s per load; needs root (or runs rootless)
 # and bin/quicbench (make build).
-# Usage: scripts/bench-real-sites.sh DIR [RUNS]
+# Usage: [CLIENT=firefox] scripts/bench-real-sites.sh DIR [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 qb=${QB:-./bin/quicbench}
 dir=${1:?usage: scripts/bench-real-sites.sh DIR [RUNS]}
 runs=${2:-3}
+client=${CLIENT:-chromium}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quicbench-real.XXXXXX") # mode 0700, a name nobody chose
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
-echo "== real recordings in $dir, $runs rounds × h1,h2,h3, $(nproc) cores, $(date -u +%Y-%m-%d)"
+echo "== real recordings in $dir, $runs rounds × h1,h2,h3 in $client, $(nproc) cores, $(date -u +%Y-%m-%d)"
 for rec in "$dir"/*; do
 	name=$(basename "$rec")
 	[ -L "$rec" ] && continue
@@ -35,7 +37,7 @@ for rec in "$dir"/*; do
 		echo "$name: import failed: $(tail -n 1 "$work/$name.import")"
 		continue
 	fi
-	"$qb" compare --page "archive:$work/$name" --protocols h1,h2,h3 --runs "$runs" --rtt 40ms --loss 0 --down 10mbit --up 5mbit \
+	"$qb" compare --client "$client" --page "archive:$work/$name" --protocols h1,h2,h3 --runs "$runs" --rtt 40ms --loss 0 --down 10mbit --up 5mbit \
 		--netcheck=false --json --out "$work/run-$name" >"$work/$name.json" 2>"$work/$name.err" || true
 	echo "$name" >>"$work/sites"
 done

@@ -65,7 +65,23 @@ type Chromium struct {
 
 	mu   sync.Mutex
 	warm map[string]*browserProcess
+	// closing counts the fresh browsers still shutting down: a load
+	// returns before its browser is gone, and the next timed load waits
+	// for it (closeLater).
+	closing sync.WaitGroup
 }
+
+// closeLater kills b's processes at once (so nothing of it reaches the
+// servers after the load) and reaps them and removes its profile in the
+// background, overlapping the harness's work after the load; awaitClosed
+// waits for that.
+func (c *Chromium) closeLater(b *browserProcess) {
+	killProcessesUsing(b.profile)
+	c.closing.Go(b.close)
+}
+
+// awaitClosed waits until every browser that was shutting down is gone.
+func (c *Chromium) awaitClosed() { c.closing.Wait() }
 
 // Version is what the Chromium at path (empty: DefaultChromiumPath) says
 // its version is, such as "Chromium 156.0.8078.73 built on Debian …"; ""
@@ -291,6 +307,7 @@ func (c *Chromium) dropWarm(req client.Request, b *browserProcess) {
 // Close stops the warm browsers, if any. Call it before the client
 // namespace goes away.
 func (c *Chromium) Close() {
+	c.awaitClosed()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for key, b := range c.warm {

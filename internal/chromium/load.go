@@ -58,6 +58,7 @@ func (c *Chromium) Load(ctx context.Context, req client.Request) (res client.Res
 		return fail(fmt.Sprintf("browser start: %v", errors.Join(err, *t.wrapErr)))
 	}
 	res.BrowserStartMs = ms(time.Since(startAt))
+	c.awaitClosed() // the last load's browser, before this one's timed load
 	if failure := c.visits(t.ctx, loadCtx, req, timeout, &res); failure != "" {
 		return fail(failure)
 	}
@@ -81,7 +82,12 @@ func (c *Chromium) openTab(loadCtx context.Context, req client.Request) (*tab, s
 		if err != nil {
 			return nil, "", err
 		}
-		return &tab{ctx: b.ctx, wrapErr: b.wrapErr, close: func(bool) { b.close() }}, "", nil
+		if req.NetLogDir != "" {
+			// Chromium completes its NetLog when it quits: ask it to
+			// (Browser.close) and wait, rather than kill it.
+			return &tab{ctx: b.ctx, wrapErr: b.wrapErr, close: func(bool) { chromedp.Cancel(b.ctx); b.close() }}, "", nil
+		}
+		return &tab{ctx: b.ctx, wrapErr: b.wrapErr, close: func(bool) { c.closeLater(b) }}, "", nil
 	}
 	wb, err := c.warmBrowser(req)
 	if err != nil {

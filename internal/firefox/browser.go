@@ -62,6 +62,10 @@ type Firefox struct {
 
 	mu   sync.Mutex
 	warm map[string]*process
+	// closing counts the fresh browsers still shutting down: a load
+	// returns before its browser is gone, and the next timed load waits
+	// for it.
+	closing sync.WaitGroup
 	// template is the profile every fresh profile starts from (see
 	// template.go), made for the CA in templateCA on first use.
 	template, templateCA string
@@ -99,6 +103,7 @@ func Version(path string) string {
 // Close stops the warm browsers, if any, and removes the template profile
 // the loads shared. Call it before the client namespace goes away.
 func (f *Firefox) Close() {
+	f.closing.Wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for key, p := range f.warm {
@@ -252,6 +257,15 @@ func (p *process) connect(ctx context.Context, url string, dial func(ctx context
 	}
 	p.bidi = b
 	return b.call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}}, nil)
+}
+
+// closeLater kills p's processes at once (so nothing of it reaches the
+// servers after the load) and reaps them and removes its profile in the
+// background, overlapping the harness's work after the load; the next
+// timed load and Close wait for that.
+func (f *Firefox) closeLater(p *process) {
+	p.proc.KillGroup()
+	f.closing.Go(p.close)
 }
 
 // close kills the browser and every process it started, and removes its

@@ -45,6 +45,7 @@ func (f *Firefox) Load(ctx context.Context, req client.Request) (res client.Resu
 	}
 	defer func() { t.close(res.Failure != "") }()
 	res.BrowserStartMs = ms(time.Since(startAt))
+	f.closing.Wait() // the last load's browser, before this one's timed load
 	if failure := t.visits(loadCtx, req, timeout, &res); failure != "" {
 		return fail(failure)
 	}
@@ -91,7 +92,9 @@ func (f *Firefox) openTab(ctx context.Context, req client.Request) (*tab, error)
 		p.close()
 		return nil, fmt.Errorf("the browser has no tab")
 	}
-	return &tab{bidi: p.bidi, context: tree.Contexts[0].Context, version: f.Version, close: func(bool) { p.close() }}, nil
+	// The browser shuts down in the background, while the harness records
+	// the load; the next timed load waits for it.
+	return &tab{bidi: p.bidi, context: tree.Contexts[0].Context, version: f.Version, close: func(bool) { f.closeLater(p) }}, nil
 }
 
 // visits sets up the tab, makes a repeat visit's first load and then the

@@ -76,6 +76,16 @@ func (p *Process) Exited() string {
 
 // Kill kills the child's whole process group and waits for the child.
 func (p *Process) Kill() error {
+	if err := p.KillGroup(); err != nil {
+		return err
+	}
+	<-p.done
+	return nil
+}
+
+// KillGroup sends SIGKILL to the child's whole process group and returns
+// without waiting; Done tells when the child is gone.
+func (p *Process) KillGroup() error {
 	select {
 	case <-p.done:
 		return nil
@@ -84,7 +94,6 @@ func (p *Process) Kill() error {
 	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
-	<-p.done
 	return nil
 }
 
