@@ -104,11 +104,22 @@ func TestFirefoxLoadsOverEachProtocol(t *testing.T) {
 				t.Errorf("servers counted %+v, want at least %d requests, all over %s", served, len(s.Subresources)+1, p)
 			}
 			// Only the requested transport: no TCP connection raced
-			// against QUIC.
+			// against QUIC. And one connection per origin over h2 and h3:
+			// none dropped after the document when Firefox's link service
+			// reports a change of the network. (Over h2 Firefox opens a
+			// few TCP connections to a new origin at once and closes all
+			// but the first before their TLS handshakes.)
+			handshakes := 0
 			for _, c := range conns {
 				if (c.Transport == "quic") != (p == factor.H3) {
 					t.Errorf("a %s connection (%s, %d requests) during a load over %s", c.Transport, c.ALPN, c.Requests, p)
 				}
+				if c.Handshake != server.HandshakeIncomplete {
+					handshakes++
+				}
+			}
+			if p != factor.H1 && handshakes != len(s.Hosts()) {
+				t.Errorf("%d handshakes over %s for %d origins: %+v", handshakes, p, len(s.Hosts()), conns)
 			}
 			// Firefox gives an HTTP/1.1 document's requestStart as its
 			// responseStart: no first byte, which the record leaves out.
