@@ -1,6 +1,7 @@
 package chromium
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,10 +16,6 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 )
 
-// paintWait bounds how long a load whose first paint came after its load
-// event waits for it.
-const paintWait = 500 * time.Millisecond
-
 // Load starts a fresh browser, loads req.URL, reads the metrics, verifies
 // them, and stops the browser. It returns a client.Result with Failure set for any
 // failed load, and an error only if the context was canceled.
@@ -26,24 +23,15 @@ func (c *Chromium) Load(ctx context.Context, req client.Request) (res client.Res
 	res.Requested = req.Protocol
 	wallStart := time.Now()
 	defer func() { res.WallMs = ms(time.Since(wallStart)) }()
-	if req.Protocol.NextHop() == "" {
-		return res, fmt.Errorf("load: unknown protocol %q", req.Protocol)
+	if err := client.CheckBrowserRequest(req, c.Warm); err != nil {
+		return res, err
 	}
-	if c.Warm && req.NetLogDir != "" {
-		return res, fmt.Errorf("load: a net log needs a fresh browser, not a warm one")
-	}
-	timeout := c.Timeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
+	timeout := cmp.Or(c.Timeout, client.DefaultLoadTimeout)
 	loadCtx, cancelLoad := context.WithTimeout(ctx, timeout)
 	defer cancelLoad()
 	fail := func(failure string) (client.Result, error) {
 		res.Failure = failure
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		return res, nil
+		return res, ctx.Err()
 	}
 	startAt := time.Now()
 	t, failure, err := c.openTab(loadCtx, req)
@@ -239,11 +227,11 @@ func navigate(browserCtx, loadCtx context.Context, url string, timeout time.Dura
 	}
 }
 
-// awaitPaint reads FCP and LCP again for up to paintWait: a page can paint
+// awaitPaint reads FCP and LCP again for up to client.PaintWait: a page can paint
 // its first content a frame after its load event. It returns a failure
 // text; a page that paints nothing keeps FCP at 0.
 func awaitPaint(tabCtx, loadCtx context.Context, res *client.Result) string {
-	deadline := time.Now().Add(paintWait)
+	deadline := time.Now().Add(client.PaintWait)
 	for time.Now().Before(deadline) {
 		select {
 		case <-loadCtx.Done():

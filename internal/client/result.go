@@ -122,6 +122,26 @@ type Request struct {
 	CacheAllowed bool
 }
 
+// PaintWait bounds how long a browser's load whose first paint came
+// after its load event waits for it.
+const PaintWait = 500 * time.Millisecond
+
+// DefaultLoadTimeout bounds a browser's load when its Timeout is zero.
+const DefaultLoadTimeout = 60 * time.Second
+
+// CheckBrowserRequest says what a browser cannot do of req: a protocol it
+// does not know, or a net log from a warm browser (which writes one log
+// for many loads).
+func CheckBrowserRequest(req Request, warm bool) error {
+	if req.Protocol.NextHop() == "" {
+		return fmt.Errorf("load: unknown protocol %q", req.Protocol)
+	}
+	if warm && req.NetLogDir != "" {
+		return fmt.Errorf("load: a net log needs a fresh browser, not a warm one")
+	}
+	return nil
+}
+
 // PageLoader loads pages: the Chromium loader or the built-in loader.
 type PageLoader interface {
 	Load(ctx context.Context, req Request) (Result, error)

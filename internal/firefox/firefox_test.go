@@ -47,6 +47,26 @@ func request(tb *testbed.Testbed, s *site.Site, p factor.Protocol) client.Reques
 		SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: s.Subresources}
 }
 
+// verifiedLoad closes the servers' connections, makes the load req and
+// returns it with the servers' connection records read when its metrics
+// were; it fails the test unless the load was verified.
+func verifiedLoad(t *testing.T, f *firefox.Firefox, tb *testbed.Testbed, req client.Request) (client.Result, []server.ConnRecord) {
+	t.Helper()
+	if err := tb.CloseConnections(); err != nil {
+		t.Fatal(err)
+	}
+	var conns []server.ConnRecord
+	req.Loaded = func() { conns, _ = tb.Connections() }
+	res, err := f.Load(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() {
+		t.Fatalf("load over %s (%s visit) failed: %s", req.Protocol, req.Visit, res.Failure)
+	}
+	return res, conns
+}
+
 // requireFirefox skips where Firefox cannot run.
 func requireFirefox(t *testing.T) {
 	testenv.RequireRoot(t)
@@ -77,19 +97,7 @@ func TestFirefoxLoadsOverEachProtocol(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := tb.CloseConnections(); err != nil {
-				t.Fatal(err)
-			}
-			req := request(tb, s, p)
-			var conns []server.ConnRecord
-			req.Loaded = func() { conns, _ = tb.Connections() }
-			res, err := f.Load(t.Context(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.OK() {
-				t.Fatalf("load over %s failed: %s", p, res.Failure)
-			}
+			res, conns := verifiedLoad(t, f, tb, request(tb, s, p))
 			after, err := tb.Counts()
 			if err != nil {
 				t.Fatal(err)
@@ -172,15 +180,7 @@ func TestFirefoxRepeatVisitResumes(t *testing.T) {
 				}
 				return client.Pause(ctx, 100*time.Millisecond)
 			}
-			var conns []server.ConnRecord
-			req.Loaded = func() { conns, _ = tb.Connections() }
-			res, err := f.Load(t.Context(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.OK() {
-				t.Fatalf("repeat visit over %s failed: %s", p, res.Failure)
-			}
+			res, conns := verifiedLoad(t, f, tb, req)
 			kinds := map[string]int{}
 			for _, c := range conns {
 				if !c.Closed {
@@ -222,19 +222,7 @@ func testIsolatedLoads(t *testing.T, warm bool) {
 	f := &firefox.Firefox{Namespace: tb.Topo.Client, ProfileDir: profiles, Timeout: 30 * time.Second, Warm: warm}
 	for _, p := range factor.Protocols().Values() {
 		for i := range 2 {
-			if err := tb.CloseConnections(); err != nil {
-				t.Fatal(err)
-			}
-			req := request(tb, s, p)
-			var conns []server.ConnRecord
-			req.Loaded = func() { conns, _ = tb.Connections() }
-			res, err := f.Load(t.Context(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.OK() {
-				t.Fatalf("%s load %d: %s", p, i+1, res.Failure)
-			}
+			res, conns := verifiedLoad(t, f, tb, request(tb, s, p))
 			// Every connection of this load, closed ones too (the
 			// servers forgot the earlier loads' when they closed them).
 			kinds := map[string]int{}

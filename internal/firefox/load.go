@@ -1,6 +1,7 @@
 package firefox
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,10 +12,6 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 )
 
-// paintWait bounds how long a load whose first paint came after its load
-// event waits for it.
-const paintWait = 500 * time.Millisecond
-
 // Load starts a fresh browser, loads req.URL, reads the metrics, verifies
 // them, and stops the browser. It returns a client.Result with Failure set
 // for any failed load, and an error only if ctx was canceled.
@@ -22,16 +19,10 @@ func (f *Firefox) Load(ctx context.Context, req client.Request) (res client.Resu
 	res.Requested = req.Protocol
 	wallStart := time.Now()
 	defer func() { res.WallMs = ms(time.Since(wallStart)) }()
-	if req.Protocol.NextHop() == "" {
-		return res, fmt.Errorf("load: unknown protocol %q", req.Protocol)
+	if err := client.CheckBrowserRequest(req, f.Warm); err != nil {
+		return res, err
 	}
-	if f.Warm && req.NetLogDir != "" {
-		return res, fmt.Errorf("load: a net log needs a fresh browser, not a warm one")
-	}
-	timeout := f.Timeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
+	timeout := cmp.Or(f.Timeout, client.DefaultLoadTimeout)
 	loadCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fail := func(failure string) (client.Result, error) {
@@ -241,11 +232,11 @@ func (t *tab) navigate(ctx context.Context, url string, timeout time.Duration) (
 	}
 }
 
-// awaitPaint reads FCP and LCP again for up to paintWait: a page can paint
+// awaitPaint reads FCP and LCP again for up to client.PaintWait: a page can paint
 // its first content a frame after its load event. It returns a failure
 // text; a page that paints nothing keeps FCP at 0.
 func (t *tab) awaitPaint(ctx context.Context, res *client.Result) string {
-	for deadline := time.Now().Add(paintWait); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(client.PaintWait); time.Now().Before(deadline); {
 		if client.Pause(ctx, 20*time.Millisecond) != nil {
 			return "timed out waiting for the first paint"
 		}
