@@ -121,7 +121,6 @@ type process struct {
 	proc    *proc.Process
 	profile string
 	bidi    *bidi
-	stderr  *tail
 }
 
 // NetLogModules are the modules and levels of Firefox's HTTP log, as
@@ -187,7 +186,7 @@ func (f *Firefox) startOn(ctx context.Context, profile, netLogDir string) (*proc
 		os.RemoveAll(profile)
 		return nil, err
 	}
-	p := &process{profile: profile, stderr: &tail{}}
+	p := &process{profile: profile}
 	url, err := p.launch(ctx, cmd)
 	if err == nil {
 		err = p.connect(ctx, url, f.dialer())
@@ -223,25 +222,28 @@ func (p *process) launch(ctx context.Context, cmd *exec.Cmd) (string, error) {
 		return "", fmt.Errorf("firefox: start: %w", err)
 	}
 	found := make(chan string, 1)
+	var last []string // what it printed before it listened: the last 10 lines
 	// Read what the browser prints until it ends (a pipe nobody reads
 	// would block it, or kill it when closed).
 	go func() {
 		defer r.Close()
-		defer close(found)
-		sent := false
-		for sc := bufio.NewScanner(r); sc.Scan(); {
-			p.stderr.add(sc.Text())
-			if _, url, ok := strings.Cut(sc.Text(), listeningOn); ok && !sent {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if _, url, ok := strings.Cut(sc.Text(), listeningOn); ok {
 				found <- strings.TrimSpace(url)
-				sent = true
+				break
 			}
+			last = append(last[max(0, len(last)-9):], sc.Text())
+		}
+		close(found)
+		for sc.Scan() {
 		}
 	}()
 	select {
 	case url, ok := <-found:
 		if !ok {
 			<-p.proc.Done()
-			return "", fmt.Errorf("firefox: %s before it listened: %s", p.proc.Exited(), p.stderr)
+			return "", fmt.Errorf("firefox: %s before it listened: %s", p.proc.Exited(), strings.Join(last, " | "))
 		}
 		return url + "/session", nil
 	case <-ctx.Done():
@@ -278,28 +280,4 @@ func (p *process) close() {
 		p.proc.Kill()
 	}
 	os.RemoveAll(p.profile)
-}
-
-// tail keeps the last lines a browser printed, for the message of a
-// browser that failed to start.
-type tail struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-// add keeps line, dropping the oldest beyond 10.
-func (t *tail) add(line string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, line)
-	if len(t.lines) > 10 {
-		t.lines = t.lines[1:]
-	}
-}
-
-// String is the lines kept, joined.
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.Join(t.lines, " | ")
 }

@@ -61,9 +61,7 @@ func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error)
 		if t.preload != "" && err == nil {
 			err = p.bidi.call(closeCtx, "script.removePreloadScript", map[string]any{"script": t.preload}, nil)
 		}
-		if err == nil {
-			err = p.bidi.call(closeCtx, "browsingContext.close", map[string]any{"context": created.Context}, nil)
-		}
+		// Removing the user context closes its tab.
 		if err == nil {
 			err = p.bidi.call(closeCtx, "browser.removeUserContext", map[string]any{"userContext": uc.UserContext}, nil)
 		}
