@@ -151,3 +151,54 @@ func TestDecodeContent(t *testing.T) {
 		}
 	}
 }
+
+// harEntry is a HAR entry of page ref: GET u answered status with
+// header (name, value pairs) and body (nil: none recorded).
+func harEntry(ref, u string, status int, body *string, header ...string) har.Entry {
+	e := har.Entry{Pageref: ref, Request: har.Request{Method: "GET", URL: u}, Response: har.Response{Status: status}}
+	for i := 0; i+1 < len(header); i += 2 {
+		e.Response.Headers = append(e.Response.Headers, har.NameValue{Name: header[i], Value: header[i+1]})
+	}
+	e.Response.Content = har.Content{MimeType: "text/html", Text: body, Size: 100}
+	return e
+}
+
+// A browser's HAR of two pages: the first's document was exported without
+// its body; the second was reached over plain http, which Chrome upgraded
+// itself (HSTS) and wrote as a "307 Internal Redirect". The import replays
+// the second page, dated by it, and leaves the made-up redirect out: kept,
+// it would have redirected the upgraded URL to itself.
+func TestImportHARSkipsPagesWithoutDocumentAndMadeUpRedirects(t *testing.T) {
+	first := time.Date(2017, 3, 21, 21, 13, 0, 0, time.UTC)
+	page, empty := "<html><link rel=stylesheet href=/s.css></html>", ""
+	h := &har.HAR{Log: har.Log{
+		Pages: []har.Page{{ID: "p1", StartedDateTime: first}, {ID: "p2", StartedDateTime: first.Add(4 * time.Second)}},
+		Entries: []har.Entry{
+			harEntry("p1", "http://plain.test/", 200, nil),
+			harEntry("p2", "http://www.org.test/domains/example", 307, nil,
+				"Location", "https://www.org.test/domains/example", "Non-Authoritative-Reason", "HSTS"),
+			harEntry("p2", "https://www.org.test/domains/example", 302, &empty, "Location", "https://www.org.test/domains/reserved"),
+			harEntry("p2", "https://www.org.test/domains/reserved", 200, &page, "Content-Type", "text/html"),
+		}}}
+	a, rep, err := importHAR(context.Background(), h, ImportOptions{UpgradeHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Document != "https://www.org.test/domains/reserved" || !a.RecordedAt.Equal(first.Add(4*time.Second)) {
+		t.Errorf("document %s recorded %v; want page 2's", a.Document, a.RecordedAt)
+	}
+	if rep.BrowserMade != 1 || rep.PagesLeftAside != 1 || !strings.Contains(rep.String(), "1 redirects the recording browser made itself") {
+		t.Errorf("report %+v:\n%s", rep, rep)
+	}
+	for _, ex := range a.Exchanges {
+		if ex.URL == "https://www.org.test/domains/example" && ex.Status != 302 {
+			t.Errorf("%s replays as %d, want the server's 302", ex.URL, ex.Status)
+		}
+	}
+	// Only pages without their document: the error names the first.
+	h.Log.Entries = h.Log.Entries[:1]
+	if _, _, err := importHAR(context.Background(), h, ImportOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "document http://plain.test/ was left out") {
+		t.Errorf("no page with its document: %v", err)
+	}
+}

@@ -37,7 +37,7 @@ func ImportHAR(ctx context.Context, path string, opts ImportOptions) (*Archive, 
 // importHAR turns a parsed HAR into an archive.
 func importHAR(ctx context.Context, h *har.HAR, opts ImportOptions) (*Archive, ImportReport, error) {
 	c := &collector{ctx: ctx, options: opts, archive: &Archive{Source: "har", RecordedAt: harRecordedAt(h)}}
-	hint, hintSeen := "", false
+	docs := pageDocuments{}
 	for i, e := range h.Log.Entries {
 		if err := ctx.Err(); err != nil { // before the body's coding, which takes time
 			return nil, c.report, err
@@ -46,21 +46,78 @@ func importHAR(ctx context.Context, h *har.HAR, opts ImportOptions) (*Archive, I
 		if err != nil {
 			return nil, c.report, fmt.Errorf("entry %d (%.200s): %w", i+1, e.Request.URL, err)
 		}
-		if !hintSeen && len(h.Log.Pages) > 0 && e.Pageref == h.Log.Pages[0].ID && strings.EqualFold(e.Request.Method, "GET") && e.Response.Status == 200 {
-			hintSeen = true // the page's first answered request: its document, if kept
-			if ex != nil {
-				hint = ex.URL
-			} else if opts.Document == "" {
-				return nil, c.report, fmt.Errorf("the page's document %.200s was left out (%s): name another page with --document URL", e.Request.URL, leftOutReason(e))
-			}
+		docs.see(e, ex)
+	}
+	if opts.Document != "" {
+		return c.finish(opts.Document, "")
+	}
+	page, err := docs.choose(h.Log.Pages, &c.report)
+	if err != nil {
+		return nil, c.report, err
+	}
+	if page == nil {
+		return c.finish("", "")
+	}
+	if !page.StartedDateTime.IsZero() {
+		c.archive.RecordedAt = page.StartedDateTime.UTC()
+	}
+	return c.finish("", docs[page.ID].exchange.URL)
+}
+
+// pageDocument is a HAR page's document: the page's first answered GET
+// (status 200), and its exchange (nil if the import left it out).
+type pageDocument struct {
+	entry    har.Entry
+	exchange *Exchange
+}
+
+// pageDocuments are the documents of a HAR's pages by page ID.
+type pageDocuments map[string]pageDocument
+
+// see notes entry e (kept as ex, or left out if ex is nil) if it is the
+// first answered GET of its page.
+func (d pageDocuments) see(e har.Entry, ex *Exchange) {
+	if _, seen := d[e.Pageref]; seen || e.Pageref == "" || !strings.EqualFold(e.Request.Method, "GET") || e.Response.Status != 200 {
+		return
+	}
+	d[e.Pageref] = pageDocument{entry: e, exchange: ex}
+}
+
+// choose is the HAR's first page whose document the import kept, counting
+// the pages before it in report.PagesLeftAside; nil when no page names a
+// document (the import then chooses among the HTML pages). It fails when
+// pages name documents but the import kept none of them.
+func (d pageDocuments) choose(pages []har.Page, report *ImportReport) (*har.Page, error) {
+	var first *pageDocument
+	aside := 0
+	for i, p := range pages {
+		doc, ok := d[p.ID]
+		if !ok {
+			continue
+		}
+		if doc.exchange != nil {
+			report.PagesLeftAside += aside
+			return &pages[i], nil
+		}
+		aside++
+		if first == nil {
+			first = &doc
 		}
 	}
-	return c.finish(opts.Document, hint)
+	if first != nil {
+		return nil, fmt.Errorf("the page's document %.200s was left out (%s): name another page with --document URL", first.entry.Request.URL, leftOutReason(first.entry))
+	}
+	return nil, nil
 }
 
 // addHAREntry keeps one entry and returns its exchange, or nil for an
 // entry left out (counted).
 func (c *collector) addHAREntry(e har.Entry) (*Exchange, error) {
+	if madeByBrowser(e.Response) {
+		c.report.Entries++
+		c.report.BrowserMade++
+		return nil, nil
+	}
 	body, ok, err := c.harBody(e)
 	if err != nil || !ok {
 		return nil, err
@@ -70,6 +127,20 @@ func (c *collector) addHAREntry(e har.Entry) (*Exchange, error) {
 		header = append(header, Field{f.Name, f.Value})
 	}
 	return c.addDecoded(e.Request.Method, e.Request.URL, e.ServerIPAddress, e.Response.Status, header, body)
+}
+
+// madeByBrowser says whether the recording browser made response r up
+// itself rather than receiving it: Chrome writes an HSTS upgrade (or an
+// extension's redirect) as "307 Internal Redirect" with a
+// Non-Authoritative-Reason field. Replayed, such a redirect from http to
+// the same https URL would point at itself.
+func madeByBrowser(r har.Response) bool {
+	for _, f := range r.Headers {
+		if strings.EqualFold(f.Name, "non-authoritative-reason") {
+			return true
+		}
+	}
+	return false
 }
 
 // harBody is the entry's decoded body; ok is false for an entry left out
@@ -129,7 +200,8 @@ func (c *collector) inCharset(text string, r har.Response) []byte {
 }
 
 // harRecordedAt is when the HAR's page started loading (its first page's
-// startedDateTime), else its earliest entry's start; zero if none says.
+// startedDateTime; importHAR takes the replayed page's when it replays
+// another), else its earliest entry's start; zero if none says.
 func harRecordedAt(h *har.HAR) time.Time {
 	if len(h.Log.Pages) > 0 && !h.Log.Pages[0].StartedDateTime.IsZero() {
 		return h.Log.Pages[0].StartedDateTime.UTC()

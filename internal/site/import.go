@@ -34,6 +34,12 @@ type ImportReport struct {
 	IPHosts       int // to an IP address rather than a host name: left out
 	NoBody        int // the recording lacks the body (a HAR exporter dropped it, a 304): left out
 	NoResponse    int // requests that got no response (failed, blocked): left out
+	// BrowserMade counts responses the recording browser made up itself
+	// (Chrome's HSTS "307 Internal Redirect"): left out.
+	BrowserMade int
+	// PagesLeftAside counts a HAR's pages before the replayed one whose
+	// document the import left out (no body recorded).
+	PagesLeftAside int
 	// Reencoded counts bodies a HAR holds decoded that were compressed
 	// again as their Content-Encoding says; Decoded those whose coding
 	// cannot be redone here (zstd), served uncompressed.
@@ -70,6 +76,8 @@ func (r ImportReport) String() string {
 	line(r.IPHosts, "exchanges with an IP address for host left out (the testbed gives each host name its own address)")
 	line(r.NoBody, "responses without their body in the recording left out (they would replay as empty)")
 	line(r.NoResponse, "requests without a response left out")
+	line(r.BrowserMade, "redirects the recording browser made itself (Non-Authoritative-Reason: an HSTS upgrade) left out: no server sent them")
+	line(r.PagesLeftAside, "pages of the HAR before the replayed one left aside: the recording lacks their document")
 	line(r.Reencoded, "bodies recorded decoded compressed again as their Content-Encoding says")
 	line(r.Decoded, "bodies whose Content-Encoding cannot be redone served uncompressed")
 	line(r.KeptUTF8, "text bodies kept in UTF-8: the charset their Content-Type names is unknown or cannot hold them")

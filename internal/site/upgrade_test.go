@@ -67,7 +67,7 @@ func upgradeHAR(t *testing.T) string {
 func TestImportUpgradeHTTP(t *testing.T) {
 	path := upgradeHAR(t)
 	_, rep, err := ImportHAR(context.Background(), path, ImportOptions{})
-	if err == nil || !strings.Contains(err.Error(), "--upgrade-http") || rep.PlainHTTP != 1 {
+	if err == nil || !strings.Contains(err.Error(), "--upgrade-http") || rep.PlainHTTP != 5 {
 		t.Fatalf("without --upgrade-http: %v, report %+v; want an error naming --upgrade-http", err, rep)
 	}
 	a, rep, err := ImportHAR(context.Background(), path, ImportOptions{UpgradeHTTP: true})
