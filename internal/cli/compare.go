@@ -120,7 +120,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		cache:         fs.String("cache", def(factor.IDCache), "`on` or off: "+factor.Caches().Usage()),
 		visual:        fs.Bool("visual", false, "capture each load's frames in Chromium for visual metrics (First and Last Visual Change, Speed Index, Visually Complete 85/95/99) into artifacts/<trial>-a<attempt>-frames/; the capture costs CPU during the load and 2 s after it"),
 		deterministic: optionalBoolFlag(fs, "deterministic", "make Date and Math.random in the page's scripts the same on every load, as WebPageReplay does, so that a recorded page requests the same URLs each time: the clock starts at the recording's time; default on for archive pages, off for generated ones (--deterministic=false turns it off)"),
-		maxUnmatched:  fs.String("max-unmatched", "5%", "the `share` of an archive page's requests that may match nothing in the recording before its load fails; the browser's own requests (favicon, manifest) and those unmatched in every load are not counted"),
+		maxUnmatched:  fs.String("max-unmatched", "5%", "the `share` of an archive page's requests that may match nothing in the recording before its load fails; the browser's own requests (favicon, manifest) and those an earlier load found the recording lacks are not counted"),
 		pairing:       fs.Bool("pairing", true, "start the protocols' loads of each round from the same link state (the same loss and jitter draws), and analyse them as pairs; --pairing=false draws each load's losses afresh"),
 		check:         fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
 	}

@@ -16,13 +16,16 @@ import (
 // live site lacks some of what a load asks for (a beacon's time stamp, a
 // manifest, an ad); its load fails only when the unmatched requests that
 // count exceed MaxUnmatched of its requests. Not counted are those the
-// browser makes on its own (favicon, icons, manifest) and those unmatched
-// in every earlier load of the testbed (the recording lacks them, and
-// every protocol's load asks for them alike): beacons put time stamps and
-// counters into their paths, so requests are grouped by method, host and
-// directory, and a group unmatched in every earlier load is steady. The
-// first measured load of a testbed has earlier loads too: a recorded
-// page's testbed starts with an unmeasured priming load (prime).
+// browser makes on its own (favicon, icons, manifest) and those the
+// recording lacks, as an earlier load of the testbed found: beacons put
+// time stamps and counters into their paths, so requests are grouped by
+// method, host and directory, and a group unmatched in an earlier load is
+// steady. A load that did not ask for a group (a frame that rendered
+// after the load was read) does not make the recording lack it less: a
+// page recorded on a 2× display asked for its 2× images, and the 1×
+// images a load here asks for are missing whenever it asks. The first
+// measured load of a testbed has earlier loads too: a recorded page's
+// testbed starts with an unmeasured priming load (prime).
 type replayCheck struct {
 	page    *site.Site
 	matcher *site.Matcher
@@ -33,8 +36,8 @@ type replayCheck struct {
 	maxUnmatched float64
 	// own are the page's browser-own URLs, without query.
 	own map[string]bool
-	// steady are the groups (steadyKey) unmatched in every load so far;
-	// nil before the first.
+	// steady are the groups (steadyKey) unmatched in a load so far; nil
+	// before the first.
 	steady map[string]bool
 	// primed says the priming load ran (or was tried).
 	primed bool
@@ -77,7 +80,7 @@ func (c *replayCheck) judge(m *Measured) completeness {
 	out.LoadRequests, out.LoadBytes = c.loadWork(m.Result)
 	groups := c.groups(m.Replay, &out)
 	out.Counted = m.Replay.Unmatched - out.BrowserOwn - out.Steady
-	c.remember(groups, m.Replay)
+	c.remember(groups)
 	for _, u := range m.BrokenImageURLs {
 		if recorded, served := c.imageFault(u); recorded {
 			out.BrokenRecorded++
@@ -125,20 +128,13 @@ func (c *replayCheck) failure(r server.Replay, out completeness) string {
 		out.Counted, r.Requests(), 100*float64(out.Counted)/float64(r.Requests()), 100*c.maxUnmatched, example)
 }
 
-// remember keeps, of the steady groups, those unmatched in this load too;
-// a load whose list was cut short changes nothing.
-func (c *replayCheck) remember(groups map[string]bool, r server.Replay) {
-	if r.Requests() == 0 || int64(len(r.UnmatchedRequests)) < r.Unmatched {
-		return
-	}
+// remember adds the groups unmatched in this load to the steady ones.
+func (c *replayCheck) remember(groups map[string]bool) {
 	if c.steady == nil {
-		c.steady = groups
-		return
+		c.steady = map[string]bool{}
 	}
-	for k := range c.steady {
-		if !groups[k] {
-			delete(c.steady, k)
-		}
+	for k := range groups {
+		c.steady[k] = true
 	}
 }
 
@@ -152,7 +148,7 @@ func (c *replayCheck) needsPriming() bool { return !c.strict && !c.primed && c.s
 func (c *replayCheck) learn(m *Measured) {
 	c.primed = true
 	if m != nil {
-		c.remember(c.groups(m.Replay, &completeness{}), m.Replay)
+		c.remember(c.groups(m.Replay, &completeness{}))
 	}
 }
 

@@ -137,8 +137,8 @@ func writeWork(w io.Writer, sws []SettingWork, v varied) {
 	}
 	fmt.Fprintf(w, "\nReplay of recorded pages, medians per verified load: the requests the page started up to its load event\n"+
 		"and their bytes (the work its load time measures), the requests and body bytes the servers answered over the\n"+
-		"whole load, fuzzy matches, unmatched requests and those not counted (the browser's own and those the recording\n"+
-		"lacks in every load); DIFFERENT WORK marks a setting whose protocols' work up to the load differs by more than %g %%:\n", 100*WorkTolerance)
+		"whole load, fuzzy matches, unmatched requests and those not counted (the browser's own and those an earlier\n"+
+		"load found the recording lacks); DIFFERENT WORK marks a setting whose protocols' work up to the load differs by more than %g %%:\n", 100*WorkTolerance)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%sprotocol\tloads\trequests\tbytes\tserved\tserved bytes\tfuzzy\tunmatched\tnot counted\t\n", cells(append([]string{"network", "page"}, v.names()...)))
 	for _, sw := range sws {

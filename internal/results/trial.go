@@ -156,7 +156,7 @@ type Outcome struct {
 // exact recorded request, from the nearest recorded query of the same
 // host, method and path (fuzzy), or with 404 (unmatched_requests, whose
 // first 200 are listed as "METHOD URL"). Of the unmatched, the browser's
-// own (favicon, icons, manifest) and the steady ones (unmatched in every
+// own (favicon, icons, manifest) and the steady ones (unmatched in an
 // earlier load of the testbed) do not count against a recording's
 // tolerance. ServedBytes counts the response bodies the servers sent;
 // page_bytes is what the site holds. LoadRequests and LoadBytes are the

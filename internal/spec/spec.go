@@ -50,8 +50,8 @@ const (
 	DefaultTimeout = 60 * time.Second
 	// DefaultMaxUnmatched is the share of a recorded page's requests that
 	// may match nothing in the recording before its load fails: the
-	// browser's own requests and those the recording lacks in every load
-	// are not counted (experiment's completeness).
+	// browser's own requests and those an earlier load found the
+	// recording lacks are not counted (experiment's completeness).
 	DefaultMaxUnmatched = 0.05
 )
 
