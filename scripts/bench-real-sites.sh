@@ -12,8 +12,8 @@
 # (served), fuzzy matches and unmatched requests (those not counted against
 # the tolerance in brackets); then the share of verified loads and whether
 # each site's protocols did the same work (median requests up to the load
-# event within 2 %). About 12 s per load; needs root (or runs rootless)
-# and bin/quicbench (make build).
+# event within 2 %), after the reason of each load that failed. About 12 s
+# per load; needs root (or runs rootless) and bin/quicbench (make build).
 # Usage: [CLIENT=firefox] scripts/bench-real-sites.sh DIR [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +46,7 @@ python3 - "$work" <<'PY'
 import json, re, statistics, sys
 work = sys.argv[1]
 total = verified = same = sites = 0
+failures = []
 print(f"{'site':24} {'resp':>5} {'orig':>4} {'upg':>4}  " + "  ".join(f"{p + ' ok/n':>8} {'load':>5} {'served':>6} {'fuzzy':>5} {'unm (not counted)':>17}" for p in ("h1", "h2", "h3")) + "  work")
 for name in open(f"{work}/sites").read().split():
     imp = open(f"{work}/{name}.import").read()
@@ -61,6 +62,7 @@ for name in open(f"{work}/sites").read().split():
     for p in ("h1", "h2", "h3"):
         ts = [d["trial"] for d in run["trials"] if d["trial"]["protocol"] == p]
         ok = [t for t in ts if t["status"] == "ok"]
+        failures += [f"{name} {p}: {t.get('error', '')[:300]}" for t in ts if t["status"] != "ok"]
         total, verified = total + len(ts), verified + len(ok)
         med = lambda k: statistics.median([t[k] for t in ok]) if ok else float("nan")
         notc = statistics.median([t["browser_own_unmatched"] + t["steady_unmatched"] for t in ok]) if ok else float("nan")
@@ -70,5 +72,7 @@ for name in open(f"{work}/sites").read().split():
     alike = len(ok_meds) == 3 and (max(ok_meds) - min(ok_meds)) <= 0.02 * min(ok_meds)
     same += alike
     print(f"{name:24} {m.group(2) if m else '?':>5} {m.group(1) if m else '?':>4} {up.group(1) if up else '0':>4}  " + "  ".join(cols) + ("same" if alike else "DIFFERENT"))
+for f in failures:
+    print("failed:", f)
 print(f"verified loads: {verified} of {total} ({100 * verified / max(total, 1):.1f} %); sites whose protocols did the same work (median requests up to the load event within 2 %): {same} of {sites}")
 PY

@@ -111,15 +111,9 @@ func (c *Chromium) visits(tabCtx, loadCtx context.Context, req client.Request, t
 		return fmt.Sprintf("set up page: viewport: %v", err)
 	}
 	res.ViewportWidth, res.ViewportHeight = client.ViewportWidth, client.ViewportHeight
-	var rec *harRecorder
-	if req.HARPath != "" {
-		rec = newHARRecorder()
-		if err := chromedp.Listen(tabCtx, rec.event); err != nil {
-			return fmt.Sprintf("record HAR: %v", err)
-		}
-		if _, err := chromedp.Call(tabCtx, network.Enable, network.EnableParams{}); err != nil {
-			return fmt.Sprintf("record HAR: Network.enable: %v", err)
-		}
+	rec, unknown, failure := watchNetwork(tabCtx, req)
+	if failure != "" {
+		return failure
 	}
 	res.Visit = req.Visit
 	if res.Visit == "" {
@@ -133,7 +127,42 @@ func (c *Chromium) visits(tabCtx, loadCtx context.Context, req client.Request, t
 	if rec != nil {
 		rec.reset() // the measured visit only
 	}
-	return c.measuredVisit(tabCtx, loadCtx, req, timeout, rec, res)
+	if unknown != nil {
+		unknown.take()
+	}
+	failure = c.measuredVisit(tabCtx, loadCtx, req, timeout, rec, res)
+	if unknown != nil {
+		res.UnknownHosts = unknown.take()
+	}
+	return failure
+}
+
+// watchNetwork listens to the tab's network events when req asks for a
+// HAR or for the requests to unknown hosts: Chromium sends them only after
+// Network.enable, which adds a little DevTools traffic to the load. It
+// returns a failure text.
+func watchNetwork(tabCtx context.Context, req client.Request) (*harRecorder, *unknownHostWatcher, string) {
+	var rec *harRecorder
+	var unknown *unknownHostWatcher
+	if req.HARPath != "" {
+		rec = newHARRecorder()
+		if err := chromedp.Listen(tabCtx, rec.event); err != nil {
+			return nil, nil, fmt.Sprintf("record HAR: %v", err)
+		}
+	}
+	if req.ListUnknownHosts {
+		unknown = newUnknownHostWatcher()
+		if err := chromedp.Listen(tabCtx, unknown.event); err != nil {
+			return nil, nil, fmt.Sprintf("watch unknown hosts: %v", err)
+		}
+	}
+	if rec == nil && unknown == nil {
+		return nil, nil, ""
+	}
+	if _, err := chromedp.Call(tabCtx, network.Enable, network.EnableParams{}); err != nil {
+		return nil, nil, fmt.Sprintf("watch the network: Network.enable: %v", err)
+	}
+	return rec, unknown, ""
 }
 
 // firstVisit makes a repeat visit's first, unmeasured load, verifies it and

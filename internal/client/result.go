@@ -57,6 +57,27 @@ type PageMetrics struct {
 	Images          int      `json:"images"`
 	BrokenImages    int      `json:"broken_images"`
 	BrokenImageURLs []string `json:"broken_image_urls"`
+	// UnknownHosts are the requests to hosts the testbed does not serve,
+	// listed by browsers asked to (Request.ListUnknownHosts).
+	UnknownHosts UnknownHostRequests `json:"unknown_hosts"`
+}
+
+// UnknownHostRequests are the requests of a load that failed because the
+// testbed serves no such host (the browser could not resolve the name): a
+// recording that lacks the host. They never reach a server.
+type UnknownHostRequests struct {
+	// Count is how many; Requests lists the first MaxBrokenListed as
+	// "METHOD URL".
+	Count    int      `json:"count"`
+	Requests []string `json:"requests"`
+}
+
+// Add notes one such request, "METHOD URL".
+func (u *UnknownHostRequests) Add(request string) {
+	u.Count++
+	if len(u.Requests) < MaxBrokenListed {
+		u.Requests = append(u.Requests, request)
+	}
 }
 
 // TTFBMeasured says whether TTFBMs is the document's first byte.
@@ -116,6 +137,11 @@ type Request struct {
 	// or holds no image for it): such images do not fail the load. Nil:
 	// every broken image fails it.
 	ExcuseImage func(url string) bool
+	// ListUnknownHosts asks the browser to list the requests it could not
+	// send because their host is none of Hosts (PageMetrics.UnknownHosts):
+	// a recording's servers cannot count what never reaches them. It
+	// costs the browser its network events during the load.
+	ListUnknownHosts bool
 	// CacheAllowed accepts resources that came from the browser's cache
 	// (no bytes transferred) whatever protocol they name: the site is
 	// cacheable and this is a repeat visit.

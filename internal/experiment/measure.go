@@ -116,7 +116,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 		CacheAllowed:  cache && visit.Loads() > 1,
 		Visual:        c.Levels.Visual().On(),
 		Deterministic: b.deterministic, ClockStart: page.RecordedAt,
-		ExcuseImage: b.replay.excuseImage,
+		ExcuseImage: b.replay.excuseImage, ListUnknownHosts: !b.replay.strict,
 		BetweenVisits: func(ctx context.Context) error {
 			if err := tb.CloseConnections(); err != nil {
 				return err
@@ -166,8 +166,14 @@ func checkServed(tb *testbed.Testbed, m *Measured, p factor.Protocol, before ser
 	if other := m.ServerRequests.Total() - m.ServerRequests.Of(string(p)); other > 0 && m.OK() {
 		m.Failure = fmt.Sprintf("server served %d requests over another protocol than %s", other, p)
 	}
-	m.Replay, err = tb.TakeReplay()
-	return err
+	if m.Replay, err = tb.TakeReplay(); err != nil {
+		return err
+	}
+	// Requests to hosts the testbed does not serve never reached a server:
+	// they are unmatched too.
+	unknown := m.UnknownHosts
+	m.Replay = m.Replay.Add(server.Replay{Unmatched: int64(unknown.Count), UnmatchedRequests: unknown.Requests})
+	return nil
 }
 
 // tcpCongestion is the congestion control of the first TCP connection in

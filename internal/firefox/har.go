@@ -13,9 +13,10 @@ import (
 	"github.com/quicbench/quicbench/internal/har"
 )
 
-// harEvents are the BiDi network events a HAR is made of. Firefox sends
-// them only to a session that subscribed, which adds a message per event to
-// the load: quicbench subscribes only when a HAR is asked for.
+// harEvents are the BiDi network events a HAR is made of (and the requests
+// to unknown hosts). Firefox sends them only to a session that subscribed,
+// which adds a message per event to the load: quicbench subscribes only
+// when a HAR or those requests are asked for.
 func harEvents() []string {
 	return []string{"network.beforeRequestSent", "network.responseCompleted", "network.fetchError"}
 }

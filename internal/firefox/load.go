@@ -49,9 +49,11 @@ type tab struct {
 	context string
 	// preload is the id of the tab's preload script, once added.
 	preload string
-	// har records the tab's network events for a HAR, under subscription;
-	// nil: none asked for.
+	// har records the tab's network events for a HAR and unknown lists
+	// the requests to unknown hosts, under subscription; nil: not asked
+	// for.
 	har          *harRecorder
+	unknown      *unknownHostWatcher
 	subscription string
 	// version is quicbench's, the HAR's creator's.
 	version string
@@ -107,11 +109,14 @@ func (t *tab) visits(ctx context.Context, req client.Request, timeout time.Durat
 	if t.har != nil {
 		t.har.reset() // the measured visit only
 	}
+	if t.unknown != nil {
+		t.unknown.take()
+	}
 	return t.measuredVisit(ctx, req, timeout, res)
 }
 
-// setUp adds the page's scripts, sets the viewport and, for a HAR,
-// subscribes to the tab's network events. It returns a failure text.
+// setUp adds the page's scripts, sets the viewport and watches the
+// network (watchNetwork). It returns a failure text.
 func (t *tab) setUp(ctx context.Context, req client.Request) string {
 	source := client.SetupJS
 	if req.Deterministic {
@@ -132,19 +137,40 @@ func (t *tab) setUp(ctx context.Context, req client.Request) string {
 	}, nil); err != nil {
 		return fmt.Sprintf("set up page: viewport: %v", err)
 	}
-	if req.HARPath == "" {
+	return t.watchNetwork(ctx, req)
+}
+
+// watchNetwork subscribes to the tab's network events when req asks for a
+// HAR or for the requests to unknown hosts. It returns a failure text.
+func (t *tab) watchNetwork(ctx context.Context, req client.Request) string {
+	if req.HARPath != "" {
+		t.har = newHARRecorder()
+	}
+	if req.ListUnknownHosts {
+		t.unknown = newUnknownHostWatcher()
+	}
+	if t.har == nil && t.unknown == nil {
 		return ""
 	}
-	t.har = newHARRecorder()
-	t.bidi.setOnEvent(t.har.event)
+	t.bidi.setOnEvent(t.networkEvent)
 	var sub struct {
 		Subscription string `json:"subscription"`
 	}
 	if err := t.bidi.call(ctx, "session.subscribe", map[string]any{"events": harEvents(), "contexts": []string{t.context}}, &sub); err != nil {
-		return fmt.Sprintf("record HAR: %v", err)
+		return fmt.Sprintf("watch the network: %v", err)
 	}
 	t.subscription = sub.Subscription
 	return ""
+}
+
+// networkEvent hands a network event to the tab's watchers.
+func (t *tab) networkEvent(method string, params json.RawMessage) {
+	if t.har != nil {
+		t.har.event(method, params)
+	}
+	if t.unknown != nil {
+		t.unknown.event(method, params)
+	}
 }
 
 // firstVisit makes a repeat visit's first, unmeasured load, verifies it and
@@ -191,6 +217,9 @@ func (t *tab) measuredVisit(ctx context.Context, req client.Request, timeout tim
 		if failure := t.awaitPaint(ctx, res); failure != "" {
 			return failure
 		}
+	}
+	if t.unknown != nil {
+		res.UnknownHosts = t.unknown.take()
 	}
 	if t.har != nil {
 		t.har.settle(ctx)

@@ -52,7 +52,7 @@ func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error)
 		closeCtx, cancel := context.WithTimeout(context.Background(), closeTabTimeout)
 		defer cancel()
 		var err error
-		if t.har != nil {
+		if t.har != nil || t.unknown != nil {
 			p.bidi.setOnEvent(nil)
 			if t.subscription != "" {
 				err = p.bidi.call(closeCtx, "session.unsubscribe", map[string]any{"subscriptions": []string{t.subscription}}, nil)

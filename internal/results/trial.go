@@ -155,7 +155,9 @@ type Outcome struct {
 // against the site (all exact for a generated page): answered from the
 // exact recorded request, from the nearest recorded query of the same
 // host, method and path (fuzzy), or with 404 (unmatched_requests, whose
-// first 200 are listed as "METHOD URL"). Of the unmatched, the browser's
+// first 200 are listed as "METHOD URL"); a recording's requests to hosts
+// it lacks fail to resolve in the browser and never reach a server: the
+// browser lists them and they are unmatched too. Of the unmatched, the browser's
 // own (favicon, icons, manifest) and the steady ones (unmatched in an
 // earlier load of the testbed) do not count against a recording's
 // tolerance. ServedBytes counts the response bodies the servers sent;
