@@ -305,7 +305,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	total := s.Repetitions * len(s.Protocols())
 	fmt.Fprintln(stderr, header(s))
 	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinaries: o.binaries, ReadBack: true, WaitLock: o.waitLock,
-		Facts: experiment.HostFacts(s.Client(), o.binaries[s.Client()], Version), Log: newLogger(stderr, o.verbose),
+		Facts: experiment.HostFacts(s.Clients(), o.binaries, Version), Log: newLogger(stderr, o.verbose),
 		OnTrial: func(p experiment.Progress) { fmt.Fprintln(printable{stderr}, loadLine(p, total)) }})
 	if res == nil {
 		fmt.Fprintln(stderr, "quicbench compare:", err)
@@ -337,12 +337,17 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // checkPrerequisites says what is missing to run s: root, TUN, ip, and
-// what s's client needs (a browser at binary, empty for its default).
+// what s's clients need (a browser at its binary, none for its default).
 func checkPrerequisites(s *spec.Spec, binaries map[factor.Client]string) error {
 	if err := checkPrivileges(); err != nil {
 		return err
 	}
-	return experiment.CheckClient(s.Client(), binaries[s.Client()])
+	for _, c := range s.Clients() {
+		if err := experiment.CheckClient(c, binaries[c]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // clientBinaries are the flags that name the browsers' binaries.

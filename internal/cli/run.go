@@ -109,7 +109,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinaries: binaries.values(), WaitLock: *waitLock, Facts: experiment.HostFacts(s.Client(), binaries.values()[s.Client()], Version),
+		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinaries: binaries.values(), WaitLock: *waitLock, Facts: experiment.HostFacts(s.Clients(), binaries.values(), Version),
 		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard,
 	})
 	progress.finish()

@@ -23,14 +23,12 @@ import (
 	"github.com/quicbench/quicbench/internal/testbed"
 )
 
-// bed is a running testbed with its page and the client that loads it.
+// bed is a running testbed with its page and the clients that load it.
 type bed struct {
 	*testbed.Testbed
 	page *site.Site
-	// expected are the page's requests its client must make: all of them
-	// for a client that runs scripts, else those no script makes.
-	expected []string
-	client   client.Browser
+	// clients load the page, one per client level of the spec.
+	clients map[factor.Client]client.Browser
 	// deterministic makes the pages' time and randomness fixed; paired
 	// starts each load from its repetition's link seeds.
 	deterministic, paired bool
@@ -60,24 +58,34 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
-	b := &bed{Testbed: tb, page: page, expected: page.Subresources, deterministic: r.spec.DeterministicFor(setup.Page), paired: r.spec.Pairing,
-		replay: newReplayCheck(page, r.spec.MaxUnmatched)}
-	if !r.spec.Client().Capabilities().Renders {
-		b.expected = page.WithoutScripts()
+	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
+		paired: r.spec.Pairing, replay: newReplayCheck(page, r.spec.MaxUnmatched)}
+	for _, c := range r.spec.Clients() {
+		kind, err := clientKind(c)
+		if err != nil {
+			return nil, errors.Join(err, b.close())
+		}
+		b.clients[c] = kind.New(client.Env{Binary: r.cfg.ClientBinaries[c], Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
+			Warm: r.spec.Browser() == factor.BrowserWarm && c.Capabilities().Warm, NewGoClient: goClients(tb),
+			Version: r.cfg.Facts["quicbench_version"]})
 	}
-	kind, err := clientKind(r.spec.Client())
-	if err != nil {
-		return nil, errors.Join(err, tb.Close())
-	}
-	b.client = kind.New(client.Env{Binary: r.cfg.ClientBinaries[kind.Client], Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
-		Warm: r.spec.Browser() == factor.BrowserWarm && r.spec.Client().Capabilities().Warm, NewGoClient: goClients(tb),
-		Version: r.cfg.Facts["quicbench_version"]})
 	return b, nil
 }
 
-// close stops the client (a warm browser), then removes the testbed.
+// expected are the page's requests client c must make: all of them for a
+// client that runs scripts, else those no script makes.
+func (b *bed) expected(c factor.Client) []string {
+	if !c.Capabilities().Renders {
+		return b.page.WithoutScripts()
+	}
+	return b.page.Subresources
+}
+
+// close stops the clients (a warm browser), then removes the testbed.
 func (b *bed) close() error {
-	b.client.Close() // before the testbed's namespaces go
+	for _, c := range b.clients {
+		c.Close() // before the testbed's namespaces go
+	}
 	return b.Testbed.Close()
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/pcap"
 	"github.com/quicbench/quicbench/internal/proc"
@@ -359,5 +360,31 @@ factors:
 		if want.InitialWindowBytes < 38_400 || got != want {
 			t.Errorf("testbed %s: QUIC %s records %+v, its profile says %+v", tb.Key, tb.QUICServer, got, want)
 		}
+	}
+}
+
+// TestRunTwoClients: clients are a cell factor: one testbed, Chromium's and
+// Firefox's loads of each repetition from the same link seeds, every load
+// verified and stored with its client.
+func TestRunTwoClients(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, firefox.DefaultPath, "apt-get install firefox-esr libnss3-tools")
+	res, store, _ := runSpec(t, "repetitions: 1\nnetcheck: false\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:4x10KB]\n"+
+		"  protocols: [h2, h3]\n  clients: [chromium, firefox]\n")
+	if res.Done != 4 {
+		t.Fatalf("result %+v", res)
+	}
+	seen := map[factor.Client]int{}
+	seeds := map[int64]bool{}
+	for _, tr := range trialsOf(t, store) {
+		if tr.Status != results.StatusOK {
+			t.Errorf("%s %s: %s", tr.Client, tr.Protocol, tr.Error)
+		}
+		seen[tr.Client]++
+		seeds[tr.UpSeed] = true
+	}
+	if seen[factor.ClientChromium] != 2 || seen[factor.ClientFirefox] != 2 || len(seeds) != 1 {
+		t.Errorf("loads per client %v, up seeds %v; want 2 each from one pair of seeds", seen, seeds)
 	}
 }

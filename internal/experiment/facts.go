@@ -15,9 +15,10 @@ import (
 
 // HostFacts describes the software and machine a run measures with:
 // quicbench's version (the build's VCS revision, else version), Go's,
-// quic-go's and chromedp's, the version of client c at binary (empty: its
-// default) as "<client>_version", the kernel, and the CPU.
-func HostFacts(c factor.Client, binary, version string) map[string]string {
+// quic-go's and chromedp's, the version of each client at its binary in
+// binaries (none: its default) as "<client>_version", the kernel, and the
+// CPU.
+func HostFacts(clients []factor.Client, binaries map[factor.Client]string, version string) map[string]string {
 	facts := map[string]string{
 		"go_version": runtime.Version(),
 		"cpus":       strconv.Itoa(runtime.NumCPU()),
@@ -52,9 +53,11 @@ func HostFacts(c factor.Client, binary, version string) map[string]string {
 		}
 		f.Close()
 	}
-	if k, err := clientKind(c); err == nil && k.Version != nil {
-		if v := k.Version(binary); v != "" {
-			facts[string(c)+"_version"] = v
+	for _, c := range clients {
+		if k, err := clientKind(c); err == nil && k.Version != nil {
+			if v := k.Version(binaries[c]); v != "" {
+				facts[string(c)+"_version"] = v
+			}
 		}
 	}
 	return facts

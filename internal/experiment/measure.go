@@ -109,10 +109,10 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 	reseed()
 	var m Measured
 	var connErr error
-	r, err := b.client.Load(ctx, client.Request{
+	r, err := b.clients[c.Levels.Client()].Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,
-		Expected: b.expected, Visit: visit, HARPath: files.har, NetLogDir: files.netLog,
+		Expected: b.expected(c.Levels.Client()), Visit: visit, HARPath: files.har, NetLogDir: files.netLog,
 		CacheAllowed:  cache && visit.Loads() > 1,
 		Visual:        c.Levels.Visual().On(),
 		Deterministic: b.deterministic, ClockStart: page.RecordedAt,

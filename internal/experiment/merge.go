@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -184,8 +186,9 @@ func checkShardTrials(store *results.Store, dir, specText string) error {
 	if err != nil {
 		return &InputError{fmt.Errorf("%s: %w", dir, err)}
 	}
+	sole := soleClient(specText)
 	return store.EachTrialKey(func(t results.TrialKey) error {
-		want := fmt.Sprintf("%s-r%d", plan.Cell{Levels: t.Levels.Factors()}.ID(), t.Rep)
+		want := fmt.Sprintf("%s-r%d", plan.Cell{Levels: t.Levels.Factors(), SoleClient: sole}.ID(), t.Rep)
 		switch {
 		case t.Rep < 1 || int(t.Rep) > most:
 			return inputErrorf("%s: trial %.40s is repetition %d, but the spec has %d: the shard was altered, or is of another spec", dir, t.ID, t.Rep, most)
@@ -194,6 +197,20 @@ func checkShardTrials(store *results.Store, dir, specText string) error {
 		}
 		return nil
 	})
+}
+
+// soleClient says whether a stored spec lists at most one client
+// (factors.clients), as plan.Build tells its cells (plan.Cell.SoleClient).
+func soleClient(specText string) bool {
+	var f struct {
+		Factors struct {
+			Clients yaml.Node `yaml:"clients"`
+		} `yaml:"factors"`
+	}
+	if yaml.Unmarshal([]byte(specText), &f) != nil {
+		return true
+	}
+	return f.Factors.Clients.Kind != yaml.SequenceNode || len(f.Factors.Clients.Content) <= 1
 }
 
 // missingShards lists the shards of the split not among shards.

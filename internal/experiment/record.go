@@ -40,7 +40,7 @@ func newRecord(s *spec.Spec, t plan.Trial, page *site.Site) (results.Trial, erro
 		if c.Page.OwnOrigins() {
 			rec.PageObjects = int64(len(page.Subresources) + len(page.Late))
 		}
-		if !s.Client().Capabilities().Renders {
+		if !c.Levels.Client().Capabilities().Renders {
 			rec.SkippedRequests = int64(len(page.Scripted) + len(page.Late))
 		}
 		rec.Bound = boundOf(s, c, page)
@@ -69,7 +69,7 @@ func boundOf(s *spec.Spec, c plan.Cell, page *site.Site) results.Bound {
 		return results.Bound{}
 	}
 	required := page.Subresources
-	if !s.Client().Capabilities().Renders {
+	if !c.Levels.Client().Capabilities().Renders {
 		required = page.WithoutScripts()
 	}
 	extra := map[string]time.Duration{}

@@ -38,7 +38,7 @@ type Scope int
 // The scopes.
 const (
 	// ScopeRun is one level for a whole run, set by a key at the top of a
-	// spec file (client, browser); it is in no key.
+	// spec file (browser); it is in no key.
 	ScopeRun Scope = iota
 	// ScopeSetup levels need a testbed of their own: cells with equal
 	// setup levels share its namespaces, emulator and servers.
@@ -119,7 +119,7 @@ func declare() []Factor {
 		all(enumFactor(IDProtocol, "protocol", "protocols", ScopeCell, "protocols", Protocols(), "", nil)),
 		enumFactor(IDVisit, "visit", "visits", ScopeCell, "visits", Visits(), FirstVisit, suffix("visit")),
 		flagKey(flag(enumFactor(IDCache, "cache", "cache", ScopeCell, "cache levels", Caches(), CacheOff, prefix("cache")))),
-		enumFactor(IDClient, "client", "client", ScopeRun, "clients", Clients(), ClientChromium, nil),
+		implicit(enumFactor(IDClient, "client", "clients", ScopeCell, "clients", Clients(), ClientChromium, nil)),
 		enumFactor(IDBrowser, "browser", "browser", ScopeRun, "browser modes", Browsers(), BrowserFresh, suffix("browser")),
 		implicit(flag(enumFactor(IDVisual, "visual", "visual", ScopeCell, "visual levels", Visuals(), VisualOff, prefix("visual")))),
 	}

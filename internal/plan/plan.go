@@ -53,10 +53,20 @@ type Cell struct {
 	// Levels hold every factor's level in the cell: its setup's, the
 	// run's and its own.
 	Levels factor.Levels
+	// SoleClient says the run has one client: Key leaves it out, as when
+	// the client was one level per run, so that the trial IDs of a run
+	// with one client stay those it had then (and such runs resume).
+	SoleClient bool
 }
 
 // Key is the cell's canonical text, from which its ID is made.
-func (c Cell) Key() string { return c.Levels.Key(factor.ScopeCell) }
+func (c Cell) Key() string {
+	l := c.Levels
+	if c.SoleClient {
+		l.Set(factor.IDClient, "")
+	}
+	return l.Key(factor.ScopeCell)
+}
 
 // ID is the cell's stable identifier: "c" and 12 hex digits of the key's
 // SHA-256.
@@ -91,7 +101,7 @@ func Build(s *spec.Spec) Plan {
 	for _, setup := range setupsOf(s) {
 		var cells []Cell
 		combinations(s, factor.ScopeCell, func(pick []int) {
-			c := Cell{Setup: setup, Levels: setup.Levels}
+			c := Cell{Setup: setup, Levels: setup.Levels, SoleClient: len(s.Clients()) == 1}
 			for i, f := range cellFactors {
 				c.Levels.Set(f.ID, s.LevelsOf(f.ID)[pick[i]])
 			}
@@ -211,10 +221,10 @@ func (p Plan) Estimate(s *spec.Spec) time.Duration {
 // a repeat visit, the client's overhead, and the visual capture's cost.
 func trialEstimate(s *spec.Spec, t Trial) time.Duration {
 	overhead := loaderOverhead
-	if s.Client().Capabilities().Renders {
+	c := t.Cell
+	if c.Levels.Client().Capabilities().Renders {
 		overhead = chromiumOverhead
 	}
-	c := t.Cell
 	loads := c.Levels.Visit().Loads()
 	load := LoadTime(c.Page, c.Network.RTT, c.Network.Down.MeanRate())
 	total := time.Duration(loads)*load + time.Duration(loads-1)*repeatPause + overhead

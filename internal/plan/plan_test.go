@@ -211,3 +211,34 @@ func TestPairSeeds(t *testing.T) {
 		t.Errorf("%d distinct seeds over 2 pages × 2 repetitions, want 4", len(all))
 	}
 }
+
+// TestClientsAreCells: clients are a cell factor: one testbed serves both
+// browsers, each cell keyed by its client (Chromium, the default, left
+// out); a run of one client keeps the keys it had when the client was one
+// level per run.
+func TestClientsAreCells(t *testing.T) {
+	const base = "repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:1x1KB]\n  protocols: [h2, h3]\n"
+	p := Build(mustSpec(t, base+"  clients: [chromium, firefox]\n"))
+	if p.Setups != 1 || p.Cells != 4 || len(p.Trials) != 8 {
+		t.Fatalf("%d setups, %d cells, %d trials; want 1, 4, 8", p.Setups, p.Cells, len(p.Trials))
+	}
+	keys := map[string]factor.Client{}
+	for _, tr := range p.Trials {
+		keys[tr.Cell.Key()] = tr.Cell.Levels.Client()
+	}
+	if len(keys) != 4 {
+		t.Errorf("cell keys %v: want 4 distinct", keys)
+	}
+	for k, c := range keys {
+		if strings.Contains(k, "client=firefox") != (c == factor.ClientFirefox) || strings.Contains(k, "client=chromium") {
+			t.Errorf("key %s of client %s", k, c)
+		}
+	}
+	one := Build(mustSpec(t, base+"  clients: [firefox]\n"))
+	old := Build(mustSpec(t, base+"client: firefox\n"))
+	for i, tr := range one.Trials {
+		if strings.Contains(tr.Cell.Key(), "client") || tr.ID != old.Trials[i].ID {
+			t.Errorf("one client: trial %s (key %s), before clients were a factor %s", tr.ID, tr.Cell.Key(), old.Trials[i].ID)
+		}
+	}
+}

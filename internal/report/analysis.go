@@ -224,7 +224,10 @@ type Analysis struct {
 	// QUICANOVAs are across the QUIC stacks of h3 (the setting's QUIC
 	// stack empty).
 	QUICANOVAs []StackANOVA
-	Shares     []Share
+	// ClientANOVAs are across the clients (browsers) of each protocol
+	// (the setting's client empty; Stacks lists the clients).
+	ClientANOVAs []StackANOVA
+	Shares       []Share
 	// Work is, for recorded pages, what each protocol's loads did per
 	// setting (the replay's completeness).
 	Work []SettingWork
@@ -323,6 +326,7 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 	}
 	a.ANOVAs = stackANOVAs(samples, factor.IDStack, nil)
 	a.QUICANOVAs = stackANOVAs(samples, factor.IDQUIC, func(p factor.Protocol) bool { return p == factor.H3 })
+	a.ClientANOVAs = stackANOVAs(samples, factor.IDClient, nil)
 	a.Shares = shares(a.Comparisons)
 	a.Work = works(trials)
 	a.Experimental = experimental(trials)

@@ -121,7 +121,7 @@ func tables(a *Analysis) map[string][][]string {
 			f(float64(s.Faster)/float64(s.Pages)), strconv.Itoa(s.Significant)))
 	}
 	anova := [][]string{append(settingHeader(), "protocol", "stacks", "f", "df1", "df2", "p")}
-	for _, an := range slices.Concat(a.ANOVAs, a.QUICANOVAs) {
+	for _, an := range slices.Concat(a.ANOVAs, a.QUICANOVAs, a.ClientANOVAs) {
 		anova = append(anova, append(settingCells(an.Setting), string(an.Protocol),
 			strings.Join(an.Stacks, " "), f(an.Test.Statistic), f(an.Test.DF), f(an.Test.DF2), f(an.Test.P)))
 	}
@@ -183,6 +183,10 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .VariedBesidesQUIC.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th class="l">QUIC stacks</th><th>F</th><th>p</th></tr>
 {{range .A.QUICANOVAs}}<tr><td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.VariedBesidesQUIC.Values .Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{.Protocol}}</td><td class="l">{{join .Stacks}}</td><td>{{num .Test.Statistic 2}}</td><td>{{pval .Test}}{{if not .Test.OK}} ({{.Test.Reason}}){{end}}</td></tr>
 {{end}}</table>{{end}}
+{{if .A.ClientANOVAs}}<h2>One-way ANOVA across clients</h2>
+<table><tr><th class="l">network</th><th class="l">page</th>{{range .VariedBesidesClient.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th class="l">clients</th><th>F</th><th>p</th></tr>
+{{range .A.ClientANOVAs}}<tr><td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.VariedBesidesClient.Values .Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{.Protocol}}</td><td class="l">{{join .Stacks}}</td><td>{{num .Test.Statistic 2}}</td><td>{{pval .Test}}{{if not .Test.OK}} ({{.Test.Reason}}){{end}}</td></tr>
+{{end}}</table>{{end}}
 <h2>Figures</h2>
 {{range .Figures}}<figure id="{{.Name}}">{{.SVG}}<figcaption><b>{{.Title}}.</b> {{.Caption}} Files: <a href="{{.Name}}.svg">SVG</a>, <a href="{{.Name}}.png">PNG</a>.</figcaption></figure>
 {{end}}
@@ -221,8 +225,10 @@ func renderHTML(pg Page, a *Analysis, figs []Figure) ([]byte, error) {
 		Metric, ShareTitle         string
 		Varied, VariedBesidesStack htmlVaried
 		VariedBesidesQUIC          htmlVaried
+		VariedBesidesClient        htmlVaried
 		Figures                    []htmlFigure
-	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)}, hf})
+	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)},
+		htmlVaried{v.without(factor.IDClient)}, hf})
 	if err != nil {
 		return nil, fmt.Errorf("report: html: %w", err)
 	}

@@ -127,8 +127,9 @@ func compareSettings(a, b Setting) int {
 // the factor table, whose printed form seeds each sample's resampling:
 // printing a setting as that struct was keeps the intervals of reports
 // made since. It leaves out the implicit factors at their defaults
-// (visual off, quic-go), as the seeds of runs without them were made, and
-// names a factor added later by its column.
+// (visual off, quic-go), as the seeds of runs without them were made (but
+// the client, implicit only since it became a cell factor, and printed
+// before), and names a factor added later by its column.
 func legacyText(s Setting) string {
 	names := map[factor.ID]string{factor.IDNetwork: "Network", factor.IDPage: "Page", factor.IDOrigins: "Origins", factor.IDStack: "Stack",
 		factor.IDServer: "Server", factor.IDQUIC: "QUIC", factor.IDVisit: "Visit", factor.IDCache: "Cache", factor.IDClient: "Client",
@@ -136,7 +137,7 @@ func legacyText(s Setting) string {
 	var parts []string
 	for _, f := range factor.Table() {
 		level := s.Of(f.ID)
-		if f.ID == factor.IDProtocol || f.Implicit && (level == f.Default || level == "") {
+		if f.ID == factor.IDProtocol || f.Implicit && f.ID != factor.IDClient && (level == f.Default || level == "") {
 			continue
 		}
 		if f.Store == factor.StoreFlag {

@@ -46,8 +46,9 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	writeEmulatorLatency(w, a.EmulatorLatency)
 	writeShares(w, a, v)
 	writeWork(w, a.Work, v)
-	writeANOVAs(w, a.ANOVAs, v.without(factor.IDStack), "TCP stacks")
-	writeANOVAs(w, a.QUICANOVAs, v.without(factor.IDQUIC), "QUIC stacks")
+	writeANOVAs(w, a.ANOVAs, v.without(factor.IDStack), "TCP stacks (seed 003)", "stacks")
+	writeANOVAs(w, a.QUICANOVAs, v.without(factor.IDQUIC), "QUIC stacks (seed 003)", "stacks")
+	writeANOVAs(w, a.ClientANOVAs, v.without(factor.IDClient), "clients", "clients")
 }
 
 // cells joins table cells, each followed by a tab.
@@ -77,14 +78,15 @@ func writeShares(w io.Writer, a *Analysis, v varied) {
 	tw.Flush()
 }
 
-// writeANOVAs writes the ANOVAs across the stacks called what.
-func writeANOVAs(w io.Writer, anovas []StackANOVA, v varied, what string) {
+// writeANOVAs writes the ANOVAs across the levels called what, each a
+// unit ("stacks", "clients").
+func writeANOVAs(w io.Writer, anovas []StackANOVA, v varied, what, unit string) {
 	if len(anovas) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nOne-way ANOVA across %s (seed 003); the stacks differ where p < 0.01:\n", what)
+	fmt.Fprintf(w, "\nOne-way ANOVA across %s; the %s differ where p < 0.01:\n", what, unit)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\tstacks\tF\tp\tstacks differ\n", cells(append([]string{"network", "page"}, v.names()...)))
+	fmt.Fprintf(tw, "%sprotocol\t%s\tF\tp\t%s differ\n", cells(append([]string{"network", "page"}, v.names()...)), unit, unit)
 	for _, an := range anovas {
 		differ := "no"
 		switch {

@@ -20,10 +20,12 @@ type file struct {
 	Seed        *uint64         `yaml:"seed"`
 	Repetitions repetitionsNode `yaml:"repetitions"`
 	Retries     *int            `yaml:"retries"`
-	Client      string          `yaml:"client"`
-	Browser     string          `yaml:"browser"`
-	Timeout     string          `yaml:"timeout"`
-	Netcheck    *bool           `yaml:"netcheck"`
+	// Client is one client, as specs gave it before clients were a
+	// factor (factors: {clients: [...]}).
+	Client   string `yaml:"client"`
+	Browser  string `yaml:"browser"`
+	Timeout  string `yaml:"timeout"`
+	Netcheck *bool  `yaml:"netcheck"`
 	// Deterministic makes time and randomness in pages' scripts the same
 	// on every load (see client.DeterministicJS); unset: for recorded
 	// pages only.
@@ -269,7 +271,6 @@ func Format(s *Spec) ([]byte, error) {
 		add(root, "repetitions", str(strconv.Itoa(s.Repetitions)))
 	}
 	add(root, "retries", str(strconv.Itoa(s.Retries)))
-	add(root, "client", str(string(s.Client())))
 	add(root, "browser", str(string(s.Browser())))
 	add(root, "timeout", str(s.Timeout.String()))
 	add(root, "netcheck", str(strconv.FormatBool(s.Netcheck)))

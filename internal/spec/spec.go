@@ -227,7 +227,28 @@ func parse(data []byte, dir string) (*Spec, error) {
 	if err := s.factors(f.Factors, dir); err != nil {
 		return nil, err
 	}
+	if err := s.topClient(f); err != nil {
+		return nil, err
+	}
 	return s, s.Validate()
+}
+
+// topClient takes the client a spec names at its top (`client: firefox`,
+// from before clients were a factor) as the one level of factors'
+// clients, which it must then leave out.
+func (s *Spec) topClient(f file) error {
+	if f.Client == "" {
+		return nil
+	}
+	if _, both := f.Factors.levels[factor.IDClient]; both {
+		return fmt.Errorf("client %q and factors.clients are both given: list the clients under factors only", f.Client)
+	}
+	level, err := factor.Of(factor.IDClient).Parse(f.Client)
+	if err != nil {
+		return err
+	}
+	s.Levels[factor.IDClient] = []string{level}
+	return nil
 }
 
 // scalars converts the keys outside factors, the run factors among them.
@@ -255,7 +276,7 @@ func (s *Spec) scalars(f file) error {
 	for _, run := range []struct {
 		id   factor.ID
 		text string
-	}{{factor.IDClient, f.Client}, {factor.IDBrowser, f.Browser}} {
+	}{{factor.IDBrowser, f.Browser}} {
 		id, text, fc := run.id, run.text, factor.Of(run.id)
 		if text == "" {
 			text = fc.Default
@@ -317,8 +338,14 @@ func (s *Spec) Protocols() []factor.Protocol {
 	return out
 }
 
-// Client is what loads the pages (a run factor: one level).
-func (s *Spec) Client() factor.Client { return factor.Client(s.one(factor.IDClient)) }
+// Clients are what load the pages (a cell factor).
+func (s *Spec) Clients() []factor.Client {
+	var out []factor.Client
+	for _, l := range s.Levels[factor.IDClient] {
+		out = append(out, factor.Client(l))
+	}
+	return out
+}
 
 // Browser is the browser mode (a run factor: one level).
 func (s *Spec) Browser() factor.Browser { return factor.Browser(s.one(factor.IDBrowser)) }
@@ -406,6 +433,20 @@ func (s *Spec) checkLevels() error {
 	return nil
 }
 
+// checkClient checks what the spec asks of client c.
+func (s *Spec) checkClient(c factor.Client) error {
+	caps := c.Capabilities()
+	switch {
+	case s.Has(factor.IDVisual, string(factor.VisualOn)) && !caps.Frames:
+		return fmt.Errorf("visual on needs client %s: the %s client %s", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Frames }), c, framesReason(c))
+	case s.Artifacts.NetLog && !caps.NetLog:
+		return fmt.Errorf("artifacts: {netlog: true} needs client %s: the %s client is no browser and keeps no net log", factor.ClientsThat(func(c factor.Capabilities) bool { return c.NetLog }), c)
+	case s.Browser() == factor.BrowserWarm && !caps.Warm:
+		return fmt.Errorf("browser warm needs client %s: the %s client keeps no browser between loads", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Warm }), c)
+	}
+	return nil
+}
+
 // framesReason says why client c captures no frames.
 func framesReason(c factor.Client) string {
 	if c.Capabilities().Renders {
@@ -417,16 +458,14 @@ func framesReason(c factor.Client) string {
 // checkCombinations checks the levels that cannot go together, and the
 // plan's size.
 func (s *Spec) checkCombinations() error {
-	caps := s.Client().Capabilities()
+	for _, c := range s.Clients() {
+		if err := s.checkClient(c); err != nil {
+			return err
+		}
+	}
 	switch {
-	case s.Has(factor.IDVisual, string(factor.VisualOn)) && !caps.Frames:
-		return fmt.Errorf("visual on needs client %s: the %s client %s", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Frames }), s.Client(), framesReason(s.Client()))
-	case s.Artifacts.NetLog && !caps.NetLog:
-		return fmt.Errorf("artifacts: {netlog: true} needs client %s: the %s client is no browser and keeps no net log", factor.ClientsThat(func(c factor.Capabilities) bool { return c.NetLog }), s.Client())
 	case s.Artifacts.NetLog && s.Browser() == factor.BrowserWarm:
 		return fmt.Errorf("artifacts: {netlog: true} needs browser fresh: a browser writes one net log from its start to its end, and a warm browser serves many loads")
-	case s.Browser() == factor.BrowserWarm && !caps.Warm:
-		return fmt.Errorf("browser warm needs client %s: the %s client keeps no browser between loads", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Warm }), s.Client())
 	case slices.ContainsFunc(s.Pages, factor.Page.OwnOrigins) && !slices.Equal(s.LevelsOf(factor.IDOrigins), []string{"1"}):
 		return fmt.Errorf("origins %v: web2024 and archive pages have their own origins; spread only synthetic pages over origins (put them in another spec)", s.LevelsOf(factor.IDOrigins))
 	case slices.ContainsFunc(s.Pages, isArchive) && slices.ContainsFunc(s.LevelsOf(factor.IDServer), func(l string) bool { return !factor.Server(l).Replays() }):

@@ -97,7 +97,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Seed != 1 || s.Retries != 2 || s.Client() != factor.ClientChromium || s.Browser() != factor.BrowserFresh || s.Timeout != time.Minute || !s.Netcheck {
+	if s.Seed != 1 || s.Retries != 2 || !slices.Equal(s.Clients(), []factor.Client{factor.ClientChromium}) || s.Browser() != factor.BrowserFresh || s.Timeout != time.Minute || !s.Netcheck {
 		t.Errorf("defaults: %+v", s)
 	}
 	// Every factor a spec leaves out has its default, the protocols all
@@ -161,6 +161,10 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "client: loader\nbrowser: warm\n", `browser warm needs client chromium or firefox: the loader client keeps no browser between loads`},
 		{base + "client: loader\nartifacts: {netlog: true}\n", `artifacts: {netlog: true} needs client chromium or firefox: the loader client is no browser and keeps no net log`},
 		{base + "browser: warm\nartifacts: {netlog: true}\n", `artifacts: {netlog: true} needs browser fresh`},
+		{base + "  clients: [chromium, loader]\nbrowser: warm\n", `browser warm needs client chromium or firefox: the loader client keeps no browser between loads`},
+		{base + "  clients: [chromium, safari]\n", `line 5: client "safari" is unknown`},
+		{base + "  clients: [firefox, firefox]\n", `client "firefox" is already listed`},
+		{base + "  clients: [chromium, firefox]\nclient: loader\n", `client "loader" and factors.clients are both given: list the clients under factors only`},
 		{base + "replay: {max_unmatched: lots}\n", `replay: max_unmatched: "lots" is not a percentage`},
 		{base + "replay: {max_unmatched: 120%}\n", `replay: max_unmatched: "120%" is outside 0 to 100 percent`},
 		{base + "replay: {unmatched: 1%}\n", `unknown key "unmatched"`},
