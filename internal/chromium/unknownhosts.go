@@ -20,7 +20,7 @@ const nameNotResolved = "net::ERR_NAME_NOT_RESOLVED"
 type unknownHostWatcher struct {
 	mu       sync.Mutex
 	requests map[network.RequestID]string // "METHOD URL" of requests not yet finished
-	failed   client.UnknownHostRequests
+	failed   client.UnknownHostLog
 }
 
 func newUnknownHostWatcher() *unknownHostWatcher {
@@ -46,12 +46,5 @@ func (w *unknownHostWatcher) event(ev any) {
 	}
 }
 
-// take returns the failed requests so far and forgets them (the first
-// load of a repeat visit is not the measured one).
-func (w *unknownHostWatcher) take() client.UnknownHostRequests {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.failed
-	w.failed = client.UnknownHostRequests{}
-	return out
-}
+// take returns the failed requests so far and forgets them.
+func (w *unknownHostWatcher) take() client.UnknownHostRequests { return w.failed.Take() }

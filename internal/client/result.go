@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -78,6 +79,30 @@ func (u *UnknownHostRequests) Add(request string) {
 	if len(u.Requests) < MaxBrokenListed {
 		u.Requests = append(u.Requests, request)
 	}
+}
+
+// UnknownHostLog gathers a browser's UnknownHostRequests as its network
+// events arrive; safe for concurrent use. The zero value is empty.
+type UnknownHostLog struct {
+	mu     sync.Mutex
+	failed UnknownHostRequests
+}
+
+// Add notes one request to an unknown host, "METHOD URL".
+func (l *UnknownHostLog) Add(request string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.failed.Add(request)
+}
+
+// Take returns the requests so far and forgets them (the first load of a
+// repeat visit is not the measured one).
+func (l *UnknownHostLog) Take() UnknownHostRequests {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.failed
+	l.failed = UnknownHostRequests{}
+	return out
 }
 
 // TTFBMeasured says whether TTFBMs is the document's first byte.

@@ -18,7 +18,7 @@ const unknownHostError = "NS_ERROR_UNKNOWN_HOST"
 type unknownHostWatcher struct {
 	mu       sync.Mutex
 	requests map[string]string // "METHOD URL" of requests not yet completed, by id
-	failed   client.UnknownHostRequests
+	failed   client.UnknownHostLog
 }
 
 func newUnknownHostWatcher() *unknownHostWatcher {
@@ -51,12 +51,5 @@ func (w *unknownHostWatcher) event(method string, params json.RawMessage) {
 	}
 }
 
-// take returns the failed requests so far and forgets them (the first
-// load of a repeat visit is not the measured one).
-func (w *unknownHostWatcher) take() client.UnknownHostRequests {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.failed
-	w.failed = client.UnknownHostRequests{}
-	return out
-}
+// take returns the failed requests so far and forgets them.
+func (w *unknownHostWatcher) take() client.UnknownHostRequests { return w.failed.Take() }
