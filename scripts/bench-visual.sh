@@ -3,7 +3,8 @@
 # settings, 12 interleaved rounds of h2 and h3 with and without visual
 # capture, then prints per protocol the median PLT without and with it, their
 # ratio, and the time decoding the frames and computing the visual metrics
-# took per visual load (target ≤ 1 s). About 4 minutes; needs root.
+# took per visual load (target ≤ 1 s). In Chromium, or in the client CLIENT
+# names (CLIENT=firefox). About 4 minutes; needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s build
@@ -20,6 +21,7 @@ factors:
   pages: [$3]
   protocols: [h2, h3]
   visual: [off, on]
+  clients: [${CLIENT:-chromium}]
 SPEC
 }
 spec lte seed003-lte synthetic:30x10KB

@@ -17,6 +17,7 @@ import (
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -120,10 +121,11 @@ func frameIndex(times []int64, ms int64) int {
 }
 
 // TestVisualMetricsAgreeWithBrowsertime loads a page of 40 tiles through a
-// 4 Mbit/s link over h2 and h3, hands the frames (as PNGs, so both read
-// the same pixels) to Browsertime's own visualmetrics-portable.py, and
-// checks that First and Last Visual Change agree to one frame and Speed
-// Index within 5 %.
+// 4 Mbit/s link over h2 and h3, in Chromium (frames from its trace) and in
+// Firefox (frames from screenshots), hands the frames (as PNGs, so both
+// read the same pixels) to Browsertime's own visualmetrics-portable.py,
+// and checks that First and Last Visual Change agree to one frame and
+// Speed Index within 5 %.
 func TestVisualMetricsAgreeWithBrowsertime(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
@@ -139,13 +141,29 @@ func TestVisualMetricsAgreeWithBrowsertime(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := startLinkTestbed(t, page, 20*time.Millisecond, 4_000_000)
-	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
-	for _, p := range []factor.Protocol{factor.H2, factor.H3} {
-		res, err := c.Load(t.Context(), client.Request{URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
-			Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: page.Subresources, Visual: true})
-		if err != nil || !res.OK() {
-			t.Fatalf("%s: %v %s", p, err, res.Failure)
+	browsers := map[string]client.Browser{"chromium": &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}}
+	if _, err := os.Stat(firefox.DefaultPath); err == nil {
+		browsers["firefox"] = &firefox.Firefox{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	} else {
+		t.Logf("no Firefox at %s (apt-get install firefox-esr libnss3-tools): Chromium only", firefox.DefaultPath)
+	}
+	for name, b := range browsers {
+		for _, p := range []factor.Protocol{factor.H2, factor.H3} {
+			res, err := b.Load(t.Context(), client.Request{URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
+				Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: page.Subresources, Visual: true})
+			if err != nil || !res.OK() {
+				t.Fatalf("%s %s: %v %s", name, p, err, res.Failure)
+			}
+			compareWithBrowsertime(t, name+" "+string(p), python, script, res)
 		}
+	}
+}
+
+// compareWithBrowsertime checks the visual metrics of load res (named
+// p) against visualmetrics-portable.py's on the same frames.
+func compareWithBrowsertime(t *testing.T, p, python, script string, res client.Result) {
+	t.Helper()
+	{
 		dir := t.TempDir()
 		times := writePNGFrames(t, dir, res.Frames)
 		out, err := exec.Command(python, script, "--dir", dir, "--json").Output()

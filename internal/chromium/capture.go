@@ -18,15 +18,11 @@ import (
 	"github.com/quicbench/quicbench/internal/client"
 )
 
-// screenshotMaxSize is the largest side, in pixels, of a captured frame
-// (500 × 281 for the viewport), and screenshotMaxCount the most frames a
-// trace holds: Chromium's defaults, whose product is near its memory
-// budget per trace. A load that draws more frames (an animation) fails
-// rather than losing its last changes.
-const (
-	screenshotMaxSize  = 500
-	screenshotMaxCount = 450
-)
+// screenshotMaxCount is the most frames a trace holds: Chromium's default,
+// whose product with the frame size (client.FrameMaxSide) is near its
+// memory budget per trace. A load that draws more frames (an animation)
+// fails rather than losing its last changes.
+const screenshotMaxCount = 450
 
 // alignMark is the User Timing mark whose trace event aligns the trace's
 // clock with navigation start.
@@ -64,7 +60,7 @@ func startFrames(ctx context.Context) (*frameRecorder, error) {
 			RecordMode:         tracing.TraceConfigRecordModeRecordAsMuchAsPossible,
 			IncludedCategories: []string{"-*", "disabled-by-default-devtools.screenshot", "blink.user_timing"},
 		},
-		ScreenshotMaxSize:  screenshotMaxSize,
+		ScreenshotMaxSize:  client.FrameMaxSide,
 		ScreenshotMaxCount: screenshotMaxCount,
 	})
 	if err != nil {

@@ -21,6 +21,11 @@ const (
 	ViewportHeight = 768
 )
 
+// FrameMaxSide is the largest side, in pixels, of a visual load's frames
+// (500 × 281 for the viewport): Chromium's default for the screenshots it
+// traces, to which Firefox's are scaled down.
+const FrameMaxSide = 500
+
 // SettleAfterLoad is how long a visual load keeps capturing after the
 // load event ends, for what paints later (late images, fonts, scripts):
 // the last visual change can come after onload.

@@ -216,7 +216,7 @@ func clients() []Declared[Client, Capabilities] {
 		{Level[Client]{ClientChromium, "real headless Chromium"},
 			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true}},
 		{Level[Client]{ClientFirefox, "real headless Firefox (ESR): its own HTTP/3 stack, neqo"},
-			Capabilities{Renders: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true}},
+			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true}},
 		{Level[Client]{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
 			Capabilities{HAR: true, RepeatVisits: true}},
 	}

@@ -199,9 +199,14 @@ func (t *tab) firstVisit(ctx context.Context, req client.Request, timeout time.D
 	return ""
 }
 
-// measuredVisit makes the measured load and verifies it. It returns a
-// failure text.
+// measuredVisit makes the measured load, with its frames if asked for, and
+// verifies it. It returns a failure text.
 func (t *tab) measuredVisit(ctx context.Context, req client.Request, timeout time.Duration, res *client.Result) string {
+	var frames *frameGrabber
+	if req.Visual {
+		frames = t.startFrames(ctx)
+		defer frames.abort()
+	}
 	m, failure := t.navigate(ctx, req.URL, timeout)
 	if req.Loaded != nil {
 		req.Loaded()
@@ -218,6 +223,11 @@ func (t *tab) measuredVisit(ctx context.Context, req client.Request, timeout tim
 			return failure
 		}
 	}
+	if frames != nil {
+		if failure := t.finishVisual(ctx, frames, res); failure != "" {
+			return failure
+		}
+	}
 	if t.unknown != nil {
 		res.UnknownHosts = t.unknown.take()
 	}
@@ -230,6 +240,34 @@ func (t *tab) measuredVisit(ctx context.Context, req client.Request, timeout tim
 	if problems := client.Verify(req, res.PageMetrics); len(problems) > 0 {
 		return strings.Join(problems, "; ")
 	}
+	return ""
+}
+
+// finishVisual keeps capturing while the page settles after its load
+// event, reads its paint metrics again, and computes the visual metrics of
+// its frames. It returns a failure text.
+func (t *tab) finishVisual(ctx context.Context, frames *frameGrabber, res *client.Result) string {
+	if client.Pause(ctx, client.SettleAfterLoad) != nil {
+		return "timed out while the page settled after its load event"
+	}
+	var paint []float64
+	if err := t.evaluate(ctx, client.PaintJS, &paint); err != nil || len(paint) != 2 {
+		return fmt.Sprintf("read FCP and LCP: %v", err)
+	}
+	res.FCPMs, res.LCPMs = paint[0], paint[1]
+	captured, err := frames.stop(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	start := time.Now()
+	if res.Frames, err = client.WithBlankStart(captured); err != nil {
+		return err.Error()
+	}
+	vm, err := client.VisualMetrics(res.Frames)
+	if err != nil {
+		return err.Error()
+	}
+	res.Visual, res.VisualComputeMs = &vm, float64(time.Since(start))/float64(time.Millisecond)
 	return ""
 }
 
