@@ -163,48 +163,46 @@ func TestVisualMetricsAgreeWithBrowsertime(t *testing.T) {
 // p) against visualmetrics-portable.py's on the same frames.
 func compareWithBrowsertime(t *testing.T, p, python, script string, res client.Result) {
 	t.Helper()
-	{
-		dir := t.TempDir()
-		times := writePNGFrames(t, dir, res.Frames)
-		out, err := exec.Command(python, script, "--dir", dir, "--json").Output()
-		if err != nil {
-			t.Fatalf("%s: visualmetrics-portable.py: %v", p, err)
+	dir := t.TempDir()
+	times := writePNGFrames(t, dir, res.Frames)
+	out, err := exec.Command(python, script, "--dir", dir, "--json").Output()
+	if err != nil {
+		t.Fatalf("%s: visualmetrics-portable.py: %v", p, err)
+	}
+	var bt browsertimeMetrics
+	if err := json.Unmarshal(out, &bt); err != nil {
+		t.Fatalf("%s: visualmetrics-portable.py printed %q: %v", p, out, err)
+	}
+	m := res.Visual
+	t.Logf("%s: %d frames; quicbench FVC %d, LVC %d, SI %d; Browsertime FVC %.0f, LVC %.0f, SI %.0f (SI off by %.2f %%)",
+		p, len(times), m.FirstVisualChange.Milliseconds(), m.LastVisualChange.Milliseconds(), m.SpeedIndex,
+		bt.FirstVisualChange, bt.LastVisualChange, bt.SpeedIndex, 100*(float64(m.SpeedIndex)-bt.SpeedIndex)/bt.SpeedIndex)
+	// The progress of each frame quicbench kept is Browsertime's for
+	// that frame, to a percent (VC85/95/99 follow from it).
+	theirs := progressOf(t, bt.VisualProgress)
+	compared := 0
+	for _, pt := range m.Progress {
+		want, ok := theirs[pt.At.Milliseconds()]
+		if !ok {
+			continue
 		}
-		var bt browsertimeMetrics
-		if err := json.Unmarshal(out, &bt); err != nil {
-			t.Fatalf("%s: visualmetrics-portable.py printed %q: %v", p, out, err)
+		compared++
+		if pt.Percent < want-1 || pt.Percent > want+1 {
+			t.Errorf("%s: progress at %d ms: %d %%, Browsertime's %d %%", p, pt.At.Milliseconds(), pt.Percent, want)
 		}
-		m := res.Visual
-		t.Logf("%s: %d frames; quicbench FVC %d, LVC %d, SI %d; Browsertime FVC %.0f, LVC %.0f, SI %.0f (SI off by %.2f %%)",
-			p, len(times), m.FirstVisualChange.Milliseconds(), m.LastVisualChange.Milliseconds(), m.SpeedIndex,
-			bt.FirstVisualChange, bt.LastVisualChange, bt.SpeedIndex, 100*(float64(m.SpeedIndex)-bt.SpeedIndex)/bt.SpeedIndex)
-		// The progress of each frame quicbench kept is Browsertime's for
-		// that frame, to a percent (VC85/95/99 follow from it).
-		theirs := progressOf(t, bt.VisualProgress)
-		compared := 0
-		for _, pt := range m.Progress {
-			want, ok := theirs[pt.At.Milliseconds()]
-			if !ok {
-				continue
-			}
-			compared++
-			if pt.Percent < want-1 || pt.Percent > want+1 {
-				t.Errorf("%s: progress at %d ms: %d %%, Browsertime's %d %%", p, pt.At.Milliseconds(), pt.Percent, want)
-			}
+	}
+	if compared < 3 {
+		t.Errorf("%s: only %d of quicbench's %d progress points are in Browsertime's %q", p, compared, len(m.Progress), bt.VisualProgress)
+	}
+	for _, c := range []struct {
+		name        string
+		ours, their int64
+	}{{"FVC", m.FirstVisualChange.Milliseconds(), int64(bt.FirstVisualChange)}, {"LVC", m.LastVisualChange.Milliseconds(), int64(bt.LastVisualChange)}} {
+		if d := frameIndex(times, c.ours) - frameIndex(times, c.their); d < -1 || d > 1 {
+			t.Errorf("%s: %s %d ms, Browsertime's %d ms: %d frames apart", p, c.name, c.ours, c.their, d)
 		}
-		if compared < 3 {
-			t.Errorf("%s: only %d of quicbench's %d progress points are in Browsertime's %q", p, compared, len(m.Progress), bt.VisualProgress)
-		}
-		for _, c := range []struct {
-			name        string
-			ours, their int64
-		}{{"FVC", m.FirstVisualChange.Milliseconds(), int64(bt.FirstVisualChange)}, {"LVC", m.LastVisualChange.Milliseconds(), int64(bt.LastVisualChange)}} {
-			if d := frameIndex(times, c.ours) - frameIndex(times, c.their); d < -1 || d > 1 {
-				t.Errorf("%s: %s %d ms, Browsertime's %d ms: %d frames apart", p, c.name, c.ours, c.their, d)
-			}
-		}
-		if math.Abs(float64(m.SpeedIndex)-bt.SpeedIndex) > 0.05*bt.SpeedIndex {
-			t.Errorf("%s: Speed Index %d, Browsertime's %.0f: more than 5 %% apart", p, m.SpeedIndex, bt.SpeedIndex)
-		}
+	}
+	if math.Abs(float64(m.SpeedIndex)-bt.SpeedIndex) > 0.05*bt.SpeedIndex {
+		t.Errorf("%s: Speed Index %d, Browsertime's %.0f: more than 5 %% apart", p, m.SpeedIndex, bt.SpeedIndex)
 	}
 }
