@@ -300,14 +300,8 @@ func (c *Chromium) finishVisual(browserCtx, loadCtx context.Context, frames *fra
 	if err != nil {
 		return err.Error()
 	}
-	start := time.Now()
-	if res.Frames, err = client.WithBlankStart(captured); err != nil {
+	if err := client.SetVisual(res, captured); err != nil {
 		return err.Error()
 	}
-	vm, err := client.VisualMetrics(res.Frames)
-	if err != nil {
-		return err.Error()
-	}
-	res.Visual, res.VisualComputeMs = &vm, ms(time.Since(start))
 	return ""
 }

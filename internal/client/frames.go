@@ -60,6 +60,24 @@ func WithBlankStart(frames []Frame) ([]Frame, error) {
 	return slices.Insert(frames, 0, Frame{JPEG: b.Bytes()}), nil
 }
 
+// SetVisual gives res the frames captured since navigation start (a blank
+// one at 0 if they start later, WithBlankStart), their visual metrics and
+// the time computing them took.
+func SetVisual(res *Result, captured []Frame) error {
+	start := time.Now()
+	frames, err := WithBlankStart(captured)
+	if err != nil {
+		return err
+	}
+	vm, err := VisualMetrics(frames)
+	if err != nil {
+		return err
+	}
+	res.Frames, res.Visual = frames, &vm
+	res.VisualComputeMs = float64(time.Since(start)) / float64(time.Millisecond)
+	return nil
+}
+
 // VisualMetrics decodes frames and computes their visual metrics.
 func VisualMetrics(frames []Frame) (visual.Metrics, error) {
 	decoded, err := DecodeFrames(frames)

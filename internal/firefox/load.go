@@ -259,15 +259,9 @@ func (t *tab) finishVisual(ctx context.Context, frames *frameGrabber, res *clien
 	if err != nil {
 		return err.Error()
 	}
-	start := time.Now()
-	if res.Frames, err = client.WithBlankStart(captured); err != nil {
+	if err := client.SetVisual(res, captured); err != nil {
 		return err.Error()
 	}
-	vm, err := client.VisualMetrics(res.Frames)
-	if err != nil {
-		return err.Error()
-	}
-	res.Visual, res.VisualComputeMs = &vm, float64(time.Since(start))/float64(time.Millisecond)
 	return ""
 }
 
