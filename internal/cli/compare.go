@@ -233,6 +233,10 @@ func (f *compareFlags) levels(s *spec.Spec) error {
 		{"--browser", *f.browser, factor.IDBrowser}, {"--origins", strconv.Itoa(*f.origins), factor.IDOrigins},
 		{"--visual", string(factor.VisualOf(*f.visual)), factor.IDVisual},
 	} {
+		if l.id == factor.IDClient && strings.Contains(l.text, ",") {
+			return fmt.Errorf("--client takes one client: to compare clients, list them in a spec (factors: {clients: [%.100s]}) and run it with quicbench run",
+				strings.Join(strings.Split(l.text, ","), ", "))
+		}
 		level, err := factor.Of(l.id).Parse(l.text)
 		if err != nil {
 			return fmt.Errorf("%s: %w", l.flag, err)
