@@ -147,6 +147,9 @@ func TestVisualMetricsAgreeWithBrowsertime(t *testing.T) {
 	} else {
 		t.Logf("no Firefox at %s (apt-get install firefox-esr libnss3-tools): Chromium only", firefox.DefaultPath)
 	}
+	for _, b := range browsers {
+		t.Cleanup(b.Close) // waits for the browser that is still shutting down before its profile goes
+	}
 	for name, b := range browsers {
 		for _, p := range []factor.Protocol{factor.H2, factor.H3} {
 			res, err := b.Load(t.Context(), client.Request{URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),

@@ -44,6 +44,7 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 	}
 	leftBefore := chromiumDirs()
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	t.Cleanup(c.Close) // waits for the browser that is still shutting down before its profile goes
 	for _, p := range factor.Protocols().Values() {
 		t.Run(string(p), func(t *testing.T) {
 			before, err := tb.Counts()
@@ -148,6 +149,7 @@ func TestChromiumWritesNetLog(t *testing.T) {
 	tb, s := startTestbed(t, 5*time.Millisecond)
 	dir := t.TempDir()
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	t.Cleanup(c.Close) // waits for the browser that is still shutting down before its profile goes
 	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H3, Hosts: s.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, Expected: s.Subresources, NetLogDir: dir})
 	if err != nil || !res.OK() {

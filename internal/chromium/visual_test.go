@@ -59,6 +59,7 @@ func TestVisualLoadTimesFramesFromNavigationStart(t *testing.T) {
 	}}}}
 	tb := startLinkTestbed(t, s, 5*time.Millisecond, 0)
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	t.Cleanup(c.Close) // waits for the browser that is still shutting down before its profile goes
 	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H2, Hosts: s.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Visual: true})
 	if err != nil || !res.OK() {
@@ -100,6 +101,7 @@ func TestVisualLoadOfASyntheticPage(t *testing.T) {
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	tb, s := startTestbed(t, 20*time.Millisecond)
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	t.Cleanup(c.Close) // waits for the browser that is still shutting down before its profile goes
 	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H3, Hosts: s.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: s.Subresources, Visual: true})
 	if err != nil || !res.OK() {
@@ -152,6 +154,7 @@ func TestRealisticPageOverEachProtocol(t *testing.T) {
 	}
 	tb := startLinkTestbed(t, page, 10*time.Millisecond, 50_000_000)
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	t.Cleanup(c.Close) // waits for the browser that is still shutting down before its profile goes
 	for _, p := range factor.Protocols().Values() {
 		res, err := c.Load(t.Context(), client.Request{URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 			Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: page.Subresources, Visual: p == factor.H3})
