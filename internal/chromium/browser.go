@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
@@ -35,9 +36,9 @@ import (
 // Kind is Chromium as a client: what it can do is factor.ClientChromium's
 // capabilities.
 func Kind() client.Kind {
-	return client.Kind{Client: factor.ClientChromium, Check: CheckChromium, RemoveStale: RemoveStaleTemp, Version: Version,
+	return client.Kind{Client: factor.ClientChromium, OwnProcess: true, Check: CheckChromium, RemoveStale: RemoveStaleTemp, Version: Version,
 		New: func(env client.Env) client.Browser {
-			return &Chromium{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm}
+			return &Chromium{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm, CPU: env.CPU}
 		}}
 }
 
@@ -62,6 +63,8 @@ type Chromium struct {
 	// sessions and QUIC state) instead of starting a browser per load.
 	// Close stops the browsers.
 	Warm bool
+	// CPU is the CPU accounting group the browsers start in; nil: none.
+	CPU *cpuuse.Group
 
 	mu   sync.Mutex
 	warm map[string]*browserProcess
@@ -226,6 +229,7 @@ func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAll
 			if c.Namespace != nil {
 				wrapErr = c.Namespace.WrapCommand(cmd)
 			}
+			c.CPU.Prepare(cmd)
 		}),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
@@ -263,6 +267,14 @@ func RemoveStaleTemp() []string {
 	return removed
 }
 
+// started tells the CPU accounting group of the browser of ctx, which
+// has started.
+func (c *Chromium) started(ctx context.Context) {
+	if cc := chromedp.FromContext(ctx); cc != nil && cc.Browser != nil && cc.Browser.Process() != nil {
+		c.CPU.Started(cc.Browser.Process().Pid)
+	}
+}
+
 // warmKey identifies the browser a request needs: the values Flags makes
 // its command line of (the options themselves are functions, which print
 // as pointers).
@@ -287,6 +299,7 @@ func (c *Chromium) warmBrowser(req client.Request) (*browserProcess, error) {
 		b.close()
 		return nil, errors.Join(err, *b.wrapErr)
 	}
+	c.started(b.ctx)
 	if c.warm == nil {
 		c.warm = map[string]*browserProcess{}
 	}

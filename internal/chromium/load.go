@@ -46,6 +46,7 @@ func (c *Chromium) Load(ctx context.Context, req client.Request) (res client.Res
 		return fail(fmt.Sprintf("browser start: %v", errors.Join(err, *t.wrapErr)))
 	}
 	res.BrowserStartMs = ms(time.Since(startAt))
+	c.started(t.ctx)
 	c.awaitClosed() // the last load's browser, before this one's timed load
 	if failure := c.visits(t.ctx, loadCtx, req, timeout, &res); failure != "" {
 		return fail(failure)
@@ -198,6 +199,9 @@ func (c *Chromium) measuredVisit(tabCtx, loadCtx context.Context, req client.Req
 		if frames, err = startFrames(tabCtx); err != nil {
 			return err.Error()
 		}
+	}
+	if req.Navigating != nil {
+		req.Navigating()
 	}
 	m, failure := navigate(tabCtx, loadCtx, req.URL, timeout)
 	if req.Loaded != nil {

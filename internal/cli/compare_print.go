@@ -28,9 +28,11 @@ type compareRun struct {
 	// Trials are every load, each with its resources and connections.
 	Trials []results.TrialDetail `json:"trials"`
 	// Replay is, for a recorded page, each protocol's work per load.
-	Replay      []report.SettingWork `json:"replay,omitempty"`
-	WallSeconds float64              `json:"wall_seconds"`
-	Dir         string               `json:"run_dir"`
+	Replay []report.SettingWork `json:"replay,omitempty"`
+	// CPU is each protocol's CPU per load and party, h3 against h2.
+	CPU         []report.SettingCPU `json:"cpu,omitempty"`
+	WallSeconds float64             `json:"wall_seconds"`
+	Dir         string              `json:"run_dir"`
 }
 
 // compareOf is the comparison of the run that res read back from dir.
@@ -47,6 +49,7 @@ func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
 	}
 	r.Summary = report.SummarizeRun(trials, conns)
 	r.Replay = report.Works(trials)
+	r.CPU = report.CPUs(trials, factor.H3, factor.H2)
 	for _, text := range rec.Netchecks { // a comparison has one network
 		r.Netcheck = &netcheck.Report{}
 		if err := json.Unmarshal([]byte(text), r.Netcheck); err != nil {
@@ -107,6 +110,9 @@ func printSummary(w io.Writer, r *compareRun) {
 	}
 	if len(r.Replay) > 0 {
 		report.WriteWork(w, r.Replay)
+	}
+	if len(r.CPU) > 0 {
+		report.WriteCPU(w, r.CPU, factor.H3, factor.H2)
 	}
 	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkTotalsText(s.Up), linkTotalsText(s.Down))
 	for _, tb := range r.Testbeds {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
 )
@@ -46,6 +47,9 @@ type Env struct {
 	NewGoClient NewGoClient
 	// Version names quicbench in what the client writes (a HAR's creator).
 	Version string
+	// CPU is the CPU accounting group every process of the client starts
+	// in; nil: none (a client in quicbench's own process has no process).
+	CPU *cpuuse.Group
 }
 
 // Kind is a client quicbench can run: the level of the client factor it
@@ -61,6 +65,9 @@ type Kind struct {
 	// default), recorded with every run as the fact "<client>_version";
 	// nil for a client that is part of quicbench.
 	Version func(binary string) string
+	// OwnProcess: it runs in processes of its own (started in Env.CPU),
+	// not in quicbench's.
+	OwnProcess bool
 	// RemoveStale removes what its runs that were killed left behind
 	// (browsers' temporary directories) and lists it; nil: nothing.
 	RemoveStale func() []string

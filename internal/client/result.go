@@ -135,6 +135,10 @@ type Request struct {
 	// BetweenVisits runs after a repeat visit's first load, with the browser
 	// on about:blank; it closes the servers' connections. Nil: nothing.
 	BetweenVisits func(context.Context) error
+	// Navigating runs right before the measured visit's navigation starts,
+	// and Loaded when it has ended: what is measured over the timed load
+	// (the parties' CPU) is read then. Nil: nothing.
+	Navigating func()
 	// Loaded runs once the measured visit's metrics are read, while the
 	// browser still holds its connections (servers read their records
 	// then). Nil: nothing.

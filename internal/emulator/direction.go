@@ -82,7 +82,9 @@ type direction struct {
 	offset      atomic.Int64
 	overflow    atomic.Int64
 	writeErrors atomic.Int64
-	free        []*[]byte // spare buffers, the loop's alone
+	// busy (ns) is the time the loop spent working between its waits.
+	busy atomic.Int64
+	free []*[]byte // spare buffers, the loop's alone
 	// capture is the emulator's: the uplink records what it reads from the
 	// client, the downlink what it writes to the client.
 	capture *atomic.Pointer[pcap.Writer]
@@ -123,10 +125,12 @@ func (d *direction) run(src source) {
 		if !src.wait(d.nextDelivery()) {
 			return
 		}
+		woke := time.Now()
 		for more := true; more; {
 			more = d.readWaiting(src)
 			d.deliverDue(src, d.horizon(time.Now().Add(src.early())))
 		}
+		d.busy.Add(int64(time.Since(woke)))
 	}
 }
 

@@ -239,6 +239,14 @@ func (e *Emulator) Compensation() (up, down time.Duration) {
 	return time.Duration(e.up.offset.Load()), time.Duration(e.down.offset.Load())
 }
 
+// Busy is how long the two directions' loops have worked, from their
+// wake-ups to their next waits, since the start: the emulator's CPU time
+// as its own clocks see it (time a loop was descheduled while working
+// counts too, so it is an upper bound).
+func (e *Emulator) Busy() time.Duration {
+	return time.Duration(e.up.busy.Load() + e.down.busy.Load())
+}
+
 // Stats returns the counters of the uplink (client → servers) and downlink.
 func (e *Emulator) Stats() (up, down Stats) { return e.up.stats(), e.down.stats() }
 

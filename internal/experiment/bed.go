@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netns"
@@ -36,6 +37,10 @@ type bed struct {
 	replay *replayCheck
 	// calibration is the emulator's latency, taken off the link's delays.
 	calibration netcheck.PathLatency
+	// cpu accounts for the loads' CPU; ownProcess says which clients run
+	// in processes of their own (in their clientGroup).
+	cpu        *cpuuse.Meter
+	ownProcess map[factor.Client]bool
 }
 
 // startTestbed builds the testbed of setup: its page from the page seed,
@@ -54,20 +59,28 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 		Link: testbed.LinkOf(setup.Network, setup.UpSeed, setup.DownSeed), Site: page,
 		RunDir: filepath.Join(r.cfg.Dir, "testbed"), Log: r.cfg.Log,
 		Stack: stacks.Of(setup.Levels.Stack()), Server: setup.Levels.Server(), QUIC: setup.Levels.QUIC(),
+		CPU: r.cpu,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
 	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
-		paired: r.spec.Pairing, replay: newReplayCheck(page, r.spec.MaxUnmatched)}
+		paired: r.spec.Pairing, replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu, ownProcess: map[factor.Client]bool{}}
 	for _, c := range r.spec.Clients() {
 		kind, err := clientKind(c)
 		if err != nil {
 			return nil, errors.Join(err, b.close())
 		}
-		b.clients[c] = kind.New(client.Env{Binary: r.cfg.ClientBinaries[c], Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
+		env := client.Env{Binary: r.cfg.ClientBinaries[c], Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
 			Warm: r.spec.Browser() == factor.BrowserWarm && c.Capabilities().Warm, NewGoClient: goClients(tb),
-			Version: r.cfg.Facts["quicbench_version"]})
+			Version: r.cfg.Facts["quicbench_version"]}
+		if kind.OwnProcess && r.cpu != nil {
+			if env.CPU, err = r.cpu.Group(clientGroup(c)); err != nil {
+				return nil, errors.Join(err, b.close())
+			}
+			b.ownProcess[c] = true
+		}
+		b.clients[c] = kind.New(env)
 	}
 	return b, nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/loader"
@@ -42,14 +43,15 @@ func CheckClient(c factor.Client, binary string) error {
 }
 
 // RemoveStale removes what runs that were killed left behind: the
-// clients' leftovers (browsers' temporary directories) and the
-// namespaces, and lists them.
+// clients' leftovers (browsers' temporary directories), the CPU
+// accounting's cgroups and the namespaces, and lists them.
 func RemoveStale() (dirs, namespaces []string, err error) {
 	for _, k := range Clients() {
 		if k.RemoveStale != nil {
 			dirs = append(dirs, k.RemoveStale()...)
 		}
 	}
+	dirs = append(dirs, cpuuse.RemoveStale()...)
 	namespaces, err = netns.RemoveStale()
 	return dirs, namespaces, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/testbed"
 )
@@ -28,6 +29,8 @@ type Measured struct {
 	Connections  []server.ConnRecord
 	// Up and Down are what the emulator did during the load.
 	Up, Down emulator.Stats
+	// CPU is what the load's parties used over its measured visit.
+	CPU results.CPU
 }
 
 // measureLoad loads page once as cell c says with browser (a fresh browser
@@ -109,6 +112,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 	reseed()
 	var m Measured
 	var connErr error
+	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.ownProcess[c.Levels.Client()], p)
 	r, err := b.clients[c.Levels.Client()].Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,
@@ -130,7 +134,11 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 			reseed() // the measured visit starts from the pair's state
 			return nil
 		},
-		Loaded: func() { m.Connections, connErr = tb.Connections() },
+		Navigating: cpu.begin,
+		Loaded: func() {
+			cpu.finish()
+			m.Connections, connErr = tb.Connections()
+		},
 	})
 	if err != nil {
 		return m, err
@@ -139,6 +147,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 		return m, connErr
 	}
 	m.Result = r
+	m.CPU = cpu.record()
 	if err := checkServed(tb, &m, p, before); err != nil {
 		return m, err
 	}

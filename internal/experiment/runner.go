@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
@@ -30,6 +31,8 @@ type runner struct {
 	// stop leaves out the trials of settings whose answer is known; nil
 	// when the spec repeats every cell equally.
 	stop *stopper
+	// cpu accounts for the loads' CPU, per party.
+	cpu *cpuuse.Meter
 }
 
 // newRunner builds the plan, opens or creates the results database, and
@@ -88,6 +91,13 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	defer unlockMachine()
 	removeStale(r.cfg.Log)
+	if r.cpu, err = cpuuse.Open(r.cfg.Log); err != nil {
+		return err
+	}
+	defer r.cpu.Close()
+	if why := r.cpu.Why(); why != "" {
+		r.cfg.Log.Info("CPU per load from /proc's process trees, not cgroups", "why", why)
+	}
 	r.started = time.Now()
 	for todo := r.todo; len(todo) > 0; {
 		n := 1

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
@@ -32,9 +33,9 @@ const DefaultPath = "/usr/lib/firefox-esr/firefox-esr"
 // Kind is Firefox as a client: what it can do is factor.ClientFirefox's
 // capabilities.
 func Kind() client.Kind {
-	return client.Kind{Client: factor.ClientFirefox, Check: Check, Version: Version,
+	return client.Kind{Client: factor.ClientFirefox, OwnProcess: true, Check: Check, Version: Version,
 		New: func(env client.Env) client.Browser {
-			return &Firefox{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm, Version: env.Version}
+			return &Firefox{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm, Version: env.Version, CPU: env.CPU}
 		}}
 }
 
@@ -59,6 +60,8 @@ type Firefox struct {
 	Warm bool
 	// Version names quicbench in the HARs it writes.
 	Version string
+	// CPU is the CPU accounting group the browsers start in; nil: none.
+	CPU *cpuuse.Group
 
 	mu   sync.Mutex
 	warm map[string]*process
@@ -187,7 +190,11 @@ func (f *Firefox) startOn(ctx context.Context, profile, netLogDir string) (*proc
 		return nil, err
 	}
 	p := &process{profile: profile}
+	f.CPU.Prepare(cmd)
 	url, err := p.launch(ctx, cmd)
+	if p.proc != nil {
+		f.CPU.Started(p.proc.Pid())
+	}
 	if err == nil {
 		err = p.connect(ctx, url, f.dialer())
 	}

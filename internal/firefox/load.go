@@ -207,6 +207,9 @@ func (t *tab) measuredVisit(ctx context.Context, req client.Request, timeout tim
 		frames = t.startFrames(ctx)
 		defer frames.abort()
 	}
+	if req.Navigating != nil {
+		req.Navigating()
+	}
 	m, failure := t.navigate(ctx, req.URL, timeout)
 	if req.Loaded != nil {
 		req.Loaded()

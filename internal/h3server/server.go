@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/server"
@@ -49,6 +50,8 @@ type Config struct {
 	Cache bool
 	// StartTimeout bounds the wait for the server's ready line. Zero: 10 s.
 	StartTimeout time.Duration
+	// CPU is the CPU accounting group the server starts in; nil: none.
+	CPU *cpuuse.Group
 }
 
 // The servers' executables, which `make deps` builds into bin/.
@@ -157,9 +160,11 @@ func Start(cfg Config) (_ *Server, err error) {
 	}
 	s := over(cfg.Binary, stdin, stdout)
 	cmd.Stderr = &s.stderr
+	cfg.CPU.Prepare(cmd)
 	if s.process, err = proc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", cfg.Binary, cfg.Path, err)
 	}
+	cfg.CPU.Started(s.process.Pid())
 	go func() { s.process.Wait(); close(s.exited) }()
 	defer func() {
 		if err != nil {
@@ -417,7 +422,7 @@ var _ server.Server = (*Server)(nil)
 func Starter(binary string, quic factor.QUICServer) func(server.Env) (server.Server, error) {
 	return func(env server.Env) (server.Server, error) {
 		s, err := Start(Config{Binary: binary, QUIC: quic, Site: env.Site, Dir: env.Dir, UDP: env.UDP,
-			CertFile: env.CertFile, KeyFile: env.KeyFile, CC: env.CC, Cache: env.Cache})
+			CertFile: env.CertFile, KeyFile: env.KeyFile, CC: env.CC, Cache: env.Cache, CPU: env.CPU})
 		if err != nil {
 			return nil, err
 		}

@@ -103,6 +103,9 @@ func (l *Loader) Load(ctx context.Context, req client.Request) (res client.Resul
 			}
 		}
 	}
+	if req.Navigating != nil {
+		req.Navigating()
+	}
 	m, h, err := l.visit(loadCtx, req, sessions, cache, res.Visit == factor.RepeatVisit)
 	if req.Loaded != nil {
 		req.Loaded()

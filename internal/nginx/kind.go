@@ -10,13 +10,13 @@ import (
 // Kind is Debian's nginx as a testbed's server stack for h1 and h2 (server
 // nginx): it runs in the servers namespace and listens on TCP itself.
 func Kind() server.Kind {
-	return server.Kind{Name: "nginx", TCP: factor.ServerNginx, Files: true, BindsTCP: true, Check: func() error { return CheckInstalled("") }, Start: start}
+	return server.Kind{Name: "nginx", TCP: factor.ServerNginx, Files: true, BindsTCP: true, OwnProcess: true, Check: func() error { return CheckInstalled("") }, Start: start}
 }
 
 // start runs nginx for env's site on every origin's address.
 func start(env server.Env) (server.Server, error) {
 	s, err := Start(Config{Site: env.Site, Dir: env.Dir, Namespace: env.Namespace, Addrs: env.Addrs, Port: env.Port,
-		CertFile: env.CertFile, KeyFile: env.KeyFile, Cache: env.Cache})
+		CertFile: env.CertFile, KeyFile: env.KeyFile, Cache: env.Cache, CPU: env.CPU})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -47,6 +48,8 @@ type Config struct {
 	Workers int
 	// StartTimeout bounds the wait for nginx to listen. Zero: 10 s.
 	StartTimeout time.Duration
+	// CPU is the CPU accounting group nginx starts in; nil: none.
+	CPU *cpuuse.Group
 }
 
 // Server is a running nginx. Close stops it.
@@ -132,9 +135,11 @@ func Start(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	cmd.Stderr = &s.stderr // what nginx says before its error log is open
+	cfg.CPU.Prepare(cmd)
 	if s.process, err = proc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("nginx: start %s: %w", cfg.Path, err)
 	}
+	cfg.CPU.Started(s.process.Pid())
 	defer func() {
 		if err != nil {
 			s.process.Kill()

@@ -15,7 +15,15 @@ type Info struct {
 	State string
 	// Comm is the command name (at most 15 bytes, as the kernel keeps it).
 	Comm string
+	// CPUTicks is the CPU time the process used, user and system, and
+	// ChildTicks that of its children it has waited for, in clock ticks
+	// (TicksPerSecond).
+	CPUTicks, ChildTicks int64
 }
+
+// TicksPerSecond is the unit of /proc's CPU times (Linux's USER_HZ, 100
+// on every architecture quicbench runs on).
+const TicksPerSecond = 100
 
 // List lists the processes of /proc; one that exits while it is read is
 // left out. It is the one reader of /proc's process list in quicbench.
@@ -53,7 +61,19 @@ func stat(pid int) (Info, bool) {
 		return Info{}, false
 	}
 	ppid, _ := strconv.Atoi(rest[1])
-	return Info{PID: pid, PPID: ppid, State: rest[0], Comm: string(data[open+1 : end])}, true
+	info := Info{PID: pid, PPID: ppid, State: rest[0], Comm: string(data[open+1 : end])}
+	// Fields 14 to 17 of stat (utime, stime, cutime, cstime) are rest[11:15].
+	if len(rest) >= 15 {
+		info.CPUTicks = atoi64(rest[11]) + atoi64(rest[12])
+		info.ChildTicks = atoi64(rest[13]) + atoi64(rest[14])
+	}
+	return info, true
+}
+
+// atoi64 is s as a decimal integer, 0 if it is none.
+func atoi64(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
 }
 
 // Cmdline returns the arguments of pid, or nil for a zombie or a process

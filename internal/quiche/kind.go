@@ -20,7 +20,7 @@ const DatagramSize = 1350
 // Kind is quicbench-quiche as a testbed's server stack for h3 (QUIC server
 // quiche): its own process, on copies of the UDP sockets the testbed binds.
 func Kind() server.Kind {
-	return server.Kind{Name: "quiche", QUIC: factor.QUICQuiche, Files: true,
+	return server.Kind{Name: "quiche", QUIC: factor.QUICQuiche, Files: true, OwnProcess: true,
 		Check: func() error { _, err := h3server.FindBinary(h3server.BinaryQuiche); return err },
 		Start: h3server.Starter(h3server.BinaryQuiche, factor.QUICQuiche), Profiles: profiles}
 }

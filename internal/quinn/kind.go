@@ -19,7 +19,7 @@ const DatagramSize = 1200
 // Kind is quicbench-h3 as a testbed's server stack for h3 (QUIC server
 // quinn): its own process, on copies of the UDP sockets the testbed binds.
 func Kind() server.Kind {
-	return server.Kind{Name: "quinn", QUIC: factor.QUICQuinn, Files: true,
+	return server.Kind{Name: "quinn", QUIC: factor.QUICQuinn, Files: true, OwnProcess: true,
 		Check: func() error { _, err := h3server.FindBinary(h3server.BinaryQuinn); return err },
 		Start: h3server.Starter(h3server.BinaryQuinn, factor.QUICQuinn), Profiles: profiles}
 }

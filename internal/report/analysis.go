@@ -231,6 +231,9 @@ type Analysis struct {
 	// Work is, for recorded pages, what each protocol's loads did per
 	// setting (the replay's completeness).
 	Work []SettingWork
+	// CPU is each protocol's CPU per load and party, per setting whose
+	// loads measured it.
+	CPU []SettingCPU
 	// Experimental lists the experimental QUIC stacks the trials used, each
 	// as "STACK: why" (factor.QUIC.Experimental).
 	Experimental []string
@@ -329,6 +332,7 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 	a.ClientANOVAs = stackANOVAs(samples, factor.IDClient, nil)
 	a.Shares = shares(a.Comparisons)
 	a.Work = works(trials)
+	a.CPU = cpus(trials, o.Compare, o.Baseline)
 	a.Experimental = experimental(trials)
 	return a, nil
 }

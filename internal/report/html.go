@@ -133,11 +133,12 @@ func tables(a *Analysis) map[string][][]string {
 				f(p.Served), f(p.ServedBytes), f(p.Fuzzy), f(p.Unmatched), f(p.BrowserOwn), f(sw.RequestSpread), f(sw.ByteSpread), strconv.FormatBool(sw.Differs)))
 		}
 	}
-	return map[string][][]string{"comparisons": cmps, "shares": shares, "anova": anova, "work": work}
+	return map[string][][]string{"comparisons": cmps, "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num": num, "pct": percent, "pval": pval, "onoff": onOff, "verdict": VerdictText,
+	"opt": func(v *float64) string { return optional(v, 1) }, "ratio": ratioText,
 	"frac": func(a, b int) float64 { return float64(a) / float64(b) },
 	"join": func(s []string) string { return strings.Join(s, ", ") },
 }).Parse(`<!doctype html>
@@ -187,10 +188,18 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .VariedBesidesClient.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th class="l">clients</th><th>F</th><th>p</th></tr>
 {{range .A.ClientANOVAs}}<tr><td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.VariedBesidesClient.Values .Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{.Protocol}}</td><td class="l">{{join .Stacks}}</td><td>{{num .Test.Statistic 2}}</td><td>{{pval .Test}}{{if not .Test.OK}} ({{.Test.Reason}}){{end}}</td></tr>
 {{end}}</table>{{end}}
+{{if .A.CPU}}<h2>CPU per load</h2>
+<p>Medians per verified load of the ms of CPU each party used over the measured visit (a whole core for the window uses as many ms as the window lasts):
+the browser's processes, the server's that served the protocol, and quicbench's (the emulator, the harness, and the Go origin and the built-in loader when they take part; the emulator's working time beside it).
+A load is CPU-bound when a party used at least 0.8 of a core over it, or the machine was under 10 % idle. Ratios: {{.A.Options.Compare}} / {{.A.Options.Baseline}}.</p>
+{{range .A.CPU}}{{if .Bound}}<p><strong>Warning:</strong> {{.Setting.Network}}, {{.Setting.Page}}{{range $.Varied.Values .Setting}}, {{.}}{{end}}: {{range $i, $p := .Protocols}}{{if $i}}, {{end}}{{$p.Bound}} of {{$p.Loads}} {{$p.Protocol}} loads{{end}} were CPU-bound: there the comparison measures this machine's CPU as much as the network.</p>
+{{end}}{{end}}<table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th>loads</th><th>window</th><th>client</th><th class="l">server</th><th>server</th><th>quicbench</th><th>emulator</th><th>idle</th><th>total</th><th class="l">CPU-bound</th><th>total ratio</th><th>client ratio</th><th>server ratio</th></tr>
+{{range $sc := .A.CPU}}{{range $i, $p := .Protocols}}<tr><td class="l">{{$sc.Setting.Network}}</td><td class="l">{{$sc.Setting.Page}}</td>{{range $.Varied.Values $sc.Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{$p.Protocol}}</td><td>{{$p.Loads}}</td><td>{{num $p.WindowMs 0}}</td><td>{{opt $p.ClientMs}}</td><td class="l">{{$p.Server}}</td><td>{{opt $p.ServerMs}}</td><td>{{num $p.Quicbench 1}}</td><td>{{num $p.Emulator 1}}</td><td>{{num $p.IdlePct 0}} %</td><td>{{num $p.TotalMs 1}}</td><td class="l">{{$p.Bound}} {{$p.BoundBy}}</td>{{if eq $i 0}}<td>{{ratio $sc.TotalRatio}}</td><td>{{ratio $sc.ClientRatio}}</td><td>{{ratio $sc.ServerRatio}}</td>{{else}}<td></td><td></td><td></td>{{end}}</tr>
+{{end}}{{end}}</table>{{end}}
 <h2>Figures</h2>
 {{range .Figures}}<figure id="{{.Name}}">{{.SVG}}<figcaption><b>{{.Title}}.</b> {{.Caption}} Files: <a href="{{.Name}}.svg">SVG</a>, <a href="{{.Name}}.png">PNG</a>.</figcaption></figure>
 {{end}}
-<p>Tables as CSV: <a href="comparisons.csv">comparisons.csv</a>, <a href="shares.csv">shares.csv</a>, <a href="anova.csv">anova.csv</a>.</p>
+<p>Tables as CSV: <a href="comparisons.csv">comparisons.csv</a>, <a href="shares.csv">shares.csv</a>, <a href="anova.csv">anova.csv</a>{{if .A.CPU}}, <a href="cpu.csv">cpu.csv</a>{{end}}.</p>
 </body></html>
 `))
 

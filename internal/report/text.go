@@ -46,6 +46,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	writeEmulatorLatency(w, a.EmulatorLatency)
 	writeShares(w, a, v)
 	writeWork(w, a.Work, v)
+	writeCPU(w, a.CPU, o, v)
 	writeANOVAs(w, a.ANOVAs, v.without(factor.IDStack), "TCP stacks (seed 003)", "stacks")
 	writeANOVAs(w, a.QUICANOVAs, v.without(factor.IDQUIC), "QUIC stacks (seed 003)", "stacks")
 	writeANOVAs(w, a.ClientANOVAs, v.without(factor.IDClient), "clients", "clients")

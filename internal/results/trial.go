@@ -31,6 +31,7 @@ type Trial struct {
 	Metrics
 	VisualMetrics
 	Bound
+	CPU
 	Link
 	StartedAt  time.Time `parquet:"started_at,timestamp(microsecond)"`
 	FinishedAt time.Time `parquet:"finished_at,timestamp(microsecond)"`
@@ -218,6 +219,39 @@ type Bound struct {
 	// its first request: 2 over TCP + TLS 1.3, 1 over QUIC, 0 with 0-RTT.
 	BoundHandshakeRTTs int64    `parquet:"bound_handshake_rtts"`
 	ExcessMs           *float64 `parquet:"excess_ms,optional"`
+}
+
+// CPU is the CPU time the load's parties used over its measured visit,
+// from just before its navigation to just after its load event as the
+// harness saw them (cpu_window_ms), in ms of CPU (a whole core for the
+// window uses cpu_window_ms): the client's processes (the browser's whole
+// tree; null for the built-in loader, which runs in quicbench's process),
+// the process of the server stack that served the trial's protocol
+// (server_process; null when that is the Go origin, in quicbench's
+// process), and quicbench's own process (the emulator and the harness,
+// and the Go origin and the loader when they take part). emulator_busy_ms
+// is the time the emulator's loops worked, by their own clocks: an upper
+// bound of their CPU. idle_pct is the share of the machine's CPU time
+// left idle. cpu_method says how the client and server were counted:
+// "cgroup2" (a cgroup per party: every process, µs) or "proc" (their
+// process trees in /proc: 10 ms ticks, exited processes counted once
+// waited for); "" in a run made before CPU was measured, whose CPU columns
+// are null. cpu_bound names the party that used at least 0.8 of a core
+// over the window ("client", "server" or "quicbench"), or "machine" when
+// less than 10 % of it was idle; "" for a load that was not CPU-bound.
+type CPU struct {
+	CPUMethod            string   `parquet:"cpu_method"`
+	CPUWindowMs          *float64 `parquet:"cpu_window_ms,optional"`
+	ClientCPUUserMs      *float64 `parquet:"client_cpu_user_ms,optional"`
+	ClientCPUSystemMs    *float64 `parquet:"client_cpu_system_ms,optional"`
+	ServerProcess        string   `parquet:"server_process"`
+	ServerCPUUserMs      *float64 `parquet:"server_cpu_user_ms,optional"`
+	ServerCPUSystemMs    *float64 `parquet:"server_cpu_system_ms,optional"`
+	QuicbenchCPUUserMs   *float64 `parquet:"quicbench_cpu_user_ms,optional"`
+	QuicbenchCPUSystemMs *float64 `parquet:"quicbench_cpu_system_ms,optional"`
+	EmulatorBusyMs       *float64 `parquet:"emulator_busy_ms,optional"`
+	IdlePct              *float64 `parquet:"idle_pct,optional"`
+	CPUBound             string   `parquet:"cpu_bound"`
 }
 
 // VisualMetrics are a visual trial's metrics from its frames, in ms from

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/site"
@@ -70,6 +71,9 @@ type Kind struct {
 	// Files: it writes files (its site, configuration, logs) into a
 	// directory of its own, which the testbed makes (Env.Dir).
 	Files bool
+	// OwnProcess: it runs in processes of its own, started in Env.CPU,
+	// rather than in quicbench's.
+	OwnProcess bool
 	// BindsTCP: it listens on TCP itself, so the testbed binds no TCP
 	// socket for it, and the TCP stack's socket options (pacing) are not
 	// set on its sockets; the route's settings still apply.
@@ -112,4 +116,7 @@ type Env struct {
 	// Cache starts with cacheable responses.
 	Cache bool
 	Log   *slog.Logger
+	// CPU is the CPU accounting group a stack with processes of its own
+	// starts them in; nil: none.
+	CPU *cpuuse.Group
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
@@ -77,6 +78,10 @@ type Config struct {
 	QUIC factor.QUIC
 	// Cache makes the site cacheable from the start (see SetCache).
 	Cache bool
+	// CPU accounts for the CPU of the server stacks that run in processes
+	// of their own, a group each ("server-" and the stack's name); nil:
+	// none.
+	CPU *cpuuse.Meter
 }
 
 // Testbed is a running cell. Close removes everything it created.
@@ -230,12 +235,31 @@ func (tb *Testbed) start(cfg Config, kind server.Kind, env server.Env) error {
 			return fmt.Errorf("%s: %w", kind.Name, err)
 		}
 	}
+	if kind.OwnProcess && cfg.CPU != nil {
+		var err error
+		if env.CPU, err = cfg.CPU.Group(ServerGroup(kind.Name)); err != nil {
+			return err
+		}
+	}
 	s, err := kind.Start(env)
 	if err != nil {
 		return err
 	}
 	tb.servers = append(tb.servers, running{Server: s, kind: kind, env: env})
 	return nil
+}
+
+// ServerGroup is the CPU accounting group of the server stack name.
+func ServerGroup(name string) string { return "server-" + name }
+
+// ServerOf names the server stack that serves p, and says whether it runs
+// in a process of its own (in its ServerGroup) or in quicbench's.
+func (tb *Testbed) ServerOf(p factor.Protocol) (name string, ownProcess bool) {
+	r := tb.servers[0]
+	if p == factor.H3 {
+		r = tb.servers[tb.h3]
+	}
+	return r.kind.Name, r.kind.OwnProcess
 }
 
 // Exited says which server exited and how ("" if none did): a server

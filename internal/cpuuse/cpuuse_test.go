@@ -1,0 +1,158 @@
+package cpuuse
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// burn is a shell command that keeps a CPU busy for about a second and
+// does it in a grandchild, which a group must count too.
+const burn = `sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'`
+
+// TestACgroupCountsEveryProcessItsPartyStarts: as root the meter makes
+// cgroups; a shell started in a group, whose child burns CPU, is counted
+// whole (the child included, though it forked after the start), as
+// getrusage counts the shell and its waited-for children; Close removes
+// the run's cgroups.
+func TestACgroupCountsEveryProcessItsPartyStarts(t *testing.T) {
+	testenv.RequireRoot(t)
+	if _, _, err := cgroup2Mount(); err != nil {
+		t.Skipf("no cgroup2 here: %v", err)
+	}
+	m, err := Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Method() != MethodCgroup {
+		t.Fatalf("method %s (%s), want cgroup2 as root", m.Method(), m.Why())
+	}
+	g, err := m.Group("client-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", burn)
+	g.Prepare(cmd)
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := Between(before, after).Groups["client-test"]
+	want := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if want < 100*time.Millisecond {
+		t.Fatalf("the shell used only %v: the test burns too little", want)
+	}
+	// getrusage rounds to the scheduler's accounting as cpu.stat does;
+	// they agree to a few ms.
+	if d := used.Total() - want; d < -5*time.Millisecond || d > 5*time.Millisecond {
+		t.Errorf("the group counted %v (user %v, system %v); the shell and its child used %v", used.Total(), used.User, used.System, want)
+	}
+	dir, _ := ownCgroupDir()
+	runDir := filepath.Join(dir, m.name)
+	if _, err := os.Stat(filepath.Join(runDir, "client-test", "cpu.stat")); err != nil {
+		t.Fatalf("the group's cgroup: %v", err)
+	}
+	m.Close()
+	if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+		t.Errorf("after Close, %s: %v; want it gone", runDir, err)
+	}
+}
+
+// TestTheProcMethodSumsATreeWhileItRuns: without cgroups, a group is the
+// process trees it was told of: a burning grandchild of a started shell
+// shows in the group while it runs; a process outside the trees does not.
+func TestTheProcMethodSumsATreeWhileItRuns(t *testing.T) {
+	machine, err := os.Open("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Meter{method: MethodProc, machine: machine}
+	defer m.Close()
+	g, err := m.Group("server-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := m.Group("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", burn+"; sleep 30")
+	p, err := proc.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	g.Started(p.Pid())
+	outside, err := proc.Start(exec.Command("sh", "-c", burn+"; sleep 30"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outside.Kill()
+	other.Started(-1) // ignored
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r, err := m.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Groups["server-test"].Total() >= 200*time.Millisecond {
+			if o := r.Groups["other"]; o.Total() != 0 {
+				t.Errorf("a group of no process counted %v", o)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s the group counts %v of a burning child", r.Groups["server-test"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestRemoveStaleRemovesADeadRunsCgroups: a run's cgroup named after a
+// process that is gone is removed with its groups; a live run's is kept.
+func TestRemoveStaleRemovesADeadRunsCgroups(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir, err := ownCgroupDir()
+	if err != nil {
+		t.Skipf("no cgroup2 here: %v", err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, groupPrefix+strconv.Itoa(dead.Process.Pid)+"-1")
+	if err := os.MkdirAll(filepath.Join(stale, "client-chromium"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	removed := RemoveStale()
+	if len(removed) != 1 || removed[0] != stale {
+		t.Errorf("removed %v, want [%s]", removed, stale)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("%s: %v", stale, err)
+	}
+	if m.Method() == MethodCgroup {
+		if _, err := os.Stat(filepath.Join(dir, m.name)); err != nil {
+			t.Errorf("a live run's cgroup went: %v", err)
+		}
+	}
+}

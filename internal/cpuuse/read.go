@@ -1,0 +1,240 @@
+package cpuuse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/proc"
+)
+
+// Reading is what a Meter read at one moment: every group's CPU time,
+// quicbench's own process's, and the machine's.
+type Reading struct {
+	// At is when it was read.
+	At time.Time
+	// Groups are the groups' times, by name.
+	Groups map[string]Times
+	// Self is quicbench's own process: every thread, the emulator's
+	// included.
+	Self Times
+	// Machine is the CPU time of every CPU since boot, busy and idle.
+	Machine MachineTimes
+}
+
+// MachineTimes is the machine's CPU time over all its CPUs since boot.
+type MachineTimes struct {
+	// Idle is the time CPUs were idle or waiting for I/O; Total every
+	// state's time, Idle included.
+	Idle, Total time.Duration
+}
+
+// Read reads every group, quicbench's process and the machine.
+func (m *Meter) Read() (Reading, error) {
+	r := Reading{At: time.Now(), Groups: map[string]Times{}}
+	var err error
+	if r.Self, err = selfTimes(); err != nil {
+		return r, err
+	}
+	if r.Machine, err = m.machineTimes(); err != nil {
+		return r, err
+	}
+	m.mu.Lock()
+	groups := append([]*Group(nil), m.groups...)
+	m.mu.Unlock()
+	var list []proc.Info
+	if m.method == MethodProc && len(groups) > 0 {
+		list = proc.List()
+	}
+	for _, g := range groups {
+		t, err := g.read(list)
+		if err != nil {
+			return r, err
+		}
+		r.Groups[g.name] = t
+	}
+	return r, nil
+}
+
+// read is the group's time now: its cpu.stat, or the sum over its trees
+// in list.
+func (g *Group) read(list []proc.Info) (Times, error) {
+	if g.stat != nil {
+		buf := make([]byte, 512)
+		n, err := g.stat.ReadAt(buf, 0)
+		if err != nil && n == 0 {
+			return Times{}, fmt.Errorf("cpu accounting: read %s's cpu.stat: %w", g.name, err)
+		}
+		return parseCPUStat(buf[:n])
+	}
+	g.mu.Lock()
+	g.roots = alive(list, g.roots) // a pid used again later is not ours
+	ticks := treeTicks(list, g.roots)
+	g.mu.Unlock()
+	// /proc does not split children's time into user and system: all of
+	// it is User here.
+	return Times{User: time.Duration(ticks) * time.Second / proc.TicksPerSecond}, nil
+}
+
+// parseCPUStat reads user_usec and system_usec from a cgroup's cpu.stat.
+func parseCPUStat(data []byte) (Times, error) {
+	var t Times
+	var found int
+	for line := range bytes.Lines(data) {
+		key, value, ok := strings.Cut(strings.TrimSpace(string(line)), " ")
+		if !ok {
+			continue
+		}
+		usec, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			continue
+		}
+		switch key {
+		case "user_usec":
+			t.User, found = time.Duration(usec)*time.Microsecond, found+1
+		case "system_usec":
+			t.System, found = time.Duration(usec)*time.Microsecond, found+1
+		}
+	}
+	if found != 2 {
+		return Times{}, errors.New("cpu accounting: cpu.stat lacks user_usec or system_usec")
+	}
+	return t, nil
+}
+
+// treeTicks sums the CPU ticks, their waited-for children's included, of
+// the processes in list that are roots or descend from one.
+func treeTicks(list []proc.Info, roots []int) int64 {
+	if len(roots) == 0 {
+		return 0
+	}
+	parent := make(map[int]int, len(list))
+	for _, p := range list {
+		parent[p.PID] = p.PPID
+	}
+	isRoot := map[int]bool{}
+	for _, r := range roots {
+		isRoot[r] = true
+	}
+	var sum int64
+	for _, p := range list {
+		for pid, hops := p.PID, 0; pid > 1 && hops < 64; pid, hops = parent[pid], hops+1 {
+			if isRoot[pid] {
+				sum += p.CPUTicks + p.ChildTicks
+				break
+			}
+		}
+	}
+	return sum
+}
+
+// alive keeps the pids of roots that are in list.
+func alive(list []proc.Info, roots []int) []int {
+	live := make(map[int]bool, len(list))
+	for _, p := range list {
+		live[p.PID] = true
+	}
+	return slices.DeleteFunc(roots, func(pid int) bool { return !live[pid] })
+}
+
+// selfTimes is this process's CPU time.
+func selfTimes() (Times, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return Times{}, fmt.Errorf("cpu accounting: getrusage: %w", err)
+	}
+	return Times{User: time.Duration(ru.Utime.Nano()), System: time.Duration(ru.Stime.Nano())}, nil
+}
+
+// machineTimes reads the first line of /proc/stat.
+func (m *Meter) machineTimes() (MachineTimes, error) {
+	buf := make([]byte, 256)
+	n, err := m.machine.ReadAt(buf, 0)
+	if err != nil && n == 0 {
+		return MachineTimes{}, fmt.Errorf("cpu accounting: read /proc/stat: %w", err)
+	}
+	return parseProcStat(buf[:n])
+}
+
+// parseProcStat reads the "cpu" line of /proc/stat: user nice system idle
+// iowait irq softirq steal ..., in clock ticks. Guest time is already in
+// user and nice, so only the first eight fields add up to the total.
+func parseProcStat(data []byte) (MachineTimes, error) {
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	fields := strings.Fields(string(line))
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return MachineTimes{}, errors.New("cpu accounting: /proc/stat has no cpu line")
+	}
+	var ticks [8]int64
+	for i := range ticks {
+		v, err := strconv.ParseInt(fields[i+1], 10, 64)
+		if err != nil {
+			return MachineTimes{}, fmt.Errorf("cpu accounting: /proc/stat: %q is no number", fields[i+1])
+		}
+		ticks[i] = v
+	}
+	var total int64
+	for _, v := range ticks {
+		total += v
+	}
+	tick := time.Second / proc.TicksPerSecond
+	return MachineTimes{Idle: time.Duration(ticks[3]+ticks[4]) * tick, Total: time.Duration(total) * tick}, nil
+}
+
+// ownCgroupDir is the directory of the cgroup v2 group this process runs
+// in: the cgroup2 mount's and the path /proc/self/cgroup gives.
+func ownCgroupDir() (string, error) {
+	mount, root, err := cgroup2Mount()
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(data)) {
+		if path, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
+			rel, ok := strings.CutPrefix(path, root)
+			if !ok {
+				return "", fmt.Errorf("this process's cgroup %s is outside the cgroup2 mount's root %s", path, root)
+			}
+			return filepath.Join(mount, rel), nil
+		}
+	}
+	return "", errors.New("this process is in no cgroup v2 group")
+}
+
+// cgroup2Mount finds where cgroup2 is mounted, and the mount's root.
+func cgroup2Mount() (mount, root string, err error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if mount, root, ok := parseMountLine(sc.Text()); ok {
+			return mount, root, nil
+		}
+	}
+	return "", "", errors.New("no cgroup2 file system is mounted")
+}
+
+// parseMountLine reads a mountinfo line: "ID PARENT MAJ:MIN ROOT MOUNT
+// OPTIONS [TAGS...] - FSTYPE SOURCE SUPER"; ok for a cgroup2 mount.
+func parseMountLine(line string) (mount, root string, ok bool) {
+	head, tail, found := strings.Cut(line, " - ")
+	fields, after := strings.Fields(head), strings.Fields(tail)
+	if !found || len(fields) < 5 || len(after) < 1 || after[0] != "cgroup2" {
+		return "", "", false
+	}
+	return fields[4], fields[3], true
+}

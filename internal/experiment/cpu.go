@@ -1,0 +1,101 @@
+package experiment
+
+import (
+	"time"
+
+	"github.com/quicbench/quicbench/internal/cpuuse"
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/testbed"
+)
+
+// cpuWindow reads the parties' CPU when a load's measured visit starts
+// (begin) and when it has ended (end).
+type cpuWindow struct {
+	meter    *cpuuse.Meter
+	emulator *emulator.Emulator
+	// client and server are the groups of the load's client and of the
+	// server stack that serves its protocol; "" for one in quicbench's
+	// process.
+	client, server string
+	// serverName is that server stack's name.
+	serverName string
+
+	start, end      cpuuse.Reading
+	busyStart, busy time.Duration
+	began, ended    bool
+	readErr         error
+}
+
+// newCPUWindow prepares the window of a load of client c over protocol p
+// on tb; nil without a meter.
+func newCPUWindow(meter *cpuuse.Meter, tb *testbed.Testbed, c factor.Client, ownProcess bool, p factor.Protocol) *cpuWindow {
+	if meter == nil {
+		return nil
+	}
+	w := &cpuWindow{meter: meter, emulator: tb.Emulator}
+	if ownProcess {
+		w.client = clientGroup(c)
+	}
+	name, own := tb.ServerOf(p)
+	w.serverName = name
+	if own {
+		w.server = testbed.ServerGroup(name)
+	}
+	return w
+}
+
+// clientGroup is the CPU accounting group of client c's processes.
+func clientGroup(c factor.Client) string { return "client-" + string(c) }
+
+// begin reads the start of the window.
+func (w *cpuWindow) begin() {
+	if w == nil {
+		return
+	}
+	w.start, w.readErr = w.meter.Read()
+	w.busyStart = w.emulator.Busy()
+	w.began, w.ended = w.readErr == nil, false
+}
+
+// finish reads the end of the window, once.
+func (w *cpuWindow) finish() {
+	if w == nil || !w.began || w.ended {
+		return
+	}
+	w.end, w.readErr = w.meter.Read()
+	w.busy = w.emulator.Busy() - w.busyStart
+	w.ended = w.readErr == nil
+}
+
+// record is what the window measured, as the trial's columns; empty when
+// it was not read whole.
+func (w *cpuWindow) record() results.CPU {
+	if w == nil || !w.ended {
+		return results.CPU{}
+	}
+	u := cpuuse.Between(w.start, w.end)
+	rec := results.CPU{CPUMethod: string(w.meter.Method()), ServerProcess: w.serverName,
+		CPUWindowMs: results.F(durationMs(u.Window)), EmulatorBusyMs: results.F(durationMs(w.busy)),
+		QuicbenchCPUUserMs: results.F(durationMs(u.Self.User)), QuicbenchCPUSystemMs: results.F(durationMs(u.Self.System))}
+	parties := []cpuuse.Party{{Name: "quicbench", Used: u.Self}}
+	if w.client != "" {
+		t := u.Groups[w.client]
+		rec.ClientCPUUserMs, rec.ClientCPUSystemMs = results.F(durationMs(t.User)), results.F(durationMs(t.System))
+		parties = append(parties, cpuuse.Party{Name: "client", Used: t})
+	}
+	if w.server != "" {
+		t := u.Groups[w.server]
+		rec.ServerCPUUserMs, rec.ServerCPUSystemMs = results.F(durationMs(t.User)), results.F(durationMs(t.System))
+		parties = append(parties, cpuuse.Party{Name: "server", Used: t})
+	}
+	if u.IdleShare >= 0 {
+		rec.IdlePct = results.F(100 * u.IdleShare)
+	}
+	rec.CPUBound = cpuuse.BoundBy(parties, u.Window, u.IdleShare)
+	return rec
+}
+
+// durationMs is d in milliseconds.
+func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,89 @@
+package experiment
+
+import (
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/chromium"
+	"github.com/quicbench/quicbench/internal/cpuuse"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// TestEachLoadsCPUPerParty: Chromium loads 40 × 20 KB with no delay over
+// h2 from nginx and h3 from quicbench-h3, each server in processes of its
+// own; every trial records the CPU over its measured visit of the
+// browser's processes, of the server that served its protocol, of
+// quicbench's process and of the emulator, and the machine's idle share,
+// counted by cgroups (root, cgroup2 mounted here).
+func TestEachLoadsCPUPerParty(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	_, store, _ := runSpec(t, `repetitions: 2
+retries: 1
+netcheck: false
+factors:
+  networks: [{name: zero, rtt: 0ms}]
+  pages: [synthetic:40x20KB]
+  servers: [nginx]
+  quic: quinn+cubic
+  protocols: [h2, h3]
+`)
+	method := cpuuse.MethodCgroup
+	if m, err := cpuuse.Open(nil); err != nil || m.Method() != cpuuse.MethodCgroup {
+		method = cpuuse.MethodProc
+		if m != nil {
+			t.Logf("CPU by /proc: %s", m.Why())
+			m.Close()
+		}
+	}
+	trials := trialsOf(t, store)
+	if len(trials) != 4 {
+		t.Fatalf("%d trials, want 4", len(trials))
+	}
+	for _, tr := range trials {
+		checkCPU(t, tr.Trial, string(method))
+	}
+}
+
+// checkCPU checks one verified trial's CPU columns.
+func checkCPU(t *testing.T, tr results.Trial, method string) {
+	t.Helper()
+	if tr.Status != results.StatusOK || tr.PLT == nil {
+		t.Fatalf("trial %s: %s %s", tr.ID, tr.Status, tr.Error)
+	}
+	c := tr.CPU
+	if c.CPUMethod != method || c.CPUWindowMs == nil || c.ClientCPUUserMs == nil || c.ServerCPUUserMs == nil ||
+		c.QuicbenchCPUUserMs == nil || c.EmulatorBusyMs == nil || c.IdlePct == nil {
+		t.Fatalf("trial %s (%s): CPU columns %+v", tr.ID, tr.Protocol, c)
+	}
+	want := map[string]string{"h2": "nginx", "h3": "quinn"}[string(tr.Protocol)]
+	if c.ServerProcess != want {
+		t.Errorf("trial %s: server process %q, want %q", tr.ID, c.ServerProcess, want)
+	}
+	// The window opens before the navigation starts and closes once the
+	// load event's end has been read (polled every 20 ms).
+	if w, plt := *c.CPUWindowMs, *tr.PLT; w < plt || w > plt+400 {
+		t.Errorf("trial %s: CPU window %.1f ms for a PLT of %.1f ms", tr.ID, w, plt)
+	}
+	window := *c.CPUWindowMs
+	client := *c.ClientCPUUserMs + *c.ClientCPUSystemMs
+	server := *c.ServerCPUUserMs + *c.ServerCPUSystemMs
+	// Rendering 40 images takes the browser real work; serving 800 KB over
+	// TLS or QUIC takes the server some; neither can use more than the
+	// machine's cores over the window.
+	if client < 10 || client > 2*window+5 {
+		t.Errorf("trial %s: the browser used %.1f ms of CPU in %.1f ms", tr.ID, client, window)
+	}
+	if server <= 0 || server > 2*window+5 {
+		t.Errorf("trial %s: the server used %.1f ms of CPU in %.1f ms", tr.ID, server, window)
+	}
+	self := *c.QuicbenchCPUUserMs + *c.QuicbenchCPUSystemMs
+	if self <= 0 || *c.EmulatorBusyMs <= 0 || *c.EmulatorBusyMs > 2*window {
+		t.Errorf("trial %s: quicbench used %.1f ms, the emulator worked %.1f ms, in %.1f ms", tr.ID, self, *c.EmulatorBusyMs, window)
+	}
+	if idle := *c.IdlePct; idle < 0 || idle > 100 {
+		t.Errorf("trial %s: idle %.1f %%", tr.ID, idle)
+	}
+	t.Logf("%s %s: PLT %.0f, window %.0f, browser %.0f, %s %.0f, quicbench %.0f (emulator %.0f), idle %.0f %%, bound %q",
+		tr.ID, tr.Protocol, *tr.PLT, window, client, c.ServerProcess, server, self, *c.EmulatorBusyMs, *c.IdlePct, c.CPUBound)
+}
