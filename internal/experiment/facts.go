@@ -10,14 +10,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 )
 
 // HostFacts describes the software and machine a run measures with:
 // quicbench's version (the build's VCS revision, else version), Go's,
 // quic-go's and chromedp's, the version of each client at its binary in
-// binaries (none: its default) as "<client>_version", the kernel, and the
-// CPU.
+// binaries (none: its default) as "<client>_version", the kernel, the
+// CPU, its frequency governor, and how loads' CPU is counted
+// (cpu_accounting: cgroup2 or proc, as quicbench doctor says).
 func HostFacts(clients []factor.Client, binaries map[factor.Client]string, version string) map[string]string {
 	facts := map[string]string{
 		"go_version": runtime.Version(),
@@ -52,6 +54,14 @@ func HostFacts(clients []factor.Client, binaries map[factor.Client]string, versi
 			}
 		}
 		f.Close()
+	}
+	facts["cpu_governor"] = governors()
+	if facts["cpu_governor"] == "" {
+		facts["cpu_governor"] = "not exposed"
+	}
+	if m, err := cpuuse.Open(nil); err == nil {
+		facts["cpu_accounting"] = string(m.Method())
+		m.Close()
 	}
 	for _, c := range clients {
 		if k, err := clientKind(c); err == nil && k.Version != nil {

@@ -1,0 +1,189 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/cpuuse"
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/netcheck"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/testbed"
+)
+
+// Finding is one fact of the machine and what it means for the results.
+type Finding struct {
+	// Name is what was looked at, such as "cores"; Value what it is.
+	Name, Value string
+	// Meaning says what it means for a study's results, with how to fix
+	// it where Problem says it limits them.
+	Meaning string
+	Problem bool
+}
+
+// Doctor looks at what this machine offers a study: its cores, their
+// frequency governor, CPU accounting, TUN, the clients' versions (a
+// browser at binaries[c], none: its default), the emulator's own latency
+// (netcheck's calibration of a network with no delay; needs root) and
+// whether another run holds the measurement lock (the latency is
+// measured only while doctor holds it).
+func Doctor(ctx context.Context, binaries map[factor.Client]string) []Finding {
+	out := []Finding{coresFinding(), governorFinding(), accountingFinding(), tunFinding()}
+	out = append(out, clientFindings(binaries)...)
+	lock, unlock := lockFinding()
+	timer := Finding{Name: "emulator latency", Value: "not measured", Meaning: "another run is measuring: measuring now would disturb it"}
+	if unlock != nil {
+		timer = timerFinding(ctx)
+		unlock()
+	}
+	return append(out, timer, lock)
+}
+
+// coresFinding counts the CPUs.
+func coresFinding() Finding {
+	n := runtime.NumCPU()
+	f := Finding{Name: "cores", Value: fmt.Sprintf("%d (%s)", n, HostFacts(nil, nil, "")["cpu_model"])}
+	f.Meaning = "loads run one at a time; the browser, the servers and the emulator share the cores during each"
+	if n <= 2 {
+		f.Problem = true
+		f.Meaning = "a browser alone can use most of two cores on a fast network (1.8 cores at 0 ms here): loads on fast networks are CPU-bound and their comparison measures the CPU; the report's CPU table and cpu_bound say where"
+	}
+	return f
+}
+
+// governorFinding reads the CPUs' frequency governors.
+func governorFinding() Finding {
+	g := governors()
+	f := Finding{Name: "frequency governor", Value: g}
+	switch {
+	case g == "":
+		f.Value = "not exposed"
+		f.Meaning = "no cpufreq here (a virtual machine's host sets the clock): loads are as steady as the host keeps it"
+	case g != "performance":
+		f.Problem = true
+		f.Meaning = "the clock follows the load, so a load's speed depends on what ran before it: set performance (cpupower frequency-set -g performance)"
+	default:
+		f.Meaning = "the CPUs run at their full clock"
+	}
+	return f
+}
+
+// governors lists the distinct scaling governors of the CPUs, "" when none
+// is exposed.
+func governors() string {
+	paths, _ := filepath.Glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor")
+	var seen []string
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if g := strings.TrimSpace(string(data)); err == nil && g != "" && !slices.Contains(seen, g) {
+			seen = append(seen, g)
+		}
+	}
+	return strings.Join(seen, ", ")
+}
+
+// accountingFinding says how loads' CPU would be counted.
+func accountingFinding() Finding {
+	f := Finding{Name: "CPU accounting"}
+	m, err := cpuuse.Open(nil)
+	if err != nil {
+		return Finding{Name: f.Name, Value: "none", Problem: true, Meaning: err.Error()}
+	}
+	defer m.Close()
+	f.Value = string(m.Method())
+	if m.Method() == cpuuse.MethodCgroup {
+		f.Meaning = "each browser and server process group is counted by a cgroup v2 group, exited processes too, in µs"
+		return f
+	}
+	f.Problem = true
+	f.Meaning = "no cgroup here (" + m.Why() + "): process trees are read from /proc in 10 ms ticks, and processes that exited unwaited are missed; run as root, or in a delegated cgroup v2"
+	return f
+}
+
+// tunFinding opens the TUN device.
+func tunFinding() Finding {
+	f := Finding{Name: "TUN", Value: "/dev/net/tun opens", Meaning: "the emulated links can be built"}
+	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Finding{Name: f.Name, Value: err.Error(), Problem: true,
+			Meaning: "no emulated link without TUN: load the module (modprobe tun) or give a container /dev/net/tun"}
+	}
+	unix.Close(fd)
+	return f
+}
+
+// clientFindings gives each client's version, or what it lacks.
+func clientFindings(binaries map[factor.Client]string) []Finding {
+	var out []Finding
+	for _, k := range Clients() {
+		if k.Version == nil {
+			continue // part of quicbench
+		}
+		f := Finding{Name: string(k.Client)}
+		if k.Check != nil {
+			if err := k.Check(binaries[k.Client]); err != nil {
+				out = append(out, Finding{Name: f.Name, Value: "missing", Problem: true, Meaning: err.Error()})
+				continue
+			}
+		}
+		f.Value = k.Version(binaries[k.Client])
+		f.Meaning = "recorded with every run as " + string(k.Client) + "_version; loads of different versions are not comparable"
+		out = append(out, f)
+	}
+	return out
+}
+
+// timerFinding measures the emulator's own round trip on a network with
+// no delay, as netcheck's calibration does before every run.
+func timerFinding(ctx context.Context) Finding {
+	f := Finding{Name: "emulator latency"}
+	if ctx.Err() != nil {
+		return Finding{Name: f.Name, Value: "not measured", Meaning: "interrupted"}
+	}
+	if os.Geteuid() != 0 {
+		return Finding{Name: f.Name, Value: "not measured", Meaning: "measuring it builds namespaces: run quicbench doctor as root"}
+	}
+	n, err := testbed.StartNetwork(netns.NewRunName("d"), emulator.Config{}, 1)
+	if err != nil {
+		return Finding{Name: f.Name, Value: "not measured", Problem: true, Meaning: "no network could be built: " + err.Error()}
+	}
+	defer n.Close()
+	pl, err := netcheck.Calibrate(ctx, n, netcheck.Config{})
+	if err != nil || pl.Skipped != "" {
+		return Finding{Name: f.Name, Value: "not measured", Problem: true, Meaning: errors.Join(err, errors.New(pl.Skipped)).Error()}
+	}
+	f.Value = fmt.Sprintf("%.3f ms per round trip at 0 ms delay (median of %d probes)", float64(pl.Measured.Microseconds())/1000, pl.Probes)
+	f.Meaning = "every run measures it and takes it off the configured delays; an RTT below it cannot be emulated"
+	if pl.Measured.Milliseconds() >= 1 {
+		f.Problem = true
+		f.Meaning = "over a millisecond: the machine wakes slowly (a busy or throttled host); RTTs of a few ms are off by that much"
+	}
+	return f
+}
+
+// lockFinding says whether another run holds the measurement lock; when
+// none does, it takes it and returns its release.
+func lockFinding() (Finding, func()) {
+	f := Finding{Name: "measurement lock", Value: "free", Meaning: "no other run measures on this machine now"}
+	unlock, err := lockMachine(context.Background(), slog.New(slog.DiscardHandler), MachineLockDir, time.Nanosecond)
+	var held *LockHeldError
+	switch {
+	case errors.As(err, &held):
+		return Finding{Name: f.Name, Value: "held by " + held.Holder, Problem: true,
+			Meaning: "a run that starts now waits for it (one measurement at a time), or gives up after --wait-lock"}, nil
+	case err != nil:
+		return Finding{Name: f.Name, Value: "unusable", Problem: true, Meaning: err.Error()}, nil
+	}
+	return f, unlock
+}
