@@ -69,33 +69,12 @@ func WriteCPU(w io.Writer, scs []SettingCPU, compare, baseline factor.Protocol) 
 // cpus are the settings' CPU per protocol, from the verified trials that
 // measured it; compare and baseline name the ratios' protocols.
 func cpus(trials []results.Trial, compare, baseline factor.Protocol) []SettingCPU {
-	type key struct {
-		s Setting
-		p factor.Protocol
-	}
-	byKey := map[key][]results.Trial{}
-	var settings []Setting
-	seen := map[Setting]bool{}
-	for _, t := range trials {
-		if t.Status != results.StatusOK || t.CPUWindowMs == nil {
-			continue
-		}
-		s := settingOf(t)
-		if !seen[s] {
-			seen[s] = true
-			settings = append(settings, s)
-		}
-		byKey[key{s, t.Protocol}] = append(byKey[key{s, t.Protocol}], t)
-	}
-	sortSettings(settings)
 	var out []SettingCPU
-	for _, s := range settings {
-		sc := SettingCPU{Setting: s}
+	for _, g := range bySetting(trials, func(t results.Trial) bool { return t.CPUWindowMs != nil }) {
+		sc := SettingCPU{Setting: g.setting}
 		var c, b *CPU
-		for _, p := range factor.Protocols().Values() {
-			if ts := byKey[key{s, p}]; len(ts) > 0 {
-				sc.Protocols = append(sc.Protocols, cpuOf(p, ts))
-			}
+		for _, pt := range g.protocols {
+			sc.Protocols = append(sc.Protocols, cpuOf(pt.protocol, pt.trials))
 		}
 		for i := range sc.Protocols {
 			switch sc.Protocols[i].Protocol {

@@ -60,32 +60,11 @@ func WriteWork(w io.Writer, sws []SettingWork) { writeWork(w, sws, varied{}) }
 
 // works is Works.
 func works(trials []results.Trial) []SettingWork {
-	type key struct {
-		s Setting
-		p factor.Protocol
-	}
-	byKey := map[key][]results.Trial{}
-	var settings []Setting
-	seen := map[Setting]bool{}
-	for _, t := range trials {
-		if t.PageKind != factor.PageArchive || t.Status != results.StatusOK {
-			continue
-		}
-		s := settingOf(t)
-		if !seen[s] {
-			seen[s] = true
-			settings = append(settings, s)
-		}
-		byKey[key{s, t.Protocol}] = append(byKey[key{s, t.Protocol}], t)
-	}
-	sortSettings(settings)
 	var out []SettingWork
-	for _, s := range settings {
-		sw := SettingWork{Setting: s}
-		for _, p := range factor.Protocols().Values() {
-			if ts := byKey[key{s, p}]; len(ts) > 0 {
-				sw.Protocols = append(sw.Protocols, workOf(p, ts))
-			}
+	for _, g := range bySetting(trials, func(t results.Trial) bool { return t.PageKind == factor.PageArchive }) {
+		sw := SettingWork{Setting: g.setting}
+		for _, pt := range g.protocols {
+			sw.Protocols = append(sw.Protocols, workOf(pt.protocol, pt.trials))
 		}
 		sw.RequestSpread = spread(sw.Protocols, func(w Work) float64 { return w.Requests })
 		sw.ByteSpread = spread(sw.Protocols, func(w Work) float64 { return w.Bytes })
@@ -112,6 +91,54 @@ func workOf(p factor.Protocol, ts []results.Trial) Work {
 		Fuzzy:       median(func(t results.Trial) int64 { return t.ReplayFuzzy }),
 		Unmatched:   median(func(t results.Trial) int64 { return t.UnmatchedRequests }),
 		BrowserOwn:  median(func(t results.Trial) int64 { return t.BrowserOwnUnmatched + t.SteadyUnmatched })}
+}
+
+// settingTrials are one setting's verified trials, per protocol in the
+// protocols' order.
+type settingTrials struct {
+	setting   Setting
+	protocols []protocolTrials
+}
+
+// protocolTrials are one protocol's trials.
+type protocolTrials struct {
+	protocol factor.Protocol
+	trials   []results.Trial
+}
+
+// bySetting groups the verified trials that keep accepts by setting, in
+// the settings' order, and by protocol.
+func bySetting(trials []results.Trial, keep func(results.Trial) bool) []settingTrials {
+	type key struct {
+		s Setting
+		p factor.Protocol
+	}
+	byKey := map[key][]results.Trial{}
+	var settings []Setting
+	seen := map[Setting]bool{}
+	for _, t := range trials {
+		if t.Status != results.StatusOK || !keep(t) {
+			continue
+		}
+		s := settingOf(t)
+		if !seen[s] {
+			seen[s] = true
+			settings = append(settings, s)
+		}
+		byKey[key{s, t.Protocol}] = append(byKey[key{s, t.Protocol}], t)
+	}
+	sortSettings(settings)
+	out := make([]settingTrials, 0, len(settings))
+	for _, s := range settings {
+		g := settingTrials{setting: s}
+		for _, p := range factor.Protocols().Values() {
+			if ts := byKey[key{s, p}]; len(ts) > 0 {
+				g.protocols = append(g.protocols, protocolTrials{p, ts})
+			}
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // spread is (largest − smallest) / smallest of v over ws; 0 for fewer
