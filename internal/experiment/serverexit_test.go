@@ -77,8 +77,69 @@ factors:
 		t.Fatal(err)
 	}
 	metDead := len(attempts) == 1 && strings.Contains(attempts[0].Error, "the HTTP/3 server quicbench-h3 exited: signal: killed")
-	foundBefore := len(attempts) == 0 && strings.Contains(logged.String(), `msg="a server exited; started again" servers=[quicbench-h3]`)
+	foundBefore := len(attempts) == 0 && strings.Contains(logged.String(), `msg="a server exited; started again" servers=[quinn]`) // the stack quicbench-h3 runs
 	if !metDead && !foundBefore {
 		t.Errorf("attempts %+v, log:\n%s\nwant one attempt that met the dead server, naming it, or none and the restart logged", attempts, logged.String())
+	}
+}
+
+// TestAServerKilledMidLoadStopsTheLoadAtOnce: quicbench-h3 is killed a
+// second into an h3 load of several seconds; the load stops within a
+// second or two of the kill (not at its 60 s timeout), is recorded as an
+// attempt naming the server, and the retry, on a server started again,
+// is verified.
+func TestAServerKilledMidLoadStopsTheLoadAtOnce(t *testing.T) {
+	testenv.RequireRoot(t)
+	s, err := spec.Parse([]byte(`name: killed-mid-load
+repetitions: 2
+retries: 1
+client: loader
+netcheck: false
+factors:
+  networks: [{rtt: 40ms, down: 4mbit, up: 4mbit}]
+  pages: [synthetic:20x100KB]
+  protocols: [h3]
+  quic: quinn+cubic
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var killedAt time.Time
+	res, err := Run(context.Background(), RunConfig{Spec: s, Dir: dir, OnTrial: func(p Progress) {
+		if p.Done != 1 {
+			return
+		}
+		time.AfterFunc(time.Second, func() { // the second trial's load is under way
+			for _, pid := range proc.Using("--manifest") {
+				if strings.HasSuffix(proc.Cmdline(pid)[0], "quicbench-h3") {
+					syscall.Kill(pid, syscall.SIGKILL)
+					killedAt = time.Now()
+				}
+			}
+		})
+	}})
+	if err != nil || res.Done != 2 || res.Failed != 0 {
+		t.Fatalf("run: %+v, %v; want both trials verified", res, err)
+	}
+	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	attempts, err := store.Attempts()
+	if err != nil || len(attempts) != 1 || killedAt.IsZero() {
+		t.Fatalf("attempts %+v, %v (killed at %v)", attempts, err, killedAt)
+	}
+	var second results.Trial
+	store.EachTrial(func(tr results.Trial) error {
+		if tr.Seq == 2 {
+			second = tr
+		}
+		return nil
+	})
+	// The retry started once the killed attempt had ended.
+	if gap := second.FinishedAt.Sub(killedAt); gap > 12*time.Second || !strings.Contains(attempts[0].Error, "signal: killed") {
+		t.Errorf("the trial ended %v after the kill; its attempt: %q", gap, attempts[0].Error)
 	}
 }
