@@ -24,8 +24,9 @@ type cpuWindow struct {
 
 	start, end      cpuuse.Reading
 	busyStart, busy time.Duration
-	began, ended    bool
-	readErr         error
+	// began and ended say the readings were taken; a failed reading
+	// leaves the load without CPU columns.
+	began, ended bool
 }
 
 // newCPUWindow prepares the window of a load of client c over protocol p
@@ -54,9 +55,10 @@ func (w *cpuWindow) begin() {
 	if w == nil {
 		return
 	}
-	w.start, w.readErr = w.meter.Read()
+	var err error
+	w.start, err = w.meter.Read()
 	w.busyStart = w.emulator.Busy()
-	w.began, w.ended = w.readErr == nil, false
+	w.began, w.ended = err == nil, false
 }
 
 // finish reads the end of the window, once.
@@ -64,9 +66,10 @@ func (w *cpuWindow) finish() {
 	if w == nil || !w.began || w.ended {
 		return
 	}
-	w.end, w.readErr = w.meter.Read()
+	var err error
+	w.end, err = w.meter.Read()
 	w.busy = w.emulator.Busy() - w.busyStart
-	w.ended = w.readErr == nil
+	w.ended = err == nil
 }
 
 // record is what the window measured, as the trial's columns; empty when

@@ -53,7 +53,7 @@ func Doctor(ctx context.Context, binaries map[factor.Client]string) []Finding {
 // coresFinding counts the CPUs.
 func coresFinding() Finding {
 	n := runtime.NumCPU()
-	f := Finding{Name: "cores", Value: fmt.Sprintf("%d (%s)", n, HostFacts(nil, nil, "")["cpu_model"])}
+	f := Finding{Name: "cores", Value: fmt.Sprintf("%d (%s)", n, cpuModel())}
 	f.Meaning = "loads run one at a time; the browser, the servers and the emulator share the cores during each"
 	if n <= 2 {
 		f.Problem = true

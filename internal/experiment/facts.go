@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 )
 
@@ -18,8 +17,8 @@ import (
 // quicbench's version (the build's VCS revision, else version), Go's,
 // quic-go's and chromedp's, the version of each client at its binary in
 // binaries (none: its default) as "<client>_version", the kernel, the
-// CPU, its frequency governor, and how loads' CPU is counted
-// (cpu_accounting: cgroup2 or proc, as quicbench doctor says).
+// CPU and its frequency governor. (The runner adds how it counted the
+// loads' CPU, cpu_accounting.)
 func HostFacts(clients []factor.Client, binaries map[factor.Client]string, version string) map[string]string {
 	facts := map[string]string{
 		"go_version": runtime.Version(),
@@ -45,23 +44,12 @@ func HostFacts(clients []factor.Client, binaries map[factor.Client]string, versi
 	if unix.Uname(&u) == nil {
 		facts["kernel"] = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
 	}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				facts["cpu_model"] = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
+	if model := cpuModel(); model != "" {
+		facts["cpu_model"] = model
 	}
 	facts["cpu_governor"] = governors()
 	if facts["cpu_governor"] == "" {
 		facts["cpu_governor"] = "not exposed"
-	}
-	if m, err := cpuuse.Open(nil); err == nil {
-		facts["cpu_accounting"] = string(m.Method())
-		m.Close()
 	}
 	for _, c := range clients {
 		if k, err := clientKind(c); err == nil && k.Version != nil {
@@ -71,4 +59,20 @@ func HostFacts(clients []factor.Client, binaries map[factor.Client]string, versi
 		}
 	}
 	return facts
+}
+
+// cpuModel is the first CPU's model name from /proc/cpuinfo, "" if none.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

@@ -95,8 +95,13 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	defer r.cpu.Close()
+	accounting := string(r.cpu.Method())
 	if why := r.cpu.Why(); why != "" {
+		accounting += " (" + why + ")"
 		r.cfg.Log.Info("CPU per load from /proc's process trees, not cgroups", "why", why)
+	}
+	if err := r.store.SetMeta("cpu_accounting", accounting); err != nil {
+		return err
 	}
 	r.started = time.Now()
 	for todo := r.todo; len(todo) > 0; {
