@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/chromium"
@@ -28,20 +29,25 @@ factors:
   quic: quinn+cubic
   protocols: [h2, h3]
 `)
-	method := cpuuse.MethodCgroup
-	if m, err := cpuuse.Open(nil); err != nil || m.Method() != cpuuse.MethodCgroup {
-		method = cpuuse.MethodProc
-		if m != nil {
-			t.Logf("CPU by /proc: %s", m.Why())
-			m.Close()
-		}
+	// The run says how it counted (package cpuuse's tests check that
+	// root gets cgroups); every trial must say the same.
+	accounting, err := store.Meta("cpu_accounting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	method, why, _ := strings.Cut(accounting, " ")
+	if method != string(cpuuse.MethodCgroup) && method != string(cpuuse.MethodProc) {
+		t.Fatalf("the run's cpu_accounting %q", accounting)
+	}
+	if why != "" {
+		t.Logf("CPU by /proc here: %s", why)
 	}
 	trials := trialsOf(t, store)
 	if len(trials) != 4 {
 		t.Fatalf("%d trials, want 4", len(trials))
 	}
 	for _, tr := range trials {
-		checkCPU(t, tr.Trial, string(method))
+		checkCPU(t, tr.Trial, method)
 	}
 }
 
