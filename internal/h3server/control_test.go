@@ -161,7 +161,7 @@ func TestRecordAsTheServerWritesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r record
+	var r Record
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	if err := dec.Decode(&r); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package h3server
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,6 +76,7 @@ type Ready struct {
 // Server is a running server of servers/. Close stops it.
 type Server struct {
 	name    string // the executable's name, for messages
+	what    string // what it is, for ExitReason
 	process *proc.Process
 	// Ready is the server's own account of its transport.
 	Ready  Ready
@@ -126,9 +128,6 @@ func Start(cfg Config) (_ *Server, err error) {
 	if cfg.InitialWindow == 0 {
 		cfg.InitialWindow = DefaultInitialWindow
 	}
-	if cfg.StartTimeout == 0 {
-		cfg.StartTimeout = 10 * time.Second
-	}
 	if _, err := factor.QUICOf(cfg.QUIC, cfg.CC); err != nil {
 		return nil, err
 	}
@@ -142,44 +141,95 @@ func Start(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	cmd, files, err := command(cfg)
-	defer func() {
-		for _, f := range files {
-			f.Close() // the child has its copies
-		}
-	}()
+	if err != nil {
+		closeAll(files)
+		return nil, err
+	}
+	s, err := Run(Process{Name: cfg.Binary, What: "the HTTP/3 server " + cfg.Binary, Cmd: cmd, Files: files,
+		CPU: cfg.CPU, StartTimeout: cfg.StartTimeout})
 	if err != nil {
 		return nil, err
 	}
-	stdin, err := cmd.StdinPipe()
+	if cfg.Cache {
+		if err := s.SetCache(true); err != nil {
+			return nil, errors.Join(err, s.Close())
+		}
+	}
+	return s, nil
+}
+
+// Process is a server to start in a process of its own that speaks the
+// control protocol on its standard input and output.
+type Process struct {
+	// Name names it in messages, such as "quicbench-h3"; What names it in
+	// its ExitReason, such as "the HTTP/3 server quicbench-h3".
+	Name, What string
+	// Cmd is its command line; Run sets its standard input, output and
+	// error, and its CPU group.
+	Cmd *exec.Cmd
+	// Files are the descriptors Cmd passes (its ExtraFiles): Run closes
+	// them once the child has its copies.
+	Files []*os.File
+	// CPU is the CPU accounting group it starts in; nil: none.
+	CPU *cpuuse.Group
+	// Send writes what it reads on its standard input before its ready
+	// line; nil: nothing.
+	Send func(io.Writer) error
+	// Stderr also receives what it writes to its standard error; nil:
+	// only the Server keeps it (its last line goes into errors).
+	Stderr io.Writer
+	// StartTimeout bounds the wait for its ready line. Zero: 10 s.
+	StartTimeout time.Duration
+}
+
+// Run starts p and returns once it said it is ready (its Ready), or with
+// what it said if it stopped.
+func Run(p Process) (_ *Server, err error) {
+	defer closeAll(p.Files) // the child has its copies
+	if p.StartTimeout == 0 {
+		p.StartTimeout = 10 * time.Second
+	}
+	stdin, err := p.Cmd.StdinPipe()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Binary, err)
+		return nil, fmt.Errorf("%s: %w", p.Name, err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, err := p.Cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Binary, err)
+		return nil, fmt.Errorf("%s: %w", p.Name, err)
 	}
-	s := over(cfg.Binary, stdin, stdout)
-	cmd.Stderr = &s.stderr
-	cfg.CPU.Prepare(cmd)
-	if s.process, err = proc.Start(cmd); err != nil {
-		return nil, fmt.Errorf("%s: start %s: %w", cfg.Binary, cfg.Path, err)
+	s := over(p.Name, stdin, stdout)
+	s.what = p.What
+	p.Cmd.Stderr = &s.stderr
+	if p.Stderr != nil {
+		p.Cmd.Stderr = io.MultiWriter(&s.stderr, p.Stderr)
 	}
-	cfg.CPU.Started(s.process.Pid())
+	p.CPU.Prepare(p.Cmd)
+	if s.process, err = proc.Start(p.Cmd); err != nil {
+		return nil, fmt.Errorf("%s: start %s: %w", p.Name, p.Cmd.Path, err)
+	}
+	p.CPU.Started(s.process.Pid())
 	go func() { s.process.Wait(); close(s.exited) }()
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
-	if err := s.readLine(&s.Ready, cfg.StartTimeout); err != nil {
-		return nil, fmt.Errorf("%s: did not start: %w", cfg.Binary, err)
-	}
-	if cfg.Cache {
-		if err := s.SetCache(true); err != nil {
-			return nil, err
+	if p.Send != nil {
+		if err := p.Send(stdin); err != nil {
+			return nil, fmt.Errorf("%s: did not start: %w (%s)", p.Name, err, s.lastError())
 		}
 	}
+	if err := s.readLine(&s.Ready, p.StartTimeout); err != nil {
+		return nil, fmt.Errorf("%s: did not start: %w", p.Name, err)
+	}
 	return s, nil
+}
+
+// closeAll closes files, ignoring errors: they are copies.
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // over is the server name that quicbench drives over stdin and reads
@@ -334,30 +384,36 @@ func (s *Server) TakeReplay() (server.Replay, error) {
 	return r, err
 }
 
-// record is a connection as the server reports it
-// (servers/common/src/control.rs).
-type record struct {
-	ALPN             string  `json:"alpn"`
-	ServerName       string  `json:"server_name"`
-	Remote           string  `json:"remote"`
-	Handshake        string  `json:"handshake"`
-	Requests         int     `json:"requests"`
-	OpenedUnixNs     int64   `json:"opened_unix_ns"`
-	Closed           bool    `json:"closed"`
-	BytesSent        uint64  `json:"bytes_sent"`
-	BytesReceived    uint64  `json:"bytes_received"`
-	Congestion       string  `json:"congestion"`
-	SmoothedRTTMs    float64 `json:"srtt_ms"`
-	CwndBytes        uint64  `json:"cwnd_bytes"`
-	LostPackets      uint64  `json:"lost_packets"`
-	SentPackets      uint64  `json:"sent_packets"`
-	CongestionEvents uint64  `json:"congestion_events"`
+// Record is a connection as a server of the control protocol reports it
+// (servers/common/src/control.rs), one element of its conns reply.
+type Record struct {
+	// Transport is "quic" (the Rust servers leave it out) or "tcp" (the Go
+	// origin's h1 and h2 connections).
+	Transport     string `json:"transport,omitempty"`
+	ALPN          string `json:"alpn"`
+	ServerName    string `json:"server_name"`
+	Remote        string `json:"remote"`
+	Handshake     string `json:"handshake"`
+	Requests      int    `json:"requests"`
+	OpenedUnixNs  int64  `json:"opened_unix_ns"`
+	Closed        bool   `json:"closed"`
+	BytesSent     uint64 `json:"bytes_sent"`
+	BytesReceived uint64 `json:"bytes_received"`
+	Congestion    string `json:"congestion"`
+	// SmoothedRTTMs is in ms, CwndBytes in bytes.
+	SmoothedRTTMs float64 `json:"srtt_ms"`
+	CwndBytes     uint64  `json:"cwnd_bytes"`
+	// LostPackets counts QUIC packets declared lost, or a TCP
+	// connection's retransmitted segments (server.ConnRecord.Retransmits).
+	LostPackets      uint64 `json:"lost_packets"`
+	SentPackets      uint64 `json:"sent_packets"`
+	CongestionEvents uint64 `json:"congestion_events"`
 }
 
 // Connections returns a record per client connection since the last
 // CloseConnections, with its statistics read now.
 func (s *Server) Connections() ([]server.ConnRecord, error) {
-	var recs []record
+	var recs []Record
 	if err := s.do("conns", &recs); err != nil {
 		return nil, err
 	}
@@ -369,12 +425,22 @@ func (s *Server) Connections() ([]server.ConnRecord, error) {
 }
 
 // connRecord is r as a connection record.
-func (r record) connRecord() server.ConnRecord {
+func (r Record) connRecord() server.ConnRecord {
 	return server.ConnRecord{
-		Transport: "quic", ALPN: r.ALPN, ServerName: r.ServerName, Remote: r.Remote, Handshake: r.Handshake,
+		Transport: cmp.Or(r.Transport, "quic"), ALPN: r.ALPN, ServerName: r.ServerName, Remote: r.Remote, Handshake: r.Handshake,
 		Requests: r.Requests, OpenedAt: time.Unix(0, r.OpenedUnixNs), Closed: r.Closed,
 		BytesSent: r.BytesSent, BytesReceived: r.BytesReceived, Congestion: r.Congestion,
 		SmoothedRTTMs: r.SmoothedRTTMs, CwndBytes: r.CwndBytes, Retransmits: r.LostPackets,
+	}
+}
+
+// RecordOf is c as a server of the control protocol reports it.
+func RecordOf(c server.ConnRecord) Record {
+	return Record{
+		Transport: c.Transport, ALPN: c.ALPN, ServerName: c.ServerName, Remote: c.Remote, Handshake: c.Handshake,
+		Requests: c.Requests, OpenedUnixNs: c.OpenedAt.UnixNano(), Closed: c.Closed,
+		BytesSent: c.BytesSent, BytesReceived: c.BytesReceived, Congestion: c.Congestion,
+		SmoothedRTTMs: c.SmoothedRTTMs, CwndBytes: c.CwndBytes, LostPackets: c.Retransmits,
 	}
 }
 
@@ -398,11 +464,19 @@ func (s *Server) QUICTransport() stacks.QUICTransport {
 	return stacks.QUICTransport{Congestion: s.Ready.CC, InitialWindowBytes: s.Ready.InitialWindowBytes, Pacing: s.Ready.Pacing, HyStart: s.Ready.HyStart}
 }
 
+// Pid is the server's process id (0 for one without a process).
+func (s *Server) Pid() int {
+	if s.process == nil {
+		return 0
+	}
+	return s.process.Pid()
+}
+
 // Exited is closed when the server has exited.
 func (s *Server) Exited() <-chan struct{} { return s.exited }
 
-// ExitReason names the server and how it exited, with the last line it
-// wrote to its standard error.
+// ExitReason names the server (Process.What) and how it exited, with the
+// last line it wrote to its standard error.
 func (s *Server) ExitReason() string {
 	if s.process == nil {
 		return ""
@@ -411,7 +485,7 @@ func (s *Server) ExitReason() string {
 	if how == "" {
 		return ""
 	}
-	return fmt.Sprintf("the HTTP/3 server %s exited: %s (%s)", s.name, how, s.lastError())
+	return fmt.Sprintf("%s exited: %s (%s)", s.what, how, s.lastError())
 }
 
 var _ server.Server = (*Server)(nil)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -217,7 +218,15 @@ func Listen(ns *netns.Namespace, addr string, p Profile, seen *Applied) (net.Lis
 		ln.Close()
 		return nil, fmt.Errorf("stack %s: TCP_CONGESTION %s: %w (available: see /proc/sys/net/ipv4/tcp_available_congestion_control)", p.Name, p.Congestion, sockErr)
 	}
-	return &listener{Listener: ln, profile: p, seen: seen}, nil
+	return PerConnection(ln, p, seen), nil
+}
+
+// PerConnection is ln setting p's per-connection socket options (pacing)
+// on each connection it accepts, and noting in seen (unless nil) the
+// congestion control the first one got. Listen returns one; a server in a
+// process of its own wraps the listener it was passed in one.
+func PerConnection(ln net.Listener, p Profile, seen *Applied) net.Listener {
+	return &listener{Listener: ln, profile: p, seen: seen}
 }
 
 // listener applies per-connection options and records what a connection got.
@@ -225,6 +234,16 @@ type listener struct {
 	net.Listener
 	profile Profile
 	seen    *Applied
+}
+
+// File is a copy of the listening socket's descriptor, to pass to a
+// server in a process of its own (which sets the options itself).
+func (l *listener) File() (*os.File, error) {
+	f, ok := l.Listener.(interface{ File() (*os.File, error) })
+	if !ok {
+		return nil, fmt.Errorf("stack %s: a %T has no descriptor to pass", l.profile.Name, l.Listener)
+	}
+	return f.File()
 }
 
 // maxPacingRate unlimited: it only switches the kernel's internal pacing on,
