@@ -47,12 +47,41 @@ factors:
 		t.Fatalf("%d trials, want 4", len(trials))
 	}
 	for _, tr := range trials {
-		checkCPU(t, tr.Trial, method)
+		checkCPU(t, tr.Trial, method, map[string]string{"h2": "nginx", "h3": "quinn"})
 	}
 }
 
-// checkCPU checks one verified trial's CPU columns.
-func checkCPU(t *testing.T, tr results.Trial, method string) {
+// TestTheGoOriginsCPUIsItsOwn: the Go origin serves h2 and h3 from a
+// process of its own, so its CPU is the server's (server_process go), not
+// quicbench's.
+func TestTheGoOriginsCPUIsItsOwn(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	_, store, _ := runSpec(t, `repetitions: 1
+retries: 1
+netcheck: false
+factors:
+  networks: [{name: zero, rtt: 0ms}]
+  pages: [synthetic:40x20KB]
+  protocols: [h2, h3]
+`)
+	accounting, err := store.Meta("cpu_accounting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	method, _, _ := strings.Cut(accounting, " ")
+	trials := trialsOf(t, store)
+	if len(trials) != 2 {
+		t.Fatalf("%d trials, want 2", len(trials))
+	}
+	for _, tr := range trials {
+		checkCPU(t, tr.Trial, method, map[string]string{"h2": "go", "h3": "go"})
+	}
+}
+
+// checkCPU checks one verified trial's CPU columns; servers names the
+// server process of each protocol.
+func checkCPU(t *testing.T, tr results.Trial, method string, servers map[string]string) {
 	t.Helper()
 	if tr.Status != results.StatusOK || tr.PLT == nil {
 		t.Fatalf("trial %s: %s %s", tr.ID, tr.Status, tr.Error)
@@ -62,7 +91,7 @@ func checkCPU(t *testing.T, tr results.Trial, method string) {
 		c.QuicbenchCPUUserMs == nil || c.EmulatorBusyMs == nil || c.IdlePct == nil {
 		t.Fatalf("trial %s (%s): CPU columns %+v", tr.ID, tr.Protocol, c)
 	}
-	want := map[string]string{"h2": "nginx", "h3": "quinn"}[string(tr.Protocol)]
+	want := servers[string(tr.Protocol)]
 	if c.ServerProcess != want {
 		t.Errorf("trial %s: server process %q, want %q", tr.ID, c.ServerProcess, want)
 	}

@@ -142,7 +142,7 @@ type ServerTraits struct{ Replays bool }
 // servers declares each server stack of h1 and h2 with its traits.
 func servers() []Declared[Server, ServerTraits] {
 	return []Declared[Server, ServerTraits]{
-		{Level[Server]{ServerGo, "Go's net/http in the quicbench process"}, ServerTraits{Replays: true}},
+		{Level[Server]{ServerGo, "Go's net/http, the Go origin in a process of its own"}, ServerTraits{Replays: true}},
 		{Level[Server]{ServerNginx, "Debian's nginx in the servers namespace, the same files and headers over TLS 1.3"}, ServerTraits{}},
 	}
 }
@@ -313,7 +313,7 @@ func Controllers() Enum[CC] {
 // server's name alone for a server with one controller.
 func quicServers() []Declared[QUICServer, []CC] {
 	return []Declared[QUICServer, []CC]{
-		{Level[QUICServer]{QUICGo, "quic-go's http3 in the quicbench process"}, []CC{CCNewReno}},
+		{Level[QUICServer]{QUICGo, "quic-go's http3, the Go origin in a process of its own"}, []CC{CCNewReno}},
 		{Level[QUICServer]{QUICQuinn, "quicbench-h3 (quinn, h3, rustls) in its own process, the same responses and header fields"}, []CC{CCCubic, CCNewReno, CCBBR}},
 		{Level[QUICServer]{QUICQuiche, "quicbench-quiche (Cloudflare's quiche with BoringSSL) in its own process, the same responses and header fields"}, []CC{CCCubic, CCReno, CCBBR2}},
 	}

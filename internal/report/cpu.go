@@ -179,7 +179,7 @@ func writeCPU(w io.Writer, scs []SettingCPU, o Options, v varied) {
 	}
 	fmt.Fprintf(w, "\nCPU per verified load over its measured visit, medians in ms of CPU (a whole core for the window\n"+
 		"uses as many ms as the window lasts): the browser's processes, the server's that served the protocol, and quicbench's\n"+
-		"(the emulator, the harness, and the Go origin and the built-in loader when they take part; the emulator's working\n"+
+		"(the emulator, the harness, and the built-in loader when it takes part; the emulator's working\n"+
 		"time beside it); CPU-bound: a party used at least 0.8 of a core over the load, or the machine was under 10 %% idle:\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%sprotocol\tloads\twindow\tclient\tserver\tquicbench\t(emulator)\tidle\ttotal\tCPU-bound\t%s/%s total, client, server\n",

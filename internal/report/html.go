@@ -190,7 +190,7 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 {{end}}</table>{{end}}
 {{if .A.CPU}}<h2>CPU per load</h2>
 <p>Medians per verified load of the ms of CPU each party used over the measured visit (a whole core for the window uses as many ms as the window lasts):
-the browser's processes, the server's that served the protocol, and quicbench's (the emulator, the harness, and the Go origin and the built-in loader when they take part; the emulator's working time beside it).
+the browser's processes, the server's that served the protocol, and quicbench's (the emulator, the harness, and the built-in loader when it takes part; the emulator's working time beside it). Runs made before the Go origin had a process of its own counted it in quicbench's, with no server.
 A load is CPU-bound when a party used at least 0.8 of a core over it, or the machine was under 10 % idle. Ratios: {{.A.Options.Compare}} / {{.A.Options.Baseline}}.</p>
 {{range .A.CPU}}{{if .Bound}}<p><strong>Warning:</strong> {{.Setting.Network}}, {{.Setting.Page}}{{range $.Varied.Values .Setting}}, {{.}}{{end}}: {{range $i, $p := .Protocols}}{{if $i}}, {{end}}{{$p.Bound}} of {{$p.Loads}} {{$p.Protocol}} loads{{end}} were CPU-bound: there the comparison measures this machine's CPU as much as the network.</p>
 {{end}}{{end}}<table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th>loads</th><th>window</th><th>client</th><th class="l">server</th><th>server</th><th>quicbench</th><th>emulator</th><th>idle</th><th>total</th><th class="l">CPU-bound</th><th>total ratio</th><th>client ratio</th><th>server ratio</th></tr>

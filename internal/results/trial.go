@@ -227,9 +227,10 @@ type Bound struct {
 // window uses cpu_window_ms): the client's processes (the browser's whole
 // tree; null for the built-in loader, which runs in quicbench's process),
 // the process of the server stack that served the trial's protocol
-// (server_process; null when that is the Go origin, in quicbench's
-// process), and quicbench's own process (the emulator and the harness,
-// and the Go origin and the loader when they take part). emulator_busy_ms
+// (server_process: go, nginx, quinn or quiche; null in runs made before
+// the Go origin had a process of its own, when it ran in quicbench's),
+// and quicbench's own process (the emulator and the harness, and the
+// loader when it takes part). emulator_busy_ms
 // is the time the emulator's loops worked, by their own clocks: an upper
 // bound of their CPU. idle_pct is the share of the machine's CPU time
 // left idle. cpu_method says how the client and server were counted:

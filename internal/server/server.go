@@ -3,8 +3,9 @@
 // replay statistics, connection records, qlog, stop), the Kind that
 // declares which factor levels a stack implements and starts it, the Env
 // it starts in, and the records servers give (request counts per
-// protocol, connection records). The Go origin, nginx and quicbench-h3
-// each implement it in a package of their own; package testbed keeps the
+// protocol, connection records). The Go origin (in a process of its own:
+// package originproc), nginx and quicbench-h3 each implement it in a
+// package of their own; package testbed keeps the
 // list of kinds, one line each.
 package server
 
@@ -119,4 +120,9 @@ type Env struct {
 	// CPU is the CPU accounting group a stack with processes of its own
 	// starts them in; nil: none.
 	CPU *cpuuse.Group
+	// Stack is the servers' TCP stack profile (zero: the kernel's
+	// defaults): a stack in a process of its own that serves the TCP
+	// listeners sets the per-connection socket options itself
+	// (stacks.PerConnection).
+	Stack stacks.Profile
 }

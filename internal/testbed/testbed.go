@@ -21,6 +21,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/nginx"
 	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/originproc"
 	"github.com/quicbench/quicbench/internal/quiche"
 	"github.com/quicbench/quicbench/internal/quinn"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -33,7 +34,7 @@ import (
 // stack is a package with a Kind and a line here.
 func Kinds() []server.Kind {
 	return []server.Kind{
-		origin.Kind(),
+		originproc.Kind(),
 		nginx.Kind(),
 		quinn.Kind(),
 		quiche.Kind(),
@@ -82,6 +83,10 @@ type Config struct {
 	// of their own, a group each ("server-" and the stack's name); nil:
 	// none.
 	CPU *cpuuse.Meter
+	// Kinds are the stacks to choose Server's and QUIC's from, the first
+	// that serves each; nil: Kinds(). A measurement of the Go origin in
+	// quicbench's own process gives origin.Kind() first.
+	Kinds []server.Kind
 }
 
 // Testbed is a running cell. Close removes everything it created.
@@ -164,12 +169,16 @@ func kindsOf(cfg *Config) (tcp, quic server.Kind, err error) {
 	if !factor.QUICs().Has(cfg.QUIC) {
 		return tcp, quic, fmt.Errorf("testbed: QUIC stack %q is unknown: use %s", cfg.QUIC, factor.QUICs().Names())
 	}
+	kinds := cfg.Kinds
+	if kinds == nil {
+		kinds = Kinds()
+	}
 	var tcpOK, quicOK bool
-	for _, k := range Kinds() {
-		if k.TCP != "" && k.TCP == cfg.Server {
+	for _, k := range kinds { // the first that serves each
+		if !tcpOK && k.TCP != "" && k.TCP == cfg.Server {
 			tcp, tcpOK = k, true
 		}
-		if k.QUIC != "" && k.QUIC == cfg.QUIC.Server() {
+		if !quicOK && k.QUIC != "" && k.QUIC == cfg.QUIC.Server() {
 			quic, quicOK = k, true
 		}
 	}
@@ -193,7 +202,7 @@ func kindsOf(cfg *Config) (tcp, quic server.Kind, err error) {
 // address and starts them: one stack when it serves both TCP and QUIC.
 func (tb *Testbed) startServers(cfg Config, tcpKind, quicKind server.Kind) error {
 	env := server.Env{Site: cfg.Site, Cert: tb.Certs.Leaf, CertFile: tb.Certs.LeafFile, KeyFile: tb.Certs.LeafKeyFile,
-		Namespace: tb.Topo.Servers, Addrs: tb.Addrs, Port: OriginPort, Cache: cfg.Cache, Log: cfg.Log}
+		Namespace: tb.Topo.Servers, Addrs: tb.Addrs, Port: OriginPort, Cache: cfg.Cache, Log: cfg.Log, Stack: cfg.Stack}
 	tcpEnv, quicEnv := env, env
 	var err error
 	if !tcpKind.BindsTCP {
