@@ -220,7 +220,11 @@ type Analysis struct {
 	Trials      int // all trials read
 	Failed      int
 	Comparisons []Comparison
-	ANOVAs      []StackANOVA
+	// Pairs are every other pair of the run's protocols per setting, the
+	// later protocol (h3 after h2 after h1) compared against the earlier:
+	// h3/h1 and h2/h1 beside the h3/h2 of Comparisons.
+	Pairs  []Comparison
+	ANOVAs []StackANOVA
 	// QUICANOVAs are across the QUIC stacks of h3 (the setting's QUIC
 	// stack empty).
 	QUICANOVAs []StackANOVA
@@ -327,6 +331,11 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 			a.Comparisons = append(a.Comparisons, cmp)
 		}
 	}
+	pairs, err := otherPairs(ctx, settings, samples, a.Protocols, o)
+	if err != nil {
+		return nil, err
+	}
+	a.Pairs = pairs
 	a.ANOVAs = stackANOVAs(samples, factor.IDStack, nil)
 	a.QUICANOVAs = stackANOVAs(samples, factor.IDQUIC, func(p factor.Protocol) bool { return p == factor.H3 })
 	a.ClientANOVAs = stackANOVAs(samples, factor.IDClient, nil)
@@ -335,6 +344,33 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 	a.CPU = cpus(trials, o.Compare, o.Baseline)
 	a.Experimental = experimental(trials)
 	return a, nil
+}
+
+// otherPairs compares, in each setting, every pair of protocols but o's
+// (in either order), the later against the earlier (protocols is sorted:
+// h1, h2, h3).
+func otherPairs(ctx context.Context, settings []Setting, samples map[sampleKey]*Sample, protocols []factor.Protocol, o Options) ([]Comparison, error) {
+	var out []Comparison
+	for _, s := range settings {
+		for i, earlier := range protocols {
+			for _, later := range protocols[i+1:] {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				if (earlier == o.Baseline && later == o.Compare) || (earlier == o.Compare && later == o.Baseline) {
+					continue // the main comparison
+				}
+				b, c := samples[sampleKey{s, earlier}], samples[sampleKey{s, later}]
+				if b == nil || c == nil || len(b.Values) == 0 || len(c.Values) == 0 {
+					continue
+				}
+				h := fnv.New64a()
+				h.Write([]byte(sampleKey{s, factor.Protocol("ratio " + string(later) + "/" + string(earlier))}.seedText()))
+				out = append(out, compareSamples(s, *b, *c, o.BootstrapReps, o.Seed^h.Sum64()))
+			}
+		}
+	}
+	return out, nil
 }
 
 // noMeasureError says why no trial has a value of metric m.

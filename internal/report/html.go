@@ -133,7 +133,7 @@ func tables(a *Analysis) map[string][][]string {
 				f(p.Served), f(p.ServedBytes), f(p.Fuzzy), f(p.Unmatched), f(p.BrowserOwn), f(sw.RequestSpread), f(sw.ByteSpread), strconv.FormatBool(sw.Differs)))
 		}
 	}
-	return map[string][][]string{"comparisons": cmps, "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}
+	return map[string][][]string{"comparisons": cmps, "pairs": pairsTable(a, f), "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -171,6 +171,16 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{with .Paired}}{{num .Ratio 3}} [{{num .Lo 3}}, {{num .Hi 3}}], {{.Pairs}}, {{pval .Test}}{{else}}not paired{{end}}</td><td>{{num .Diff 1}}</td><td>{{pct .Gain}}</td><td>{{pval .MannWhitney}}</td><td>{{pval .Welch}}</td>
 <td class="l v">{{verdict .}}</td></tr>
 {{end}}</table>
+{{if .A.Pairs}}<h2>Every other pair of protocols</h2>
+<p>{{.PairsTitle}}.</p>
+<table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
+<th class="l">pair</th><th>n earlier</th><th>n later</th><th>median earlier</th><th>median later [95% CI]</th><th>ratio [95% CI]</th><th>p (MWU)</th><th class="l">verdict</th></tr>
+{{range .A.Pairs}}<tr class="{{if eq (print .Verdict) "faster"}}faster{{else if eq (print .Verdict) "slower"}}slower{{end}}">
+<td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
+<td class="l">{{.Compare.Protocol}}/{{.Baseline.Protocol}}</td><td>{{len .Baseline.Values}}</td><td>{{len .Compare.Values}}</td>
+<td>{{num .Baseline.Summary.Median 1}}</td><td>{{num .Compare.Summary.Median 1}} [{{num .Compare.MedianCILo 1}}, {{num .Compare.MedianCIHi 1}}]</td>
+<td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{pval .MannWhitney}}</td><td class="l v">{{verdict .}}</td></tr>
+{{end}}</table>{{end}}
 {{range .A.Experimental}}<p><strong>Experimental QUIC stack</strong> {{.}}</p>
 {{end}}{{if .A.Shares}}<h2>{{.ShareTitle}}</h2>
 <table><tr><th class="l">network</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}<th>pages</th><th>mean below {{.A.Options.Baseline}}'s</th><th>share</th><th>significantly faster</th></tr>
@@ -199,7 +209,7 @@ A load is CPU-bound when a party used at least 0.8 of a core over it, or the mac
 <h2>Figures</h2>
 {{range .Figures}}<figure id="{{.Name}}">{{.SVG}}<figcaption><b>{{.Title}}.</b> {{.Caption}} Files: <a href="{{.Name}}.svg">SVG</a>, <a href="{{.Name}}.png">PNG</a>.</figcaption></figure>
 {{end}}
-<p>Tables as CSV: <a href="comparisons.csv">comparisons.csv</a>, <a href="shares.csv">shares.csv</a>, <a href="anova.csv">anova.csv</a>{{if .A.CPU}}, <a href="cpu.csv">cpu.csv</a>{{end}}.</p>
+<p>Tables as CSV: <a href="comparisons.csv">comparisons.csv</a>,{{if .A.Pairs}} <a href="pairs.csv">pairs.csv</a>,{{end}} <a href="shares.csv">shares.csv</a>, <a href="anova.csv">anova.csv</a>{{if .A.CPU}}, <a href="cpu.csv">cpu.csv</a>{{end}}.</p>
 </body></html>
 `))
 
@@ -232,16 +242,29 @@ func renderHTML(pg Page, a *Analysis, figs []Figure) ([]byte, error) {
 		Page                       Page
 		A                          *Analysis
 		Metric, ShareTitle         string
+		PairsTitle                 string
 		Varied, VariedBesidesStack htmlVaried
 		VariedBesidesQUIC          htmlVaried
 		VariedBesidesClient        htmlVaried
 		Figures                    []htmlFigure
-	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)},
+	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), PairsTitle(a.Options), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)},
 		htmlVaried{v.without(factor.IDClient)}, hf})
 	if err != nil {
 		return nil, fmt.Errorf("report: html: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// pairsTable is a.Pairs as CSV rows, with a header.
+func pairsTable(a *Analysis, f func(float64) string) [][]string {
+	rows := [][]string{append(settingHeader(), "later", "earlier", "n_earlier", "n_later", "median_earlier", "median_later",
+		"median_ci95_lo_later", "median_ci95_hi_later", "ratio", "ratio_ci95_lo", "ratio_ci95_hi", "p_mann_whitney", "p_welch", "verdict")}
+	for _, x := range a.Pairs {
+		rows = append(rows, append(settingCells(x.Setting), string(x.Compare.Protocol), string(x.Baseline.Protocol),
+			strconv.Itoa(len(x.Baseline.Values)), strconv.Itoa(len(x.Compare.Values)), f(x.Baseline.Summary.Median), f(x.Compare.Summary.Median),
+			f(x.Compare.MedianCILo), f(x.Compare.MedianCIHi), f(x.Ratio), f(x.RatioLo), f(x.RatioHi), f(x.MannWhitney.P), f(x.Welch.P), string(x.Verdict)))
+	}
+	return rows
 }
 
 // pairedCells are a comparison's paired columns: empty when unpaired.

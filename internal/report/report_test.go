@@ -469,3 +469,46 @@ func TestClientANOVA(t *testing.T) {
 		t.Errorf("the summary has no client ANOVA:\n%s", text.String())
 	}
 }
+
+// TestEveryPairOfProtocols: a run of h1, h2 and h3 compares h3 with h2 in
+// its main table and every other pair, the later against the earlier, in
+// Pairs; with --baseline h1 the main one is h3/h1 and Pairs holds h2/h1
+// and h3/h2.
+func TestEveryPairOfProtocols(t *testing.T) {
+	trials := fakeTrials()
+	for _, tr := range fakeTrials() {
+		if tr.Protocol == factor.H2 && tr.PLT != nil { // h1 is 30 % slower than h2
+			tr.Protocol, tr.PLT = factor.H1, results.F(*tr.PLT*1.3)
+			trials = append(trials, tr)
+		}
+	}
+	for _, tt := range []struct {
+		baseline factor.Protocol
+		want     []string
+	}{{"", []string{"h2/h1", "h3/h1"}}, {"h1", []string{"h2/h1", "h3/h2"}}} {
+		a, err := Analyze(trials, Options{Baseline: tt.baseline})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Pairs) != 2*len(a.Comparisons) || len(a.Comparisons) != 8 {
+			t.Fatalf("baseline %q: %d pairs for %d settings, want two each", tt.baseline, len(a.Pairs), len(a.Comparisons))
+		}
+		for i, c := range a.Pairs {
+			pair := string(c.Compare.Protocol) + "/" + string(c.Baseline.Protocol)
+			if pair != tt.want[i%2] {
+				t.Errorf("baseline %q: pair %d is %s, want %s", tt.baseline, i, pair, tt.want[i%2])
+			}
+			if c.Ratio != stats.Median(c.Compare.Values)/stats.Median(c.Baseline.Values) {
+				t.Errorf("%s %+v: ratio %v", pair, c.Setting, c.Ratio)
+			}
+			if pair == "h2/h1" && c.Verdict != stats.Faster {
+				t.Errorf("%s %+v: verdict %q, want faster (h1 30 %% slower)", pair, c.Setting, c.Verdict)
+			}
+		}
+		var text bytes.Buffer
+		WriteText(&text, "fake", a)
+		if !strings.Contains(text.String(), "Every other pair of the run's protocols") || !strings.Contains(text.String(), tt.want[0]) {
+			t.Errorf("baseline %q: the text has no pairs table:\n%s", tt.baseline, text.String())
+		}
+	}
+}

@@ -36,6 +36,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 			num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c))
 	}
 	tw.Flush()
+	writePairs(w, a, v)
 	for _, e := range a.Experimental {
 		fmt.Fprintf(w, "Experimental QUIC stack %s\n", e)
 	}
@@ -50,6 +51,29 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	writeANOVAs(w, a.ANOVAs, v.without(factor.IDStack), "TCP stacks (seed 003)", "stacks")
 	writeANOVAs(w, a.QUICANOVAs, v.without(factor.IDQUIC), "QUIC stacks (seed 003)", "stacks")
 	writeANOVAs(w, a.ClientANOVAs, v.without(factor.IDClient), "clients", "clients")
+}
+
+// PairsTitle says what the table of the other protocol pairs holds.
+func PairsTitle(o Options) string {
+	return fmt.Sprintf("Every other pair of the run's protocols, the later against the earlier (h3 against h2 and h1, h2 against h1): ratio = median(later)/median(earlier) of %s, verdict by Mann–Whitney U at α = %g", MetricLabel(o.Metric), stats.Alpha)
+}
+
+// writePairs writes a.Pairs: per setting, each pair's loads, medians,
+// ratio with its interval, test and verdict.
+func writePairs(w io.Writer, a *Analysis, v varied) {
+	if len(a.Pairs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", PairsTitle(a.Options))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%spair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", cells(append([]string{"network", "page"}, v.names()...)))
+	for _, c := range a.Pairs {
+		fmt.Fprintf(tw, "%s%s/%s\t%d, %d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
+			c.Compare.Protocol, c.Baseline.Protocol, len(c.Baseline.Values), len(c.Compare.Values),
+			num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
+			num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), pval(c.MannWhitney), VerdictText(c))
+	}
+	tw.Flush()
 }
 
 // cells joins table cells, each followed by a tab.
