@@ -60,10 +60,17 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	report.WriteText(printable{stdout}, r.Page.Name, r.Analysis)
-	if _, err := report.WriteFiles(outDir, r.Page, r.Analysis, r.Figures); err != nil {
+	written, err := report.WriteFiles(outDir, r.Page, r.Analysis, r.Figures)
+	if err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitFailure
 	}
-	fmt.Fprintf(stdout, "\n%d figures (SVG and PNG) and 3 tables (CSV) in %s; open %s\n", len(r.Figures), outDir, filepath.Join(outDir, "index.html"))
+	tables := 0
+	for _, path := range written {
+		if strings.HasSuffix(path, ".csv") {
+			tables++
+		}
+	}
+	fmt.Fprintf(stdout, "\n%d figures (SVG and PNG) and %d tables (CSV) in %s; open %s\n", len(r.Figures), tables, outDir, filepath.Join(outDir, "index.html"))
 	return exitOK
 }

@@ -70,7 +70,11 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-// Figures draws every figure the analysis supports. waterfall is the
+// Figures draws every figure the run's shape supports: a figure over pages
+// only where a network has two pages or more, bars only where there are
+// two, a grid only of two cells or more; each setting's loads (a strip and
+// a CDF per setting) for a run of a few settings, boxes per page for more.
+// waterfall is the
 // resources of one load (may be nil) and trial its row; harLog, if not nil,
 // is that load's HAR, whose phases the waterfall then shows.
 func Figures(a *Analysis, waterfall []results.Resource, trial *results.Trial, harLog *har.HAR) ([]Figure, error) {
@@ -89,11 +93,18 @@ func Figures(a *Analysis, waterfall []results.Resource, trial *results.Trial, ha
 			return nil, err
 		}
 	}
-	boxes, err := boxplots(a)
+	loads, err := loadFigures(a)
 	if err != nil {
 		return nil, err
 	}
-	figs = append(figs, boxes...)
+	figs = append(figs, loads...)
+	if len(loads) == 0 { // many settings: boxes per page instead
+		boxes, err := boxplots(a)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, boxes...)
+	}
 	switch {
 	case trial != nil && harLog != nil && len(harLog.Log.Entries) > 0:
 		if err := add(harWaterfall(harLog, *trial)); err != nil {
@@ -118,6 +129,18 @@ func valid(a *Analysis) []Comparison {
 	return out
 }
 
+// manyPages says whether some group of cmps (byGroup) holds two pages or
+// more: a figure over pages has something to show.
+func manyPages(cmps []Comparison) bool {
+	_, groups := byGroup(cmps, variedIn(cmps))
+	for _, g := range groups {
+		if len(g) >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
 // byGroup splits comparisons by their label without the page (the
 // network and every other factor that varies), in first-seen order.
 func byGroup(cmps []Comparison, v varied) ([]string, map[string][]Comparison) {
@@ -137,8 +160,8 @@ func byGroup(cmps []Comparison, v varied) ([]string, map[string][]Comparison) {
 // the gain (mean(compare) − mean(baseline)) / mean(baseline).
 func gainCDF(a *Analysis) (Figure, error) {
 	cmps := valid(a)
-	if len(cmps) == 0 {
-		return Figure{}, nil
+	if !manyPages(cmps) {
+		return Figure{}, nil // no CDF of one page
 	}
 	o := a.Options
 	keys, groups := byGroup(cmps, variedIn(cmps))
@@ -179,6 +202,9 @@ func ratioBars(a *Analysis) (Figure, error) {
 	}
 	o := a.Options
 	keys, groups := byGroup(cmps, variedIn(cmps))
+	if len(keys) < 2 {
+		return Figure{}, nil // no chart of one bar
+	}
 	values := make(plotter.Values, len(keys))
 	for i, k := range keys {
 		var ratios []float64
@@ -214,8 +240,8 @@ func ratioBars(a *Analysis) (Figure, error) {
 // mean(compare) − mean(baseline), sorted.
 func diffCurves(a *Analysis) (Figure, error) {
 	cmps := valid(a)
-	if len(cmps) == 0 {
-		return Figure{}, nil
+	if !manyPages(cmps) {
+		return Figure{}, nil // no curve of one point
 	}
 	o := a.Options
 	keys, groups := byGroup(cmps, variedIn(cmps))
@@ -320,8 +346,8 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 // protocol is significantly faster, red where slower, grey otherwise.
 func winnerGrid(a *Analysis) (Figure, error) {
 	cmps := valid(a)
-	if len(cmps) == 0 {
-		return Figure{}, nil
+	if len(cmps) < 2 {
+		return Figure{}, nil // no grid of one cell
 	}
 	o := a.Options
 	v := variedIn(cmps)
@@ -436,7 +462,11 @@ func finishWaterfall(p *plot.Plot, urls []string, t results.Trial, caption strin
 	p.Y.Tick.Label.Font.Size = 8
 	p.X.Min = 0
 	h := vg.Length(max(3, 0.17*float64(len(urls))+1.5)) * vg.Inch
-	return render("waterfall", p.Title.Text, caption, p, 9*vg.Inch, h)
+	// The figure's own title stays short enough for its width (a long
+	// network name cut it); the caption's title says it all.
+	title := p.Title.Text
+	p.Title.Text = fmt.Sprintf("Waterfall: %s, PLT %s ms (%d rows)", t.Protocol, num(valueOr(t.PLT), 1), len(urls))
+	return render("waterfall", title, caption, p, 9*vg.Inch, h)
 }
 
 // harPhases are the HAR timing phases in order, with their colours.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,7 +59,44 @@ func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, erro
 	if err := write("index.html", html); err != nil {
 		return nil, err
 	}
+	removeStaleFigures(dir, written)
 	return written, nil
+}
+
+// isFigureFile says whether name is one a report gives a figure's file:
+// a figure's name (fixed, or a kind and a number), .svg or .png.
+func isFigureFile(name string) bool {
+	stem, ok := strings.CutSuffix(name, ".svg")
+	if !ok {
+		if stem, ok = strings.CutSuffix(name, ".png"); !ok {
+			return false
+		}
+	}
+	if slices.Contains([]string{"cdf-gain", "ratio-bars", "grid-winner", "diff-curves", "waterfall"}, stem) {
+		return true
+	}
+	i := strings.LastIndexByte(stem, '-')
+	if i < 0 || i == len(stem)-1 || strings.Trim(stem[i+1:], "0123456789") != "" {
+		return false
+	}
+	return slices.Contains([]string{"boxplot", "loads", "cdf-loads", "filmstrip", "progress"}, stem[:i])
+}
+
+// removeStaleFigures removes the figure files an earlier report wrote into
+// dir that this one did not (a run's shape decides its figures): only
+// names a report gives its figures, and links themselves, never what they
+// point to.
+func removeStaleFigures(dir string, written []string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if isFigureFile(e.Name()) && !slices.Contains(written, path) {
+			os.Remove(path)
+		}
+	}
 }
 
 // noFormulas makes every cell that a spreadsheet would take for a formula

@@ -1,0 +1,138 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// maxLoadFigureSettings is the most settings whose loads get figures of
+// their own (a strip and a CDF each): beyond it the figures over pages
+// and the grids say more.
+const maxLoadFigureSettings = 4
+
+// settingSamples lists the run's settings with every protocol's sample in
+// each (from the comparisons and the other pairs), protocols in order.
+func settingSamples(a *Analysis) ([]Setting, map[Setting][]Sample) {
+	var settings []Setting
+	samples := map[Setting][]Sample{}
+	seen := map[Setting]bool{}
+	add := func(s Setting, sm Sample) {
+		if !seen[s] {
+			seen[s] = true
+			settings = append(settings, s)
+		}
+		if len(sm.Values) == 0 || slices.ContainsFunc(samples[s], func(x Sample) bool { return x.Protocol == sm.Protocol }) {
+			return
+		}
+		samples[s] = append(samples[s], sm)
+	}
+	for _, c := range slices.Concat(a.Comparisons, a.Pairs) {
+		add(c.Setting, c.Baseline)
+		add(c.Setting, c.Compare)
+	}
+	for _, s := range settings {
+		slices.SortFunc(samples[s], func(x, y Sample) int { return cmp.Compare(x.Protocol, y.Protocol) })
+	}
+	return settings, samples
+}
+
+// protocolColor is the colour of protocol i of a setting's samples.
+func protocolColor(i int) color.Color { return plotutil.Color(i) }
+
+// loadFigures draws, for a run of at most maxLoadFigureSettings settings,
+// each setting's loads: every load's value per protocol (a strip, with
+// the median marked) and the CDF of the values per protocol.
+func loadFigures(a *Analysis) ([]Figure, error) {
+	settings, samples := settingSamples(a)
+	if len(settings) == 0 || len(settings) > maxLoadFigureSettings {
+		return nil, nil
+	}
+	v := variedOf(settings)
+	var figs []Figure
+	for i, s := range settings {
+		if len(samples[s]) == 0 {
+			continue
+		}
+		name := v.label(s) + ", " + s.Page()
+		strip, err := loadStrip(fmt.Sprintf("loads-%02d", i+1), name, samples[s], a.Options.Metric)
+		if err != nil {
+			return nil, err
+		}
+		cdf, err := loadCDF(fmt.Sprintf("cdf-loads-%02d", i+1), name, samples[s], a.Options.Metric)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, strip, cdf)
+	}
+	return figs, nil
+}
+
+// loadStrip draws every load of each sample as a point in its protocol's
+// column (spread sideways so equal values stay apart), with its median as
+// a bar.
+func loadStrip(name, setting string, samples []Sample, metric string) (Figure, error) {
+	n := 0
+	var protocols []string
+	p := newPlot("", "protocol", MetricLabel(metric)+", ms")
+	rng := rand.New(rand.NewPCG(1, 2)) // the same spread on every render
+	for i, sm := range samples {
+		n += len(sm.Values)
+		protocols = append(protocols, fmt.Sprintf("%s (n = %d)", sm.Protocol, len(sm.Values)))
+		pts := make(plotter.XYs, len(sm.Values))
+		for j, val := range sm.Values {
+			pts[j] = plotter.XY{X: float64(i) + 0.25*(rng.Float64()-0.5), Y: val}
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return Figure{}, err
+		}
+		sc.Color, sc.Shape, sc.Radius = protocolColor(i), draw.CircleGlyph{}, vg.Points(3)
+		median, err := plotter.NewLine(plotter.XYs{{X: float64(i) - 0.3, Y: sm.Summary.Median}, {X: float64(i) + 0.3, Y: sm.Summary.Median}})
+		if err != nil {
+			return Figure{}, err
+		}
+		median.Width, median.Color = vg.Points(2), color.Black
+		p.Add(sc, median)
+	}
+	// The figure's own title stays short enough for its width; the
+	// caption's title names the setting.
+	p.Title.Text = fmt.Sprintf("Every load, n = %d", n)
+	p.NominalX(protocols...)
+	p.X.Min, p.X.Max = -0.5, float64(len(samples))-0.5
+	p.Add(plotter.NewGrid())
+	return render(name, fmt.Sprintf("Every load: %s, %s, n = %d loads", MetricLabel(metric), setting, n), "Each point is one verified load (spread sideways within its protocol's column so that equal values stay apart); the black bar is the protocol's median. The setting is named under the title.", p, 6*vg.Inch, 4.5*vg.Inch)
+}
+
+// loadCDF draws the CDF of each sample's values.
+func loadCDF(name, setting string, samples []Sample, metric string) (Figure, error) {
+	n := 0
+	p := newPlot("", MetricLabel(metric)+", ms", "fraction of loads")
+	for i, sm := range samples {
+		n += len(sm.Values)
+		vals := slices.Sorted(slices.Values(sm.Values))
+		pts := make(plotter.XYs, 0, 2*len(vals))
+		for j, val := range vals {
+			pts = append(pts, plotter.XY{X: val, Y: float64(j) / float64(len(vals))}, plotter.XY{X: val, Y: float64(j+1) / float64(len(vals))})
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return Figure{}, err
+		}
+		line.Color, line.Width = protocolColor(i), vg.Points(1.5)
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s (n = %d)", sm.Protocol, len(sm.Values)), line)
+	}
+	p.Title.Text = fmt.Sprintf("CDF per protocol, n = %d", n)
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = false, false // below the curves' right ends, where a CDF leaves room
+	p.Y.Min, p.Y.Max = 0, 1
+	return render(name, fmt.Sprintf("CDF of %s per protocol: %s, n = %d loads", MetricLabel(metric), setting, n), "A point (x, y) says that a fraction y of the protocol's verified loads took at most x; the further left a line, the faster its loads.", p, 6*vg.Inch, 4.5*vg.Inch)
+}

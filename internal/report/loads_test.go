@@ -1,0 +1,109 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+// oneSetting is a run of one network and one page over h1, h2 and h3,
+// five loads each, as the demo's.
+func oneSetting() []results.Trial {
+	var out []results.Trial
+	for i, proto := range []factor.Protocol{factor.H1, factor.H2, factor.H3} {
+		for rep := int64(1); rep <= 5; rep++ {
+			v := 1300 - 250*float64(i) + 10*float64(rep)
+			out = append(out, results.Trial{ID: "t", Seq: rep*3 + int64(i), Rep: rep,
+				Levels:  results.Levels{Network: "demo", Page: "synthetic:32x10KB", Origins: 1, Stack: "tcp", Server: "go", Protocol: proto, Visit: "first", Client: "chromium", Browser: "fresh"},
+				Outcome: results.Outcome{Status: results.StatusOK, Attempts: 1},
+				Metrics: results.Metrics{PLT: results.F(v)}})
+		}
+	}
+	return out
+}
+
+func figureNames(figs []Figure) []string {
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// TestFiguresFitTheRunsShape: one setting gets its loads (every load per
+// protocol, h1 included, and their CDF) and none of the figures over
+// pages, bars or grids; a run of eight settings and two pages per network
+// gets those and boxes per page, and no per-setting figures.
+func TestFiguresFitTheRunsShape(t *testing.T) {
+	a, err := Analyze(oneSetting(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := Figures(a, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := figureNames(figs); !slices.Equal(got, []string{"loads-01", "cdf-loads-01"}) {
+		t.Fatalf("figures of one setting: %v, want loads-01 and cdf-loads-01", got)
+	}
+	for _, f := range figs {
+		if !strings.Contains(f.Title, "n = 15 loads") || !strings.Contains(string(f.SVG), "h1 (n = 5)") || !strings.Contains(string(f.SVG), "h3 (n = 5)") {
+			t.Errorf("%s: title %q, or h1 and h3 not named in it", f.Name, f.Title)
+		}
+	}
+	many, err := Analyze(fakeTrials(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err = Figures(many, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"cdf-gain", "ratio-bars", "grid-winner", "diff-curves", "boxplot-01", "boxplot-02"}
+	if got := figureNames(figs); !slices.Equal(got, want) {
+		t.Errorf("figures of eight settings: %v, want %v", got, want)
+	}
+}
+
+// TestARewrittenReportDropsTheFiguresItNoLongerDraws: figure files of an
+// earlier report that this one does not draw go; the tables, a user's
+// own files and anything else stay.
+func TestARewrittenReportDropsTheFiguresItNoLongerDraws(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"cdf-gain.svg", "boxplot-01.png", "filmstrip-3.svg", "notes.svg", "boxplot-x.png", "comparisons.csv"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := Analyze(oneSetting(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := Figures(a, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteFiles(dir, Page{Name: "one"}, a, figs); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	for _, gone := range []string{"cdf-gain.svg", "boxplot-01.png", "filmstrip-3.svg"} {
+		if slices.Contains(names, gone) {
+			t.Errorf("%s of the earlier report is still there: %v", gone, names)
+		}
+	}
+	for _, kept := range []string{"notes.svg", "boxplot-x.png", "loads-01.svg", "cdf-loads-01.png", "pairs.csv", "index.html"} {
+		if !slices.Contains(names, kept) {
+			t.Errorf("%s is missing: %v", kept, names)
+		}
+	}
+}
