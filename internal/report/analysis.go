@@ -263,6 +263,52 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 		return nil, err
 	}
 	a := &Analysis{Options: o, Trials: len(trials)}
+	samples, settings, measured := a.collect(trials)
+	if !measured && len(trials) > 0 {
+		return nil, noMeasureError(o.Metric)
+	}
+	slices.Sort(a.Protocols)
+	if err := a.Options.withRunDefaults(a.Protocols); err != nil {
+		return nil, err
+	}
+	o = a.Options
+	sortSettings(settings)
+	if err := summarize(ctx, samples, o); err != nil {
+		return nil, err
+	}
+	for _, s := range settings {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b, c := samples[sampleKey{s, o.Baseline}], samples[sampleKey{s, o.Compare}]
+		if b != nil && c != nil {
+			h := fnv.New64a()
+			h.Write([]byte(sampleKey{s, "ratio"}.seedText()))
+			cmp := compareSamples(s, *b, *c, o.BootstrapReps, o.Seed^h.Sum64())
+			stopping(&cmp, o)
+			a.Comparisons = append(a.Comparisons, cmp)
+		}
+	}
+	pairs, err := otherPairs(ctx, settings, samples, a.Protocols, o)
+	if err != nil {
+		return nil, err
+	}
+	a.Pairs = pairs
+	a.ANOVAs = stackANOVAs(samples, factor.IDStack, nil)
+	a.QUICANOVAs = stackANOVAs(samples, factor.IDQUIC, func(p factor.Protocol) bool { return p == factor.H3 })
+	a.ClientANOVAs = stackANOVAs(samples, factor.IDClient, nil)
+	a.Shares = shares(a.Comparisons)
+	a.Work = works(trials)
+	a.CPU = cpus(trials, o.Compare, o.Baseline)
+	a.Experimental = experimental(trials)
+	return a, nil
+}
+
+// collect sorts trials into samples per setting and protocol, notes the
+// run's protocols and failed trials in a, and says whether any trial has
+// the metric.
+func (a *Analysis) collect(trials []results.Trial) (map[sampleKey]*Sample, []Setting, bool) {
+	o := a.Options
 	metric := metricOf(o.Metric)
 	samples := map[sampleKey]*Sample{}
 	var settings []Setting
@@ -298,18 +344,15 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 			sm.Bounds, sm.ChainRTTs = append(sm.Bounds, *t.BoundMs), *t.BoundChainRTTs
 		}
 	}
-	if !measured && len(trials) > 0 {
-		return nil, noMeasureError(o.Metric)
-	}
-	slices.Sort(a.Protocols)
-	if err := a.Options.withRunDefaults(a.Protocols); err != nil {
-		return nil, err
-	}
-	o = a.Options
-	sortSettings(settings)
+	return samples, settings, measured
+}
+
+// summarize fills each sample's summary and the bootstrap interval of its
+// median.
+func summarize(ctx context.Context, samples map[sampleKey]*Sample, o Options) error {
 	for k, sm := range samples {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		// Each sample's resampling seed comes from its key, so the
 		// intervals do not depend on the order of the work.
@@ -318,32 +361,7 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 		sm.Summary = stats.Summarize(sm.Values)
 		sm.MedianCILo, sm.MedianCIHi = stats.BootstrapMedianCI(sm.Values, 0.95, o.BootstrapReps, o.Seed^h.Sum64())
 	}
-	for _, s := range settings {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		b, c := samples[sampleKey{s, o.Baseline}], samples[sampleKey{s, o.Compare}]
-		if b != nil && c != nil {
-			h := fnv.New64a()
-			h.Write([]byte(sampleKey{s, "ratio"}.seedText()))
-			cmp := compareSamples(s, *b, *c, o.BootstrapReps, o.Seed^h.Sum64())
-			stopping(&cmp, o)
-			a.Comparisons = append(a.Comparisons, cmp)
-		}
-	}
-	pairs, err := otherPairs(ctx, settings, samples, a.Protocols, o)
-	if err != nil {
-		return nil, err
-	}
-	a.Pairs = pairs
-	a.ANOVAs = stackANOVAs(samples, factor.IDStack, nil)
-	a.QUICANOVAs = stackANOVAs(samples, factor.IDQUIC, func(p factor.Protocol) bool { return p == factor.H3 })
-	a.ClientANOVAs = stackANOVAs(samples, factor.IDClient, nil)
-	a.Shares = shares(a.Comparisons)
-	a.Work = works(trials)
-	a.CPU = cpus(trials, o.Compare, o.Baseline)
-	a.Experimental = experimental(trials)
-	return a, nil
+	return nil
 }
 
 // otherPairs compares, in each setting, every pair of protocols but o's

@@ -173,17 +173,10 @@ func gainCDF(a *Analysis) (Figure, error) {
 		for _, c := range groups[k] {
 			gains = append(gains, 100*c.Gain)
 		}
-		slices.Sort(gains)
-		pts := make(plotter.XYs, 0, 2*len(gains))
-		for j, g := range gains {
-			pts = append(pts, plotter.XY{X: g, Y: float64(j) / float64(len(gains))}, plotter.XY{X: g, Y: float64(j+1) / float64(len(gains))})
-		}
-		line, err := plotter.NewLine(pts)
+		line, err := cdfLine(gains, plotutil.Color(i))
 		if err != nil {
 			return Figure{}, err
 		}
-		line.Color = plotutil.Color(i)
-		line.Width = vg.Points(1.5)
 		p.Add(line)
 		p.Legend.Add(fmt.Sprintf("%s (n = %d pages)", k, len(gains)), line)
 	}
@@ -191,6 +184,21 @@ func gainCDF(a *Analysis) (Figure, error) {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Y.Min, p.Y.Max = 0, 1
 	return render("cdf-gain", p.Title.Text, "As seed 003, Figure 3: each line is a network (with the other factors that vary); a point (x, y) says that on a fraction y of the pages the gain was at most x. Left of 0, "+string(o.Compare)+" was faster.", p, 8*vg.Inch, 5*vg.Inch)
+}
+
+// cdfLine is the empirical CDF of values as a step line of colour c.
+func cdfLine(values []float64, c color.Color) (*plotter.Line, error) {
+	vals := slices.Sorted(slices.Values(values))
+	pts := make(plotter.XYs, 0, 2*len(vals))
+	for j, v := range vals {
+		pts = append(pts, plotter.XY{X: v, Y: float64(j) / float64(len(vals))}, plotter.XY{X: v, Y: float64(j+1) / float64(len(vals))})
+	}
+	line, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	line.Color, line.Width = c, vg.Points(1.5)
+	return line, nil
 }
 
 // ratioBars follows seed 004's Figures 3–4: per network, the median over

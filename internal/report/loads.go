@@ -117,16 +117,10 @@ func loadCDF(name, setting string, samples []Sample, metric string) (Figure, err
 	p := newPlot("", MetricLabel(metric)+", ms", "fraction of loads")
 	for i, sm := range samples {
 		n += len(sm.Values)
-		vals := slices.Sorted(slices.Values(sm.Values))
-		pts := make(plotter.XYs, 0, 2*len(vals))
-		for j, val := range vals {
-			pts = append(pts, plotter.XY{X: val, Y: float64(j) / float64(len(vals))}, plotter.XY{X: val, Y: float64(j+1) / float64(len(vals))})
-		}
-		line, err := plotter.NewLine(pts)
+		line, err := cdfLine(sm.Values, protocolColor(i))
 		if err != nil {
 			return Figure{}, err
 		}
-		line.Color, line.Width = protocolColor(i), vg.Points(1.5)
 		p.Add(line)
 		p.Legend.Add(fmt.Sprintf("%s (n = %d)", sm.Protocol, len(sm.Values)), line)
 	}

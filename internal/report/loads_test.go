@@ -27,6 +27,21 @@ func oneSetting() []results.Trial {
 	return out
 }
 
+// analyzedFigures analyzes trials with the default options and draws
+// their figures.
+func analyzedFigures(t *testing.T, trials []results.Trial) (*Analysis, []Figure) {
+	t.Helper()
+	a, err := Analyze(trials, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := Figures(a, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, figs
+}
+
 func figureNames(figs []Figure) []string {
 	var names []string
 	for _, f := range figs {
@@ -40,14 +55,7 @@ func figureNames(figs []Figure) []string {
 // pages, bars or grids; a run of eight settings and two pages per network
 // gets those and boxes per page, and no per-setting figures.
 func TestFiguresFitTheRunsShape(t *testing.T) {
-	a, err := Analyze(oneSetting(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	figs, err := Figures(a, nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, figs := analyzedFigures(t, oneSetting())
 	if got := figureNames(figs); !slices.Equal(got, []string{"loads-01", "cdf-loads-01"}) {
 		t.Fatalf("figures of one setting: %v, want loads-01 and cdf-loads-01", got)
 	}
@@ -56,14 +64,7 @@ func TestFiguresFitTheRunsShape(t *testing.T) {
 			t.Errorf("%s: title %q, or h1 and h3 not named in it", f.Name, f.Title)
 		}
 	}
-	many, err := Analyze(fakeTrials(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	figs, err = Figures(many, nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, figs = analyzedFigures(t, fakeTrials())
 	want := []string{"cdf-gain", "ratio-bars", "grid-winner", "diff-curves", "boxplot-01", "boxplot-02"}
 	if got := figureNames(figs); !slices.Equal(got, want) {
 		t.Errorf("figures of eight settings: %v, want %v", got, want)
@@ -80,14 +81,7 @@ func TestARewrittenReportDropsTheFiguresItNoLongerDraws(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a, err := Analyze(oneSetting(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	figs, err := Figures(a, nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, figs := analyzedFigures(t, oneSetting())
 	if _, err := WriteFiles(dir, Page{Name: "one"}, a, figs); err != nil {
 		t.Fatal(err)
 	}
