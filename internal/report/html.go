@@ -190,6 +190,7 @@ tr.faster td.v { background: #a6dba0 } tr.slower td.v { background: #f4a582 } tr
 figure { margin: 2em 0 } figcaption { font-size: 13px; color: #555; max-width: 900px }
 figure svg { max-width: 100%; height: auto; border: 1px solid #eee }
 dl { font-size: 13px } dt { float: left; width: 12em; color: #666 }
+p.answer { font-size: 16px; max-width: 1100px }
 </style></head><body>
 <h1>quicbench report: {{.Page.Name}}</h1>
 <p>{{.A.Trials}} trials, {{.A.Failed}} failed (failed loads are counted, never measured).
@@ -197,7 +198,9 @@ Metric: {{.Metric}} in ms. {{.A.Options.Compare}} is compared with {{.A.Options.
 ratio = median({{.A.Options.Compare}}) / median({{.A.Options.Baseline}}), Diff = mean({{.A.Options.Compare}}) − mean({{.A.Options.Baseline}}),
 gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-sided, α = 0.01; Welch's t-test p is shown beside it.
 95% confidence intervals of medians: percentile bootstrap, {{.A.Options.BootstrapReps}} resamples.</p>
-<dl>{{range $k, $v := .Page.Facts}}<dt>{{$k}}</dt><dd>{{$v}}</dd>{{end}}</dl>
+{{with .Answer}}<h2>Answer</h2>
+{{range .}}<p class="answer">{{.}}</p>
+{{end}}{{end}}<dl>{{range $k, $v := .Page.Facts}}<dt>{{$k}}</dt><dd>{{$v}}</dd>{{end}}</dl>
 <h2>Comparisons</h2>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
 <th>n {{.A.Options.Baseline}}</th><th>n {{.A.Options.Compare}}</th><th>failed</th><th>median {{.A.Options.Baseline}}</th><th>median {{.A.Options.Compare}} [95% CI]</th>
@@ -281,11 +284,12 @@ func renderHTML(pg Page, a *Analysis, figs []Figure) ([]byte, error) {
 		A                          *Analysis
 		Metric, ShareTitle         string
 		PairsTitle                 string
+		Answer                     []string
 		Varied, VariedBesidesStack htmlVaried
 		VariedBesidesQUIC          htmlVaried
 		VariedBesidesClient        htmlVaried
 		Figures                    []htmlFigure
-	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), PairsTitle(a.Options), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)},
+	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), PairsTitle(a.Options), Answer(a), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)},
 		htmlVaried{v.without(factor.IDClient)}, hf})
 	if err != nil {
 		return nil, fmt.Errorf("report: html: %w", err)

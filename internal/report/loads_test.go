@@ -101,3 +101,30 @@ func TestARewrittenReportDropsTheFiguresItNoLongerDraws(t *testing.T) {
 		}
 	}
 }
+
+// TestTheAnswerInWords: one setting's answer says h3 was faster than h2
+// and than h1, by how much, with the interval and the test; a run of more
+// settings than get a sentence is counted.
+func TestTheAnswerInWords(t *testing.T) {
+	a, _ := analyzedFigures(t, oneSetting())
+	answer := Answer(a)
+	if len(answer) != 1 {
+		t.Fatalf("answer %q, want one sentence", answer)
+	}
+	c := a.Comparisons[0]
+	for _, want := range []string{"demo, synthetic:32x10KB: h3 was faster than h2 by " + percent(1-c.Ratio), "95 % CI", "Mann–Whitney p = " + pval(c.MannWhitney),
+		"h3 was faster than h1 by", "median " + num(c.Compare.Summary.Median, 1) + " against " + num(c.Baseline.Summary.Median, 1) + " ms"} {
+		if !strings.Contains(answer[0], want) {
+			t.Errorf("answer %q lacks %q", answer[0], want)
+		}
+	}
+	many, _ := analyzedFigures(t, fakeTrials())
+	got := Answer(many)
+	if len(got) != 8 || !strings.HasPrefix(got[0], "fast tcp, synthetic:8x10KB: h3 was not measurably different from h2 (") ||
+		!strings.Contains(got[4], "faster than h2 by") || !strings.Contains(got[4], "Mann–Whitney p < 1e-6") {
+		t.Errorf("answer of eight settings %q", got)
+	}
+	if got := tally(many); !strings.HasPrefix(got, "Over 8 settings, h3 was faster than h2 in 4, slower in 2, not measurably different in 2") {
+		t.Errorf("the count of a larger run's verdicts: %q", got)
+	}
+}

@@ -25,6 +25,13 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	fmt.Fprintf(w, "%s: %d trials (%d failed); metric %s in ms; %s against %s\n", name, a.Trials, a.Failed, MetricLabel(o.Metric), o.Compare, o.Baseline)
 	fmt.Fprintf(w, "Verdict: Mann–Whitney U, two-sided, α = %g; ratio = median(%s)/median(%s); diff = mean(%s) − mean(%s); gain = diff/mean(%s).\n\n",
 		stats.Alpha, o.Compare, o.Baseline, o.Compare, o.Baseline, o.Baseline)
+	if answer := Answer(a); len(answer) > 0 {
+		fmt.Fprintln(w, "Answer:")
+		for _, line := range answer {
+			fmt.Fprintln(w, "  "+line)
+		}
+		fmt.Fprintln(w)
+	}
 	v := variedIn(a.Comparisons)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [95%% CI]\tratio [95%% CI]\tdiff\tgain\tp (MWU)\tp (Welch)\tverdict\n",

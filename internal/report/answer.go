@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/quicbench/quicbench/internal/stats"
+)
+
+// maxAnswerSettings is the most settings the answer gives a sentence
+// each; a larger run's answer counts the verdicts instead.
+const maxAnswerSettings = 8
+
+// Answer is the report's answer in words, its first lines: per setting
+// (up to maxAnswerSettings, else a count of the verdicts), whether the
+// compared protocol was faster, slower or not different from the
+// baseline and from the run's other protocols, by how much, with the
+// interval and the test, and how much of the difference in medians the
+// lower bound (handshakes and round trips) explains.
+func Answer(a *Analysis) []string {
+	if len(a.Comparisons) == 0 {
+		return nil
+	}
+	if len(a.Comparisons) > maxAnswerSettings {
+		return []string{tally(a)}
+	}
+	v := variedIn(a.Comparisons)
+	var out []string
+	for _, c := range a.Comparisons {
+		words := []string{fmt.Sprintf("%s, %s: %s", v.label(c.Setting), c.Setting.Page(), against(c, true))}
+		for _, p := range a.Pairs {
+			if p.Setting == c.Setting && p.Compare.Protocol == a.Options.Compare {
+				words = append(words, against(p, false))
+			}
+		}
+		sentence := strings.Join(words, "; ") + "."
+		if why := boundShare(c); why != "" {
+			sentence += " " + why
+		}
+		out = append(out, sentence)
+	}
+	return out
+}
+
+// against says in words how c's compared protocol did against its
+// baseline; full adds the medians.
+func against(c Comparison, full bool) string {
+	b, q := c.Baseline.Protocol, c.Compare.Protocol
+	p := "= " + pval(c.MannWhitney)
+	if after, ok := strings.CutPrefix(p, "= <"); ok {
+		p = "< " + after
+	}
+	stat := fmt.Sprintf("ratio of medians %s, 95 %% CI %s–%s; Mann–Whitney p %s", num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), p)
+	if full {
+		stat = fmt.Sprintf("median %s against %s ms; ", num(c.Compare.Summary.Median, 1), num(c.Baseline.Summary.Median, 1)) + stat
+	}
+	switch c.Verdict {
+	case stats.Faster:
+		return fmt.Sprintf("%s was faster than %s by %s (%s)", q, b, percent(1-c.Ratio), stat)
+	case stats.Slower:
+		return fmt.Sprintf("%s was slower than %s by %s (%s)", q, b, percent(c.Ratio-1), stat)
+	case stats.NoDifference:
+		return fmt.Sprintf("%s was not measurably different from %s (%s)", q, b, stat)
+	}
+	return fmt.Sprintf("%s and %s had too few loads to tell apart (%s)", q, b, stat)
+}
+
+// boundShare says how much of the difference in medians the lower bound
+// explains, when both protocols' loads have bounds.
+func boundShare(c Comparison) string {
+	if len(c.Baseline.Bounds) == 0 || len(c.Compare.Bounds) == 0 {
+		return ""
+	}
+	diff := c.Compare.Summary.Median - c.Baseline.Summary.Median
+	bound := stats.Median(c.Compare.Bounds) - stats.Median(c.Baseline.Bounds)
+	return fmt.Sprintf("Of the difference in medians, %s ms, the lower bound accounts for %s ms (a dependency chain of %s round trips against %s: handshakes and round trips) and the rest, %s ms, is the transport's behaviour, the servers and the browser.",
+		signed(diff, 1), signed(bound, 1), num(c.Compare.ChainRTTs, 1), num(c.Baseline.ChainRTTs, 1), signed(diff-bound, 1))
+}
+
+// tally counts the verdicts of a run of many settings.
+func tally(a *Analysis) string {
+	count := map[stats.Verdict]int{}
+	for _, c := range a.Comparisons {
+		count[c.Verdict]++
+	}
+	o := a.Options
+	return fmt.Sprintf("Over %d settings, %s was faster than %s in %d, slower in %d, not measurably different in %d, and had too few loads to tell in %d (Mann–Whitney U, α = %g); the tables below give each setting.",
+		len(a.Comparisons), o.Compare, o.Baseline, count[stats.Faster], count[stats.Slower], count[stats.NoDifference], count[stats.TooFewSamples], stats.Alpha)
+}
