@@ -21,10 +21,10 @@ type Report struct {
 	Figures  []Figure
 }
 
-// Build reads the results database of a run and analyses it. The waterfall
-// shows the compared protocol's load whose metric is nearest the median of
-// the first comparison (or o.WaterfallTrial), from its HAR when the run kept
-// one, else from its Resource Timing. Compared visual settings get a
+// Build reads the results database of a run and analyses it. The
+// waterfalls show the median loads of the first setting (waterfallTrials;
+// or o.WaterfallTrial), each from its HAR when the run kept one, else from
+// its Resource Timing. Compared visual settings get a
 // filmstrip and progress curves of their median-Speed-Index loads.
 // Canceling ctx stops it between its steps.
 func Build(ctx context.Context, store *results.Store, name string, o Options) (_ *Report, err error) {
@@ -56,30 +56,22 @@ func Build(ctx context.Context, store *results.Store, name string, o Options) (_
 	if n := facts["spec_name"]; n != "" && name == "" {
 		name = n
 	}
-	var wf []results.Resource
-	var wt *results.Trial
-	t := medianTrial(trials, a)
-	if o.WaterfallTrial != "" {
-		t = nil
-		for i := range trials {
-			if trials[i].ID == o.WaterfallTrial {
-				t = &trials[i]
-			}
-		}
-		if t == nil {
-			return nil, fmt.Errorf("no trial %q in this run (quicbench export lists the trial IDs)", o.WaterfallTrial)
-		}
+	picked, err := waterfallTrials(trials, a, o.WaterfallTrial)
+	if err != nil {
+		return nil, err
 	}
-	if t != nil {
-		if wf, err = store.ResourcesOf(t.ID); err != nil {
+	var waterfalls []Waterfall
+	for _, t := range picked {
+		res, err := store.ResourcesOf(t.ID)
+		if err != nil {
 			return nil, err
 		}
-		wt = t
+		waterfalls = append(waterfalls, Waterfall{Trial: *t, Resources: res, HAR: harOf(dir, t)})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	figs, err := Figures(a, wf, wt, harOf(dir, wt))
+	figs, err := Figures(a, waterfalls)
 	if err != nil {
 		return nil, err
 	}
@@ -109,24 +101,49 @@ func harOf(dir string, t *results.Trial) *har.HAR {
 	return nil
 }
 
-// medianTrial is the verified trial of the first comparison's compared
-// protocol whose metric is nearest that sample's median.
-func medianTrial(trials []results.Trial, a *Analysis) *results.Trial {
+// waterfallTrials are the loads whose waterfalls the report draws: the
+// trial named id; else, for a run of a few settings, the median load of
+// each protocol of the first setting, in protocol order (one above the
+// other); else the compared protocol's median load of the first setting.
+func waterfallTrials(trials []results.Trial, a *Analysis, id string) ([]*results.Trial, error) {
+	if id != "" {
+		for i := range trials {
+			if trials[i].ID == id {
+				return []*results.Trial{&trials[i]}, nil
+			}
+		}
+		return nil, fmt.Errorf("no trial %q in this run (quicbench export lists the trial IDs)", id)
+	}
 	cmps := valid(a)
 	if len(cmps) == 0 {
-		return nil
+		return nil, nil
 	}
-	c := cmps[0]
+	samples := []Sample{cmps[0].Compare}
+	if settings, all := settingSamples(a); len(settings) <= maxLoadFigureSettings {
+		samples = all[cmps[0].Setting]
+	}
+	var out []*results.Trial
+	for _, sm := range samples {
+		if t := medianTrial(trials, a, cmps[0].Setting, sm); t != nil {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// medianTrial is the verified trial of sample sm in setting s whose metric
+// is nearest sm's median.
+func medianTrial(trials []results.Trial, a *Analysis, s Setting, sm Sample) *results.Trial {
 	metric := metricOf(a.Options.Metric)
 	var best *results.Trial
 	bestDist := math.Inf(1)
 	for i := range trials {
 		t := &trials[i]
-		if t.Protocol != c.Compare.Protocol || settingOf(*t) != c.Setting || t.Status != results.StatusOK {
+		if t.Protocol != sm.Protocol || settingOf(*t) != s || t.Status != results.StatusOK {
 			continue
 		}
-		if v := metric(*t); v != nil && math.Abs(*v-c.Compare.Summary.Median) < bestDist {
-			best, bestDist = t, math.Abs(*v-c.Compare.Summary.Median)
+		if v := metric(*t); v != nil && math.Abs(*v-sm.Summary.Median) < bestDist {
+			best, bestDist = t, math.Abs(*v-sm.Summary.Median)
 		}
 	}
 	return best

@@ -70,14 +70,21 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
+// Waterfall is one load to draw as a waterfall: its trial, its Resource
+// Timing, and its HAR when the run kept one (nil otherwise), whose phases
+// the waterfall then shows.
+type Waterfall struct {
+	Trial     results.Trial
+	Resources []results.Resource
+	HAR       *har.HAR
+}
+
 // Figures draws every figure the run's shape supports: a figure over pages
 // only where a network has two pages or more, bars only where there are
 // two, a grid only of two cells or more; each setting's loads (a strip and
-// a CDF per setting) for a run of a few settings, boxes per page for more.
-// waterfall is the
-// resources of one load (may be nil) and trial its row; harLog, if not nil,
-// is that load's HAR, whose phases the waterfall then shows.
-func Figures(a *Analysis, waterfall []results.Resource, trial *results.Trial, harLog *har.HAR) ([]Figure, error) {
+// a CDF per setting) for a run of a few settings, boxes per page for more;
+// and a waterfall per load of waterfalls, one above the other.
+func Figures(a *Analysis, waterfalls []Waterfall) ([]Figure, error) {
 	var figs []Figure
 	add := func(f Figure, err error) error {
 		if err != nil {
@@ -105,17 +112,26 @@ func Figures(a *Analysis, waterfall []results.Resource, trial *results.Trial, ha
 		}
 		figs = append(figs, boxes...)
 	}
-	switch {
-	case trial != nil && harLog != nil && len(harLog.Log.Entries) > 0:
-		if err := add(harWaterfall(harLog, *trial)); err != nil {
-			return nil, err
+	for i, w := range waterfalls {
+		name := "waterfall"
+		if len(waterfalls) > 1 {
+			name = fmt.Sprintf("waterfall-%d", i+1)
 		}
-	case trial != nil:
-		if err := add(waterfallFigure(waterfall, *trial)); err != nil {
+		f, err := waterfallOf(w, name)
+		if err := add(f, err); err != nil {
 			return nil, err
 		}
 	}
 	return figs, nil
+}
+
+// waterfallOf draws w from its HAR when it has entries, else from its
+// Resource Timing; named name.
+func waterfallOf(w Waterfall, name string) (Figure, error) {
+	if w.HAR != nil && len(w.HAR.Log.Entries) > 0 {
+		return harWaterfall(w.HAR, w.Trial, name)
+	}
+	return waterfallFigure(w.Resources, w.Trial, name)
 }
 
 // valid lists the comparisons with loads on both sides.
@@ -425,7 +441,7 @@ func (g *gridPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 
 // waterfallFigure draws one load's resources from its Resource Timing: a
 // bar from each resource's start to its response end, in start order.
-func waterfallFigure(resources []results.Resource, t results.Trial) (Figure, error) {
+func waterfallFigure(resources []results.Resource, t results.Trial, name string) (Figure, error) {
 	if len(resources) == 0 {
 		return Figure{}, nil
 	}
@@ -445,12 +461,12 @@ func waterfallFigure(resources []results.Resource, t results.Trial) (Figure, err
 		p.Add(bar)
 		names = append(names, r.URL)
 	}
-	return finishWaterfall(p, names, t, "One load's Resource Timing: a bar from each resource's start to its last byte; the dashed line is the PLT.")
+	return finishWaterfall(p, names, t, name, "One load's Resource Timing: a bar from each resource's start to its last byte; the dashed line is the PLT.")
 }
 
 // finishWaterfall labels a waterfall's rows with urls (top to bottom, the
 // scheme cut), draws the PLT as a dashed line and renders it.
-func finishWaterfall(p *plot.Plot, urls []string, t results.Trial, caption string) (Figure, error) {
+func finishWaterfall(p *plot.Plot, urls []string, t results.Trial, name, caption string) (Figure, error) {
 	names := make([]string, len(urls))
 	for i, u := range urls {
 		if j := strings.Index(u, "://"); j >= 0 {
@@ -474,7 +490,7 @@ func finishWaterfall(p *plot.Plot, urls []string, t results.Trial, caption strin
 	// network name cut it); the caption's title says it all.
 	title := p.Title.Text
 	p.Title.Text = fmt.Sprintf("Waterfall: %s, PLT %s ms (%d rows)", t.Protocol, num(valueOr(t.PLT), 1), len(urls))
-	return render("waterfall", title, caption, p, 9*vg.Inch, h)
+	return render(name, title, caption, p, 9*vg.Inch, h)
 }
 
 // harPhases are the HAR timing phases in order, with their colours.
@@ -495,7 +511,7 @@ var harPhases = []struct {
 // harWaterfall draws one load from its HAR: a row per request from its
 // start, split into the HAR phases (blocked, DNS, connect, TLS, send,
 // wait, receive), as DevTools draws them.
-func harWaterfall(h *har.HAR, t results.Trial) (Figure, error) {
+func harWaterfall(h *har.HAR, t results.Trial, name string) (Figure, error) {
 	entries := slices.Clone(h.Log.Entries)
 	slices.SortStableFunc(entries, func(a, b har.Entry) int { return a.StartedDateTime.Compare(b.StartedDateTime) })
 	start := entries[0].StartedDateTime
@@ -529,5 +545,5 @@ func harWaterfall(h *har.HAR, t results.Trial) (Figure, error) {
 		names = append(names, e.Request.URL)
 	}
 	p.Legend.Top = true
-	return finishWaterfall(p, names, t, "One load's HAR: each request from its start, in its phases (blocked, DNS, connect, TLS, send, wait, receive); the dashed line is the PLT.")
+	return finishWaterfall(p, names, t, name, "One load's HAR: each request from its start, in its phases (blocked, DNS, connect, TLS, send, wait, receive); the dashed line is the PLT.")
 }

@@ -79,7 +79,7 @@ func isFigureFile(name string) bool {
 	if i < 0 || i == len(stem)-1 || strings.Trim(stem[i+1:], "0123456789") != "" {
 		return false
 	}
-	return slices.Contains([]string{"boxplot", "loads", "cdf-loads", "filmstrip", "progress"}, stem[:i])
+	return slices.Contains([]string{"boxplot", "loads", "cdf-loads", "filmstrip", "progress", "waterfall"}, stem[:i])
 }
 
 // removeStaleFigures removes the figure files an earlier report wrote into

@@ -35,7 +35,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		{URL: "https://www.quicbench.test/obj/0.png", StartMs: 130, ResponseEndMs: 260},
 		{URL: "https://www.quicbench.test/obj/1.png", StartMs: 131, ResponseEndMs: 300},
 	}
-	figs, err := Figures(a, wf, &trials[20], nil)
+	figs, err := Figures(a, []Waterfall{{Trial: trials[20], Resources: wf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestHARWaterfall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	figs, err := Figures(a, nil, &trials[0], h)
+	figs, err := Figures(a, []Waterfall{{Trial: trials[0], HAR: h}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,7 @@ func analyzedFigures(t *testing.T, trials []results.Trial) (*Analysis, []Figure)
 	if err != nil {
 		t.Fatal(err)
 	}
-	figs, err := Figures(a, nil, nil, nil)
+	figs, err := Figures(a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,4 +128,46 @@ func TestTheAnswerInWords(t *testing.T) {
 	if got := tally(many); !strings.HasPrefix(got, "Over 8 settings, h3 was faster than h2 in 4, slower in 2, not measurably different in 2") {
 		t.Errorf("the count of a larger run's verdicts: %q", got)
 	}
+}
+
+// TestTheMedianLoadsWaterfalls: a run of one setting draws the median load
+// of each protocol, h1 first; a run of many settings the compared
+// protocol's median load; a trial named draws that one alone.
+func TestTheMedianLoadsWaterfalls(t *testing.T) {
+	trials := oneSetting()
+	for i := range trials {
+		trials[i].ID = fmt.Sprintf("t%02d", i)
+	}
+	a, _ := analyzedFigures(t, trials)
+	got, err := waterfallTrials(trials, a, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protocols []string
+	for i, tr := range got {
+		protocols = append(protocols, string(tr.Protocol))
+		if sm := settingSamplesOf(a)[i]; *tr.PLT != sm.Summary.Median {
+			t.Errorf("%s: the waterfall's load took %v, the median is %v", tr.Protocol, *tr.PLT, sm.Summary.Median)
+		}
+	}
+	if !slices.Equal(protocols, []string{"h1", "h2", "h3"}) {
+		t.Errorf("waterfalls of %v, want h1, h2, h3", protocols)
+	}
+	many := fakeTrials()
+	ma, _ := analyzedFigures(t, many)
+	if got, _ := waterfallTrials(many, ma, ""); len(got) != 1 || got[0].Protocol != factor.H3 {
+		t.Errorf("waterfalls of eight settings: %d, want one h3 load", len(got))
+	}
+	if got, err := waterfallTrials(trials, a, "t04"); err != nil || len(got) != 1 || got[0].ID != "t04" {
+		t.Errorf("the trial named: %v, %v", got, err)
+	}
+	if _, err := waterfallTrials(trials, a, "nope"); err == nil || !strings.Contains(err.Error(), `no trial "nope"`) {
+		t.Errorf("a trial the run lacks: %v", err)
+	}
+}
+
+// settingSamplesOf is the first setting's samples.
+func settingSamplesOf(a *Analysis) []Sample {
+	settings, samples := settingSamples(a)
+	return samples[settings[0]]
 }

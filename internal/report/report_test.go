@@ -165,7 +165,7 @@ func TestLabelsNameEveryVaryingFactor(t *testing.T) {
 			t.Errorf("share %+v counts %d pages, want the 2 pages", s.Setting, s.Pages)
 		}
 	}
-	figs, err := Figures(a, nil, nil, nil)
+	figs, err := Figures(a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
