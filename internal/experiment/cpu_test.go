@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -17,20 +18,48 @@ import (
 // quicbench's process and of the emulator, and the machine's idle share,
 // counted by cgroups (root, cgroup2 mounted here).
 func TestEachLoadsCPUPerParty(t *testing.T) {
+	checkRunCPU(t, 2, "servers: [nginx]\n  quic: quinn+cubic\n  ", map[string]string{"h2": "nginx", "h3": "quinn"})
+}
+
+// TestTheGoOriginsCPUIsItsOwn: the Go origin serves h2 and h3 from a
+// process of its own, so its CPU is the server's (server_process go), not
+// quicbench's.
+func TestTheGoOriginsCPUIsItsOwn(t *testing.T) {
+	checkRunCPU(t, 1, "", map[string]string{"h2": "go", "h3": "go"})
+}
+
+// checkRunCPU runs reps repetitions of Chromium loading 40 × 20 KB over
+// h2 and h3 at 0 ms from the servers that the factor lines stack give
+// (each followed by a line break and the next line's indent; "" for the
+// default, the Go origin), and checks each trial's CPU columns, servers
+// naming each protocol's server process.
+func checkRunCPU(t *testing.T, reps int, stack string, servers map[string]string) {
+	t.Helper()
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	_, store, _ := runSpec(t, `repetitions: 2
+	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: %d
 retries: 1
 netcheck: false
 factors:
   networks: [{name: zero, rtt: 0ms}]
   pages: [synthetic:40x20KB]
-  servers: [nginx]
-  quic: quinn+cubic
-  protocols: [h2, h3]
-`)
-	// The run says how it counted (package cpuuse's tests check that
-	// root gets cgroups); every trial must say the same.
+  %sprotocols: [h2, h3]
+`, reps, stack))
+	method := cpuAccounting(t, store)
+	trials := trialsOf(t, store)
+	if len(trials) != 2*reps {
+		t.Fatalf("%d trials, want %d", len(trials), 2*reps)
+	}
+	for _, tr := range trials {
+		checkCPU(t, tr.Trial, method, servers)
+	}
+}
+
+// cpuAccounting is how the run counted CPU, from its cpu_accounting
+// (package cpuuse's tests check that root gets cgroups); every trial
+// must say the same.
+func cpuAccounting(t *testing.T, store *results.Store) string {
+	t.Helper()
 	accounting, err := store.Meta("cpu_accounting")
 	if err != nil {
 		t.Fatal(err)
@@ -42,41 +71,7 @@ factors:
 	if why != "" {
 		t.Logf("CPU by /proc here: %s", why)
 	}
-	trials := trialsOf(t, store)
-	if len(trials) != 4 {
-		t.Fatalf("%d trials, want 4", len(trials))
-	}
-	for _, tr := range trials {
-		checkCPU(t, tr.Trial, method, map[string]string{"h2": "nginx", "h3": "quinn"})
-	}
-}
-
-// TestTheGoOriginsCPUIsItsOwn: the Go origin serves h2 and h3 from a
-// process of its own, so its CPU is the server's (server_process go), not
-// quicbench's.
-func TestTheGoOriginsCPUIsItsOwn(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	_, store, _ := runSpec(t, `repetitions: 1
-retries: 1
-netcheck: false
-factors:
-  networks: [{name: zero, rtt: 0ms}]
-  pages: [synthetic:40x20KB]
-  protocols: [h2, h3]
-`)
-	accounting, err := store.Meta("cpu_accounting")
-	if err != nil {
-		t.Fatal(err)
-	}
-	method, _, _ := strings.Cut(accounting, " ")
-	trials := trialsOf(t, store)
-	if len(trials) != 2 {
-		t.Fatalf("%d trials, want 2", len(trials))
-	}
-	for _, tr := range trials {
-		checkCPU(t, tr.Trial, method, map[string]string{"h2": "go", "h3": "go"})
-	}
+	return method
 }
 
 // checkCPU checks one verified trial's CPU columns; servers names the
