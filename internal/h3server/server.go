@@ -145,17 +145,8 @@ func Start(cfg Config) (_ *Server, err error) {
 		closeAll(files)
 		return nil, err
 	}
-	s, err := Run(Process{Name: cfg.Binary, What: "the HTTP/3 server " + cfg.Binary, Cmd: cmd, Files: files,
-		CPU: cfg.CPU, StartTimeout: cfg.StartTimeout})
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Cache {
-		if err := s.SetCache(true); err != nil {
-			return nil, errors.Join(err, s.Close())
-		}
-	}
-	return s, nil
+	return Run(Process{Name: cfg.Binary, What: "the HTTP/3 server " + cfg.Binary, Cmd: cmd, Files: files,
+		CPU: cfg.CPU, StartTimeout: cfg.StartTimeout, Cache: cfg.Cache})
 }
 
 // Process is a server to start in a process of its own that speaks the
@@ -180,6 +171,9 @@ type Process struct {
 	Stderr io.Writer
 	// StartTimeout bounds the wait for its ready line. Zero: 10 s.
 	StartTimeout time.Duration
+	// Cache starts it with cacheable responses (see
+	// origin.Server.SetCache).
+	Cache bool
 }
 
 // Run starts p and returns once it said it is ready (its Ready), or with
@@ -221,6 +215,11 @@ func Run(p Process) (_ *Server, err error) {
 	}
 	if err := s.readLine(&s.Ready, p.StartTimeout); err != nil {
 		return nil, fmt.Errorf("%s: did not start: %w", p.Name, err)
+	}
+	if p.Cache {
+		if err := s.SetCache(true); err != nil {
+			return nil, err // the deferred Close stops it
+		}
 	}
 	return s, nil
 }

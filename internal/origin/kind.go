@@ -10,12 +10,14 @@ import (
 // h2 (server go) and quic-go for h3 (QUIC server quic-go), in the
 // quicbench process, on the sockets the testbed binds.
 func Kind() server.Kind {
-	return server.Kind{Name: "go", TCP: factor.ServerGo, QUIC: factor.QUICGo, Start: start, Profiles: profiles}
+	return server.Kind{Name: "go", TCP: factor.ServerGo, QUIC: factor.QUICGo, Start: start,
+		Profiles: func() []stacks.QUICProfile { return QUICProfiles("in the quicbench process") }}
 }
 
-// profiles describes quic-go's one QUIC stack.
-func profiles() []stacks.QUICProfile {
-	return []stacks.QUICProfile{{Name: factor.QUICGoNewReno, Server: "quic-go v0.65 http3 (in the quicbench process)", Transport: stacks.QUICGoTransport,
+// QUICProfiles describes quic-go's one QUIC stack, the Go origin running
+// where says.
+func QUICProfiles(where string) []stacks.QUICProfile {
+	return []stacks.QUICProfile{{Name: factor.QUICGoNewReno, Server: "quic-go v0.65 http3 (" + where + ")", Transport: stacks.QUICGoTransport,
 		Source: "quic-go's code: NewCubicSender(…, true /* use Reno */, …) in internal/ackhandler, initial window 32 × 1,280 B, pacing",
 		Limits: []string{"quic-go has only NewReno: no CUBIC, no BBR"}}}
 }

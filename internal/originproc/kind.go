@@ -23,7 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/quicbench/quicbench/internal/h3server"
@@ -45,18 +44,11 @@ const childCommand = "go-origin"
 // testbed binds.
 func Kind() server.Kind {
 	k := origin.Kind()
-	k.OwnProcess, k.Start, k.Profiles = true, start, profiles
-	return k
-}
-
-// profiles is the Go origin's QUIC stack, said to run in a process of its
-// own.
-func profiles() []stacks.QUICProfile {
-	out := origin.Kind().Profiles()
-	for i := range out {
-		out[i].Server = strings.Replace(out[i].Server, "in the quicbench process", "in a process of its own: quicbench go-origin", 1)
+	k.OwnProcess, k.Start = true, start
+	k.Profiles = func() []stacks.QUICProfile {
+		return origin.QUICProfiles("in a process of its own: quicbench go-origin")
 	}
-	return out
+	return k
 }
 
 // start runs the child on env's sockets and returns once it serves.
@@ -75,25 +67,11 @@ func start(env server.Env) (server.Server, error) {
 	cmd := exec.Command(exe, childArgs(env)...)
 	cmd.Env = append(os.Environ(), ChildEnv+"=1")
 	cmd.ExtraFiles = files
-	s, err := h3server.Run(h3server.Process{Name: "go origin", What: "the Go origin (quicbench go-origin)", Cmd: cmd, Files: files,
-		CPU: env.CPU, Send: sendSite(env.Site), Stderr: &logLines{log: env.Log}})
-	if err != nil {
-		return nil, err
-	}
-	if env.Cache {
-		if err := s.SetCache(true); err != nil {
-			s.Close()
-			return nil, err
-		}
-	}
-	return goServer{s}, nil
+	// Its ready line reports quic-go's transport (stacks.QUICGoTransport),
+	// which the server's QUICTransport then gives.
+	return h3server.Run(h3server.Process{Name: "go origin", What: "the Go origin (quicbench go-origin)", Cmd: cmd, Files: files,
+		CPU: env.CPU, Send: sendSite(env.Site), Stderr: &logLines{log: env.Log}, Cache: env.Cache})
 }
-
-// goServer is the child as a server.Server: its transport is quic-go's.
-type goServer struct{ *h3server.Server }
-
-// QUICTransport is quic-go's, as its code sets it (stacks.QUICGoTransport).
-func (goServer) QUICTransport() stacks.QUICTransport { return stacks.QUICGoTransport }
 
 // childArgs is the child's command line after the executable.
 func childArgs(env server.Env) []string {

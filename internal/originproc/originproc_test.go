@@ -20,6 +20,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/quicbench/quicbench/internal/h3server"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
@@ -233,7 +234,7 @@ func TestAKilledChildSaysSoAndStopsNothingElse(t *testing.T) {
 // childPid is the child's process id.
 func childPid(t *testing.T, srv server.Server) int {
 	t.Helper()
-	g, ok := srv.(goServer)
+	g, ok := srv.(*h3server.Server)
 	if !ok {
 		t.Fatalf("the server is a %T", srv)
 	}
