@@ -67,6 +67,9 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
+	// Space between legend rows: without it a browser's text boxes of
+	// neighbouring entries overlap.
+	p.Legend.Padding = vg.Points(4)
 	return p
 }
 
@@ -181,6 +184,7 @@ func gainCDF(a *Analysis) (Figure, error) {
 	}
 	o := a.Options
 	keys, groups := byGroup(cmps, variedIn(cmps))
+	labels, key := legendLabels(keys)
 	p := newPlot(fmt.Sprintf("CDF over pages of the gain of %s over %s, %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
 		fmt.Sprintf("gain = (mean %s − mean %s) / mean %s, %% (negative: %s faster)", o.Compare, o.Baseline, o.Baseline, o.Compare),
 		"fraction of pages")
@@ -193,13 +197,14 @@ func gainCDF(a *Analysis) (Figure, error) {
 		if err != nil {
 			return Figure{}, err
 		}
+		line.Dashes = seriesDashes(i)
 		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s (n = %d pages)", k, len(gains)), line)
+		p.Legend.Add(fmt.Sprintf("%s (n = %d pages)", labels[i], len(gains)), line)
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Y.Min, p.Y.Max = 0, 1
-	return render("cdf-gain", p.Title.Text, "As seed 003, Figure 3: each line is a network (with the other factors that vary); a point (x, y) says that on a fraction y of the pages the gain was at most x. Left of 0, "+string(o.Compare)+" was faster.", p, 8*vg.Inch, 5*vg.Inch)
+	return render("cdf-gain", p.Title.Text, "As seed 003, Figure 3: each line is a network (with the other factors that vary); a point (x, y) says that on a fraction y of the pages the gain was at most x. Left of 0, "+string(o.Compare)+" was faster."+key, p, 8*vg.Inch, 5*vg.Inch)
 }
 
 // cdfLine is the empirical CDF of values as a step line of colour c.
@@ -252,12 +257,11 @@ func ratioBars(a *Analysis) (Figure, error) {
 	}
 	one.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(one)
-	p.NominalX(keys...)
-	p.X.Tick.Label.Rotation = math.Pi / 6
-	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
-	p.Y.Min = 0
 	width := vg.Length(max(8, 0.6*float64(len(keys)))) * vg.Inch
-	return render("ratio-bars", p.Title.Text, "As seed 004, Figures 3–4: one bar per network and setting of the other factors that vary; the networks' values are in the table of networks; the dashed line is parity.", p, width, 5*vg.Inch)
+	labels, key := axisLabels(keys, width)
+	p.NominalX(labels...)
+	p.Y.Min = 0
+	return render("ratio-bars", p.Title.Text, "As seed 004, Figures 3–4: one bar per network and setting of the other factors that vary; the networks' values are in the table of networks; the dashed line is parity."+key, p, width, 5*vg.Inch)
 }
 
 // diffCurves follows seed 000's Figure 3: per network, the pages' Diff =
@@ -269,6 +273,7 @@ func diffCurves(a *Analysis) (Figure, error) {
 	}
 	o := a.Options
 	keys, groups := byGroup(cmps, variedIn(cmps))
+	labels, key := legendLabels(keys)
 	p := newPlot(fmt.Sprintf("Diff = mean %s − mean %s per page, sorted, %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
 		"pages, sorted by Diff", "Diff, ms (negative: "+string(o.Compare)+" faster)")
 	for i, k := range keys {
@@ -286,19 +291,24 @@ func diffCurves(a *Analysis) (Figure, error) {
 			return Figure{}, err
 		}
 		line.Color, scatter.Color = plotutil.Color(i), plotutil.Color(i)
+		line.Dashes = seriesDashes(i)
 		scatter.Shape = plotutil.Shape(i)
 		p.Add(line, scatter)
-		p.Legend.Add(fmt.Sprintf("%s (n = %d pages)", k, len(diffs)), line, scatter)
+		p.Legend.Add(fmt.Sprintf("%s (n = %d pages)", labels[i], len(diffs)), line, scatter)
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
-	return render("diff-curves", p.Title.Text, "As seed 000, Figure 3: each curve is a network (with the other factors that vary), its pages sorted by Diff; below 0, "+string(o.Compare)+" was faster.", p, 8*vg.Inch, 5*vg.Inch)
+	return render("diff-curves", p.Title.Text, "As seed 000, Figure 3: each curve is a network (with the other factors that vary), its pages sorted by Diff; below 0, "+string(o.Compare)+" was faster."+key, p, 8*vg.Inch, 5*vg.Inch)
 }
 
+// maxBoxGroups is the most settings one boxplot figure shows side by
+// side; a page with more gets several figures.
+const maxBoxGroups = 10
+
 // boxplots follow seed 002 and seed 000's Figure 4: per page, Tukey boxes
-// (whiskers at 1.5 IQR, outliers drawn) of both protocols per network.
+// (whiskers at 1.5 IQR, outliers drawn) of both protocols per network,
+// at most maxBoxGroups networks to a figure.
 func boxplots(a *Analysis) ([]Figure, error) {
-	o := a.Options
 	cmps := valid(a)
 	v := variedIn(cmps)
 	var pages []string
@@ -310,43 +320,50 @@ func boxplots(a *Analysis) ([]Figure, error) {
 		byPage[c.Setting.Page()] = append(byPage[c.Setting.Page()], c)
 	}
 	var figs []Figure
-	for i, page := range pages {
+	for _, page := range pages {
 		group := byPage[page]
-		n := 0
-		p := newPlot("", "", MetricLabel(o.Metric)+", ms")
-		var names []string
-		for j, c := range group {
-			names = append(names, v.label(c.Setting))
-			for side, s := range []Sample{c.Baseline, c.Compare} {
-				if len(s.Values) == 0 {
-					continue
-				}
-				n += len(s.Values)
-				box, err := plotter.NewBoxPlot(vg.Points(14), float64(j)+0.18*float64(2*side-1), plotter.Values(s.Values))
-				if err != nil {
-					return nil, err
-				}
-				box.FillColor = []color.Color{baselineColor, compareColor}[side]
-				p.Add(box)
-				if j == 0 {
-					p.Legend.Add(string(s.Protocol), swatch{box.FillColor})
-				}
+		for start := 0; start < len(group); start += maxBoxGroups {
+			f, err := boxplot(fmt.Sprintf("boxplot-%02d", len(figs)+1), page, group[start:min(start+maxBoxGroups, len(group))], v, a.Options)
+			if err != nil {
+				return nil, err
 			}
+			figs = append(figs, f)
 		}
-		p.Title.Text = fmt.Sprintf("%s: %s (blue), %s (orange), %s, n = %d loads", page, o.Baseline, o.Compare, o.Metric, n)
-		p.NominalX(names...)
-		p.X.Tick.Label.Rotation = math.Pi / 6
-		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
-		p.Legend.Top = true
-		width := vg.Length(max(8, 0.9*float64(len(group)))) * vg.Inch
-		f, err := render(fmt.Sprintf("boxplot-%02d", i+1), p.Title.Text,
-			"As seed 002 and seed 000, Figure 4: Tukey boxplots; the box spans the quartiles, whiskers reach the last value within 1.5 IQR, points beyond are outliers.", p, width, 5*vg.Inch)
-		if err != nil {
-			return nil, err
-		}
-		figs = append(figs, f)
 	}
 	return figs, nil
+}
+
+// boxplot draws the boxes of page's comparisons cmps, labelled by v.
+func boxplot(name, page string, cmps []Comparison, v varied, o Options) (Figure, error) {
+	n := 0
+	p := newPlot("", "", MetricLabel(o.Metric)+", ms")
+	var names []string
+	for j, c := range cmps {
+		names = append(names, v.label(c.Setting))
+		for side, s := range []Sample{c.Baseline, c.Compare} {
+			if len(s.Values) == 0 {
+				continue
+			}
+			n += len(s.Values)
+			box, err := plotter.NewBoxPlot(vg.Points(14), float64(j)+0.18*float64(2*side-1), plotter.Values(s.Values))
+			if err != nil {
+				return Figure{}, err
+			}
+			box.FillColor = []color.Color{baselineColor, compareColor}[side]
+			p.Add(box)
+			if j == 0 {
+				p.Legend.Add(string(s.Protocol), swatch{box.FillColor})
+			}
+		}
+	}
+	p.Title.Text = fmt.Sprintf("%s: %s (blue), %s (orange), %s, n = %d loads", page, o.Baseline, o.Compare, o.Metric, n)
+	width := vg.Length(max(8, 0.9*float64(len(cmps)))) * vg.Inch
+	labels, key := axisLabels(names, width)
+	p.NominalX(labels...)
+	p.X.Min, p.X.Max = -0.5, float64(len(cmps))-0.5 // one network's boxes in the middle, not at the ends
+	p.Legend.Top = true
+	return render(name, p.Title.Text,
+		"As seed 002 and seed 000, Figure 4: Tukey boxplots; the box spans the quartiles, whiskers reach the last value within 1.5 IQR, points beyond are outliers."+key, p, width, 5*vg.Inch)
 }
 
 // valueOr is *v, or NaN for nil (printed as "-").
@@ -393,19 +410,23 @@ func winnerGrid(a *Analysis) (Figure, error) {
 	}
 	p := newPlot(fmt.Sprintf("Mean %s, ms: %s / %s (green: %s faster, red: slower), n = %d loads", MetricLabel(o.Metric), o.Baseline, o.Compare, o.Compare, n), "", "")
 	p.Add(&gridPlotter{rows: rows, cols: cols, cell: cell})
-	p.NominalX(cols...)
+	w := vg.Length(max(8, 1.6*float64(len(cols))+2)) * vg.Inch
+	h := vg.Length(max(3, 0.45*float64(len(rows))+2)) * vg.Inch
+	var rowLabels vg.Length
+	for _, r := range rows {
+		rowLabels = max(rowLabels, textWidth(r, vg.Points(10)))
+	}
+	// Each column's label within its cell, the pages' names to the left.
+	labels, key := fitLabels(cols, 0.9*(w-rowLabels-vg.Inch/2)/vg.Length(len(cols)), vg.Points(10))
+	p.NominalX(labels...)
 	p.NominalY(rows...)
 	p.X.Min, p.X.Max = -0.5, float64(len(cols))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(rows))-0.5
-	p.X.Tick.Label.Rotation = math.Pi / 6
-	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
 		ax.LineStyle.Width, ax.Tick.LineStyle.Width, ax.Tick.Length = 0, 0, 0
 		ax.Tick.Label.Font.Size = 10
 	}
-	w := vg.Length(max(8, 1.6*float64(len(cols))+2)) * vg.Inch
-	h := vg.Length(max(3, 0.45*float64(len(rows))+2)) * vg.Inch
-	return render("grid-winner", p.Title.Text, "As seed 001, Figure 10: each cell holds the two means; its colour is the verdict.", p, w, h)
+	return render("grid-winner", p.Title.Text, "As seed 001, Figure 10: each cell holds the two means; its colour is the verdict."+key, p, w, h)
 }
 
 // gridPlotter draws winnerGrid's cells.
