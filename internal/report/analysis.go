@@ -160,6 +160,8 @@ type Sample struct {
 	// of the sample started from its repetition's link seeds.
 	Reps   []int64
 	Paired bool
+	// IDs are the trial IDs of Values' loads.
+	IDs []string
 	// Bounds are the physical lower bounds of the verified loads that
 	// have one (ms), and ChainRTTs the round trips of their chain.
 	Bounds    []float64
@@ -339,7 +341,7 @@ func (a *Analysis) collect(trials []results.Trial) (map[sampleKey]*Sample, []Set
 			a.Failed++
 			continue
 		}
-		sm.Values, sm.Reps, measured = append(sm.Values, *v), append(sm.Reps, t.Rep), true
+		sm.Values, sm.Reps, sm.IDs, measured = append(sm.Values, *v), append(sm.Reps, t.Rep), append(sm.IDs, t.ID), true
 		if t.BoundMs != nil && t.BoundChainRTTs != nil && o.Metric == "plt" {
 			sm.Bounds, sm.ChainRTTs = append(sm.Bounds, *t.BoundMs), *t.BoundChainRTTs
 		}

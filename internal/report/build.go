@@ -83,7 +83,8 @@ func Build(ctx context.Context, store *results.Store, name string, o Options) (_
 		return nil, err
 	}
 	figs = append(figs, strips...)
-	return &Report{Page: Page{Name: name, Facts: facts}, Analysis: a, Figures: figs}, nil
+	listed, count := Loads(trials, a.Options.Metric)
+	return &Report{Page: Page{Name: name, Facts: facts, Loads: listed, LoadCount: count, RunDir: dir}, Analysis: a, Figures: figs}, nil
 }
 
 // harOf reads t's HAR artifact, if the run kept one; nil otherwise.

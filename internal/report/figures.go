@@ -31,6 +31,9 @@ type Figure struct {
 	// Caption says which paper's figure it follows and how to read it.
 	Caption  string
 	SVG, PNG []byte
+	// Trials are the loads the figure shows one by one (a waterfall's,
+	// a filmstrip's), which the list of loads links to it.
+	Trials []string
 }
 
 var (
@@ -41,9 +44,13 @@ var (
 	neutralColor  = color.RGBA{R: 0xe0, G: 0xe0, B: 0xe0, A: 0xff}
 )
 
-// render draws p as SVG and PNG of w × h.
-func render(name, title, caption string, p *plot.Plot, w, h vg.Length) (Figure, error) {
+// render draws p as SVG and PNG of w × h; the SVG carries marks'
+// regions (the values under the pointer, and links).
+func render(name, title, caption string, p *plot.Plot, w, h vg.Length, marks ...*tips) (Figure, error) {
 	f := Figure{Name: name, Title: title, Caption: caption}
+	for _, m := range marks {
+		p.Add(m)
+	}
 	for _, format := range []string{"svg", "png"} {
 		wt, err := p.WriterTo(w, h, format)
 		if err != nil {
@@ -54,7 +61,11 @@ func render(name, title, caption string, p *plot.Plot, w, h vg.Length) (Figure, 
 			return f, fmt.Errorf("figure %s: %w", name, err)
 		}
 		if format == "svg" {
-			f.SVG = buf.Bytes()
+			var placed []placedTip
+			for _, m := range marks {
+				placed = append(placed, m.placed...)
+			}
+			f.SVG = withTips(buf.Bytes(), placed)
 		} else {
 			f.PNG = buf.Bytes()
 		}
@@ -188,11 +199,13 @@ func gainCDF(a *Analysis) (Figure, error) {
 	p := newPlot(fmt.Sprintf("CDF over pages of the gain of %s over %s, %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
 		fmt.Sprintf("gain = (mean %s − mean %s) / mean %s, %% (negative: %s faster)", o.Compare, o.Baseline, o.Baseline, o.Compare),
 		"fraction of pages")
+	marks := &tips{}
 	for i, k := range keys {
 		gains := make([]float64, 0, len(groups[k]))
 		for _, c := range groups[k] {
 			gains = append(gains, 100*c.Gain)
 		}
+		gainTips(marks, k, groups[k])
 		line, err := cdfLine(gains, plotutil.Color(i))
 		if err != nil {
 			return Figure{}, err
@@ -204,7 +217,18 @@ func gainCDF(a *Analysis) (Figure, error) {
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Y.Min, p.Y.Max = 0, 1
-	return render("cdf-gain", p.Title.Text, "As seed 003, Figure 3: each line is a network (with the other factors that vary); a point (x, y) says that on a fraction y of the pages the gain was at most x. Left of 0, "+string(o.Compare)+" was faster."+key, p, 8*vg.Inch, 5*vg.Inch)
+	return render("cdf-gain", p.Title.Text, "As seed 003, Figure 3: each line is a network (with the other factors that vary); a point (x, y) says that on a fraction y of the pages the gain was at most x. Left of 0, "+string(o.Compare)+" was faster."+key, p, 8*vg.Inch, 5*vg.Inch, marks)
+}
+
+// gainTips marks each page's step on a gain CDF: its setting, gain and
+// means, leading to its loads.
+func gainTips(marks *tips, label string, cmps []Comparison) {
+	sorted := slices.Clone(cmps)
+	slices.SortStableFunc(sorted, func(a, b Comparison) int { return cmp.Compare(a.Gain, b.Gain) })
+	for k, c := range sorted {
+		marks.point(100*c.Gain, float64(k+1)/float64(len(sorted)), fmt.Sprintf("%s, %s: gain %s (means %s and %s ms), %s",
+			label, c.Setting.Page(), percent(c.Gain), num(c.Baseline.Summary.Mean, 1), num(c.Compare.Summary.Mean, 1), VerdictText(c)), "#"+settingAnchor(c.Setting))
+	}
 }
 
 // cdfLine is the empirical CDF of values as a step line of colour c.
@@ -235,12 +259,14 @@ func ratioBars(a *Analysis) (Figure, error) {
 		return Figure{}, nil // no chart of one bar
 	}
 	values := make(plotter.Values, len(keys))
+	marks := &tips{}
 	for i, k := range keys {
 		var ratios []float64
 		for _, c := range groups[k] {
 			ratios = append(ratios, c.Ratio)
 		}
 		values[i] = stats.Median(ratios)
+		marks.add(float64(i)-0.3, 0, float64(i)+0.3, values[i], fmt.Sprintf("%s: median over %d pages of the ratio, %s", k, len(ratios), num(values[i], 3)), "#"+settingAnchor(groups[k][0].Setting))
 	}
 	p := newPlot(fmt.Sprintf("Median over pages of median(%s)/median(%s), %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
 		"network", fmt.Sprintf("median(%s) / median(%s) (below 1: %s faster)", o.Compare, o.Baseline, o.Compare))
@@ -261,7 +287,7 @@ func ratioBars(a *Analysis) (Figure, error) {
 	labels, key := axisLabels(keys, width)
 	p.NominalX(labels...)
 	p.Y.Min = 0
-	return render("ratio-bars", p.Title.Text, "As seed 004, Figures 3–4: one bar per network and setting of the other factors that vary; the networks' values are in the table of networks; the dashed line is parity."+key, p, width, 5*vg.Inch)
+	return render("ratio-bars", p.Title.Text, "As seed 004, Figures 3–4: one bar per network and setting of the other factors that vary; the networks' values are in the table of networks; the dashed line is parity."+key, p, width, 5*vg.Inch, marks)
 }
 
 // diffCurves follows seed 000's Figure 3: per network, the pages' Diff =
@@ -276,6 +302,7 @@ func diffCurves(a *Analysis) (Figure, error) {
 	labels, key := legendLabels(keys)
 	p := newPlot(fmt.Sprintf("Diff = mean %s − mean %s per page, sorted, %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
 		"pages, sorted by Diff", "Diff, ms (negative: "+string(o.Compare)+" faster)")
+	marks := &tips{}
 	for i, k := range keys {
 		diffs := make([]float64, 0, len(groups[k]))
 		for _, c := range groups[k] {
@@ -286,6 +313,7 @@ func diffCurves(a *Analysis) (Figure, error) {
 		for j, d := range diffs {
 			pts[j] = plotter.XY{X: float64(j + 1), Y: d}
 		}
+		diffTips(marks, k, groups[k])
 		line, scatter, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			return Figure{}, err
@@ -298,7 +326,18 @@ func diffCurves(a *Analysis) (Figure, error) {
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
-	return render("diff-curves", p.Title.Text, "As seed 000, Figure 3: each curve is a network (with the other factors that vary), its pages sorted by Diff; below 0, "+string(o.Compare)+" was faster."+key, p, 8*vg.Inch, 5*vg.Inch)
+	return render("diff-curves", p.Title.Text, "As seed 000, Figure 3: each curve is a network (with the other factors that vary), its pages sorted by Diff; below 0, "+string(o.Compare)+" was faster."+key, p, 8*vg.Inch, 5*vg.Inch, marks)
+}
+
+// diffTips marks each page's point on a Diff curve (pages sorted by
+// Diff), leading to its loads.
+func diffTips(marks *tips, label string, cmps []Comparison) {
+	sorted := slices.Clone(cmps)
+	slices.SortStableFunc(sorted, func(a, b Comparison) int { return cmp.Compare(a.Diff, b.Diff) })
+	for j, c := range sorted {
+		marks.point(float64(j+1), c.Diff, fmt.Sprintf("%s, %s: Diff %s ms (means %s and %s ms), %s",
+			label, c.Setting.Page(), num(c.Diff, 1), num(c.Baseline.Summary.Mean, 1), num(c.Compare.Summary.Mean, 1), VerdictText(c)), "#"+settingAnchor(c.Setting))
+	}
 }
 
 // maxBoxGroups is the most settings one boxplot figure shows side by
@@ -338,6 +377,7 @@ func boxplot(name, page string, cmps []Comparison, v varied, o Options) (Figure,
 	n := 0
 	p := newPlot("", "", MetricLabel(o.Metric)+", ms")
 	var names []string
+	marks := &tips{}
 	for j, c := range cmps {
 		names = append(names, v.label(c.Setting))
 		for side, s := range []Sample{c.Baseline, c.Compare} {
@@ -351,6 +391,9 @@ func boxplot(name, page string, cmps []Comparison, v varied, o Options) (Figure,
 			}
 			box.FillColor = []color.Color{baselineColor, compareColor}[side]
 			p.Add(box)
+			x := float64(j) + 0.18*float64(2*side-1)
+			marks.add(x-0.08, s.Summary.P25, x+0.08, s.Summary.P75, fmt.Sprintf("%s, %s: median %s ms, quartiles %s–%s ms, n = %d",
+				v.label(c.Setting), s.Protocol, num(s.Summary.Median, 1), num(s.Summary.P25, 1), num(s.Summary.P75, 1), len(s.Values)), "#"+settingAnchor(c.Setting))
 			if j == 0 {
 				p.Legend.Add(string(s.Protocol), swatch{box.FillColor})
 			}
@@ -363,7 +406,7 @@ func boxplot(name, page string, cmps []Comparison, v varied, o Options) (Figure,
 	p.X.Min, p.X.Max = -0.5, float64(len(cmps))-0.5 // one network's boxes in the middle, not at the ends
 	p.Legend.Top = true
 	return render(name, p.Title.Text,
-		"As seed 002 and seed 000, Figure 4: Tukey boxplots; the box spans the quartiles, whiskers reach the last value within 1.5 IQR, points beyond are outliers."+key, p, width, 5*vg.Inch)
+		"As seed 002 and seed 000, Figure 4: Tukey boxplots; the box spans the quartiles, whiskers reach the last value within 1.5 IQR, points beyond are outliers."+key, p, width, 5*vg.Inch, marks)
 }
 
 // valueOr is *v, or NaN for nil (printed as "-").
@@ -410,6 +453,15 @@ func winnerGrid(a *Analysis) (Figure, error) {
 	}
 	p := newPlot(fmt.Sprintf("Mean %s, ms: %s / %s (green: %s faster, red: slower), n = %d loads", MetricLabel(o.Metric), o.Baseline, o.Compare, o.Compare, n), "", "")
 	p.Add(&gridPlotter{rows: rows, cols: cols, cell: cell})
+	marks := &tips{}
+	for r, row := range rows {
+		for ci, col := range cols {
+			if c, ok := cell[[2]string{row, col}]; ok {
+				marks.add(float64(ci)-0.48, float64(r)-0.45, float64(ci)+0.48, float64(r)+0.45, fmt.Sprintf("%s, %s: means %s %s and %s %s ms, ratio of medians %s, %s",
+					col, row, c.Baseline.Protocol, num(c.Baseline.Summary.Mean, 1), c.Compare.Protocol, num(c.Compare.Summary.Mean, 1), num(c.Ratio, 3), VerdictText(c)), "#"+settingAnchor(c.Setting))
+			}
+		}
+	}
 	w := vg.Length(max(8, 1.6*float64(len(cols))+2)) * vg.Inch
 	h := vg.Length(max(3, 0.45*float64(len(rows))+2)) * vg.Inch
 	var rowLabels vg.Length
@@ -426,7 +478,7 @@ func winnerGrid(a *Analysis) (Figure, error) {
 		ax.LineStyle.Width, ax.Tick.LineStyle.Width, ax.Tick.Length = 0, 0, 0
 		ax.Tick.Label.Font.Size = 10
 	}
-	return render("grid-winner", p.Title.Text, "As seed 001, Figure 10: each cell holds the two means; its colour is the verdict."+key, p, w, h)
+	return render("grid-winner", p.Title.Text, "As seed 001, Figure 10: each cell holds the two means; its colour is the verdict."+key, p, w, h, marks)
 }
 
 // gridPlotter draws winnerGrid's cells.
@@ -471,8 +523,10 @@ func waterfallFigure(resources []results.Resource, t results.Trial, name string)
 	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(rs)),
 		"ms from navigation start", "")
 	var names []string
+	marks := &tips{}
 	for i, r := range rs {
 		y := float64(len(rs) - 1 - i)
+		marks.add(r.StartMs, y-0.3, r.ResponseEndMs, y+0.3, fmt.Sprintf("%s: %s to %s ms", r.URL, num(r.StartMs, 1), num(r.ResponseEndMs, 1)), "")
 		bar, err := plotter.NewLine(plotter.XYs{{X: r.StartMs, Y: y}, {X: r.ResponseEndMs, Y: y}})
 		if err != nil {
 			return Figure{}, err
@@ -482,12 +536,12 @@ func waterfallFigure(resources []results.Resource, t results.Trial, name string)
 		p.Add(bar)
 		names = append(names, r.URL)
 	}
-	return finishWaterfall(p, names, t, name, "One load's Resource Timing: a bar from each resource's start to its last byte; the dashed line is the PLT.")
+	return finishWaterfall(p, names, t, name, "One load's Resource Timing: a bar from each resource's start to its last byte; the dashed line is the PLT.", marks)
 }
 
 // finishWaterfall labels a waterfall's rows with urls (top to bottom, the
 // scheme cut), draws the PLT as a dashed line and renders it.
-func finishWaterfall(p *plot.Plot, urls []string, t results.Trial, name, caption string) (Figure, error) {
+func finishWaterfall(p *plot.Plot, urls []string, t results.Trial, name, caption string, marks *tips) (Figure, error) {
 	names := make([]string, len(urls))
 	for i, u := range urls {
 		if j := strings.Index(u, "://"); j >= 0 {
@@ -511,7 +565,9 @@ func finishWaterfall(p *plot.Plot, urls []string, t results.Trial, name, caption
 	// network name cut it); the caption's title says it all.
 	title := p.Title.Text
 	p.Title.Text = fmt.Sprintf("Waterfall: %s, PLT %s ms (%d rows)", t.Protocol, num(valueOr(t.PLT), 1), len(urls))
-	return render(name, title, caption, p, 9*vg.Inch, h)
+	f, err := render(name, title, caption, p, 9*vg.Inch, h, marks)
+	f.Trials = []string{t.ID}
+	return f, err
 }
 
 // harPhases are the HAR timing phases in order, with their colours.
@@ -543,9 +599,11 @@ func harWaterfall(h *har.HAR, t results.Trial, name string) (Figure, error) {
 		"ms from navigation start", "")
 	var names []string
 	legend := map[string]bool{}
+	marks := &tips{}
 	for i, e := range entries {
 		y := float64(len(entries) - 1 - i)
 		x := float64(e.StartedDateTime.Sub(start)) / 1e6
+		marks.add(x, y-0.3, x+max(e.Time, 0), y+0.3, harTip(e, x), "")
 		for _, ph := range harPhases {
 			d := ph.get(e.Timings)
 			if d <= 0 {
@@ -566,5 +624,17 @@ func harWaterfall(h *har.HAR, t results.Trial, name string) (Figure, error) {
 		names = append(names, e.Request.URL)
 	}
 	p.Legend.Top = true
-	return finishWaterfall(p, names, t, name, "One load's HAR: each request from its start, in its phases (blocked, DNS, connect, TLS, send, wait, receive); the dashed line is the PLT.")
+	return finishWaterfall(p, names, t, name, "One load's HAR: each request from its start, in its phases (blocked, DNS, connect, TLS, send, wait, receive); the dashed line is the PLT.", marks)
+}
+
+// harTip tells one request of a HAR waterfall: its URL, start, status
+// and each phase that took time.
+func harTip(e har.Entry, startMs float64) string {
+	text := fmt.Sprintf("%s (%d, %s): starts at %s ms", e.Request.URL, e.Response.Status, e.Response.HTTPVersion, num(startMs, 1))
+	for _, ph := range harPhases {
+		if d := ph.get(e.Timings); d > 0 {
+			text += fmt.Sprintf(", %s %s", ph.name, num(d, 1))
+		}
+	}
+	return text + " ms"
 }

@@ -96,17 +96,18 @@ type stripRow struct {
 }
 
 // visualFigures draws, for each compared visual setting (at most
-// maxFilmstrips), a filmstrip of both protocols' median-Speed-Index loads
-// and their visual progress curves.
+// maxFilmstrips), a filmstrip of every protocol's median-Speed-Index
+// load, one above the other, and their visual progress curves.
 func visualFigures(dir string, trials []results.Trial, a *Analysis) ([]Figure, error) {
 	var figs []Figure
 	v := variedIn(valid(a))
+	_, samples := settingSamples(a)
 	for _, c := range valid(a) {
 		if !c.Setting.Visual().On() || len(figs) >= 2*maxFilmstrips {
 			continue
 		}
 		var rows []stripRow
-		for _, s := range []Sample{c.Baseline, c.Compare} {
+		for _, s := range samples[c.Setting] {
 			t := nearestMedian(trials, c.Setting, s.Protocol, "si")
 			if t == nil {
 				continue
@@ -204,6 +205,7 @@ func filmstrip(name, setting string, rows []stripRow) (Figure, error) {
 	thumbHeight := thumbWidth * b.Dy() / max(b.Dx(), 1)
 	const pad, header = 6, 20
 	img := image.NewRGBA(image.Rect(0, 0, filmstripLabel+cols*(thumbWidth+pad)+pad, header+len(rows)*(thumbHeight+pad)+pad))
+	var marks []placedTip
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 	for c := range cols {
 		x := filmstripLabel + pad + c*(thumbWidth+pad)
@@ -229,13 +231,31 @@ func filmstrip(name, setting string, rows []stripRow) (Figure, error) {
 			}
 			shown = change
 			frame := image.Rect(x, y, x+thumbWidth, y+thumbHeight)
+			marks = append(marks, thumbTip(row, frame, at, i, change))
 			draw.Draw(img, frame.Inset(-2), image.NewUniform(border), image.Point{}, draw.Src)
 			draw.ApproxBiLinear.Scale(img, frame, row.frames[i].Image, row.frames[i].Image.Bounds(), draw.Src, nil)
 		}
 	}
-	title := fmt.Sprintf("Filmstrip: %s, the %s and %s loads of median Speed Index, every %v", setting, rows[0].label, rows[1].label, step)
-	caption := fmt.Sprintf("As WebPageTest shows them: each column is what the screen showed at that time since navigation start; an orange border marks a change since the column before. Trials %s and %s; their frames are in the run's artifacts.", rows[0].trial.ID, rows[1].trial.ID)
-	return imageFigure(name, title, caption, img)
+	var labels, ids []string
+	for _, r := range rows {
+		labels, ids = append(labels, r.label), append(ids, r.trial.ID)
+	}
+	title := fmt.Sprintf("Filmstrip: %s, the %s loads of median Speed Index, every %v", setting, strings.Join(labels, ", "), step)
+	caption := fmt.Sprintf("As WebPageTest shows them: each column is what the screen showed at that time since navigation start; an orange border marks a change since the column before. Trials %s; their frames are in the run's artifacts.", strings.Join(ids, ", "))
+	f, err := imageFigure(name, title, caption, img, marks)
+	f.Trials = ids
+	return f, err
+}
+
+// thumbTip tells a filmstrip's thumbnail at time at: the row's load, the
+// frame shown and the visual progress then, leading to the load.
+func thumbTip(row stripRow, frame image.Rectangle, at time.Duration, shown, change int) placedTip {
+	text := fmt.Sprintf("%s, trial %s at %v: the frame of %v", row.label, row.trial.ID, at, row.frames[shown].At)
+	if change < len(row.metrics.Progress) {
+		text += fmt.Sprintf(", visual progress %d %%", row.metrics.Progress[change].Percent)
+	}
+	r := vg.Rectangle{Min: vg.Point{X: vg.Length(frame.Min.X), Y: vg.Length(frame.Min.Y)}, Max: vg.Point{X: vg.Length(frame.Max.X), Y: vg.Length(frame.Max.Y)}}
+	return placedTip{rect: r, text: text, href: "#" + loadAnchor(row.trial.ID)}
 }
 
 // changeAt is the index of the latest visual change at or before at.
@@ -268,35 +288,34 @@ func drawText(img draw.Image, x, y int, s string) {
 
 // imageFigure is a figure of a picture: its PNG, and an SVG that holds
 // the PNG so that the HTML report stays one self-contained file.
-func imageFigure(name, title, caption string, img image.Image) (Figure, error) {
+func imageFigure(name, title, caption string, img image.Image, marks []placedTip) (Figure, error) {
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
 		return Figure{}, fmt.Errorf("figure %s: %w", name, err)
 	}
 	w, h := img.Bounds().Dx(), img.Bounds().Dy()
-	svg := fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d"><image width="%d" height="%d" href="data:image/png;base64,%s"/></svg>`,
-		w, h, w, h, w, h, base64.StdEncoding.EncodeToString(buf.Bytes()))
+	svg := fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d"><image width="%d" height="%d" href="data:image/png;base64,%s"/>%s</svg>`,
+		w, h, w, h, w, h, base64.StdEncoding.EncodeToString(buf.Bytes()), tipShapes(marks))
 	return Figure{Name: name, Title: title, Caption: caption, SVG: []byte(svg), PNG: buf.Bytes()}, nil
 }
 
 // progressCurves plots each row's visual progress over time.
 func progressCurves(name, setting string, rows []stripRow) (Figure, error) {
 	p := newPlot(fmt.Sprintf("Visual progress: %s, the loads of median Speed Index", setting), "time since navigation start (ms)", "visual progress (%)")
+	marks := &tips{}
 	for i, row := range rows {
 		m := row.metrics
 		pts := plotter.XYs{}
 		for _, pt := range m.Progress {
 			pts = append(pts, plotter.XY{X: float64(pt.At) / float64(time.Millisecond), Y: float64(pt.Percent)})
+			marks.point(pts[len(pts)-1].X, pts[len(pts)-1].Y, fmt.Sprintf("%s, trial %s: %d %% at %v", row.label, row.trial.ID, pt.Percent, pt.At), "#"+loadAnchor(row.trial.ID))
 		}
 		line, err := plotter.NewLine(pts)
 		if err != nil {
 			return Figure{}, fmt.Errorf("figure %s: %w", name, err)
 		}
 		line.StepStyle = plotter.PostStep
-		line.Color = baselineColor
-		if i > 0 {
-			line.Color = compareColor
-		}
+		line.Color = protocolColor(i)
 		line.Width = vg.Points(2)
 		p.Add(line)
 		si := float64(m.SpeedIndex)
@@ -307,5 +326,5 @@ func progressCurves(name, setting string, rows []stripRow) (Figure, error) {
 	}
 	p.Y.Min, p.Y.Max = 0, 100
 	p.Legend.Top, p.Legend.Left = false, false
-	return render(name, p.Title.Text, "Each step is a frame: the share of the final picture's colours on screen (Browsertime's histogram progress). The area above a curve is its Speed Index.", p, 8*vg.Inch, 4*vg.Inch)
+	return render(name, p.Title.Text, "Each step is a frame: the share of the final picture's colours on screen (Browsertime's histogram progress). The area above a curve is its Speed Index.", p, 8*vg.Inch, 4*vg.Inch, marks)
 }

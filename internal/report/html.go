@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/stats"
 )
@@ -21,6 +23,12 @@ import (
 type Page struct {
 	Name  string            // the run's name
 	Facts map[string]string // versions and host, from the results database
+	// Loads are the run's loads by setting (none listed beyond
+	// maxListedLoads), LoadCount how many the run has, and RunDir the
+	// run directory their files' paths are in ("": no links to them).
+	Loads     []SettingLoads
+	LoadCount int
+	RunDir    string
 }
 
 // WriteFiles writes dir/index.html (self-contained: figures inline as SVG,
@@ -52,7 +60,7 @@ func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, erro
 			return nil, err
 		}
 	}
-	html, err := renderHTML(pg, a, figs)
+	html, err := renderHTML(dir, pg, a, figs)
 	if err != nil {
 		return nil, err
 	}
@@ -177,8 +185,9 @@ func tables(a *Analysis) map[string][][]string {
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num": num, "pct": percent, "pval": pval, "onoff": onOff, "verdict": VerdictText,
 	"opt": func(v *float64) string { return optional(v, 1) }, "ratio": ratioText,
-	"frac": func(a, b int) float64 { return float64(a) / float64(b) },
-	"join": func(s []string) string { return strings.Join(s, ", ") },
+	"frac":   func(a, b int) float64 { return float64(a) / float64(b) },
+	"join":   func(s []string) string { return strings.Join(s, ", ") },
+	"anchor": settingAnchor,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>quicbench report: {{.Page.Name}}</title>
 <style>
@@ -189,9 +198,13 @@ th { background: #f3f3f3 } td.l, th.l { text-align: left }
 tr.faster td.v { background: #a6dba0 } tr.slower td.v { background: #f4a582 } tr.fail td.f { background: #fdd }
 figure { margin: 2em 0 } figcaption { font-size: 13px; color: #555; max-width: 900px }
 figure svg { max-width: 100%; height: auto; border: 1px solid #eee }
+table { display: block; overflow-x: auto; max-width: 100% } th { cursor: pointer }
+th[data-sort=asc]::after { content: " ▲" } th[data-sort=desc]::after { content: " ▼" }
+tr:target td, h3:target { background: #fff3b0 }
+#tip { position: fixed; display: none; pointer-events: none; background: #ffe; border: 1px solid #888; padding: 2px 6px; font-size: 13px; max-width: 600px; z-index: 1 }
 dl { font-size: 13px } dt { float: left; width: 12em; color: #666 }
 p.answer { font-size: 16px; max-width: 1100px }
-</style></head><body>
+</style><script>` + reportScript + `</script></head><body><div id="tip"></div>
 <h1>quicbench report: {{.Page.Name}}</h1>
 <p>{{.A.Trials}} trials, {{.A.Failed}} failed (failed loads are counted, never measured).
 Metric: {{.Metric}} in ms. {{.A.Options.Compare}} is compared with {{.A.Options.Baseline}}:
@@ -206,7 +219,7 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <th>n {{.A.Options.Baseline}}</th><th>n {{.A.Options.Compare}}</th><th>failed</th><th>median {{.A.Options.Baseline}}</th><th>median {{.A.Options.Compare}} [95% CI]</th>
 <th>ratio [95% CI]</th><th>paired ratio [95% CI], pairs, p (Wilcoxon)</th><th>Diff, ms</th><th>gain</th><th>p (MWU)</th><th>p (Welch)</th><th class="l">verdict</th></tr>
 {{range .A.Comparisons}}<tr class="{{if eq (print .Verdict) "faster"}}faster{{else if eq (print .Verdict) "slower"}}slower{{end}}{{if or .Baseline.Failed .Compare.Failed}} fail{{end}}">
-<td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
+<td class="l">{{if $.Page.Loads}}<a href="#{{anchor .Setting}}">{{.Setting.Network}}</a>{{else}}{{.Setting.Network}}{{end}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
 <td>{{len .Baseline.Values}}</td><td>{{len .Compare.Values}}</td><td class="f">{{.Baseline.Failed}} + {{.Compare.Failed}}</td>
 <td>{{num .Baseline.Summary.Median 1}}</td><td>{{num .Compare.Summary.Median 1}} [{{num .Compare.MedianCILo 1}}, {{num .Compare.MedianCIHi 1}}]</td>
 <td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{with .Paired}}{{num .Ratio 3}} [{{num .Lo 3}}, {{num .Hi 3}}], {{.Pairs}}, {{pval .Test}}{{else}}not paired{{end}}</td><td>{{num .Diff 1}}</td><td>{{pct .Gain}}</td><td>{{pval .MannWhitney}}</td><td>{{pval .Welch}}</td>
@@ -217,7 +230,7 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
 <th class="l">pair</th><th>n earlier</th><th>n later</th><th>median earlier</th><th>median later [95% CI]</th><th>ratio [95% CI]</th><th>p (MWU)</th><th class="l">verdict</th></tr>
 {{range .A.Pairs}}<tr class="{{if eq (print .Verdict) "faster"}}faster{{else if eq (print .Verdict) "slower"}}slower{{end}}">
-<td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
+<td class="l">{{if $.Page.Loads}}<a href="#{{anchor .Setting}}">{{.Setting.Network}}</a>{{else}}{{.Setting.Network}}{{end}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
 <td class="l">{{.Compare.Protocol}}/{{.Baseline.Protocol}}</td><td>{{len .Baseline.Values}}</td><td>{{len .Compare.Values}}</td>
 <td>{{num .Baseline.Summary.Median 1}}</td><td>{{num .Compare.Summary.Median 1}} [{{num .Compare.MedianCILo 1}}, {{num .Compare.MedianCIHi 1}}]</td>
 <td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{pval .MannWhitney}}</td><td class="l v">{{verdict .}}</td></tr>
@@ -250,7 +263,14 @@ A load is CPU-bound when a party used at least 0.8 of a core over it, or the mac
 <h2>Figures</h2>
 {{range .Figures}}<figure id="{{.Name}}">{{.SVG}}<figcaption><b>{{.Title}}.</b> {{.Caption}} Files: <a href="{{.Name}}.svg">SVG</a>, <a href="{{.Name}}.png">PNG</a>.</figcaption></figure>
 {{end}}
-<p>Tables as CSV: <a href="comparisons.csv">comparisons.csv</a>,{{if .A.Pairs}} <a href="pairs.csv">pairs.csv</a>,{{end}} <a href="shares.csv">shares.csv</a>, <a href="anova.csv">anova.csv</a>{{if .A.CPU}}, <a href="cpu.csv">cpu.csv</a>{{end}}.</p>
+{{if .Loads}}<h2 id="loads">Loads</h2>
+<p>Every load of the run by setting: its trial, status, {{.Metric}} in ms, the figures that draw it alone, and its files in the run directory. A network in the tables above leads to its setting here, a point of a figure to its load; a column's heading sorts its table.</p>
+{{range .Loads}}<h3 id="{{.Anchor}}">{{.Label}}</h3>
+<table><tr><th class="l">trial</th><th class="l">protocol</th><th>rep</th><th class="l">status</th><th>{{$.Metric}}, ms</th><th class="l">figures</th><th class="l">files</th></tr>
+{{range .Loads}}<tr id="{{.Anchor}}"{{if .Failure}} class="fail"{{end}}><td class="l">{{.ID}}</td><td class="l">{{.Protocol}}</td><td>{{.Rep}}</td><td class="l f">{{.Status}}{{with .Failure}}: {{.}}{{end}}</td><td>{{.Value}}</td><td class="l">{{range .Figures}}<a href="#{{.}}">{{.}}</a> {{end}}</td><td class="l">{{range .Files}}<a href="{{.Href}}">{{.Name}}</a> {{end}}</td></tr>
+{{end}}</table>
+{{end}}{{else if .Page.LoadCount}}<p>This run has {{.Page.LoadCount}} loads, more than a report lists ({{.MaxListed}}): <code>quicbench export</code> writes every one with its files' paths.</p>
+{{end}}<p>Tables as CSV: <a href="comparisons.csv">comparisons.csv</a>,{{if .A.Pairs}} <a href="pairs.csv">pairs.csv</a>,{{end}} <a href="shares.csv">shares.csv</a>, <a href="anova.csv">anova.csv</a>{{if .A.CPU}}, <a href="cpu.csv">cpu.csv</a>{{end}}.</p>
 </body></html>
 `))
 
@@ -268,9 +288,13 @@ type htmlFigure struct {
 	SVG                  template.HTML
 }
 
-func renderHTML(pg Page, a *Analysis, figs []Figure) ([]byte, error) {
+func renderHTML(dir string, pg Page, a *Analysis, figs []Figure) ([]byte, error) {
 	var hf []htmlFigure
+	drawnIn := map[string][]string{} // trial ID → the figures that draw it alone
 	for _, f := range figs {
+		for _, id := range f.Trials {
+			drawnIn[id] = append(drawnIn[id], f.Name)
+		}
 		svg := string(f.SVG)
 		if i := strings.Index(svg, "<svg"); i >= 0 {
 			svg = svg[i:] // drop the XML prolog to inline it
@@ -289,8 +313,10 @@ func renderHTML(pg Page, a *Analysis, figs []Figure) ([]byte, error) {
 		VariedBesidesQUIC          htmlVaried
 		VariedBesidesClient        htmlVaried
 		Figures                    []htmlFigure
+		Loads                      []htmlSettingLoads
+		MaxListed                  int
 	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), PairsTitle(a.Options), Answer(a), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)},
-		htmlVaried{v.without(factor.IDClient)}, hf})
+		htmlVaried{v.without(factor.IDClient)}, hf, htmlLoads(dir, pg, drawnIn), maxListedLoads})
 	if err != nil {
 		return nil, fmt.Errorf("report: html: %w", err)
 	}
@@ -332,3 +358,129 @@ func stoppingCells(st *Stopping) []string {
 	}
 	return []string{strconv.Itoa(st.Trials), strconv.Itoa(st.Rep), st.Look.Reason}
 }
+
+// htmlSettingLoads is one setting's loads as the template shows them.
+type htmlSettingLoads struct {
+	Anchor, Label string
+	Loads         []htmlLoad
+}
+
+// htmlLoad is one load's row.
+type htmlLoad struct {
+	Anchor, ID, Status, Failure, Value string
+	Protocol                           factor.Protocol
+	Rep                                int64
+	Figures                            []string
+	Files                              []htmlLink
+}
+
+// htmlLink is a link and its text.
+type htmlLink struct{ Name, Href string }
+
+// maxFailureText is the most of a failure's message a load's row shows.
+const maxFailureText = 160
+
+// htmlLoads prepares the page's loads for the template: each setting's
+// label and anchor, each load's figures (drawnIn) and its files' links
+// from the report directory dir.
+func htmlLoads(dir string, pg Page, drawnIn map[string][]string) []htmlSettingLoads {
+	settings := make([]Setting, len(pg.Loads))
+	for i, sl := range pg.Loads {
+		settings[i] = sl.Setting
+	}
+	v := variedOf(settings)
+	out := make([]htmlSettingLoads, len(pg.Loads))
+	for i, sl := range pg.Loads {
+		out[i] = htmlSettingLoads{Anchor: settingAnchor(sl.Setting), Label: v.label(sl.Setting) + ", " + sl.Setting.Page()}
+		for _, l := range sl.Loads {
+			row := htmlLoad{Anchor: loadAnchor(l.ID), ID: l.ID, Status: l.Status, Protocol: l.Protocol, Rep: l.Rep,
+				Value: num(valueOr(l.Value), 1), Figures: drawnIn[l.ID]}
+			if l.Status != results.StatusOK {
+				row.Failure = shortText(l.Failure, maxFailureText)
+			}
+			for _, f := range l.Files {
+				if href := fileLink(dir, pg.RunDir, f); href != "" {
+					row.Files = append(row.Files, htmlLink{Name: fileKind(f), Href: href})
+				}
+			}
+			out[i].Loads = append(out[i].Loads, row)
+		}
+	}
+	return out
+}
+
+// fileKind names an artifact by what it is: HAR, pcap, qlog, net log or
+// frames.
+func fileKind(path string) string {
+	switch base := filepath.Base(path); {
+	case strings.HasSuffix(base, ".har"):
+		return "HAR"
+	case strings.HasSuffix(base, ".pcap"):
+		return "pcap"
+	case strings.HasSuffix(base, "-qlog"):
+		return "qlog"
+	case strings.HasSuffix(base, "-netlog"):
+		return "net log"
+	case strings.HasSuffix(base, "-frames"):
+		return "frames"
+	default:
+		return base
+	}
+}
+
+// shortText is s cut to at most n bytes at a rune boundary, with an
+// ellipsis when cut.
+func shortText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// reportScript shows the value under the pointer at once (each figure's
+// regions carry it as a title, which standalone SVG files show too) and
+// sorts a table by the column whose heading is clicked: numbers by value
+// (a cell's leading number), others as text after them.
+const reportScript = `
+document.addEventListener('DOMContentLoaded', () => {
+  const tip = document.getElementById('tip');
+  for (const r of document.querySelectorAll('g.tips rect')) {
+    const t = r.querySelector('title');
+    if (!t) continue;
+    r.dataset.tip = t.textContent;
+    t.remove();
+    r.addEventListener('mousemove', e => {
+      tip.textContent = r.dataset.tip;
+      tip.style.display = 'block';
+      tip.style.left = Math.min(e.clientX + 12, window.innerWidth - tip.offsetWidth - 4) + 'px';
+      tip.style.top = (e.clientY + 14) + 'px';
+    });
+    r.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
+  }
+  for (const table of document.querySelectorAll('table')) {
+    const head = table.rows[0];
+    if (!head) continue;
+    [...head.cells].forEach((th, col) => th.addEventListener('click', () => sortTable(table, col, th)));
+  }
+});
+function sortTable(table, col, th) {
+  const up = th.dataset.sort !== 'asc';
+  for (const h of table.rows[0].cells) delete h.dataset.sort;
+  th.dataset.sort = up ? 'asc' : 'desc';
+  const key = r => {
+    const s = r.cells[col] ? r.cells[col].textContent.trim() : '';
+    const n = parseFloat(s);
+    return isNaN(n) ? [1, s] : [0, n];
+  };
+  const rows = [...table.rows].slice(1);
+  rows.sort((a, b) => {
+    const x = key(a), y = key(b);
+    const d = x[0] - y[0] || (x[0] ? x[1].localeCompare(y[1]) : x[1] - y[1]);
+    return up ? d : -d;
+  });
+  for (const r of rows) r.parentNode.appendChild(r);
+}
+`

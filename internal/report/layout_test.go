@@ -147,9 +147,10 @@ func browserForLayout(t *testing.T) context.Context {
 }
 
 // layoutCheck runs in the page: for every figure, each text of its SVG
-// must lie inside the SVG (a pixel's slack), and no two texts may
-// overlap by more than 2 px² (rotated labels are measured by their
-// boxes); the caption must not be wider than the figure's column; and
+// must lie inside the SVG (a pixel's slack), no two texts may overlap by
+// more than a pixel each way (rotated labels are measured by their
+// boxes), the figure must tell values under the pointer, and its caption
+// must not be wider than the figure's column; and
 // the page must be no wider than its window (wide tables scroll in their
 // own box).
 const layoutCheck = `(() => {
@@ -171,6 +172,7 @@ const layoutCheck = `(() => {
       for (let j = i + 1; j < texts.length; j++)
         if (overlap(texts[i].r, texts[j].r) > 1)
           problems.push(f.id + ': "' + texts[i].text + '" overlaps "' + texts[j].text + '" by ' + overlap(texts[i].r, texts[j].r).toFixed(1) + ' px');
+    if (!svg.querySelector('g.tips rect')) problems.push(f.id + ': no value under the pointer');
     const c = f.querySelector('figcaption');
     if (c && c.scrollWidth > c.clientWidth + 1) problems.push(f.id + ': its caption overflows');
   }

@@ -83,12 +83,17 @@ func loadStrip(name, setting string, samples []Sample, metric string) (Figure, e
 	var protocols []string
 	p := newPlot("", "protocol", MetricLabel(metric)+", ms")
 	rng := rand.New(rand.NewPCG(1, 2)) // the same spread on every render
+	marks := &tips{}
 	for i, sm := range samples {
 		n += len(sm.Values)
 		protocols = append(protocols, fmt.Sprintf("%s (n = %d)", sm.Protocol, len(sm.Values)))
+		// The median's region first: the points' lie over it.
+		marks.add(float64(i)-0.3, sm.Summary.Median, float64(i)+0.3, sm.Summary.Median,
+			fmt.Sprintf("%s median: %s ms, 95%% CI %s–%s, n = %d", sm.Protocol, num(sm.Summary.Median, 1), num(sm.MedianCILo, 1), num(sm.MedianCIHi, 1), len(sm.Values)), "")
 		pts := make(plotter.XYs, len(sm.Values))
 		for j, val := range sm.Values {
 			pts[j] = plotter.XY{X: float64(i) + 0.25*(rng.Float64()-0.5), Y: val}
+			marks.point(pts[j].X, val, loadTip(sm, j), loadAnchorOf(sm, j))
 		}
 		sc, err := plotter.NewScatter(pts)
 		if err != nil {
@@ -108,19 +113,21 @@ func loadStrip(name, setting string, samples []Sample, metric string) (Figure, e
 	p.NominalX(protocols...)
 	p.X.Min, p.X.Max = -0.5, float64(len(samples))-0.5
 	p.Add(plotter.NewGrid())
-	return render(name, fmt.Sprintf("Every load: %s, %s, n = %d loads", MetricLabel(metric), setting, n), "Each point is one verified load (spread sideways within its protocol's column so that equal values stay apart); the black bar is the protocol's median. The setting is named under the title.", p, 6*vg.Inch, 4.5*vg.Inch)
+	return render(name, fmt.Sprintf("Every load: %s, %s, n = %d loads", MetricLabel(metric), setting, n), "Each point is one verified load (spread sideways within its protocol's column so that equal values stay apart); the black bar is the protocol's median. The setting is named under the title. A point tells its load under the pointer and leads to it.", p, 6*vg.Inch, 4.5*vg.Inch, marks)
 }
 
 // loadCDF draws the CDF of each sample's values.
 func loadCDF(name, setting string, samples []Sample, metric string) (Figure, error) {
 	n := 0
 	p := newPlot("", MetricLabel(metric)+", ms", "fraction of loads")
+	marks := &tips{}
 	for i, sm := range samples {
 		n += len(sm.Values)
 		line, err := cdfLine(sm.Values, protocolColor(i))
 		if err != nil {
 			return Figure{}, err
 		}
+		cdfTips(marks, sm)
 		p.Add(line)
 		p.Legend.Add(fmt.Sprintf("%s (n = %d)", sm.Protocol, len(sm.Values)), line)
 	}
@@ -128,5 +135,37 @@ func loadCDF(name, setting string, samples []Sample, metric string) (Figure, err
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = false, false // below the curves' right ends, where a CDF leaves room
 	p.Y.Min, p.Y.Max = 0, 1
-	return render(name, fmt.Sprintf("CDF of %s per protocol: %s, n = %d loads", MetricLabel(metric), setting, n), "A point (x, y) says that a fraction y of the protocol's verified loads took at most x; the further left a line, the faster its loads.", p, 6*vg.Inch, 4.5*vg.Inch)
+	return render(name, fmt.Sprintf("CDF of %s per protocol: %s, n = %d loads", MetricLabel(metric), setting, n), "A point (x, y) says that a fraction y of the protocol's verified loads took at most x; the further left a line, the faster its loads.", p, 6*vg.Inch, 4.5*vg.Inch, marks)
+}
+
+// loadTip tells load j of sm: its protocol, trial and value.
+func loadTip(sm Sample, j int) string {
+	text := fmt.Sprintf("%s: %s ms", sm.Protocol, num(sm.Values[j], 1))
+	if j < len(sm.IDs) {
+		text = fmt.Sprintf("%s, trial %s: %s ms", sm.Protocol, sm.IDs[j], num(sm.Values[j], 1))
+	}
+	return text
+}
+
+// loadAnchorOf is the link to load j of sm in the list of loads ("" when
+// the sample does not know its trials).
+func loadAnchorOf(sm Sample, j int) string {
+	if j >= len(sm.IDs) {
+		return ""
+	}
+	return "#" + loadAnchor(sm.IDs[j])
+}
+
+// cdfTips marks each step of sm's CDF: how many of its loads took at
+// most that long.
+func cdfTips(marks *tips, sm Sample) {
+	order := make([]int, len(sm.Values))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sm.Values[a], sm.Values[b]) })
+	for k, j := range order {
+		marks.point(sm.Values[j], float64(k+1)/float64(len(order)),
+			fmt.Sprintf("%s: %d of %d loads took at most %s ms (this one: %s)", sm.Protocol, k+1, len(order), num(sm.Values[j], 1), loadTip(sm, j)), loadAnchorOf(sm, j))
+	}
 }
