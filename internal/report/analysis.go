@@ -225,8 +225,11 @@ type Analysis struct {
 	// Pairs are every other pair of the run's protocols per setting, the
 	// later protocol (h3 after h2 after h1) compared against the earlier:
 	// h3/h1 and h2/h1 beside the h3/h2 of Comparisons.
-	Pairs  []Comparison
-	ANOVAs []StackANOVA
+	Pairs []Comparison
+	// LevelPairs are every pair of the levels of the stacks, servers and
+	// clients that vary, per protocol in otherwise equal settings.
+	LevelPairs []LevelPair
+	ANOVAs     []StackANOVA
 	// QUICANOVAs are across the QUIC stacks of h3 (the setting's QUIC
 	// stack empty).
 	QUICANOVAs []StackANOVA
@@ -296,6 +299,9 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 		return nil, err
 	}
 	a.Pairs = pairs
+	if a.LevelPairs, err = levelPairs(ctx, samples, o); err != nil {
+		return nil, err
+	}
 	a.ANOVAs = stackANOVAs(samples, factor.IDStack, nil)
 	a.QUICANOVAs = stackANOVAs(samples, factor.IDQUIC, func(p factor.Protocol) bool { return p == factor.H3 })
 	a.ClientANOVAs = stackANOVAs(samples, factor.IDClient, nil)

@@ -179,7 +179,7 @@ func tables(a *Analysis) map[string][][]string {
 				f(p.Served), f(p.ServedBytes), f(p.Fuzzy), f(p.Unmatched), f(p.BrowserOwn), f(sw.RequestSpread), f(sw.ByteSpread), strconv.FormatBool(sw.Differs)))
 		}
 	}
-	return map[string][][]string{"comparisons": cmps, "pairs": pairsTable(a, f), "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}
+	return map[string][][]string{"comparisons": cmps, "pairs": pairsTable(a, f), "levels": levelPairsTable(a, f), "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -235,6 +235,16 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <td>{{num .Baseline.Summary.Median 1}}</td><td>{{num .Compare.Summary.Median 1}} [{{num .Compare.MedianCILo 1}}, {{num .Compare.MedianCIHi 1}}]</td>
 <td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{pval .MannWhitney}}</td><td class="l v">{{verdict .}}</td></tr>
 {{end}}</table>{{end}}
+{{if .A.LevelPairs}}<h2>Pairs of stacks, servers and clients</h2>
+<p>{{.LevelPairsTitle}}.</p>
+<table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
+<th class="l">protocol</th><th class="l">factor</th><th class="l">pair</th><th>n earlier</th><th>n later</th><th>median earlier</th><th>median later [95% CI]</th><th>ratio [95% CI]</th><th>p (MWU)</th><th class="l">verdict</th></tr>
+{{range .A.LevelPairs}}<tr class="{{if eq (print .Verdict) "faster"}}faster{{else if eq (print .Verdict) "slower"}}slower{{end}}">
+<td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
+<td class="l">{{.Baseline.Protocol}}</td><td class="l">{{.FactorName}}</td><td class="l">{{.Later}}/{{.Earlier}}</td><td>{{len .Baseline.Values}}</td><td>{{len .Compare.Values}}</td>
+<td>{{num .Baseline.Summary.Median 1}}</td><td>{{num .Compare.Summary.Median 1}} [{{num .Compare.MedianCILo 1}}, {{num .Compare.MedianCIHi 1}}]</td>
+<td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{pval .MannWhitney}}</td><td class="l v">{{verdict .Comparison}}</td></tr>
+{{end}}</table>{{end}}
 {{range .A.Experimental}}<p><strong>Experimental QUIC stack</strong> {{.}}</p>
 {{end}}{{if .A.Shares}}<h2>{{.ShareTitle}}</h2>
 <table><tr><th class="l">network</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}<th>pages</th><th>mean below {{.A.Options.Baseline}}'s</th><th>share</th><th>significantly faster</th></tr>
@@ -270,7 +280,7 @@ A load is CPU-bound when a party used at least 0.8 of a core over it, or the mac
 {{range .Loads}}<tr id="{{.Anchor}}"{{if .Failure}} class="fail"{{end}}><td class="l">{{.ID}}</td><td class="l">{{.Protocol}}</td><td>{{.Rep}}</td><td class="l f">{{.Status}}{{with .Failure}}: {{.}}{{end}}</td><td>{{.Value}}</td><td class="l">{{range .Figures}}<a href="#{{.}}">{{.}}</a> {{end}}</td><td class="l">{{range .Files}}<a href="{{.Href}}">{{.Name}}</a> {{end}}</td></tr>
 {{end}}</table>
 {{end}}{{else if .Page.LoadCount}}<p>This run has {{.Page.LoadCount}} loads, more than a report lists ({{.MaxListed}}): <code>quicbench export</code> writes every one with its files' paths.</p>
-{{end}}<p>Tables as CSV: <a href="comparisons.csv">comparisons.csv</a>,{{if .A.Pairs}} <a href="pairs.csv">pairs.csv</a>,{{end}} <a href="shares.csv">shares.csv</a>, <a href="anova.csv">anova.csv</a>{{if .A.CPU}}, <a href="cpu.csv">cpu.csv</a>{{end}}.</p>
+{{end}}<p>Tables as CSV: <a href="comparisons.csv">comparisons.csv</a>,{{if .A.Pairs}} <a href="pairs.csv">pairs.csv</a>,{{end}}{{if .A.LevelPairs}} <a href="levels.csv">levels.csv</a>,{{end}} <a href="shares.csv">shares.csv</a>, <a href="anova.csv">anova.csv</a>{{if .A.CPU}}, <a href="cpu.csv">cpu.csv</a>{{end}}.</p>
 </body></html>
 `))
 
@@ -308,6 +318,7 @@ func renderHTML(dir string, pg Page, a *Analysis, figs []Figure) ([]byte, error)
 		A                          *Analysis
 		Metric, ShareTitle         string
 		PairsTitle                 string
+		LevelPairsTitle            string
 		Answer                     []string
 		Varied, VariedBesidesStack htmlVaried
 		VariedBesidesQUIC          htmlVaried
@@ -315,7 +326,7 @@ func renderHTML(dir string, pg Page, a *Analysis, figs []Figure) ([]byte, error)
 		Figures                    []htmlFigure
 		Loads                      []htmlSettingLoads
 		MaxListed                  int
-	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), PairsTitle(a.Options), Answer(a), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)},
+	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), PairsTitle(a.Options), LevelPairsTitle(a.Options), Answer(a), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)},
 		htmlVaried{v.without(factor.IDClient)}, hf, htmlLoads(dir, pg, drawnIn), maxListedLoads})
 	if err != nil {
 		return nil, fmt.Errorf("report: html: %w", err)

@@ -48,7 +48,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 2*len(figs)+6+1 { // and 6 tables, the page
+	if len(files) != 2*len(figs)+7+1 { // and 7 tables, the page
 		t.Errorf("%d files written", len(files))
 	}
 	for _, f := range figs {

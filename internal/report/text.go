@@ -44,6 +44,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	}
 	tw.Flush()
 	writePairs(w, a, v)
+	writeLevelPairs(w, a, v)
 	for _, e := range a.Experimental {
 		fmt.Fprintf(w, "Experimental QUIC stack %s\n", e)
 	}
