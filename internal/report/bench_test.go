@@ -72,10 +72,59 @@ func BenchmarkReport150k(b *testing.B) {
 		if _, err := WriteFiles(filepath.Join(dir, "report"), r.Page, r.Analysis, r.Figures); err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("report of %d trials: %d comparisons, %d figures in %v; peak memory of the process %s",
-			r.Analysis.Trials, len(r.Analysis.Comparisons), len(r.Figures), time.Since(start).Round(10*time.Millisecond), peakMemory())
+		b.Logf("report of %d trials: %d comparisons, %d figures in %v; peak memory of the process %s; %s",
+			r.Analysis.Trials, len(r.Analysis.Comparisons), len(r.Figures), time.Since(start).Round(10*time.Millisecond), peakMemory(), htmlSize(filepath.Join(dir, "report")))
 	}
 	store.Close()
+}
+
+// BenchmarkReportHTML1000Settings writes the report of a run of 1,000
+// settings (40 networks × 25 pages, h1, h2 and h3, 5 loads each: 15,000
+// trials, analysed in memory) and logs the size of its index.html
+// (issue 31's target: ≤ 5 MB). Run it with scripts/bench-report.sh.
+func BenchmarkReportHTML1000Settings(b *testing.B) {
+	var trials []results.Trial
+	seq := int64(0)
+	for n := range 40 {
+		for pg := 1; pg <= 25; pg++ {
+			for i, proto := range []factor.Protocol{"h1", "h2", "h3"} {
+				for rep := int64(1); rep <= 5; rep++ {
+					seq++
+					v := (300 + 20*float64(n) + 10*float64(pg)) * (1 - 0.05*float64(i)) * (1 + 0.02*float64(rep))
+					trials = append(trials, results.Trial{ID: "t" + strconv.FormatInt(seq, 10), Seq: seq, Rep: rep,
+						Levels: results.Levels{Network: fmt.Sprintf(longNetwork, n+1), Page: fmt.Sprintf("synthetic:%dx10KB", pg),
+							Origins: 1, Stack: "tcp", Server: "go", Protocol: proto, Visit: "first", Client: "chromium", Browser: "fresh"},
+						Outcome: results.Outcome{Status: results.StatusOK, Attempts: 1}, Metrics: results.Metrics{PLT: results.F(v)}})
+				}
+			}
+		}
+	}
+	dir := b.TempDir()
+	for b.Loop() {
+		start := time.Now()
+		a, err := Analyze(trials, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		figs, err := Figures(a, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		listed, count := Loads(trials, "plt")
+		if _, err := WriteFiles(dir, Page{Name: "bench-1000", Loads: listed, LoadCount: count}, a, figs); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("report of %d settings (%d trials): %d figures in %v; %s", len(a.Comparisons), len(trials), len(figs), time.Since(start).Round(10*time.Millisecond), htmlSize(dir))
+	}
+}
+
+// htmlSize says how large dir/index.html is.
+func htmlSize(dir string) string {
+	fi, err := os.Stat(filepath.Join(dir, "index.html"))
+	if err != nil {
+		return "no index.html"
+	}
+	return fmt.Sprintf("index.html %.2f MB", float64(fi.Size())/1e6)
 }
 
 // peakMemory is the process's peak resident memory (VmHWM).

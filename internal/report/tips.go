@@ -72,12 +72,12 @@ func ordered(a, b vg.Length) (vg.Length, vg.Length) { return min(a, b), max(a, b
 // class "tips" that the report's script shows on hover.
 func tipShapes(placed []placedTip) []byte {
 	var b bytes.Buffer
-	b.WriteString(`<g class="tips">`)
+	b.WriteString(`<g class="tips" fill-opacity="0">`) // black by default, transparent
 	for _, p := range placed {
 		if p.href != "" {
 			fmt.Fprintf(&b, `<a href="%s">`, html.EscapeString(p.href))
 		}
-		fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#000" fill-opacity="0"><title>%s</title></rect>`,
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
 			float64(p.rect.Min.X), float64(p.rect.Min.Y), float64(p.rect.Max.X-p.rect.Min.X), float64(p.rect.Max.Y-p.rect.Min.Y), html.EscapeString(p.text))
 		if p.href != "" {
 			b.WriteString(`</a>`)
