@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"image"
 	_ "image/jpeg"
 	"image/png"
@@ -64,16 +63,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		}
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium.DefaultChromiumPath),
-		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1400, 1000),
-		chromedp.Env("TMPDIR="+t.TempDir())) // its singleton directory goes with the test's
-
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelTimeout()
+	ctx := reportBrowser(t)
 	type svgInfo struct {
 		ID       string  `json:"id"`
 		Width    float64 `json:"width"`

@@ -64,7 +64,7 @@ func layoutWaterfall(t results.Trial) Waterfall {
 // QUICBENCH_SCREENSHOTS, it saves each page's screenshot there).
 func TestLayoutHoldsAtOneFourAndFortySettings(t *testing.T) {
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	ctx := browserForLayout(t)
+	ctx := reportBrowser(t)
 	for _, shape := range []struct{ networks, pages int }{{1, 1}, {2, 2}, {10, 4}} {
 		trials := layoutRun(shape.networks, shape.pages)
 		a, err := Analyze(trials, Options{})
@@ -102,7 +102,7 @@ func TestLayoutOfReportDirs(t *testing.T) {
 		t.Skip("QUICBENCH_REPORT_DIRS names no reports (scripts/check-report-layout.sh sets it)")
 	}
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	ctx := browserForLayout(t)
+	ctx := reportBrowser(t)
 	for i, dir := range strings.Split(dirs, ":") {
 		problems, figures := checkLayout(t, ctx, dir)
 		t.Logf("%s: %d figures, %d problems", dir, len(figures), len(problems))
@@ -130,9 +130,9 @@ func saveScreenshot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// browserForLayout starts headless Chromium with a 1400 × 1000 window
+// reportBrowser starts headless Chromium with a 1400 × 1000 window
 // for the test's life.
-func browserForLayout(t *testing.T) context.Context {
+func reportBrowser(t *testing.T) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium.DefaultChromiumPath),
 		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1400, 1000),

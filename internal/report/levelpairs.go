@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -72,7 +73,7 @@ func levelPairs(ctx context.Context, samples map[sampleKey]*Sample, o Options) (
 			if c := compareSettings(a.s, b.s); c != 0 {
 				return c
 			}
-			return compareProtocols(a.proto, b.proto)
+			return cmp.Compare(a.proto, b.proto) // h1, h2, h3
 		})
 		for _, k := range keys {
 			if err := ctx.Err(); err != nil {
@@ -82,17 +83,6 @@ func levelPairs(ctx context.Context, samples map[sampleKey]*Sample, o Options) (
 		}
 	}
 	return out, nil
-}
-
-// compareProtocols orders protocols as the tables do (h1, h2, h3).
-func compareProtocols(a, b factor.Protocol) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // pairsOfLevels compares each pair of g's levels, the later against the
@@ -130,10 +120,8 @@ func writeLevelPairs(w io.Writer, a *Analysis, v varied) {
 	fmt.Fprintf(tw, "%sprotocol\tfactor\tpair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", cells(append([]string{"network", "page"}, v.names()...)))
 	for _, p := range a.LevelPairs {
 		c := p.Comparison
-		fmt.Fprintf(tw, "%s%s\t%s\t%s/%s\t%d, %d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
-			c.Baseline.Protocol, p.FactorName(), p.Later, p.Earlier, len(c.Baseline.Values), len(c.Compare.Values),
-			num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
-			num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), pval(c.MannWhitney), VerdictText(c))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s/%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
+			c.Baseline.Protocol, p.FactorName(), p.Later, p.Earlier, pairText(c))
 	}
 	tw.Flush()
 }

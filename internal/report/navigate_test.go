@@ -46,7 +46,7 @@ func TestReportNavigatesWithoutAServer(t *testing.T) {
 	if _, err := WriteFiles(out, Page{Name: "navigate", Loads: listed, LoadCount: count, RunDir: runDir}, a, figs); err != nil {
 		t.Fatal(err)
 	}
-	ctx := browserForLayout(t)
+	ctx := reportBrowser(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+filepath.Join(out, "index.html"))); err != nil {
 		t.Fatal(err)
 	}

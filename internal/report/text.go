@@ -76,12 +76,19 @@ func writePairs(w io.Writer, a *Analysis, v varied) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%spair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", cells(append([]string{"network", "page"}, v.names()...)))
 	for _, c := range a.Pairs {
-		fmt.Fprintf(tw, "%s%s/%s\t%d, %d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
-			c.Compare.Protocol, c.Baseline.Protocol, len(c.Baseline.Values), len(c.Compare.Values),
-			num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
-			num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), pval(c.MannWhitney), VerdictText(c))
+		fmt.Fprintf(tw, "%s%s/%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
+			c.Compare.Protocol, c.Baseline.Protocol, pairText(c))
 	}
 	tw.Flush()
+}
+
+// pairText is a pair's cells after its name, tab-separated: both sides'
+// loads, medians (the later's with its interval), the ratio with its
+// interval, Mann–Whitney's p and the verdict.
+func pairText(c Comparison) string {
+	return fmt.Sprintf("%d, %d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s", len(c.Baseline.Values), len(c.Compare.Values),
+		num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
+		num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), pval(c.MannWhitney), VerdictText(c))
 }
 
 // cells joins table cells, each followed by a tab.
