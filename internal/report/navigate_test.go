@@ -135,3 +135,33 @@ func TestReportNavigatesWithoutAServer(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingLinksLandWithoutTheListOfLoads: a report that lists no
+// loads (a large run) gives each comparison's row its setting's anchor,
+// so that every figure's link to a setting lands somewhere.
+func TestSettingLinksLandWithoutTheListOfLoads(t *testing.T) {
+	a, figs := analyzedFigures(t, layoutRun(10, 4))
+	dir := t.TempDir()
+	if _, err := WriteFiles(dir, Page{Name: "large", LoadCount: 1_000_000}, a, figs); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := 0
+	for _, f := range figs {
+		for _, part := range strings.Split(string(f.SVG), `href="#`)[1:] {
+			target := part[:strings.IndexByte(part, '"')]
+			if !strings.HasPrefix(target, "setting-") {
+				t.Errorf("%s links to %s, which a report without its loads lacks", f.Name, target)
+			} else if !strings.Contains(string(page), `id="`+target+`"`) {
+				t.Errorf("%s links to %s, which is nowhere on the page", f.Name, target)
+			}
+			links++
+		}
+	}
+	if links == 0 || !strings.Contains(string(page), "This run has 1000000 loads") {
+		t.Errorf("%d links in the figures; the page says nothing of the loads it does not list", links)
+	}
+}
