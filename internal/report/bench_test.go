@@ -79,26 +79,11 @@ func BenchmarkReport150k(b *testing.B) {
 }
 
 // BenchmarkReportHTML1000Settings writes the report of a run of 1,000
-// settings (40 networks × 25 pages, h1, h2 and h3, 5 loads each: 15,000
-// trials, analysed in memory) and logs the size of its index.html
+// settings (layoutRun's 40 long-named networks × 25 pages, h1, h2 and h3,
+// 5 loads each: 15,000 trials, analysed in memory) and logs the size of its index.html
 // (issue 31's target: ≤ 5 MB). Run it with scripts/bench-report.sh.
 func BenchmarkReportHTML1000Settings(b *testing.B) {
-	var trials []results.Trial
-	seq := int64(0)
-	for n := range 40 {
-		for pg := 1; pg <= 25; pg++ {
-			for i, proto := range []factor.Protocol{"h1", "h2", "h3"} {
-				for rep := int64(1); rep <= 5; rep++ {
-					seq++
-					v := (300 + 20*float64(n) + 10*float64(pg)) * (1 - 0.05*float64(i)) * (1 + 0.02*float64(rep))
-					trials = append(trials, results.Trial{ID: "t" + strconv.FormatInt(seq, 10), Seq: seq, Rep: rep,
-						Levels: results.Levels{Network: fmt.Sprintf(longNetwork, n+1), Page: fmt.Sprintf("synthetic:%dx10KB", pg),
-							Origins: 1, Stack: "tcp", Server: "go", Protocol: proto, Visit: "first", Client: "chromium", Browser: "fresh"},
-						Outcome: results.Outcome{Status: results.StatusOK, Attempts: 1}, Metrics: results.Metrics{PLT: results.F(v)}})
-				}
-			}
-		}
-	}
+	trials := layoutRun(40, 25)
 	dir := b.TempDir()
 	for b.Loop() {
 		start := time.Now()
