@@ -23,61 +23,31 @@ import (
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
-// metric is one measure a report can compare.
-type metric struct {
-	name  string // as --metric takes it
-	label string // for tables and figures
-	value func(results.Trial) *float64
-}
-
-// metrics are the measures, in the order help texts show them; the visual
-// ones exist for visual trials only.
-var metrics = []metric{
-	{"plt", "PLT (loadEventEnd)", func(t results.Trial) *float64 { return t.PLT }},
-	{"onload", "onLoad (loadEventStart)", func(t results.Trial) *float64 { return t.OnLoad }},
-	{"dcl", "DOMContentLoaded", func(t results.Trial) *float64 { return t.DCL }},
-	{"ttfb", "TTFB", func(t results.Trial) *float64 { return t.TTFB }},
-	{"fcp", "First Contentful Paint", func(t results.Trial) *float64 { return t.FCP }},
-	{"lcp", "Largest Contentful Paint", func(t results.Trial) *float64 { return t.LCP }},
-	{"si", "Speed Index", func(t results.Trial) *float64 { return t.SpeedIndex }},
-	{"fvc", "First Visual Change", func(t results.Trial) *float64 { return t.FVC }},
-	{"lvc", "Last Visual Change", func(t results.Trial) *float64 { return t.LVC }},
-	{"vc85", "Visually Complete 85 %", func(t results.Trial) *float64 { return t.VC85 }},
-	{"vc95", "Visually Complete 95 %", func(t results.Trial) *float64 { return t.VC95 }},
-	{"vc99", "Visually Complete 99 %", func(t results.Trial) *float64 { return t.VC99 }},
-}
-
 // visualMetric reports whether m is measured from frames (visual trials
 // only).
-func visualMetric(m string) bool {
-	return slices.Contains([]string{"si", "fvc", "lvc", "vc85", "vc95", "vc99"}, m)
-}
+func visualMetric(m string) bool { return results.VisualMetric(m) }
 
 // metricOf returns the trial field of a metric of MetricNames.
 func metricOf(name string) func(results.Trial) *float64 {
-	for _, m := range metrics {
-		if m.name == name {
-			return m.value
-		}
+	if m, ok := results.MetricNamed(name); ok {
+		return m.Value
 	}
 	return nil
 }
 
 // MetricNames lists the metrics in the order help texts show them.
 func MetricNames() []string {
-	names := make([]string, len(metrics))
-	for i, m := range metrics {
-		names[i] = m.name
+	var names []string
+	for _, m := range results.MetricList() {
+		names = append(names, m.Name)
 	}
 	return names
 }
 
 // MetricLabel names a metric for tables and figures.
 func MetricLabel(name string) string {
-	for _, m := range metrics {
-		if m.name == name {
-			return m.label
-		}
+	if m, ok := results.MetricNamed(name); ok {
+		return m.Label
 	}
 	return name
 }
