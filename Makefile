@@ -4,7 +4,7 @@ GO  ?= go
 CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
 BIN := bin/quicbench
 
-.PHONY: deps build demo check test bench fuzz examples clean
+.PHONY: deps build demo check test bench fuzz reproduce clean
 
 deps:
 	@scripts/install-deps.sh
@@ -33,15 +33,11 @@ test: check
 	$(CARGO) test --quiet --release --locked --manifest-path servers/Cargo.toml
 	$(GO) test -count=1 -p 1 -timeout 20m ./...
 
-# The five papers' quick examples (about 23 minutes), each run and reported
-# into runs/examples-<time>/<paper>/ (the report compares h3 with h2, or
-# with HTTP/1.1 where a run has no h2, as seed 000's; seed 003's by Speed
-# Index).
-examples: build
-	@out=runs/examples-$$(date +%Y%m%d-%H%M%S); for s in seed000 seed001 seed002 seed003 seed004; do \
-		metric=plt; [ $$s != seed003 ] || metric=si; \
-		./$(BIN) run examples/$$s-quick.yaml --out $$out/$$s && ./$(BIN) report $$out/$$s --metric $$metric || exit 1; \
-	done
+# Every paper's quick reproduction (quicbench reproduce all: the five
+# papers' claims beside our measurement, about two hours), into
+# runs/reproduce-<time>/<paper>/<spec>/, each run with its report.
+reproduce: build
+	./$(BIN) reproduce all --scale quick --out runs/reproduce-$$(date +%Y%m%d-%H%M%S)
 
 # Every fuzz target (readers of the files users bring: specs, traces, HAR,
 # sizes and rates, pages) for FUZZTIME each (default 20s, about 3 minutes).

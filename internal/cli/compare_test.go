@@ -92,8 +92,8 @@ func TestParityRefusesBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--sizes", "10KB,10000B"}, "10000B is listed twice"},
-		{[]string{"--net", "seed003-mss,seed003-mss"}, "--net: seed003-mss is listed twice"},
-		{[]string{"--net", "seed003-mars"}, `--net: unknown network preset "seed003-mars"`},
+		{[]string{"--net", "wolsing2019-mss,wolsing2019-mss"}, "--net: wolsing2019-mss is listed twice"},
+		{[]string{"--net", "wolsing2019-mars"}, `--net: unknown network preset "wolsing2019-mars"`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Run(context.Background(), append([]string{"parity"}, tt.args...), &stdout, &stderr)
@@ -104,13 +104,13 @@ func TestParityRefusesBadFlags(t *testing.T) {
 }
 
 func TestParityNetworksFromPresets(t *testing.T) {
-	nets, err := parityNetworks("seed003-mss, seed003-lte", 1)
-	if err != nil || len(nets) != 2 || nets[0].Name != "seed003-mss" || nets[1].Name != "seed003-lte" {
+	nets, err := parityNetworks("wolsing2019-mss, wolsing2019-lte", 1)
+	if err != nil || len(nets) != 2 || nets[0].Name != "wolsing2019-mss" || nets[1].Name != "wolsing2019-lte" {
 		t.Fatalf("networks %+v, %v", nets, err)
 	}
 	mss := nets[0].Link
 	if mss.Down.RateBitsPerSecond != 1_890_000 || mss.Up.Delay+mss.Down.Delay != 760*time.Millisecond || mss.Down.Loss == 0 || mss.Down.Seed == 0 {
-		t.Errorf("seed003-mss link %+v", mss)
+		t.Errorf("wolsing2019-mss link %+v", mss)
 	}
 }
 

@@ -26,12 +26,12 @@ func resolveNet(t *testing.T, args ...string) (*netconf.Network, error) {
 }
 
 func TestPresetWithOverrides(t *testing.T) {
-	n, err := resolveNet(t, "--net", "seed003-mss", "--rtt", "100ms", "--down", "3mbit")
+	n, err := resolveNet(t, "--net", "wolsing2019-mss", "--rtt", "100ms", "--down", "3mbit")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := n
-	if n.Preset != "seed003-mss" || n.RTT != 100*time.Millisecond || l.Down.Delay != 50*time.Millisecond {
+	if n.Preset != "wolsing2019-mss" || n.RTT != 100*time.Millisecond || l.Down.Delay != 50*time.Millisecond {
 		t.Errorf("preset %q RTT %v down delay %v", n.Preset, n.RTT, l.Down.Delay)
 	}
 	// The preset's 200 ms queue is recomputed at the overridden rate:
@@ -42,7 +42,7 @@ func TestPresetWithOverrides(t *testing.T) {
 	if l.Up.Loss < 0.03 || l.Up.Loss > 0.031 {
 		t.Errorf("the preset's loss was not kept: %v", l.Up.Loss)
 	}
-	if !strings.Contains(n.Describe(), "net seed003-mss") {
+	if !strings.Contains(n.Describe(), "net wolsing2019-mss") {
 		t.Errorf("describe() = %q", n.Describe())
 	}
 }
@@ -82,7 +82,7 @@ func TestQueueInPacketsAndTraces(t *testing.T) {
 	if err != nil || n.Down.QueuePackets != 64 || n.Down.QueueBytes != 0 || n.Down.DropHead {
 		t.Errorf("queue 64pkt: %+v, %v", n.Down, err)
 	}
-	n, err = resolveNet(t, "--net", "seed003-lte", "--drop-head")
+	n, err = resolveNet(t, "--net", "wolsing2019-lte", "--drop-head")
 	if err != nil || !n.Down.DropHead || !n.Up.DropHead || !strings.Contains(n.Describe(), "drop-head") {
 		t.Errorf("--drop-head on a preset: %+v, %v", n.Down, err)
 	}
@@ -120,7 +120,7 @@ func TestPresetsCommandListsEveryGroup(t *testing.T) {
 	if code := Run(context.Background(), []string{"presets"}, &out, io.Discard); code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"seed003-dsl", "25 Mbit/s", "12ms", "wpt-3gfast", "browsertime-3g", "devtools-fast-4g", "seed000-rtt200-loss2", "(1−q)² = 1 − p"} {
+	for _, want := range []string{"wolsing2019-dsl", "25 Mbit/s", "12ms", "wpt-3gfast", "browsertime-3g", "devtools-fast-4g", "nepomuceno2018-rtt200-loss2", "(1−q)² = 1 − p"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("presets output lacks %q", want)
 		}

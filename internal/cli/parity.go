@@ -20,7 +20,7 @@ import (
 )
 
 // runParity downloads files over every protocol through an unshaped and a
-// 100 Mbit/s, 10 ms link, and compares the medians (seed 003, Figure 2).
+// 100 Mbit/s, 10 ms link, and compares the medians (Wolsing et al. 2019, Figure 2).
 func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("parity", flag.ContinueOnError)
 	reps := fs.Int("reps", 31, "downloads per network, size and `protocol`")
@@ -31,7 +31,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	seed := fs.Uint64("seed", 1, "`seed` of the file bytes and the order")
 	out := fs.String("out", "", "run `directory` (default runs/parity-<time>)")
 	jsonOut := fs.Bool("json", false, "print every cell, with every download, as JSON")
-	nets := fs.String("net", "", "comma-separated network `presets` (quicbench presets) instead of the unshaped and the 100 Mbit/s, 10 ms links, such as seed003-mss")
+	nets := fs.String("net", "", "comma-separated network `presets` (quicbench presets) instead of the unshaped and the 100 Mbit/s, 10 ms links, such as wolsing2019-mss")
 	qlog := fs.Bool("qlog", false, "write the h3 servers' qlog of every connection into DIR/qlog/<network>-<QUIC stack>/ (qvis reads them)")
 	connection := fs.String("connection", "fresh", "`fresh`: each download opens its connection and includes the handshakes; warm: a first request opens it, only the download is timed")
 	if code, done := parseFlags(fs, args, "Usage: quicbench parity [flags]\n\nDownloads files over h1, h2 and h3 through an unshaped link and a 100 Mbit/s, 10 ms RTT link (or\nthe --net presets), and compares the medians. Each download uses a fresh Go client.", stdout, stderr); done {

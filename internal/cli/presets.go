@@ -50,7 +50,7 @@ func runStacks(args []string, stdout, stderr io.Writer) int {
 	if code, done := noArgs(fs, args, "Usage: quicbench stacks\n\nLists the servers' TCP and QUIC stacks, what each runs with, and what this machine cannot give them.", stdout, stderr); done {
 		return code
 	}
-	fmt.Fprintln(stdout, "TCP stacks of the servers (seed 003, Table 1) for h1 and h2: compare --stack, spec stacks: [...].")
+	fmt.Fprintln(stdout, "TCP stacks of the servers (Wolsing et al. 2019, Table 1) for h1 and h2: compare --stack, spec stacks: [...].")
 	fmt.Fprintln(stdout, "Each run records what the kernel reports after applying it.")
 	for _, p := range stacks.Profiles() {
 		fmt.Fprintf(stdout, "\n%-8s %s\n", p.Name, p.Summary)

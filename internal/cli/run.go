@@ -22,7 +22,7 @@ import (
 
 // specAndFlags parses "SPEC [flags]" or "[flags] SPEC" and returns SPEC.
 func specAndFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) (string, int, bool) {
-	return argAndFlags(fs, args, usage, "a spec file, such as examples/seed001-quick.yaml", stdout, stderr)
+	return argAndFlags(fs, args, usage, "a spec file, such as examples/masri-quick.yaml", stdout, stderr)
 }
 
 // dirAndFlags parses "DIR [flags]" or "[flags] DIR" and returns the run

@@ -28,19 +28,19 @@ func TestExperimentCommandsBadInput(t *testing.T) {
 		{[]string{"plan", filepath.Join(dir, "none.yaml")}, "no such file"},
 		{[]string{"plan", bad}, `bad.yaml line 5: protocol "h9" is unknown: use h1, h2 or h3`},
 		{[]string{"run", bad, "--out", dir}, `line 5: protocol`},
-		{[]string{"plan", "../../examples/seed001-quick.yaml", "--pilot", dir}, "--pilot: no results database"},
-		{[]string{"plan", "../../examples/seed001-quick.yaml", "--pilot", dir, "--detect", "0"}, "give a difference above 0 percent"},
-		{[]string{"plan", "../../examples/seed001-quick.yaml", "--pilot", dir, "--power", "1"}, "a power between 0 and 1"},
-		{[]string{"run", "../../examples/seed001-quick.yaml", "--resume"}, "--resume needs --out DIR"},
-		{[]string{"run", "../../examples/seed001-quick.yaml", "extra"}, `unexpected argument "extra"`},
+		{[]string{"plan", "../../examples/masri-quick.yaml", "--pilot", dir}, "--pilot: no results database"},
+		{[]string{"plan", "../../examples/masri-quick.yaml", "--pilot", dir, "--detect", "0"}, "give a difference above 0 percent"},
+		{[]string{"plan", "../../examples/masri-quick.yaml", "--pilot", dir, "--power", "1"}, "a power between 0 and 1"},
+		{[]string{"run", "../../examples/masri-quick.yaml", "--resume"}, "--resume needs --out DIR"},
+		{[]string{"run", "../../examples/masri-quick.yaml", "extra"}, `unexpected argument "extra"`},
 		{[]string{"export"}, "give the run directory"},
 		{[]string{"export", dir}, "no results database"},
 		{[]string{"report", dir}, "no results database"},
 		{[]string{"report", dir, "--metric", "si2"}, `metric "si2" is unknown: use plt, onload, dcl, ttfb, fcp, lcp, si, fvc, lvc, vc85, vc95 or vc99`},
 		{[]string{"report", dir, "--baseline", "h3", "--compare", "h3"}, "--baseline and --compare are both h3"},
 		{[]string{"report", dir, "--until", "0.9"}, "--until: until ci_ratio 0.9 is outside"},
-		{[]string{"run", "../../examples/seed001-quick.yaml", "--shard", "4/3"}, "--shard: shard \"4/3\" is not I/N"},
-		{[]string{"plan", "../../examples/seed001-quick.yaml", "--shards", "-1"}, "--shards -1 is outside 1 to 10000"},
+		{[]string{"run", "../../examples/masri-quick.yaml", "--shard", "4/3"}, "--shard: shard \"4/3\" is not I/N"},
+		{[]string{"plan", "../../examples/masri-quick.yaml", "--shards", "-1"}, "--shards -1 is outside 1 to 10000"},
 		{[]string{"merge", dir}, "give the new run directory and the shards' directories"},
 		{[]string{"merge", filepath.Join(dir, "m"), dir}, "no results database"},
 	} {
@@ -54,7 +54,7 @@ func TestExperimentCommandsBadInput(t *testing.T) {
 
 func TestPlanOfAnExample(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := Run(context.Background(), []string{"plan", "../../examples/seed001.yaml"}, &out, &errOut); code != 0 {
+	if code := Run(context.Background(), []string{"plan", "../../examples/masri.yaml"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	for _, want := range []string{"6 networks × 12 pages × 1 origins × 1 TCP stacks × 1 server stacks × 1 QUIC stacks × 2 protocols", "144 cells × 30 repetitions = 4320 trials on 72 testbeds", "estimated duration"} {
@@ -65,18 +65,18 @@ func TestPlanOfAnExample(t *testing.T) {
 }
 
 // TestProgressNamesVaryingFactors: a progress line names every factor with
-// more than one level, so seed 000's cache levels are told apart.
+// more than one level, so Nepomuceno et al. 2018's cache levels are told apart.
 func TestProgressNamesVaryingFactors(t *testing.T) {
-	s, err := spec.Load("../../examples/seed000-quick.yaml")
+	s, err := spec.Load("../../examples/nepomuceno2018-quick.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	p := newProgress(&out, s, 96)
-	tr := results.Trial{ID: "c1-r1", Levels: results.Levels{Network: "seed000-rtt20-loss0", Page: "synthetic:8x20KB", Origins: 4, Protocol: "h3", Visit: "repeat", Cache: true},
+	tr := results.Trial{ID: "c1-r1", Levels: results.Levels{Network: "nepomuceno2018-rtt20-loss0", Page: "synthetic:8x20KB", Origins: 4, Protocol: "h3", Visit: "repeat", Cache: true},
 		Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(31.5)}}
 	p.update(experiment.Progress{Trial: tr, Done: 1, Total: 96})
-	if want := "c1-r1  seed000-rtt20-loss0 synthetic:8x20KB h3 cache on: PLT 31.5 ms"; !strings.Contains(out.String(), want) {
+	if want := "c1-r1  nepomuceno2018-rtt20-loss0 synthetic:8x20KB h3 cache on: PLT 31.5 ms"; !strings.Contains(out.String(), want) {
 		t.Errorf("progress line %q, want %q", out.String(), want)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // BenchmarkResumeStart150k measures what `quicbench run --resume` does
 // before its first trial (parse the spec, build the plan, open the
 // database, read the recorded trials, list the rest) on a database of
-// 150,000 trials with 10 resources each, seed 000's scale. Run it with
+// 150,000 trials with 10 resources each, Nepomuceno et al. 2018's scale. Run it with
 // scripts/bench-store.sh; it takes a few minutes to fill the database.
 func BenchmarkResumeStart150k(b *testing.B) {
 	text := spec150k()
@@ -61,7 +61,7 @@ func BenchmarkResumeStart150k(b *testing.B) {
 }
 
 // BenchmarkMerge150k measures quicbench merge of 150,000 trials (10
-// resources and a connection each, seed 000's scale) from 20 shards.
+// resources and a connection each, Nepomuceno et al. 2018's scale) from 20 shards.
 // Run it with scripts/bench-store.sh; filling the shards takes minutes.
 func BenchmarkMerge150k(b *testing.B) {
 	s, err := spec.Parse([]byte(spec150k()))

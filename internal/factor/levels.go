@@ -162,7 +162,7 @@ func ServersThat(ok func(Server) bool) string {
 // Stack is the servers' TCP stack for h1 and h2; package stacks applies it.
 type Stack string
 
-// The TCP stacks (seed 003, Table 1).
+// The TCP stacks (Wolsing et al. 2019, Table 1).
 const (
 	StackTCP        Stack = "tcp"
 	StackTCPPlus    Stack = "tcp+"

@@ -62,7 +62,7 @@ const (
 )
 
 // DefaultInitialWindow is the initial window in packets: 32, as quic-go's
-// and seed 003's Google QUIC's.
+// and Wolsing et al. 2019's Google QUIC's.
 const DefaultInitialWindow = 32
 
 // Ready is what the server says it runs with once it serves.

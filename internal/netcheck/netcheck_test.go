@@ -26,7 +26,7 @@ func TestLossLine(t *testing.T) {
 	if lossLine("x", link.Config{Loss: 0.01}, 1000, 21, 0, 0.99).Result != Fail || lossLine("x", link.Config{Loss: 0.01}, 1000, 21, 0, 0.999).Result != Pass {
 		t.Error("the confidence level is not applied")
 	}
-	// seed004-us-3g's uplink once lost 5 of 5000 at 0.024 %: Wilson's 99.9 %
+	// biswal2016-us-3g's uplink once lost 5 of 5000 at 0.024 %: Wilson's 99.9 %
 	// interval (from 0.026 %) failed it, the exact one does not.
 	if l := lossLine("x", link.Config{Loss: 0.00024}, 5000, 5, 0, 0.999); l.Result != Pass {
 		t.Errorf("5 of 5000 at 0.024%%: %s (%s)", l.Result, l.Measured)

@@ -46,7 +46,7 @@ type Description struct {
 }
 
 // DefaultName names a network by its preset and the values given, such
-// as "seed004-us-3g", "seed003-lte-loss2" or "rtt100ms-loss1-down10mbit";
+// as "biswal2016-us-3g", "wolsing2019-lte-loss2" or "rtt100ms-loss1-down10mbit";
 // empty values are left out, and a network of none is "unshaped".
 func (d Description) DefaultName() string {
 	var parts []string

@@ -17,7 +17,7 @@ func TestResolveDefaultsAndPreset(t *testing.T) {
 	if n.RTT != 40e6 || n.Up.Loss != 0.01 || n.Down.Loss != 0.01 {
 		t.Errorf("got RTT %v, loss %v/%v; want 40ms from the values and 1%% from the defaults", n.RTT, n.Up.Loss, n.Down.Loss)
 	}
-	p, err := Resolve(Description{Preset: "seed004-us-lte", Values: map[string]string{"loss": "2"}}, map[string]string{"rtt": "1s"})
+	p, err := Resolve(Description{Preset: "biswal2016-us-lte", Values: map[string]string{"loss": "2"}}, map[string]string{"rtt": "1s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestNamesAndKeys(t *testing.T) {
 	if c.Key() == a.Key() {
 		t.Error("different networks have the same key")
 	}
-	if p, _ := Resolve(Description{Preset: "seed003-lte"}, nil); p.Name != "seed003-lte" {
+	if p, _ := Resolve(Description{Preset: "wolsing2019-lte"}, nil); p.Name != "wolsing2019-lte" {
 		t.Errorf("preset network named %q", p.Name)
 	}
 	if u, _ := Resolve(Description{}, nil); u.Name != "unshaped" {

@@ -1,7 +1,7 @@
 // Package parity checks that the servers treat the protocols alike: it
 // downloads files of several sizes over h1, h2 and h3 from the same origin,
 // through an unshaped link and a constrained one, many times in interleaved
-// rounds, and compares the medians (seed 003, Figure 2). Each download uses
+// rounds, and compares the medians (Wolsing et al. 2019, Figure 2). Each download uses
 // a fresh Go client, so it includes its connection's handshake. With more
 // than one QUIC stack, each gets its own testbed per network, in which
 // every protocol is downloaded again, so that each stack's h3 is compared
@@ -37,7 +37,7 @@ type Network struct {
 	Link emulator.Config `json:"link"`
 }
 
-// DefaultNetworks are seed 003's (Figure 2): no shaping, and 100 Mbit/s
+// DefaultNetworks are Wolsing et al. 2019's (Figure 2): no shaping, and 100 Mbit/s
 // with 10 ms RTT and a 20 ms queue.
 func DefaultNetworks() []Network {
 	shaped := link.Config{Delay: 5 * time.Millisecond, RateBitsPerSecond: 100_000_000, QueueBytes: 250_000}

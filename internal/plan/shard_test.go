@@ -8,11 +8,11 @@ import (
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
-// TestShardsPartitionThePlan: the shards of seed 000's example together
+// TestShardsPartitionThePlan: the shards of Nepomuceno et al. 2018's example together
 // are the plan, each trial once, each testbed in one shard, and in 20
 // shards the largest estimate is within 10 % of the mean.
 func TestShardsPartitionThePlan(t *testing.T) {
-	s, err := spec.Load("../../examples/seed000.yaml")
+	s, err := spec.Load("../../examples/nepomuceno2018.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestShardsPartitionThePlan(t *testing.T) {
 		most = max(most, e)
 	}
 	mean := sum / n
-	t.Logf("seed 000 in %d shards: largest %v, mean %v (+%.1f %%)", n, most.Round(time.Second), mean.Round(time.Second), 100*(float64(most)/float64(mean)-1))
+	t.Logf("Nepomuceno et al. 2018 in %d shards: largest %v, mean %v (+%.1f %%)", n, most.Round(time.Second), mean.Round(time.Second), 100*(float64(most)/float64(mean)-1))
 	if float64(most) > 1.10*float64(mean) {
 		t.Errorf("largest shard %v is more than 10 %% above the mean %v", most, mean)
 	}

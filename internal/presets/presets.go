@@ -21,7 +21,7 @@ import (
 // to each direction independently.
 type Preset struct {
 	Name string
-	// Group is where the preset comes from: "seed 003", "WebPageTest", ….
+	// Group is where the preset comes from: "Wolsing et al. 2019", "WebPageTest", ….
 	Group string
 	// RTT is the round-trip propagation delay the link adds.
 	RTT time.Duration
@@ -80,7 +80,7 @@ const netemDefaultQueue = 1000
 
 const (
 	noQueueNote  = " The source sets no queue; quicbench uses 1000 packets, netem's default limit."
-	seed003Read  = "Delay is the RTT (the paper splits it over both directions: 'both adding up to the desired minimum latency'). Loss is per round trip: each direction drops q with (1−q)² = 1 − p."
+	wolsingRead  = "Delay is the RTT (the paper splits it over both directions: 'both adding up to the desired minimum latency'). Loss is per round trip: each direction drops q with (1−q)² = 1 − p."
 	wptRead      = "latency is the RTT (the label says 'ms RTT'); bwIn is down, bwOut is up; plr 0."
 	devtoolsRead = "DevTools throttles requests, not packets: it adds latency × %v per request and scales throughput × %v. These are its packet-level targets (targetLatency as RTT, the commented rates), the values to use in a packet emulator."
 	btRead       = "Browsertime's default ('new') profile; sitespeed.io/throttle applies rtt/2 each way, so the RTT is the profile's rtt, half of WebPageTest's for the same name."
@@ -90,7 +90,7 @@ const (
 func All() []Preset {
 	ms := time.Millisecond
 	var all []Preset
-	// Seed 003 (Table 2): Mahimahi, queue 200 ms except DSL 12 ms.
+	// Wolsing et al. 2019 (Table 2): Mahimahi, queue 200 ms except DSL 12 ms.
 	for _, n := range []struct {
 		name     string
 		down, up int64
@@ -104,11 +104,11 @@ func All() []Preset {
 		{"mss", 1_890_000, 1_890_000, 760 * ms, 0.06, 200 * ms},
 	} {
 		q := perDirection(n.loss)
-		all = append(all, Preset{Name: "seed003-" + n.name, Group: "seed 003", RTT: n.rtt,
+		all = append(all, Preset{Name: "wolsing2019-" + n.name, Group: "Wolsing et al. 2019", RTT: n.rtt,
 			DownBitsPerSecond: n.down, UpBitsPerSecond: n.up, LossDown: q, LossUp: q, QueueTime: n.queue,
-			Source: "seed 003, Table 2", Reading: seed003Read})
+			Source: "Wolsing et al. 2019, Table 2", Reading: wolsingRead})
 	}
-	// Seed 004 (Section V): live cellular measurements, emulated with netem.
+	// Biswal and Gnawali 2016 (§3.4): live cellular measurements.
 	for _, n := range []struct {
 		name string
 		rate int64
@@ -121,17 +121,17 @@ func All() []Preset {
 		{"us-lte", 19_160_000, 32 * ms, 0},
 	} {
 		q := perDirection(n.loss)
-		all = append(all, Preset{Name: "seed004-" + n.name, Group: "seed 004", RTT: n.rtt,
+		all = append(all, Preset{Name: "biswal2016-" + n.name, Group: "Biswal and Gnawali 2016", RTT: n.rtt,
 			DownBitsPerSecond: n.rate, UpBitsPerSecond: n.rate, LossDown: q, LossUp: q, QueuePackets: netemDefaultQueue,
-			Source:  "seed 004, Section V (measured on live networks)",
+			Source:  "Biswal and Gnawali 2016, §3.4 (measured on live networks)",
 			Reading: "The paper gives one 'data rate' and 'a delay' measured on a live network: quicbench reads the delay as a ping RTT, uses the rate in both directions, and reads the loss as per round trip." + noQueueNote})
 	}
-	// Seed 000 (Table II): RTT × loss, no rate limit.
+	// Nepomuceno et al. 2018 (Table II): RTT × loss, no rate limit.
 	for _, rtt := range []int{20, 100, 200} {
 		for _, loss := range []float64{0, 0.5, 1, 2} {
-			all = append(all, Preset{Name: fmt.Sprintf("seed000-rtt%d-loss%g", rtt, loss), Group: "seed 000",
+			all = append(all, Preset{Name: fmt.Sprintf("nepomuceno2018-rtt%d-loss%g", rtt, loss), Group: "Nepomuceno et al. 2018",
 				RTT: time.Duration(rtt) * ms, LossDown: loss / 100, LossUp: loss / 100,
-				Source:  "seed 000, Table II",
+				Source:  "Nepomuceno et al. 2018, Table II",
 				Reading: "RTT as given; the 'packet loss ratio' is applied to each direction, as Mahimahi's mm-loss does per direction. No rate limit, so no queue."})
 		}
 	}
@@ -194,6 +194,14 @@ func Lookup(name string) (Preset, error) {
 	all := All()
 	if i := slices.IndexFunc(all, func(p Preset) bool { return p.Name == name }); i >= 0 {
 		return all[i], nil
+	}
+	// The papers' presets were named after their seed files until
+	// 2026-11-24, and after the papers since.
+	renamed := map[string]string{"seed000-": "nepomuceno2018-", "seed003-": "wolsing2019-", "seed004-": "biswal2016-"}
+	for old, now := range renamed {
+		if rest, ok := strings.CutPrefix(name, old); ok {
+			return Preset{}, fmt.Errorf("network preset %q is now named %q, after its paper: use that name", name, now+rest)
+		}
 	}
 	var names []string
 	for _, p := range all {

@@ -31,8 +31,8 @@ func TestEveryPresetIsValidAndDocumented(t *testing.T) {
 	}
 }
 
-func TestSeed003(t *testing.T) {
-	mss, err := Lookup("seed003-mss")
+func TestWolsing2019Presets(t *testing.T) {
+	mss, err := Lookup("wolsing2019-mss")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestSeed003(t *testing.T) {
 		b := down.QueueBytes
 		t.Errorf("MSS queue %d B, want 47250", b)
 	}
-	dsl, _ := Lookup("seed003-dsl")
+	dsl, _ := Lookup("wolsing2019-dsl")
 	// 12 ms at 25 Mbit/s down is 37,500 bytes; at 5 Mbit/s up 7,500.
 	up, down := dsl.Directions()
 	if down.QueueBytes != 37_500 || up.QueueBytes != 7_500 || down.Loss != 0 {
@@ -67,8 +67,8 @@ func TestToolPresetsCarryTheToolsNumbers(t *testing.T) {
 		{"wpt-cable", 5_000_000, 1_000_000, 28 * time.Millisecond},
 		{"browsertime-3g", 1_600_000, 768_000, 150 * time.Millisecond},
 		{"devtools-slow-4g", 1_600_000, 750_000, 150 * time.Millisecond},
-		{"seed004-india-2g", 170_000, 170_000, 334 * time.Millisecond},
-		{"seed000-rtt200-loss0.5", 0, 0, 200 * time.Millisecond},
+		{"biswal2016-india-2g", 170_000, 170_000, 334 * time.Millisecond},
+		{"nepomuceno2018-rtt200-loss0.5", 0, 0, 200 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		p, err := Lookup(tt.name)
@@ -79,9 +79,9 @@ func TestToolPresetsCarryTheToolsNumbers(t *testing.T) {
 			t.Errorf("%s = %d/%d bit/s %v, want %d/%d %v", tt.name, p.DownBitsPerSecond, p.UpBitsPerSecond, p.RTT, tt.down, tt.up, tt.rtt)
 		}
 	}
-	p, _ := Lookup("seed000-rtt200-loss0.5")
+	p, _ := Lookup("nepomuceno2018-rtt200-loss0.5")
 	if p.LossUp != 0.005 || p.LossDown != 0.005 {
-		t.Errorf("seed000 loss %v/%v, want 0.5%% each way", p.LossDown, p.LossUp)
+		t.Errorf("nepomuceno2018 loss %v/%v, want 0.5%% each way", p.LossDown, p.LossUp)
 	}
 }
 
@@ -89,5 +89,18 @@ func TestLookupUnknown(t *testing.T) {
 	_, err := Lookup("5g")
 	if err == nil || !strings.Contains(err.Error(), "quicbench presets") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestOldNamesSayTheirNewNames: a spec or command written before the
+// papers' presets were renamed gets the new name in its error.
+func TestOldNamesSayTheirNewNames(t *testing.T) {
+	for old, now := range map[string]string{"seed003-lte": "wolsing2019-lte", "seed004-india-2g": "biswal2016-india-2g", "seed000-rtt20-loss0.5": "nepomuceno2018-rtt20-loss0.5"} {
+		if _, err := Lookup(old); err == nil || !strings.Contains(err.Error(), `now named "`+now+`"`) {
+			t.Errorf("Lookup(%q): %v, want it to name %s", old, err, now)
+		}
+		if _, err := Lookup(now); err != nil {
+			t.Errorf("Lookup(%q): %v", now, err)
+		}
 	}
 }

@@ -38,7 +38,7 @@ func profiles() []stacks.QUICProfile {
 			Source:    "quicbench-h3 sets the controller and initial_window(32 × 1,200 B) in quinn 0.11 (servers/h3) and reports them at start; quinn always paces"}
 		p.Limits = []string{"quinn paces 1.25 × the window per RTT in slow start too (quic-go and Linux TCP: 2×), so a window after an idle spell leaves over a whole RTT: 1.2 × h2 at 100 KB on an open connection (BENCHMARKS.md)"}
 		if cc == factor.CCBBR {
-			p.Limits = append(p.Limits, "quinn's BBR is a port of Google quiche's BBR (version 1) sender, the BBR of seed 003's Google QUIC; it enters a 200 ms ProbeRTT at a connection's first ACK that is not app-limited")
+			p.Limits = append(p.Limits, "quinn's BBR is a port of Google quiche's BBR (version 1) sender, the BBR of Wolsing et al. 2019's Google QUIC; it enters a 200 ms ProbeRTT at a connection's first ACK that is not app-limited")
 		}
 		out = append(out, p)
 	}

@@ -147,9 +147,9 @@ type Comparison struct {
 	Setting  Setting
 	Baseline Sample
 	Compare  Sample
-	// Diff is mean(compare) − mean(baseline) in ms (seed 000), Ratio
-	// median(compare)/median(baseline) (seed 004), Gain
-	// (mean(compare) − mean(baseline))/mean(baseline) (seed 003).
+	// Diff is mean(compare) − mean(baseline) in ms (Nepomuceno et al. 2018), Ratio
+	// median(compare)/median(baseline) (Biswal and Gnawali 2016), Gain
+	// (mean(compare) − mean(baseline))/mean(baseline) (Wolsing et al. 2019).
 	Diff, Ratio, Gain float64
 	// RatioLo and RatioHi are the 95 % bootstrap interval of Ratio,
 	// resampling each protocol's loads on their own.
@@ -167,7 +167,7 @@ type Comparison struct {
 }
 
 // StackANOVA is the one-way ANOVA across the TCP stacks, or the QUIC
-// stacks, of one protocol in one setting (seed 003).
+// stacks, of one protocol in one setting (Wolsing et al. 2019).
 type StackANOVA struct {
 	Setting  Setting // Stack (or QUIC) is empty
 	Protocol factor.Protocol
@@ -177,7 +177,7 @@ type StackANOVA struct {
 
 // Share is, for one setting of every factor but the page and the
 // protocol, the number of pages on which the compared protocol's mean is
-// below the baseline's (as seed 000's Table III), and on how many it is
+// below the baseline's (as Nepomuceno et al. 2018's Table III), and on how many it is
 // significantly faster.
 type Share struct {
 	Setting     Setting // Page is empty

@@ -186,7 +186,7 @@ func byGroup(cmps []Comparison, v varied) ([]string, map[string][]Comparison) {
 	return keys, m
 }
 
-// gainCDF follows seed 003's Figure 3: per network, the CDF over pages of
+// gainCDF follows Wolsing et al. 2019's Figure 3: per network, the CDF over pages of
 // the gain (mean(compare) − mean(baseline)) / mean(baseline).
 func gainCDF(a *Analysis) (Figure, error) {
 	cmps := valid(a)
@@ -217,7 +217,7 @@ func gainCDF(a *Analysis) (Figure, error) {
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Y.Min, p.Y.Max = 0, 1
-	return render("cdf-gain", p.Title.Text, "As seed 003, Figure 3: each line is a network (with the other factors that vary); a point (x, y) says that on a fraction y of the pages the gain was at most x. Left of 0, "+string(o.Compare)+" was faster."+key, p, 8*vg.Inch, 5*vg.Inch, marks)
+	return render("cdf-gain", p.Title.Text, "As Wolsing et al. 2019, Figure 3: each line is a network (with the other factors that vary); a point (x, y) says that on a fraction y of the pages the gain was at most x. Left of 0, "+string(o.Compare)+" was faster."+key, p, 8*vg.Inch, 5*vg.Inch, marks)
 }
 
 // gainTips marks each page's step on a gain CDF: its setting, gain and
@@ -246,7 +246,7 @@ func cdfLine(values []float64, c color.Color) (*plotter.Line, error) {
 	return line, nil
 }
 
-// ratioBars follows seed 004's Figures 3–4: per network, the median over
+// ratioBars follows Biswal and Gnawali 2016's Figures 3–4: per network, the median over
 // pages of the ratio median(compare)/median(baseline).
 func ratioBars(a *Analysis) (Figure, error) {
 	cmps := valid(a)
@@ -287,10 +287,10 @@ func ratioBars(a *Analysis) (Figure, error) {
 	labels, key := axisLabels(keys, width)
 	p.NominalX(labels...)
 	p.Y.Min = 0
-	return render("ratio-bars", p.Title.Text, "As seed 004, Figures 3–4: one bar per network and setting of the other factors that vary; the networks' values are in the table of networks; the dashed line is parity."+key, p, width, 5*vg.Inch, marks)
+	return render("ratio-bars", p.Title.Text, "As Biswal and Gnawali 2016, Figures 3–4: one bar per network and setting of the other factors that vary; the networks' values are in the table of networks; the dashed line is parity."+key, p, width, 5*vg.Inch, marks)
 }
 
-// diffCurves follows seed 000's Figure 3: per network, the pages' Diff =
+// diffCurves follows Nepomuceno et al. 2018's Figure 3: per network, the pages' Diff =
 // mean(compare) − mean(baseline), sorted.
 func diffCurves(a *Analysis) (Figure, error) {
 	cmps := valid(a)
@@ -326,7 +326,7 @@ func diffCurves(a *Analysis) (Figure, error) {
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
-	return render("diff-curves", p.Title.Text, "As seed 000, Figure 3: each curve is a network (with the other factors that vary), its pages sorted by Diff; below 0, "+string(o.Compare)+" was faster."+key, p, 8*vg.Inch, 5*vg.Inch, marks)
+	return render("diff-curves", p.Title.Text, "As Nepomuceno et al. 2018, Figure 3: each curve is a network (with the other factors that vary), its pages sorted by Diff; below 0, "+string(o.Compare)+" was faster."+key, p, 8*vg.Inch, 5*vg.Inch, marks)
 }
 
 // diffTips marks each page's point on a Diff curve (pages sorted by
@@ -344,7 +344,7 @@ func diffTips(marks *tips, label string, cmps []Comparison) {
 // side; a page with more gets several figures.
 const maxBoxGroups = 10
 
-// boxplots follow seed 002 and seed 000's Figure 4: per page, Tukey boxes
+// boxplots follow Cook et al. 2017 and Nepomuceno et al. 2018's Figure 4: per page, Tukey boxes
 // (whiskers at 1.5 IQR, outliers drawn) of both protocols per network,
 // at most maxBoxGroups networks to a figure.
 func boxplots(a *Analysis) ([]Figure, error) {
@@ -406,7 +406,7 @@ func boxplot(name, page string, cmps []Comparison, v varied, o Options) (Figure,
 	p.X.Min, p.X.Max = -0.5, float64(len(cmps))-0.5 // one network's boxes in the middle, not at the ends
 	p.Legend.Top = true
 	return render(name, p.Title.Text,
-		"As seed 002 and seed 000, Figure 4: Tukey boxplots; the box spans the quartiles, whiskers reach the last value within 1.5 IQR, points beyond are outliers."+key, p, width, 5*vg.Inch, marks)
+		"As Cook et al. 2017 and Nepomuceno et al. 2018, Figure 4: Tukey boxplots; the box spans the quartiles, whiskers reach the last value within 1.5 IQR, points beyond are outliers."+key, p, width, 5*vg.Inch, marks)
 }
 
 // valueOr is *v, or NaN for nil (printed as "-").
@@ -425,7 +425,7 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(s.Color, pts)
 }
 
-// winnerGrid follows seed 001's Figure 10: a cell per page (row) and
+// winnerGrid follows Masri et al.'s Figure 10: a cell per page (row) and
 // network (column) with both protocols' mean; green where the compared
 // protocol is significantly faster, red where slower, grey otherwise.
 func winnerGrid(a *Analysis) (Figure, error) {
@@ -478,7 +478,7 @@ func winnerGrid(a *Analysis) (Figure, error) {
 		ax.LineStyle.Width, ax.Tick.LineStyle.Width, ax.Tick.Length = 0, 0, 0
 		ax.Tick.Label.Font.Size = 10
 	}
-	return render("grid-winner", p.Title.Text, "As seed 001, Figure 10: each cell holds the two means; its colour is the verdict."+key, p, w, h, marks)
+	return render("grid-winner", p.Title.Text, "As Masri et al., Figure 10: each cell holds the two means; its colour is the verdict."+key, p, w, h, marks)
 }
 
 // gridPlotter draws winnerGrid's cells.

@@ -250,7 +250,7 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 <table><tr><th class="l">network</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}<th>pages</th><th>mean below {{.A.Options.Baseline}}'s</th><th>share</th><th>significantly faster</th></tr>
 {{range .A.Shares}}<tr><td class="l">{{.Setting.Network}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}<td>{{.Pages}}</td><td>{{.Faster}}</td><td>{{pct (frac .Faster .Pages)}}</td><td>{{.Significant}}</td></tr>
 {{end}}</table>{{end}}
-{{if .A.ANOVAs}}<h2>One-way ANOVA across TCP stacks (seed 003)</h2>
+{{if .A.ANOVAs}}<h2>One-way ANOVA across TCP stacks (Wolsing et al. 2019)</h2>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .VariedBesidesStack.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th class="l">stacks</th><th>F</th><th>p</th></tr>
 {{range .A.ANOVAs}}<tr><td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.VariedBesidesStack.Values .Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{.Protocol}}</td><td class="l">{{join .Stacks}}</td><td>{{num .Test.Statistic 2}}</td><td>{{pval .Test}}{{if not .Test.OK}} ({{.Test.Reason}}){{end}}</td></tr>
 {{end}}</table>{{end}}

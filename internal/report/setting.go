@@ -99,7 +99,7 @@ func (v varied) values(s Setting) []string {
 }
 
 // label names s by its network and the varying dimensions, such as
-// "seed003-lte tcp+" or "delay0-loss10 repeat visit 4 origins".
+// "wolsing2019-lte tcp+" or "delay0-loss10 repeat visit 4 origins".
 func (v varied) label(s Setting) string {
 	parts := []string{s.Network()}
 	for _, d := range v {

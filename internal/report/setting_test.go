@@ -39,7 +39,7 @@ func oldSeedText(s oldSetting, proto factor.Protocol) string {
 func TestSeedTextIsWhatItWas(t *testing.T) {
 	for _, old := range []oldSetting{
 		{"n", "synthetic:32x10KB", 1, "tcp", "go", "quic-go", "first", false, "chromium", "fresh", false},
-		{"seed003-lte", "web2024:7", 1, "tcp+bbr", "nginx", "quinn+bbr", "repeat", true, "loader", "warm", true},
+		{"wolsing2019-lte", "web2024:7", 1, "tcp+bbr", "nginx", "quinn+bbr", "repeat", true, "loader", "warm", true},
 		{"rtt100ms-loss1", "synthetic:8x1KB", 4, "tcp+", "go", "quic-go", "first", true, "chromium", "fresh", true},
 		{"x", "archive:sites/a b", 1, "tcp", "go", "quinn+cubic", "first", false, "chromium", "warm", false},
 	} {

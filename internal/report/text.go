@@ -56,8 +56,8 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	writeShares(w, a, v)
 	writeWork(w, a.Work, v)
 	writeCPU(w, a.CPU, o, v)
-	writeANOVAs(w, a.ANOVAs, v.without(factor.IDStack), "TCP stacks (seed 003)", "stacks")
-	writeANOVAs(w, a.QUICANOVAs, v.without(factor.IDQUIC), "QUIC stacks (seed 003)", "stacks")
+	writeANOVAs(w, a.ANOVAs, v.without(factor.IDStack), "TCP stacks (Wolsing et al. 2019)", "stacks")
+	writeANOVAs(w, a.QUICANOVAs, v.without(factor.IDQUIC), "QUIC stacks (Wolsing et al. 2019)", "stacks")
 	writeANOVAs(w, a.ClientANOVAs, v.without(factor.IDClient), "clients", "clients")
 }
 
@@ -101,7 +101,7 @@ func cells(c []string) string {
 
 // ShareTitle says what the share table counts.
 func ShareTitle(o Options) string {
-	return fmt.Sprintf("Pages where %s's mean %s is below %s's, per setting of the other factors (as seed 000, Table III)", o.Compare, MetricLabel(o.Metric), o.Baseline)
+	return fmt.Sprintf("Pages where %s's mean %s is below %s's, per setting of the other factors (as Nepomuceno et al. 2018, Table III)", o.Compare, MetricLabel(o.Metric), o.Baseline)
 }
 
 func writeShares(w io.Writer, a *Analysis, v varied) {

@@ -1,4 +1,4 @@
-// Package stacks names the servers' transport stacks, following seed 003's
+// Package stacks names the servers' transport stacks, following Wolsing et al. 2019's
 // Table 1, applies them for real in the servers namespace (sysctls, route
 // attributes, socket options), and reads back what was applied, so that a
 // result can prove which stack produced it. What this kernel or quic-go
@@ -53,7 +53,7 @@ const (
 	nginxPacing  = "with --server nginx there is no pacing under CUBIC: nginx cannot set SO_MAX_PACING_RATE, which switches the internal pacing on (BBR paces by itself); the records say pacing false"
 )
 
-// Profiles lists the stacks, as in seed 003's Table 1.
+// Profiles lists the stacks, as in Wolsing et al. 2019's Table 1.
 func Profiles() []Profile {
 	return []Profile{
 		{Name: string(factor.StackTCP), Summary: "stock TCP: initial window 10, CUBIC, slow start after idle, default buffers, no pacing",

@@ -12,15 +12,15 @@ import (
 // This file holds what the papers compare samples with: differences,
 // ratios and gains, significance tests, bootstrap intervals, verdicts.
 
-// DiffOfMeans is mean(q) − mean(t) (seed 000, Eq. 1: Diff = X̄_QUIC −
+// DiffOfMeans is mean(q) − mean(t) (Nepomuceno et al. 2018, Eq. 1: Diff = X̄_QUIC −
 // X̄_TCP). Negative: q is faster.
 func DiffOfMeans(q, t []float64) float64 { return Mean(q) - Mean(t) }
 
-// RatioOfMedians is median(q) / median(t) (seed 004: PLT(QUIC)/PLT(HTTP/2)).
+// RatioOfMedians is median(q) / median(t) (Biswal and Gnawali 2016: PLT(QUIC)/PLT(HTTP/2)).
 // Below 1: q is faster.
 func RatioOfMedians(q, t []float64) float64 { return Median(q) / Median(t) }
 
-// Gain is (mean(q) − mean(t)) / mean(t) (seed 003's performance gain).
+// Gain is (mean(q) − mean(t)) / mean(t) (Wolsing et al. 2019's performance gain).
 // Negative: q is faster.
 func Gain(q, t []float64) float64 { mt := Mean(t); return (Mean(q) - mt) / mt }
 

@@ -1,0 +1,91 @@
+package papers
+
+import "github.com/quicbench/quicbench/internal/factor"
+
+// biswal2016 is seed 004: synthetic pages over QUIC and HTTP/2 across
+// bandwidth, RTT and loss, and four cellular networks.
+func biswal2016() Paper {
+	const (
+		differs = "h3 (IETF QUIC, quic-go) against HTTP/2 from Go's net/http, not SPDY 3.1 over Google's QUIC 23 against OpenLiteSpeed's HTTP/2 draft 17; today's Chromium; PLT is loadEventEnd, not the paper's extension's network time"
+		fast    = "100mbit-rtt100-loss0"
+		fastLos = "100mbit-rtt100-loss2"
+		slow    = "1mbit-rtt100-loss0"
+		slowLos = "1mbit-rtt100-loss1"
+		twoG    = "biswal2016-india-2g"
+		lte     = "biswal2016-us-lte"
+	)
+	h2h3 := protocols("h2", "h3")
+	dense := "synthetic:64x10KB"
+	return Paper{
+		ID:       "biswal2016",
+		Authors:  "Prasenjeet Biswal, Omprakash Gnawali",
+		Year:     2016,
+		YearFrom: "its title page gives no year: Nepomuceno et al. 2018 (reference 21) and Wolsing et al. 2019 (reference 2) cite it as GLOBECOM 2016",
+		Title:    "Does QUIC make the Web faster?",
+		Venue:    "IEEE Global Communications Conference (GLOBECOM)",
+		Seed:     "004_75cf35c65e09abad.txt",
+		Setup:    "Google's QUIC server (version 23, SPDY 3.1 over QUIC) and OpenLiteSpeed 1.3.9 (HTTP/2 draft 17); netem; Chromium 41; PLT from a Chromium extension (time in network activity); the median of 5 loads",
+		Specs:    map[Scale][]string{Quick: {"biswal2016-quick.yaml", "biswal2016-cellular-quick.yaml"}, Full: {"biswal2016.yaml"}},
+		Claims: []Claim{{
+			ID: "C1", Text: "At 100 Mbit/s without loss, HTTP/2 is faster than QUIC",
+			Source: "§3.2, Fig. 4b", Figure: "> 1",
+			Reported: "PLT(QUIC)/PLT(HTTP/2) above 1 without loss at 10, 100 and 200 ms (64 objects of 10 KB)",
+			Metric:   "plt", Location: Median, Cells: Cells{factor.IDNetwork: {fast}, factor.IDPage: {dense}},
+			Stat: Stat{Kind: Ratio, Vary: h2h3}, Region: Above(1), Differs: differs,
+		}, {
+			ID: "C2", Text: "At 100 Mbit/s with loss, QUIC is faster than HTTP/2",
+			Source: "§3.2, Fig. 4b", Figure: "< 1",
+			Reported: "PLT(QUIC)/PLT(HTTP/2) below 1 with 1 and 2 % loss (64 objects of 10 KB)",
+			Metric:   "plt", Location: Median, Cells: Cells{factor.IDNetwork: {fastLos}, factor.IDPage: {dense}},
+			Stat: Stat{Kind: Ratio, Vary: h2h3}, Region: Below(1), Differs: differs,
+		}, {
+			ID: "C3", Text: "At 1 Mbit/s QUIC is faster even without loss",
+			Source: "§3.2, Fig. 4a", Figure: "< 1",
+			Reported: "\"in figure 4(a), even the first bar group representing no network loss is less than 1\" (64 objects of 10 KB)",
+			Metric:   "plt", Location: Median, Cells: Cells{factor.IDNetwork: {slow}, factor.IDPage: {dense}},
+			Stat: Stat{Kind: Ratio, Vary: h2h3}, Region: Below(1), Differs: differs,
+		}, {
+			ID: "C4", Text: "QUIC is faster on pages of a few small objects",
+			Source: "§3.2, Fig. 3", Figure: "0.22–0.83",
+			Reported: "\"QUIC is faster (1.2-4.5X) when pages consist of few small-sized objects\"",
+			Metric:   "plt", Location: Median,
+			Cells: Cells{factor.IDNetwork: {fast, fastLos, slow, slowLos}, factor.IDPage: {"synthetic:2x100B", "synthetic:8x1KB"}},
+			Stat:  Stat{Kind: Ratio, Vary: h2h3}, Region: Below(1), Differs: differs,
+		}, {
+			ID: "C5", Text: "Without loss, QUIC is slower on pages of many small objects",
+			Source: "§3.2, Fig. 3", Figure: "1.1–3.2",
+			Reported: "\"Page load with QUIC is slower (1.1-3.2X) when page consists of many small-sized objects\", \"and there is minimal loss\"",
+			Metric:   "plt", Location: Median,
+			Cells: Cells{factor.IDNetwork: {fast, slow}, factor.IDPage: {"synthetic:64x100B", "synthetic:128x1KB"}},
+			Stat:  Stat{Kind: Ratio, Vary: h2h3}, Region: Above(1),
+			Differs: differs + "; the paper blames the QUIC toy server's queuing in Chromium",
+		}, {
+			ID: "C6", Text: "With loss, QUIC loads most pages faster",
+			Source: "§3.2 (summary)", Figure: "82 %",
+			Reported: "\"Overall QUIC is faster in 82% of cases when loss is introduced (80% for 100 Mbps and 85% for 1 Mbps connection)\"",
+			Metric:   "plt", Location: Median, Cells: Cells{factor.IDNetwork: {fastLos, slowLos}},
+			Stat: Stat{Kind: Share, Vary: h2h3}, Region: Above(0.5),
+			Differs: differs + "; \"most\" read as over half",
+		}, {
+			ID: "C7", Text: "On cellular networks QUIC gains more on a poor link (India's 2G) than on a fast one (US LTE)",
+			Source: "§3.4, Fig. 6", Figure: "< 1",
+			Reported: "more than 90 % of pages faster with QUIC from India against 60 % from the US; \"QUIC performs better in poor network conditions\"",
+			Metric:   "plt", Location: Median, Cells: Cells{factor.IDNetwork: {twoG, lte}},
+			Stat: Stat{Kind: Interaction, Vary: h2h3, By: networks(lte, twoG)}, Region: Below(1),
+			Differs: differs + "; emulated links with the rates, delays and loss the paper measured, not the live networks",
+		}, {
+			ID: "C8", Text: "On India's 2G, QUIC loads most pages faster",
+			Source: "§3.4, Fig. 6", Figure: "> 90 %",
+			Reported: "\"more than 90% of pages have lower page load times with QUIC than with HTTP/2 when accessed from India\"",
+			Metric:   "plt", Location: Median, Cells: Cells{factor.IDNetwork: {twoG}},
+			Stat: Stat{Kind: Share, Vary: h2h3}, Region: Above(0.5),
+			Differs: differs + "; \"more than 90 %\" read as over half: a handful of pages cannot bound a share near 90 %",
+		}},
+		Gaps: []Gap{
+			{"SPDY 3.1 over Google's QUIC version 23 against HTTP/2 draft 17", "neither exists in today's browsers or servers: h3 against HTTP/2 is the nearest pair"},
+			{"live cellular networks in India and the US, and the campus LAN (§3.3–3.4)", "emulated from the rates, delays and loss the paper measured (presets biswal2016-*)"},
+			{"30 Alexa sites of few and many objects (§3.5, Fig. 7)", "no recordings of them ship; generated web2024 pages could stand in, but no claim here uses them"},
+			{"PLT as a Chromium extension's time in network activity, scripts left out", "quicbench reads loadEventEnd (and onLoad), which include script execution"},
+		},
+	}
+}

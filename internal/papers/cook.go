@@ -1,0 +1,98 @@
+package papers
+
+import "github.com/quicbench/quicbench/internal/factor"
+
+// cook2017 is seed 002: delay, loss, first and repeat connections, content
+// on 1 to 8 servers.
+func cook2017() Paper {
+	const differs = "h3 (IETF QUIC, quic-go) against HTTP/2 from Go's net/http, not HTTP/2 over Google's QUIC (go-quic); today's Chromium; one synthetic page of 40 × 20 KB for replicas of YouTube, Orange and a project's site"
+	h2h3 := protocols("h2", "h3")
+	still, delayed, lossy := "delay0-loss0", "delay200-loss0", "delay0-loss20"
+	oneServer := []string{"1"}
+	return Paper{
+		ID:       "cook2017",
+		Authors:  "Sarah Cook, Bertrand Mathieu, Patrick Truong, Isabelle Hamchaoui",
+		Year:     2017,
+		YearFrom: "its title page",
+		Title:    "QUIC: Better For What And For Whom?",
+		Venue:    "IEEE International Conference on Communications (ICC 2017)",
+		Seed:     "002_3a75445d685f5f50.txt",
+		Setup:    "go-quic servers for HTTP/2 over QUIC and Go's HTTP library for HTTP/1.1 and HTTP/2, each in a Docker container; netem; Chromium 53 under Selenium; Navigation Timing PLT; 100 loads per protocol",
+		Specs:    map[Scale][]string{Quick: {"cook2017-quick.yaml", "cook2017-servers-quick.yaml"}, Full: {"cook2017.yaml"}},
+		Claims: []Claim{{
+			ID: "C1", Text: "Repeat connections over QUIC are much less sensitive to delay than over HTTP/2",
+			Source: "§IV-A1, Fig. 3–4", Figure: "≈ 0.24",
+			Reported: "from 0 to 200 ms of delay QUIC's repeat PLT grew by about 400 ms (≈ ×1.2 of ≈ 1,900 ms), HTTP/2's was multiplied by 5",
+			Metric:   "plt", Location: Median, Cells: Cells{factor.IDVisit: {"repeat"}, factor.IDOrigins: oneServer},
+			Stat: Stat{Kind: Interaction, Vary: networks(still, delayed), By: h2h3}, Region: Below(1), Differs: differs,
+		}, {
+			ID: "C2", Text: "Repeat connections over QUIC are much less sensitive to loss than over HTTP/2",
+			Source: "§IV-A2, Fig. 5–6", Figure: "≈ 0.14",
+			Reported: "from 0 to 20 % loss QUIC's repeat PLT went from about 1,900 to 2,200 ms (×1.16), HTTP/2's from about 800 to 6,500 ms (×8.1)",
+			Metric:   "plt", Location: Median, Cells: Cells{factor.IDVisit: {"repeat"}, factor.IDOrigins: oneServer},
+			Stat: Stat{Kind: Interaction, Vary: networks(still, lossy), By: h2h3}, Region: Below(1),
+			Differs: differs + "; the loss applies in each direction (the paper does not say)",
+		}, {
+			ID: "C3", Text: "QUIC's first connections are far more sensitive to loss than its repeat connections",
+			Source: "§IV-A2", Figure: "≈ 6.9",
+			Reported: "QUIC's first connections went from an average of 2,000 ms to 16,000 ms (×8) from 0 to 20 % loss, its repeat connections ×1.16",
+			Metric:   "plt", Location: Median, Cells: Cells{factor.IDProtocol: {"h3"}, factor.IDOrigins: oneServer},
+			Stat: Stat{Kind: Interaction, Vary: networks(still, lossy),
+				By: Contrast{Factor: factor.IDVisit, From: "repeat", To: "first"}},
+			Region: Above(1), Differs: differs,
+		}, {
+			ID: "C4", Text: "On very lossy links QUIC outperforms HTTP/2",
+			Source: "§IV-A2, §IV-A3, §V, Fig. 5–6", Figure: "≈ 0.34",
+			Reported: "repeat connections at 20 % loss: QUIC about 2,200 ms, HTTP/2 about 6,500 ms (the paper warns that its HTTP/2 server's absolute times are better than its QUIC server's)",
+			Metric:   "plt", Location: Median,
+			Cells: Cells{factor.IDNetwork: {lossy}, factor.IDVisit: {"repeat"}, factor.IDOrigins: oneServer},
+			Stat:  Stat{Kind: Ratio, Vary: h2h3}, Region: Below(1), Differs: differs,
+		}, {
+			ID: "C5", Text: "A first QUIC connection's PLT almost doubles from 0 to 200 ms of delay",
+			Source: "§IV-A1", Figure: "≈ 2",
+			Reported: "\"The PLT almost doubles for QUIC first connections\" from 0 to 200 ms",
+			Metric:   "plt", Location: Median,
+			Cells: Cells{factor.IDProtocol: {"h3"}, factor.IDVisit: {"first"}, factor.IDOrigins: oneServer},
+			Stat:  Stat{Kind: Ratio, Vary: networks(still, delayed)}, Region: Within(1.5, 2.5),
+			Differs: differs + "; the ratio depends on how long the page takes without delay (about 2 s in the paper)",
+		}, {
+			ID: "C6", Text: "Content on 1 or 4 servers loads about equally fast over QUIC",
+			Source: "§IV-B2, Fig. 11", Figure: "≈ 1",
+			Reported: "\"the PLT performances are relatively similar for 1, 2 and 4 servers\" (QUIC, repeat connections)",
+			Metric:   "plt", Location: Median,
+			Cells: Cells{factor.IDNetwork: {still}, factor.IDProtocol: {"h3"}, factor.IDVisit: {"repeat"}},
+			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDOrigins, From: "1", To: "4"}}, Region: Within(0.9, 1.1),
+			Differs: differs + "; \"relatively similar\" read as within 10 %; the network of Fig. 11 is not given (no delay, no loss here)",
+		}, {
+			ID: "C7", Text: "Content on 8 servers loads more slowly over QUIC than on one",
+			Source: "§IV-B2, Fig. 11", Figure: "> 1",
+			Reported: "the PLT performances \"decrease for 8 servers\" (QUIC, repeat connections)",
+			Metric:   "plt", Location: Median,
+			Cells: Cells{factor.IDNetwork: {still}, factor.IDProtocol: {"h3"}, factor.IDVisit: {"repeat"}},
+			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDOrigins, From: "1", To: "8"}}, Region: Above(1),
+			Differs: differs + "; the network of Fig. 11 is not given (no delay, no loss here)",
+		}, {
+			ID: "C8", Text: "On a first connection QUIC saves two round trips: 1 RTT against TCP+TLS's 3",
+			Source: "§I, §III-C1", Figure: "2 RTT",
+			Reported: "TCP+TLS needs 3 RTT before the first request, QUIC 1 (\"2 or 1 RTT\" on a first connection)",
+			Metric:   "ttfb", Location: Median,
+			Cells: Cells{factor.IDNetwork: {delayed}, factor.IDVisit: {"first"}, factor.IDOrigins: oneServer},
+			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, Region: Within(1.5, 2.5),
+			Differs: "TLS 1.3 completes in one round trip where the paper's TLS 1.2 took two: TCP+TLS 1.3 needs 2 RTT, so QUIC can save only 1; the document's first byte (TTFB) measures it",
+		}, {
+			ID: "C9", Text: "On a repeat connection QUIC saves two or three round trips: 0 RTT against 2 or 3",
+			Source: "§II, §III-C2, §IV-A", Figure: "2–3 RTT",
+			Reported: "\"0 or 1 RTT vs 2 or 3 RTTs in case of TCP/TLS handshake\"; a repeat connection \"requires 1 or 0 RTT\"",
+			Metric:   "ttfb", Location: Median,
+			Cells: Cells{factor.IDNetwork: {delayed}, factor.IDVisit: {"repeat"}, factor.IDOrigins: oneServer},
+			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, Region: Within(1.5, 3.5),
+			Differs: "0-RTT for h3 against TLS 1.3 resumption (no early data) over a new TCP connection: 0 against 2 RTT",
+		}},
+		Gaps: []Gap{
+			{"4G and ADSL on the public Internet to YouTube's servers, and the load of the network through the day (§IV-A3–4, Fig. 7–8)", "real access networks and Google's servers are not an emulated network"},
+			{"replicas of YouTube, Orange and the Doctor project's site (§IV-B1, Fig. 9–10)", "no recordings of them ship; one synthetic page stands in"},
+			{"first connections without --origin-to-force-quic-on, where QUIC is found through Alt-Svc (Fig. 12)", "quicbench forces h3 from the first request"},
+			{"HTTP/1.1 against QUIC on ADSL and 4G", "add protocols: [h1, h2, h3] to a spec for HTTP/1.1; no claim of the emulated part concerns it"},
+		},
+	}
+}

@@ -1,0 +1,304 @@
+package papers
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/stats"
+)
+
+// Verdict is how our measurement stands to a claim.
+type Verdict string
+
+// The verdicts. A claim agrees when the interval at the paper's level lies
+// inside its region, disagrees when it lies wholly outside, and is
+// inconclusive when it straddles a bound.
+const (
+	Agrees        Verdict = "agrees"
+	Disagrees     Verdict = "disagrees"
+	Inconclusive  Verdict = "inconclusive"
+	NotMeasured   Verdict = "not measured"   // no setting had loads at every level the statistic needs
+	NotReproduced Verdict = "not reproduced" // the claim cannot be tested here (Claim.NotReproduced)
+)
+
+// MinLoads is how many successful loads a level of a setting needs for the
+// setting to count.
+const MinLoads = 2
+
+// DefaultReps is how many bootstrap resamples an interval takes.
+const DefaultReps = 2000
+
+// Source is one run's trials; Run names it in trial references when a
+// reproduction has several runs ("" for one).
+type Source struct {
+	Run    string
+	Trials []results.Trial
+}
+
+// Options tune the evaluation.
+type Options struct {
+	Reps int    // bootstrap resamples (0: DefaultReps)
+	Seed uint64 // of the resampling
+}
+
+// Row is a claim set beside our measurement.
+type Row struct {
+	Paper Paper
+	Claim Claim
+	// Value is our statistic (NaN when not measured), Lo and Hi its 95 %
+	// interval, LevelLo and LevelHi its interval at the paper's level,
+	// which the verdict reads.
+	Value, Lo, Hi    float64
+	LevelLo, LevelHi float64
+	Verdict          Verdict
+	Settings         int      // groups of settings compared
+	Loads            int      // loads used
+	Trials           []string // their IDs, "run/id" when the sources are several
+	// Levels lists the networks and pages of the settings used, and the
+	// levels of any other factor that differs among them: what the row
+	// covers.
+	Levels map[factor.ID][]string
+}
+
+// Evaluate sets every claim of p beside the loads of sources.
+func Evaluate(p Paper, sources []Source, o Options) []Row {
+	if o.Reps <= 0 {
+		o.Reps = DefaultReps
+	}
+	rows := make([]Row, len(p.Claims))
+	for i, c := range p.Claims {
+		rows[i] = evaluateClaim(p, c, sources, o, uint64(i))
+	}
+	return rows
+}
+
+// group is one setting of a claim: its loads' values at each combination
+// of the contrasted levels (index: 0 From, 1 To; +2 at By.To).
+type group struct {
+	key     factor.Levels
+	samples [4][]float64
+	trials  []string
+	rttMs   float64
+}
+
+func evaluateClaim(p Paper, c Claim, sources []Source, o Options, stream uint64) Row {
+	row := Row{Paper: p, Claim: c, Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), LevelLo: math.NaN(), LevelHi: math.NaN()}
+	if c.NotReproduced != "" {
+		row.Verdict = NotReproduced
+		return row
+	}
+	groups := usable(collect(c, sources), c.Stat.Kind)
+	if len(groups) == 0 {
+		row.Verdict = NotMeasured
+		return row
+	}
+	describe(&row, groups)
+	locate := locator(c.Location)
+	row.Value = statistic(c.Stat.Kind, groups, func(g *group, i int) float64 { return locate(g.samples[i]) })
+	row.Lo, row.Hi, row.LevelLo, row.LevelHi = intervals(c, groups, locate, o, stream)
+	row.Verdict = decide(c.Region, row.LevelLo, row.LevelHi)
+	return row
+}
+
+// collect sorts the claim's loads into groups of equal settings.
+func collect(c Claim, sources []Source) []*group {
+	metric, ok := results.MetricNamed(c.Metric)
+	if !ok {
+		return nil
+	}
+	byKey := map[factor.Levels]*group{}
+	var order []*group
+	for _, src := range sources {
+		for _, t := range src.Trials {
+			v := metric.Value(t)
+			if t.Status != results.StatusOK || v == nil || *v <= 0 {
+				continue
+			}
+			levels := t.Levels.Factors()
+			slot, ok := slotOf(c.Stat, levels)
+			if !ok || !c.Cells.Has(levels) {
+				continue
+			}
+			key := levels
+			key.Set(c.Stat.Vary.Factor, "")
+			if c.Stat.Kind == Interaction {
+				key.Set(c.Stat.By.Factor, "")
+			}
+			g := byKey[key]
+			if g == nil {
+				g = &group{key: key, rttMs: t.RTTMs}
+				byKey[key] = g
+				order = append(order, g)
+			}
+			g.samples[slot] = append(g.samples[slot], *v)
+			g.trials = append(g.trials, trialRef(src.Run, t.ID))
+		}
+	}
+	return order
+}
+
+// slotOf is where a load of levels l goes in its group, and false if its
+// levels of the contrasted factors are not the contrast's.
+func slotOf(s Stat, l factor.Levels) (int, bool) {
+	slot, ok := side(s.Vary, l)
+	if !ok {
+		return 0, false
+	}
+	if s.Kind != Interaction {
+		return slot, true
+	}
+	by, ok := side(s.By, l)
+	return slot + 2*by, ok
+}
+
+// side is 0 for the contrast's From level, 1 for its To level.
+func side(c Contrast, l factor.Levels) (int, bool) {
+	switch l.Of(c.Factor) {
+	case c.From:
+		return 0, true
+	case c.To:
+		return 1, true
+	}
+	return 0, false
+}
+
+func trialRef(run, id string) string {
+	if run == "" {
+		return id
+	}
+	return run + "/" + id
+}
+
+// usable keeps the groups with MinLoads at every level the statistic
+// reads (and a known RTT where it divides by it).
+func usable(groups []*group, k Kind) []*group {
+	need := 2
+	if k == Interaction {
+		need = 4
+	}
+	var out []*group
+	for _, g := range groups {
+		ok := k != RTTsSaved || g.rttMs > 0
+		for i := range need {
+			ok = ok && len(g.samples[i]) >= MinLoads
+		}
+		if ok {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// describe records which settings and loads the row used.
+func describe(row *Row, groups []*group) {
+	row.Settings = len(groups)
+	row.Levels = map[factor.ID][]string{}
+	for _, g := range groups {
+		row.Trials = append(row.Trials, g.trials...)
+		for _, s := range g.samples {
+			row.Loads += len(s)
+		}
+		for _, f := range factor.Table() {
+			if lvl := g.key.Of(f.ID); lvl != "" && !slices.Contains(row.Levels[f.ID], lvl) {
+				row.Levels[f.ID] = append(row.Levels[f.ID], lvl)
+			}
+		}
+	}
+	for id, lv := range row.Levels {
+		if len(lv) < 2 && id != factor.IDNetwork && id != factor.IDPage {
+			delete(row.Levels, id)
+		}
+		sort.Slice(lv, func(i, j int) bool { return factor.ComparePages(lv[i], lv[j]) < 0 })
+	}
+	sort.Strings(row.Trials)
+}
+
+// locator returns the summary of a cell's loads.
+func locator(l Location) func([]float64) float64 {
+	if l == Median {
+		return stats.Median
+	}
+	return stats.Mean
+}
+
+// statistic pools the groups' locations (loc(g, i) of sample i) into the
+// claim's statistic.
+func statistic(k Kind, groups []*group, loc func(*group, int) float64) float64 {
+	var sum float64
+	for _, g := range groups {
+		from, to := loc(g, 0), loc(g, 1)
+		switch k {
+		case Ratio:
+			sum += math.Log(to / from)
+		case Share:
+			if to < from {
+				sum++
+			}
+		case RTTsSaved:
+			sum += (from - to) / g.rttMs
+		case Interaction:
+			sum += math.Log(loc(g, 3)/loc(g, 2)) - math.Log(to/from)
+		}
+	}
+	mean := sum / float64(len(groups))
+	if k == Ratio || k == Interaction {
+		return math.Exp(mean)
+	}
+	return mean
+}
+
+// intervals are the statistic's 95 % interval and its interval at the
+// claim's level: Clopper–Pearson over the settings for a share (the claim
+// is about pages or settings, which are the sample), a percentile
+// bootstrap resampling every cell's loads otherwise.
+func intervals(c Claim, groups []*group, locate func([]float64) float64, o Options, stream uint64) (lo, hi, levelLo, levelHi float64) {
+	level := 1 - c.alpha()
+	if c.Stat.Kind == Share {
+		wins := int(math.Round(statistic(Share, groups, func(g *group, i int) float64 { return locate(g.samples[i]) }) * float64(len(groups))))
+		lo, hi = stats.ClopperPearson(wins, len(groups), 0.95)
+		levelLo, levelHi = stats.ClopperPearson(wins, len(groups), level)
+		return lo, hi, levelLo, levelHi
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, stream))
+	draws := make([]float64, o.Reps)
+	var buf []float64
+	for b := range draws {
+		draws[b] = statistic(c.Stat.Kind, groups, func(g *group, i int) float64 {
+			buf = resample(rng, g.samples[i], buf[:0])
+			return locate(buf)
+		})
+	}
+	slices.Sort(draws)
+	lo, hi = percentiles(draws, 0.95)
+	levelLo, levelHi = percentiles(draws, level)
+	return lo, hi, levelLo, levelHi
+}
+
+// resample draws len(xs) values of xs with replacement into buf.
+func resample(rng *rand.Rand, xs, buf []float64) []float64 {
+	for range xs {
+		buf = append(buf, xs[rng.IntN(len(xs))])
+	}
+	return buf
+}
+
+// percentiles are the two-sided level interval of sorted draws.
+func percentiles(sorted []float64, level float64) (lo, hi float64) {
+	tail := (1 - level) / 2
+	return stats.Quantile(sorted, tail), stats.Quantile(sorted, 1-tail)
+}
+
+// decide reads the interval at the paper's level against the region.
+func decide(r Region, lo, hi float64) Verdict {
+	switch {
+	case lo >= r.Low && hi <= r.High:
+		return Agrees
+	case hi < r.Low || lo > r.High:
+		return Disagrees
+	}
+	return Inconclusive
+}

@@ -1,0 +1,189 @@
+package papers
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+// load is a fake trial: its levels, RTT and PLT/TTFB value.
+func load(id, network, page, protocol string, rttMs, ms float64) results.Trial {
+	var t results.Trial
+	t.ID, t.Status = id, results.StatusOK
+	t.Network, t.Page, t.Protocol, t.Origins, t.Visit = network, page, factor.Protocol(protocol), 1, factor.Visit("first")
+	t.RTTMs = rttMs
+	t.PLT, t.TTFB = results.F(ms), results.F(ms)
+	return t
+}
+
+// loads are n loads of one cell around ms (±2 %, deterministic).
+func loads(network, page, protocol string, rttMs, ms float64, n int) []results.Trial {
+	var out []results.Trial
+	for i := range n {
+		wobble := 1 + 0.02*float64(i%3-1)
+		out = append(out, load(fmt.Sprintf("%s-%s-%s-%d", network, page, protocol, i), network, page, protocol, rttMs, ms*wobble))
+	}
+	return out
+}
+
+var h3VsH2 = Contrast{Factor: factor.IDProtocol, From: "h2", To: "h3"}
+
+func evaluateOne(t *testing.T, c Claim, trials []results.Trial) Row {
+	t.Helper()
+	if c.Metric == "" {
+		c.Metric = "plt"
+	}
+	rows := Evaluate(Paper{ID: "test", Claims: []Claim{c}}, []Source{{Trials: trials}}, Options{Reps: 500, Seed: 1})
+	return rows[0]
+}
+
+func TestRatioPoolsSettingsByGeometricMean(t *testing.T) {
+	var trials []results.Trial
+	trials = append(trials, loads("a", "p1", "h2", 50, 1000, 6)...)
+	trials = append(trials, loads("a", "p1", "h3", 50, 400, 6)...)
+	trials = append(trials, loads("a", "p2", "h2", 50, 1000, 6)...)
+	trials = append(trials, loads("a", "p2", "h3", 50, 900, 6)...)
+	c := Claim{Location: Mean, Stat: Stat{Kind: Ratio, Vary: h3VsH2}, Region: Below(1)}
+	row := evaluateOne(t, c, trials)
+	want := math.Sqrt(0.4 * 0.9) // 0.6
+	if math.Abs(row.Value-want) > 1e-9 {
+		t.Errorf("ratio %.4f, want the geometric mean %.4f", row.Value, want)
+	}
+	if row.Verdict != Agrees || !(row.Lo < want && want < row.Hi) || row.Hi >= 1 {
+		t.Errorf("verdict %s, interval [%.3f, %.3f]: want agrees with the interval around %.3f and below 1", row.Verdict, row.Lo, row.Hi, want)
+	}
+	if row.Settings != 2 || row.Loads != 24 || len(row.Trials) != 24 {
+		t.Errorf("used %d settings, %d loads, %d trial IDs; want 2, 24, 24", row.Settings, row.Loads, len(row.Trials))
+	}
+	if got := row.Levels[factor.IDPage]; len(got) != 2 {
+		t.Errorf("pages covered %v, want p1 and p2", got)
+	}
+	c.Region = Above(1)
+	if row := evaluateOne(t, c, trials); row.Verdict != Disagrees {
+		t.Errorf("a claim that h3 is slower: %s, want disagrees", row.Verdict)
+	}
+	c.Region = Within(0.6, 0.7)
+	if row := evaluateOne(t, c, trials); row.Verdict != Inconclusive {
+		t.Errorf("a region with a bound inside the interval [%.3f, %.3f]: %s, want inconclusive", row.Lo, row.Hi, row.Verdict)
+	}
+}
+
+func TestTheVerdictReadsThePapersLevel(t *testing.T) {
+	// Noisy cells whose 95 % interval lies just below 1 while the 99 %
+	// one need not: the 99 % interval must be at least as wide.
+	var trials []results.Trial
+	for i, v := range []float64{900, 1100, 950, 1050, 1000, 980, 1020} {
+		trials = append(trials, load(fmt.Sprint("q", i), "a", "p", "h3", 50, v*0.9))
+		trials = append(trials, load(fmt.Sprint("t", i), "a", "p", "h2", 50, v*(1+0.01*float64(i))))
+	}
+	c := Claim{Location: Mean, Stat: Stat{Kind: Ratio, Vary: h3VsH2}, Region: Below(1), Alpha: 0.01}
+	row := evaluateOne(t, c, trials)
+	if row.LevelLo > row.Lo || row.LevelHi < row.Hi {
+		t.Errorf("99 %% interval [%.3f, %.3f] narrower than the 95 %% one [%.3f, %.3f]", row.LevelLo, row.LevelHi, row.Lo, row.Hi)
+	}
+	if want := decide(c.Region, row.LevelLo, row.LevelHi); row.Verdict != want {
+		t.Errorf("verdict %s, want %s: the one of the 99 %% interval", row.Verdict, want)
+	}
+}
+
+func TestShareCountsSettingsWithAnExactInterval(t *testing.T) {
+	var trials []results.Trial
+	for i, h3 := range []float64{800, 1200, 1300, 1100} { // h3 wins on one page of four
+		page := fmt.Sprint("p", i)
+		trials = append(trials, loads("a", page, "h2", 50, 1000, 3)...)
+		trials = append(trials, loads("a", page, "h3", 50, h3, 3)...)
+	}
+	row := evaluateOne(t, Claim{Location: Mean, Stat: Stat{Kind: Share, Vary: h3VsH2}, Region: Below(0.5)}, trials)
+	if row.Value != 0.25 {
+		t.Errorf("share %v, want 0.25", row.Value)
+	}
+	// Clopper–Pearson for 1 of 4 at 95 %: [0.0063, 0.8059].
+	if math.Abs(row.Lo-0.0063) > 0.001 || math.Abs(row.Hi-0.8059) > 0.001 {
+		t.Errorf("interval [%.4f, %.4f], want Clopper–Pearson's [0.0063, 0.8059]", row.Lo, row.Hi)
+	}
+	if row.Verdict != Inconclusive {
+		t.Errorf("verdict %s: 4 pages cannot show a share below half", row.Verdict)
+	}
+}
+
+func TestRTTsSavedDividesByTheNetworksRTT(t *testing.T) {
+	var trials []results.Trial
+	trials = append(trials, loads("far", "p", "h2", 200, 600, 5)...) // 3 RTT
+	trials = append(trials, loads("far", "p", "h3", 200, 400, 5)...) // 2 RTT
+	trials = append(trials, loads("near", "p", "h2", 20, 60, 5)...)
+	trials = append(trials, loads("near", "p", "h3", 20, 40, 5)...)
+	c := Claim{Metric: "ttfb", Location: Median, Stat: Stat{Kind: RTTsSaved, Vary: h3VsH2}, Region: Within(0.5, 1.5)}
+	row := evaluateOne(t, c, trials)
+	if math.Abs(row.Value-1) > 1e-9 || row.Verdict != Agrees {
+		t.Errorf("saved %.3f RTT (%s), want 1 RTT, agrees", row.Value, row.Verdict)
+	}
+	if got := row.Levels[factor.IDNetwork]; len(got) != 2 {
+		t.Errorf("networks covered %v, want far and near", got)
+	}
+}
+
+func TestInteractionComparesTheEffectOfOneFactorAtTwoLevelsOfAnother(t *testing.T) {
+	// Cook et al.'s reading: delay multiplies h2's PLT by 5 and h3's by 1.2.
+	var trials []results.Trial
+	trials = append(trials, loads("delay0", "p", "h2", 0, 800, 4)...)
+	trials = append(trials, loads("delay200", "p", "h2", 200, 4000, 4)...)
+	trials = append(trials, loads("delay0", "p", "h3", 0, 1900, 4)...)
+	trials = append(trials, loads("delay200", "p", "h3", 200, 2280, 4)...)
+	c := Claim{Location: Median, Region: Below(1), Stat: Stat{Kind: Interaction,
+		Vary: Contrast{Factor: factor.IDNetwork, From: "delay0", To: "delay200"}, By: h3VsH2}}
+	row := evaluateOne(t, c, trials)
+	if math.Abs(row.Value-1.2/5) > 1e-9 || row.Verdict != Agrees {
+		t.Errorf("interaction %.4f (%s), want 0.24, agrees", row.Value, row.Verdict)
+	}
+	if row.Settings != 1 || row.Loads != 16 {
+		t.Errorf("used %d settings and %d loads, want 1 and 16", row.Settings, row.Loads)
+	}
+}
+
+func TestLoadsOutsideTheCellsOrFailedAreLeftOut(t *testing.T) {
+	var trials []results.Trial
+	trials = append(trials, loads("a", "p", "h2", 50, 1000, 3)...)
+	trials = append(trials, loads("a", "p", "h3", 50, 500, 3)...)
+	trials = append(trials, loads("b", "p", "h2", 50, 1000, 3)...)
+	trials = append(trials, loads("b", "p", "h3", 50, 2000, 3)...)
+	failed := load("x", "a", "p", "h3", 50, 99999)
+	failed.Status = results.StatusFailed
+	trials = append(trials, failed)
+	c := Claim{Location: Mean, Cells: Cells{factor.IDNetwork: {"a"}}, Stat: Stat{Kind: Ratio, Vary: h3VsH2}, Region: Below(1)}
+	row := evaluateOne(t, c, trials)
+	if math.Abs(row.Value-0.5) > 1e-9 || row.Loads != 6 {
+		t.Errorf("ratio %.3f from %d loads, want 0.5 from network a's 6", row.Value, row.Loads)
+	}
+	c.Cells = Cells{factor.IDNetwork: {"c"}}
+	if row := evaluateOne(t, c, trials); row.Verdict != NotMeasured || !math.IsNaN(row.Value) {
+		t.Errorf("no loads in the cells: %s %v, want not measured, NaN", row.Verdict, row.Value)
+	}
+	one := append(loads("a", "p", "h2", 50, 1000, 3), load("solo", "a", "p", "h3", 50, 500))
+	c.Cells = nil
+	if row := evaluateOne(t, c, one); row.Verdict != NotMeasured {
+		t.Errorf("one h3 load: %s, want not measured (a level needs %d loads)", row.Verdict, MinLoads)
+	}
+	if row := evaluateOne(t, Claim{NotReproduced: "gQUIC's FEC"}, trials); row.Verdict != NotReproduced {
+		t.Errorf("a claim we cannot test: %s", row.Verdict)
+	}
+}
+
+func TestRegionsReadInTheStatisticsUnits(t *testing.T) {
+	for _, tc := range []struct {
+		r    Region
+		k    Kind
+		want string
+	}{
+		{Below(1), Ratio, "< 1"},
+		{Above(0.5), Share, "> 50 %"},
+		{Within(0.54, 0.74), Ratio, "0.54–0.74"},
+		{Within(1.5, 2.5), RTTsSaved, "1.5–2.5 RTT"},
+	} {
+		if got := tc.r.Text(tc.k); got != tc.want {
+			t.Errorf("%+v %s: %q, want %q", tc.r, tc.k, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package papers
+
+import "github.com/quicbench/quicbench/internal/factor"
+
+// nepomuceno2018 is seed 000: QUIC against TCP on 100 Alexa pages.
+func nepomuceno2018() Paper {
+	const differs = "h3 (IETF QUIC) against HTTP/1.1, both from quicbench's Go servers, in today's Chromium; generated web2024 pages for 2016's Alexa top 100"
+	h1h3 := protocols("h1", "h3")
+	return Paper{
+		ID:       "nepomuceno2018",
+		Authors:  "Késsia Nepomuceno, Igor Nogueira de Oliveira, Rafael Roque Aschoff, Daniel Bezerra, Maria Silvia Ito, Wesley Melo, Djamel Sadok, Géza Szabó",
+		Year:     2018,
+		YearFrom: "its title page gives no year: Wolsing et al. 2019 cite it as ISCC 2018 (their reference 20)",
+		Title:    "QUIC and TCP: A Performance Evaluation",
+		Venue:    "IEEE Symposium on Computers and Communications (ISCC)",
+		Seed:     "000_e7bbfcb3f9c0d721.txt",
+		Setup:    "100 Alexa pages recorded and replayed with Mahimahi; Caddy serving TCP with HTTP/1.1 and Google's QUIC with HTTP/2; Chrome 54; onLoad and onContentLoaded from HARs; the mean of 30 loads per page",
+		Specs:    map[Scale][]string{Quick: {"nepomuceno2018-quick.yaml"}, Full: {"nepomuceno2018.yaml"}},
+		Claims: []Claim{{
+			ID: "C1", Text: "With the cache disabled, TCP loads most pages faster: QUIC wins on under 40 % of pages in every configuration",
+			Source: "§V, Fig. 3c, Table III", Figure: "28.6–39.6 %",
+			Reported: "QUIC faster than TCP on 28.57–39.56 % of the pages per configuration (onLoad, cache disabled)",
+			Metric:   "onload", Location: Mean, Cells: Cells{factor.IDCache: {"off"}},
+			Stat: Stat{Kind: Share, Vary: h1h3}, Region: Below(0.40), Differs: differs,
+		}, {
+			ID: "C2", Text: "With the cache enabled, QUIC wins on fewer pages still: under a third",
+			Source: "Table III", Figure: "16.1–32.2 %",
+			Reported: "QUIC faster than TCP on 16.09–32.18 % of the pages per configuration (onLoad, cache enabled)",
+			Metric:   "onload", Location: Mean, Cells: Cells{factor.IDCache: {"on"}},
+			Stat: Stat{Kind: Share, Vary: h1h3}, Region: Below(0.33), Differs: differs,
+		}, {
+			ID: "C3", Text: "By onContentLoaded with the cache enabled, QUIC wins on at most one page in eight",
+			Source: "Table III", Figure: "4.3–12.9 %",
+			Reported: "QUIC faster than TCP on 4.30–12.90 % of the pages per configuration (onContentLoaded, cache enabled)",
+			Metric:   "dcl", Location: Mean, Cells: Cells{factor.IDCache: {"on"}},
+			Stat: Stat{Kind: Share, Vary: h1h3}, Region: Below(0.13), Differs: differs,
+		}, {
+			ID: "C4", Text: "Enabling the cache speeds TCP up more than QUIC",
+			Source: "§VI, Table III", Figure: "> 1",
+			Reported: "\"enabling cache while using TCP produces a much higher performance improvement than when using QUIC\"; QUIC's share of wins fell from 28.6–39.6 % to 16.1–32.2 % (onLoad)",
+			Metric:   "onload", Location: Mean,
+			Stat:    Stat{Kind: Interaction, Vary: h1h3, By: Contrast{Factor: factor.IDCache, From: "off", To: "on"}},
+			Region:  Above(1),
+			Differs: differs + "; here the statistic is QUIC/TCP with the cache over QUIC/TCP without it",
+		}, {
+			ID: "C5", Text: "The RTT has a large effect on the load time: pages load much more slowly at 200 ms than at 20 ms",
+			Source: "§VI, Fig. 4", Figure: "> 1",
+			Reported: "\"by fixing the packet loss ratio and varying the RTT in 20 ms, 100 ms, and 200 ms, we can easily see the increase in the page load time\" (no numbers in the text)",
+			Metric:   "onload", Location: Mean, Cells: Cells{factor.IDCache: {"off"}},
+			Stat: Stat{Kind: Ratio, Vary: networks("nepomuceno2018-rtt20-loss0", "nepomuceno2018-rtt200-loss0")}, Region: Above(1),
+			Differs: differs,
+		}, {
+			ID: "C6", Text: "Packet loss of up to 2 % hardly changes the load time",
+			Source: "§VI, §VII, Fig. 4", Figure: "≈ 1",
+			Reported: "\"when we fix the RTT and vary the packet loss to 0%, 0.5%, 1%, and 2%, however, this hardly influences the results\"",
+			Metric:   "onload", Location: Mean, Cells: Cells{factor.IDCache: {"off"}},
+			Stat: Stat{Kind: Ratio, Vary: networks("nepomuceno2018-rtt20-loss0", "nepomuceno2018-rtt20-loss2")}, Region: Within(0.9, 1.1),
+			Differs: differs + "; \"hardly\" read as within 10 %; the loss applies in each direction",
+		}},
+		Gaps: []Gap{
+			{"Google's QUIC carrying HTTP/2 against TCP carrying HTTP/1.1, both from Caddy", "Google's QUIC is gone from browsers and servers: h3 over IETF QUIC against HTTP/1.1 is the nearest pair"},
+			{"QUIC discovered through Alt-Svc on the first connection, the paper's explanation of its results", "quicbench forces h3 from the first request, as a study of the protocol must"},
+			{"the HAR's phases (Connect, Receive) per page", "the report draws waterfalls from the HARs, but no claim counts phases"},
+		},
+	}
+}

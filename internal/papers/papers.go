@@ -1,0 +1,251 @@
+// Package papers holds the five studies quicbench reproduces as data: who
+// wrote each and where, the example specs that run its design at two
+// scales, its headline claims — the claim in words, the table or figure it
+// comes from, the paper's numbers, the cells of our spec that test it, the
+// statistic we compute there and the region it must fall in — and the
+// conditions we cannot reproduce, each with its reason. Evaluate sets each
+// claim beside our measurement: the statistic with its 95 % bootstrap
+// interval and a verdict (agrees, disagrees, inconclusive) decided at the
+// paper's own significance level.
+//
+// The package is pure: it reads trials, never runs them.
+package papers
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/quicbench/quicbench/internal/factor"
+)
+
+// Scale is how much of a paper's design a reproduction runs.
+type Scale string
+
+// The scales: Quick runs a slice of the design in at most half an hour on
+// a 2-core machine, with every claim's cells in it; Full runs the paper's
+// whole design (hours to days: shard it on Slurm).
+const (
+	Quick Scale = "quick"
+	Full  Scale = "paper"
+)
+
+// ParseScale reads a scale as --scale takes it.
+func ParseScale(s string) (Scale, error) {
+	switch Scale(s) {
+	case Quick, Full:
+		return Scale(s), nil
+	}
+	return "", fmt.Errorf("scale %q is not quick or paper", s)
+}
+
+// Paper is one study of ../shared/seeds: its citation, the specs that run
+// its design, its claims and the conditions we cannot reproduce.
+type Paper struct {
+	// ID names the paper on the command line and its example specs: the
+	// first author and year, such as "cook2017"; the author alone where no
+	// year is known.
+	ID      string
+	Authors string // as its title page gives them
+	Year    int    // 0: unknown
+	// YearFrom says where the year comes from: its own title page, or
+	// another of the five papers that cites it.
+	YearFrom string
+	Title    string
+	Venue    string // where it appeared, if known
+	Seed     string // its text in ../shared/seeds
+	// Setup is the paper's set-up in a line: servers, client and version,
+	// pages, network emulation.
+	Setup string
+	// Specs are the example spec files (in examples/) that make up a
+	// reproduction at each scale; runs of one scale never share a setting.
+	Specs  map[Scale][]string
+	Claims []Claim
+	// Gaps are the paper's conditions no claim can test here, with why.
+	Gaps []Gap
+}
+
+// Cite names the paper as a reader would: "Cook et al. 2017", "Biswal and
+// Gnawali 2016", "Masri et al." (no year known).
+func (p Paper) Cite() string {
+	authors := strings.Split(p.Authors, ", ")
+	surname := func(name string) string { return name[strings.LastIndex(name, " ")+1:] }
+	cite := surname(authors[0])
+	switch {
+	case len(authors) == 2:
+		cite += " and " + surname(authors[1])
+	case len(authors) > 2:
+		cite += " et al."
+	}
+	if p.Year > 0 {
+		cite += " " + strconv.Itoa(p.Year)
+	}
+	return cite
+}
+
+// Gap is a condition of a paper that quicbench does not reproduce.
+type Gap struct {
+	Condition string // what the paper had
+	Reason    string // why we cannot have it
+}
+
+// Claim is one headline finding of a paper, with how we test it.
+type Claim struct {
+	ID     string // "C1", "C2" … in the order of the paper's text
+	Text   string // the finding in words
+	Source string // where the paper makes it: "Table III", "§IV-A2, Fig. 5–6"
+	// Figure is the paper's number in the statistic's terms, short
+	// ("0.24", "28.6–39.6 %"); Reported what the paper gives, in full.
+	Figure   string
+	Reported string
+	// Metric names the measure (results.MetricNamed), Location how the
+	// paper summarised a cell's loads.
+	Metric   string
+	Location Location
+	// Cells are the levels whose loads test the claim; a factor not named
+	// is not restricted.
+	Cells  Cells
+	Stat   Stat
+	Region Region
+	// Alpha is the paper's significance level: the verdict reads the
+	// (1 − Alpha) interval (0: 0.05).
+	Alpha float64
+	// Differs says what differs between the paper's set-up and ours that
+	// bears on this claim.
+	Differs string
+	// NotReproduced, if set, is why the claim cannot be tested here; the
+	// fields that test it are then empty.
+	NotReproduced string
+}
+
+// alpha is the claim's significance level.
+func (c Claim) alpha() float64 {
+	if c.Alpha > 0 {
+		return c.Alpha
+	}
+	return 0.05
+}
+
+// Location is how a cell's loads are summarised.
+type Location string
+
+// The locations the papers use.
+const (
+	Mean   Location = "mean"
+	Median Location = "median"
+)
+
+// Cells restrict a claim to levels of factors: a trial counts if, for
+// every factor named, its level is one of those listed (canonical text, as
+// factor.Levels holds it: "on", "4", "repeat").
+type Cells map[factor.ID][]string
+
+// Has reports whether a trial of levels l is in the cells.
+func (c Cells) Has(l factor.Levels) bool {
+	for id, allowed := range c {
+		if !slices.Contains(allowed, l.Of(id)) {
+			return false
+		}
+	}
+	return true
+}
+
+// Kind is the statistic a claim computes.
+type Kind string
+
+// The statistics. Each compares loads at two levels of a factor (Vary)
+// in settings otherwise equal (a group); the value pools the groups.
+const (
+	// Ratio is the geometric mean over groups of location(To) ÷
+	// location(From): below 1 when To is faster.
+	Ratio Kind = "ratio"
+	// Share is the fraction of groups in which To's location is below
+	// From's, such as the share of pages where QUIC wins.
+	Share Kind = "share"
+	// RTTsSaved is the mean over groups of (location(From) −
+	// location(To)) ÷ the network's RTT: how many round trips To saves.
+	RTTsSaved Kind = "rtts saved"
+	// Interaction is the geometric mean over groups of the Ratio of Vary
+	// at By.To divided by the Ratio of Vary at By.From: below 1 when Vary's
+	// effect is smaller at By.To.
+	Interaction Kind = "interaction"
+)
+
+// Contrast is two levels of one factor.
+type Contrast struct {
+	Factor   factor.ID
+	From, To string
+}
+
+// String reads "h3 against h2".
+func (c Contrast) String() string {
+	return fmt.Sprintf("%s against %s", c.To, c.From)
+}
+
+// Stat is what a claim computes from its loads.
+type Stat struct {
+	Kind Kind
+	Vary Contrast
+	By   Contrast // Interaction only
+}
+
+// Region is where our statistic must lie for the claim to hold: an
+// interval with bounds included, ±Inf where open.
+type Region struct {
+	Low, High float64
+}
+
+// Below is every value up to x.
+func Below(x float64) Region { return Region{math.Inf(-1), x} }
+
+// Above is every value from x up.
+func Above(x float64) Region { return Region{x, math.Inf(1)} }
+
+// Within is every value from lo to hi.
+func Within(lo, hi float64) Region { return Region{lo, hi} }
+
+func (r Region) lowOpen() bool  { return math.IsInf(r.Low, -1) }
+func (r Region) highOpen() bool { return math.IsInf(r.High, 1) }
+
+// Text reads the region in the statistic's units: "< 1", "> 50 %",
+// "0.54–0.74", "1.5–2.5 RTT".
+func (r Region) Text(k Kind) string {
+	bound := func(v float64) string {
+		if k == Share {
+			v *= 100
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	switch {
+	case r.lowOpen():
+		return "< " + bound(r.High) + unit(k)
+	case r.highOpen():
+		return "> " + bound(r.Low) + unit(k)
+	}
+	return bound(r.Low) + "–" + bound(r.High) + unit(k)
+}
+
+// unit is what follows a value of the statistic: " %", " RTT" or nothing.
+func unit(k Kind) string {
+	switch k {
+	case Share:
+		return " %"
+	case RTTsSaved:
+		return " RTT"
+	}
+	return ""
+}
+
+// FormatValue writes a value of the statistic in its units: "0.61",
+// "25 %", "0.81 RTT", "-" for NaN.
+func FormatValue(k Kind, v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case k == Share:
+		return strconv.FormatFloat(100*v, 'f', 0, 64) + unit(k)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + unit(k)
+}
