@@ -66,6 +66,7 @@ func commands() []command {
 		{"slurm", "SPEC --shards N --out DIR [--submit]", "a Slurm job array of the shards and a merge job after it", noCtx(runSlurm), false},
 		{"export", "DIR [flags]", "write a run's trials and resources as CSV, JSON lines or Parquet", runExport, false},
 		{"report", "DIR [flags]", "compare the protocols of a run: statistics, tests, figures, HTML", runReport, false},
+		{"reproduce", "PAPER [flags]", "run a paper's design and set each of its claims beside our measurement", runReproduce, true},
 		{"doctor", "[flags]", "what this machine offers a study, and what that means for the results", runDoctor, true},
 		{"cleanup", "", "remove namespaces left by runs that were killed", noCtx(runCleanup), false},
 		{"help", "", "show this text", func(_ context.Context, _ []string, stdout, _ io.Writer) int {

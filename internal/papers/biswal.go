@@ -20,11 +20,12 @@ func biswal2016() Paper {
 		ID:       "biswal2016",
 		Authors:  "Prasenjeet Biswal, Omprakash Gnawali",
 		Year:     2016,
-		YearFrom: "its title page gives no year: Nepomuceno et al. 2018 (reference 21) and Wolsing et al. 2019 (reference 2) cite it as GLOBECOM 2016",
+		YearFrom: "its title page gives no year; Nepomuceno et al. 2018 and Wolsing et al. 2019 cite it as GLOBECOM 2016, their references 21 and 2",
 		Title:    "Does QUIC make the Web faster?",
 		Venue:    "IEEE Global Communications Conference (GLOBECOM)",
 		Seed:     "004_75cf35c65e09abad.txt",
 		Setup:    "Google's QUIC server (version 23, SPDY 3.1 over QUIC) and OpenLiteSpeed 1.3.9 (HTTP/2 draft 17); netem; Chromium 41; PLT from a Chromium extension (time in network activity); the median of 5 loads",
+		Metric:   "plt",
 		Specs:    map[Scale][]string{Quick: {"biswal2016-quick.yaml", "biswal2016-cellular-quick.yaml"}, Full: {"biswal2016.yaml"}},
 		Claims: []Claim{{
 			ID: "C1", Text: "At 100 Mbit/s without loss, HTTP/2 is faster than QUIC",

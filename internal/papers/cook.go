@@ -18,6 +18,7 @@ func cook2017() Paper {
 		Venue:    "IEEE International Conference on Communications (ICC 2017)",
 		Seed:     "002_3a75445d685f5f50.txt",
 		Setup:    "go-quic servers for HTTP/2 over QUIC and Go's HTTP library for HTTP/1.1 and HTTP/2, each in a Docker container; netem; Chromium 53 under Selenium; Navigation Timing PLT; 100 loads per protocol",
+		Metric:   "plt",
 		Specs:    map[Scale][]string{Quick: {"cook2017-quick.yaml", "cook2017-servers-quick.yaml"}, Full: {"cook2017.yaml"}},
 		Claims: []Claim{{
 			ID: "C1", Text: "Repeat connections over QUIC are much less sensitive to delay than over HTTP/2",

@@ -11,10 +11,11 @@ func masri() Paper {
 	return Paper{
 		ID:       "masri",
 		Authors:  "Carl Masri, Kjalén Hansen, Jakob Roberts",
-		YearFrom: "no year: its title page gives none and none of the other four papers cites it (its own references run to 2017)",
+		YearFrom: "no year: its title page gives none, none of the other four papers cites it, and its own references run to 2017",
 		Title:    "A Comparison of Network Protocols: TCP vs QUIC",
 		Seed:     "001_cc7e49e556c9610b.txt",
 		Setup:    "Google's QUIC toy server (proto-quic) and OpenLiteSpeed for HTTP/2 over TLS; Chrome with its cache disabled; netem on a separate shaping machine; PLT from HARs; the mean of 30 loads",
+		Metric:   "onload",
 		Specs:    map[Scale][]string{Quick: {"masri-quick.yaml"}, Full: {"masri.yaml"}},
 		Claims: []Claim{{
 			ID: "C1", Text: "Without loss at 5 ms, HTTP/2 loads pages of 100 B objects faster than QUIC",

@@ -10,11 +10,12 @@ func nepomuceno2018() Paper {
 		ID:       "nepomuceno2018",
 		Authors:  "Késsia Nepomuceno, Igor Nogueira de Oliveira, Rafael Roque Aschoff, Daniel Bezerra, Maria Silvia Ito, Wesley Melo, Djamel Sadok, Géza Szabó",
 		Year:     2018,
-		YearFrom: "its title page gives no year: Wolsing et al. 2019 cite it as ISCC 2018 (their reference 20)",
+		YearFrom: "its title page gives no year; Wolsing et al. 2019 cite it as ISCC 2018, their reference 20",
 		Title:    "QUIC and TCP: A Performance Evaluation",
 		Venue:    "IEEE Symposium on Computers and Communications (ISCC)",
 		Seed:     "000_e7bbfcb3f9c0d721.txt",
 		Setup:    "100 Alexa pages recorded and replayed with Mahimahi; Caddy serving TCP with HTTP/1.1 and Google's QUIC with HTTP/2; Chrome 54; onLoad and onContentLoaded from HARs; the mean of 30 loads per page",
+		Metric:   "onload",
 		Specs:    map[Scale][]string{Quick: {"nepomuceno2018-quick.yaml"}, Full: {"nepomuceno2018.yaml"}},
 		Claims: []Claim{{
 			ID: "C1", Text: "With the cache disabled, TCP loads most pages faster: QUIC wins on under 40 % of pages in every configuration",

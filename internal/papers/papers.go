@@ -59,6 +59,9 @@ type Paper struct {
 	// Setup is the paper's set-up in a line: servers, client and version,
 	// pages, network emulation.
 	Setup string
+	// Metric is the paper's headline metric (results.MetricNamed), the
+	// one its reproduction's reports compare.
+	Metric string
 	// Specs are the example spec files (in examples/) that make up a
 	// reproduction at each scale; runs of one scale never share a setting.
 	Specs  map[Scale][]string
@@ -166,7 +169,7 @@ const (
 	Share Kind = "share"
 	// RTTsSaved is the mean over groups of (location(From) −
 	// location(To)) ÷ the network's RTT: how many round trips To saves.
-	RTTsSaved Kind = "rtts saved"
+	RTTsSaved Kind = "round trips saved"
 	// Interaction is the geometric mean over groups of the Ratio of Vary
 	// at By.To divided by the Ratio of Vary at By.From: below 1 when Vary's
 	// effect is smaller at By.To.

@@ -29,6 +29,7 @@ func wolsing2019() Paper {
 		Venue:    "ANRW '19: Applied Networking Research Workshop",
 		Seed:     "003_71c8ef9baaf64d54.txt",
 		Setup:    "38 websites recorded with mitmproxy and replayed in Mahimahi; Google's QUIC server (QUIC 43) and NGINX (TLS 1.3, HTTP/2); Chromium 70 under Browsertime, a fresh browser and a video per run; 31 runs; ANOVA at p < 0.01",
+		Metric:   "si",
 		Specs:    map[Scale][]string{Quick: {"wolsing2019-quick.yaml", "wolsing2019-mss-quick.yaml"}, Full: {"wolsing2019.yaml"}},
 		Claims: []Claim{{
 			ID: "C1", Text: "On DSL, QUIC is faster than tuned TCP (TCP+) by Speed Index",

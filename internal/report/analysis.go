@@ -224,6 +224,10 @@ type Analysis struct {
 	// testbed measured it when it started, and what was taken off the
 	// delays for it, in ms (Build reads them from the run).
 	EmulatorLatency []EmulatorLatency
+	// Claims are the claims of the paper whose spec the run ran, set
+	// beside its loads and those of its reproduction's other runs (Build
+	// reads them); nil for a run of no paper.
+	Claims *Claims
 }
 
 // Analyze compares o.Compare with o.Baseline in every setting of trials.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/quicbench/quicbench/internal/papers"
+
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -179,7 +181,11 @@ func tables(a *Analysis) map[string][][]string {
 				f(p.Served), f(p.ServedBytes), f(p.Fuzzy), f(p.Unmatched), f(p.BrowserOwn), f(sw.RequestSpread), f(sw.ByteSpread), strconv.FormatBool(sw.Differs)))
 		}
 	}
-	return map[string][][]string{"comparisons": cmps, "pairs": pairsTable(a, f), "levels": levelPairsTable(a, f), "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}
+	out := map[string][][]string{"comparisons": cmps, "pairs": pairsTable(a, f), "levels": levelPairsTable(a, f), "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}
+	if a.Claims != nil {
+		out["claims"] = papers.CSVRows(a.Claims.Rows)
+	}
+	return out
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -187,7 +193,13 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"opt": func(v *float64) string { return optional(v, 1) }, "ratio": ratioText,
 	"frac":   func(a, b int) float64 { return float64(a) / float64(b) },
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
-	"anchor": settingAnchor,
+	"anchor": settingAnchor, "tally": papers.Tally, "readFrom": ClaimsReadFrom, "claimLoads": claimLoads,
+	"holds": func(r papers.Row) string {
+		if r.Claim.NotReproduced != "" {
+			return "-"
+		}
+		return r.Claim.Region.Text(r.Claim.Stat.Kind)
+	},
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>quicbench report: {{.Page.Name}}</title>
 <style>
@@ -195,7 +207,7 @@ body { font-family: sans-serif; margin: 2em; max-width: 1400px; color: #222 }
 table { border-collapse: collapse; font-size: 13px; margin: 1em 0 }
 th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right }
 th { background: #f3f3f3 } td.l, th.l { text-align: left }
-tr.faster td.v { background: #a6dba0 } tr.slower td.v { background: #f4a582 } tr.fail td.f { background: #fdd }
+tr.faster td.v, tr.agrees td.v { background: #a6dba0 } tr.disagrees td.v { background: #f4a582 } tr.inconclusive td.v { background: #eee } tr.slower td.v { background: #f4a582 } tr.fail td.f { background: #fdd }
 figure { margin: 2em 0 } figcaption { font-size: 13px; color: #555; max-width: 900px }
 figure svg { max-width: 100%; height: auto; border: 1px solid #eee }
 table { display: block; overflow-x: auto; max-width: 100% } th { cursor: pointer }
@@ -213,6 +225,17 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 95% confidence intervals of medians: percentile bootstrap, {{.A.Options.BootstrapReps}} resamples.</p>
 {{with .Answer}}<h2>Answer</h2>
 {{range .}}<p class="answer">{{.}}</p>
+{{end}}{{end}}{{with .A.Claims}}<h2 id="claims">Claims of {{.Paper.Cite}}</h2>
+<p>&ldquo;{{.Paper.Title}}&rdquo;{{with .Paper.Venue}}, {{.}}{{end}}: {{len .Rows}} claims, {{tally .Rows}}; {{readFrom .}}.
+The paper's set-up: {{.Paper.Setup}}. A claim agrees when our interval at the paper's significance level lies inside the region where it holds,
+disagrees when it lies wholly outside, and is inconclusive when it straddles a bound.</p>
+<table><tr><th class="l">claim</th><th class="l">verdict</th><th>ours [95 % interval]</th><th>paper</th><th>holds if</th><th class="l">loads used</th><th class="l">source</th><th class="l">what differs</th></tr>
+{{range .Rows}}<tr class="{{.Verdict}}"><td class="l"><b>{{.Claim.ID}}</b> {{.Claim.Text}}<br><small>{{with .Statistic}}{{.}}. {{end}}Paper: {{.Claim.Reported}}</small></td>
+<td class="l v">{{.Verdict}}{{with .Level}}<br><small>{{.}}</small>{{end}}</td><td>{{.Ours}}</td><td>{{.Claim.Figure}}</td><td>{{holds .}}</td>
+<td class="l">{{.Used}}{{with .Covers}}<br><small>{{.}}</small>{{end}}{{with claimLoads . (len $.Page.Loads)}}<details><summary>the loads</summary>{{range .}}{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}} {{end}}</details>{{end}}</td>
+<td class="l">{{.Claim.Source}}</td><td class="l"><small>{{or .Claim.NotReproduced .Claim.Differs}}</small></td></tr>
+{{end}}</table>
+{{with .Paper.Gaps}}<p>Not reproduced:</p><ul>{{range .}}<li>{{.Condition}}: {{.Reason}}.</li>{{end}}</ul>
 {{end}}{{end}}<dl>{{range $k, $v := .Page.Facts}}<dt>{{$k}}</dt><dd>{{$v}}</dd>{{end}}</dl>
 <h2>Comparisons</h2>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
@@ -495,3 +518,20 @@ function sortTable(table, col, th) {
   for (const r of rows) r.parentNode.appendChild(r);
 }
 `
+
+// claimLoad is a load a claim used: its trial ID, linked to its row in
+// the list of loads when the page lists this run's loads.
+type claimLoad struct{ Text, Href string }
+
+// claimLoads lists the loads a claim row used; listed is how many
+// settings the page lists loads of (0: none).
+func claimLoads(r papers.Row, listed int) []claimLoad {
+	out := make([]claimLoad, len(r.Trials))
+	for i, id := range r.Trials {
+		out[i] = claimLoad{Text: id}
+		if listed > 0 && !strings.Contains(id, "/") {
+			out[i].Href = "#" + loadAnchor(id)
+		}
+	}
+	return out
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/quicbench/quicbench/internal/papers"
+
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/stats"
 )
@@ -32,6 +34,7 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 		}
 		fmt.Fprintln(w)
 	}
+	writeClaims(w, a.Claims)
 	v := variedIn(a.Comparisons)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [95%% CI]\tratio [95%% CI]\tdiff\tgain\tp (MWU)\tp (Welch)\tverdict\n",
@@ -242,4 +245,27 @@ func writeBounds(w io.Writer, a *Analysis, v varied) {
 			signed(q.Summary.Median-b.Summary.Median, 1), signed(qb-bb, 1), signed(qe-be, 1))
 	}
 	tw.Flush()
+}
+
+// writeClaims prints the paper's claims beside the reproduction's loads.
+func writeClaims(w io.Writer, cl *Claims) {
+	if cl == nil {
+		return
+	}
+	fmt.Fprintf(w, "Claims of %s: %s.\n", cl.Paper.Cite(), ClaimsReadFrom(cl))
+	papers.WriteTable(w, cl.Paper, cl.Rows)
+	fmt.Fprintln(w)
+}
+
+// ClaimsReadFrom says which runs the claims read: "this run and
+// cook2017-servers-quick beside it", and the runs not found.
+func ClaimsReadFrom(cl *Claims) string {
+	text := "read from this run"
+	if others := cl.Runs[1:]; len(others) > 0 {
+		text += " and " + strings.Join(others, ", ") + " beside it"
+	}
+	if len(cl.Missing) > 0 {
+		text += "; not found beside it: " + strings.Join(cl.Missing, ", ") + " (quicbench reproduce " + cl.Paper.ID + " runs them)"
+	}
+	return text
 }

@@ -1,0 +1,197 @@
+package papers
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+// Tally counts the rows by verdict, in words: "5 agree, 2 disagree, 1
+// inconclusive".
+func Tally(rows []Row) string {
+	counts := map[Verdict]int{}
+	for _, r := range rows {
+		counts[r.Verdict]++
+	}
+	var parts []string
+	for _, v := range []struct {
+		verdict Verdict
+		word    string
+	}{{Agrees, "agree"}, {Disagrees, "disagree"}, {Inconclusive, "inconclusive"}, {NotMeasured, "not measured"}, {NotReproduced, "not reproduced"}} {
+		if n := counts[v.verdict]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, v.word))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Ours writes our value with its 95 % interval: "0.61 [0.55, 0.68]".
+func (r Row) Ours() string {
+	k := r.Claim.Stat.Kind
+	if r.Verdict == NotMeasured || r.Verdict == NotReproduced {
+		return "-"
+	}
+	return fmt.Sprintf("%s [%s, %s]", FormatValue(k, r.Value), FormatValue(k, r.Lo), FormatValue(k, r.Hi))
+}
+
+// Used says which loads the row read: "40 loads in 4 settings".
+func (r Row) Used() string {
+	if r.Loads == 0 {
+		return "-"
+	}
+	settings := "settings"
+	if r.Settings == 1 {
+		settings = "setting"
+	}
+	return fmt.Sprintf("%d loads in %d %s", r.Loads, r.Settings, settings)
+}
+
+// Statistic says what the row computes, in words: "ratio of mean Speed
+// Index, h3 against h2".
+func (r Row) Statistic() string {
+	c := r.Claim
+	if c.NotReproduced != "" {
+		return ""
+	}
+	label := c.Metric
+	if m, ok := results.MetricNamed(c.Metric); ok {
+		label = m.Label
+	}
+	what := fmt.Sprintf("%s of %s %s, %s", c.Stat.Kind, c.Location, label, c.Stat.Vary)
+	if c.Stat.Kind == Interaction {
+		what += fmt.Sprintf(", at %s over at %s", c.Stat.By.To, c.Stat.By.From)
+	}
+	return what
+}
+
+// Covers names the networks, pages and other varied levels of the
+// settings the row used.
+func (r Row) Covers() string {
+	var parts []string
+	for _, f := range factor.Table() {
+		if lv := r.Levels[f.ID]; len(lv) > 0 {
+			parts = append(parts, f.Column+" "+strings.Join(lv, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Level notes the interval the verdict read when the paper's level is not
+// 5 %: "verdict at p < 0.01: 99 % interval [0.52, 0.71]"; "" otherwise.
+func (r Row) Level() string {
+	a := r.Claim.alpha()
+	if a == 0.05 || r.Verdict == NotMeasured || r.Verdict == NotReproduced {
+		return ""
+	}
+	k := r.Claim.Stat.Kind
+	return fmt.Sprintf("verdict at the paper's p < %g: %g %% interval [%s, %s]", a, 100*(1-a), FormatValue(k, r.LevelLo), FormatValue(k, r.LevelHi))
+}
+
+// WriteTable prints a paper's claims beside our measurement: one row per
+// claim, then each claim in words with what it used and what differs.
+func WriteTable(w io.Writer, p Paper, rows []Row) {
+	fmt.Fprintf(w, "%s, %q: %d claims: %s\n", p.Cite(), p.Title, len(rows), Tally(rows))
+	fmt.Fprintf(w, "Paper's set-up: %s.\n\n", p.Setup)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "claim\tverdict\tours [95 % interval]\tpaper\tholds if\tloads used\tsource")
+	for _, r := range rows {
+		holds := "-"
+		if r.Claim.NotReproduced == "" {
+			holds = r.Claim.Region.Text(r.Claim.Stat.Kind)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Claim.ID, r.Verdict, r.Ours(), r.Claim.Figure, holds, r.Used(), r.Claim.Source)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		writeClaim(w, r)
+	}
+	if len(p.Gaps) > 0 {
+		fmt.Fprintln(w, "Not reproduced:")
+		for _, g := range p.Gaps {
+			fmt.Fprintf(w, "  - %s: %s.\n", g.Condition, g.Reason)
+		}
+	}
+}
+
+// writeClaim prints one claim in words.
+func writeClaim(w io.Writer, r Row) {
+	c := r.Claim
+	fmt.Fprintf(w, "%s  %s (%s).\n", c.ID, c.Text, c.Source)
+	fmt.Fprintf(w, "    paper: %s\n", c.Reported)
+	if c.NotReproduced != "" {
+		fmt.Fprintf(w, "    not reproduced: %s\n\n", c.NotReproduced)
+		return
+	}
+	fmt.Fprintf(w, "    ours:  %s, %s; holds if %s\n", r.Statistic(), r.Ours(), c.Region.Text(c.Stat.Kind))
+	if lv := r.Level(); lv != "" {
+		fmt.Fprintf(w, "           %s\n", lv)
+	}
+	if cov := r.Covers(); cov != "" {
+		fmt.Fprintf(w, "    used:  %s (%s)\n", r.Used(), cov)
+	}
+	if c.Differs != "" {
+		fmt.Fprintf(w, "    differs: %s\n", c.Differs)
+	}
+	fmt.Fprintln(w)
+}
+
+// CSVRows are the rows as a table with a header, each with the trial IDs
+// it used.
+func CSVRows(rows []Row) [][]string {
+	out := [][]string{{"paper", "claim", "text", "source", "paper_figure", "statistic", "holds_if", "value", "ci95_low", "ci95_high",
+		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "covers", "differs", "trials"}}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, r := range rows {
+		c := r.Claim
+		holds := ""
+		if c.NotReproduced == "" {
+			holds = c.Region.Text(c.Stat.Kind)
+		}
+		out = append(out, []string{r.Paper.ID, c.ID, c.Text, c.Source, c.Figure, r.Statistic(), holds, num(r.Value), num(r.Lo), num(r.Hi),
+			num(c.alpha()), num(r.LevelLo), num(r.LevelHi), string(r.Verdict), strconv.Itoa(r.Settings), strconv.Itoa(r.Loads),
+			r.Covers(), cmp.Or(c.NotReproduced, c.Differs), strings.Join(r.Trials, " ")})
+	}
+	return out
+}
+
+// WriteList describes the papers and their claims (reproduce --list).
+func WriteList(w io.Writer, ps []Paper) {
+	for i, p := range ps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		year := ""
+		if p.Year == 0 || p.YearFrom != "its title page" {
+			year = " (" + p.YearFrom + ")"
+		}
+		fmt.Fprintf(w, "%s  %s, %q", p.ID, p.Cite(), p.Title)
+		if p.Venue != "" {
+			fmt.Fprintf(w, ", %s", p.Venue)
+		}
+		fmt.Fprintf(w, ".%s\n", year)
+		fmt.Fprintf(w, "    seed file %s; quick: %s; paper: %s\n", p.Seed, strings.Join(p.Specs[Quick], ", "), strings.Join(p.Specs[Full], ", "))
+		for _, c := range p.Claims {
+			fmt.Fprintf(w, "    %s  %s (%s; paper: %s)\n", c.ID, c.Text, c.Source, c.Figure)
+		}
+		for _, g := range p.Gaps {
+			fmt.Fprintf(w, "    not reproduced: %s\n", g.Condition)
+		}
+	}
+}
+
+// IDs lists the papers' IDs.
+func IDs() []string {
+	var ids []string
+	for _, p := range All() {
+		ids = append(ids, p.ID)
+	}
+	return slices.Clip(ids)
+}
