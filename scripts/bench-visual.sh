@@ -24,7 +24,7 @@ factors:
   clients: [${CLIENT:-chromium}]
 SPEC
 }
-spec lte seed003-lte synthetic:30x10KB
+spec lte wolsing2019-lte synthetic:30x10KB
 spec fast '{rtt: 10ms}' synthetic:100x8KB
 for s in lte fast; do
 	./bin/quicbench run "$work/$s.yaml" --out "$work/$s" >/dev/null
