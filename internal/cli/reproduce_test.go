@@ -23,22 +23,13 @@ func TestReproduceRefusesBadInputInOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Close()
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	checkUsageErrors(t, []usageCase{
 		{[]string{"reproduce"}, "give a paper: nepomuceno2018, masri, cook2017, wolsing2019, biswal2016 or all"},
 		{[]string{"reproduce", "seed002"}, `no paper "seed002": give one of nepomuceno2018, masri, cook2017, wolsing2019, biswal2016`},
 		{[]string{"reproduce", "cook", "--scale", "huge"}, `--scale: scale "huge" is not quick or paper`},
 		{[]string{"reproduce", "cook", "extra"}, `unexpected argument "extra"`},
 		{[]string{"reproduce", "cook", "--out", filepath.Join(dir, "taken")}, `holds a run of "demo", not of cook2017-quick: give another --out`},
-	} {
-		var out, errOut bytes.Buffer
-		code := Run(context.Background(), c.args, &out, &errOut)
-		if code != exitUsage || !strings.Contains(errOut.String(), c.want) || strings.Count(strings.TrimSpace(errOut.String()), "\n") > 0 {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", c.args, code, errOut.String(), c.want)
-		}
-	}
+	})
 }
 
 // TestReproduceListNamesEveryPaperAndClaim.

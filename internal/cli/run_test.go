@@ -20,10 +20,7 @@ func TestExperimentCommandsBadInput(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("repetitions: 2\nfactors:\n  networks: [{rtt: 10ms}]\n  pages: [synthetic:1x1KB]\n  protocols: [h2, h9]\n"), 0o644)
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	checkUsageErrors(t, []usageCase{
 		{[]string{"plan"}, "give a spec file"},
 		{[]string{"plan", filepath.Join(dir, "none.yaml")}, "no such file"},
 		{[]string{"plan", bad}, `bad.yaml line 5: protocol "h9" is unknown: use h1, h2 or h3`},
@@ -43,7 +40,20 @@ func TestExperimentCommandsBadInput(t *testing.T) {
 		{[]string{"plan", "../../examples/masri-quick.yaml", "--shards", "-1"}, "--shards -1 is outside 1 to 10000"},
 		{[]string{"merge", dir}, "give the new run directory and the shards' directories"},
 		{[]string{"merge", filepath.Join(dir, "m"), dir}, "no results database"},
-	} {
+	})
+}
+
+// usageCase is a command line that must be refused: want is in its error.
+type usageCase struct {
+	args []string
+	want string
+}
+
+// checkUsageErrors runs each command line and wants exit 2 with one line
+// on stderr that holds the case's text.
+func checkUsageErrors(t *testing.T, cases []usageCase) {
+	t.Helper()
+	for _, c := range cases {
 		var out, errOut bytes.Buffer
 		code := Run(context.Background(), c.args, &out, &errOut)
 		if code != exitUsage || !strings.Contains(errOut.String(), c.want) || strings.Count(strings.TrimSpace(errOut.String()), "\n") > 0 {
