@@ -16,14 +16,12 @@ func All() []Paper {
 // case ("cook2017", "Cook").
 func Lookup(name string) (Paper, error) {
 	want := strings.ToLower(strings.TrimSpace(name))
-	var ids []string
 	for _, p := range All() {
-		ids = append(ids, p.ID)
 		if p.ID == want || strings.TrimRight(p.ID, "0123456789") == want {
 			return p, nil
 		}
 	}
-	return Paper{}, fmt.Errorf("no paper %q: give one of %s (quicbench reproduce --list describes them)", name, strings.Join(ids, ", "))
+	return Paper{}, fmt.Errorf("no paper %q: give one of %s (quicbench reproduce --list describes them)", name, strings.Join(IDs(), ", "))
 }
 
 // ForSpec finds the paper one of whose specs, at either scale, is the

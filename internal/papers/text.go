@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -193,5 +192,5 @@ func IDs() []string {
 	for _, p := range All() {
 		ids = append(ids, p.ID)
 	}
-	return slices.Clip(ids)
+	return ids
 }

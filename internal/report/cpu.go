@@ -183,14 +183,14 @@ func writeCPU(w io.Writer, scs []SettingCPU, o Options, v varied) {
 		"time beside it); CPU-bound: a party used at least 0.8 of a core over the load, or the machine was under 10 %% idle:\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%sprotocol\tloads\twindow\tclient\tserver\tquicbench\t(emulator)\tidle\ttotal\tCPU-bound\t%s/%s total, client, server\n",
-		cells(append([]string{"network", "page"}, v.names()...)), o.Compare, o.Baseline)
+		v.header(), o.Compare, o.Baseline)
 	for _, sc := range scs {
 		for i, p := range sc.Protocols {
 			ratios := ""
 			if i == 0 && sc.TotalRatio > 0 {
 				ratios = fmt.Sprintf("%s, %s, %s", num(sc.TotalRatio, 2), ratioText(sc.ClientRatio), ratioText(sc.ServerRatio))
 			}
-			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s %s\t%s\t(%s)\t%s %%\t%s\t%d %s\t%s\n", cells(append([]string{sc.Setting.Network(), sc.Setting.Page()}, v.values(sc.Setting)...)),
+			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s %s\t%s\t(%s)\t%s %%\t%s\t%d %s\t%s\n", v.row(sc.Setting),
 				p.Protocol, p.Loads, num(p.WindowMs, 0), optional(p.ClientMs, 1), p.Server, optional(p.ServerMs, 1),
 				num(p.Quicbench, 1), num(p.Emulator, 1), num(p.IdlePct, 0), num(p.TotalMs, 1), p.Bound, parenthesized(p.BoundBy), ratios)
 		}

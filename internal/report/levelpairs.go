@@ -117,10 +117,10 @@ func writeLevelPairs(w io.Writer, a *Analysis, v varied) {
 	}
 	fmt.Fprintf(w, "\n%s:\n", LevelPairsTitle(a.Options))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\tfactor\tpair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", cells(append([]string{"network", "page"}, v.names()...)))
+	fmt.Fprintf(tw, "%sprotocol\tfactor\tpair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", v.header())
 	for _, p := range a.LevelPairs {
 		c := p.Comparison
-		fmt.Fprintf(tw, "%s%s\t%s\t%s/%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%s\t%s\t%s/%s\t%s\n", v.row(c.Setting),
 			c.Baseline.Protocol, p.FactorName(), p.Later, p.Earlier, pairText(c))
 	}
 	tw.Flush()

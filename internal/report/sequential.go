@@ -85,7 +85,7 @@ func writeStopping(w io.Writer, a *Analysis, v varied) {
 		u.Seq.Min, u.Seq.Max, stats.Alpha, 100*u.CIRatio)
 	used, all := 0, 0
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%strials\tof\tstopped after\twhy\t|z|\tboundary\tratio's 95%% CI then\n", cells(append([]string{"network", "page"}, v.names()...)))
+	fmt.Fprintf(tw, "%strials\tof\tstopped after\twhy\t|z|\tboundary\tratio's 95%% CI then\n", v.header())
 	for _, c := range a.Comparisons {
 		st := c.Stopping
 		if st == nil {
@@ -100,7 +100,7 @@ func writeStopping(w io.Writer, a *Analysis, v varied) {
 		if st.Rep > 0 {
 			z, bound, ci = num(st.Look.Z, 2), num(st.Bound, 2), fmt.Sprintf("[%s, %s]", num(st.Look.RatioLo, 3), num(st.Look.RatioHi, 3))
 		}
-		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%s\t%s\t%s\t%s\n", v.row(c.Setting),
 			st.Trials, st.All, after, why, z, bound, ci)
 		used, all = used+st.Trials, all+st.All
 	}

@@ -38,9 +38,9 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	v := variedIn(a.Comparisons)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [95%% CI]\tratio [95%% CI]\tdiff\tgain\tp (MWU)\tp (Welch)\tverdict\n",
-		cells(append([]string{"network", "page"}, v.names()...)), o.Baseline, o.Compare, o.Baseline, o.Compare)
+		v.header(), o.Baseline, o.Compare, o.Baseline, o.Compare)
 	for _, c := range a.Comparisons {
-		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\n", v.row(c.Setting),
 			len(c.Baseline.Values), len(c.Compare.Values), c.Baseline.Failed+c.Compare.Failed,
 			num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
 			num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c))
@@ -77,9 +77,9 @@ func writePairs(w io.Writer, a *Analysis, v varied) {
 	}
 	fmt.Fprintf(w, "\n%s:\n", PairsTitle(a.Options))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%spair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", cells(append([]string{"network", "page"}, v.names()...)))
+	fmt.Fprintf(tw, "%spair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", v.header())
 	for _, c := range a.Pairs {
-		fmt.Fprintf(tw, "%s%s/%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%s/%s\t%s\n", v.row(c.Setting),
 			c.Compare.Protocol, c.Baseline.Protocol, pairText(c))
 	}
 	tw.Flush()
@@ -92,6 +92,17 @@ func pairText(c Comparison) string {
 	return fmt.Sprintf("%d, %d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s", len(c.Baseline.Values), len(c.Compare.Values),
 		num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
 		num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), pval(c.MannWhitney), VerdictText(c))
+}
+
+// header is a table's first cells: network, page and the factors that
+// vary, each followed by a tab.
+func (v varied) header() string {
+	return cells(append([]string{"network", "page"}, v.names()...))
+}
+
+// row is a setting's first cells under header.
+func (v varied) row(s Setting) string {
+	return cells(append([]string{s.Network(), s.Page()}, v.values(s)...))
 }
 
 // cells joins table cells, each followed by a tab.
@@ -129,7 +140,7 @@ func writeANOVAs(w io.Writer, anovas []StackANOVA, v varied, what, unit string) 
 	}
 	fmt.Fprintf(w, "\nOne-way ANOVA across %s; the %s differ where p < 0.01:\n", what, unit)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\t%s\tF\tp\t%s differ\n", cells(append([]string{"network", "page"}, v.names()...)), unit, unit)
+	fmt.Fprintf(tw, "%sprotocol\t%s\tF\tp\t%s differ\n", v.header(), unit, unit)
 	for _, an := range anovas {
 		differ := "no"
 		switch {
@@ -138,7 +149,7 @@ func writeANOVAs(w io.Writer, anovas []StackANOVA, v varied, what, unit string) 
 		case an.Test.P < stats.Alpha:
 			differ = "yes"
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", cells(append([]string{an.Setting.Network(), an.Setting.Page()}, v.values(an.Setting)...)),
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", v.row(an.Setting),
 			an.Protocol, strings.Join(an.Stacks, ","), num(an.Test.Statistic, 2), pval(an.Test), differ)
 	}
 	tw.Flush()
@@ -204,7 +215,7 @@ func writePaired(w io.Writer, a *Analysis, v varied) {
 	o := a.Options
 	fmt.Fprintf(w, "\nPaired loads (each repetition's loads started from the same link state): ratio = median of %s/%s over pairs (Hodges–Lehmann), Wilcoxon signed-rank test:\n", o.Compare, o.Baseline)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%spairs\tratio [95%% CI]\tCI width paired\tCI width unpaired\tp (Wilcoxon)\n", cells(append([]string{"network", "page"}, v.names()...)))
+	fmt.Fprintf(tw, "%spairs\tratio [95%% CI]\tCI width paired\tCI width unpaired\tp (Wilcoxon)\n", v.header())
 	for _, c := range paired {
 		p := c.Paired
 		ci := fmt.Sprintf("%s [%s, %s]", num(p.Ratio, 3), num(p.Lo, 3), num(p.Hi, 3))
@@ -212,7 +223,7 @@ func writePaired(w io.Writer, a *Analysis, v varied) {
 		if !p.CIOK {
 			ci, width = num(p.Ratio, 3)+" [too few pairs]", "-"
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", v.row(c.Setting),
 			p.Pairs, ci, width, num(c.RatioHi-c.RatioLo, 3), pval(p.Test))
 	}
 	tw.Flush()
@@ -235,12 +246,12 @@ func writeBounds(w io.Writer, a *Analysis, v varied) {
 	fmt.Fprintln(w, "\nPLT against the physical lower bound (handshake and dependency-chain round trips, bytes at the bottleneck rate); excess = PLT − bound; medians in ms:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%schain RTTs %s\tchain RTTs %s\tbound %s\tbound %s\texcess %s\texcess %s\tΔ PLT\tΔ bound\tΔ excess\n",
-		cells(append([]string{"network", "page"}, v.names()...)), o.Baseline, o.Compare, o.Baseline, o.Compare, o.Baseline, o.Compare)
+		v.header(), o.Baseline, o.Compare, o.Baseline, o.Compare, o.Baseline, o.Compare)
 	for _, c := range rows {
 		b, q := c.Baseline, c.Compare
 		bb, qb := stats.Median(b.Bounds), stats.Median(q.Bounds)
 		be, qe := b.Summary.Median-bb, q.Summary.Median-qb
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{c.Setting.Network(), c.Setting.Page()}, v.values(c.Setting)...)),
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.row(c.Setting),
 			num(b.ChainRTTs, 1), num(q.ChainRTTs, 1), num(bb, 1), num(qb, 1), num(be, 1), num(qe, 1),
 			signed(q.Summary.Median-b.Summary.Median, 1), signed(qb-bb, 1), signed(qe-be, 1))
 	}

@@ -167,14 +167,14 @@ func writeWork(w io.Writer, sws []SettingWork, v varied) {
 		"whole load, fuzzy matches, unmatched requests and those not counted (the browser's own and those an earlier\n"+
 		"load found the recording lacks); DIFFERENT WORK marks a setting whose protocols' work up to the load differs by more than %g %%:\n", 100*WorkTolerance)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\tloads\trequests\tbytes\tserved\tserved bytes\tfuzzy\tunmatched\tnot counted\t\n", cells(append([]string{"network", "page"}, v.names()...)))
+	fmt.Fprintf(tw, "%sprotocol\tloads\trequests\tbytes\tserved\tserved bytes\tfuzzy\tunmatched\tnot counted\t\n", v.header())
 	for _, sw := range sws {
 		for i, p := range sw.Protocols {
 			mark := ""
 			if i == 0 && sw.Differs {
 				mark = fmt.Sprintf("DIFFERENT WORK (requests ±%s, bytes ±%s)", percent(sw.RequestSpread), percent(sw.ByteSpread))
 			}
-			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cells(append([]string{sw.Setting.Network(), sw.Setting.Page()}, v.values(sw.Setting)...)),
+			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.row(sw.Setting),
 				p.Protocol, p.Loads, num(p.Requests, 0), num(p.Bytes, 0), num(p.Served, 0), num(p.ServedBytes, 0),
 				num(p.Fuzzy, 0), num(p.Unmatched, 0), num(p.BrowserOwn, 0), mark)
 		}
