@@ -110,7 +110,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		timeout:       fs.Duration("timeout", spec.DefaultTimeout, "`limit` for one page load, browser start included"),
 		waitLock:      fs.Duration("wait-lock", 0, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes"),
 		binaries:      newClientBinaries(fs),
-		browser:       fs.String("browser", def(factor.IDBrowser), "Chromium `mode`: "+factor.Browsers().Usage()),
+		browser:       fs.String("browser", def(factor.IDBrowser), "browser `mode` (Chromium, Firefox): "+factor.Browsers().Usage()),
 		clientName:    fs.String("client", def(factor.IDClient), "page `loader`: "+factor.Clients().Usage()),
 		verbose:       fs.Bool("verbose", false, "log what the run does to stderr"),
 		capture:       fs.Bool("pcap", false, "record each load's client-side packets to artifacts/<trial>-a<attempt>.pcap in the run directory (Wireshark reads them); adds a copy per packet"),

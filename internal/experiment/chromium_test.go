@@ -84,7 +84,27 @@ factors:
 	for _, tr := range trials {
 		checkVerifiedTrial(t, dir, tr)
 	}
+	checkOverheadIsTheWholeTrial(t, trials)
 	checkTestbedAndNetcheck(t, store)
+}
+
+// checkOverheadIsTheWholeTrial: a trial's overhead is all the time from the
+// previous trial's record to its own beyond its load, so that a browser
+// started ahead, while the previous trial was recorded, is not left out.
+func checkOverheadIsTheWholeTrial(t *testing.T, trials []trialRecord) {
+	t.Helper()
+	for i := 1; i < len(trials); i++ {
+		tr, prev := trials[i], trials[i-1]
+		if tr.Overhead == nil || tr.PLT == nil {
+			t.Errorf("trial %d: overhead %v, PLT %v", tr.Seq, tr.Overhead, tr.PLT)
+			continue
+		}
+		span := ms(tr.FinishedAt.Sub(prev.FinishedAt).Seconds())
+		if got := *tr.Overhead + *tr.PLT; math.Abs(got-span) > 0.01 || *tr.Overhead <= 0 {
+			t.Errorf("trial %d: overhead %.3f ms + PLT %.3f ms = %.3f ms, want the %.3f ms since trial %d was recorded, overhead above 0",
+				tr.Seq, *tr.Overhead, *tr.PLT, got, span, prev.Seq)
+		}
+	}
 }
 
 // checkVerifiedTrial checks one trial of TestChromiumEndToEnd: both

@@ -158,7 +158,6 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	if m.TTFBMeasured() {
 		rec.TTFB = results.F(m.TTFBMs)
 	}
-	rec.Overhead = results.F(m.WallMs - m.PLTMs - m.FirstVisitPLTMs)
 	rec.BrowserStart = results.F(m.BrowserStartMs)
 	if m.Visit.Loads() > 1 {
 		rec.FirstVisitPLT = results.F(m.FirstVisitPLTMs)

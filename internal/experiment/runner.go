@@ -33,6 +33,10 @@ type runner struct {
 	stop *stopper
 	// cpu accounts for the loads' CPU, per party.
 	cpu *cpuuse.Meter
+	// lastRecorded is when the last trial of the current testbed was
+	// recorded, or when the testbed became ready: a trial's overhead is
+	// what it took since, beyond its loads.
+	lastRecorded time.Time
 }
 
 // newRunner builds the plan, opens or creates the results database, and
@@ -146,13 +150,22 @@ func (r *runner) trials(ctx context.Context, bed *bed, trials []plan.Trial) erro
 	if err := r.netcheck(ctx, bed, trials[0].Cell.Setup); err != nil {
 		return err
 	}
-	for _, t := range trials {
+	r.lastRecorded = time.Now()
+	for i, t := range trials {
 		if r.stop.skip(t) {
 			r.res.Skipped++
 			r.left--
 			continue
 		}
-		if err := r.trial(ctx, bed, t); err != nil {
+		// The client gets ready for the trial after this one; if the
+		// stopping rule leaves that out (it can only tell once this one is
+		// recorded), what it got ready is discarded unless it fits the
+		// next trial run.
+		var after *plan.Trial
+		if i+1 < len(trials) {
+			after = &trials[i+1]
+		}
+		if err := r.trial(ctx, bed, t, after); err != nil {
 			return err
 		}
 	}
@@ -184,8 +197,10 @@ func (r *runner) allSkipped(trials []plan.Trial) bool {
 	return true
 }
 
-// trial runs one trial with its retries and records it.
-func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
+// trial runs one trial with its retries and records it; after is the
+// trial that follows it on bed (nil: none), which the client gets ready
+// for while this one is recorded.
+func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial, after *plan.Trial) error {
 	rec, err := newRecord(r.spec, t, bed.page)
 	if err != nil {
 		return err
@@ -207,7 +222,14 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 		}
 		var err error
 		number := r.earlier[t.ID] + attempt
-		m, artifacts, err = r.attempt(ctx, bed, t, number)
+		retry := attempt <= r.spec.Retries
+		next := func(failed bool) *plan.Trial {
+			if failed && retry {
+				return &t
+			}
+			return after
+		}
+		m, artifacts, err = r.attempt(ctx, bed, t, number, next)
 		if err != nil {
 			return err // canceled, or the servers failed: not recorded
 		}
@@ -222,6 +244,10 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 	}
 	rec.FinishedAt = time.Now()
 	fillOutcome(&rec, m, artifacts)
+	if m.OK() {
+		rec.Overhead = results.F(ms(rec.FinishedAt.Sub(r.lastRecorded).Seconds()) - m.PLTMs - m.FirstVisitPLTMs)
+	}
+	r.lastRecorded = rec.FinishedAt
 	r.stop.record(t, rec)
 	if err := r.store.AddTrial(rec, resourcesOf(m), connectionsOf(m)); err != nil {
 		return err
@@ -231,12 +257,12 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 }
 
 // attempt makes one attempt of trial t with its artifacts.
-func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt int) (Measured, []string, error) {
+func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt int, next upNext) (Measured, []string, error) {
 	stop, names, files, err := r.startArtifacts(bed, t, attempt)
 	if err != nil {
 		return Measured{}, nil, err
 	}
-	m, err := measureLoad(ctx, bed, t, files)
+	m, err := measureLoad(ctx, bed, t, files, next)
 	if serr := stop(); serr != nil && err == nil && bed.Exited() == "" { // a server that died has no qlog to stop
 		err = serr
 	}
