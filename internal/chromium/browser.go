@@ -4,7 +4,7 @@
 // browser; its frames from the trace for visual metrics (capture.go); a
 // HAR from its network events (har.go); and the recording of live pages
 // into site archives (record.go). browser.go is the browser's life cycle,
-// load.go a load, ahead.go the browser started ahead of the next load.
+// load.go a load.
 package chromium
 
 import (
@@ -68,11 +68,6 @@ type Chromium struct {
 
 	mu   sync.Mutex
 	warm map[string]*browserProcess
-	// next is the fresh browser, and nextTab the warm browser's context,
-	// started for the next load while the harness records the last
-	// (Prepare).
-	next    client.Ahead[*browserProcess]
-	nextTab client.Ahead[*warmTab]
 	// closing counts the fresh browsers still shutting down: a load
 	// returns before its browser is gone, and the next timed load waits
 	// for it (closeLater).
@@ -239,9 +234,7 @@ func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAll
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	// Its cancel may run twice (a load's time-out and its close): chromedp's
-	// waits for the browser the first time and would block the second.
-	return &browserProcess{ctx: browserCtx, cancel: sync.OnceFunc(func() { cancelBrowser(); cancelAlloc() }), profile: profile, tmp: tmp, wrapErr: &wrapErr}, nil
+	return &browserProcess{ctx: browserCtx, cancel: func() { cancelBrowser(); cancelAlloc() }, profile: profile, tmp: tmp, wrapErr: &wrapErr}, nil
 }
 
 // tempPrefix starts the name of the temporary directories of the browsers
@@ -324,10 +317,9 @@ func (c *Chromium) dropWarm(req client.Request, b *browserProcess) {
 	b.close()
 }
 
-// Close stops the warm browsers and what was prepared, if any. Call it
-// before the client namespace goes away.
+// Close stops the warm browsers, if any. Call it before the client
+// namespace goes away.
 func (c *Chromium) Close() {
-	c.Unprepare()
 	c.awaitClosed()
 	c.mu.Lock()
 	defer c.mu.Unlock()

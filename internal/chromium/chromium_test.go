@@ -13,7 +13,6 @@ import (
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
-	"github.com/quicbench/quicbench/internal/client/clienttest"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/site"
@@ -97,29 +96,6 @@ func TestChromiumLoadsOverEachProtocol(t *testing.T) {
 		if !slices.Contains(leftBefore, d) {
 			t.Errorf("Chromium left %s in the system's temporary directory", d)
 		}
-	}
-}
-
-// TestChromiumLoadsInTheBrowserPreparedForIt checks Prepare with fresh and
-// warm browsers: a load uses the browser (or browser context) started
-// ahead for it, not one that does not fit, and Close leaves nothing.
-func TestChromiumLoadsInTheBrowserPreparedForIt(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	tb, s := startTestbed(t, 5*time.Millisecond)
-	for _, warm := range []bool{false, true} {
-		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
-			profiles := t.TempDir()
-			c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: profiles, Timeout: 30 * time.Second, Warm: warm}
-			t.Cleanup(c.Close)
-			clienttest.CheckPrepare(t, c, profiles, warm, func(p factor.Protocol) client.Request {
-				return client.Request{URL: s.DocumentURL(), Protocol: p, Hosts: s.Hosts(),
-					Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: s.Subresources}
-			})
-		})
-	}
-	if left := chromium.TempDirs(); len(left) > 0 {
-		t.Errorf("browsers' temporary directories left: %v", left)
 	}
 }
 

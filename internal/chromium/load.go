@@ -45,7 +45,7 @@ func (c *Chromium) Load(ctx context.Context, req client.Request) (res client.Res
 	if err := chromedp.Do(t.ctx); err != nil || *t.wrapErr != nil {
 		return fail(fmt.Sprintf("browser start: %v", errors.Join(err, *t.wrapErr)))
 	}
-	res.BrowserStartMs = ms(cmp.Or(t.startTook, time.Since(startAt)))
+	res.BrowserStartMs = ms(time.Since(startAt))
 	c.started(t.ctx)
 	c.awaitClosed() // the last load's browser, before this one's timed load
 	if failure := c.visits(t.ctx, loadCtx, req, timeout, &res); failure != "" {
@@ -58,10 +58,6 @@ func (c *Chromium) Load(ctx context.Context, req client.Request) (res client.Res
 type tab struct {
 	ctx     context.Context
 	wrapErr *error
-	// startTook is how long its browser (or browser context) took to
-	// start when Prepare started it before the load; 0: the load starts
-	// it.
-	startTook time.Duration
 	// close disposes of the tab; failed says the load failed.
 	close func(failed bool)
 }
@@ -71,10 +67,34 @@ type tab struct {
 // if no browser could be prepared at all.
 func (c *Chromium) openTab(loadCtx context.Context, req client.Request) (*tab, string, error) {
 	if !c.Warm {
-		return c.freshTab(loadCtx, req)
+		b, err := c.startBrowser(loadCtx, Flags(req))
+		if err != nil {
+			return nil, "", err
+		}
+		if req.NetLogDir != "" {
+			// Chromium completes its NetLog when it quits: ask it to
+			// (Browser.close) and wait, rather than kill it.
+			return &tab{ctx: b.ctx, wrapErr: b.wrapErr, close: func(bool) { chromedp.Cancel(b.ctx); b.close() }}, "", nil
+		}
+		return &tab{ctx: b.ctx, wrapErr: b.wrapErr, close: func(bool) { c.closeLater(b) }}, "", nil
 	}
-	t, failure := c.warmTabFor(loadCtx, req)
-	return t, failure, nil
+	wb, err := c.warmBrowser(req)
+	if err != nil {
+		return nil, fmt.Sprintf("browser start: %v", err), nil
+	}
+	// A new browser context per load: its own cookies, cache, sockets, TLS
+	// sessions and QUIC state, disposed afterwards.
+	tabCtx, cancelTab := chromedp.NewContext(wb.ctx, chromedp.WithNewBrowserContext())
+	stopCancel := context.AfterFunc(loadCtx, cancelTab)
+	return &tab{ctx: tabCtx, wrapErr: new(error), close: func(failed bool) {
+		stopCancel()
+		cancelTab()
+		// A failed load may be a browser that died: the next load starts
+		// a new one rather than failing on a dead one forever.
+		if failed {
+			c.dropWarm(req, wb)
+		}
+	}}, "", nil
 }
 
 // visits sets up the tab's page, makes a repeat visit's first load and

@@ -1,12 +1,10 @@
 // Package client is what loads pages, behind one interface: Browser (a
-// real browser, or the built-in loader; a Preparer also starts the next
-// load's browser while the last load is recorded, holding it in an Ahead),
-// the Kind that declares which level of the client factor an
-// implementation is and makes it, the Request a load is made of and the
-// Result it gives, its verification (Verify), and what every browser
-// shares: the scripts it runs in the page (metrics, paint timings,
-// deterministic time and randomness) and the frames of a visual load with
-// their visual metrics. Chromium (package chromium), Firefox (package
-// firefox) and the built-in loader (package loader) implement it; package
-// experiment keeps the list of kinds, one line each.
+// real browser, or the built-in loader), the Kind that declares which level
+// of the client factor an implementation is and makes it, the Request a
+// load is made of and the Result it gives, its verification (Verify), and
+// what every browser shares: the scripts it runs in the page (metrics,
+// paint timings, deterministic time and randomness) and the frames of a
+// visual load with their visual metrics. Chromium (package chromium),
+// Firefox (package firefox) and the built-in loader (package loader)
+// implement it; package experiment keeps the list of kinds, one line each.
 package client

@@ -213,10 +213,7 @@ type Result struct {
 	Visit factor.Visit `json:"visit"`
 	// FirstVisitPLTMs is the PLT of a repeat visit's unmeasured first load.
 	FirstVisitPLTMs float64 `json:"first_visit_plt_ms,omitempty"`
-	// BrowserStartMs is the time its browser (or a warm browser's new
-	// context and tab) took to start, before navigation: also when it was
-	// started ahead of the load (Preparer), while the harness recorded the
-	// load before.
+	// BrowserStartMs is the time to start the browser, before navigation.
 	BrowserStartMs float64 `json:"browser_start_ms"`
 	// ViewportWidth and ViewportHeight are the page's viewport in CSS
 	// pixels; 0 for a loader without one.
@@ -228,9 +225,8 @@ type Result struct {
 	Frames          []Frame         `json:"-"`
 	Visual          *visual.Metrics `json:"-"`
 	VisualComputeMs float64         `json:"-"`
-	// WallMs is the whole load as the harness saw it: browser start (or
-	// the wait for a browser started ahead), navigation, metrics read-out
-	// and browser shutdown.
+	// WallMs is the whole load as the harness saw it: browser start,
+	// navigation, metrics read-out and browser shutdown.
 	WallMs float64 `json:"wall_ms"`
 }
 

@@ -41,9 +41,6 @@ type bed struct {
 	// in processes of their own (in their clientGroup).
 	cpu        *cpuuse.Meter
 	ownProcess map[factor.Client]bool
-	// netLogs says the loads keep net logs: no client prepares its next
-	// load ahead (prepare).
-	netLogs bool
 }
 
 // startTestbed builds the testbed of setup: its page from the page seed,
@@ -68,8 +65,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
 	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
-		paired: r.spec.Pairing, replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu, ownProcess: map[factor.Client]bool{},
-		netLogs: r.spec.Artifacts.NetLog}
+		paired: r.spec.Pairing, replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu, ownProcess: map[factor.Client]bool{}}
 	for _, c := range r.spec.Clients() {
 		kind, err := clientKind(c)
 		if err != nil {
@@ -96,45 +92,6 @@ func (b *bed) expected(c factor.Client) []string {
 		return b.page.WithoutScripts()
 	}
 	return b.page.Subresources
-}
-
-// request is what client Load is asked for in trial t, without its
-// artifact paths and callbacks (load adds them).
-func (b *bed) request(t plan.Trial) client.Request {
-	l, page := t.Cell.Levels, b.page
-	visit, cache := l.Visit(), l.Cache().On()
-	return client.Request{
-		URL: page.DocumentURL(), Protocol: l.Protocol(), Hosts: page.Hosts(),
-		Addrs: b.Addrs, SPKIHash: b.Certs.SPKIHash, CAFile: b.Certs.CAFile,
-		Expected: b.expected(l.Client()), Visit: visit,
-		CacheAllowed:  cache && visit.Loads() > 1,
-		Visual:        l.Visual().On(),
-		Deterministic: b.deterministic, ClockStart: page.RecordedAt,
-		ExcuseImage: b.replay.excuseImage, ListUnknownHosts: !b.replay.strict,
-	}
-}
-
-// prepare lets the client of trial t get ready for its load (a browser
-// started) while the harness records the load before it; a client that
-// cannot does nothing. A run with net logs does not: their browsers are
-// started with the load's log file.
-func (b *bed) prepare(t plan.Trial) {
-	if b.netLogs {
-		return
-	}
-	if p, ok := b.clients[t.Cell.Levels.Client()].(client.Preparer); ok {
-		p.Prepare(b.request(t))
-	}
-}
-
-// unprepareAllBut discards what the clients other than c prepared, before
-// a timed load of c: nothing of theirs runs beside it.
-func (b *bed) unprepareAllBut(c factor.Client) {
-	for other, browser := range b.clients {
-		if p, ok := browser.(client.Preparer); ok && other != c {
-			p.Unprepare()
-		}
-	}
 }
 
 // close stops the clients (a warm browser), then removes the testbed.

@@ -89,8 +89,8 @@ factors:
 }
 
 // checkOverheadIsTheWholeTrial: a trial's overhead is all the time from the
-// previous trial's record to its own beyond its load, so that a browser
-// started ahead, while the previous trial was recorded, is not left out.
+// previous trial's record to its own beyond its load, the runner's work
+// between the loads included.
 func checkOverheadIsTheWholeTrial(t *testing.T, trials []trialRecord) {
 	t.Helper()
 	for i := 1; i < len(trials); i++ {

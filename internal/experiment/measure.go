@@ -44,9 +44,7 @@ type Measured struct {
 // A server that exits during the load (killed, crashed) stops the load at
 // once; the load is then a failed one that names the server and how it
 // exited, and the runner starts the server again for the next attempt.
-// Then the client of the trial next says comes next starts getting ready
-// for its load (bed.prepare), while this one is recorded.
-func measureLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles, next upNext) (Measured, error) {
+func measureLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured, error) {
 	if b.replay.needsPriming() {
 		if err := prime(ctx, b, t); err != nil {
 			return Measured{}, err
@@ -61,11 +59,6 @@ func measureLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles, nex
 	}
 	up, down := tb.Emulator.Stats()
 	m.Up, m.Down = up.Sub(up0), down.Sub(down0)
-	// Counted and checked: the client gets ready for the next load while
-	// this one is recorded.
-	if upNext := next(!m.OK()); upNext != nil && err == nil {
-		b.prepare(*upNext)
-	}
 	return m, err
 }
 
@@ -95,21 +88,17 @@ func watchedLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Me
 	return load(loadCtx, b, t, files)
 }
 
-// upNext says which trial the bed's next load will be of, after a load
-// that failed or went well; nil: none.
-type upNext func(failed bool) *plan.Trial
-
 // load is measureLoad without the emulator's counters. A paired load
 // starts its measured visit from its repetition's link seeds.
 func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured, error) {
 	c := t.Cell
-	tb := b.Testbed
+	tb, page := b.Testbed, b.page
 	reseed := func() {
 		if b.paired {
 			tb.Emulator.Reseed(plan.PairSeeds(c.Setup, t.Rep))
 		}
 	}
-	p, cache, rtt := c.Levels.Protocol(), c.Levels.Cache().On(), c.Network.RTT
+	p, visit, cache, rtt := c.Levels.Protocol(), c.Levels.Visit(), c.Levels.Cache().On(), c.Network.RTT
 	if err := tb.SetCache(cache); err != nil {
 		return Measured{}, err
 	}
@@ -124,16 +113,33 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 	var m Measured
 	var connErr error
 	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.ownProcess[c.Levels.Client()], p)
-	req := b.request(t)
-	req.HARPath, req.NetLogDir = files.har, files.netLog
-	req.BetweenVisits = betweenVisits(tb, &before, rtt, reseed)
-	req.Navigating = cpu.begin
-	req.Loaded = func() {
-		cpu.finish()
-		m.Connections, connErr = tb.Connections()
-	}
-	b.unprepareAllBut(c.Levels.Client())
-	r, err := b.clients[c.Levels.Client()].Load(ctx, req)
+	r, err := b.clients[c.Levels.Client()].Load(ctx, client.Request{
+		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
+		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,
+		Expected: b.expected(c.Levels.Client()), Visit: visit, HARPath: files.har, NetLogDir: files.netLog,
+		CacheAllowed:  cache && visit.Loads() > 1,
+		Visual:        c.Levels.Visual().On(),
+		Deterministic: b.deterministic, ClockStart: page.RecordedAt,
+		ExcuseImage: b.replay.excuseImage, ListUnknownHosts: !b.replay.strict,
+		BetweenVisits: func(ctx context.Context) error {
+			if err := tb.CloseConnections(); err != nil {
+				return err
+			}
+			if before, err = countsAfterReplay(tb); err != nil {
+				return err
+			}
+			if err := client.Pause(ctx, closeSettleTime(rtt)); err != nil {
+				return err
+			}
+			reseed() // the measured visit starts from the pair's state
+			return nil
+		},
+		Navigating: cpu.begin,
+		Loaded: func() {
+			cpu.finish()
+			m.Connections, connErr = tb.Connections()
+		},
+	})
 	if err != nil {
 		return m, err
 	}
@@ -147,27 +153,6 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 	}
 	m.Completeness = b.replay.judge(&m)
 	return m, nil
-}
-
-// betweenVisits is what a repeat visit does between its loads: the
-// servers close the first load's connections, their counts start again in
-// before, the browser gets time to see the connections close, and a paired
-// load's link starts from its pair's state (reseed).
-func betweenVisits(tb *testbed.Testbed, before *server.Counts, rtt time.Duration, reseed func()) func(context.Context) error {
-	return func(ctx context.Context) error {
-		if err := tb.CloseConnections(); err != nil {
-			return err
-		}
-		var err error
-		if *before, err = countsAfterReplay(tb); err != nil {
-			return err
-		}
-		if err := client.Pause(ctx, closeSettleTime(rtt)); err != nil {
-			return err
-		}
-		reseed() // the measured visit starts from the pair's state
-		return nil
-	}
 }
 
 // countsAfterReplay forgets the servers' replay so far and returns their

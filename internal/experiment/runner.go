@@ -151,21 +151,13 @@ func (r *runner) trials(ctx context.Context, bed *bed, trials []plan.Trial) erro
 		return err
 	}
 	r.lastRecorded = time.Now()
-	for i, t := range trials {
+	for _, t := range trials {
 		if r.stop.skip(t) {
 			r.res.Skipped++
 			r.left--
 			continue
 		}
-		// The client gets ready for the trial after this one; if the
-		// stopping rule leaves that out (it can only tell once this one is
-		// recorded), what it got ready is discarded unless it fits the
-		// next trial run.
-		var after *plan.Trial
-		if i+1 < len(trials) {
-			after = &trials[i+1]
-		}
-		if err := r.trial(ctx, bed, t, after); err != nil {
+		if err := r.trial(ctx, bed, t); err != nil {
 			return err
 		}
 	}
@@ -197,10 +189,8 @@ func (r *runner) allSkipped(trials []plan.Trial) bool {
 	return true
 }
 
-// trial runs one trial with its retries and records it; after is the
-// trial that follows it on bed (nil: none), which the client gets ready
-// for while this one is recorded.
-func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial, after *plan.Trial) error {
+// trial runs one trial with its retries and records it.
+func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 	rec, err := newRecord(r.spec, t, bed.page)
 	if err != nil {
 		return err
@@ -222,14 +212,7 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial, after *plan.
 		}
 		var err error
 		number := r.earlier[t.ID] + attempt
-		retry := attempt <= r.spec.Retries
-		next := func(failed bool) *plan.Trial {
-			if failed && retry {
-				return &t
-			}
-			return after
-		}
-		m, artifacts, err = r.attempt(ctx, bed, t, number, next)
+		m, artifacts, err = r.attempt(ctx, bed, t, number)
 		if err != nil {
 			return err // canceled, or the servers failed: not recorded
 		}
@@ -257,12 +240,12 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial, after *plan.
 }
 
 // attempt makes one attempt of trial t with its artifacts.
-func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt int, next upNext) (Measured, []string, error) {
+func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt int) (Measured, []string, error) {
 	stop, names, files, err := r.startArtifacts(bed, t, attempt)
 	if err != nil {
 		return Measured{}, nil, err
 	}
-	m, err := measureLoad(ctx, bed, t, files, next)
+	m, err := measureLoad(ctx, bed, t, files)
 	if serr := stop(); serr != nil && err == nil && bed.Exited() == "" { // a server that died has no qlog to stop
 		err = serr
 	}

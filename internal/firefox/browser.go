@@ -5,8 +5,7 @@
 // certificate authority in the profile's NSS database. Firefox's HTTP/3
 // stack is neqo, not Chromium's: the same page over the same servers
 // compares two client stacks. browser.go is the browser's life cycle,
-// profile.go its profile, bidi.go the protocol, load.go a load, ahead.go
-// the tab opened ahead of the next load.
+// profile.go its profile, bidi.go the protocol, load.go a load.
 package firefox
 
 import (
@@ -66,10 +65,6 @@ type Firefox struct {
 
 	mu   sync.Mutex
 	warm map[string]*process
-	// next is the tab (of a fresh browser, or of the warm browser's new
-	// user context) opened for the next load while the harness records
-	// the last (Prepare).
-	next client.Ahead[*tab]
 	// closing counts the fresh browsers still shutting down: a load
 	// returns before its browser is gone, and the next timed load waits
 	// for it.
@@ -108,10 +103,10 @@ func Version(path string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// Close stops the warm browsers and what was prepared, if any, and removes the template profile
+// Close stops the warm browsers, if any, and removes the template profile
 // the loads shared. Call it before the client namespace goes away.
 func (f *Firefox) Close() {
-	f.Unprepare()
+	f.closing.Wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for key, p := range f.warm {

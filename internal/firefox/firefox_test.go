@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
-	"github.com/quicbench/quicbench/internal/client/clienttest"
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
@@ -73,26 +72,6 @@ func requireFirefox(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, firefox.DefaultPath, "apt-get install firefox-esr libnss3-tools")
 	testenv.RequireCommand(t, "certutil")
-}
-
-// TestFirefoxLoadsInTheBrowserPreparedForIt checks Prepare with fresh and
-// warm browsers: a load uses the browser (or user context and tab) started
-// ahead for it, not one that does not fit, and Close leaves nothing.
-func TestFirefoxLoadsInTheBrowserPreparedForIt(t *testing.T) {
-	requireFirefox(t)
-	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 8, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb := startTestbed(t, s, 5*time.Millisecond)
-	for _, warm := range []bool{false, true} {
-		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
-			profiles := t.TempDir()
-			f := &firefox.Firefox{Namespace: tb.Topo.Client, ProfileDir: profiles, Timeout: 30 * time.Second, Warm: warm}
-			t.Cleanup(f.Close)
-			clienttest.CheckPrepare(t, f, profiles, warm, func(p factor.Protocol) client.Request { return request(tb, s, p) })
-		})
-	}
 }
 
 // TestFirefoxLoadsOverEachProtocol loads a page of two origins in real

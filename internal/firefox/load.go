@@ -35,7 +35,7 @@ func (f *Firefox) Load(ctx context.Context, req client.Request) (res client.Resu
 		return fail(fmt.Sprintf("browser start: %v", err))
 	}
 	defer func() { t.close(res.Failure != "") }()
-	res.BrowserStartMs = ms(cmp.Or(t.startTook, time.Since(startAt)))
+	res.BrowserStartMs = ms(time.Since(startAt))
 	f.closing.Wait() // the last load's browser, before this one's timed load
 	if failure := t.visits(loadCtx, req, timeout, &res); failure != "" {
 		return fail(failure)
@@ -57,35 +57,14 @@ type tab struct {
 	subscription string
 	// version is quicbench's, the HAR's creator's.
 	version string
-	// startTook is how long its browser (or user context and tab) took to
-	// start when Prepare started it before the load; 0: the load starts it.
-	startTook time.Duration
 	// close disposes of the tab (and of a fresh browser); failed says the
 	// load failed.
 	close func(failed bool)
 }
 
-// openTab opens the tab for a load of req: the one Prepare opened if it
-// fits req, else a new one (newTab).
-func (f *Firefox) openTab(ctx context.Context, req client.Request) (*tab, error) {
-	if req.NetLogDir != "" { // its browser logs into the load's directory
-		f.next.Discard()
-		return f.newTab(ctx, req)
-	}
-	t, took, ok, err := f.next.Take(ctx, warmKey(req))
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		t.startTook = took
-		return t, nil
-	}
-	return f.newTab(ctx, req)
-}
-
-// newTab opens a tab for a load of req: a tab in a new user context of
+// openTab opens the tab for a load of req: a tab in a new user context of
 // the warm browser, or a fresh browser's first tab.
-func (f *Firefox) newTab(ctx context.Context, req client.Request) (*tab, error) {
+func (f *Firefox) openTab(ctx context.Context, req client.Request) (*tab, error) {
 	if f.Warm {
 		return f.warmTab(ctx, req)
 	}

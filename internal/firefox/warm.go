@@ -33,26 +33,22 @@ func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error)
 	if err != nil {
 		return nil, err
 	}
-	// Firefox fails to open a tab while the last load's user context is
-	// being removed ("BrowsingContext does no longer exist"): one after
-	// the other.
-	f.closing.Wait()
 	var uc struct {
 		UserContext string `json:"userContext"`
 	}
 	if err := p.bidi.call(ctx, "browser.createUserContext", nil, &uc); err != nil {
-		f.dropWarmUnlessCanceled(ctx, req, p)
+		f.dropWarm(req, p)
 		return nil, err
 	}
 	var created struct {
 		Context string `json:"context"`
 	}
 	if err := p.bidi.call(ctx, "browsingContext.create", map[string]any{"type": "tab", "userContext": uc.UserContext}, &created); err != nil {
-		f.dropWarmUnlessCanceled(ctx, req, p)
+		f.dropWarm(req, p)
 		return nil, err
 	}
 	t := &tab{bidi: p.bidi, context: created.Context, version: f.Version}
-	closeTab := func(failed bool) {
+	t.close = func(failed bool) {
 		closeCtx, cancel := context.WithTimeout(context.Background(), closeTabTimeout)
 		defer cancel()
 		var err error
@@ -75,25 +71,7 @@ func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error)
 			f.dropWarm(req, p)
 		}
 	}
-	// After a load that went well the tab goes while the harness records
-	// the load (the next timed load waits for it); after a failed one at
-	// once, so that the next load finds no dead browser.
-	t.close = func(failed bool) {
-		if failed {
-			closeTab(true)
-			return
-		}
-		f.closing.Go(func() { closeTab(false) })
-	}
 	return t, nil
-}
-
-// dropWarmUnlessCanceled drops p, the warm browser of req, after a call
-// to it failed, unless the call failed because ctx ended.
-func (f *Firefox) dropWarmUnlessCanceled(ctx context.Context, req client.Request, p *process) {
-	if ctx.Err() == nil {
-		f.dropWarm(req, p)
-	}
 }
 
 // warmBrowser returns the running browser for req, starting it on first

@@ -189,9 +189,8 @@ type ReplayValues struct {
 // HAR), DCL DOMContentLoaded, TTFB the document's first byte. Overhead is
 // what the harness added: the time from the previous trial's record on the
 // same testbed (or from the testbed's netcheck) to this one's, less PLT and
-// FirstVisitPLT; what a client starts for the next load while this one is
-// recorded counts in the next trial's (runs before 2026-11-25: Wall − PLT
-// − FirstVisitPLT, the client's part alone).
+// FirstVisitPLT: the client's part and the runner's (runs before
+// 2026-11-25: Wall − PLT − FirstVisitPLT, the client's part alone).
 type Metrics struct {
 	PLT           *float64 `parquet:"plt_ms,optional"`
 	OnLoad        *float64 `parquet:"onload_ms,optional"`
