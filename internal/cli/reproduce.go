@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -137,29 +139,16 @@ func checkReproduction(r reproduction, binaries map[factor.Client]string) error 
 		if err := checkPrerequisites(s, binaries); err != nil {
 			return err
 		}
-		facts, err := runFacts(filepath.Join(r.dir, s.DirName()))
-		if err != nil {
-			return err
-		}
-		if got := facts["spec_name"]; got != "" && got != s.Name {
-			return fmt.Errorf("%s holds a run of %q, not of %s: give another --out", filepath.Join(r.dir, s.DirName()), got, s.Name)
+		store, err := results.OpenRunOf(filepath.Join(r.dir, s.DirName()), s.Name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return fmt.Errorf("%w: give another --out", err)
+		default:
+			store.Close()
 		}
 	}
 	return nil
-}
-
-// runFacts reads the facts of the run in dir; none if there is no run.
-func runFacts(dir string) (map[string]string, error) {
-	path := filepath.Join(dir, results.FileName)
-	if _, err := os.Lstat(path); err != nil {
-		return nil, nil
-	}
-	store, err := results.OpenReadOnly(path)
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	return store.Facts()
 }
 
 // reproduce runs one paper's specs, reports each run and prints the
@@ -204,13 +193,15 @@ func reproduce(ctx context.Context, r reproduction, binaries map[factor.Client]s
 // it on a cluster instead.
 func adviseSlurm(w io.Writer, r reproduction) {
 	var total time.Duration
-	for _, s := range r.specs {
-		total += plan.Build(s).Estimate(s)
+	estimates := make([]time.Duration, len(r.specs))
+	for i, s := range r.specs {
+		estimates[i] = plan.Build(s).Estimate(s)
+		total += estimates[i]
 	}
 	fmt.Fprintf(w, "The paper's scale takes about %s here by the plan's estimate; it runs here, resumably, unless you stop it.\n", total.Round(time.Minute))
 	fmt.Fprintln(w, "On a Slurm cluster, shard each spec instead (a job array and a merge job each), then evaluate the merged runs:")
-	for _, s := range r.specs {
-		shards := max(1, int(math.Ceil(plan.Build(s).Estimate(s).Hours()/4)))
+	for i, s := range r.specs {
+		shards := max(1, int(math.Ceil(estimates[i].Hours()/4)))
 		fmt.Fprintf(w, "  quicbench slurm examples/%s.yaml --shards %d --out %s --submit\n", s.Name, shards, filepath.Join(r.dir, s.DirName()))
 	}
 	fmt.Fprintf(w, "  %s   # once the merge jobs are done: runs what the runs lack, then the claims\n\n", r.command)
@@ -219,16 +210,12 @@ func adviseSlurm(w io.Writer, r reproduction) {
 // runReproductionSpec runs (or continues) one spec of a reproduction.
 func runReproductionSpec(ctx context.Context, r reproduction, s *spec.Spec, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
 	dir := filepath.Join(r.dir, s.DirName())
-	facts, err := runFacts(dir)
-	if err != nil {
-		fmt.Fprintln(stderr, "quicbench reproduce:", err)
-		return exitUsage
-	}
+	_, statErr := os.Lstat(filepath.Join(dir, results.FileName))
 	p := plan.Build(s)
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: facts != nil, ClientBinaries: binaries, Facts: experiment.HostFacts(s.Clients(), binaries, Version),
+		Spec: s, Dir: dir, Resume: statErr == nil, ClientBinaries: binaries, Facts: experiment.HostFacts(s.Clients(), binaries, Version),
 		Log: newLogger(stderr, verbose), OnTrial: progress.update,
 	})
 	progress.finish()

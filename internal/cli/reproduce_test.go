@@ -28,7 +28,7 @@ func TestReproduceRefusesBadInputInOneLine(t *testing.T) {
 		{[]string{"reproduce", "seed002"}, `no paper "seed002": give one of nepomuceno2018, masri, cook2017, wolsing2019, biswal2016`},
 		{[]string{"reproduce", "cook", "--scale", "huge"}, `--scale: scale "huge" is not quick or paper`},
 		{[]string{"reproduce", "cook", "extra"}, `unexpected argument "extra"`},
-		{[]string{"reproduce", "cook", "--out", filepath.Join(dir, "taken")}, `holds a run of "demo", not of cook2017-quick: give another --out`},
+		{[]string{"reproduce", "cook", "--out", filepath.Join(dir, "taken")}, `holds a run of the spec "demo", not of cook2017-quick: give another --out`},
 	})
 }
 

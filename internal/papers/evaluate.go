@@ -99,7 +99,7 @@ func evaluateClaim(p Paper, c Claim, sources []Source, o Options, stream uint64)
 	describe(&row, groups)
 	locate := locator(c.Location)
 	row.Value = statistic(c.Stat.Kind, groups, func(g *group, i int) float64 { return locate(g.samples[i]) })
-	row.Lo, row.Hi, row.LevelLo, row.LevelHi = intervals(c, groups, locate, o, stream)
+	row.Lo, row.Hi, row.LevelLo, row.LevelHi = intervals(c, groups, row.Value, locate, o, stream)
 	row.Verdict = decide(c.Region, row.LevelLo, row.LevelHi)
 	return row
 }
@@ -252,13 +252,14 @@ func statistic(k Kind, groups []*group, loc func(*group, int) float64) float64 {
 }
 
 // intervals are the statistic's 95 % interval and its interval at the
-// claim's level: Clopper–Pearson over the settings for a share (the claim
-// is about pages or settings, which are the sample), a percentile
-// bootstrap resampling every cell's loads otherwise.
-func intervals(c Claim, groups []*group, locate func([]float64) float64, o Options, stream uint64) (lo, hi, levelLo, levelHi float64) {
+// claim's level: Clopper–Pearson over the settings for a share (value, the
+// share of settings won: the claim is about pages or settings, which are
+// the sample), a percentile bootstrap resampling every cell's loads
+// otherwise.
+func intervals(c Claim, groups []*group, value float64, locate func([]float64) float64, o Options, stream uint64) (lo, hi, levelLo, levelHi float64) {
 	level := 1 - c.alpha()
 	if c.Stat.Kind == Share {
-		wins := int(math.Round(statistic(Share, groups, func(g *group, i int) float64 { return locate(g.samples[i]) }) * float64(len(groups))))
+		wins := int(math.Round(value * float64(len(groups))))
 		lo, hi = stats.ClopperPearson(wins, len(groups), 0.95)
 		levelLo, levelHi = stats.ClopperPearson(wins, len(groups), level)
 		return lo, hi, levelLo, levelHi
@@ -268,28 +269,14 @@ func intervals(c Claim, groups []*group, locate func([]float64) float64, o Optio
 	var buf []float64
 	for b := range draws {
 		draws[b] = statistic(c.Stat.Kind, groups, func(g *group, i int) float64 {
-			buf = resample(rng, g.samples[i], buf[:0])
+			buf = stats.Resample(rng, g.samples[i], buf[:0])
 			return locate(buf)
 		})
 	}
 	slices.Sort(draws)
-	lo, hi = percentiles(draws, 0.95)
-	levelLo, levelHi = percentiles(draws, level)
+	lo, hi = stats.PercentileInterval(draws, 0.95)
+	levelLo, levelHi = stats.PercentileInterval(draws, level)
 	return lo, hi, levelLo, levelHi
-}
-
-// resample draws len(xs) values of xs with replacement into buf.
-func resample(rng *rand.Rand, xs, buf []float64) []float64 {
-	for range xs {
-		buf = append(buf, xs[rng.IntN(len(xs))])
-	}
-	return buf
-}
-
-// percentiles are the two-sided level interval of sorted draws.
-func percentiles(sorted []float64, level float64) (lo, hi float64) {
-	tail := (1 - level) / 2
-	return stats.Quantile(sorted, tail), stats.Quantile(sorted, 1-tail)
 }
 
 // decide reads the interval at the paper's level against the region.

@@ -82,6 +82,15 @@ func (r Row) Covers() string {
 	return strings.Join(parts, "; ")
 }
 
+// HoldsIf is the region where the claim holds, in words ("< 1",
+// "0.9–1.1"); "" for a claim not reproduced.
+func (r Row) HoldsIf() string {
+	if r.Claim.NotReproduced != "" {
+		return ""
+	}
+	return r.Claim.Region.Text(r.Claim.Stat.Kind)
+}
+
 // Level notes the interval the verdict read when the paper's level is not
 // 5 %: "verdict at p < 0.01: 99 % interval [0.52, 0.71]"; "" otherwise.
 func (r Row) Level() string {
@@ -101,11 +110,7 @@ func WriteTable(w io.Writer, p Paper, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "claim\tverdict\tours [95 % interval]\tpaper\tholds if\tloads used\tsource")
 	for _, r := range rows {
-		holds := "-"
-		if r.Claim.NotReproduced == "" {
-			holds = r.Claim.Region.Text(r.Claim.Stat.Kind)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Claim.ID, r.Verdict, r.Ours(), r.Claim.Figure, holds, r.Used(), r.Claim.Source)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Claim.ID, r.Verdict, r.Ours(), r.Claim.Figure, cmp.Or(r.HoldsIf(), "-"), r.Used(), r.Claim.Source)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -129,7 +134,7 @@ func writeClaim(w io.Writer, r Row) {
 		fmt.Fprintf(w, "    not reproduced: %s\n\n", c.NotReproduced)
 		return
 	}
-	fmt.Fprintf(w, "    ours:  %s, %s; holds if %s\n", r.Statistic(), r.Ours(), c.Region.Text(c.Stat.Kind))
+	fmt.Fprintf(w, "    ours:  %s, %s; holds if %s\n", r.Statistic(), r.Ours(), r.HoldsIf())
 	if lv := r.Level(); lv != "" {
 		fmt.Fprintf(w, "           %s\n", lv)
 	}
@@ -150,11 +155,7 @@ func CSVRows(rows []Row) [][]string {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range rows {
 		c := r.Claim
-		holds := ""
-		if c.NotReproduced == "" {
-			holds = c.Region.Text(c.Stat.Kind)
-		}
-		out = append(out, []string{r.Paper.ID, c.ID, c.Text, c.Source, c.Figure, r.Statistic(), holds, num(r.Value), num(r.Lo), num(r.Hi),
+		out = append(out, []string{r.Paper.ID, c.ID, c.Text, c.Source, c.Figure, r.Statistic(), r.HoldsIf(), num(r.Value), num(r.Lo), num(r.Hi),
 			num(c.alpha()), num(r.LevelLo), num(r.LevelHi), string(r.Verdict), strconv.Itoa(r.Settings), strconv.Itoa(r.Loads),
 			r.Covers(), cmp.Or(c.NotReproduced, c.Differs), strings.Join(r.Trials, " ")})
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -64,24 +63,17 @@ func specsBeside(p papers.Paper, name string) []string {
 }
 
 // siblingTrials reads the trials of the run in dir, which must have run
-// the spec named name; fs.ErrNotExist if there is no run there.
+// the spec named name; an error wrapping fs.ErrNotExist if there is no
+// run there.
 func siblingTrials(ctx context.Context, dir, name string) ([]results.Trial, error) {
-	path := filepath.Join(dir, results.FileName)
-	if _, err := os.Lstat(path); err != nil {
-		return nil, fs.ErrNotExist
-	}
-	store, err := results.OpenReadOnly(path)
+	store, err := results.OpenRunOf(dir, name)
 	if err != nil {
-		return nil, fmt.Errorf("the reproduction's run %s: %w", dir, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("the reproduction's runs: %w: move it, or the claims would read the wrong loads", err)
 	}
 	defer store.Close()
-	facts, err := store.Facts()
-	if err != nil {
-		return nil, fmt.Errorf("the reproduction's run %s: %w", dir, err)
-	}
-	if got := facts["spec_name"]; got != name {
-		return nil, fmt.Errorf("%s ran the spec %q, not %s: move it, or the claims would read the wrong loads", dir, got, name)
-	}
 	var trials []results.Trial
 	err = store.EachTrial(func(t results.Trial) error {
 		trials = append(trials, t)

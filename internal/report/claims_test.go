@@ -121,7 +121,7 @@ func TestAStrangerBesideTheRunIsRefused(t *testing.T) {
 	root := t.TempDir()
 	reproductionRun(t, root, "cook2017-quick", "cook2017-quick", map[int64]map[factor.Protocol]float64{1: {"h2": 200, "h3": 100}})
 	reproductionRun(t, root, "cook2017-servers-quick", "demo", map[int64]map[factor.Protocol]float64{4: {"h2": 210, "h3": 104}})
-	if _, err := buildRun(t, filepath.Join(root, "cook2017-quick")); err == nil || !strings.Contains(err.Error(), `ran the spec "demo"`) {
+	if _, err := buildRun(t, filepath.Join(root, "cook2017-quick")); err == nil || !strings.Contains(err.Error(), `holds a run of the spec "demo", not of cook2017-servers-quick: move it`) {
 		t.Errorf("got %v, want the stranger named", err)
 	}
 }

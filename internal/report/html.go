@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"html/template"
@@ -194,12 +195,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"frac":   func(a, b int) float64 { return float64(a) / float64(b) },
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
 	"anchor": settingAnchor, "tally": papers.Tally, "readFrom": ClaimsReadFrom, "claimLoads": claimLoads,
-	"holds": func(r papers.Row) string {
-		if r.Claim.NotReproduced != "" {
-			return "-"
-		}
-		return r.Claim.Region.Text(r.Claim.Stat.Kind)
-	},
+	"holds": func(r papers.Row) string { return cmp.Or(r.HoldsIf(), "-") },
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>quicbench report: {{.Page.Name}}</title>
 <style>

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -161,6 +162,30 @@ func OpenReadOnly(path string) (*Store, error) {
 		}
 	}
 	return s, err
+}
+
+// OpenRunOf opens the run in directory dir to read it, and refuses a run
+// of another spec than the one named specName (the reproduction of a
+// paper finds its runs by their directories' names). The error wraps
+// fs.ErrNotExist when dir holds no run.
+func OpenRunOf(dir, specName string) (*Store, error) {
+	path := filepath.Join(dir, FileName)
+	if _, err := os.Lstat(path); err != nil {
+		return nil, fmt.Errorf("no run in %s: %w", dir, fs.ErrNotExist)
+	}
+	store, err := OpenReadOnly(path)
+	if err != nil {
+		return nil, fmt.Errorf("the run in %s: %w", dir, err)
+	}
+	got, err := store.Meta("spec_name")
+	if err == nil && got != specName {
+		err = fmt.Errorf("%s holds a run of the spec %q, not of %s", dir, got, specName)
+	}
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
 }
 
 // othersRun reports whether this process is root and the database at path

@@ -239,17 +239,14 @@ func BootstrapMedianCI(xs []float64, level float64, reps int, seed uint64) (lo, 
 	}
 	rng := rand.New(rand.NewPCG(seed, 0xb007))
 	medians := make([]float64, reps)
-	sample := make([]float64, len(xs))
+	sample := make([]float64, 0, len(xs))
 	for r := range medians {
-		for i := range sample {
-			sample[i] = xs[rng.IntN(len(xs))]
-		}
+		sample = Resample(rng, xs, sample[:0])
 		slices.Sort(sample)
 		medians[r] = quantileSorted(sample, 0.5)
 	}
 	slices.Sort(medians)
-	alpha := (1 - level) / 2
-	return quantileSorted(medians, alpha), quantileSorted(medians, 1-alpha)
+	return PercentileInterval(medians, level)
 }
 
 // Verdict says how sample q compared with sample t.

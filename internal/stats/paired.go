@@ -196,19 +196,13 @@ func BootstrapRatioCI(q, t []float64, level float64, reps int, seed uint64) (lo,
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x7a71))
 	ratios := make([]float64, reps)
-	sq, st := make([]float64, len(q)), make([]float64, len(t))
+	sq, st := make([]float64, 0, len(q)), make([]float64, 0, len(t))
 	for r := range ratios {
-		for i := range sq {
-			sq[i] = q[rng.IntN(len(q))]
-		}
-		for i := range st {
-			st[i] = t[rng.IntN(len(t))]
-		}
+		sq, st = Resample(rng, q, sq[:0]), Resample(rng, t, st[:0])
 		slices.Sort(sq)
 		slices.Sort(st)
 		ratios[r] = quantileSorted(sq, 0.5) / quantileSorted(st, 0.5)
 	}
 	slices.Sort(ratios)
-	alpha := (1 - level) / 2
-	return quantileSorted(ratios, alpha), quantileSorted(ratios, 1-alpha)
+	return PercentileInterval(ratios, level)
 }

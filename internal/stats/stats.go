@@ -5,6 +5,7 @@ package stats
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -83,6 +84,22 @@ func Quantile(xs []float64, q float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return quantileSorted(s, q)
+}
+
+// PercentileInterval is the two-sided level (such as 0.95) percentile
+// interval of a bootstrap's draws, which must be sorted.
+func PercentileInterval(sorted []float64, level float64) (lo, hi float64) {
+	tail := (1 - level) / 2
+	return quantileSorted(sorted, tail), quantileSorted(sorted, 1-tail)
+}
+
+// Resample appends to buf len(xs) values drawn from xs with replacement,
+// and returns it: one bootstrap resample.
+func Resample(rng *rand.Rand, xs, buf []float64) []float64 {
+	for range xs {
+		buf = append(buf, xs[rng.IntN(len(xs))])
+	}
+	return buf
 }
 
 func quantileSorted(s []float64, q float64) float64 {
