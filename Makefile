@@ -31,7 +31,7 @@ check: deps
 # so two timed page loads never run at once on this 2-core machine.
 test: check
 	$(CARGO) test --quiet --release --locked --manifest-path servers/Cargo.toml
-	$(GO) test -count=1 -p 1 -timeout 20m ./...
+	QUICBENCH_BIN=$(CURDIR)/bin $(GO) test -count=1 -p 1 -timeout 20m ./...
 
 # Every paper's quick reproduction (quicbench reproduce all: the five
 # papers' claims beside our measurement, about two hours), into

@@ -4,6 +4,8 @@
 # Record the output in BENCHMARKS.md with the date and the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The tests find the HTTP/3 servers in bin/ through QUICBENCH_BIN (never the working directory).
+export QUICBENCH_BIN="$PWD/bin"
 qb=./bin/quicbench
 
 echo "== machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)"

@@ -9,6 +9,8 @@
 # Needs root.   bash scripts/bench-origin-process.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The tests find the HTTP/3 servers in bin/ through QUICBENCH_BIN (never the working directory).
+export QUICBENCH_BIN="$PWD/bin"
 rounds=${1:-10}
 echo "== idle RTT during 1 MB h3 transfers, Go origin in quicbench's process (in) or its own (own); $rounds rounds, $(nproc) cores, $(date -u +%Y-%m-%d)"
 go test -run '^$' -bench 'BenchmarkIdleRTTDuringH3Transfer' -benchtime "${rounds}x" -count 1 ./internal/netcheck |

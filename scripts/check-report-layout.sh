@@ -7,6 +7,8 @@
 #   scripts/check-report-layout.sh runs/compare-*/report
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The tests find the HTTP/3 servers in bin/ through QUICBENCH_BIN (never the working directory).
+export QUICBENCH_BIN="$PWD/bin"
 if [ $# -eq 0 ]; then
 	echo "usage: scripts/check-report-layout.sh REPORT_DIR..." >&2
 	exit 2

@@ -31,6 +31,8 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
+
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // Kind is Chromium as a client: what it can do is factor.ClientChromium's
@@ -93,6 +95,9 @@ func Version(path string) string {
 	if path == "" {
 		path = DefaultChromiumPath
 	}
+	if trust.Executable(path) != nil {
+		return ""
+	}
 	out, err := exec.Command(path, "--version").Output()
 	if err != nil {
 		return ""
@@ -106,9 +111,11 @@ func CheckChromium(path string) error {
 	if path == "" {
 		path = DefaultChromiumPath
 	}
-	info, err := os.Stat(path)
-	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("chromium not found at %s: install it with 'apt-get install chromium chromium-driver' (or run 'make demo'), or pass --chromium PATH", path)
+	}
+	if err := trust.Executable(path); err != nil {
+		return fmt.Errorf("chromium: not run: %w", err)
 	}
 	return nil
 }
@@ -215,6 +222,11 @@ func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAll
 	path := c.Path
 	if path == "" {
 		path = DefaultChromiumPath
+	}
+	if err := trust.Executable(path); err != nil {
+		os.RemoveAll(profile)
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("chromium: not run: %w", err)
 	}
 	var wrapErr error
 	opts := append(flags,

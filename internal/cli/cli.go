@@ -11,10 +11,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/rootless"
+
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // Version is quicbench's version, recorded with every run; the Makefile
@@ -138,8 +139,8 @@ func checkPrivileges() error {
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		return fmt.Errorf("/dev/net/tun is missing: load the TUN module with 'modprobe tun' (in a container, pass --device /dev/net/tun)")
 	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		return fmt.Errorf("the 'ip' command is missing: install iproute2 (apt-get install iproute2)")
+	if _, err := trust.LookPath("ip"); err != nil {
+		return fmt.Errorf("the 'ip' command: %v: install iproute2 (apt-get install iproute2)", err)
 	}
 	return nil
 }

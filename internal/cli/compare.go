@@ -299,7 +299,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitOK
 	}
 	if err == nil {
-		err = checkPrerequisites(o.spec, o.binaries)
+		err = checkPrerequisites(o.spec, o.binaries, o.dir)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench compare:", err)
@@ -342,8 +342,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 // checkPrerequisites says what is missing to run s: root, TUN, ip, and
 // what s's clients need (a browser at its binary, none for its default).
-func checkPrerequisites(s *spec.Spec, binaries map[factor.Client]string) error {
+func checkPrerequisites(s *spec.Spec, binaries map[factor.Client]string, dir string) error {
 	if err := checkPrivileges(); err != nil {
+		return err
+	}
+	if err := experiment.CheckRunDir(dir); err != nil {
+		return err
+	}
+	if err := experiment.CheckServers(s); err != nil {
 		return err
 	}
 	for _, c := range s.Clients() {

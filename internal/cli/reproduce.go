@@ -136,7 +136,7 @@ func exampleSpec(file string) (*spec.Spec, error) {
 // clients are missing or whose directory holds another paper's runs.
 func checkReproduction(r reproduction, binaries map[factor.Client]string) error {
 	for _, s := range r.specs {
-		if err := checkPrerequisites(s, binaries); err != nil {
+		if err := checkPrerequisites(s, binaries, filepath.Join(r.dir, s.DirName())); err != nil {
 			return err
 		}
 		store, err := results.OpenRunOf(filepath.Join(r.dir, s.DirName()), s.Name)

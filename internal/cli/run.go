@@ -101,7 +101,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			dir += fmt.Sprintf("-shard%dof%d", shard.I, shard.N)
 		}
 	}
-	if err := checkPrerequisites(s, binaries.values()); err != nil {
+	if err := checkPrerequisites(s, binaries.values(), dir); err != nil {
 		fmt.Fprintln(stderr, "quicbench run:", err)
 		return exitUsage
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/spec"
+
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // slurmJob is what the job scripts are made of.
@@ -165,7 +167,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // sbatch submits script and returns the job id.
 func sbatch(script string, flags ...string) (string, error) {
-	out, err := exec.Command("sbatch", append(append([]string{"--parsable"}, flags...), script)...).Output()
+	path, err := trust.LookPath("sbatch")
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command(path, append(append([]string{"--parsable"}, flags...), script)...).Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // Method is how a Meter counts its groups' CPU time.
@@ -141,7 +143,7 @@ func (m *Meter) probe() error {
 		return err
 	}
 	defer g.remove()
-	path, err := exec.LookPath("true")
+	path, err := trust.LookPath("true")
 	if err != nil {
 		return nil // nothing to start; CLONE_INTO_CGROUP is tried by the first party
 	}

@@ -71,7 +71,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 		if err != nil {
 			return nil, errors.Join(err, b.close())
 		}
-		env := client.Env{Binary: r.cfg.ClientBinaries[c], Namespace: tb.Topo.Client, ProfileDir: r.cfg.Dir, Timeout: r.spec.Timeout,
+		env := client.Env{Binary: r.cfg.ClientBinaries[c], Namespace: tb.Topo.Client, ProfileDir: r.work, Timeout: r.spec.Timeout,
 			Warm: r.spec.Browser() == factor.BrowserWarm && c.Capabilities().Warm, NewGoClient: goClients(tb),
 			Version: r.cfg.Facts["quicbench_version"]}
 		if kind.OwnProcess && r.cpu != nil {

@@ -10,6 +10,9 @@ import (
 	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/loader"
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/testbed"
 )
 
 // Clients are the clients quicbench can load pages with, one line each: a
@@ -42,8 +45,22 @@ func CheckClient(c factor.Client, binary string) error {
 	return k.Check(binary)
 }
 
+// CheckServers says what this machine lacks to serve every server stack
+// and QUIC stack s asks for; nil if nothing.
+func CheckServers(s *spec.Spec) error {
+	for _, server := range s.LevelsOf(factor.IDServer) {
+		for _, quic := range s.LevelsOf(factor.IDQUIC) {
+			if err := testbed.CheckServers(factor.Server(server), factor.QUIC(quic)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // RemoveStale removes what runs that were killed left behind: the
-// clients' leftovers (browsers' temporary directories), the CPU
+// clients' leftovers (browsers' temporary directories), the runs' work
+// directories (browser profiles), the CPU
 // accounting's cgroups and the namespaces, and lists them.
 func RemoveStale() (dirs, namespaces []string, err error) {
 	for _, k := range Clients() {
@@ -52,6 +69,7 @@ func RemoveStale() (dirs, namespaces []string, err error) {
 		}
 	}
 	dirs = append(dirs, cpuuse.RemoveStale()...)
+	dirs = append(dirs, safefs.RemoveStaleWorkDirs()...)
 	namespaces, err = netns.RemoveStale()
 	return dirs, namespaces, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // openStore creates the run's database, or opens it for a resume and
@@ -48,6 +49,9 @@ func openStore(cfg RunConfig, p plan.Plan) (*results.Store, error) {
 // that the directory is new or empty (a run never writes among files it
 // did not make).
 func lockRunDir(cfg RunConfig) (func(), error) {
+	if err := checkRunDirOwner(cfg.Dir); err != nil {
+		return nil, err
+	}
 	if cfg.Resume {
 		if _, err := os.Lstat(filepath.Join(cfg.Dir, results.FileName)); err != nil {
 			return nil, inputErrorf("no results database in %s: is it the run directory of a quicbench run or compare?", cfg.Dir)
@@ -74,7 +78,30 @@ func lockRunDir(cfg RunConfig) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
+	if err := checkRunDirOwner(cfg.Dir); err != nil { // another user may have made it first
+		unlock()
+		return nil, err
+	}
 	return unlock, nil
+}
+
+// CheckRunDir is what Run checks of its directory before it writes
+// anything there (see checkRunDirOwner), for a command to say before it
+// starts.
+func CheckRunDir(dir string) error { return checkRunDirOwner(dir) }
+
+// checkRunDirOwner refuses, when quicbench runs as root, a run directory
+// that another user owns or could change: one they own, or one below a
+// directory they can write (unless it has the sticky bit, as /tmp), where
+// they could swap what root writes for a link to something of theirs.
+func checkRunDirOwner(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	if err := trust.DirOrParent(dir); err != nil {
+		return inputErrorf("run directory: %v; choose another --out (one of root's), or run quicbench as that user", err)
+	}
+	return nil
 }
 
 // openToResume opens the database at path and checks the spec's hash.

@@ -11,7 +11,9 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/spec"
+	"os"
 )
 
 // runner runs the trials of one invocation: it owns the run's database,
@@ -33,6 +35,9 @@ type runner struct {
 	stop *stopper
 	// cpu accounts for the loads' CPU, per party.
 	cpu *cpuuse.Meter
+	// work is the run's private work directory (safefs.NewWorkDir): the
+	// browsers' profiles and templates, never in the run directory.
+	work string
 	// lastRecorded is when the last trial of the current testbed was
 	// recorded, or when the testbed became ready: a trial's overhead is
 	// what it took since, beyond its loads.
@@ -95,6 +100,10 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	defer unlockMachine()
 	removeStale(r.cfg.Log)
+	if r.work, err = safefs.NewWorkDir(); err != nil {
+		return err
+	}
+	defer os.RemoveAll(r.work)
 	if r.cpu, err = cpuuse.Open(r.cfg.Log); err != nil {
 		return err
 	}

@@ -25,6 +25,8 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
+
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // DefaultPath is Debian's Firefox ESR binary (not the /usr/bin link).
@@ -80,12 +82,14 @@ func Check(path string) error {
 	if path == "" {
 		path = DefaultPath
 	}
-	info, err := os.Stat(path)
-	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("firefox not found at %s: install it with 'apt-get install firefox-esr libnss3-tools' (or run 'make deps'), or pass --firefox PATH", path)
 	}
-	if _, err := exec.LookPath("certutil"); err != nil {
-		return fmt.Errorf("certutil not found: install it with 'apt-get install libnss3-tools' (or run 'make deps')")
+	if err := trust.Executable(path); err != nil {
+		return fmt.Errorf("firefox: not run: %w", err)
+	}
+	if _, err := trust.LookPath("certutil"); err != nil {
+		return fmt.Errorf("certutil: %v: install it with 'apt-get install libnss3-tools' (or run 'make deps')", err)
 	}
 	return nil
 }
@@ -95,6 +99,9 @@ func Check(path string) error {
 func Version(path string) string {
 	if path == "" {
 		path = DefaultPath
+	}
+	if trust.Executable(path) != nil {
+		return ""
 	}
 	out, err := exec.Command(path, "--version").Output()
 	if err != nil {
@@ -142,6 +149,9 @@ func (f *Firefox) command(profile, netLogDir string) (*exec.Cmd, error) {
 	if path == "" {
 		path = DefaultPath
 	}
+	if err := trust.Executable(path); err != nil {
+		return nil, fmt.Errorf("firefox: not run: %w", err)
+	}
 	cmd := exec.Command(path, "--headless", "--no-remote", "--profile", profile,
 		"--remote-debugging-port", "0", "about:blank")
 	if f.Namespace != nil {
@@ -149,14 +159,15 @@ func (f *Firefox) command(profile, netLogDir string) (*exec.Cmd, error) {
 			return nil, err
 		}
 	}
-	unshare, err := exec.LookPath("unshare")
+	tools, err := lookPaths("unshare", "sh", "mount")
 	if err != nil {
-		return nil, fmt.Errorf("firefox: the 'unshare' command is missing: install util-linux")
+		return nil, fmt.Errorf("firefox: %w (install util-linux)", err)
 	}
+	unshare := tools[0]
 	// sh binds the hosts file ($0) over /etc/hosts, then runs the browser's
 	// command ("$@") in its place: the mapping is the browser's alone.
 	cmd.Args = append([]string{"unshare", "--mount", "--propagation", "private", "--",
-		"sh", "-c", `mount --bind "$0" /etc/hosts && exec "$@"`, filepath.Join(profile, "hosts"), cmd.Path}, cmd.Args[1:]...)
+		tools[1], "-c", tools[2] + ` --bind "$0" /etc/hosts && exec "$@"`, filepath.Join(profile, "hosts"), cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = unshare
 	tmp := filepath.Join(profile, "tmp")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+tmp, "MOZ_CRASHREPORTER_DISABLE=1", "MOZ_CRASHREPORTER=0")
@@ -287,4 +298,17 @@ func (p *process) close() {
 		p.proc.Kill()
 	}
 	os.RemoveAll(p.profile)
+}
+
+// lookPaths finds each of names with trust.LookPath.
+func lookPaths(names ...string) ([]string, error) {
+	paths := make([]string, len(names))
+	for i, name := range names {
+		p, err := trust.LookPath(name)
+		if err != nil {
+			return nil, err
+		}
+		paths[i] = p
+	}
+	return paths, nil
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
+
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // basePrefs are every profile's preferences: nothing that connects,
@@ -141,7 +143,7 @@ func hostsFile(addrs map[string]netip.Addr) []byte {
 // makeCertDB makes an NSS certificate database in dir that trusts the CA
 // in caFile for servers, with certutil.
 func makeCertDB(dir, caFile string) error {
-	certutil, err := exec.LookPath("certutil")
+	certutil, err := trust.LookPath("certutil")
 	if err != nil {
 		return fmt.Errorf("firefox: certutil is missing: install it with 'apt-get install libnss3-tools' (or run 'make deps')")
 	}

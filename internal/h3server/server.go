@@ -22,6 +22,7 @@ import (
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // Config describes a server of servers/ to run.
@@ -87,34 +88,45 @@ type Server struct {
 	exited chan struct{}
 }
 
-// FindBinary looks for the executable name beside the running quicbench,
-// then in bin/ of the enclosing source tree (where `make deps` builds it;
-// tests run there), then on PATH.
+// EnvBinDir names the variable that points quicbench at the directory of
+// its HTTP/3 servers when they are not beside the quicbench executable
+// (tests, which run from a build cache, set it to bin/ of the source tree).
+const EnvBinDir = "QUICBENCH_BIN"
+
+// FindBinary finds the executable name where quicbench was installed or
+// built: beside the running quicbench, in the directory $QUICBENCH_BIN
+// names, or on PATH. It never looks in the working directory, and takes a
+// file only when trust.Executable passes it (as root: owned by root, in
+// directories no other user can write); a file found that fails is an
+// error that names it and why.
 func FindBinary(name string) (string, error) {
 	var tried []string
 	if exe, err := os.Executable(); err == nil {
 		tried = append(tried, filepath.Join(filepath.Dir(exe), name))
 	}
-	if wd, err := os.Getwd(); err == nil {
-		for dir := wd; ; dir = filepath.Dir(dir) {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				tried = append(tried, filepath.Join(dir, "bin", name))
-				break
-			}
-			if filepath.Dir(dir) == dir {
-				break
-			}
+	if dir := os.Getenv(EnvBinDir); dir != "" {
+		if !filepath.IsAbs(dir) {
+			return "", fmt.Errorf("%s=%s is not an absolute path: name the directory of %s from the root", EnvBinDir, dir, name)
 		}
+		tried = append(tried, filepath.Join(dir, name))
 	}
 	for _, p := range tried {
-		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
-			return p, nil
+		if _, err := os.Stat(p); err != nil {
+			continue
 		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
+		if err := trust.Executable(p); err != nil {
+			return "", fmt.Errorf("%s: not run: %w", name, err)
+		}
 		return p, nil
 	}
-	return "", fmt.Errorf("%s not found (looked beside quicbench, in bin/ and on PATH): build it with 'make deps', which needs Rust's cargo", name)
+	p, err := trust.LookPath(name)
+	if err == nil {
+		return p, nil
+	}
+	if trust.IsUntrusted(err) || !errors.Is(err, exec.ErrNotFound) {
+		return "", err
+	}
+	return "", fmt.Errorf("%s not found (looked beside quicbench, in $%s and on PATH): build it with 'make deps', which needs Rust's cargo, and run bin/quicbench or set %s to its directory", name, EnvBinDir, EnvBinDir)
 }
 
 // Start writes the manifest and starts the server on the sockets; it
@@ -124,6 +136,8 @@ func Start(cfg Config) (_ *Server, err error) {
 		if cfg.Path, err = FindBinary(cfg.Binary); err != nil {
 			return nil, err
 		}
+	} else if err := trust.Executable(cfg.Path); err != nil {
+		return nil, fmt.Errorf("%s: not run: %w", cfg.Binary, err)
 	}
 	if cfg.InitialWindow == 0 {
 		cfg.InitialWindow = DefaultInitialWindow

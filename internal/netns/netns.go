@@ -22,6 +22,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // Prefix starts the name of every namespace quicbench creates.
@@ -69,15 +71,22 @@ func (n *Namespace) Do(fn func() error) error {
 
 // Command returns a command that runs name with args in the namespace, via
 // "ip netns exec" (which also gives it the namespace's /sys).
+// The ip command is taken only from a PATH directory no other user can
+// change (trust.LookPath); if there is none, the command fails to start.
 func (n *Namespace) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.Name, name}, args...)...)
+	ip, err := trust.LookPath("ip")
+	cmd := exec.CommandContext(ctx, ip, append([]string{"netns", "exec", n.Name, name}, args...)...)
+	if err != nil {
+		cmd.Err = fmt.Errorf("netns %s: %w", n.Name, err)
+	}
+	return cmd
 }
 
 // WrapCommand rewrites cmd, not yet started, to run in the namespace.
 func (n *Namespace) WrapCommand(cmd *exec.Cmd) error {
-	ip, err := exec.LookPath("ip")
+	ip, err := trust.LookPath("ip")
 	if err != nil {
-		return fmt.Errorf("netns %s: the 'ip' command is missing: install iproute2 (apt-get install iproute2)", n.Name)
+		return fmt.Errorf("netns %s: the 'ip' command: %w (install iproute2: apt-get install iproute2)", n.Name, err)
 	}
 	cmd.Args = append([]string{"ip", "netns", "exec", n.Name, cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = ip

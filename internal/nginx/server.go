@@ -21,6 +21,8 @@ import (
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
+
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // DefaultPath is Debian's nginx binary.
@@ -76,6 +78,9 @@ func CheckInstalled(path string) error {
 	if info, err := os.Stat(path); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
 		return fmt.Errorf("nginx not found at %s: install it with 'apt-get install nginx' (or run 'make demo')", path)
 	}
+	if err := trust.Executable(path); err != nil {
+		return fmt.Errorf("nginx: not run: %w", err)
+	}
 	return nil
 }
 
@@ -130,6 +135,9 @@ func Start(cfg Config) (_ *Server, err error) {
 	// no old pid file, whose appearance says that nginx is listening.
 	os.Remove(filepath.Join(cfg.Dir, "error.log"))
 	os.Remove(filepath.Join(cfg.Dir, "nginx.pid"))
+	if err := trust.Executable(cfg.Path); err != nil {
+		return nil, fmt.Errorf("nginx: not run: %w", err)
+	}
 	cmd := exec.Command(cfg.Path, "-p", cfg.Dir, "-c", filepath.Join(cfg.Dir, "nginx.conf"), "-e", filepath.Join(cfg.Dir, "error.log"))
 	if err := cfg.Namespace.WrapCommand(cmd); err != nil {
 		return nil, err
@@ -441,7 +449,11 @@ func (k socket) fill(rec *server.ConnRecord) {
 // sockets lists the established connections on nginx's port with their
 // TCP_INFO, from `ss -tin` in the namespace.
 func (s *Server) sockets() ([]socket, error) {
-	cmd := exec.Command("ss", "-tinH", "state", "established", "sport", "=", ":"+strconv.Itoa(s.cfg.Port))
+	ss, err := trust.LookPath("ss")
+	if err != nil {
+		return nil, fmt.Errorf("nginx: %w", err)
+	}
+	cmd := exec.Command(ss, "-tinH", "state", "established", "sport", "=", ":"+strconv.Itoa(s.cfg.Port))
 	if err := s.cfg.Namespace.WrapCommand(cmd); err != nil {
 		return nil, err
 	}

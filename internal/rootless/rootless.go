@@ -16,13 +16,24 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // envInside marks the process that runs inside the namespace.
 const envInside = "QUICBENCH_ROOTLESS_INSIDE"
 
-// Inside reports whether this process is the one Run started.
-func Inside() bool { return os.Getenv(envInside) == "1" }
+// Inside reports whether this process is the one Run started: the kernel
+// must say so (a user namespace other than the initial one, see
+// trust.InitialUserNamespace), not only the variable Run sets, which a
+// process in root's own namespace does not believe. It takes the variable
+// out of this process's environment either way, so that no program it
+// starts inherits it.
+func Inside() bool {
+	marked := os.Getenv(envInside) == "1"
+	os.Unsetenv(envInside)
+	return marked && !trust.InitialUserNamespace()
+}
 
 // Run runs this program with args again inside a new user, network and
 // mount namespace, as its root, with stdin, stdout and stderr passed on,
@@ -73,7 +84,11 @@ func Prepare() error {
 			return fmt.Errorf("rootless: %w", err)
 		}
 	}
-	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+	ip, err := trust.LookPath("ip")
+	if err != nil {
+		return fmt.Errorf("rootless: %w", err)
+	}
+	if out, err := exec.Command(ip, "link", "set", "lo", "up").CombinedOutput(); err != nil {
 		return fmt.Errorf("rootless: bring up loopback: %v: %s", err, out)
 	}
 	return nil

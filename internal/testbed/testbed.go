@@ -157,6 +157,14 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	return tb, tb.startServers(cfg, tcpKind, quicKind)
 }
 
+// CheckServers says what this machine lacks to serve server's h1 and h2
+// and quic's h3 (a server binary missing or not to be trusted); nil if
+// nothing.
+func CheckServers(server factor.Server, quic factor.QUIC) error {
+	_, _, err := kindsOf(&Config{Server: server, QUIC: quic})
+	return err
+}
+
 // kindsOf are the stacks that serve cfg's h1 and h2 and its h3, after the
 // zero values' defaults and each stack's check of this machine.
 func kindsOf(cfg *Config) (tcp, quic server.Kind, err error) {
