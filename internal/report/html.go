@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -70,44 +69,45 @@ func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, erro
 	if err := write("index.html", html); err != nil {
 		return nil, err
 	}
-	removeStaleFigures(dir, written)
+	if err := removeStaleFiles(dir, written); err != nil {
+		return nil, err
+	}
 	return written, nil
 }
 
-// isFigureFile says whether name is one a report gives a figure's file:
-// a figure's name (fixed, or a kind and a number), .svg or .png.
-func isFigureFile(name string) bool {
-	stem, ok := strings.CutSuffix(name, ".svg")
-	if !ok {
-		if stem, ok = strings.CutSuffix(name, ".png"); !ok {
-			return false
-		}
-	}
-	if slices.Contains([]string{"cdf-gain", "ratio-bars", "grid-winner", "diff-curves", "waterfall"}, stem) {
-		return true
-	}
-	i := strings.LastIndexByte(stem, '-')
-	if i < 0 || i == len(stem)-1 || strings.Trim(stem[i+1:], "0123456789") != "" {
-		return false
-	}
-	return slices.Contains([]string{"boxplot", "loads", "cdf-loads", "filmstrip", "progress", "waterfall"}, stem[:i])
-}
+// ManifestName is the file in a report directory that lists, a name a
+// line, the files the report wrote there: the next report of the directory
+// removes those of them it does not write again, and nothing else.
+const ManifestName = "report-files.txt"
 
-// removeStaleFigures removes the figure files an earlier report wrote into
-// dir that this one did not (a run's shape decides its figures): only
-// names a report gives its figures, and links themselves, never what they
-// point to.
-func removeStaleFigures(dir string, written []string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
+// maxManifest bounds the manifest read back (a report writes a few
+// hundred names).
+const maxManifest = 1 << 20
+
+// removeStaleFiles removes the files an earlier report listed in dir's
+// manifest that this one did not write (a run's shape decides its
+// figures and tables), then lists what this one wrote. Only plain names
+// are taken from the manifest, and each is removed without following a
+// link; a user's own files, whatever their names, are never listed.
+func removeStaleFiles(dir string, written []string) error {
+	now := make([]string, len(written))
+	for i, path := range written {
+		now[i] = filepath.Base(path)
 	}
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if isFigureFile(e.Name()) && !slices.Contains(written, path) {
-			os.Remove(path)
+	if old, err := safefs.ReadIn(dir, ManifestName, maxManifest); err == nil {
+		for _, name := range strings.Split(string(old), "\n") {
+			if name == "" || name == ManifestName || strings.ContainsRune(name, '/') || slices.Contains(now, name) {
+				continue
+			}
+			if err := safefs.RemoveIn(dir, name); err != nil {
+				return fmt.Errorf("report: an earlier report's file: %w", err)
+			}
 		}
 	}
+	if err := safefs.WriteFile(dir, ManifestName, []byte(strings.Join(now, "\n")+"\n"), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
 }
 
 // noFormulas makes every cell that a spreadsheet would take for a formula

@@ -72,13 +72,15 @@ func TestFiguresFitTheRunsShape(t *testing.T) {
 	}
 }
 
-// TestARewrittenReportDropsTheFiguresItNoLongerDraws: figure files of an
-// earlier report that this one does not draw go; the tables, a user's
-// own files and anything else stay.
+// TestARewrittenReportDropsTheFiguresItNoLongerDraws: files an earlier
+// report wrote that this one does not are removed; the tables it writes
+// again, and a user's own files, even with names a figure could have, stay
+// (issue 44, item 3).
 func TestARewrittenReportDropsTheFiguresItNoLongerDraws(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"cdf-gain.svg", "boxplot-01.png", "filmstrip-3.svg", "notes.svg", "boxplot-x.png", "comparisons.csv"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("old"), 0o644); err != nil {
+	users := []string{"boxplot-1.png", "waterfall.svg", "progress-9.png", "ratio-bars.png", "filmstrip-2.svg", "loads-7.png", "my-notes.txt"}
+	for _, name := range users {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("mine"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,21 +88,45 @@ func TestARewrittenReportDropsTheFiguresItNoLongerDraws(t *testing.T) {
 	if _, err := WriteFiles(dir, Page{Name: "one"}, a, figs); err != nil {
 		t.Fatal(err)
 	}
-	entries, _ := os.ReadDir(dir)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	for _, gone := range []string{"cdf-gain.svg", "boxplot-01.png", "filmstrip-3.svg"} {
-		if slices.Contains(names, gone) {
-			t.Errorf("%s of the earlier report is still there: %v", gone, names)
-		}
-	}
-	for _, kept := range []string{"notes.svg", "boxplot-x.png", "loads-01.svg", "cdf-loads-01.png", "pairs.csv", "index.html"} {
+	names := listNames(t, dir)
+	for _, kept := range append(users, "loads-01.svg", "cdf-loads-01.png", "pairs.csv", "index.html") {
 		if !slices.Contains(names, kept) {
 			t.Errorf("%s is missing: %v", kept, names)
 		}
 	}
+	// A report of eight settings, then one of one setting, in one directory.
+	again := t.TempDir()
+	a8, figs8 := analyzedFigures(t, fakeTrials())
+	if _, err := WriteFiles(again, Page{Name: "eight"}, a8, figs8); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteFiles(again, Page{Name: "one"}, a, figs); err != nil {
+		t.Fatal(err)
+	}
+	names = listNames(t, again)
+	for _, gone := range []string{"cdf-gain.svg", "ratio-bars.png", "boxplot-01.png", "boxplot-02.svg"} {
+		if slices.Contains(names, gone) {
+			t.Errorf("%s of the earlier report is still there: %v", gone, names)
+		}
+	}
+	for _, kept := range []string{"loads-01.svg", "cdf-loads-01.png", "pairs.csv", "index.html", ManifestName} {
+		if !slices.Contains(names, kept) {
+			t.Errorf("%s is missing: %v", kept, names)
+		}
+	}
+}
+
+func listNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
 
 // TestTheAnswerInWords: one setting's answer says h3 was faster than h2

@@ -471,3 +471,22 @@ func ListIn(base, rel string) ([]string, error) {
 	defer f.Close()
 	return f.Readdirnames(-1)
 }
+
+// RemoveIn removes the file or link base/name (one name, no directory:
+// an entry that is a directory stays), following no link below base. A
+// missing entry is no error.
+func RemoveIn(base, name string) error {
+	names, err := components(name)
+	if err != nil || len(names) != 1 {
+		return fmt.Errorf("safefs: %q is not a name in %s", name, base)
+	}
+	dirfd, err := openBelow(base, nil)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	if err := unix.Unlinkat(dirfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "remove", Path: filepath.Join(base, name), Err: err}
+	}
+	return nil
+}

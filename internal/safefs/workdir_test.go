@@ -56,3 +56,32 @@ func TestWorkDirs(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveInRemovesTheLinkNotItsTarget: RemoveIn of a link removes the
+// link; of a directory or a path, nothing.
+func TestRemoveInRemovesTheLinkNotItsTarget(t *testing.T) {
+	v := victim(t)
+	base := t.TempDir()
+	if err := os.Symlink(v, filepath.Join(base, "figure.svg")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(base, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveIn(base, "figure.svg"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "figure.svg")); err == nil {
+		t.Error("the link is still there")
+	}
+	assertUntouched(t, v)
+	if err := RemoveIn(base, "sub"); err == nil {
+		t.Error("RemoveIn removed a directory")
+	}
+	if err := RemoveIn(base, "../x"); err == nil {
+		t.Error("RemoveIn took a path out of its directory")
+	}
+	if err := RemoveIn(base, "absent"); err != nil {
+		t.Errorf("a missing name: %v", err)
+	}
+}
