@@ -346,10 +346,33 @@ func (s *Server) exitedWithin(d time.Duration) <-chan struct{} {
 
 // lastError is the last line the server wrote to its standard error.
 func (s *Server) lastError() string {
+	if msg := panicMessage(s.stderr.String()); msg != "" {
+		return msg
+	}
 	if line := s.stderr.LastLine(); line != "" {
 		return line
 	}
 	return "it said nothing"
+}
+
+// panicMessage is a Rust panic's place and message from a server's
+// standard error ("thread 'main' panicked at FILE:LINE:COL:" and the
+// message on the next line, then a note or a backtrace), or the line our
+// servers' own hook prints ("NAME: panicked at FILE:LINE: MESSAGE"); ""
+// if it tells of no panic.
+func panicMessage(stderr string) string {
+	lines := strings.Split(stderr, "\n")
+	for i, line := range lines {
+		_, at, ok := strings.Cut(line, "panicked at ")
+		if !ok {
+			continue
+		}
+		if !strings.HasSuffix(at, ":") || i+1 == len(lines) {
+			return "panicked at " + at
+		}
+		return "panicked at " + at + " " + strings.TrimSpace(lines[i+1])
+	}
+	return ""
 }
 
 // SetCache chooses the cache policy from now on (see origin.Server.SetCache).

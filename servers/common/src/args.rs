@@ -2,6 +2,7 @@
 //! certificate and key, the congestion controller, the initial window, and
 //! how many bound UDP sockets they inherit (descriptors 3 on).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The command line.
@@ -24,11 +25,13 @@ pub struct Args {
 }
 
 /// Parses the arguments (without the program name) of server `name`, whose
-/// controllers are `ccs` (the first the default).
+/// controllers are `ccs` (the first the default). Paths are taken as the
+/// operating system gives them (they need not be UTF-8); flags, the
+/// controller and numbers must be text.
 pub fn parse(
     name: &str,
     ccs: &[&str],
-    args: impl IntoIterator<Item = String>,
+    args: impl IntoIterator<Item = OsString>,
 ) -> Result<Args, String> {
     let mut a = Args {
         manifest: PathBuf::new(),
@@ -41,16 +44,19 @@ pub fn parse(
     };
     let mut it = args.into_iter();
     while let Some(flag) = it.next() {
+        let flag = text(flag, "a flag")?;
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--manifest" => a.manifest = value.into(),
             "--bodies" => a.bodies = value.into(),
             "--cert" => a.cert = value.into(),
             "--key" => a.key = value.into(),
-            "--cc" => a.cc = value,
-            "--initial-window" => a.initial_window_packets = whole(&flag, &value, "packets")?,
-            "--sockets" => a.sockets = whole(&flag, &value, "sockets")?,
-            _ => return Err(format!("unknown flag {flag}")),
+            "--cc" => a.cc = text(value, "--cc")?,
+            "--initial-window" => {
+                a.initial_window_packets = whole(&flag, &text(value, &flag)?, "packets")?
+            }
+            "--sockets" => a.sockets = whole(&flag, &text(value, &flag)?, "sockets")?,
+            _ => return Err(format!("unknown flag {flag:?}")),
         }
     }
     if a.manifest.as_os_str().is_empty()
@@ -76,6 +82,12 @@ pub fn parse(
     Ok(a)
 }
 
+/// An argument that must be text (`what` names it in the error).
+fn text(arg: OsString, what: &str) -> Result<String, String> {
+    arg.into_string()
+        .map_err(|a| format!("{what} {a:?} is not UTF-8 text"))
+}
+
 /// A flag's value as a whole number of `what`.
 fn whole<T: std::str::FromStr>(flag: &str, value: &str, what: &str) -> Result<T, String> {
     value
@@ -87,8 +99,8 @@ fn whole<T: std::str::FromStr>(flag: &str, value: &str, what: &str) -> Result<T,
 mod tests {
     use super::*;
 
-    fn args(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
+    fn args(s: &str) -> Vec<OsString> {
+        s.split_whitespace().map(OsString::from).collect()
     }
 
     const BASE: &str = "--manifest m --bodies b --cert c --key k --sockets 2";
@@ -122,11 +134,27 @@ mod tests {
                 &format!("{BASE} --initial-window x"),
                 "not a whole number of packets",
             ),
-            (&format!("{BASE} --color red"), "unknown flag --color"),
+            (&format!("{BASE} --color red"), "unknown flag \"--color\""),
             (&format!("{BASE} --cc"), "--cc needs a value"),
         ] {
             let err = parse("s", &["cubic", "reno"], args(line)).unwrap_err();
             assert!(err.contains(want), "{line}: {err}");
         }
+    }
+
+    /// Paths that are not UTF-8 (a run directory's name can be any bytes)
+    /// are taken as they are; a controller that is not text is an error.
+    #[test]
+    fn paths_need_not_be_utf8() {
+        use std::os::unix::ffi::OsStringExt;
+        let odd = OsString::from_vec(b"/runs/\xff\xfe/site.json".to_vec());
+        let mut line = args(BASE);
+        line[1] = odd.clone();
+        let a = parse("s", &["cubic"], line).unwrap();
+        assert_eq!(a.manifest.as_os_str(), odd.as_os_str());
+        let mut line = args(&format!("{BASE} --cc x"));
+        *line.last_mut().unwrap() = OsString::from_vec(vec![0xff]);
+        let err = parse("s", &["cubic"], line).unwrap_err();
+        assert!(err.contains("--cc") && err.contains("not UTF-8"), "{err}");
     }
 }

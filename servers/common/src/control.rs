@@ -207,6 +207,34 @@ pub fn ready(cc: &str, initial_window_bytes: u64, pacing: bool, hystart: bool) -
     json!({"ready": true, "cc": cc, "initial_window_bytes": initial_window_bytes, "pacing": pacing, "hystart": hystart})
 }
 
+/// The text of one control line as read (its newline still on), or the
+/// error reply to a line that is not UTF-8: the server answers it and
+/// reads on, as it does an unknown command.
+pub fn line_text(bytes: &[u8]) -> Result<&str, Value> {
+    std::str::from_utf8(bytes).map(str::trim).map_err(
+        |e| json!({ "error": format!("a control line that is not UTF-8 text ({e}): {UNKNOWN}") }),
+    )
+}
+
+/// Makes a panic print one line on stderr, `server: panicked at FILE:LINE:
+/// MESSAGE`, instead of the default lines and backtrace: quicbench shows a
+/// server's last line of stderr when it exits.
+pub fn one_line_panics(server: &'static str) {
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".into());
+        let at = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("{server}: panicked at {at}: {}", message.replace('\n', " "));
+    }));
+}
+
 /// Prints one reply line on stdout and flushes it.
 pub fn reply<T: Serialize>(v: &T) {
     let mut out = std::io::stdout().lock();
@@ -310,5 +338,15 @@ mod tests {
             "the same name again"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A control line that is not UTF-8 gets an error reply; a text line
+    /// is trimmed.
+    #[test]
+    fn lines_that_are_not_text() {
+        assert_eq!(line_text(b" counts\n"), Ok("counts"));
+        let err = line_text(b"qlog /runs/\xff\n").unwrap_err();
+        let text = err["error"].as_str().unwrap();
+        assert!(text.contains("not UTF-8"), "{text}");
     }
 }

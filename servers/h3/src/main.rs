@@ -103,10 +103,11 @@ fn server_config(a: &Args) -> Result<quinn::ServerConfig, String> {
 }
 
 fn main() {
+    control::one_line_panics("quicbench-h3");
     let a = match quicbench_serve::args::parse(
         "quicbench-h3",
         &CONTROLLERS,
-        std::env::args().skip(1),
+        std::env::args_os().skip(1),
     ) {
         Ok(a) => a,
         Err(e) => {
@@ -159,9 +160,12 @@ async fn run(a: Args) -> Result<(), String> {
         true,
         false,
     ));
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        control::reply(&ctl.command(line.trim(), &mut conns::Tracker(&state)));
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).split(b'\n');
+    while let Ok(Some(line)) = lines.next_segment().await {
+        match control::line_text(&line) {
+            Ok(text) => control::reply(&ctl.command(text, &mut conns::Tracker(&state))),
+            Err(refusal) => control::reply(&refusal),
+        }
     }
     for ep in &endpoints {
         ep.close(quinn::VarInt::from_u32(0x100), b"");

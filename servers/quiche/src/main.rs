@@ -14,7 +14,8 @@ mod conn;
 mod server;
 mod wake;
 
-use std::os::fd::FromRawFd;
+use std::io::BufRead;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::mpsc;
 
 use quicbench_serve::args::Args;
@@ -38,14 +39,16 @@ const MAX_SEND_UDP_PAYLOAD: usize = 1350;
 
 fn main() {
     let names: Vec<&str> = CONTROLLERS.iter().map(|(ours, _)| *ours).collect();
-    let a = match quicbench_serve::args::parse("quicbench-quiche", &names, std::env::args().skip(1))
-    {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("quicbench-quiche: {e}");
-            std::process::exit(2);
-        }
-    };
+    control::one_line_panics("quicbench-quiche");
+    let a =
+        match quicbench_serve::args::parse("quicbench-quiche", &names, std::env::args_os().skip(1))
+        {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("quicbench-quiche: {e}");
+                std::process::exit(2);
+            }
+        };
     if let Err(e) = run(a) {
         eprintln!("quicbench-quiche: {e}");
         std::process::exit(1);
@@ -60,9 +63,11 @@ fn main() {
 fn config(a: &Args) -> Result<quiche::Config, String> {
     let q = |e: quiche::Error| format!("quiche: {e}");
     let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(q)?;
-    c.load_cert_chain_from_pem_file(path_str(&a.cert)?)
+    let cert = OpenFile::new(&a.cert)?;
+    c.load_cert_chain_from_pem_file(&cert.path)
         .map_err(|e| format!("certificate {}: {e}", a.cert.display()))?;
-    c.load_priv_key_from_pem_file(path_str(&a.key)?)
+    let key = OpenFile::new(&a.key)?;
+    c.load_priv_key_from_pem_file(&key.path)
         .map_err(|e| format!("key {}: {e}", a.key.display()))?;
     c.set_application_protos(quiche::h3::APPLICATION_PROTOCOL)
         .map_err(q)?;
@@ -91,9 +96,21 @@ fn config(a: &Args) -> Result<quiche::Config, String> {
     Ok(c)
 }
 
-fn path_str(p: &std::path::Path) -> Result<&str, String> {
-    p.to_str()
-        .ok_or_else(|| format!("{} is not UTF-8", p.display()))
+/// A file opened by its path, whatever bytes the path has, and named
+/// through /proc/self/fd for quiche, which takes paths as UTF-8 text only
+/// (a run directory's name can be any bytes). The name is valid while the
+/// file is open.
+struct OpenFile {
+    _file: std::fs::File,
+    path: String,
+}
+
+impl OpenFile {
+    fn new(p: &std::path::Path) -> Result<OpenFile, String> {
+        let file = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        Ok(OpenFile { _file: file, path })
+    }
 }
 
 fn run(a: Args) -> Result<(), String> {
@@ -124,10 +141,17 @@ fn run(a: Args) -> Result<(), String> {
         bbr2,
         !bbr2,
     ));
-    for line in std::io::stdin().lines() {
+    for line in std::io::stdin().lock().split(b'\n') {
         let Ok(line) = line else { break };
+        let text = match control::line_text(&line) {
+            Ok(text) => text.to_string(),
+            Err(refusal) => {
+                control::reply(&refusal);
+                continue;
+            }
+        };
         let (reply_tx, reply_rx) = mpsc::channel();
-        if tx.send((line.trim().to_string(), reply_tx)).is_err() {
+        if tx.send((text, reply_tx)).is_err() {
             break;
         }
         waker.wake();
