@@ -180,3 +180,28 @@ func TestInterruptedCompareSaysTheConfiguredLoss(t *testing.T) {
 		t.Errorf("exit %d:\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestImportErrorsEscapeRecordedText: a recorded URL holding a terminal
+// escape sequence reaches the terminal escaped in import's error (issue
+// 44, low).
+func TestImportErrorsEscapeRecordedText(t *testing.T) {
+	har := `{"log": {"version": "1.2", "creator": {"name": "x", "version": "1"}, "entries": [
+		{"request": {"method": "GET", "url": "https://a.test/\u001b]0;pwned\u0007\u001b[2J", "headers": []},
+		 "response": {"status": 200, "headers": [], "content": {"size": 2, "mimeType": "text/html", "text": "hi"}}}]}}`
+	path := filepath.Join(t.TempDir(), "evil.har")
+	if err := os.WriteFile(path, []byte(har), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"import", "har", path, "--to", filepath.Join(t.TempDir(), "site")}, &stdout, &stderr)
+	out := stdout.String() + stderr.String()
+	if code == exitOK {
+		t.Fatalf("import of a URL with control characters succeeded: %s", out)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("the terminal got the escape sequence raw: %q", out)
+	}
+	if !strings.Contains(out, `\x1b`) {
+		t.Errorf("the error does not show the escaped URL: %q", out)
+	}
+}

@@ -22,6 +22,8 @@ var importers = map[string]func(ctx context.Context, path string, opts site.Impo
 
 // runImport turns a recording into a site archive and prints what it holds.
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// What it prints holds the recording's URLs and hosts: a stranger's text.
+	stdout, stderr = printable{stdout}, printable{stderr}
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	to := fs.String("to", "", "the site archive `directory` to write (new, empty, or an archive to replace)")
 	document := fs.String("document", "", "the page's `URL` (default: the HAR's first page, else the HTML page at path / of the most requested host that has one, else the import lists the likeliest pages)")

@@ -227,11 +227,21 @@ func parsePath(v string) (Path, error) {
 	}
 	p := Path{Server: n, RTT: rtt}
 	if lossText != "" {
-		if p.Loss, err = units.ParsePercent(lossText); err != nil {
+		if p.Loss, err = lossOf(lossText); err != nil {
 			return Path{}, fmt.Errorf("--path %q: %w", v, err)
 		}
 	}
 	return p, nil
+}
+
+// lossOf parses a random loss rate in percent: from 0 up to, not
+// including, 100 (a link that loses every packet carries no page).
+func lossOf(text string) (float64, error) {
+	p, err := units.ParsePercent(text)
+	if err == nil && p >= 1 {
+		err = fmt.Errorf("%s: loss 100%% lets no packet through: give less than 100", text)
+	}
+	return p, err
 }
 
 // apply sets one flag's value on the network.
@@ -259,7 +269,7 @@ func (net *Network) apply(name, value string) error {
 		if value == "" {
 			return nil
 		}
-		p, err := units.ParsePercent(value)
+		p, err := lossOf(value)
 		if err != nil {
 			return fmt.Errorf("--%s %w", name, err)
 		}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,7 +18,7 @@ import (
 type file struct {
 	Name        string          `yaml:"name"`
 	Description string          `yaml:"description"`
-	Seed        *uint64         `yaml:"seed"`
+	Seed        *seedNode       `yaml:"seed"`
 	Repetitions repetitionsNode `yaml:"repetitions"`
 	Retries     *int            `yaml:"retries"`
 	// Client is one client, as specs gave it before clients were a
@@ -103,9 +104,22 @@ type replayNode struct {
 // corpusNode asks for the first pages of a generated corpus as page
 // levels: {kind: web2024, pages: 100, seed: 1}.
 type corpusNode struct {
-	Kind  string  `yaml:"kind"`
-	Pages int     `yaml:"pages"`
-	Seed  *uint64 `yaml:"seed"`
+	Kind  string    `yaml:"kind"`
+	Pages int       `yaml:"pages"`
+	Seed  *seedNode `yaml:"seed"`
+}
+
+// seedNode is a seed: a whole number from 0 to math.MaxInt64 (the
+// results database stores it as an SQLite INTEGER).
+type seedNode uint64
+
+func (s *seedNode) UnmarshalYAML(n *yaml.Node) error {
+	v, err := strconv.ParseUint(n.Value, 10, 64)
+	if n.Kind != yaml.ScalarNode || err != nil || v > math.MaxInt64 {
+		return fmt.Errorf("line %d: seed %.40q is not a whole number from 0 to %d", n.Line, n.Value, int64(math.MaxInt64))
+	}
+	*s = seedNode(v)
+	return nil
 }
 
 // levelList is a factor's levels: a list, or one level on its own
@@ -118,6 +132,8 @@ type levelList []scalar
 type repetitionsNode struct {
 	Max   int
 	Until *untilNode
+	// Given says the spec has the key.
+	Given bool
 }
 
 // untilNode is the adaptive form's mapping.
@@ -130,6 +146,7 @@ type untilNode struct {
 }
 
 func (r *repetitionsNode) UnmarshalYAML(n *yaml.Node) error {
+	r.Given = true
 	if n.Kind == yaml.ScalarNode {
 		return n.Decode(&r.Max)
 	}

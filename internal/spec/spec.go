@@ -48,6 +48,8 @@ const (
 	DefaultSeed    = 1
 	DefaultRetries = 2
 	DefaultTimeout = 60 * time.Second
+	// MaxTimeout bounds a load's timeout.
+	MaxTimeout = 30 * time.Minute
 	// DefaultMaxUnmatched is the share of a recorded page's requests that
 	// may match nothing in the recording before its load fails: the
 	// browser's own requests and those an earlier load found the
@@ -217,6 +219,9 @@ func parse(data []byte, dir string) (*Spec, error) {
 		}
 		return nil, errors.New(shortenQuotes(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
+	if !f.Repetitions.Given {
+		return nil, fmt.Errorf("repetitions is missing: say how often every cell runs, such as repetitions: 30 (1 to %d)", MaxRepetitions)
+	}
 	sum := sha256.Sum256(data)
 	s := &Spec{Name: f.Name, Description: f.Description, Seed: DefaultSeed, Repetitions: f.Repetitions.Max, Retries: DefaultRetries,
 		Timeout: DefaultTimeout, Netcheck: true, Artifacts: f.Artifacts, MaxUnmatched: DefaultMaxUnmatched, Levels: map[factor.ID][]string{},
@@ -257,7 +262,7 @@ func (s *Spec) scalars(f file) error {
 		s.Until = &Until{Min: u.Min, CIRatio: u.Until.CIRatio}
 	}
 	if f.Seed != nil {
-		s.Seed = *f.Seed
+		s.Seed = uint64(*f.Seed)
 	}
 	if f.Retries != nil {
 		s.Retries = *f.Retries
@@ -387,6 +392,10 @@ func (s *Spec) Validate() error {
 		return s.Until.validate(s.Repetitions, len(s.Protocols()))
 	case s.Timeout <= 0:
 		return fmt.Errorf("timeout %v is not positive", s.Timeout)
+	case s.Timeout > MaxTimeout:
+		return fmt.Errorf("timeout %v is over %v: a load that takes longer is no page load to compare; give at most %v", s.Timeout, MaxTimeout, MaxTimeout)
+	case hasControl(s.Name):
+		return fmt.Errorf("name %q holds control characters: name the spec with printable text", s.Name)
 	}
 	if err := s.checkLevels(); err != nil {
 		return err
@@ -487,6 +496,9 @@ func (s *Spec) checkNetworks() error {
 		if names[n.Name] {
 			return fmt.Errorf("network %q is listed twice: give each network its own name", n.Name)
 		}
+		if hasControl(n.Name) {
+			return fmt.Errorf("network %q: its name holds control characters: name it with printable text", n.Name)
+		}
 		names[n.Name] = true
 		for _, text := range s.LevelsOf(factor.IDOrigins) {
 			o, _ := strconv.Atoi(text)
@@ -570,7 +582,7 @@ func pagesOf(f factors) ([]factor.Page, error) {
 		}
 		seed := uint64(1)
 		if c.Seed != nil {
-			seed = *c.Seed
+			seed = uint64(*c.Seed)
 		}
 		listed := map[factor.Page]bool{}
 		for _, p := range pages {
@@ -652,4 +664,10 @@ func (u *Until) validate(max int, protocols int) error {
 		return fmt.Errorf("repetitions until needs two protocols to compare: list at least two under protocols")
 	}
 	return nil
+}
+
+// hasControl reports whether text holds a control character (an escape
+// sequence would reach the terminal that shows the name).
+func hasControl(text string) bool {
+	return strings.IndexFunc(text, unicode.IsControl) >= 0
 }
