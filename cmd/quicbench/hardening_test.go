@@ -217,3 +217,42 @@ func TestRootlessMarkerInRootsEnvironment(t *testing.T) {
 		t.Errorf("mounts before and after `presets` with QUICBENCH_ROOTLESS_INSIDE=1: %q; want no new mount", out)
 	}
 }
+
+// TestARunThatGivesUpOnTheLockLeavesNothing: while another process holds
+// the machine's measurement lock, a compare with --wait-lock gives up in
+// one line naming the holder, prints no summary and leaves no results
+// database; seen from a rootless run, root's holder is not called "nobody"
+// (issue 44, low).
+func TestARunThatGivesUpOnTheLockLeavesNothing(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireCommand(t, "flock")
+	holder := exec.Command("flock", "--no-fork", "--exclusive", "/tmp", "sleep", "60")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	time.Sleep(300 * time.Millisecond) // until flock holds it
+	out := filepath.Join(t.TempDir(), "run")
+	text, code := exitCode(t, exec.Command(quicbenchBinary(t), "compare", "--client", "loader", "--runs", "1", "--netcheck=false",
+		"--wait-lock", "1s", "--out", out))
+	if code != 1 || !strings.Contains(text, "(sleep), user root") || strings.Contains(text, "protocol  ok") {
+		t.Errorf("compare while the lock is held: exit %d, %q; want 1, the holder named, no summary", code, text)
+	}
+	if _, err := os.Lstat(filepath.Join(out, "results.db")); err == nil {
+		t.Errorf("a run that never started left %s", filepath.Join(out, "results.db"))
+	}
+	uid, gid := ordinaryUser(t)
+	bin := filepath.Join(sharedDir(t, 0), "quicbench")
+	if out, err := exec.Command("cp", quicbenchBinary(t), bin).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	dir := sharedDir(t, uid)
+	cmd := exec.Command(bin, "compare", "--client", "loader", "--runs", "1", "--netcheck=false", "--wait-lock", "1s", "--out", filepath.Join(dir, "run"))
+	cmd.Dir = dir
+	cmd.Env = []string{systemPath, "HOME=" + dir, "TMPDIR=/tmp"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	text, _ = exitCode(t, cmd)
+	if strings.Contains(text, "user nobody") || !strings.Contains(text, "(sleep)") {
+		t.Errorf("a rootless compare names root's holder as %q", text)
+	}
+}

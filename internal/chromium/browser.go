@@ -262,7 +262,7 @@ func TempDirs() []string {
 
 // RemoveStaleTemp removes the browsers' temporary directories of
 // processes that are gone (a run killed with SIGKILL cannot remove them)
-// and returns them.
+// and returns them: directories of this user's only, never a link.
 func RemoveStaleTemp() []string {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "quicbench-chromium-*"))
 	var removed []string
@@ -271,6 +271,9 @@ func RemoveStaleTemp() []string {
 		pid, err := strconv.Atoi(pidText)
 		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
 			continue // not ours, or its process lives
+		}
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() || int(fi.Sys().(*syscall.Stat_t).Uid) != os.Geteuid() {
+			continue // a link, or another user's: not a browser's of ours
 		}
 		if os.RemoveAll(d) == nil {
 			removed = append(removed, d)

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -60,7 +61,16 @@ func TestRemoveStaleTemp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(live)
+	link := filepath.Join(os.TempDir(), tempPrefix(dead.Process.Pid)+"link")
+	target := t.TempDir()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(link)
 	removed := RemoveStaleTemp()
+	if _, err := os.Lstat(link); err != nil || slices.Contains(removed, link) {
+		t.Errorf("a link named like a dead process's directory was removed (cleanup would call it a directory): %v", err)
+	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) || !slices.Contains(removed, stale) {
 		t.Errorf("the dead process's %s: %v, removed %v", stale, err, removed)
 	}

@@ -312,11 +312,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		Facts: experiment.HostFacts(s.Clients(), o.binaries, Version), Log: newLogger(stderr, o.verbose),
 		OnTrial: func(p experiment.Progress) { fmt.Fprintln(printable{stderr}, loadLine(p, total)) }})
 	if res == nil {
-		fmt.Fprintln(stderr, "quicbench compare:", err)
-		if isUserError(err) {
-			return exitUsage
-		}
-		return exitFailure
+		return failedToStart(ctx, "compare", err, stderr)
 	}
 	unanswered, perr := printCompare(printable{stdout}, o, res)
 	if perr != nil {

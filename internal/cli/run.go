@@ -114,11 +114,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	})
 	progress.finish()
 	if res == nil {
-		fmt.Fprintln(stderr, "quicbench run:", err)
-		if isUserError(err) {
-			return exitUsage
-		}
-		return exitFailure
+		return failedToStart(ctx, "run", err, stderr)
 	}
 	fmt.Fprintf(stdout, "%d of %d trials recorded (%d failed), %d in this run, in %s; results in %s/results.db\n",
 		res.Done, res.Total, res.Failed, res.Ran, res.Elapsed.Round(time.Second), dir)
@@ -151,6 +147,22 @@ func freeSpace(err error) string {
 }
 
 // isUserError reports errors the user fixes by changing the command.
+// failedToStart prints why a run stopped before its first trial (a bad
+// directory, the machine busy for longer than --wait-lock, Ctrl-C while
+// waiting for it) and returns its status.
+func failedToStart(ctx context.Context, command string, err error, stderr io.Writer) int {
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "quicbench %s: interrupted before its first trial\n", command)
+		return exitInterrupted
+	case isUserError(err):
+		fmt.Fprintf(stderr, "quicbench %s: %v\n", command, err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "quicbench %s: %v\n", command, err)
+	return exitFailure
+}
+
 func isUserError(err error) bool {
 	var in *experiment.InputError
 	return errors.As(err, &in)

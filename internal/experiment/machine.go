@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/trust"
 	"golang.org/x/sys/unix"
 )
 
@@ -157,6 +158,10 @@ func describeProcess(pid int) string {
 	for _, line := range strings.Split(string(status), "\n") {
 		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
 			if f := strings.Fields(rest); len(f) > 0 {
+				if f[0] == strconv.FormatUint(uint64(overflowUID()), 10) && !trust.InitialUserNamespace() {
+					// seen from a rootless run: a user its namespace does not map
+					return text + ", a user outside this rootless run's namespace (root or another user)"
+				}
 				if u, err := user.LookupId(f[0]); err == nil {
 					return text + ", user " + u.Username
 				}

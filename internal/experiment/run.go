@@ -97,6 +97,19 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if err := checkArchives(cfg.Spec); err != nil {
 		return nil, err
 	}
+	// A new run waits for the machine before it writes anything, so that
+	// one that gives up leaves its directory as it was.
+	var unlockMachine func()
+	if !cfg.Resume {
+		if err := checkNewRunDir(cfg.Dir); err != nil {
+			return nil, err
+		}
+		var err error
+		if unlockMachine, err = lockMachine(ctx, cfg.Log, MachineLockDir, cfg.WaitLock); err != nil {
+			return nil, err
+		}
+		defer unlockMachine()
+	}
 	unlock, err := lockRunDir(cfg)
 	if err != nil {
 		return nil, err
@@ -107,6 +120,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		return nil, err
 	}
 	defer r.store.Close()
+	r.holdsMachine = unlockMachine != nil
 	err = r.run(ctx)
 	r.res.Interrupted = err != nil
 	r.res.Elapsed = time.Since(start)

@@ -56,19 +56,8 @@ func lockRunDir(cfg RunConfig) (func(), error) {
 		if _, err := os.Lstat(filepath.Join(cfg.Dir, results.FileName)); err != nil {
 			return nil, inputErrorf("no results database in %s: is it the run directory of a quicbench run or compare?", cfg.Dir)
 		}
-	} else {
-		entries, err := os.ReadDir(cfg.Dir)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, inputErrorf("run directory: %v", err)
-		}
-		for _, e := range entries {
-			if e.Name() == results.FileName {
-				return nil, inputErrorf("%s holds a run already: continue it with --resume, or choose another --out", cfg.Dir)
-			}
-		}
-		if len(entries) > 0 {
-			return nil, inputErrorf("%s exists and is not empty: a new run starts in a new or empty directory; choose another --out", cfg.Dir)
-		}
+	} else if err := checkNewRunDir(cfg.Dir); err != nil {
+		return nil, err
 	}
 	unlock, err := safefs.Lock(cfg.Dir)
 	var held *safefs.HeldError
@@ -100,6 +89,27 @@ func checkRunDirOwner(dir string) error {
 	}
 	if err := trust.DirOrParent(dir); err != nil {
 		return inputErrorf("run directory: %v; choose another --out (one of root's), or run quicbench as that user", err)
+	}
+	return nil
+}
+
+// checkNewRunDir checks that dir is new or empty (a run never writes
+// among files it did not make), and writes nothing.
+func checkNewRunDir(dir string) error {
+	if err := checkRunDirOwner(dir); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return inputErrorf("run directory: %v", err)
+	}
+	for _, e := range entries {
+		if e.Name() == results.FileName {
+			return inputErrorf("%s holds a run already: continue it with --resume, or choose another --out", dir)
+		}
+	}
+	if len(entries) > 0 {
+		return inputErrorf("%s exists and is not empty: a new run starts in a new or empty directory; choose another --out", dir)
 	}
 	return nil
 }

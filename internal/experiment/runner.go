@@ -35,6 +35,8 @@ type runner struct {
 	stop *stopper
 	// cpu accounts for the loads' CPU, per party.
 	cpu *cpuuse.Meter
+	// holdsMachine says the machine's measurement lock is held already.
+	holdsMachine bool
 	// work is the run's private work directory (safefs.NewWorkDir): the
 	// browsers' profiles and templates, never in the run directory.
 	work string
@@ -94,12 +96,15 @@ func (r *runner) run(ctx context.Context) error {
 	if len(r.todo) == 0 {
 		return nil
 	}
-	unlockMachine, err := lockMachine(ctx, r.cfg.Log, MachineLockDir, r.cfg.WaitLock)
-	if err != nil {
-		return err
+	if !r.holdsMachine {
+		unlockMachine, err := lockMachine(ctx, r.cfg.Log, MachineLockDir, r.cfg.WaitLock)
+		if err != nil {
+			return err
+		}
+		defer unlockMachine()
 	}
-	defer unlockMachine()
 	removeStale(r.cfg.Log)
+	var err error
 	if r.work, err = safefs.NewWorkDir(); err != nil {
 		return err
 	}
