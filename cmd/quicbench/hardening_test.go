@@ -97,6 +97,7 @@ func TestRootRefusesAnotherUsersRunDirectory(t *testing.T) {
 		"compare below open":      {"compare", "--client", "loader", "--netcheck=false", "--out", filepath.Join(open, "run")},
 		"resume theirs":           {"run", spec, "--out", theirs, "--resume"},
 		"run in open, not sticky": {"run", spec, "--out", open},
+		"parity into theirs":      {"parity", "--out", theirs},
 	}
 	for name, args := range cases {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a build that accepts it runs it

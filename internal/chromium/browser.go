@@ -67,6 +67,11 @@ type Chromium struct {
 	Warm bool
 	// CPU is the CPU accounting group the browsers start in; nil: none.
 	CPU *cpuuse.Group
+	// RunAs, if set, is the unprivileged user the browsers run as, with
+	// Chromium's sandbox on: for `record`, which loads live sites, when
+	// started by root. Their profiles and temporary directories are given
+	// to that user. Nil: this process's user, without the sandbox.
+	RunAs *syscall.Credential
 
 	mu   sync.Mutex
 	warm map[string]*browserProcess
@@ -228,16 +233,25 @@ func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAll
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("chromium: not run: %w", err)
 	}
+	if err := c.giveAway(profile, tmp); err != nil {
+		os.RemoveAll(profile)
+		os.RemoveAll(tmp)
+		return nil, err
+	}
 	var wrapErr error
 	opts := append(flags,
 		chromedp.ExecPath(path),
 		chromedp.UserDataDir(profile),
 		chromedp.Env("TMPDIR="+tmp),
 		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			if c.RunAs != nil {
+				cmd.Env = append(cmd.Env, "HOME="+profile) // not root's
+			}
 			if cmd.SysProcAttr == nil {
 				cmd.SysProcAttr = &syscall.SysProcAttr{}
 			}
 			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+			cmd.SysProcAttr.Credential = c.RunAs
 			if c.Namespace != nil {
 				wrapErr = c.Namespace.WrapCommand(cmd)
 			}
@@ -247,6 +261,22 @@ func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAll
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
 	return &browserProcess{ctx: browserCtx, cancel: func() { cancelBrowser(); cancelAlloc() }, profile: profile, tmp: tmp, wrapErr: &wrapErr}, nil
+}
+
+// giveAway hands the browser's profile and temporary directory, just
+// made and still this process's alone, to c.RunAs; its HOME becomes the
+// profile. Nothing when c.RunAs is nil.
+func (c *Chromium) giveAway(profile, tmp string) error {
+	if c.RunAs == nil {
+		return nil
+	}
+	uid, gid := int(c.RunAs.Uid), int(c.RunAs.Gid)
+	for _, p := range []string{profile, filepath.Join(profile, "Default"), filepath.Join(profile, "Default", "Preferences"), tmp} {
+		if err := os.Lchown(p, uid, gid); err != nil {
+			return fmt.Errorf("chromium: give the profile to uid %d: %w", uid, err)
+		}
+	}
+	return nil
 }
 
 // tempPrefix starts the name of the temporary directories of the browsers

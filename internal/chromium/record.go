@@ -43,7 +43,11 @@ func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive
 	}
 	loadCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	b, err := c.startBrowser(loadCtx, recordFlags(req))
+	flags := recordFlags(req)
+	if c.RunAs != nil {
+		flags = append(flags, chromedp.Flag("no-sandbox", false))
+	}
+	b, err := c.startBrowser(loadCtx, flags)
 	if err != nil {
 		return nil, site.ImportReport{}, err
 	}

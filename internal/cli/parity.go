@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/parity"
@@ -85,6 +86,10 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	dir := *out
 	if dir == "" {
 		dir = "runs/parity-" + time.Now().Format("20060102-150405")
+	}
+	if err := experiment.CheckRunDir(dir); err != nil {
+		fmt.Fprintln(stderr, "quicbench parity:", err)
+		return exitUsage
 	}
 	cells, err := parity.Run(ctx, parity.Config{Networks: networks, Sizes: sizes, Protocols: []string{"h1", "h2", "h3"},
 		Reps: *reps, Seed: *seed, Stack: stacks.Of(tcpStack), Server: serverStack, QUIC: quics, Warm: *connection == "warm", Qlog: *qlog, RunDir: dir, Log: newLogger(stderr, false)})

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/chromium"
@@ -44,6 +47,14 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	c := &chromium.Chromium{Path: *binary, Timeout: *timeout}
+	if os.Geteuid() == 0 {
+		// A live site's pages reach the browser: not as root, and sandboxed.
+		var err error
+		if c.RunAs, err = unprivilegedUser(); err != nil {
+			fmt.Fprintln(stderr, "quicbench record:", err)
+			return exitUsage
+		}
+	}
 	for i, u := range urls {
 		dir := *to
 		if len(urls) > 1 {
@@ -88,4 +99,18 @@ func checkRecordArgs(urls []string, to string, settle, timeout time.Duration) er
 		}
 	}
 	return checkArchiveTarget(to)
+}
+
+// unprivilegedUser is the user root's record runs Chromium as: nobody.
+func unprivilegedUser() (*syscall.Credential, error) {
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		return nil, fmt.Errorf("as root, record runs Chromium as the user nobody, and there is none here: add it, or run record as an ordinary user")
+	}
+	uid, uerr := strconv.ParseUint(u.Uid, 10, 32)
+	gid, gerr := strconv.ParseUint(u.Gid, 10, 32)
+	if uerr != nil || gerr != nil || uid == 0 {
+		return nil, fmt.Errorf("the user nobody has uid %s, gid %s: record needs an unprivileged user to run Chromium as", u.Uid, u.Gid)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }

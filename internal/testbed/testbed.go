@@ -28,6 +28,8 @@ import (
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
+	"github.com/quicbench/quicbench/internal/trust"
+	"os"
 )
 
 // Kinds are the server stacks a testbed can run, one line each: a new
@@ -130,6 +132,13 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	}
 	if err := cfg.Site.Validate(); err != nil {
 		return nil, err
+	}
+	if os.Geteuid() == 0 {
+		// The servers, nginx among them, run as root from what is written
+		// there: no other user may be able to change it.
+		if err := trust.DirOrParent(cfg.RunDir); err != nil {
+			return nil, fmt.Errorf("testbed directory: %w", err)
+		}
 	}
 	tcpKind, quicKind, err := kindsOf(&cfg)
 	if err != nil {
