@@ -51,7 +51,7 @@ func TestSlurmArrayMergesToTheWholeRun(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	whole := filepath.Join(dir, "whole")
+	whole := filepath.Join(t.TempDir(), "whole") // root's run: in root's directory, not the user's
 	if b, err := exec.Command(bin, "run", specPath, "--out", whole).CombinedOutput(); err != nil {
 		t.Fatalf("the spec in one piece: %v\n%s", err, b)
 	}

@@ -26,25 +26,27 @@ func rootTree(t *testing.T) string {
 	return dir
 }
 
+// mkdir makes the directory path with mode, owned by uid.
 func mkdir(t *testing.T, path string, mode os.FileMode, uid int) string {
 	t.Helper()
 	if err := os.Mkdir(path, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(path, mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Lchown(path, uid, uid); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return give(t, path, mode, uid)
 }
 
+// program writes a shell script at path with mode, owned by uid.
 func program(t *testing.T, path string, mode os.FileMode, uid int) string {
 	t.Helper()
 	if err := os.WriteFile(path, []byte("#!/bin/sh\nid\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	return give(t, path, mode, uid)
+}
+
+// give sets path's mode and owner.
+func give(t *testing.T, path string, mode os.FileMode, uid int) string {
+	t.Helper()
 	if err := os.Chmod(path, mode); err != nil {
 		t.Fatal(err)
 	}
