@@ -89,10 +89,6 @@ func mergeInto(ctx context.Context, out string, shards []shardRun, res *MergeRes
 			return err
 		}
 		n, dupNets, err := store.Merge(ctx, filepath.Join(sh.dir, results.FileName))
-		var input *results.InputError
-		if errors.As(err, &input) {
-			err = &InputError{err}
-		}
 		if err == nil {
 			err = keepNetchecks(store, sh, dupNets)
 		}
@@ -154,7 +150,7 @@ func readShards(ctx context.Context, dirs []string) ([]shardRun, error) {
 func readShard(dir string) (shardRun, error) {
 	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
 	if err != nil {
-		return shardRun{}, &InputError{err}
+		return shardRun{}, &InputError{Err: err}
 	}
 	defer store.Close()
 	facts, err := store.Facts()
@@ -170,7 +166,7 @@ func readShard(dir string) (shardRun, error) {
 		return shardRun{}, inputErrorf("%s is not a shard's run (run with --shard I/N)", dir)
 	}
 	if err := store.CheckTypes(context.Background()); err != nil {
-		return shardRun{}, &InputError{err}
+		return shardRun{}, &InputError{Err: err}
 	}
 	if err := checkShardTrials(store, dir, text); err != nil {
 		return shardRun{}, err
@@ -184,7 +180,7 @@ func readShard(dir string) (shardRun, error) {
 func checkShardTrials(store *results.Store, dir, specText string) error {
 	most, err := results.MaxRepetitions([]byte(specText))
 	if err != nil {
-		return &InputError{fmt.Errorf("%s: %w", dir, err)}
+		return &InputError{Err: fmt.Errorf("%s: %w", dir, err)}
 	}
 	sole := soleClient(specText)
 	return store.EachTrialKey(func(t results.TrialKey) error {
@@ -296,7 +292,7 @@ func newMergeDir(out string) (unlock, undo func(), err error) {
 	if unlock, err = safefs.Lock(out); err != nil {
 		var held *safefs.HeldError
 		if errors.As(err, &held) {
-			return nil, nil, &InputError{err}
+			return nil, nil, &InputError{Err: err}
 		}
 		return nil, nil, err
 	}

@@ -62,13 +62,14 @@ type Progress struct {
 }
 
 // InputError is an error the user fixes by changing the command or the
-// spec, not a failure of the run.
-type InputError struct{ Err error }
+// spec, not a failure of the run: the results package's, so that one
+// from the store (an export or merge of a run that lacks a table) is one
+// too without translation.
+type InputError = results.InputError
 
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
-
-func inputErrorf(format string, args ...any) error { return &InputError{fmt.Errorf(format, args...)} }
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Err: fmt.Errorf(format, args...)}
+}
 
 // RunResult sums up a run.
 type RunResult struct {
@@ -141,7 +142,7 @@ func checkArchives(s *spec.Spec) error {
 			continue
 		}
 		if _, err := site.Build(p, 1, 0, s.ArchiveDir(p)); err != nil {
-			return &InputError{fmt.Errorf("page %s: %w", p, err)}
+			return &InputError{Err: fmt.Errorf("page %s: %w", p, err)}
 		}
 	}
 	return nil

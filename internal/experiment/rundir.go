@@ -62,7 +62,7 @@ func lockRunDir(cfg RunConfig) (func(), error) {
 	unlock, err := safefs.Lock(cfg.Dir)
 	var held *safefs.HeldError
 	if errors.As(err, &held) {
-		return nil, &InputError{err}
+		return nil, &InputError{Err: err}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
@@ -118,7 +118,7 @@ func checkNewRunDir(dir string) error {
 func openToResume(cfg RunConfig, path string) (*results.Store, error) {
 	store, err := results.Open(path)
 	if err != nil {
-		return nil, &InputError{err}
+		return nil, &InputError{Err: err}
 	}
 	was, err := store.Meta("spec_sha256")
 	if err != nil {

@@ -52,8 +52,9 @@ func (s *Store) Export(ctx context.Context, dir, format string) ([]string, error
 	return files, nil
 }
 
-// InputError is an export the user fixes by changing the command or the
-// run: an unknown format, a database without a table it needs.
+// InputError is an error the user fixes by changing the command, the spec
+// or the run they name, not a failure of the run: an unknown format, a
+// database without a table it needs, a run directory to choose anew.
 type InputError struct{ Err error }
 
 func (e *InputError) Error() string { return e.Err.Error() }
