@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,6 +31,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
 
+	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/trust"
 )
 
@@ -206,36 +206,15 @@ func (b *browserProcess) close() {
 // client namespace (none: this one), living as long as parent; it starts on
 // the first action on its context.
 func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAllocatorOption) (*browserProcess, error) {
-	profile, err := os.MkdirTemp(c.ProfileDir, "profile-")
-	if err != nil {
-		return nil, fmt.Errorf("load: profile directory: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Join(profile, "Default"), 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(profile, "Default", "Preferences"), []byte(preferences), 0o644); err != nil {
-		return nil, err
-	}
-	// Chromium makes a directory for its singleton socket in TMPDIR and
-	// removes it only when it exits cleanly: a TMPDIR of its own goes with
-	// the browser. (Inside the profile, the socket's path could pass the
-	// 108 bytes a Unix socket's path may have.)
-	tmp, err := os.MkdirTemp("", tempPrefix(os.Getpid()))
-	if err != nil {
-		return nil, fmt.Errorf("load: temporary directory: %w", err)
-	}
 	path := c.Path
 	if path == "" {
 		path = DefaultChromiumPath
 	}
 	if err := trust.Executable(path); err != nil {
-		os.RemoveAll(profile)
-		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("chromium: not run: %w", err)
 	}
-	if err := c.giveAway(profile, tmp); err != nil {
-		os.RemoveAll(profile)
-		os.RemoveAll(tmp)
+	profile, tmp, err := c.newProfile()
+	if err != nil {
 		return nil, err
 	}
 	var wrapErr error
@@ -261,6 +240,37 @@ func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAll
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
 	return &browserProcess{ctx: browserCtx, cancel: func() { cancelBrowser(); cancelAlloc() }, profile: profile, tmp: tmp, wrapErr: &wrapErr}, nil
+}
+
+// newProfile makes a fresh profile (network prediction off) and a TMPDIR
+// of the browser's own, both given to c.RunAs if it is set; on an error
+// nothing is left.
+func (c *Chromium) newProfile() (profile, tmp string, err error) {
+	if profile, err = os.MkdirTemp(c.ProfileDir, "profile-"); err != nil {
+		return "", "", fmt.Errorf("load: profile directory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(profile)
+			if tmp != "" {
+				os.RemoveAll(tmp)
+			}
+		}
+	}()
+	if err = os.MkdirAll(filepath.Join(profile, "Default"), 0o755); err != nil {
+		return
+	}
+	if err = os.WriteFile(filepath.Join(profile, "Default", "Preferences"), []byte(preferences), 0o644); err != nil {
+		return
+	}
+	// Chromium makes a directory for its singleton socket in TMPDIR and
+	// removes it only when it exits cleanly: a TMPDIR of its own goes with
+	// the browser. (Inside the profile, the socket's path could pass the
+	// 108 bytes a Unix socket's path may have.)
+	if tmp, err = os.MkdirTemp("", tempPrefix(os.Getpid())); err != nil {
+		return profile, "", fmt.Errorf("load: temporary directory: %w", err)
+	}
+	return profile, tmp, c.giveAway(profile, tmp)
 }
 
 // giveAway hands the browser's profile and temporary directory, just
@@ -293,24 +303,7 @@ func TempDirs() []string {
 // RemoveStaleTemp removes the browsers' temporary directories of
 // processes that are gone (a run killed with SIGKILL cannot remove them)
 // and returns them: directories of this user's only, never a link.
-func RemoveStaleTemp() []string {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "quicbench-chromium-*"))
-	var removed []string
-	for _, d := range dirs {
-		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "quicbench-chromium-"), "-")
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
-			continue // not ours, or its process lives
-		}
-		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() || int(fi.Sys().(*syscall.Stat_t).Uid) != os.Geteuid() {
-			continue // a link, or another user's: not a browser's of ours
-		}
-		if os.RemoveAll(d) == nil {
-			removed = append(removed, d)
-		}
-	}
-	return removed
-}
+func RemoveStaleTemp() []string { return safefs.RemoveStaleOf("quicbench-chromium-") }
 
 // started tells the CPU accounting group of the browser of ctx, which
 // has started.

@@ -9,9 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // runExport writes a run's trials and resources as files.
@@ -52,26 +51,18 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // checkOwnOutput refuses, when quicbench runs as root, an output directory
-// whose nearest existing directory belongs to another user: the files
-// root wrote there would lock that user out of their own run (they could
-// neither replace nor remove them). flag names the option that chooses
-// another directory.
+// that another user owns or could change (trust.DirOrParent): the files
+// root wrote there would lock that user out of their own run, or could be
+// swapped under root. flag names the option that chooses another
+// directory.
 func checkOwnOutput(out, flag string) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	for dir := filepath.Clean(out); ; dir = filepath.Dir(dir) {
-		var st unix.Stat_t
-		if err := unix.Lstat(dir, &st); err == nil {
-			if st.Uid != 0 {
-				return fmt.Errorf("%s belongs to uid %d: as root, quicbench writes nothing into another user's directory (they could not remove it): run this as that user, or give %s a directory of root's", dir, st.Uid, flag)
-			}
-			return nil
-		}
-		if filepath.Dir(dir) == dir {
-			return nil
-		}
+	if err := trust.DirOrParent(out); err != nil {
+		return fmt.Errorf("%v; as root, quicbench writes nothing where another user could change it: run this as that user, or give %s a directory of root's", err, flag)
 	}
+	return nil
 }
 
 // openRun opens the run in dir for command to read and write its output

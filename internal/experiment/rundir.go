@@ -49,10 +49,10 @@ func openStore(cfg RunConfig, p plan.Plan) (*results.Store, error) {
 // that the directory is new or empty (a run never writes among files it
 // did not make).
 func lockRunDir(cfg RunConfig) (func(), error) {
-	if err := checkRunDirOwner(cfg.Dir); err != nil {
-		return nil, err
-	}
 	if cfg.Resume {
+		if err := CheckRunDir(cfg.Dir); err != nil {
+			return nil, err
+		}
 		if _, err := os.Lstat(filepath.Join(cfg.Dir, results.FileName)); err != nil {
 			return nil, inputErrorf("no results database in %s: is it the run directory of a quicbench run or compare?", cfg.Dir)
 		}
@@ -67,23 +67,20 @@ func lockRunDir(cfg RunConfig) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
-	if err := checkRunDirOwner(cfg.Dir); err != nil { // another user may have made it first
+	if err := CheckRunDir(cfg.Dir); err != nil { // another user may have made it first
 		unlock()
 		return nil, err
 	}
 	return unlock, nil
 }
 
-// CheckRunDir is what Run checks of its directory before it writes
-// anything there (see checkRunDirOwner), for a command to say before it
-// starts.
-func CheckRunDir(dir string) error { return checkRunDirOwner(dir) }
-
-// checkRunDirOwner refuses, when quicbench runs as root, a run directory
-// that another user owns or could change: one they own, or one below a
+// CheckRunDir refuses, when quicbench runs as root, a run directory that
+// another user owns or could change: one they own, or one below a
 // directory they can write (unless it has the sticky bit, as /tmp), where
-// they could swap what root writes for a link to something of theirs.
-func checkRunDirOwner(dir string) error {
+// they could swap what root writes for a link to something of theirs. Run
+// checks it before it writes anything; commands call it to say so before
+// they start.
+func CheckRunDir(dir string) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
@@ -96,7 +93,7 @@ func checkRunDirOwner(dir string) error {
 // checkNewRunDir checks that dir is new or empty (a run never writes
 // among files it did not make), and writes nothing.
 func checkNewRunDir(dir string) error {
-	if err := checkRunDirOwner(dir); err != nil {
+	if err := CheckRunDir(dir); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(dir)

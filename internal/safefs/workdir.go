@@ -61,15 +61,20 @@ func checkPrivate(dir string) error {
 
 // RemoveStaleWorkDirs removes the work directories of this user's
 // processes that are gone (a run killed with SIGKILL cannot remove its
-// own) and returns them; links and others' directories are left alone.
-func RemoveStaleWorkDirs() []string {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), workPrefix+"*"))
+// own) and returns them.
+func RemoveStaleWorkDirs() []string { return RemoveStaleOf(workPrefix) }
+
+// RemoveStaleOf removes the directories in os.TempDir() named prefix, a
+// PID and "-…" whose process is gone, and returns them: this user's
+// directories only, never a link or another user's entry.
+func RemoveStaleOf(prefix string) []string {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
 	var removed []string
 	for _, d := range dirs {
-		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), workPrefix), "-")
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), prefix), "-")
 		pid, err := strconv.Atoi(pidText)
 		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
-			continue // not one of ours, or its process lives
+			continue // not one of these, or its process lives
 		}
 		var st unix.Stat_t
 		if unix.Lstat(d, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {

@@ -122,8 +122,8 @@ func DirOrParent(path string) error {
 // or this process's user can change, in directories only they can change.
 func Executable(path string) error {
 	var st unix.Stat_t
-	resolved := path
-	if enforced() {
+	resolved, judged := path, enforced()
+	if judged {
 		var err error
 		if resolved, st, err = walk(path); err != nil {
 			return err
@@ -137,7 +137,7 @@ func Executable(path string) error {
 	if st.Mode&0o111 == 0 {
 		return &UntrustedError{Path: resolved, Why: "is not executable"}
 	}
-	if !enforced() {
+	if !judged {
 		return nil
 	}
 	if !trustedOwner(st.Uid) {
