@@ -4,7 +4,7 @@
 // browser; its frames from the trace for visual metrics (capture.go); a
 // HAR from its network events (har.go); and the recording of live pages
 // into site archives (record.go). browser.go is the browser's life cycle,
-// load.go a load.
+// load.go its client.Tab over DevTools (the visit is client.LoadIn).
 package chromium
 
 import (
@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -38,7 +37,7 @@ import (
 // Kind is Chromium as a client: what it can do is factor.ClientChromium's
 // capabilities.
 func Kind() client.Kind {
-	return client.Kind{Client: factor.ClientChromium, OwnProcess: true, Check: CheckChromium, RemoveStale: RemoveStaleTemp, Version: Version,
+	return client.Kind{Client: factor.ClientChromium, Executable: Executable(), OwnProcess: true, RemoveStale: RemoveStaleTemp,
 		New: func(env client.Env) client.Browser {
 			return &Chromium{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm, CPU: env.CPU}
 		}}
@@ -73,56 +72,23 @@ type Chromium struct {
 	// to that user. Nil: this process's user, without the sandbox.
 	RunAs *syscall.Credential
 
-	mu   sync.Mutex
-	warm map[string]*browserProcess
-	// closing counts the fresh browsers still shutting down: a load
-	// returns before its browser is gone, and the next timed load waits
-	// for it (closeLater).
-	closing sync.WaitGroup
+	// pool keeps the warm browsers and the fresh ones still shutting
+	// down.
+	pool client.Pool[*browserProcess]
 }
 
 // closeLater kills b's processes at once (so nothing of it reaches the
 // servers after the load) and reaps them and removes its profile in the
-// background, overlapping the harness's work after the load; awaitClosed
+// background, overlapping the harness's work after the load; AwaitClosed
 // waits for that.
 func (c *Chromium) closeLater(b *browserProcess) {
 	killProcessesUsing(b.profile)
-	c.closing.Go(b.close)
+	c.pool.CloseLater(b.Close)
 }
 
-// awaitClosed waits until every browser that was shutting down is gone.
-func (c *Chromium) awaitClosed() { c.closing.Wait() }
-
-// Version is what the Chromium at path (empty: DefaultChromiumPath) says
-// its version is, such as "Chromium 156.0.8078.73 built on Debian …"; ""
-// if it says nothing.
-func Version(path string) string {
-	if path == "" {
-		path = DefaultChromiumPath
-	}
-	if trust.Executable(path) != nil {
-		return ""
-	}
-	out, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// CheckChromium returns an error that says how to install Chromium if path
-// (empty: DefaultChromiumPath) is not an executable.
-func CheckChromium(path string) error {
-	if path == "" {
-		path = DefaultChromiumPath
-	}
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("chromium not found at %s: install it with 'apt-get install chromium chromium-driver' (or run 'make demo'), or pass --chromium PATH", path)
-	}
-	if err := trust.Executable(path); err != nil {
-		return fmt.Errorf("chromium: not run: %w", err)
-	}
-	return nil
+// Executable is Chromium's binary, named by --chromium.
+func Executable() *client.Executable {
+	return &client.Executable{Flag: "chromium", Name: "Chromium", Default: DefaultChromiumPath, Install: "apt-get install chromium"}
 }
 
 // preferences turns off Chromium's network prediction, which pre-connects at
@@ -193,9 +159,9 @@ type browserProcess struct {
 	wrapErr *error
 }
 
-// close stops the browser and removes its profile, temporary directory
+// Close stops the browser and removes its profile, temporary directory
 // and processes.
-func (b *browserProcess) close() {
+func (b *browserProcess) Close() {
 	b.cancel()
 	killLeftovers(b.profile)
 	os.RemoveAll(b.profile)
@@ -320,54 +286,30 @@ func warmKey(req client.Request) string {
 	return strings.Join([]string{string(req.Protocol), ResolverRules(req.Addrs), req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
 }
 
-// warmBrowser returns the running browser for req's protocol and flags,
-// starting it on first use.
-func (c *Chromium) warmBrowser(req client.Request) (*browserProcess, error) {
-	key := warmKey(req)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if b := c.warm[key]; b != nil {
-		return b, nil
-	}
+// startWarm starts the warm browser for req, living until Close.
+func (c *Chromium) startWarm(req client.Request) (*browserProcess, error) {
 	b, err := c.startBrowser(context.Background(), Flags(req))
 	if err != nil {
 		return nil, err
 	}
 	if err := chromedp.Do(b.ctx); err != nil || *b.wrapErr != nil {
-		b.close()
+		b.Close()
 		return nil, errors.Join(err, *b.wrapErr)
 	}
 	c.started(b.ctx)
-	if c.warm == nil {
-		c.warm = map[string]*browserProcess{}
-	}
-	c.warm[key] = b
 	return b, nil
-}
-
-// dropWarm stops b, the warm browser of req, and forgets it.
-func (c *Chromium) dropWarm(req client.Request, b *browserProcess) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if key := warmKey(req); c.warm[key] == b {
-		delete(c.warm, key)
-	}
-	b.close()
 }
 
 // Close stops the warm browsers, if any. Call it before the client
 // namespace goes away.
-func (c *Chromium) Close() {
-	c.awaitClosed()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for key, b := range c.warm {
-		b.close()
-		delete(c.warm, key)
-	}
-}
+func (c *Chromium) Close() { c.pool.Close() }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// Load loads req.URL in a fresh browser (or a new browser context of the
+// warm one) with client's visit driver (client.LoadIn): a Result with
+// Failure set for a failed load, an error only if ctx was canceled.
+func (c *Chromium) Load(ctx context.Context, req client.Request) (client.Result, error) {
+	return client.LoadIn(ctx, c, c.pool.AwaitClosed, req, c.Warm, c.Timeout)
+}
 
 // killLeftovers kills the processes of the browser that used profile until
 // none is found three passes in a row (children can fork as the parent dies),

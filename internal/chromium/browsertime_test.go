@@ -16,6 +16,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/client/clienttest"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/site"
@@ -140,7 +141,7 @@ func TestVisualMetricsAgreeWithBrowsertime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := startLinkTestbed(t, page, 20*time.Millisecond, 4_000_000)
+	tb := clienttest.StartTestbed(t, page, 20*time.Millisecond, 4_000_000)
 	browsers := map[string]client.Browser{"chromium": &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}}
 	if _, err := os.Stat(firefox.DefaultPath); err == nil {
 		browsers["firefox"] = &firefox.Firefox{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 
@@ -28,14 +27,6 @@ const screenshotMaxCount = 450
 // clock with navigation start.
 const alignMark = "quicbench-align"
 
-// setViewport fixes the tab's viewport at client.ViewportWidth × client.ViewportHeight.
-func setViewport(ctx context.Context) error {
-	_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-		Width: client.ViewportWidth, Height: client.ViewportHeight, DeviceScaleFactor: 1,
-	})
-	return err
-}
-
 // frameRecorder captures a load's frames with Chromium's tracing: every
 // frame the compositor draws is a Screenshot event with a JPEG and the
 // time it was drawn on the trace clock. (Page.startScreencast also works,
@@ -43,6 +34,7 @@ func setViewport(ctx context.Context) error {
 // frame during the load; measured here, its frames lag the change that
 // drew them by 7–17 ms, the trace's by 5–6 ms.)
 type frameRecorder struct {
+	tabCtx context.Context
 	mu     sync.Mutex
 	events [][]byte
 	done   chan struct{}
@@ -51,7 +43,7 @@ type frameRecorder struct {
 
 // startFrames starts tracing screenshots in the tab of ctx.
 func startFrames(ctx context.Context) (*frameRecorder, error) {
-	r := &frameRecorder{done: make(chan struct{})}
+	r := &frameRecorder{tabCtx: ctx, done: make(chan struct{})}
 	if err := chromedp.Listen(ctx, r.event); err != nil {
 		return nil, fmt.Errorf("capture frames: %w", err)
 	}
@@ -86,9 +78,15 @@ func (r *frameRecorder) event(ev any) {
 	}
 }
 
-// stop marks the alignment point, ends tracing and returns the frames in
-// time order since navigation start.
-func (r *frameRecorder) stop(ctx context.Context) ([]client.Frame, error) {
+// Abort leaves the trace running: it ends with the tab, a fresh browser's
+// or a warm browser's context, which the load disposes of.
+func (r *frameRecorder) Abort() {}
+
+// Stop marks the alignment point, ends tracing and returns the frames in
+// time order since navigation start. Its calls go to the tab, whose
+// context ends with the load's.
+func (r *frameRecorder) Stop(context.Context) ([]client.Frame, error) {
+	ctx := r.tabCtx
 	markMs, err := chromedp.Run(ctx, chromedp.Evaluate[float64](
 		fmt.Sprintf("performance.mark(%q).startTime", alignMark)))
 	if err != nil {

@@ -7,14 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/client/clienttest"
 	"github.com/quicbench/quicbench/internal/factor"
-	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -27,7 +26,7 @@ func startTestbed(t *testing.T, oneWay time.Duration) (*testbed.Testbed, *site.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	return startLinkTestbed(t, s, oneWay, 0), s
+	return clienttest.StartTestbed(t, s, oneWay, 0), s
 }
 
 // TestChromiumLoadsOverEachProtocol loads a real page in real Chromium over
@@ -109,35 +108,7 @@ func TestWarmBrowserIsRestartedAfterACrash(t *testing.T) {
 	profiles := t.TempDir()
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: profiles, Timeout: 20 * time.Second, Warm: true}
 	defer c.Close()
-	load := func() client.Result {
-		res, err := c.Load(t.Context(), client.Request{
-			URL: s.DocumentURL(), Protocol: factor.H2, Hosts: s.Hosts(),
-			Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: s.Subresources,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	if res := load(); !res.OK() {
-		t.Fatalf("first load: %s", res.Failure)
-	}
-	pids := proc.Using(profiles)
-	if len(pids) == 0 {
-		t.Fatal("no running browser uses the profile directory")
-	}
-	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	for deadline := time.Now().Add(5 * time.Second); len(proc.Using(profiles)) > 0 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	afterCrash := load() // may fail: its browser was dead
-	retry := load()
-	if !retry.OK() {
-		t.Fatalf("after the browser was killed: %q, then %q; want the second load to start a new browser", afterCrash.Failure, retry.Failure)
-	}
-	t.Logf("the load right after the crash: %q", afterCrash.Failure)
+	clienttest.WarmBrowserRestartsAfterCrash(t, c, profiles, clienttest.Request(tb, s, factor.H2))
 }
 
 // TestChromiumWritesNetLog loads a page over h3 with a net log: Chromium's

@@ -1,6 +1,7 @@
 package chromium
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -38,8 +39,14 @@ func newHARRecorder() *harRecorder {
 	return &harRecorder{requests: map[network.RequestID]*harRequest{}}
 }
 
-// reset forgets what was recorded (the first load of a repeat visit).
-func (h *harRecorder) reset() {
+// Write writes to path the HAR of the requests since Reset, the page at
+// pageURL with the page timings of m.
+func (h *harRecorder) Write(_ context.Context, path, pageURL string, m client.PageMetrics) error {
+	return h.build(pageURL, m).WriteFile(path)
+}
+
+// Reset forgets what was recorded (the first load of a repeat visit).
+func (h *harRecorder) Reset() {
 	h.mu.Lock()
 	h.order, h.requests = nil, map[network.RequestID]*harRequest{}
 	h.mu.Unlock()

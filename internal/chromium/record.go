@@ -51,7 +51,7 @@ func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive
 	if err != nil {
 		return nil, site.ImportReport{}, err
 	}
-	defer b.close()
+	defer b.Close()
 	rec := &responseRecorder{ctx: b.ctx}
 	if err := chromedp.Listen(b.ctx, rec.event); err != nil || *b.wrapErr != nil {
 		return nil, site.ImportReport{}, fmt.Errorf("record %s: browser start: %v", req.URL, firstError(err, *b.wrapErr))
@@ -59,7 +59,7 @@ func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive
 	if _, err := chromedp.Call(b.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*", RequestStage: fetch.RequestStageResponse}}}); err != nil {
 		return nil, site.ImportReport{}, fmt.Errorf("record %s: Fetch.enable: %w", req.URL, err)
 	}
-	if _, failure := navigate(b.ctx, loadCtx, req.URL, timeout); failure != "" {
+	if _, failure := client.Navigate(loadCtx, &tab{ctx: b.ctx}, req.URL, timeout); failure != "" {
 		return nil, site.ImportReport{}, fmt.Errorf("record %s: %s", req.URL, failure)
 	}
 	settle := req.Settle

@@ -5,27 +5,30 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/network"
+
+	"github.com/quicbench/quicbench/internal/client"
 )
 
 // TestUnknownHostWatcher: of the failed requests, only those whose name
-// did not resolve are listed, once, and take forgets them.
+// did not resolve are listed, once, and Take forgets them.
 func TestUnknownHostWatcher(t *testing.T) {
-	w := newUnknownHostWatcher()
+	var log client.UnknownHostLog
+	event := unknownHostEvents(&log)
 	sent := func(id, url string) {
-		w.event(&network.EventRequestWillBeSent{RequestID: network.RequestID(id), Request: &network.Request{Method: "GET", URL: url}})
+		event(&network.EventRequestWillBeSent{RequestID: network.RequestID(id), Request: &network.Request{Method: "GET", URL: url}})
 	}
 	sent("1", "https://cdn.unknown.test/a.png")
 	sent("2", "https://www.page.test/b.js")
 	sent("3", "https://www.page.test/c.css")
-	w.event(&network.EventLoadingFailed{RequestID: "1", ErrorText: nameNotResolved})
-	w.event(&network.EventLoadingFailed{RequestID: "2", ErrorText: "net::ERR_ABORTED"})
-	w.event(&network.EventLoadingFinished{RequestID: "3"})
-	w.event(&network.EventLoadingFailed{RequestID: "3", ErrorText: nameNotResolved}) // after it finished: no request
-	got := w.take()
+	event(&network.EventLoadingFailed{RequestID: "1", ErrorText: nameNotResolved})
+	event(&network.EventLoadingFailed{RequestID: "2", ErrorText: "net::ERR_ABORTED"})
+	event(&network.EventLoadingFinished{RequestID: "3"})
+	event(&network.EventLoadingFailed{RequestID: "3", ErrorText: nameNotResolved}) // after it finished: no request
+	got := log.Take()
 	if got.Count != 1 || !slices.Equal(got.Requests, []string{"GET https://cdn.unknown.test/a.png"}) {
 		t.Errorf("listed %+v", got)
 	}
-	if again := w.take(); again.Count != 0 || len(again.Requests) != 0 {
-		t.Errorf("take did not forget: %+v", again)
+	if again := log.Take(); again.Count != 0 || len(again.Requests) != 0 {
+		t.Errorf("Take did not forget: %+v", again)
 	}
 }

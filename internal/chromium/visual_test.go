@@ -6,18 +6,14 @@ import (
 	"image"
 	_ "image/jpeg"
 	"math"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
-	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/client/clienttest"
 	"github.com/quicbench/quicbench/internal/factor"
-	"github.com/quicbench/quicbench/internal/link"
-	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/site"
-	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -30,23 +26,6 @@ var paintAtHTML = fmt.Sprintf(`<!DOCTYPE html><html><head><meta charset="utf-8">
 setTimeout(() => { document.body.style.background = '#d00'; }, %d - performance.now());
 </script></body></html>`, paintAtMs)
 
-// startLinkTestbed serves s behind oneWay each way and a downlink of
-// downBps bit/s (0: unlimited).
-func startLinkTestbed(t *testing.T, s *site.Site, oneWay time.Duration, downBps int64) *testbed.Testbed {
-	t.Helper()
-	tb, err := testbed.Start(testbed.Config{
-		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("vi%d", time.Now().UnixNano()%1e6)),
-		Link:   emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay, RateBitsPerSecond: downBps}},
-		Site:   s,
-		RunDir: t.TempDir(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close() })
-	return tb
-}
-
 // TestVisualLoadTimesFramesFromNavigationStart loads a page that paints
 // red at 400 ms: the first and last visual change and the Speed Index
 // must all be the frame that showed it, a few milliseconds (one frame
@@ -57,7 +36,7 @@ func TestVisualLoadTimesFramesFromNavigationStart(t *testing.T) {
 	s := &site.Site{DocumentPath: "/", Origins: []*site.Origin{{Host: "www.quicbench.test", Resources: map[string]*site.Resource{
 		"/": {Path: "/", ContentType: "text/html; charset=utf-8", Body: []byte(paintAtHTML)},
 	}}}}
-	tb := startLinkTestbed(t, s, 5*time.Millisecond, 0)
+	tb := clienttest.StartTestbed(t, s, 5*time.Millisecond, 0)
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	t.Cleanup(c.Close) // waits for the browser that is still shutting down before its profile goes
 	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H2, Hosts: s.Hosts(),
@@ -152,7 +131,7 @@ func TestRealisticPageOverEachProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := startLinkTestbed(t, page, 10*time.Millisecond, 50_000_000)
+	tb := clienttest.StartTestbed(t, page, 10*time.Millisecond, 50_000_000)
 	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	t.Cleanup(c.Close) // waits for the browser that is still shutting down before its profile goes
 	for _, p := range factor.Protocols().Values() {

@@ -11,10 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
-	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
@@ -54,7 +52,7 @@ type compareFlags struct {
 	page, protos, stack, server, visit, cache, out          *string
 	quicServer, quicCC                                      *string
 	clientName, browser                                     *string
-	binaries                                                *clientBinaries
+	binaries                                                clientBinaries
 	origins, runs, retries                                  *int
 	seed                                                    *uint64
 	timeout, waitLock                                       *time.Duration
@@ -356,20 +354,28 @@ func checkPrerequisites(s *spec.Spec, binaries map[factor.Client]string, dir str
 	return nil
 }
 
-// clientBinaries are the flags that name the browsers' binaries.
-type clientBinaries struct{ chromium, firefox *string }
+// clientBinaries are the flags that name the clients' programs, one per
+// client kind that has one (client.Kind.Executable).
+type clientBinaries map[factor.Client]*string
 
-// newClientBinaries defines --chromium and --firefox on fs.
-func newClientBinaries(fs *flag.FlagSet) *clientBinaries {
-	return &clientBinaries{
-		chromium: fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`"),
-		firefox:  fs.String("firefox", firefox.DefaultPath, "Firefox `binary`"),
+// newClientBinaries defines each client's flag on fs, such as --chromium.
+func newClientBinaries(fs *flag.FlagSet) clientBinaries {
+	b := clientBinaries{}
+	for _, k := range experiment.Clients() {
+		if e := k.Executable; e != nil {
+			b[k.Client] = fs.String(e.Flag, e.Default, e.Name+" `binary`")
+		}
 	}
+	return b
 }
 
-// values maps each browser to its binary.
-func (b *clientBinaries) values() map[factor.Client]string {
-	return map[factor.Client]string{factor.ClientChromium: *b.chromium, factor.ClientFirefox: *b.firefox}
+// values maps each client to its program.
+func (b clientBinaries) values() map[factor.Client]string {
+	out := map[factor.Client]string{}
+	for c, path := range b {
+		out[c] = *path
+	}
+	return out
 }
 
 // loadLine is the progress line of a recorded trial.

@@ -42,7 +42,7 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench record:", err)
 		return exitUsage
 	}
-	if err := chromium.CheckChromium(*binary); err != nil {
+	if err := chromium.Executable().Check(*binary); err != nil {
 		fmt.Fprintln(stderr, "quicbench record:", err)
 		return exitUsage
 	}

@@ -56,19 +56,43 @@ type Env struct {
 // implements and how it is made.
 type Kind struct {
 	Client factor.Client
-	// Check says what is missing to run it from binary (empty: its
+	// Executable is its own program and the flag that names it; nil for a
+	// client that is part of quicbench.
+	Executable *Executable
+	// Check says what else is missing to run it from binary (empty: its
 	// default), with how to get it; nil: nothing.
 	Check func(binary string) error
 	// New makes it for one testbed.
 	New func(Env) Browser
-	// Version is the version of the client at binary (empty: its
-	// default), recorded with every run as the fact "<client>_version";
-	// nil for a client that is part of quicbench.
-	Version func(binary string) string
 	// OwnProcess: it runs in processes of its own (started in Env.CPU),
 	// not in quicbench's.
 	OwnProcess bool
 	// RemoveStale removes what its runs that were killed left behind
 	// (browsers' temporary directories) and lists it; nil: nothing.
 	RemoveStale func() []string
+}
+
+// CheckInstalled says what is missing to run the client from binary
+// (empty: its default): its executable, then what Check asks for; nil if
+// nothing.
+func (k Kind) CheckInstalled(binary string) error {
+	if k.Executable != nil {
+		if err := k.Executable.Check(binary); err != nil {
+			return err
+		}
+	}
+	if k.Check != nil {
+		return k.Check(binary)
+	}
+	return nil
+}
+
+// Version is the version of the client at binary (empty: its default),
+// recorded with every run as the fact "<client>_version"; "" for a client
+// that is part of quicbench or says none.
+func (k Kind) Version(binary string) string {
+	if k.Executable == nil {
+		return ""
+	}
+	return k.Executable.Version(binary)
 }

@@ -81,23 +81,43 @@ func (u *UnknownHostRequests) Add(request string) {
 	}
 }
 
-// UnknownHostLog gathers a browser's UnknownHostRequests as its network
-// events arrive; safe for concurrent use. The zero value is empty.
+// UnknownHostLog gathers a tab's UnknownHostRequests as its network events
+// arrive: each browser tells it when a request is sent, when it finished
+// and when it failed, by the browser's id of the request. Safe for
+// concurrent use; the zero value is empty.
 type UnknownHostLog struct {
-	mu     sync.Mutex
-	failed UnknownHostRequests
+	mu      sync.Mutex
+	pending map[string]string // "METHOD URL" of the requests not yet finished, by id
+	failed  UnknownHostRequests
 }
 
-// Add notes one request to an unknown host, "METHOD URL".
-func (l *UnknownHostLog) Add(request string) {
+// Sent notes that request id, "METHOD URL", was sent.
+func (l *UnknownHostLog) Sent(id, request string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.failed.Add(request)
+	if l.pending == nil {
+		l.pending = map[string]string{}
+	}
+	l.pending[id] = request
+}
+
+// Finished notes that request id ended; unknownHost says it failed because
+// its host did not resolve, which lists it.
+func (l *UnknownHostLog) Finished(id string, unknownHost bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if request, ok := l.pending[id]; ok && unknownHost {
+		l.failed.Add(request)
+	}
+	delete(l.pending, id)
 }
 
 // Take returns the requests so far and forgets them (the first load of a
-// repeat visit is not the measured one).
+// repeat visit is not the measured one); a nil log has none.
 func (l *UnknownHostLog) Take() UnknownHostRequests {
+	if l == nil {
+		return UnknownHostRequests{}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := l.failed

@@ -39,10 +39,10 @@ func clientKind(c factor.Client) (client.Kind, error) {
 // from binary (empty: its default), with how to get it.
 func CheckClient(c factor.Client, binary string) error {
 	k, err := clientKind(c)
-	if err != nil || k.Check == nil {
+	if err != nil {
 		return err
 	}
-	return k.Check(binary)
+	return k.CheckInstalled(binary)
 }
 
 // CheckServers says what this machine lacks to serve every server stack

@@ -127,15 +127,13 @@ func tunFinding() Finding {
 func clientFindings(binaries map[factor.Client]string) []Finding {
 	var out []Finding
 	for _, k := range Clients() {
-		if k.Version == nil {
+		if k.Executable == nil {
 			continue // part of quicbench
 		}
 		f := Finding{Name: string(k.Client)}
-		if k.Check != nil {
-			if err := k.Check(binaries[k.Client]); err != nil {
-				out = append(out, Finding{Name: f.Name, Value: "missing", Problem: true, Meaning: err.Error()})
-				continue
-			}
+		if err := k.CheckInstalled(binaries[k.Client]); err != nil {
+			out = append(out, Finding{Name: f.Name, Value: "missing", Problem: true, Meaning: err.Error()})
+			continue
 		}
 		f.Value = k.Version(binaries[k.Client])
 		f.Meaning = "recorded with every run as " + string(k.Client) + "_version; loads of different versions are not comparable"

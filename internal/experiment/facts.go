@@ -52,7 +52,7 @@ func HostFacts(clients []factor.Client, binaries map[factor.Client]string, versi
 		facts["cpu_governor"] = "not exposed"
 	}
 	for _, c := range clients {
-		if k, err := clientKind(c); err == nil && k.Version != nil {
+		if k, err := clientKind(c); err == nil {
 			if v := k.Version(binaries[c]); v != "" {
 				facts[string(c)+"_version"] = v
 			}

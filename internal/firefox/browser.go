@@ -5,7 +5,8 @@
 // certificate authority in the profile's NSS database. Firefox's HTTP/3
 // stack is neqo, not Chromium's: the same page over the same servers
 // compares two client stacks. browser.go is the browser's life cycle,
-// profile.go its profile, bidi.go the protocol, load.go a load.
+// profile.go its profile, bidi.go the protocol, load.go its client.Tab
+// over BiDi (the visit is client.LoadIn).
 package firefox
 
 import (
@@ -35,7 +36,7 @@ const DefaultPath = "/usr/lib/firefox-esr/firefox-esr"
 // Kind is Firefox as a client: what it can do is factor.ClientFirefox's
 // capabilities.
 func Kind() client.Kind {
-	return client.Kind{Client: factor.ClientFirefox, OwnProcess: true, Check: Check, Version: Version,
+	return client.Kind{Client: factor.ClientFirefox, Executable: Executable(), OwnProcess: true, Check: CheckTools,
 		New: func(env client.Env) client.Browser {
 			return &Firefox{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm, Version: env.Version, CPU: env.CPU}
 		}}
@@ -65,65 +66,47 @@ type Firefox struct {
 	// CPU is the CPU accounting group the browsers start in; nil: none.
 	CPU *cpuuse.Group
 
-	mu   sync.Mutex
-	warm map[string]*process
-	// closing counts the fresh browsers still shutting down: a load
-	// returns before its browser is gone, and the next timed load waits
-	// for it.
-	closing sync.WaitGroup
+	// pool keeps the warm browsers and the fresh ones still shutting
+	// down.
+	pool client.Pool[*process]
+	// mu guards the template.
+	mu sync.Mutex
 	// template is the profile every fresh profile starts from (see
 	// template.go), made for the CA in templateCA on first use.
 	template, templateCA string
 }
 
-// Check returns an error that says how to install Firefox if path (empty:
-// DefaultPath) is not an executable, or certutil is missing.
-func Check(path string) error {
-	if path == "" {
-		path = DefaultPath
-	}
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("firefox not found at %s: install it with 'apt-get install firefox-esr libnss3-tools' (or run 'make deps'), or pass --firefox PATH", path)
-	}
-	if err := trust.Executable(path); err != nil {
-		return fmt.Errorf("firefox: not run: %w", err)
-	}
+// Executable is Firefox's binary, named by --firefox.
+func Executable() *client.Executable {
+	return &client.Executable{Flag: "firefox", Name: "Firefox", Default: DefaultPath, Install: "apt-get install firefox-esr libnss3-tools"}
+}
+
+// CheckTools returns an error that says how to install certutil, which
+// makes the profiles' certificate databases, if it is missing.
+func CheckTools(string) error {
 	if _, err := trust.LookPath("certutil"); err != nil {
 		return fmt.Errorf("certutil: %v: install it with 'apt-get install libnss3-tools' (or run 'make deps')", err)
 	}
 	return nil
 }
 
-// Version is what the Firefox at path (empty: DefaultPath) says its
-// version is, such as "Mozilla Firefox 153.7.0esr"; "" if it says nothing.
-func Version(path string) string {
-	if path == "" {
-		path = DefaultPath
-	}
-	if trust.Executable(path) != nil {
-		return ""
-	}
-	out, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // Close stops the warm browsers, if any, and removes the template profile
 // the loads shared. Call it before the client namespace goes away.
 func (f *Firefox) Close() {
-	f.closing.Wait()
+	f.pool.Close()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for key, p := range f.warm {
-		p.close()
-		delete(f.warm, key)
-	}
 	if f.template != "" {
 		os.RemoveAll(f.template)
 		f.template, f.templateCA = "", ""
 	}
+}
+
+// Load loads req.URL in a fresh browser (or a tab of a new user context
+// of the warm one) with client's visit driver (client.LoadIn): a Result
+// with Failure set for a failed load, an error only if ctx was canceled.
+func (f *Firefox) Load(ctx context.Context, req client.Request) (client.Result, error) {
+	return client.LoadIn(ctx, f, f.pool.AwaitClosed, req, f.Warm, f.Timeout)
 }
 
 // process is a running browser with its profile and BiDi connection.
@@ -210,7 +193,7 @@ func (f *Firefox) startOn(ctx context.Context, profile, netLogDir string) (*proc
 		err = p.connect(ctx, url, f.dialer())
 	}
 	if err != nil {
-		p.close()
+		p.Close()
 		return nil, err
 	}
 	return p, nil
@@ -285,12 +268,12 @@ func (p *process) connect(ctx context.Context, url string, dial func(ctx context
 // timed load and Close wait for that.
 func (f *Firefox) closeLater(p *process) {
 	p.proc.KillGroup()
-	f.closing.Go(p.close)
+	f.pool.CloseLater(p.Close)
 }
 
-// close kills the browser and every process it started, and removes its
+// Close kills the browser and every process it started, and removes its
 // profile.
-func (p *process) close() {
+func (p *process) Close() {
 	if p.bidi != nil {
 		p.bidi.close()
 	}

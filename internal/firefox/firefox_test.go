@@ -7,17 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
-	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/client/clienttest"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/har"
-	"github.com/quicbench/quicbench/internal/link"
-	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
@@ -27,24 +24,12 @@ import (
 
 // startTestbed starts a testbed of s behind oneWay each way.
 func startTestbed(t *testing.T, s *site.Site, oneWay time.Duration) *testbed.Testbed {
-	t.Helper()
-	tb, err := testbed.Start(testbed.Config{
-		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("ff%d", time.Now().UnixNano()%1e6)),
-		Link:   emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}},
-		Site:   s,
-		RunDir: t.TempDir(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close() })
-	return tb
+	return clienttest.StartTestbed(t, s, oneWay, 0)
 }
 
 // request is a load of s's page from tb over p.
 func request(tb *testbed.Testbed, s *site.Site, p factor.Protocol) client.Request {
-	return client.Request{URL: s.DocumentURL(), Protocol: p, Hosts: s.Hosts(), Addrs: tb.Addrs,
-		SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: s.Subresources}
+	return clienttest.Request(tb, s, p)
 }
 
 // verifiedLoad closes the servers' connections, makes the load req and
@@ -264,32 +249,7 @@ func TestWarmFirefoxIsRestartedAfterACrash(t *testing.T) {
 	profiles := t.TempDir()
 	f := &firefox.Firefox{Namespace: tb.Topo.Client, ProfileDir: profiles, Timeout: 20 * time.Second, Warm: true}
 	defer f.Close()
-	load := func() client.Result {
-		res, err := f.Load(t.Context(), request(tb, s, factor.H2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	if res := load(); !res.OK() {
-		t.Fatalf("first load: %s", res.Failure)
-	}
-	pids := proc.Using(profiles)
-	if len(pids) == 0 {
-		t.Fatal("no running browser uses the profile directory")
-	}
-	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	for deadline := time.Now().Add(5 * time.Second); len(proc.Using(profiles)) > 0 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	afterCrash := load() // may fail: its browser was dead
-	retry := load()
-	if !retry.OK() {
-		t.Fatalf("after the browser was killed: %q, then %q; want the second load to start a new browser", afterCrash.Failure, retry.Failure)
-	}
-	t.Logf("the load right after the crash: %q", afterCrash.Failure)
+	clienttest.WarmBrowserRestartsAfterCrash(t, f, profiles, request(tb, s, factor.H2))
 }
 
 // TestFirefoxWritesHAR loads a page of two origins with a HAR over each

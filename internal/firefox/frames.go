@@ -60,12 +60,12 @@ type shot struct {
 	jpeg []byte
 }
 
-// startFrames starts capturing the tab's viewport until stop.
-func (t *tab) startFrames(ctx context.Context) *frameGrabber {
+// CaptureFrames starts capturing the tab's viewport until Stop.
+func (t *tab) CaptureFrames(ctx context.Context) (client.FrameCapture, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	g := &frameGrabber{t: t, cancel: cancel, done: make(chan struct{})}
 	go g.run(ctx)
-	return g
+	return g, nil
 }
 
 // run takes screenshots one after the other until ctx ends or one fails.
@@ -109,19 +109,19 @@ func (g *frameGrabber) run(ctx context.Context) {
 	}
 }
 
-// abort ends the capture and waits for its goroutine.
-func (g *frameGrabber) abort() {
+// Abort ends the capture and waits for its goroutine.
+func (g *frameGrabber) Abort() {
 	g.cancel()
 	<-g.done
 }
 
-// stop ends the capture and returns the frames since navigation start,
+// Stop ends the capture and returns the frames since navigation start,
 // scaled to client.FrameMaxSide: the last screenshot taken before
 // navigation start is the frame at 0 (what was on screen), earlier ones
 // are dropped.
-func (g *frameGrabber) stop(ctx context.Context) ([]client.Frame, error) {
+func (g *frameGrabber) Stop(ctx context.Context) ([]client.Frame, error) {
 	navigationStart, err := g.navigationStart(ctx)
-	g.abort()
+	g.Abort()
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (g *frameGrabber) stop(ctx context.Context) ([]client.Frame, error) {
 func (g *frameGrabber) navigationStart(ctx context.Context) (time.Time, error) {
 	var nowMs float64
 	before := time.Now()
-	if err := g.t.evaluate(ctx, "performance.now()", &nowMs); err != nil {
+	if err := g.t.Evaluate(ctx, "performance.now()", &nowMs); err != nil {
 		return time.Time{}, fmt.Errorf("capture frames: read the page's clock: %w", err)
 	}
 	after := time.Now()

@@ -28,6 +28,7 @@ const harSettle = time.Second
 // harRecorder collects the network events of one visit and turns them into
 // HAR 1.2.
 type harRecorder struct {
+	version  string // quicbench's, the HAR's creator's
 	mu       sync.Mutex
 	order    []string
 	requests map[string]*harRequest
@@ -87,10 +88,20 @@ type bidiHeader struct {
 	} `json:"value"`
 }
 
-func newHARRecorder() *harRecorder { return &harRecorder{requests: map[string]*harRequest{}} }
+// newHARRecorder records a HAR whose creator is quicbench's version.
+func newHARRecorder(version string) *harRecorder {
+	return &harRecorder{version: version, requests: map[string]*harRequest{}}
+}
 
-// reset forgets what was recorded (the first load of a repeat visit).
-func (h *harRecorder) reset() {
+// Write waits for the requests seen to settle and writes to path the HAR
+// of those since Reset, the page at pageURL with the page timings of m.
+func (h *harRecorder) Write(ctx context.Context, path, pageURL string, m client.PageMetrics) error {
+	h.settle(ctx)
+	return h.build(pageURL, h.version, m).WriteFile(path)
+}
+
+// Reset forgets what was recorded (the first load of a repeat visit).
+func (h *harRecorder) Reset() {
 	h.mu.Lock()
 	h.order, h.requests = nil, map[string]*harRequest{}
 	h.mu.Unlock()

@@ -35,7 +35,7 @@ func replayEvents(t *testing.T, h *harRecorder) {
 // connection with DNS, connect and TLS phases, the images on the reused
 // one without them, in the order they started.
 func TestHARFromFirefoxEvents(t *testing.T) {
-	h := newHARRecorder()
+	h := newHARRecorder("")
 	replayEvents(t, h)
 	out := h.build("https://www.quicbench.test/", "v1", client.PageMetrics{DCLMs: 50, OnLoadMs: 90})
 	if len(out.Log.Entries) != 3 {
@@ -54,7 +54,7 @@ func TestHARFromFirefoxEvents(t *testing.T) {
 	if !out.Log.Pages[0].StartedDateTime.Equal(doc.StartedDateTime) || out.Log.Pages[0].PageTimings.OnLoad != 90 || out.Log.Creator.Version != "v1" {
 		t.Errorf("page %+v, creator %+v", out.Log.Pages[0], out.Log.Creator)
 	}
-	h.reset()
+	h.Reset()
 	if got := h.build("x", "", client.PageMetrics{}); len(got.Log.Entries) != 0 {
 		t.Errorf("after reset: %d entries", len(got.Log.Entries))
 	}
@@ -67,7 +67,7 @@ func FuzzHAREvent(f *testing.F) {
 	f.Add("network.fetchError", []byte(`{"request":{"request":"1","url":"https://a/"}}`))
 	f.Add("network.beforeRequestSent", []byte(`{"request":{"request":"2","url":"http://b/","timings":{"requestTime":1e300}}}`))
 	f.Fuzz(func(t *testing.T, method string, params []byte) {
-		h := newHARRecorder()
+		h := newHARRecorder("")
 		h.event(method, params)
 		h.event("network.responseCompleted", params)
 		out := h.build("https://a/", "", client.PageMetrics{})

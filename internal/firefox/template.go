@@ -95,7 +95,7 @@ func (f *Firefox) makeTemplate(ctx context.Context, caFile string) (string, erro
 	if err == nil {
 		err = copyEntries(run, dir, templateEntries())
 	}
-	p.close()
+	p.Close()
 	if err != nil {
 		return fail(err)
 	}

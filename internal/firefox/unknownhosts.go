@@ -2,7 +2,6 @@ package firefox
 
 import (
 	"encoding/json"
-	"sync"
 
 	"github.com/quicbench/quicbench/internal/client"
 )
@@ -11,23 +10,12 @@ import (
 // could not resolve: its /etc/hosts names only the page's hosts.
 const unknownHostError = "NS_ERROR_UNKNOWN_HOST"
 
-// unknownHostWatcher lists the requests of a visit that failed because
-// their host is none of the page's: for a recording, the hosts it lacks.
-// Such requests never reach a server, so the servers' replay cannot count
-// them.
-type unknownHostWatcher struct {
-	mu       sync.Mutex
-	requests map[string]string // "METHOD URL" of requests not yet completed, by id
-	failed   client.UnknownHostLog
-}
-
-func newUnknownHostWatcher() *unknownHostWatcher {
-	return &unknownHostWatcher{requests: map[string]string{}}
-}
-
-// event files one network event; it runs on the connection's reading
-// goroutine and never blocks.
-func (w *unknownHostWatcher) event(method string, params json.RawMessage) {
+// fileUnknownHostEvent files one BiDi network event in log: the requests
+// of a visit that failed because their host is none of the page's (for a
+// recording, the hosts it lacks). Such requests never reach a server, so
+// the servers' replay cannot count them. It runs on the connection's
+// reading goroutine and never blocks.
+func fileUnknownHostEvent(log *client.UnknownHostLog, method string, params json.RawMessage) {
 	var e struct {
 		Request   bidiRequest `json:"request"`
 		ErrorText string      `json:"errorText"`
@@ -35,21 +23,12 @@ func (w *unknownHostWatcher) event(method string, params json.RawMessage) {
 	if json.Unmarshal(params, &e) != nil {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	id := e.Request.ID
 	switch method {
 	case "network.beforeRequestSent":
-		w.requests[id] = e.Request.Method + " " + e.Request.URL
+		log.Sent(e.Request.ID, e.Request.Method+" "+e.Request.URL)
 	case "network.responseCompleted":
-		delete(w.requests, id)
+		log.Finished(e.Request.ID, false)
 	case "network.fetchError":
-		if request, ok := w.requests[id]; ok && e.ErrorText == unknownHostError {
-			w.failed.Add(request)
-		}
-		delete(w.requests, id)
+		log.Finished(e.Request.ID, e.ErrorText == unknownHostError)
 	}
 }
-
-// take returns the failed requests so far and forgets them.
-func (w *unknownHostWatcher) take() client.UnknownHostRequests { return w.failed.Take() }

@@ -29,7 +29,14 @@ func warmKey(req client.Request) string {
 // (started on first use): the user context has its own cookies, cache,
 // connections and TLS sessions, and goes with the tab.
 func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error) {
-	p, err := f.warmBrowser(ctx, req)
+	key := warmKey(req)
+	p, err := f.pool.Warm(ctx, key, func(ctx context.Context) (*process, error) {
+		p, err := f.start(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("warm browser: %w", err)
+		}
+		return p, nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -37,14 +44,14 @@ func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error)
 		UserContext string `json:"userContext"`
 	}
 	if err := p.bidi.call(ctx, "browser.createUserContext", nil, &uc); err != nil {
-		f.dropWarm(req, p)
+		f.pool.Drop(key, p)
 		return nil, err
 	}
 	var created struct {
 		Context string `json:"context"`
 	}
 	if err := p.bidi.call(ctx, "browsingContext.create", map[string]any{"type": "tab", "userContext": uc.UserContext}, &created); err != nil {
-		f.dropWarm(req, p)
+		f.pool.Drop(key, p)
 		return nil, err
 	}
 	t := &tab{bidi: p.bidi, context: created.Context, version: f.Version}
@@ -68,41 +75,8 @@ func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error)
 		// A failed load may be a browser that died: the next load starts
 		// a new one rather than failing on a dead one forever.
 		if failed || err != nil {
-			f.dropWarm(req, p)
+			f.pool.Drop(key, p)
 		}
 	}
 	return t, nil
-}
-
-// warmBrowser returns the running browser for req, starting it on first
-// use.
-func (f *Firefox) warmBrowser(ctx context.Context, req client.Request) (*process, error) {
-	key := warmKey(req)
-	f.mu.Lock()
-	p := f.warm[key]
-	f.mu.Unlock()
-	if p != nil {
-		return p, nil
-	}
-	p, err := f.start(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("warm browser: %w", err)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.warm == nil {
-		f.warm = map[string]*process{}
-	}
-	f.warm[key] = p
-	return p, nil
-}
-
-// dropWarm stops p, the warm browser of req, and forgets it.
-func (f *Firefox) dropWarm(req client.Request, p *process) {
-	f.mu.Lock()
-	if key := warmKey(req); f.warm[key] == p {
-		delete(f.warm, key)
-	}
-	f.mu.Unlock()
-	p.close()
 }
