@@ -44,8 +44,8 @@ func (e Enum[T]) Parse(s string) (T, error) {
 	return "", fmt.Errorf("%s %q is unknown: use %s", e.What, s, e.Names())
 }
 
-// meaning is v's meaning, "" if v is no level.
-func (e Enum[T]) meaning(v T) string {
+// Meaning is what level v means, "" if v is no level.
+func (e Enum[T]) Meaning(v T) string {
 	for _, l := range e.Levels {
 		if l.Name == v {
 			return l.Meaning

@@ -172,9 +172,9 @@ const (
 // Stacks is the TCP-stack factor.
 func Stacks() Enum[Stack] {
 	return Enum[Stack]{What: "stack", Levels: []Level[Stack]{
-		{StackTCP, "initial window 10, CUBIC, slow start after idle"},
-		{StackTCPPlus, "initial window 32, CUBIC with pacing, no slow start after idle, 32 MiB buffers"},
-		{StackTCPPlusBBR, "tcp+ with BBR"},
+		{StackTCP, "stock TCP: initial window 10, CUBIC, slow start after idle, default buffers, no pacing"},
+		{StackTCPPlus, "tuned TCP: initial window 32, CUBIC with pacing, no slow start after idle, 32 MiB buffers"},
+		{StackTCPPlusBBR, "tcp+ with BBR instead of CUBIC"},
 	}}
 }
 
@@ -348,7 +348,7 @@ func QUICs() Enum[QUIC] {
 	e := Enum[QUIC]{What: "QUIC stack"}
 	for _, d := range quicServers() {
 		for _, cc := range d.Traits {
-			meaning := fmt.Sprintf("%s with %s", d.Name, Controllers().meaning(cc))
+			meaning := fmt.Sprintf("%s with %s", d.Name, Controllers().Meaning(cc))
 			if len(d.Traits) == 1 {
 				meaning += ", its only controller"
 			}

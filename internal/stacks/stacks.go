@@ -25,7 +25,9 @@ import (
 
 // Profile is a named server transport stack.
 type Profile struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// Summary is what the level means (factor.Stacks), the one
+	// description of the stack.
 	Summary string `json:"summary"`
 	// InitCwnd and InitRwnd are the route's initial congestion and receive
 	// windows in packets; 0 leaves the kernel default (10).
@@ -53,16 +55,18 @@ const (
 	nginxPacing  = "with --server nginx there is no pacing under CUBIC: nginx cannot set SO_MAX_PACING_RATE, which switches the internal pacing on (BBR paces by itself); the records say pacing false"
 )
 
-// Profiles lists the stacks, as in Wolsing et al. 2019's Table 1.
+// Profiles lists the stacks, as in Wolsing et al. 2019's Table 1, each
+// described by its level of the stack factor.
 func Profiles() []Profile {
-	return []Profile{
-		{Name: string(factor.StackTCP), Summary: "stock TCP: initial window 10, CUBIC, slow start after idle, default buffers, no pacing",
-			Congestion: "cubic", SlowStartAfterIdle: true},
-		{Name: string(factor.StackTCPPlus), Summary: "tuned TCP: initial window 32, CUBIC with pacing, no slow start after idle, 32 MiB buffers",
-			InitCwnd: 32, InitRwnd: 32, Congestion: "cubic", TunedBuffers: true, Pacing: true, Limits: []string{noFQ, nginxPacing}},
-		{Name: string(factor.StackTCPPlusBBR), Summary: "tcp+ with BBR instead of CUBIC",
-			InitCwnd: 32, InitRwnd: 32, Congestion: "bbr", TunedBuffers: true, Pacing: true, Limits: []string{noFQ}},
+	profiles := []Profile{
+		{Name: string(factor.StackTCP), Congestion: "cubic", SlowStartAfterIdle: true},
+		{Name: string(factor.StackTCPPlus), InitCwnd: 32, InitRwnd: 32, Congestion: "cubic", TunedBuffers: true, Pacing: true, Limits: []string{noFQ, nginxPacing}},
+		{Name: string(factor.StackTCPPlusBBR), InitCwnd: 32, InitRwnd: 32, Congestion: "bbr", TunedBuffers: true, Pacing: true, Limits: []string{noFQ}},
 	}
+	for i := range profiles {
+		profiles[i].Summary = factor.Stacks().Meaning(factor.Stack(profiles[i].Name))
+	}
+	return profiles
 }
 
 // QUICTransport is what an h3 server's QUIC runs with: its congestion
