@@ -19,7 +19,7 @@ import (
 	"github.com/quicbench/quicbench/internal/client/clienttest"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
-	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -137,7 +137,7 @@ func TestVisualMetricsAgreeWithBrowsertime(t *testing.T) {
 	testenv.RequireFile(t, python, "make deps installs Pillow and NumPy there")
 	testenv.RequireFile(t, script, "make deps fetches it from Browsertime's npm package")
 
-	page, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 40, ObjectBytes: 20_000}, []string{"www.quicbench.test"}, 1)
+	page, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 40, ObjectBytes: 20_000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/quicbench/quicbench/internal/client/clienttest"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -22,7 +23,7 @@ import (
 // startTestbed starts a testbed with a small page behind oneWay each way.
 func startTestbed(t *testing.T, oneWay time.Duration) (*testbed.Testbed, *site.Site) {
 	t.Helper()
-	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 8, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 8, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

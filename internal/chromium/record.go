@@ -12,6 +12,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/imports"
 )
 
 // RecordRequest is a page to record.
@@ -34,9 +35,9 @@ const DefaultSettle = 2 * time.Second
 // It intercepts each response (DevTools Fetch domain, response stage) and
 // takes its body before the page sees it. Chromium hands over bodies
 // decoded: one whose Content-Encoding is gzip, deflate or br is compressed
-// again so that it goes on the wire coded as recorded (site.ImportReport
+// again so that it goes on the wire coded as recorded (imports.Report
 // counts those), others are kept decoded without the field.
-func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive, site.ImportReport, error) {
+func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive, imports.Report, error) {
 	timeout := c.Timeout
 	if timeout == 0 {
 		timeout = 60 * time.Second
@@ -49,25 +50,25 @@ func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive
 	}
 	b, err := c.startBrowser(loadCtx, flags)
 	if err != nil {
-		return nil, site.ImportReport{}, err
+		return nil, imports.Report{}, err
 	}
 	defer b.Close()
 	rec := &responseRecorder{ctx: b.ctx}
 	if err := chromedp.Listen(b.ctx, rec.event); err != nil || *b.wrapErr != nil {
-		return nil, site.ImportReport{}, fmt.Errorf("record %s: browser start: %v", req.URL, firstError(err, *b.wrapErr))
+		return nil, imports.Report{}, fmt.Errorf("record %s: browser start: %v", req.URL, firstError(err, *b.wrapErr))
 	}
 	if _, err := chromedp.Call(b.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*", RequestStage: fetch.RequestStageResponse}}}); err != nil {
-		return nil, site.ImportReport{}, fmt.Errorf("record %s: Fetch.enable: %w", req.URL, err)
+		return nil, imports.Report{}, fmt.Errorf("record %s: Fetch.enable: %w", req.URL, err)
 	}
 	if _, failure := client.Navigate(loadCtx, &tab{ctx: b.ctx}, req.URL, timeout); failure != "" {
-		return nil, site.ImportReport{}, fmt.Errorf("record %s: %s", req.URL, failure)
+		return nil, imports.Report{}, fmt.Errorf("record %s: %s", req.URL, failure)
 	}
 	settle := req.Settle
 	if settle == 0 {
 		settle = DefaultSettle
 	}
 	if err := client.Pause(loadCtx, settle); err != nil {
-		return nil, site.ImportReport{}, fmt.Errorf("record %s: %w", req.URL, err)
+		return nil, imports.Report{}, fmt.Errorf("record %s: %w", req.URL, err)
 	}
 	return rec.archive(req.URL)
 }
@@ -151,11 +152,11 @@ func (r *responseRecorder) take(e *fetch.EventRequestPaused) {
 
 // archive waits for the responses still being taken and returns them as
 // an archive of the page document.
-func (r *responseRecorder) archive(document string) (*site.Archive, site.ImportReport, error) {
+func (r *responseRecorder) archive(document string) (*site.Archive, imports.Report, error) {
 	r.wg.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rec := site.NewRecording("record")
+	rec := imports.NewRecording("record")
 	for _, resp := range r.got {
 		if err := rec.AddDecoded(resp.method, resp.url, "", resp.status, resp.header, resp.body); err != nil {
 			return nil, rec.Report(), fmt.Errorf("record %s: %w", document, err)

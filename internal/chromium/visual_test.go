@@ -14,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/client/clienttest"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -127,7 +128,7 @@ func frameTimes(frames []client.Frame) []float64 {
 func TestRealisticPageOverEachProtocol(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	page, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 9, CorpusSeed: 1})
+	page, err := gen.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 9, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 )
 
 // maxCorpusStats bounds the pages `corpus` generates (about 0.1 s each).
@@ -38,7 +39,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(tw, "page\trequests\torigins\tKB\t")
 		for n := 1; n <= *pages; n++ {
 			p := factor.Page{Kind: factor.PageWeb2024, Number: n, CorpusSeed: *seed}
-			s, err := site.Web2024(p)
+			s, err := gen.Web2024(p)
 			if err != nil {
 				fmt.Fprintln(stderr, "quicbench corpus:", err)
 				return exitFailure
@@ -48,7 +49,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		tw.Flush()
 		fmt.Fprintln(stdout)
 	}
-	st, err := site.Web2024Stats(*seed, *pages)
+	st, err := gen.Web2024Stats(*seed, *pages)
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench corpus:", err)
 		return exitFailure
@@ -74,7 +75,7 @@ func saveCorpusPage(n int, seed uint64, to string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench corpus:", err)
 		return exitUsage
 	}
-	s, err := site.Web2024(p)
+	s, err := gen.Web2024(p)
 	if err == nil {
 		err = site.WriteArchive(context.Background(), to, site.ArchiveOf(s, "web2024"))
 	}

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/imports"
 )
 
 // importers read each recording format into a site archive.
-var importers = map[string]func(ctx context.Context, path string, opts site.ImportOptions) (*site.Archive, site.ImportReport, error){
-	"mahimahi": site.ImportMahimahi,
-	"har":      site.ImportHAR,
-	"wpr":      site.ImportWPR,
+var importers = map[string]func(ctx context.Context, path string, opts imports.Options) (*site.Archive, imports.Report, error){
+	"mahimahi": imports.Mahimahi,
+	"har":      imports.HAR,
+	"wpr":      imports.WPR,
 }
 
 // runImport turns a recording into a site archive and prints what it holds.
@@ -58,7 +59,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench import:", err)
 		return exitUsage
 	}
-	a, rep, err := read(ctx, path, site.ImportOptions{Document: *document, UpgradeHTTP: *upgrade})
+	a, rep, err := read(ctx, path, imports.Options{Document: *document, UpgradeHTTP: *upgrade})
 	if err == nil {
 		err = site.WriteArchive(ctx, *to, a)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/site/sitetest"
 )
 
@@ -17,7 +18,7 @@ import (
 // with every response, and the summary names origins, types and what the
 // recording lacked.
 func TestImportHAR(t *testing.T) {
-	s, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
+	s, err := gen.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

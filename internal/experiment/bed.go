@@ -20,6 +20,7 @@ import (
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/testbed"
 )
@@ -47,7 +48,7 @@ type bed struct {
 // its link from the link seeds, its servers and stack, and a page loader
 // of the spec's client.
 func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
-	page, err := site.Build(setup.Page, setup.Levels.Origins(), setup.PageSeed, r.spec.ArchiveDir(setup.Page))
+	page, err := gen.Build(setup.Page, setup.Levels.Origins(), setup.PageSeed, r.spec.ArchiveDir(setup.Page))
 	if err != nil {
 		return nil, err
 	}

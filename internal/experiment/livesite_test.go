@@ -18,6 +18,7 @@ import (
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/imports"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -102,7 +103,7 @@ func TestReplayLiveSiteHAR(t *testing.T) {
 // liveSiteArchive imports the live site's HAR into an archive directory.
 func liveSiteArchive(t *testing.T) string {
 	t.Helper()
-	a, rep, err := site.ImportHAR(context.Background(), writeLiveSiteHAR(t), site.ImportOptions{})
+	a, rep, err := imports.HAR(context.Background(), writeLiveSiteHAR(t), imports.Options{})
 	if err != nil || a.Document != "https://www.shop.test/" || rep.OtherSchemes != 2 || rep.PlainHTTP != 1 || !a.RecordedAt.Equal(liveSiteStart) {
 		t.Fatalf("import: %v, document %v, report %+v", err, a, rep)
 	}

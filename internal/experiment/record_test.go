@@ -17,12 +17,14 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
+	"github.com/quicbench/quicbench/internal/site/imports"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 // recordServed serves s in a testbed and records its document in Chromium.
-func recordServed(t *testing.T, s *site.Site) (*site.Archive, site.ImportReport) {
+func recordServed(t *testing.T, s *site.Site) (*site.Archive, imports.Report) {
 	t.Helper()
 	tb, err := testbed.Start(testbed.Config{
 		Stem: netns.RunName(os.Getpid(), fmt.Sprintf("rec%d", time.Now().UnixNano()%1e6)),
@@ -64,7 +66,7 @@ func content(t *testing.T, ex *site.Exchange) []byte {
 func TestRecordThenReplay(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	s, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
+	s, err := gen.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

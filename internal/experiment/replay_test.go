@@ -12,6 +12,8 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
+	"github.com/quicbench/quicbench/internal/site/imports"
 	"github.com/quicbench/quicbench/internal/site/sitetest"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -20,7 +22,7 @@ import (
 // resources drop picks, and returns its directory and request count.
 func writeArchiveOf(t *testing.T, n int, drop func(*site.Exchange) bool) (string, int) {
 	t.Helper()
-	s, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: n, CorpusSeed: 1})
+	s, err := gen.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: n, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,7 @@ func TestReplayArchive(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	dir, n := writeArchiveOf(t, 18, func(*site.Exchange) bool { return false })
-	page, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 18, CorpusSeed: 1})
+	page, err := gen.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 18, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ factors:
 func TestReplayImportedRecordings(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	s, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
+	s, err := gen.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,9 +137,9 @@ func TestReplayImportedRecordings(t *testing.T) {
 		if err := write(recording); err != nil {
 			t.Fatal(err)
 		}
-		read := map[string]func(context.Context, string, site.ImportOptions) (*site.Archive, site.ImportReport, error){
-			"mahimahi": site.ImportMahimahi, "har": site.ImportHAR, "wpr": site.ImportWPR}[name]
-		a, _, err := read(context.Background(), recording, site.ImportOptions{})
+		read := map[string]func(context.Context, string, imports.Options) (*site.Archive, imports.Report, error){
+			"mahimahi": imports.Mahimahi, "har": imports.HAR, "wpr": imports.WPR}[name]
+		a, _, err := read(context.Background(), recording, imports.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +206,7 @@ const img = new Image(); img.src = '/r/' + Math.floor(Math.random() * 1e9) + '-'
 
 // mustSynthetic is a synthetic page of one 1 KB image.
 func mustSynthetic(t *testing.T) *site.Site {
-	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 1000}, []string{"www.news.test"}, 1)
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 1000}, []string{"www.news.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

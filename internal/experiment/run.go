@@ -16,7 +16,7 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
-	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
@@ -141,7 +141,7 @@ func checkArchives(s *spec.Spec) error {
 		if p.Kind != factor.PageArchive {
 			continue
 		}
-		if _, err := site.Build(p, 1, 0, s.ArchiveDir(p)); err != nil {
+		if _, err := gen.Build(p, 1, 0, s.ArchiveDir(p)); err != nil {
 			return &InputError{Err: fmt.Errorf("page %s: %w", p, err)}
 		}
 	}

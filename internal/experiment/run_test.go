@@ -13,7 +13,7 @@ import (
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
-	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -260,7 +260,7 @@ factors:
   pages: [web2024:9]
   protocols: [h2, h3]
 `)
-	page, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 9, CorpusSeed: 1})
+	page, err := gen.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 9, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

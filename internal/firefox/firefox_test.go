@@ -18,6 +18,7 @@ import (
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -67,7 +68,7 @@ func requireFirefox(t *testing.T) {
 func TestFirefoxLoadsOverEachProtocol(t *testing.T) {
 	requireFirefox(t)
 	const oneWay = 20 * time.Millisecond
-	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 8, ObjectBytes: 5000},
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 8, ObjectBytes: 5000},
 		[]string{"www.quicbench.test", "static.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestFirefoxLoadsOverEachProtocol(t *testing.T) {
 // their requests in 0-RTT.
 func TestFirefoxRepeatVisitResumes(t *testing.T) {
 	requireFirefox(t)
-	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestFirefoxIsolatesLoads(t *testing.T) {
 
 func testIsolatedLoads(t *testing.T, warm bool) {
 	requireFirefox(t)
-	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 5000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func testIsolatedLoads(t *testing.T, warm bool) {
 // rest of the run.
 func TestWarmFirefoxIsRestartedAfterACrash(t *testing.T) {
 	requireFirefox(t)
-	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 2, ObjectBytes: 2000}, []string{"www.quicbench.test"}, 1)
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 2, ObjectBytes: 2000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestWarmFirefoxIsRestartedAfterACrash(t *testing.T) {
 // the same requests, and the page's onload.
 func TestFirefoxWritesHAR(t *testing.T) {
 	requireFirefox(t)
-	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 6, ObjectBytes: 8000},
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 6, ObjectBytes: 8000},
 		[]string{"www.quicbench.test", "static.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +340,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // session and the page's requests.
 func TestFirefoxWritesNetLog(t *testing.T) {
 	requireFirefox(t)
-	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 2, ObjectBytes: 3000}, []string{"www.quicbench.test"}, 1)
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 2, ObjectBytes: 3000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

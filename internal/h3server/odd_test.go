@@ -10,7 +10,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/origin"
-	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -50,7 +50,7 @@ func startIn(t *testing.T, dir, binary string, quic factor.QUICServer, cc factor
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := site.Build(page, 1, 1, "")
+	st, err := gen.Build(page, 1, 1, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/server"
-	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/stats"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -88,7 +88,7 @@ func benchOriginPlaces(b *testing.B, rtt time.Duration) {
 func probeDuringTransfer(ctx context.Context, rtt time.Duration, kinds []server.Kind) (median, p99, goodput float64, err error) {
 	oneWay := link.Config{Delay: rtt / 2}
 	cfg := emulator.Config{Up: oneWay, Down: oneWay}
-	s, err := site.Files("www.quicbench.test", []int64{1 << 20}, 1)
+	s, err := gen.Files("www.quicbench.test", []int64{1 << 20}, 1)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -102,7 +102,7 @@ func probeDuringTransfer(ctx context.Context, rtt time.Duration, kinds []server.
 		return 0, 0, 0, err
 	}
 	defer tb.Close()
-	bytes, elapsed, stop, err := transferAgainAndAgain(ctx, tb, "https://www.quicbench.test"+site.FilePath(1<<20))
+	bytes, elapsed, stop, err := transferAgainAndAgain(ctx, tb, "https://www.quicbench.test"+gen.FilePath(1<<20))
 	if err != nil {
 		return 0, 0, 0, err
 	}

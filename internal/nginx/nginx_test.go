@@ -22,6 +22,7 @@ import (
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -38,7 +39,7 @@ func newCell(t *testing.T) *cell {
 	t.Helper()
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, nginx.DefaultPath, "apt-get install nginx")
-	page, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 20_000}, site.OriginHosts(2), 5)
+	page, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 20_000}, gen.OriginHosts(2), 5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/server"
+	"github.com/quicbench/quicbench/internal/site/gen"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
@@ -24,7 +25,7 @@ import (
 // port) and returns the server, its address and the client TLS config.
 func startLoopback(t *testing.T) (*Server, string, *tls.Config, *site.Site) {
 	t.Helper()
-	s, err := site.Files("www.quicbench.test", []int64{50_000}, 1)
+	s, err := gen.Files("www.quicbench.test", []int64{50_000}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestTCPConnectionRecordsAndResumption(t *testing.T) {
 	}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr}
-	url := "https://www.quicbench.test" + site.FilePath(50_000)
+	url := "https://www.quicbench.test" + gen.FilePath(50_000)
 
 	get(t, c, http.MethodGet, url, nil)
 	first := onlyConn(t, srv)
@@ -132,7 +133,7 @@ func TestQUICResumesWith0RTT(t *testing.T) {
 	}
 	defer tr.Close()
 	c := &http.Client{Transport: tr}
-	url := "https://www.quicbench.test" + site.FilePath(50_000)
+	url := "https://www.quicbench.test" + gen.FilePath(50_000)
 
 	get(t, c, http.MethodGet, url, nil)
 	if first := onlyConn(t, srv); first.Transport != "quic" || first.ALPN != "h3" || first.Handshake != server.HandshakeFull || first.BytesSent < 50_000 || first.CwndBytes == 0 {
@@ -156,7 +157,7 @@ func TestCachePolicy(t *testing.T) {
 	}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr}
-	url := "https://www.quicbench.test" + site.FilePath(50_000)
+	url := "https://www.quicbench.test" + gen.FilePath(50_000)
 
 	off := get(t, c, http.MethodGet, url, nil)
 	if cc, etag := off.Header.Get("Cache-Control"), off.Header.Get("ETag"); cc != "no-store" || etag != "" {

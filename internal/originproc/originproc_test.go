@@ -23,7 +23,7 @@ import (
 	"github.com/quicbench/quicbench/internal/h3server"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/server"
-	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/stacks"
 )
 
@@ -38,7 +38,7 @@ type loopbackOrigin struct {
 
 func startLoopback(t *testing.T, cache bool, stack stacks.Profile) *loopbackOrigin {
 	t.Helper()
-	s, err := site.Files("www.quicbench.test", []int64{50_000}, 1)
+	s, err := gen.Files("www.quicbench.test", []int64{50_000}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func startLoopback(t *testing.T, cache bool, stack stacks.Profile) *loopbackOrig
 			return quic.DialAddrEarly(ctx, addr, tlsConf, qc)
 		}}
 	t.Cleanup(func() { h1.CloseIdleConnections(); h2.CloseIdleConnections(); h3.Close() })
-	return &loopbackOrigin{srv: srv, logs: logs, url: "https://www.quicbench.test" + site.FilePath(50_000),
+	return &loopbackOrigin{srv: srv, logs: logs, url: "https://www.quicbench.test" + gen.FilePath(50_000),
 		clients: map[string]*http.Client{"h1": {Transport: h1}, "h2": {Transport: h2}, "h3": {Transport: h3}}}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/stats"
 	"github.com/quicbench/quicbench/internal/testbed"
@@ -96,7 +97,7 @@ func Run(ctx context.Context, cfg Config) ([]*Cell, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	files, err := site.Files(host, cfg.Sizes, cfg.Seed)
+	files, err := gen.Files(host, cfg.Sizes, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +215,7 @@ func download(ctx context.Context, tb *testbed.Testbed, proto string, size int64
 			return 0, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+host+site.FilePath(size), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+host+gen.FilePath(size), nil)
 	if err != nil {
 		return 0, err
 	}

@@ -29,7 +29,7 @@ type Archive struct {
 	// deterministic replay starts the page's clock there.
 	RecordedAt time.Time
 	// Upgraded counts exchanges recorded over http:// that the import kept
-	// as https:// (ImportOptions.UpgradeHTTP): their text bodies' URLs
+	// as https:// (imports.Options.UpgradeHTTP): their text bodies' URLs
 	// were rewritten, so the page is not byte for byte as recorded.
 	Upgraded int
 	// Exchanges are the recorded requests and responses, in recorded order.
@@ -107,7 +107,7 @@ func (a *Archive) Check() error {
 	var bytes int64
 	found := false
 	for i, ex := range a.Exchanges {
-		if err := ex.check(); err != nil {
+		if err := ex.Check(); err != nil {
 			return fmt.Errorf("archive: exchange %d: %w", i+1, err)
 		}
 		bytes += int64(len(ex.Body))
@@ -122,8 +122,8 @@ func (a *Archive) Check() error {
 	return nil
 }
 
-// check validates one exchange.
-func (ex *Exchange) check() error {
+// Check validates one exchange: method, status, header fields and body size.
+func (ex *Exchange) Check() error {
 	if !validMethod(ex.Method) {
 		return fmt.Errorf("method %q is not an HTTP method", ex.Method)
 	}
@@ -134,7 +134,7 @@ func (ex *Exchange) check() error {
 		return fmt.Errorf("%s: status %d is outside 100 to 599", ex.URL, ex.Status)
 	}
 	for _, f := range ex.Header {
-		if !validToken(f.Name) || strings.ContainsAny(f.Value, "\r\n\x00") {
+		if !ValidFieldName(f.Name) || strings.ContainsAny(f.Value, "\r\n\x00") {
 			return fmt.Errorf("%s: header field %q is not a valid field", ex.URL, f.Name)
 		}
 	}
@@ -187,8 +187,8 @@ func validMethod(m string) bool {
 	return slices.Contains([]string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"}, m)
 }
 
-// validToken accepts a header field name (RFC 9110 token).
-func validToken(s string) bool {
+// ValidFieldName accepts a header field name (an RFC 9110 token).
+func ValidFieldName(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -325,7 +325,7 @@ func (a *Archive) Summary() ArchiveSummary {
 		if u, err := url.Parse(ex.URL); err == nil {
 			hosts[strings.ToLower(u.Hostname())] = true
 		}
-		name := typeOf(Get(ArchiveHeader(ex.Header), "content-type"))
+		name := TypeOf(Get(ArchiveHeader(ex.Header), "content-type"))
 		t := types[name]
 		if t == nil {
 			t = &TypeSummary{Type: name}
@@ -343,8 +343,8 @@ func (a *Archive) Summary() ArchiveSummary {
 	return sum
 }
 
-// typeOf names the kind of a content type as the HTTP Archive counts them.
-func typeOf(contentType string) string {
+// TypeOf names the kind of a content type as the HTTP Archive counts them.
+func TypeOf(contentType string) string {
 	ct := strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
 	switch {
 	case ct == "text/html" || ct == "application/xhtml+xml":

@@ -266,7 +266,7 @@ func parseManifest(data []byte) (*parsedArchive, error) {
 		for _, h := range me.Headers {
 			ex.Header = append(ex.Header, Field{h[0], h[1]})
 		}
-		if err := ex.check(); err != nil {
+		if err := ex.Check(); err != nil {
 			return nil, fmt.Errorf("exchange %d: %w", i+1, err)
 		}
 		out.Exchanges = append(out.Exchanges, parsedExchange{Exchange: ex, bodyName: me.Body, bytes: me.Bytes})

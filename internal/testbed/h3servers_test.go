@@ -22,6 +22,7 @@ import (
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/stacks"
 )
 
@@ -101,7 +102,7 @@ var ownProcess = []factor.QUIC{factor.QUICQuinnCubic, factor.QUICQuicheCubic}
 // and compares status, header fields and body, and the servers' request
 // and unmatched counts.
 func TestOwnProcessServersAnswerAsTheGoOrigin(t *testing.T) {
-	generated, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 3, ObjectBytes: 30_000}, []string{"www.quicbench.test", "cdn.quicbench.test"}, 1)
+	generated, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 3, ObjectBytes: 30_000}, []string{"www.quicbench.test", "cdn.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func equalHeader(a, b http.Header) bool {
 // which must resume and send its request as 0-RTT, and that the server
 // reports the transport the stacks table says.
 func TestOwnProcessHandshakeKinds(t *testing.T) {
-	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 50_000}, []string{"a.test"}, 1)
+	s, _ := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 50_000}, []string{"a.test"}, 1)
 	var all []factor.QUIC
 	for _, server := range []factor.QUICServer{factor.QUICQuinn, factor.QUICQuiche} {
 		for _, cc := range server.Controllers() {
@@ -274,7 +275,7 @@ func oneConnection(t *testing.T, tb *Testbed, sessions tls.ClientSessionCache, m
 // server rejects the early data, and the request must still be answered
 // after a full handshake.
 func TestOwnProcessAnswersRejected0RTT(t *testing.T) {
-	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 5_000}, []string{"a.test"}, 1)
+	s, _ := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 5_000}, []string{"a.test"}, 1)
 	url := s.Subresources[0]
 	for _, q := range ownProcess {
 		t.Run(string(q), func(t *testing.T) {
@@ -305,7 +306,7 @@ func quicProfile(t *testing.T, q factor.QUIC) stacks.QUICProfile {
 // ID, which holds the connection's packets once it has closed; after
 // "off", none.
 func TestOwnProcessWritesQlog(t *testing.T) {
-	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 20_000}, []string{"a.test"}, 1)
+	s, _ := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 20_000}, []string{"a.test"}, 1)
 	for _, q := range []factor.QUIC{factor.QUICQuinnBBR, factor.QUICQuicheBBR2} {
 		t.Run(string(q), func(t *testing.T) { checkQlog(t, startQUICTestbed(t, s, q), s) })
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -46,7 +47,7 @@ func startConfigured(t *testing.T, cfg Config) *Testbed {
 // over h1, h2 and h3 through the emulated link and compares the bytes with
 // the site's, and the server's per-protocol counts with the requests made.
 func TestServesIdenticalBytesOverEveryProtocol(t *testing.T) {
-	s, err := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 20_000}, []string{"www.quicbench.test"}, 1)
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 20_000}, []string{"www.quicbench.test"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestServesIdenticalBytesOverEveryProtocol(t *testing.T) {
 }
 
 func TestUnknownPathIs404(t *testing.T) {
-	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 100}, []string{"a.test"}, 1)
+	s, _ := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 100}, []string{"a.test"}, 1)
 	tb := startTestbed(t, emulator.Config{}, s)
 	c, err := tb.NewGoClient("h2")
 	if err != nil {
@@ -118,7 +119,7 @@ func TestUnknownPathIs404(t *testing.T) {
 // TestQlogOfAQUICConnection writes a qlog while an h3 request is served and
 // finds the connection's packets in it once the server closed.
 func TestQlogOfAQUICConnection(t *testing.T) {
-	s, _ := site.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 5000}, []string{"a.test"}, 1)
+	s, _ := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 5000}, []string{"a.test"}, 1)
 	tb := startTestbed(t, emulator.Config{}, s)
 	dir := t.TempDir()
 	if err := tb.SetQlogDir(dir); err != nil {

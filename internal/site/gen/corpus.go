@@ -1,4 +1,4 @@
-package site
+package gen
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // CorpusStats are a generated corpus's figures, to set beside the targets
@@ -54,7 +55,7 @@ func Web2024Stats(seed uint64, pages int) (CorpusStats, error) {
 
 // typeTotals counts a page's files and bytes per resource type (by the
 // first element of their paths; the document is html).
-func typeTotals(s *Site) (counts, bytes map[string]float64) {
+func typeTotals(s *site.Site) (counts, bytes map[string]float64) {
 	counts, bytes = map[string]float64{}, map[string]float64{}
 	for _, o := range s.Origins {
 		for path, r := range o.Resources {

@@ -1,4 +1,4 @@
-package site
+package gen
 
 import (
 	"bytes"
@@ -11,18 +11,19 @@ import (
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // Build builds the site of page: a synthetic page spread over origins
 // origins with its bytes from seed, a page of a generated corpus (which
 // has its own origins and seed), or the site an archive directory
 // recorded (archiveDir, the page's directory resolved).
-func Build(page factor.Page, origins int, seed uint64, archiveDir string) (*Site, error) {
+func Build(page factor.Page, origins int, seed uint64, archiveDir string) (*site.Site, error) {
 	switch page.Kind {
 	case factor.PageWeb2024:
 		return Web2024(page)
 	case factor.PageArchive:
-		a, err := ReadArchive(archiveDir)
+		a, err := site.ReadArchive(archiveDir)
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +57,7 @@ const TileSize = 48
 // hosts[i mod len(hosts)] at the distinct URL "/obj/<i>.png", each a valid
 // 1×1 PNG of exactly spec.ObjectBytes bytes, padded with incompressible
 // bytes from seed, shown as a TileSize square.
-func Synthetic(spec factor.Page, hosts []string, seed uint64) (*Site, error) {
+func Synthetic(spec factor.Page, hosts []string, seed uint64) (*site.Site, error) {
 	if err := spec.Validate(); err != nil || spec.Kind != factor.PageSynthetic {
 		return nil, fmt.Errorf("synthetic page %v: not a valid synthetic page (%v)", spec, err)
 	}
@@ -64,9 +65,9 @@ func Synthetic(spec factor.Page, hosts []string, seed uint64) (*Site, error) {
 		return nil, fmt.Errorf("synthetic page %v: no origin", spec)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	s := &Site{DocumentPath: "/"}
+	s := &site.Site{DocumentPath: "/"}
 	for _, h := range hosts {
-		s.Origins = append(s.Origins, &Origin{Host: h, Resources: map[string]*Resource{}})
+		s.Origins = append(s.Origins, &site.Origin{Host: h, Resources: map[string]*site.Resource{}})
 	}
 	var doc strings.Builder
 	// An empty icon: otherwise the browser asks for /favicon.ico after the
@@ -79,13 +80,13 @@ func Synthetic(spec factor.Page, hosts []string, seed uint64) (*Site, error) {
 			padding[j] = byte(rng.Uint32())
 		}
 		origin := s.Origins[i%len(hosts)]
-		origin.Resources[path] = &Resource{Path: path, ContentType: "image/png", Body: pngOfSize(len(padding), padding)}
+		origin.Resources[path] = &site.Resource{Path: path, ContentType: "image/png", Body: pngOfSize(len(padding), padding)}
 		u := "https://" + origin.Host + path
 		s.Subresources = append(s.Subresources, u)
 		fmt.Fprintf(&doc, "<img src=\"%s\" width=\"%d\" height=\"%d\" alt=\"\">\n", html.EscapeString(u), TileSize, TileSize)
 	}
 	doc.WriteString("</body></html>\n")
-	s.Origins[0].Resources["/"] = &Resource{Path: "/", ContentType: "text/html; charset=utf-8", Body: []byte(doc.String())}
+	s.Origins[0].Resources["/"] = &site.Resource{Path: "/", ContentType: "text/html; charset=utf-8", Body: []byte(doc.String())}
 	return s, s.Validate()
 }
 

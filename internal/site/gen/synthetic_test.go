@@ -1,4 +1,4 @@
-package site
+package gen
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 func TestSyntheticObjectsAreValidPNGsOfExactSize(t *testing.T) {
@@ -76,7 +77,7 @@ func TestSyntheticIsDeterministicAndIncompressible(t *testing.T) {
 
 func TestValidateRejectsDuplicateOriginsAndMissingFiles(t *testing.T) {
 	s, _ := Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 100}, []string{"a.test"}, 1)
-	s.Origins = append(s.Origins, &Origin{Host: "a.test"})
+	s.Origins = append(s.Origins, &site.Origin{Host: "a.test"})
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "two origins") {
 		t.Errorf("duplicate origin: %v", err)
 	}

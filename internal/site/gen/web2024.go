@@ -1,4 +1,4 @@
-package site
+package gen
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // This file generates the web2024 corpus: pages shaped like the desktop web
@@ -185,7 +186,7 @@ func split(bytes int64, n int, minBytes int64, rng *rand.Rand) []int64 {
 
 // Web2024 generates page number of the web2024 corpus of seed: the same
 // bytes for the same number and seed, on every machine.
-func Web2024(page factor.Page) (*Site, error) {
+func Web2024(page factor.Page) (*site.Site, error) {
 	if page.Kind != factor.PageWeb2024 || page.Validate() != nil {
 		return nil, fmt.Errorf("web2024 page %v: not a valid page of the corpus", page)
 	}

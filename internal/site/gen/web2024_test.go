@@ -1,4 +1,4 @@
-package site
+package gen
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // TestWeb2024CorpusFollowsItsTargets: 100 pages of seed 1 have the HTTP
@@ -42,7 +43,7 @@ func TestWeb2024CorpusFollowsItsTargets(t *testing.T) {
 }
 
 // decoded is a resource's body as the browser sees it.
-func decoded(t *testing.T, r *Resource) []byte {
+func decoded(t *testing.T, r *site.Resource) []byte {
 	t.Helper()
 	if r.Encoding == "" {
 		return r.Body

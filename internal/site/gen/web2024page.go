@@ -1,4 +1,4 @@
-package site
+package gen
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // pageBuilder assembles one generated page from its plan.
@@ -17,23 +18,23 @@ type pageBuilder struct {
 	page    factor.Page
 	plan    pagePlan
 	rng     *rand.Rand
-	site    *Site
-	origins map[string]*Origin
+	site    *site.Site
+	origins map[string]*site.Origin
 	gz      gzipper
 }
 
 func newPageBuilder(page factor.Page, plan pagePlan, rng *rand.Rand) *pageBuilder {
-	b := &pageBuilder{page: page, plan: plan, rng: rng, site: &Site{DocumentPath: "/"}, origins: map[string]*Origin{}}
+	b := &pageBuilder{page: page, plan: plan, rng: rng, site: &site.Site{DocumentPath: "/"}, origins: map[string]*site.Origin{}}
 	b.origin(firstParty) // the document's origin comes first
 	return b
 }
 
 // origin returns the origin of host, adding it to the site on first use.
-func (b *pageBuilder) origin(host string) *Origin {
+func (b *pageBuilder) origin(host string) *site.Origin {
 	if o := b.origins[host]; o != nil {
 		return o
 	}
-	o := &Origin{Host: host, Resources: map[string]*Resource{}}
+	o := &site.Origin{Host: host, Resources: map[string]*site.Resource{}}
 	b.origins[host] = o
 	b.site.Origins = append(b.site.Origins, o)
 	return o
@@ -79,7 +80,7 @@ func (b *pageBuilder) hostFor(t string) string {
 func (b *pageBuilder) add(host string, t ResourceType, body []byte) string {
 	o := b.origin(host)
 	path := fmt.Sprintf("/%s/%d.%s", t.Name, len(o.Resources)+1, t.pathExtension)
-	res := &Resource{Path: path, ContentType: t.contentType, Body: body}
+	res := &site.Resource{Path: path, ContentType: t.contentType, Body: body}
 	if t.compressed {
 		res.Encoding = "gzip"
 	}
@@ -152,7 +153,7 @@ func (bld *pageBuilder) filler(b *strings.Builder, n int, sep string) {
 
 // build assembles the page: fonts, images, scripts, frames, styles and the
 // document that refers to them.
-func (b *pageBuilder) build() (*Site, error) {
+func (b *pageBuilder) build() (*site.Site, error) {
 	fonts := b.fonts()
 	inline, backgrounds, injectedImages := b.images()
 	late := b.others()
@@ -162,7 +163,7 @@ func (b *pageBuilder) build() (*Site, error) {
 	async = append([]string{tag}, async...)
 	styles := b.styles(fonts, backgrounds)
 	doc := b.document(styles, sync, async, deferred, inline, len(backgrounds), len(fonts), frames)
-	b.origins[firstParty].Resources["/"] = &Resource{Path: "/", ContentType: resType("html").contentType, Encoding: "gzip", Body: doc}
+	b.origins[firstParty].Resources["/"] = &site.Resource{Path: "/", ContentType: resType("html").contentType, Encoding: "gzip", Body: doc}
 	for _, o := range b.site.Origins {
 		for path := range o.Resources {
 			u := "https://" + o.Host + path
@@ -184,7 +185,7 @@ func (b *pageBuilder) build() (*Site, error) {
 		reveal(styles[min(1, len(styles)-1)], backgrounds)
 	}
 	reveal(tag, slices.Concat(injectedScripts, injectedImages, late))
-	b.site.Subresources = without(b.site.Subresources, late)
+	b.site.Subresources = site.Without(b.site.Subresources, late)
 	slices.Sort(b.site.Subresources) // a map gave them: one order for every run
 	return b.site, b.site.Validate()
 }
@@ -385,21 +386,4 @@ func (b *pageBuilder) document(styles, sync, async, deferred, images []string, b
 		s.WriteString("</body></html>\n")
 		return []byte(s.String())
 	})
-}
-
-// without is urls without those in drop.
-func without(urls, drop []string) []string {
-	var out []string
-	for _, u := range urls {
-		keep := true
-		for _, d := range drop {
-			if u == d {
-				keep = false
-			}
-		}
-		if keep {
-			out = append(out, u)
-		}
-	}
-	return out
 }

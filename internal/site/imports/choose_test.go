@@ -1,4 +1,4 @@
-package site
+package imports
 
 import (
 	"bytes"
@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // collect adds exchanges (method, URL, status, content type) with small
 // bodies to a fresh collector.
 func collect(t *testing.T, entries ...[4]string) *collector {
 	t.Helper()
-	c := &collector{ctx: context.Background(), archive: &Archive{Source: "test"}}
+	c := &collector{ctx: context.Background(), archive: &site.Archive{Source: "test"}}
 	for _, e := range entries {
 		status := map[string]int{"200": 200, "101": 101, "404": 404}[e[2]]
-		h := []Field{{"Content-Type", e[3]}, {"Date", "Tue, 05 Mar 2019 10:20:30 GMT"}}
+		h := []site.Field{{Name: "Content-Type", Value: e[3]}, {Name: "Date", Value: "Tue, 05 Mar 2019 10:20:30 GMT"}}
 		if _, err := c.add(e[0], e[1], "", status, h, []byte("<html>"+e[1]+"</html>")); err != nil {
 			t.Fatalf("%s: %v", e[1], err)
 		}
@@ -103,28 +104,28 @@ func TestBrowserOwnAndImages(t *testing.T) {
 	zw.Write([]byte(`<html><head><LINK REL="shortcut icon" href="//cdn.news.test/i.ico?v=2"><link rel=manifest href=m.json>` +
 		`<link rel=stylesheet href=a.css></head><body><link rel=icon href=/late.png></body></html>`))
 	zw.Close()
-	s := &Site{Origins: []*Origin{{Host: "www.news.test", Resources: map[string]*Resource{
+	s := &site.Site{Origins: []*site.Origin{{Host: "www.news.test", Resources: map[string]*site.Resource{
 		"/d/": {Path: "/d/", Encoding: "gzip", Body: doc.Bytes()}}}}, DocumentPath: "/d/"}
 	got := strings.Join(s.BrowserOwn(), " ")
 	if got != "https://www.news.test/favicon.ico https://cdn.news.test/i.ico https://www.news.test/d/m.json" {
 		t.Errorf("browser-own URLs %q", got)
 	}
 	for name, c := range map[string]struct {
-		r  Resource
+		r  site.Resource
 		ok bool
 	}{
-		"png":         {Resource{Body: []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")}, true},
-		"webp":        {Resource{Body: []byte("RIFF\x10\x00\x00\x00WEBPVP8 ")}, true},
-		"svg":         {Resource{Body: []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>`)}, true},
-		"truncated":   {Resource{Body: []byte("\x89PNG\r\n\x1a\n\x00")}, false},
-		"html":        {Resource{Body: []byte("<html>not found</html>")}, false},
-		"empty":       {Resource{}, false},
-		"404":         {Resource{Status: 404, Body: []byte("GIF89a")}, false},
-		"bad gzip":    {Resource{Encoding: "gzip", Body: []byte("GIF89a")}, false},
-		"unknown zip": {Resource{Encoding: "zstd", Body: []byte("GIF89a")}, false},
+		"png":         {site.Resource{Body: []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")}, true},
+		"webp":        {site.Resource{Body: []byte("RIFF\x10\x00\x00\x00WEBPVP8 ")}, true},
+		"svg":         {site.Resource{Body: []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>`)}, true},
+		"truncated":   {site.Resource{Body: []byte("\x89PNG\r\n\x1a\n\x00")}, false},
+		"html":        {site.Resource{Body: []byte("<html>not found</html>")}, false},
+		"empty":       {site.Resource{}, false},
+		"404":         {site.Resource{Status: 404, Body: []byte("GIF89a")}, false},
+		"bad gzip":    {site.Resource{Encoding: "gzip", Body: []byte("GIF89a")}, false},
+		"unknown zip": {site.Resource{Encoding: "zstd", Body: []byte("GIF89a")}, false},
 	} {
-		if got := ImageOK(&c.r); got != c.ok {
-			t.Errorf("%s: ImageOK %v, want %v", name, got, c.ok)
+		if got := site.ImageOK(&c.r); got != c.ok {
+			t.Errorf("%s: site.ImageOK %v, want %v", name, got, c.ok)
 		}
 	}
 }
@@ -138,15 +139,15 @@ func TestDecodeContent(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: encode refused", coding)
 		}
-		if got, err := DecodeContent(coding, body); err != nil || string(got) != text {
+		if got, err := site.DecodeContent(coding, body); err != nil || string(got) != text {
 			t.Errorf("%s: %q, %v", coding, got, err)
 		}
 	}
-	if got, err := DecodeContent("", []byte("plain")); err != nil || string(got) != "plain" {
+	if got, err := site.DecodeContent("", []byte("plain")); err != nil || string(got) != "plain" {
 		t.Errorf("identity: %q, %v", got, err)
 	}
 	for coding, body := range map[string]string{"br": "x", "gzip": "not gzip", "deflate": "not zlib", "zstd": "x"} {
-		if _, err := DecodeContent(coding, []byte(body)); err == nil {
+		if _, err := site.DecodeContent(coding, []byte(body)); err == nil {
 			t.Errorf("%s body %q was accepted", coding, body)
 		}
 	}
@@ -180,7 +181,7 @@ func TestImportHARSkipsPagesWithoutDocumentAndMadeUpRedirects(t *testing.T) {
 			harEntry("p2", "https://www.org.test/domains/example", 302, &empty, "Location", "https://www.org.test/domains/reserved"),
 			harEntry("p2", "https://www.org.test/domains/reserved", 200, &page, "Content-Type", "text/html"),
 		}}}
-	a, rep, err := importHAR(context.Background(), h, ImportOptions{UpgradeHTTP: true})
+	a, rep, err := importHAR(context.Background(), h, Options{UpgradeHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestImportHARSkipsPagesWithoutDocumentAndMadeUpRedirects(t *testing.T) {
 	}
 	// Only pages without their document: the error names the first.
 	h.Log.Entries = h.Log.Entries[:1]
-	if _, _, err := importHAR(context.Background(), h, ImportOptions{}); err == nil ||
+	if _, _, err := importHAR(context.Background(), h, Options{}); err == nil ||
 		!strings.Contains(err.Error(), "document http://plain.test/ was left out") {
 		t.Errorf("no page with its document: %v", err)
 	}

@@ -1,4 +1,4 @@
-package site
+package imports
 
 import (
 	"context"
@@ -11,21 +11,22 @@ import (
 	"golang.org/x/text/encoding/htmlindex"
 
 	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
-// ImportHAR reads the HAR 1.2 file at path, with bodies
+// HAR reads the HAR 1.2 file at path, with bodies
 // (response.content.text). A HAR holds bodies decoded: one whose
 // Content-Encoding is gzip, deflate or br is compressed again so that it
 // goes on the wire as recorded; others are served decoded. Entries without
 // a body are left out and counted. opts.Document names the page ("" for
 // the HAR's first page).
-func ImportHAR(ctx context.Context, path string, opts ImportOptions) (*Archive, ImportReport, error) {
+func HAR(ctx context.Context, path string, opts Options) (*site.Archive, Report, error) {
 	h, err := har.ReadFile(path)
 	if err != nil {
-		return nil, ImportReport{}, err
+		return nil, Report{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, ImportReport{}, err
+		return nil, Report{}, err
 	}
 	a, rep, err := importHAR(ctx, h, opts)
 	if err != nil {
@@ -35,8 +36,8 @@ func ImportHAR(ctx context.Context, path string, opts ImportOptions) (*Archive, 
 }
 
 // importHAR turns a parsed HAR into an archive.
-func importHAR(ctx context.Context, h *har.HAR, opts ImportOptions) (*Archive, ImportReport, error) {
-	c := &collector{ctx: ctx, options: opts, archive: &Archive{Source: "har", RecordedAt: harRecordedAt(h)}}
+func importHAR(ctx context.Context, h *har.HAR, opts Options) (*site.Archive, Report, error) {
+	c := &collector{ctx: ctx, options: opts, archive: &site.Archive{Source: "har", RecordedAt: harRecordedAt(h)}}
 	docs := pageDocuments{}
 	for i, e := range h.Log.Entries {
 		if err := ctx.Err(); err != nil { // before the body's coding, which takes time
@@ -68,7 +69,7 @@ func importHAR(ctx context.Context, h *har.HAR, opts ImportOptions) (*Archive, I
 // (status 200), and its exchange (nil if the import left it out).
 type pageDocument struct {
 	entry    har.Entry
-	exchange *Exchange
+	exchange *site.Exchange
 }
 
 // pageDocuments are the documents of a HAR's pages by page ID.
@@ -76,7 +77,7 @@ type pageDocuments map[string]pageDocument
 
 // see notes entry e (kept as ex, or left out if ex is nil) if it is the
 // first answered GET of its page.
-func (d pageDocuments) see(e har.Entry, ex *Exchange) {
+func (d pageDocuments) see(e har.Entry, ex *site.Exchange) {
 	if _, seen := d[e.Pageref]; seen || e.Pageref == "" || !strings.EqualFold(e.Request.Method, "GET") || e.Response.Status != 200 {
 		return
 	}
@@ -87,7 +88,7 @@ func (d pageDocuments) see(e har.Entry, ex *Exchange) {
 // the pages before it in report.PagesLeftAside; nil when no page names a
 // document (the import then chooses among the HTML pages). It fails when
 // pages name documents but the import kept none of them.
-func (d pageDocuments) choose(pages []har.Page, report *ImportReport) (*har.Page, error) {
+func (d pageDocuments) choose(pages []har.Page, report *Report) (*har.Page, error) {
 	var first *pageDocument
 	aside := 0
 	for i, p := range pages {
@@ -112,7 +113,7 @@ func (d pageDocuments) choose(pages []har.Page, report *ImportReport) (*har.Page
 
 // addHAREntry keeps one entry and returns its exchange, or nil for an
 // entry left out (counted).
-func (c *collector) addHAREntry(e har.Entry) (*Exchange, error) {
+func (c *collector) addHAREntry(e har.Entry) (*site.Exchange, error) {
 	if madeByBrowser(e.Response) {
 		c.report.Entries++
 		c.report.BrowserMade++
@@ -122,9 +123,9 @@ func (c *collector) addHAREntry(e har.Entry) (*Exchange, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	header := make([]Field, 0, len(e.Response.Headers))
+	header := make([]site.Field, 0, len(e.Response.Headers))
 	for _, f := range e.Response.Headers {
-		header = append(header, Field{f.Name, f.Value})
+		header = append(header, site.Field{Name: f.Name, Value: f.Value})
 	}
 	return c.addDecoded(e.Request.Method, e.Request.URL, e.ServerIPAddress, e.Response.Status, header, body)
 }

@@ -1,4 +1,4 @@
-package site
+package imports
 
 import (
 	"bytes"
@@ -18,11 +18,12 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
-// ImportReport says what an import kept of a recording and what it left
+// Report says what an import kept of a recording and what it left
 // out, and why.
-type ImportReport struct {
+type Report struct {
 	Entries   int // exchanges in the recording
 	PlainHTTP int // over http://: left out, the testbed serves https only
 	// OtherSchemes counts entries of schemes other than http and https
@@ -48,13 +49,13 @@ type ImportReport struct {
 	// charset their Content-Type names is unknown or cannot hold them.
 	KeptUTF8 int
 	// Upgraded counts exchanges over http:// kept as https://
-	// (ImportOptions.UpgradeHTTP); RewrittenBodies the text bodies whose
+	// (Options.UpgradeHTTP); RewrittenBodies the text bodies whose
 	// http:// URLs of those hosts were rewritten, RewrittenURLs the URLs.
 	Upgraded, RewrittenBodies, RewrittenURLs int
 }
 
 // String lists what was left out, one line each, or "" for nothing.
-func (r ImportReport) String() string {
+func (r Report) String() string {
 	var b strings.Builder
 	line := func(n int, what string) {
 		if n > 0 {
@@ -88,9 +89,9 @@ func (r ImportReport) String() string {
 type collector struct {
 	// ctx stops an import between exchanges (Ctrl-C).
 	ctx      context.Context
-	options  ImportOptions
-	archive  *Archive
-	report   ImportReport
+	options  Options
+	archive  *site.Archive
+	report   Report
 	upgraded upgrades
 	// bodyBytes is the bodies kept so far: an import stops as soon as
 	// they pass MaxArchiveBytes, not after reading everything.
@@ -98,11 +99,11 @@ type collector struct {
 }
 
 // room is how many more body bytes the archive may hold.
-func (c *collector) room() int64 { return MaxArchiveBytes - c.bodyBytes }
+func (c *collector) room() int64 { return site.MaxArchiveBytes - c.bodyBytes }
 
 // add keeps one exchange if the testbed can replay it and returns it, or
 // counts why not and returns nil. header is filtered as ArchiveHeader does.
-func (c *collector) add(method, rawURL, ip string, status int, header []Field, body []byte) (*Exchange, error) {
+func (c *collector) add(method, rawURL, ip string, status int, header []site.Field, body []byte) (*site.Exchange, error) {
 	if c.ctx != nil && c.ctx.Err() != nil {
 		return nil, c.ctx.Err()
 	}
@@ -137,14 +138,14 @@ func (c *collector) add(method, rawURL, ip string, status int, header []Field, b
 	}
 	u.Host = strings.ToLower(u.Hostname())
 	u.Fragment = ""
-	if len(c.archive.Exchanges) >= MaxExchanges {
-		return nil, fmt.Errorf("more than %d responses: split the recording", MaxExchanges)
+	if len(c.archive.Exchanges) >= site.MaxExchanges {
+		return nil, fmt.Errorf("more than %d responses: split the recording", site.MaxExchanges)
 	}
 	if int64(len(body)) > c.room() {
-		return nil, fmt.Errorf("the recording's bodies add up to more than %d MiB, the most a page may have: split the recording", MaxArchiveBytes>>20)
+		return nil, fmt.Errorf("the recording's bodies add up to more than %d MiB, the most a page may have: split the recording", site.MaxArchiveBytes>>20)
 	}
-	ex := &Exchange{Method: strings.ToUpper(method), URL: u.String(), IP: ip, Status: status, Header: ArchiveHeader(header), Body: body}
-	if err := ex.check(); err != nil {
+	ex := &site.Exchange{Method: strings.ToUpper(method), URL: u.String(), IP: ip, Status: status, Header: site.ArchiveHeader(header), Body: body}
+	if err := ex.Check(); err != nil {
 		return nil, err
 	}
 	c.bodyBytes += int64(len(body))
@@ -169,7 +170,7 @@ func validScheme(s string) bool {
 
 // addDecoded is add for a body recorded decoded (a HAR's, the browser's),
 // coded again as its Content-Encoding says (codeAsRecorded).
-func (c *collector) addDecoded(method, rawURL, ip string, status int, header []Field, body []byte) (*Exchange, error) {
+func (c *collector) addDecoded(method, rawURL, ip string, status int, header []site.Field, body []byte) (*site.Exchange, error) {
 	body, header, coded := codeAsRecorded(header, body)
 	switch coded {
 	case recoded:
@@ -193,8 +194,8 @@ const (
 // Content-Encoding says (gzip, deflate or br), so that it goes on the wire
 // coded as recorded; a body of another coding (zstd) is kept decoded and
 // the field dropped. header's names may be in any case.
-func codeAsRecorded(header []Field, body []byte) ([]byte, []Field, recoding) {
-	enc := Get(lowerNames(header), "content-encoding")
+func codeAsRecorded(header []site.Field, body []byte) ([]byte, []site.Field, recoding) {
+	enc := site.Get(lowerNames(header), "content-encoding")
 	if enc == "" || strings.EqualFold(strings.TrimSpace(enc), "identity") || len(body) == 0 {
 		return body, header, uncoded
 	}
@@ -210,21 +211,21 @@ type Recording struct{ c collector }
 
 // NewRecording starts an archive whose Source is source.
 func NewRecording(source string) *Recording {
-	return &Recording{c: collector{archive: &Archive{Source: source}}}
+	return &Recording{c: collector{archive: &site.Archive{Source: source}}}
 }
 
 // AddDecoded keeps one response whose body the browser decoded (see
 // collector.addDecoded), or counts why it cannot be replayed.
-func (r *Recording) AddDecoded(method, rawURL, ip string, status int, header []Field, body []byte) error {
+func (r *Recording) AddDecoded(method, rawURL, ip string, status int, header []site.Field, body []byte) error {
 	_, err := r.c.addDecoded(method, rawURL, ip, status, header, body)
 	return err
 }
 
 // Report is what the recording kept and left out so far.
-func (r *Recording) Report() ImportReport { return r.c.report }
+func (r *Recording) Report() Report { return r.c.report }
 
 // Finish returns the archive of the page document.
-func (r *Recording) Finish(document string) (*Archive, ImportReport, error) {
+func (r *Recording) Finish(document string) (*site.Archive, Report, error) {
 	return r.c.finish(document, "")
 }
 
@@ -232,7 +233,7 @@ func (r *Recording) Finish(document string) (*Archive, ImportReport, error) {
 // recording names) if given, else the one chooseDocument finds; and takes
 // the recording's time from the document's Date field when the recording
 // did not say it.
-func (c *collector) finish(document, hint string) (*Archive, ImportReport, error) {
+func (c *collector) finish(document, hint string) (*site.Archive, Report, error) {
 	c.applyUpgrades()
 	a := c.archive
 	if len(a.Exchanges) == 0 && c.report.PlainHTTP > 0 {
@@ -272,16 +273,16 @@ const maxCandidates = 5
 // 200): the only one; else the one at path "/" of the host with the most
 // requests among the hosts that have one (without a query first); else
 // none, and the error lists the likeliest, each as the --document to pass.
-func chooseDocument(exchanges []*Exchange) (string, error) {
+func chooseDocument(exchanges []*site.Exchange) (string, error) {
 	requests := map[string]int{}
-	var pages []*Exchange
+	var pages []*site.Exchange
 	for _, ex := range exchanges {
 		u, err := url.Parse(ex.URL)
 		if err != nil {
 			continue
 		}
 		requests[u.Hostname()]++
-		if ex.Method == "GET" && ex.Status == 200 && typeOf(Get(ex.Header, "content-type")) == "html" {
+		if ex.Method == "GET" && ex.Status == 200 && site.TypeOf(site.Get(ex.Header, "content-type")) == "html" {
 			pages = append(pages, ex)
 		}
 	}
@@ -289,7 +290,7 @@ func chooseDocument(exchanges []*Exchange) (string, error) {
 		return "", fmt.Errorf("the recording has no HTML page: name the page with --document URL")
 	}
 	rank := pageRanks(pages, requests)
-	slices.SortStableFunc(pages, func(a, b *Exchange) int { return rank[b].compare(rank[a]) })
+	slices.SortStableFunc(pages, func(a, b *site.Exchange) int { return rank[b].compare(rank[a]) })
 	if len(pages) == 1 || rank[pages[0]].atRoot {
 		return pages[0].URL, nil
 	}
@@ -310,8 +311,8 @@ type pageRank struct {
 }
 
 // pageRanks ranks each page.
-func pageRanks(pages []*Exchange, requests map[string]int) map[*Exchange]pageRank {
-	out := map[*Exchange]pageRank{}
+func pageRanks(pages []*site.Exchange, requests map[string]int) map[*site.Exchange]pageRank {
+	out := map[*site.Exchange]pageRank{}
 	for _, p := range pages {
 		u, _ := url.Parse(p.URL)
 		out[p] = pageRank{atRoot: u.EscapedPath() == "/" || u.EscapedPath() == "", hostRequests: requests[u.Hostname()],
@@ -334,10 +335,10 @@ func (r pageRank) compare(o pageRank) int {
 
 // documentDate is the Date field of a's document response, zero if it has
 // none that parses.
-func documentDate(a *Archive) time.Time {
+func documentDate(a *site.Archive) time.Time {
 	for _, ex := range a.Exchanges {
 		if ex.URL == a.Document && ex.Method == "GET" {
-			if t, err := http.ParseTime(Get(ex.Header, "date")); err == nil {
+			if t, err := http.ParseTime(site.Get(ex.Header, "date")); err == nil {
 				return t.UTC()
 			}
 			return time.Time{}
@@ -356,7 +357,7 @@ func dechunk(body []byte) ([]byte, error) {
 }
 
 // chunked reports whether header says the body is chunked.
-func chunked(header []Field) bool {
+func chunked(header []site.Field) bool {
 	for _, f := range header {
 		if strings.EqualFold(f.Name, "transfer-encoding") && strings.Contains(strings.ToLower(f.Value), "chunked") {
 			return true
@@ -386,8 +387,8 @@ func encode(body []byte, coding string) (out []byte, ok bool) {
 }
 
 // withoutField is h less the fields named name (lower case).
-func withoutField(h []Field, name string) []Field {
-	out := make([]Field, 0, len(h))
+func withoutField(h []site.Field, name string) []site.Field {
+	out := make([]site.Field, 0, len(h))
 	for _, f := range h {
 		if !strings.EqualFold(f.Name, name) {
 			out = append(out, f)

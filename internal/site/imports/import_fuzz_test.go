@@ -1,4 +1,4 @@
-package site
+package imports
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func FuzzImportWPR(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte("not gzip"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		a, _, err := importWPR(context.Background(), bytes.NewReader(data), ImportOptions{})
+		a, _, err := importWPR(context.Background(), bytes.NewReader(data), Options{})
 		if err == nil {
 			if cerr := a.Check(); cerr != nil {
 				t.Errorf("an archive that fails its check: %v", cerr)
@@ -63,7 +63,7 @@ func FuzzImportHAR(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if a, _, err := importHAR(context.Background(), h, ImportOptions{}); err == nil {
+		if a, _, err := importHAR(context.Background(), h, Options{}); err == nil {
 			if cerr := a.Check(); cerr != nil {
 				t.Errorf("an archive that fails its check: %v", cerr)
 			}

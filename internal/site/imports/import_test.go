@@ -1,4 +1,4 @@
-package site_test
+package imports_test
 
 import (
 	"bytes"
@@ -13,13 +13,15 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
+	"github.com/quicbench/quicbench/internal/site/imports"
 	"github.com/quicbench/quicbench/internal/site/sitetest"
 )
 
 // generatedArchive is generated page 12 (15 requests on 3 origins, text
 // gzip-compressed) as an archive.
 func generatedArchive(t testing.TB) *site.Archive {
-	s, err := site.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
+	s, err := gen.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: 12, CorpusSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,16 +54,16 @@ func TestImportsGiveTheRecordedBytesBack(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		write  func(path string) error
-		read   func(path string) (*site.Archive, site.ImportReport, error)
+		read   func(path string) (*site.Archive, imports.Report, error)
 		sameOn bool // bodies byte for byte
 	}{
 		{"mahimahi", func(p string) error { return sitetest.WriteMahimahi(p, src, false, true) }, mahimahi, true},
 		{"mahimahi-2014", func(p string) error { return sitetest.WriteMahimahi(p, src, true, false) }, mahimahi, true},
-		{"har", func(p string) error { return sitetest.WriteHAR(p, src) }, func(p string) (*site.Archive, site.ImportReport, error) {
-			return site.ImportHAR(context.Background(), p, site.ImportOptions{})
+		{"har", func(p string) error { return sitetest.WriteHAR(p, src) }, func(p string) (*site.Archive, imports.Report, error) {
+			return imports.HAR(context.Background(), p, imports.Options{})
 		}, false},
-		{"wpr", func(p string) error { return sitetest.WriteWPR(p, src) }, func(p string) (*site.Archive, site.ImportReport, error) {
-			return site.ImportWPR(context.Background(), p, site.ImportOptions{})
+		{"wpr", func(p string) error { return sitetest.WriteWPR(p, src) }, func(p string) (*site.Archive, imports.Report, error) {
+			return imports.WPR(context.Background(), p, imports.Options{})
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,8 +90,8 @@ func TestImportsGiveTheRecordedBytesBack(t *testing.T) {
 }
 
 // mahimahi imports a recording directory.
-func mahimahi(p string) (*site.Archive, site.ImportReport, error) {
-	return site.ImportMahimahi(context.Background(), p, site.ImportOptions{})
+func mahimahi(p string) (*site.Archive, imports.Report, error) {
+	return imports.Mahimahi(context.Background(), p, imports.Options{})
 }
 
 // checkImported compares an imported exchange with the one recorded.
@@ -138,8 +140,8 @@ func TestImportBadInput(t *testing.T) {
 
 	wpr := filepath.Join(dir, "site.wprgo")
 	os.WriteFile(wpr, []byte(`{"Requests":{}}`), 0o644)
-	expectError(t, "wprgo not gzip", func(p string) (*site.Archive, site.ImportReport, error) {
-		return site.ImportWPR(context.Background(), p, site.ImportOptions{})
+	expectError(t, "wprgo not gzip", func(p string) (*site.Archive, imports.Report, error) {
+		return imports.WPR(context.Background(), p, imports.Options{})
 	}, wpr, "not gzip-compressed")
 
 	harPath := filepath.Join(dir, "nobodies.har")
@@ -150,8 +152,8 @@ func TestImportBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	importHAR := func(p string) (*site.Archive, site.ImportReport, error) {
-		return site.ImportHAR(context.Background(), p, site.ImportOptions{})
+	importHAR := func(p string) (*site.Archive, imports.Report, error) {
+		return imports.HAR(context.Background(), p, imports.Options{})
 	}
 	// Duplicate entries, one over plain http and one to an IP address:
 	// imported, counted, and the summary says so.
@@ -180,7 +182,7 @@ func TestImportBadInput(t *testing.T) {
 }
 
 // expectError imports path with read and wants a one-line error with want.
-func expectError(t *testing.T, name string, read func(string) (*site.Archive, site.ImportReport, error), path, want string) {
+func expectError(t *testing.T, name string, read func(string) (*site.Archive, imports.Report, error), path, want string) {
 	t.Helper()
 	_, _, err := read(path)
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {

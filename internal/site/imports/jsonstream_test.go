@@ -1,4 +1,4 @@
-package site
+package imports
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package site
+package imports
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/site"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -75,7 +76,7 @@ func TestMahimahiStopsAtTheLimitAsItGoes(t *testing.T) {
 	var err error
 	start := time.Now()
 	alloc := allocated(func() {
-		_, _, err = ImportMahimahi(context.Background(), dir, ImportOptions{Document: "https://a.test/1"})
+		_, _, err = Mahimahi(context.Background(), dir, Options{Document: "https://a.test/1"})
 	})
 	t.Logf("refused in %v after allocating %d MiB", time.Since(start), alloc>>20)
 	if err == nil || !strings.Contains(err.Error(), "more than 256 MiB") {
@@ -99,7 +100,7 @@ func TestWPRGzipBombIsStoppedEarly(t *testing.T) {
 	gz.Write([]byte(`","SerializedResponse":""}]}}}`))
 	gz.Close()
 	var err error
-	alloc := allocated(func() { _, _, err = importWPR(context.Background(), bytes.NewReader(buf.Bytes()), ImportOptions{}) })
+	alloc := allocated(func() { _, _, err = importWPR(context.Background(), bytes.NewReader(buf.Bytes()), Options{}) })
 	t.Logf("a %d KB archive of 1 GiB of JSON: %v, after allocating %d MiB", buf.Len()>>10, err, alloc>>20)
 	if err == nil || !strings.Contains(err.Error(), "MiB") {
 		t.Fatalf("error %v, want a size limit", err)
@@ -140,7 +141,7 @@ func TestHARImportKeepsWhatWasSent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a HAR with a byte-order mark: %v", err)
 	}
-	a, rep, err := importHAR(context.Background(), parsed, ImportOptions{})
+	a, rep, err := importHAR(context.Background(), parsed, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestHARImportKeepsWhatWasSent(t *testing.T) {
 	if rep.Decoded != 0 || rep.KeptUTF8 != 0 {
 		t.Errorf("report %+v: identity counted as a coding, or a charset refused", rep)
 	}
-	single := &Archive{Source: "test", Document: "https://a.test/", Exchanges: a.Exchanges[:1]}
+	single := &site.Archive{Source: "test", Document: "https://a.test/", Exchanges: a.Exchanges[:1]}
 	if got := single.Summary().String(); !strings.HasPrefix(got, "1 origin, 1 response, ") || strings.Contains(got, "1 responses") {
 		t.Errorf("summary %q", got)
 	}

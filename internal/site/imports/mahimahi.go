@@ -1,4 +1,4 @@
-package site
+package imports
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // A Mahimahi recording (mm-webrecord) is a directory with one file per
@@ -41,27 +42,27 @@ type mmRecord struct {
 // mmMessage is a decoded HTTPMessage.
 type mmMessage struct {
 	firstLine string
-	header    []Field
+	header    []site.Field
 	body      []byte
 }
 
-// ImportMahimahi reads the Mahimahi recording directory dir.
+// Mahimahi reads the Mahimahi recording directory dir.
 // opts.Document names the page ("" to let the import choose).
-func ImportMahimahi(ctx context.Context, dir string, opts ImportOptions) (*Archive, ImportReport, error) {
+func Mahimahi(ctx context.Context, dir string, opts Options) (*site.Archive, Report, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, ImportReport{}, fmt.Errorf("mahimahi recording: %w", err)
+		return nil, Report{}, fmt.Errorf("mahimahi recording: %w", err)
 	}
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
 		if e.Type().IsRegular() {
 			names = append(names, e.Name())
 		} else {
-			return nil, ImportReport{}, fmt.Errorf("mahimahi recording %s: %.100q is not a regular file: a recording holds only its exchange files", dir, e.Name())
+			return nil, Report{}, fmt.Errorf("mahimahi recording %s: %.100q is not a regular file: a recording holds only its exchange files", dir, e.Name())
 		}
 	}
 	slices.Sort(names)
-	c := &collector{ctx: ctx, options: opts, archive: &Archive{Source: "mahimahi"}}
+	c := &collector{ctx: ctx, options: opts, archive: &site.Archive{Source: "mahimahi"}}
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return nil, c.report, err
@@ -84,7 +85,7 @@ func (c *collector) addMahimahiFile(dir, name string) error {
 	if err != nil {
 		var big *safefs.TooLargeError
 		if c.bodyBytes > 0 && errors.As(err, &big) {
-			return fmt.Errorf("with the files before it, the recording's bodies add up to more than %d MiB, the most a page may have: split the recording", MaxArchiveBytes>>20)
+			return fmt.Errorf("with the files before it, the recording's bodies add up to more than %d MiB, the most a page may have: split the recording", site.MaxArchiveBytes>>20)
 		}
 		return err
 	}
@@ -105,7 +106,7 @@ func (c *collector) addMahimahiFile(dir, name string) error {
 		}
 		return fmt.Errorf("status line %.100q is not an HTTP status line", rec.response.firstLine)
 	}
-	rawURL, err := absoluteURL(rec.scheme, Get(lowerNames(rec.request.header), "host"), rec.port, target)
+	rawURL, err := absoluteURL(rec.scheme, site.Get(lowerNames(rec.request.header), "host"), rec.port, target)
 	if err != nil {
 		return err
 	}
@@ -142,10 +143,10 @@ func absoluteURL(scheme, host string, port uint64, target string) (string, error
 }
 
 // lowerNames is h with lower-case names.
-func lowerNames(h []Field) []Field {
-	out := make([]Field, len(h))
+func lowerNames(h []site.Field) []site.Field {
+	out := make([]site.Field, len(h))
 	for i, f := range h {
-		out[i] = Field{strings.ToLower(f.Name), f.Value}
+		out[i] = site.Field{Name: strings.ToLower(f.Name), Value: f.Value}
 	}
 	return out
 }
@@ -153,7 +154,7 @@ func lowerNames(h []Field) []Field {
 // parseRequestLine splits "GET /x HTTP/1.1".
 func parseRequestLine(line string) (method, target string, ok bool) {
 	parts := strings.Split(strings.TrimRight(line, "\r\n"), " ")
-	if len(parts) != 3 || !validToken(parts[0]) || parts[1] == "" || !strings.HasPrefix(parts[2], "HTTP/") {
+	if len(parts) != 3 || !site.ValidFieldName(parts[0]) || parts[1] == "" || !strings.HasPrefix(parts[2], "HTTP/") {
 		return "", "", false
 	}
 	return parts[0], parts[1], true
@@ -245,15 +246,15 @@ func parseMessage(data []byte, old bool, m *mmMessage) error {
 }
 
 // parseHeader decodes an HTTPHeader, or an old "Key: value" line.
-func parseHeader(v []byte, old bool) (Field, error) {
+func parseHeader(v []byte, old bool) (site.Field, error) {
 	if old {
 		key, value, ok := bytes.Cut(v, []byte(":"))
 		if !ok {
-			return Field{}, fmt.Errorf("%w: a header line has no colon", errNotProtobuf)
+			return site.Field{}, fmt.Errorf("%w: a header line has no colon", errNotProtobuf)
 		}
-		return Field{strings.TrimSpace(string(key)), strings.TrimSpace(string(value))}, nil
+		return site.Field{Name: strings.TrimSpace(string(key)), Value: strings.TrimSpace(string(value))}, nil
 	}
-	var f Field
+	var f site.Field
 	err := eachField(v, func(num protowire.Number, typ protowire.Type, b []byte, _ uint64) error {
 		if typ == protowire.BytesType && num == 1 {
 			f.Name = string(b)

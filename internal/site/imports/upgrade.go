@@ -1,12 +1,14 @@
-package site
+package imports
 
 import (
 	"bytes"
 	"strings"
+
+	"github.com/quicbench/quicbench/internal/site"
 )
 
-// ImportOptions are what an import is told beyond the recording itself.
-type ImportOptions struct {
+// Options are what an import is told beyond the recording itself.
+type Options struct {
 	// Document is the page's absolute URL; "" lets the import choose (a
 	// HAR's page record, else chooseDocument).
 	Document string
@@ -15,14 +17,14 @@ type ImportOptions struct {
 	// bodies (HTML, CSS, JavaScript, JSON, XML, SVG, plain text) and in
 	// Location fields, so that a page recorded before its site moved to
 	// HTTPS replays over h1, h2 and h3. The bodies then differ from the
-	// recorded ones by one byte per rewritten URL; ImportReport counts both.
+	// recorded ones by one byte per rewritten URL; Report counts both.
 	UpgradeHTTP bool
 }
 
 // upgrades is what an import with UpgradeHTTP changed so far.
 type upgrades struct {
 	// exchanges are those recorded over http://, kept as https://.
-	exchanges map[*Exchange]bool
+	exchanges map[*site.Exchange]bool
 	// hosts are the (lower-case) host names of those exchanges: their
 	// http:// URLs in bodies are rewritten.
 	hosts map[string]bool
@@ -37,7 +39,7 @@ func (c *collector) upgradeURL(scheme, host, port string) (newHost string, ok bo
 	}
 	host = strings.ToLower(host)
 	if c.upgraded.hosts == nil {
-		c.upgraded = upgrades{exchanges: map[*Exchange]bool{}, hosts: map[string]bool{}}
+		c.upgraded = upgrades{exchanges: map[*site.Exchange]bool{}, hosts: map[string]bool{}}
 	}
 	c.upgraded.hosts[host] = true
 	return host, true
@@ -76,7 +78,7 @@ func (c *collector) applyUpgrades() {
 
 // rewriteExchange rewrites ex's Location field and, for a text body, its
 // upgraded hosts' http:// URLs, coding the body again as it was.
-func (c *collector) rewriteExchange(ex *Exchange) {
+func (c *collector) rewriteExchange(ex *site.Exchange) {
 	for i, f := range ex.Header {
 		if f.Name == "location" {
 			if v, n := rewriteHTTP([]byte(f.Value), c.upgraded.hosts); n > 0 {
@@ -84,10 +86,10 @@ func (c *collector) rewriteExchange(ex *Exchange) {
 			}
 		}
 	}
-	if !textual(Get(ex.Header, "content-type")) {
+	if !textual(site.Get(ex.Header, "content-type")) {
 		return
 	}
-	decoded, err := DecodeContent(Get(ex.Header, "content-encoding"), ex.Body)
+	decoded, err := site.DecodeContent(site.Get(ex.Header, "content-encoding"), ex.Body)
 	if err != nil {
 		return // a coding it cannot read: served as recorded
 	}
@@ -103,7 +105,7 @@ func (c *collector) rewriteExchange(ex *Exchange) {
 // textual says whether a content type is text whose URLs a browser
 // follows: HTML, CSS, JavaScript, JSON, XML, SVG, or text/*.
 func textual(contentType string) bool {
-	switch typeOf(contentType) {
+	switch site.TypeOf(contentType) {
 	case "html", "css", "javascript", "json":
 		return true
 	}

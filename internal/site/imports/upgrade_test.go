@@ -1,4 +1,4 @@
-package site
+package imports
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 func TestRewriteHTTP(t *testing.T) {
@@ -66,11 +67,11 @@ func upgradeHAR(t *testing.T) string {
 
 func TestImportUpgradeHTTP(t *testing.T) {
 	path := upgradeHAR(t)
-	_, rep, err := ImportHAR(context.Background(), path, ImportOptions{})
+	_, rep, err := HAR(context.Background(), path, Options{})
 	if err == nil || !strings.Contains(err.Error(), "--upgrade-http") || rep.PlainHTTP != 5 {
 		t.Fatalf("without --upgrade-http: %v, report %+v; want an error naming --upgrade-http", err, rep)
 	}
-	a, rep, err := ImportHAR(context.Background(), path, ImportOptions{UpgradeHTTP: true})
+	a, rep, err := HAR(context.Background(), path, Options{UpgradeHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestImportUpgradeHTTP(t *testing.T) {
 	if a.Document != "https://a.test/" || len(a.Exchanges) != 4 || rep.Upgraded != 3 || rep.PlainHTTP != 2 || a.Upgraded != 3 {
 		t.Fatalf("document %s, %d exchanges, report %+v", a.Document, len(a.Exchanges), rep)
 	}
-	byURL := map[string]*Exchange{}
+	byURL := map[string]*site.Exchange{}
 	for _, ex := range a.Exchanges {
 		byURL[ex.URL] = ex
 	}
@@ -87,11 +88,11 @@ func TestImportUpgradeHTTP(t *testing.T) {
 	if !strings.Contains(doc, `href="https://cdn.a.test/s.css"`) || !strings.Contains(doc, "http://a.test:8080/p.png") || !strings.Contains(doc, "http://elsewhere.test/") {
 		t.Errorf("document body %q: want cdn.a.test upgraded, port 8080 and other hosts as recorded", doc)
 	}
-	if loc := Get(byURL["https://a.test/old"].Header, "location"); loc != "https://a.test/" {
+	if loc := site.Get(byURL["https://a.test/old"].Header, "location"); loc != "https://a.test/" {
 		t.Errorf("redirect Location %q, want https://a.test/", loc)
 	}
 	css := byURL["https://cdn.a.test/s.css"]
-	decoded, err := DecodeContent(Get(css.Header, "content-encoding"), css.Body)
+	decoded, err := site.DecodeContent(site.Get(css.Header, "content-encoding"), css.Body)
 	if err != nil || string(decoded) != `body{background:url(https://cdn.a.test/i.png)}` {
 		t.Errorf("stylesheet, gzip-coded again: %q, %v", decoded, err)
 	}
@@ -106,17 +107,17 @@ func TestImportUpgradeHTTP(t *testing.T) {
 
 // checkUpgradedArchive writes a and reads it back: version 3, the count
 // kept.
-func checkUpgradedArchive(t *testing.T, a *Archive) {
+func checkUpgradedArchive(t *testing.T, a *site.Archive) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "archive")
-	if err := WriteArchive(context.Background(), dir, a); err != nil {
+	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
 		t.Fatal(err)
 	}
-	manifest, err := os.ReadFile(filepath.Join(dir, ArchiveFile))
+	manifest, err := os.ReadFile(filepath.Join(dir, site.ArchiveFile))
 	if err != nil || !strings.Contains(string(manifest), `"version": 3,`) || !strings.Contains(string(manifest), `"upgraded_http": 3,`) {
 		t.Fatalf("manifest (%v) lacks version 3 and upgraded_http: %.300s", err, manifest)
 	}
-	back, err := ReadArchive(dir)
+	back, err := site.ReadArchive(dir)
 	if err != nil || back.Upgraded != 3 {
 		t.Fatalf("read back: %v, upgraded %d", err, back.Upgraded)
 	}

@@ -1,4 +1,4 @@
-package site
+package imports
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // A WebPageReplay archive (.wprgo, Chromium's record and replay tool) is
@@ -45,17 +46,17 @@ type wprItem struct {
 // bodies (at most MaxArchiveBytes) and their request and header fields;
 // the JSON holds them in base64 (4 bytes for 3) beside the certificates.
 const (
-	wprMessageBytes = MaxArchiveBytes + 64<<20
+	wprMessageBytes = site.MaxArchiveBytes + 64<<20
 	wprJSONBytes    = wprMessageBytes/3*4 + 16<<20
 )
 
-// ImportWPR reads the WebPageReplay archive at path. opts.Document names
+// WPR reads the WebPageReplay archive at path. opts.Document names
 // the page ("" to let the import choose). The JSON has no order, so
 // exchanges are taken by host and URL in sorted order.
-func ImportWPR(ctx context.Context, path string, opts ImportOptions) (*Archive, ImportReport, error) {
+func WPR(ctx context.Context, path string, opts Options) (*site.Archive, Report, error) {
 	f, err := safefs.OpenRegular(path)
 	if err != nil {
-		return nil, ImportReport{}, fmt.Errorf("wpr archive: %w", err)
+		return nil, Report{}, fmt.Errorf("wpr archive: %w", err)
 	}
 	defer f.Close()
 	a, rep, err := importWPR(ctx, f, opts)
@@ -69,19 +70,19 @@ func ImportWPR(ctx context.Context, path string, opts ImportOptions) (*Archive, 
 // (jsonStream) that stops once the recorded messages pass
 // wprMessageBytes, or the JSON wprJSONBytes: what it holds is the messages
 // it keeps, never the JSON.
-func importWPR(ctx context.Context, r io.Reader, opts ImportOptions) (*Archive, ImportReport, error) {
+func importWPR(ctx context.Context, r io.Reader, opts Options) (*site.Archive, Report, error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
-		return nil, ImportReport{}, errors.New("not gzip-compressed: a .wprgo archive is gzip-compressed JSON")
+		return nil, Report{}, errors.New("not gzip-compressed: a .wprgo archive is gzip-compressed JSON")
 	}
 	items, recordedAt, err := readWPR(&jsonStream{r: bufio.NewReader(&boundedReader{ctx: ctx, r: gz, left: wprJSONBytes})})
 	if err != nil {
-		return nil, ImportReport{}, err
+		return nil, Report{}, err
 	}
 	slices.SortStableFunc(items, func(a, b wprItem) int {
 		return cmp.Or(strings.Compare(a.host, b.host), strings.Compare(a.url, b.url))
 	})
-	c := &collector{ctx: ctx, options: opts, archive: &Archive{Source: "wpr", RecordedAt: recordedAt}}
+	c := &collector{ctx: ctx, options: opts, archive: &site.Archive{Source: "wpr", RecordedAt: recordedAt}}
 	for _, it := range items {
 		if err := c.addWPR(it.url, it.entry); err != nil {
 			return nil, c.report, fmt.Errorf("entry %d of %.200s: %w", it.index+1, it.url, err)
@@ -91,11 +92,11 @@ func importWPR(ctx context.Context, r io.Reader, opts ImportOptions) (*Archive, 
 }
 
 // errTooMuchJSON is a .wprgo whose JSON passes wprJSONBytes.
-var errTooMuchJSON = fmt.Errorf("more than %d MiB of JSON: the archive's pages add up to more than %d MiB", wprJSONBytes>>20, MaxArchiveBytes>>20)
+var errTooMuchJSON = fmt.Errorf("more than %d MiB of JSON: the archive's pages add up to more than %d MiB", wprJSONBytes>>20, site.MaxArchiveBytes>>20)
 
 // errTooManyMessages is a .wprgo whose recorded messages pass
 // wprMessageBytes.
-var errTooManyMessages = fmt.Errorf("its recorded messages add up to more than %d MiB: the archive's pages add up to more than %d MiB", wprMessageBytes>>20, MaxArchiveBytes>>20)
+var errTooManyMessages = fmt.Errorf("its recorded messages add up to more than %d MiB: the archive's pages add up to more than %d MiB", wprMessageBytes>>20, site.MaxArchiveBytes>>20)
 
 // errNotWPR is JSON of another shape than a .wprgo archive's.
 var errNotWPR = errors.New("its JSON has another shape than a .wprgo archive's")
@@ -241,14 +242,14 @@ func (c *collector) addWPR(rawURL string, e wprEntry) error {
 		return fmt.Errorf("SerializedResponse is not an HTTP response: %v", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxArchiveBytes+1)) // chunked framing removed
+	body, err := io.ReadAll(io.LimitReader(resp.Body, site.MaxArchiveBytes+1)) // chunked framing removed
 	if err != nil {
 		return fmt.Errorf("the response body is damaged: %v", err)
 	}
-	var header []Field
+	var header []site.Field
 	for _, name := range slices.Sorted(maps.Keys(resp.Header)) {
 		for _, v := range resp.Header[name] {
-			header = append(header, Field{name, v})
+			header = append(header, site.Field{Name: name, Value: v})
 		}
 	}
 	_, err = c.add(req.Method, rawURL, "", resp.StatusCode, header, body)
