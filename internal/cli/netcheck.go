@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/netcheck"
-	"github.com/quicbench/quicbench/internal/netns"
 )
 
 // runNetcheck builds the network of the flags and measures it against its
@@ -55,11 +55,11 @@ func runNetcheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "quicbench netcheck:", err)
 		return exitUsage
 	}
-	link, usedSeed := seededLink(network, *seed)
+	link, usedSeed := experiment.SeededLink(network, *seed)
 	if !*jsonOut {
 		fmt.Fprintf(stdout, "netcheck: %s; seed %d\n", network.Describe(), usedSeed)
 	}
-	report, err := netcheck.Measure(ctx, netns.NewRunName("nc"), netcheck.Config{Link: link, RTT: network.RTT,
+	report, err := netcheck.Measure(ctx, "", netcheck.Config{Link: link, RTT: network.RTT,
 		RTTProbes: *probes, LossProbes: *lossProbes, TransferTime: *transfer, Confidence: *confidence})
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench netcheck:", err)

@@ -2,13 +2,9 @@ package cli
 
 import (
 	"flag"
-	"math/rand/v2"
 	"path/filepath"
 
-	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/netconf"
-	"github.com/quicbench/quicbench/internal/plan"
-	"github.com/quicbench/quicbench/internal/testbed"
 )
 
 // networkFlags are the flags that describe the emulated network, shared by
@@ -81,15 +77,4 @@ func (n *networkFlags) description() netconf.Description {
 // resolve is the network the flags describe, validated.
 func (n *networkFlags) resolve() (*netconf.Network, error) {
 	return netconf.Resolve(n.description(), nil)
-}
-
-// seededLink is the emulator configuration of net with its directions
-// seeded from seed as a run would seed them (0: a random seed, which it
-// returns for the record).
-func seededLink(net *netconf.Network, seed uint64) (emulator.Config, uint64) {
-	if seed == 0 {
-		seed = rand.Uint64()>>1 | 1
-	}
-	up, down := plan.LinkSeeds(seed, net)
-	return testbed.LinkOf(net, up, down), seed
 }

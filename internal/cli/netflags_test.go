@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/netconf"
 )
 
@@ -138,7 +139,7 @@ func TestPathFlag(t *testing.T) {
 		t.Errorf("paths %+v", p)
 	}
 	// The emulator's paths lead to the servers' addresses.
-	if l, _ := seededLink(n, 1); len(l.Paths) != 2 || l.Paths[0].Server.String() != "198.19.0.11" || l.Paths[1].Server.String() != "198.19.0.12" {
+	if l, _ := experiment.SeededLink(n, 1); len(l.Paths) != 2 || l.Paths[0].Server.String() != "198.19.0.11" || l.Paths[1].Server.String() != "198.19.0.12" {
 		t.Errorf("emulator paths %+v", l.Paths)
 	}
 	if err := n.CheckServers(2); err == nil || !strings.Contains(err.Error(), "server 3") {

@@ -148,7 +148,7 @@ func parityNetworks(list string, seed uint64) ([]parity.Network, error) {
 		if slices.ContainsFunc(out, func(n parity.Network) bool { return n.Name == net.Name }) {
 			return nil, fmt.Errorf("%s is listed twice: list each network once", net.Name)
 		}
-		link, _ := seededLink(net, seed)
+		link, _ := experiment.SeededLink(net, seed)
 		out = append(out, parity.Network{Name: net.Name, Link: link})
 	}
 	return out, nil

@@ -6,10 +6,10 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/presets"
 	"github.com/quicbench/quicbench/internal/stacks"
-	"github.com/quicbench/quicbench/internal/testbed"
 )
 
 // runPresets lists the network presets with their numbers, grouped by
@@ -60,7 +60,7 @@ func runStacks(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "\nQUIC stacks for h3: compare --quic-server and --quic-cc, spec quic: [...]. Each testbed records")
 	fmt.Fprintln(stdout, "the server's congestion control, initial window, pacing and HyStart.")
-	for _, p := range testbed.QUICProfiles() {
+	for _, p := range experiment.QUICProfiles() {
 		tr := p.Transport
 		fmt.Fprintf(stdout, "\n%-14s %s: congestion control %s, initial window %d B, pacing %t, HyStart %t\n", p.Name, p.Server, tr.Congestion, tr.InitialWindowBytes, tr.Pacing, tr.HyStart)
 		fmt.Fprintf(stdout, "               from: %s\n", p.Source)

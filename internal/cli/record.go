@@ -6,16 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
-	"os/user"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/chromium"
-	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/recording"
 )
 
 // runRecord loads pages in Chromium on this machine's network and saves
@@ -23,9 +18,10 @@ import (
 func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("record", flag.ContinueOnError)
 	to := fs.String("to", "", "the site archive `directory` (with several URLs, one archive per page below it: 01-HOST, 02-HOST, …)")
-	settle := fs.Duration("settle", chromium.DefaultSettle, "how long to go on recording after the load event, for what scripts fetch late")
+	settle := fs.Duration("settle", recording.DefaultSettle, "how long to go on recording after the load event, for what scripts fetch late")
 	timeout := fs.Duration("timeout", time.Minute, "limit for one page's load")
-	binary := fs.String("chromium", chromium.DefaultChromiumPath, "Chromium `binary`")
+	browser := recording.Browser()
+	binary := fs.String(browser.Flag, browser.Default, browser.Name+" `binary`")
 	const usage = "Usage: quicbench record URL... --to DIR [flags]\n\n" +
 		"Loads each page in a fresh headless Chromium on this machine's network and saves every\n" +
 		"response it received (status, header fields, body as sent) as a site archive that specs and\n" +
@@ -42,37 +38,20 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench record:", err)
 		return exitUsage
 	}
-	if err := chromium.Executable().Check(*binary); err != nil {
+	rec, err := recording.New(recording.Config{URLs: urls, To: *to, Settle: *settle, Timeout: *timeout, Binary: *binary})
+	if err != nil {
 		fmt.Fprintln(stderr, "quicbench record:", err)
 		return exitUsage
 	}
-	c := &chromium.Chromium{Path: *binary, Timeout: *timeout}
-	if os.Geteuid() == 0 {
-		// A live site's pages reach the browser: not as root, and sandboxed.
-		var err error
-		if c.RunAs, err = unprivilegedUser(); err != nil {
-			fmt.Fprintln(stderr, "quicbench record:", err)
-			return exitUsage
+	err = rec.Record(ctx, func(r recording.Recorded) {
+		fmt.Fprintf(stdout, "%s: %s\n%s%s", r.Dir, r.Archive.Document, r.Archive.Summary(), r.Report)
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench record:", err)
+		if ctx.Err() != nil {
+			return exitInterrupted
 		}
-	}
-	for i, u := range urls {
-		dir := *to
-		if len(urls) > 1 {
-			host, _ := url.Parse(u)
-			dir = filepath.Join(*to, fmt.Sprintf("%02d-%s", i+1, host.Hostname()))
-		}
-		a, rep, err := c.Record(ctx, chromium.RecordRequest{URL: u, Settle: *settle})
-		if err == nil {
-			err = site.WriteArchive(ctx, dir, a)
-		}
-		if err != nil {
-			fmt.Fprintln(stderr, "quicbench record:", err)
-			if ctx.Err() != nil {
-				return exitInterrupted
-			}
-			return exitFailure
-		}
-		fmt.Fprintf(stdout, "%s: %s\n%s%s", dir, a.Document, a.Summary(), rep)
+		return exitFailure
 	}
 	return exitOK
 }
@@ -99,18 +78,4 @@ func checkRecordArgs(urls []string, to string, settle, timeout time.Duration) er
 		}
 	}
 	return checkArchiveTarget(to)
-}
-
-// unprivilegedUser is the user root's record runs Chromium as: nobody.
-func unprivilegedUser() (*syscall.Credential, error) {
-	u, err := user.Lookup("nobody")
-	if err != nil {
-		return nil, fmt.Errorf("as root, record runs Chromium as the user nobody, and there is none here: add it, or run record as an ordinary user")
-	}
-	uid, uerr := strconv.ParseUint(u.Uid, 10, 32)
-	gid, gerr := strconv.ParseUint(u.Gid, 10, 32)
-	if uerr != nil || gerr != nil || uid == 0 {
-		return nil, fmt.Errorf("the user nobody has uid %s, gid %s: record needs an unprivileged user to run Chromium as", u.Uid, u.Gid)
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }

@@ -8,11 +8,10 @@ import (
 	"os"
 	"sync"
 
-	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netconf"
-	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/shell"
 )
@@ -44,9 +43,9 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitUsage
 	}
 	var usedSeed uint64
-	cfg.Link, usedSeed = seededLink(network, *seed)
+	cfg.Link, usedSeed = experiment.SeededLink(network, *seed)
 	if !*quiet {
-		fmt.Fprintf(stderr, "quicbench shell: %s; seed %d; server %s, client %s\n", network.Describe(), usedSeed, shell.ServerAddr(), netns.ClientAddr)
+		fmt.Fprintf(stderr, "quicbench shell: %s; seed %d; server %s, client %s\n", network.Describe(), usedSeed, shell.ServerAddr(), shell.ClientAddr())
 	}
 	res, err := shell.Run(ctx, cfg)
 	if !*quiet && res.Wall > 0 {
@@ -87,7 +86,7 @@ func shellNetwork(netFlags *networkFlags, cfg shell.Config) (*netconf.Network, e
 }
 
 // linkText is one direction's counters against its configured loss.
-func linkText(s emulator.Stats, cfg link.Config) string {
+func linkText(s shell.Counters, cfg link.Config) string {
 	return linkTotalsText(report.LinkTotals{Packets: s.Packets, Lost: s.DroppedLoss, QueueDrops: s.DroppedQueue, PathLost: s.DroppedPath,
 		PeakQueueBytes: s.PeakQueueBytes, ConfiguredLossPct: 100 * cfg.MeanLoss()})
 }

@@ -2,16 +2,21 @@ package experiment
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/cpuuse"
+	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/loader"
+	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/stacks"
 	"github.com/quicbench/quicbench/internal/testbed"
 )
 
@@ -72,4 +77,19 @@ func RemoveStale() (dirs, namespaces []string, err error) {
 	dirs = append(dirs, safefs.RemoveStaleWorkDirs()...)
 	namespaces, err = netns.RemoveStale()
 	return dirs, namespaces, err
+}
+
+// QUICProfiles lists the QUIC stacks of every server kind, for the
+// listing of stacks.
+func QUICProfiles() []stacks.QUICProfile { return testbed.QUICProfiles() }
+
+// SeededLink is the emulator configuration of net with its directions
+// seeded from seed as a run would seed them (0: a random seed, which it
+// returns for the record).
+func SeededLink(net *netconf.Network, seed uint64) (emulator.Config, uint64) {
+	if seed == 0 {
+		seed = rand.Uint64()>>1 | 1
+	}
+	up, down := plan.LinkSeeds(seed, net)
+	return testbed.LinkOf(net, up, down), seed
 }

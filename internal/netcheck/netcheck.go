@@ -104,10 +104,14 @@ const minProbeInterval = 100 * time.Microsecond
 // probeBytes + 28.
 const probeBytes = 64
 
-// Measure builds a network of cfg.Link (namespaces named after stem, one
-// server address), calibrates it as runs do (Calibrate), checks it, and
-// removes it. The calibration is the report's first line.
+// Measure builds a network of cfg.Link (namespaces named after stem;
+// empty: a new run name of netcheck's; one server address), calibrates it
+// as runs do (Calibrate), checks it, and removes it. The calibration is
+// the report's first line.
 func Measure(ctx context.Context, stem string, cfg Config) (*Report, error) {
+	if stem == "" {
+		stem = netns.NewRunName("nc")
+	}
 	n, err := testbed.StartNetwork(stem, cfg.Link, 1)
 	if err != nil {
 		return nil, err

@@ -54,12 +54,18 @@ type Config struct {
 	Stdout, Stderr io.Writer
 }
 
+// Counters are one direction's counters of the emulated link.
+type Counters = emulator.Stats
+
+// ClientAddr is the client namespace's address.
+func ClientAddr() netip.Addr { return netns.ClientAddr }
+
 // Result is how a shell ended.
 type Result struct {
 	// ExitCode is Command's exit status (-1 if it did not exit normally).
 	ExitCode int
 	// Up and Down are what the emulator did while Command ran.
-	Up, Down emulator.Stats
+	Up, Down Counters
 	// Calibration is the emulator's own latency, measured when the network
 	// started and taken off the configured delays.
 	Calibration netcheck.PathLatency
