@@ -10,6 +10,8 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/report"
+	"github.com/quicbench/quicbench/internal/reproduce"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
@@ -50,7 +52,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	defer store.Close()
-	r, err := report.Build(ctx, store, "", opts)
+	r, err := buildReport(ctx, store, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "quicbench report: interrupted; no report was written")
@@ -73,4 +75,14 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stdout, "\n%d figures (SVG and PNG) and %d tables (CSV) in %s; open %s\n", len(r.Figures), tables, outDir, filepath.Join(outDir, "index.html"))
 	return exitOK
+}
+
+// buildReport builds the report of the run in store with the claims of the
+// paper whose spec it ran, if any (reproduce.ClaimsOf).
+func buildReport(ctx context.Context, store *results.Store, opts report.Options) (*report.Report, error) {
+	var err error
+	if opts.Claims, err = reproduce.ClaimsOf(ctx, store, opts.Seed); err != nil {
+		return nil, err
+	}
+	return report.Build(ctx, store, "", opts)
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/quicbench/quicbench/internal/results"
 )
@@ -43,22 +42,5 @@ func TestReproduceListNamesEveryPaperAndClaim(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--list lacks %q", want)
 		}
-	}
-}
-
-// TestReproductionsLayOutTheirRuns: one paper's runs go in OUT/<spec>,
-// all papers' in OUT/<paper>/<spec>; by default under runs/.
-func TestReproductionsLayOutTheirRuns(t *testing.T) {
-	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	one, err := reproductions("Cook", "quick", "out", now)
-	if err != nil || len(one) != 1 || one[0].dir != "out" || len(one[0].specs) != 2 || one[0].specs[1].Name != "cook2017-servers-quick" {
-		t.Fatalf("cook: %+v, %v", one, err)
-	}
-	all, err := reproductions("all", "paper", "", now)
-	if err != nil || len(all) != 5 || all[3].dir != "runs/reproduce-all-20261124-120000/wolsing2019" || all[3].specs[0].Name != "wolsing2019" {
-		t.Fatalf("all: %d reproductions, %v", len(all), err)
-	}
-	if !strings.Contains(all[0].command, "quicbench reproduce all --scale paper --out runs/reproduce-all-20261124-120000") {
-		t.Errorf("the command to continue: %q", all[0].command)
 	}
 }

@@ -72,6 +72,10 @@ type Options struct {
 	// ReplayUntil, for a run without a rule, replays this one on its
 	// loads: what an adaptive run would have taken (Build).
 	ReplayUntil *Replay
+	// Claims are the claims of the paper whose spec the run ran, as
+	// package reproduce evaluated them (Build sets them beside the run's
+	// analysis); nil: none.
+	Claims *Claims
 }
 
 // Validate checks the options and fills the defaults that do not depend
@@ -225,8 +229,8 @@ type Analysis struct {
 	// delays for it, in ms (Build reads them from the run).
 	EmulatorLatency []EmulatorLatency
 	// Claims are the claims of the paper whose spec the run ran, set
-	// beside its loads and those of its reproduction's other runs (Build
-	// reads them); nil for a run of no paper.
+	// beside its loads and those of its reproduction's other runs
+	// (Options.Claims); nil for a run of no paper.
 	Claims *Claims
 }
 

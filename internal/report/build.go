@@ -56,9 +56,7 @@ func Build(ctx context.Context, store *results.Store, name string, o Options) (_
 	if n := facts["spec_name"]; n != "" && name == "" {
 		name = n
 	}
-	if a.Claims, err = claimsOf(ctx, dir, name, trials, o.Seed); err != nil {
-		return nil, err
-	}
+	a.Claims = o.Claims
 	picked, err := waterfallTrials(trials, a, o.WaterfallTrial)
 	if err != nil {
 		return nil, err

@@ -1,83 +1,67 @@
 package report
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"path/filepath"
-	"slices"
-	"strings"
+import "strings"
 
-	"github.com/quicbench/quicbench/internal/papers"
-	"github.com/quicbench/quicbench/internal/results"
-)
-
-// Claims are a paper's claims set beside the loads of the run and of the
-// runs of the same reproduction beside it.
+// Claims are a paper's claims evaluated on a run's loads and on those of
+// its reproduction's other runs, as the report shows them. Package
+// reproduce evaluates them and hands them over in Options.Claims: the
+// report renders, it neither evaluates nor reads other runs.
 type Claims struct {
-	Paper papers.Paper
-	Rows  []papers.Row
+	// PaperID, Cite, Title, Venue and Setup describe the paper: its ID
+	// for quicbench reproduce, "Cook et al. 2017", its title, where it
+	// appeared ("" if unknown) and its set-up in a line.
+	PaperID, Cite, Title, Venue, Setup string
+	Rows                               []ClaimRow
+	// Tally counts the verdicts, such as "5 agree, 1 inconclusive".
+	Tally string
+	// Table is the claims as the terminal shows them.
+	Table string
+	// CSV is claims.csv, its header first.
+	CSV [][]string
+	// Gaps are the paper's conditions no claim can test here.
+	Gaps []ClaimGap
 	// Runs names the runs read ("" for this one: its trial IDs carry no
 	// run), and Missing the reproduction's runs not found beside it.
 	Runs    []string
 	Missing []string
 }
 
-// claimsOf evaluates the claims of the paper whose spec the run in dir
-// ran (spec name), reading the other runs of its scale from their
-// directories beside dir, as quicbench reproduce lays them out
-// (OUT/<spec name>/); nil for a run of no paper's spec.
-func claimsOf(ctx context.Context, dir, name string, trials []results.Trial, seed uint64) (*Claims, error) {
-	p, ok := papers.ForSpec(name)
-	if !ok {
-		return nil, nil
-	}
-	cl := &Claims{Paper: p, Runs: []string{""}}
-	sources := []papers.Source{{Trials: trials}}
-	for _, file := range specsBeside(p, name) {
-		other := strings.TrimSuffix(file, ".yaml")
-		ts, err := siblingTrials(ctx, filepath.Join(filepath.Dir(dir), other), other)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			cl.Missing = append(cl.Missing, other)
-			continue
-		case err != nil:
-			return nil, err
-		}
-		cl.Runs = append(cl.Runs, other)
-		sources = append(sources, papers.Source{Run: other, Trials: ts})
-	}
-	cl.Rows = papers.Evaluate(p, sources, papers.Options{Seed: seed})
-	return cl, nil
+// ClaimRow is one claim and its verdict, each field as the report prints
+// it.
+type ClaimRow struct {
+	// ID, Text, Reported (the paper's words on its result), Figure (the
+	// paper's number) and Source (where in the paper) are the claim's.
+	ID, Text, Reported, Figure, Source string
+	// Verdict is agrees, disagrees, inconclusive, not measured or not
+	// reproduced; Level notes the interval it read when the paper's level
+	// is not 5 %.
+	Verdict, Level string
+	// Statistic names our statistic, Ours is its value and 95 % interval,
+	// HoldsIf the region where the claim holds ("" for a claim not
+	// reproduced).
+	Statistic, Ours, HoldsIf string
+	// Used says how many settings and loads it used, Covers which
+	// networks and pages.
+	Used, Covers string
+	// Differs says what differs from the paper's set-up, or why the claim
+	// is not reproduced.
+	Differs string
+	// Trials are the IDs of the loads used, "run/id" for another run's.
+	Trials []string
 }
 
-// specsBeside lists the other spec files of the scale that includes name.
-func specsBeside(p papers.Paper, name string) []string {
-	for _, files := range p.Specs {
-		if slices.Contains(files, name+".yaml") {
-			return slices.DeleteFunc(slices.Clone(files), func(f string) bool { return f == name+".yaml" })
-		}
-	}
-	return nil
-}
+// ClaimGap is a condition of the paper no claim can test here, and why.
+type ClaimGap struct{ Condition, Reason string }
 
-// siblingTrials reads the trials of the run in dir, which must have run
-// the spec named name; an error wrapping fs.ErrNotExist if there is no
-// run there.
-func siblingTrials(ctx context.Context, dir, name string) ([]results.Trial, error) {
-	store, err := results.OpenRunOf(dir, name)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("the reproduction's runs: %w: move it, or the claims would read the wrong loads", err)
+// ClaimsReadFrom says which runs the claims read: "read from this run and
+// cook2017-servers-quick beside it", and the runs not found.
+func ClaimsReadFrom(cl *Claims) string {
+	text := "read from this run"
+	if others := cl.Runs[1:]; len(others) > 0 {
+		text += " and " + strings.Join(others, ", ") + " beside it"
 	}
-	defer store.Close()
-	var trials []results.Trial
-	err = store.EachTrial(func(t results.Trial) error {
-		trials = append(trials, t)
-		return ctx.Err()
-	})
-	return trials, err
+	if len(cl.Missing) > 0 {
+		text += "; not found beside it: " + strings.Join(cl.Missing, ", ") + " (quicbench reproduce " + cl.PaperID + " runs them)"
+	}
+	return text
 }

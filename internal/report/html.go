@@ -2,18 +2,16 @@ package report
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/csv"
 	"fmt"
 	"html/template"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/quicbench/quicbench/internal/papers"
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
@@ -54,10 +52,11 @@ func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, erro
 			return nil, err
 		}
 	}
-	for name, rows := range tables(a) {
+	all := tables(a)
+	for _, name := range slices.Sorted(maps.Keys(all)) { // the manifest in the same order every time
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)
-		w.WriteAll(noFormulas(rows))
+		w.WriteAll(noFormulas(all[name]))
 		if err := write(name+".csv", buf.Bytes()); err != nil {
 			return nil, err
 		}
@@ -184,7 +183,7 @@ func tables(a *Analysis) map[string][][]string {
 	}
 	out := map[string][][]string{"comparisons": cmps, "pairs": pairsTable(a, f), "levels": levelPairsTable(a, f), "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}
 	if a.Claims != nil {
-		out["claims"] = papers.CSVRows(a.Claims.Rows)
+		out["claims"] = a.Claims.CSV
 	}
 	return out
 }
@@ -194,8 +193,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"opt": func(v *float64) string { return optional(v, 1) }, "ratio": ratioText,
 	"frac":   func(a, b int) float64 { return float64(a) / float64(b) },
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
-	"anchor": settingAnchor, "tally": papers.Tally, "readFrom": ClaimsReadFrom, "claimLoads": claimLoads,
-	"holds": func(r papers.Row) string { return cmp.Or(r.HoldsIf(), "-") },
+	"anchor": settingAnchor, "readFrom": ClaimsReadFrom, "claimLoads": claimLoads,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>quicbench report: {{.Page.Name}}</title>
 <style>
@@ -221,17 +219,17 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 95% confidence intervals of medians: percentile bootstrap, {{.A.Options.BootstrapReps}} resamples.</p>
 {{with .Answer}}<h2>Answer</h2>
 {{range .}}<p class="answer">{{.}}</p>
-{{end}}{{end}}{{with .A.Claims}}<h2 id="claims">Claims of {{.Paper.Cite}}</h2>
-<p>&ldquo;{{.Paper.Title}}&rdquo;{{with .Paper.Venue}}, {{.}}{{end}}: {{len .Rows}} claims, {{tally .Rows}}; {{readFrom .}}.
-The paper's set-up: {{.Paper.Setup}}. A claim agrees when our interval at the paper's significance level lies inside the region where it holds,
+{{end}}{{end}}{{with .A.Claims}}<h2 id="claims">Claims of {{.Cite}}</h2>
+<p>&ldquo;{{.Title}}&rdquo;{{with .Venue}}, {{.}}{{end}}: {{len .Rows}} claims, {{.Tally}}; {{readFrom .}}.
+The paper's set-up: {{.Setup}}. A claim agrees when our interval at the paper's significance level lies inside the region where it holds,
 disagrees when it lies wholly outside, and is inconclusive when it straddles a bound.</p>
 <table><tr><th class="l">claim</th><th class="l">verdict</th><th>ours [95 % interval]</th><th>paper</th><th>holds if</th><th class="l">loads used</th><th class="l">source</th><th class="l">what differs</th></tr>
-{{range .Rows}}<tr class="{{.Verdict}}"><td class="l"><b>{{.Claim.ID}}</b> {{.Claim.Text}}<br><small>{{with .Statistic}}{{.}}. {{end}}Paper: {{.Claim.Reported}}</small></td>
-<td class="l v">{{.Verdict}}{{with .Level}}<br><small>{{.}}</small>{{end}}</td><td>{{.Ours}}</td><td>{{.Claim.Figure}}</td><td>{{holds .}}</td>
+{{range .Rows}}<tr class="{{.Verdict}}"><td class="l"><b>{{.ID}}</b> {{.Text}}<br><small>{{with .Statistic}}{{.}}. {{end}}Paper: {{.Reported}}</small></td>
+<td class="l v">{{.Verdict}}{{with .Level}}<br><small>{{.}}</small>{{end}}</td><td>{{.Ours}}</td><td>{{.Figure}}</td><td>{{or .HoldsIf "-"}}</td>
 <td class="l">{{.Used}}{{with .Covers}}<br><small>{{.}}</small>{{end}}{{with claimLoads . (len $.Page.Loads)}}<details><summary>the loads</summary>{{range .}}{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}} {{end}}</details>{{end}}</td>
-<td class="l">{{.Claim.Source}}</td><td class="l"><small>{{or .Claim.NotReproduced .Claim.Differs}}</small></td></tr>
+<td class="l">{{.Source}}</td><td class="l"><small>{{.Differs}}</small></td></tr>
 {{end}}</table>
-{{with .Paper.Gaps}}<p>Not reproduced:</p><ul>{{range .}}<li>{{.Condition}}: {{.Reason}}.</li>{{end}}</ul>
+{{with .Gaps}}<p>Not reproduced:</p><ul>{{range .}}<li>{{.Condition}}: {{.Reason}}.</li>{{end}}</ul>
 {{end}}{{end}}<dl>{{range $k, $v := .Page.Facts}}<dt>{{$k}}</dt><dd>{{$v}}</dd>{{end}}</dl>
 <h2>Comparisons</h2>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
@@ -521,7 +519,7 @@ type claimLoad struct{ Text, Href string }
 
 // claimLoads lists the loads a claim row used; listed is how many
 // settings the page lists loads of (0: none).
-func claimLoads(r papers.Row, listed int) []claimLoad {
+func claimLoads(r ClaimRow, listed int) []claimLoad {
 	out := make([]claimLoad, len(r.Trials))
 	for i, id := range r.Trials {
 		out[i] = claimLoad{Text: id}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/quicbench/quicbench/internal/papers"
-
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/stats"
 )
@@ -263,20 +261,7 @@ func writeClaims(w io.Writer, cl *Claims) {
 	if cl == nil {
 		return
 	}
-	fmt.Fprintf(w, "Claims of %s: %s.\n", cl.Paper.Cite(), ClaimsReadFrom(cl))
-	papers.WriteTable(w, cl.Paper, cl.Rows)
+	fmt.Fprintf(w, "Claims of %s: %s.\n", cl.Cite, ClaimsReadFrom(cl))
+	fmt.Fprint(w, cl.Table)
 	fmt.Fprintln(w)
-}
-
-// ClaimsReadFrom says which runs the claims read: "this run and
-// cook2017-servers-quick beside it", and the runs not found.
-func ClaimsReadFrom(cl *Claims) string {
-	text := "read from this run"
-	if others := cl.Runs[1:]; len(others) > 0 {
-		text += " and " + strings.Join(others, ", ") + " beside it"
-	}
-	if len(cl.Missing) > 0 {
-		text += "; not found beside it: " + strings.Join(cl.Missing, ", ") + " (quicbench reproduce " + cl.Paper.ID + " runs them)"
-	}
-	return text
 }

@@ -1,8 +1,9 @@
-package report
+package reproduce
 
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/papers"
+	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
 )
 
@@ -41,25 +43,31 @@ func reproductionRun(t *testing.T, root, dir, name string, plt map[int64]map[fac
 	}
 }
 
-func buildRun(t *testing.T, dir string) (*Report, error) {
+// buildRun builds the report of the run in dir with its claims, as
+// quicbench report does.
+func buildRun(t *testing.T, dir string) (*report.Report, error) {
 	t.Helper()
 	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	return Build(context.Background(), store, "", Options{})
+	claims, err := ClaimsOf(context.Background(), store, 0)
+	if err != nil {
+		return nil, err
+	}
+	return report.Build(context.Background(), store, "", report.Options{Claims: claims})
 }
 
-func rowOf(t *testing.T, cl *Claims, id string) papers.Row {
+func rowOf(t *testing.T, cl *report.Claims, id string) report.ClaimRow {
 	t.Helper()
 	for _, r := range cl.Rows {
-		if r.Claim.ID == id {
+		if r.ID == id {
 			return r
 		}
 	}
 	t.Fatalf("no claim %s", id)
-	return papers.Row{}
+	return report.ClaimRow{}
 }
 
 // TestClaimsReadTheReproductionsOtherRuns: the report of one run of Cook
@@ -75,14 +83,14 @@ func TestClaimsReadTheReproductionsOtherRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := alone.Analysis.Claims
-	if cl == nil || cl.Paper.ID != "cook2017" {
+	if cl == nil || cl.PaperID != "cook2017" {
 		t.Fatalf("claims %+v, want Cook et al.'s", cl)
 	}
-	if r := rowOf(t, cl, "C6"); r.Verdict != papers.NotMeasured || len(cl.Missing) != 1 {
+	if r := rowOf(t, cl, "C6"); r.Verdict != string(papers.NotMeasured) || len(cl.Missing) != 1 {
 		t.Errorf("without the servers' run: C6 %s, missing %v; want not measured, the servers' run missing", r.Verdict, cl.Missing)
 	}
 	var text bytes.Buffer
-	WriteText(&text, "cook2017-quick", alone.Analysis)
+	report.WriteText(&text, "cook2017-quick", alone.Analysis)
 	if !strings.Contains(text.String(), "not found beside it: cook2017-servers-quick (quicbench reproduce cook2017 runs them)") {
 		t.Errorf("the text does not say which run is missing:\n%s", text.String())
 	}
@@ -94,13 +102,17 @@ func TestClaimsReadTheReproductionsOtherRuns(t *testing.T) {
 	}
 	cl = both.Analysis.Claims
 	c6, c7 := rowOf(t, cl, "C6"), rowOf(t, cl, "C7")
-	if c6.Verdict != papers.Agrees || c7.Verdict != papers.Agrees || len(cl.Missing) != 0 {
-		t.Errorf("C6 %s %.3f, C7 %s %.3f, missing %v; want both agree (4 servers ≈ 1, 8 servers 1.29)", c6.Verdict, c6.Value, c7.Verdict, c7.Value, cl.Missing)
+	if c6.Verdict != string(papers.Agrees) || c7.Verdict != string(papers.Agrees) || len(cl.Missing) != 0 {
+		t.Errorf("C6 %s %s, C7 %s %s, missing %v; want both agree (4 servers ≈ 1, 8 servers 1.29)", c6.Verdict, c6.Ours, c7.Verdict, c7.Ours, cl.Missing)
 	}
 	if !strings.Contains(strings.Join(c6.Trials, " "), "cook2017-servers-quick/o4-h3-r1") || !strings.Contains(strings.Join(c6.Trials, " "), "o1-h3-r1") {
 		t.Errorf("C6 used %v: want this run's loads by ID and the other run's by run/ID", c6.Trials)
 	}
-	page, err := renderHTML(t.TempDir(), both.Page, both.Analysis, nil)
+	out := t.TempDir()
+	if _, err := report.WriteFiles(out, both.Page, both.Analysis, nil); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "index.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +121,7 @@ func TestClaimsReadTheReproductionsOtherRuns(t *testing.T) {
 			t.Errorf("the HTML lacks %q", want)
 		}
 	}
-	if rows := tables(both.Analysis)["claims"]; len(rows) != 1+len(cl.Rows) {
+	if rows := readCSV(t, filepath.Join(out, "claims.csv")); len(rows) != 1+len(cl.Rows) {
 		t.Errorf("claims.csv has %d rows, want a header and %d claims", len(rows), len(cl.Rows))
 	}
 }
@@ -134,4 +146,19 @@ func TestARunOfNoPaperHasNoClaims(t *testing.T) {
 	if err != nil || r.Analysis.Claims != nil {
 		t.Errorf("claims %+v, %v; want none", r.Analysis.Claims, err)
 	}
+}
+
+// readCSV reads the CSV file at path.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
