@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netcheck"
@@ -22,17 +23,17 @@ import (
 // compareRun is a finished or interrupted comparison as the run read it
 // back from its database.
 type compareRun struct {
-	Summary  report.RunSummary `json:"summary"`
-	Testbeds []results.Testbed `json:"testbeds"`
-	Netcheck *netcheck.Report  `json:"netcheck,omitempty"`
+	Summary  analysis.RunSummary `json:"summary"`
+	Testbeds []results.Testbed   `json:"testbeds"`
+	Netcheck *netcheck.Report    `json:"netcheck,omitempty"`
 	// Trials are every load, each with its resources and connections.
 	Trials []results.TrialDetail `json:"trials"`
 	// Replay is, for a recorded page, each protocol's work per load.
-	Replay []report.SettingWork `json:"replay,omitempty"`
+	Replay []analysis.SettingWork `json:"replay,omitempty"`
 	// CPU is each protocol's CPU per load and party, h3 against h2.
-	CPU         []report.SettingCPU `json:"cpu,omitempty"`
-	WallSeconds float64             `json:"wall_seconds"`
-	Dir         string              `json:"run_dir"`
+	CPU         []analysis.SettingCPU `json:"cpu,omitempty"`
+	WallSeconds float64               `json:"wall_seconds"`
+	Dir         string                `json:"run_dir"`
 }
 
 // compareOf is the comparison of the run that res read back from dir.
@@ -47,9 +48,9 @@ func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
 	for _, t := range rec.Trials {
 		trials, conns = append(trials, t.Trial), append(conns, t.Connections...)
 	}
-	r.Summary = report.SummarizeRun(trials, conns)
-	r.Replay = report.Works(trials)
-	r.CPU = report.CPUs(trials, factor.H3, factor.H2)
+	r.Summary = analysis.SummarizeRun(trials, conns)
+	r.Replay = analysis.Works(trials)
+	r.CPU = analysis.CPUs(trials, factor.H3, factor.H2)
 	for _, text := range rec.Netchecks { // a comparison has one network
 		r.Netcheck = &netcheck.Report{}
 		if err := json.Unmarshal([]byte(text), r.Netcheck); err != nil {
@@ -149,7 +150,7 @@ func quicStackText(tb results.Testbed) string {
 	return text
 }
 
-func linkTotalsText(l report.LinkTotals) string {
+func linkTotalsText(l analysis.LinkTotals) string {
 	lossPct := 0.0
 	if l.Packets > 0 {
 		lossPct = 100 * float64(l.Lost) / float64(l.Packets)
@@ -164,7 +165,7 @@ func linkTotalsText(l report.LinkTotals) string {
 
 // printPaints writes the paint timings and, for visual loads, the visual
 // metrics per protocol (medians), when the loads have them.
-func printPaints(w io.Writer, protos []report.ProtocolSummary) {
+func printPaints(w io.Writer, protos []analysis.ProtocolSummary) {
 	paints, visual := false, false
 	for _, p := range protos {
 		paints = paints || p.FCP.N > 0

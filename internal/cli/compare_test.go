@@ -14,11 +14,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/netconf"
-	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/spec"
@@ -220,7 +220,7 @@ func TestSummaryGolden(t *testing.T) {
 			conns = append(conns, results.Connection{TrialID: tr.ID, Handshake: server.HandshakeResumed})
 		}
 	}
-	r := &compareRun{Summary: report.SummarizeRun(trials, conns), WallSeconds: 21.5, Dir: "runs/x",
+	r := &compareRun{Summary: analysis.SummarizeRun(trials, conns), WallSeconds: 21.5, Dir: "runs/x",
 		Testbeds: []results.Testbed{{Stack: "tcp+", Congestion: "cubic", InitCwnd: 32, InitRwnd: 32, SlowStartAfterIdle: "0",
 			TCPWmem: "4096 16384 33554432", Pacing: true}}}
 	if got := r.Summary.Protocols[2].RatioToH2; math.Abs(got-950.0/1050) > 1e-12 {

@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
-	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
 )
@@ -34,7 +34,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench plan:", err)
 		return exitUsage
 	}
-	var rows []report.PowerRow
+	var rows []analysis.PowerRow
 	if *pilot != "" && (!(*detect > 0) || !(*power > 0 && *power < 1)) {
 		fmt.Fprintf(stderr, "quicbench plan: --detect %g and --power %g: give a difference above 0 percent (such as 5) and a power between 0 and 1 (such as 0.8)\n", *detect, *power)
 		return exitUsage
@@ -104,7 +104,7 @@ func printPlan(w io.Writer, s *spec.Spec, p plan.Plan) {
 
 // readPilot reads a pilot run and plans the repetitions each of its
 // compared settings needs to find ratio with probability power.
-func readPilot(dir string, ratio, power float64) ([]report.PowerRow, error) {
+func readPilot(dir string, ratio, power float64) ([]analysis.PowerRow, error) {
 	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
 	if err != nil {
 		return nil, err
@@ -114,12 +114,12 @@ func readPilot(dir string, ratio, power float64) ([]report.PowerRow, error) {
 	if err := store.EachTrial(func(t results.Trial) error { trials = append(trials, t); return nil }); err != nil {
 		return nil, err
 	}
-	return report.PowerPlan(trials, report.Options{}, ratio, power)
+	return analysis.PowerPlan(trials, analysis.Options{}, ratio, power)
 }
 
 // printPowerPlan prints the repetitions a pilot run says each compared
 // setting needs, and s's plan at the most of them.
-func printPowerPlan(stdout io.Writer, s *spec.Spec, rows []report.PowerRow, pilotDir string, detectPct, power float64) {
+func printPowerPlan(stdout io.Writer, s *spec.Spec, rows []analysis.PowerRow, pilotDir string, detectPct, power float64) {
 	fmt.Fprintf(stdout, "\nFrom the pilot %s: repetitions per protocol to find a %.1f %% difference of median PLT at α = 0.01 with power %.2f\n", pilotDir, detectPct, power)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "setting\tpilot loads\tσ of log PLT\trepetitions")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/reproduce"
@@ -20,7 +21,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	baseline := fs.String("baseline", "", "the `protocol` compared against: "+factor.Protocols().Names()+" (default h2 if the run has it, else h1)")
 	compare := fs.String("compare", "", "the `protocol` compared: "+factor.Protocols().Names()+" (default h3)")
-	metric := fs.String("metric", "plt", "the `metric`: "+strings.Join(report.MetricNames(), ", ")+" (si, fvc, lvc and vc85/95/99 are measured in visual trials only; times in ms, Speed Index too)")
+	metric := fs.String("metric", "plt", "the `metric`: "+strings.Join(analysis.MetricNames(), ", ")+" (si, fvc, lvc and vc85/95/99 are measured in visual trials only; times in ms, Speed Index too)")
 	out := fs.String("out", "", "report `directory` (default DIR/report)")
 	seed := fs.Uint64("seed", 1, "`seed` of the bootstrap resampling")
 	until := fs.Float64("until", 0, "for a run without a stopping rule: replay repetitions: {until: {ci_ratio: `fraction`}} on its loads, to see the trials an adaptive run would have taken")
@@ -30,14 +31,14 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if done {
 		return code
 	}
-	opts := report.Options{Baseline: factor.Protocol(*baseline), Compare: factor.Protocol(*compare), Metric: *metric, Seed: *seed, WaterfallTrial: *trial}
+	opts := analysis.Options{Baseline: factor.Protocol(*baseline), Compare: factor.Protocol(*compare), Metric: *metric, Seed: *seed, WaterfallTrial: *trial}
 	if *until != 0 {
 		u := spec.Until{Min: *untilMin, CIRatio: *until}
 		if err := u.Check(); err != nil {
 			fmt.Fprintln(stderr, "quicbench report: --until:", err)
 			return exitUsage
 		}
-		opts.ReplayUntil = &report.Replay{Min: u.Min, CIRatio: u.CIRatio}
+		opts.ReplayUntil = &analysis.Replay{Min: u.Min, CIRatio: u.CIRatio}
 	}
 	if err := opts.Validate(); err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
@@ -61,7 +62,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage
 	}
-	report.WriteText(printable{stdout}, r.Page.Name, r.Analysis)
+	report.WriteText(printable{stdout}, r.Page, r.Analysis)
 	written, err := report.WriteFiles(outDir, r.Page, r.Analysis, r.Figures)
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
@@ -79,10 +80,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // buildReport builds the report of the run in store with the claims of the
 // paper whose spec it ran, if any (reproduce.ClaimsOf).
-func buildReport(ctx context.Context, store *results.Store, opts report.Options) (*report.Report, error) {
-	var err error
-	if opts.Claims, err = reproduce.ClaimsOf(ctx, store, opts.Seed); err != nil {
+func buildReport(ctx context.Context, store *results.Store, opts analysis.Options) (*report.Report, error) {
+	claims, err := reproduce.ClaimsOf(ctx, store, opts.Seed)
+	if err != nil {
 		return nil, err
 	}
-	return report.Build(ctx, store, "", opts)
+	return report.Build(ctx, store, "", opts, claims)
 }

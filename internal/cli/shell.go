@@ -8,11 +8,11 @@ import (
 	"os"
 	"sync"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netconf"
-	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/shell"
 )
 
@@ -87,7 +87,7 @@ func shellNetwork(netFlags *networkFlags, cfg shell.Config) (*netconf.Network, e
 
 // linkText is one direction's counters against its configured loss.
 func linkText(s shell.Counters, cfg link.Config) string {
-	return linkTotalsText(report.LinkTotals{Packets: s.Packets, Lost: s.DroppedLoss, QueueDrops: s.DroppedQueue, PathLost: s.DroppedPath,
+	return linkTotalsText(analysis.LinkTotals{Packets: s.Packets, Lost: s.DroppedLoss, QueueDrops: s.DroppedQueue, PathLost: s.DroppedPath,
 		PeakQueueBytes: s.PeakQueueBytes, ConfiguredLossPct: 100 * cfg.MeanLoss()})
 }
 

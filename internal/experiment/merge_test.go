@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
@@ -79,7 +80,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if _, err := report.Build(context.Background(), store, "", report.Options{}); err != nil {
+	if _, err := report.Build(context.Background(), store, "", analysis.Options{}, nil); err != nil {
 		t.Errorf("report of the merged run: %v", err)
 	}
 	if _, err := Merge(context.Background(), filepath.Join(root, "twice"), []string{dirs[0], dirs[0]}); err == nil || !strings.Contains(err.Error(), "both shard 1/3") {

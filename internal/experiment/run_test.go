@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/report"
@@ -335,7 +336,7 @@ factors:
 	}
 	last := 0
 	store.EachTrial(func(tr results.Trial) error { last = max(last, int(tr.Rep)); return nil })
-	rep, err := report.Build(context.Background(), store, "", report.Options{})
+	rep, err := report.Build(context.Background(), store, "", analysis.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

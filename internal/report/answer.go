@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
@@ -17,17 +18,17 @@ const maxAnswerSettings = 8
 // baseline and from the run's other protocols, by how much, with the
 // interval and the test, and how much of the difference in medians the
 // lower bound (handshakes and round trips) explains.
-func Answer(a *Analysis) []string {
+func Answer(a *analysis.Analysis) []string {
 	if len(a.Comparisons) == 0 {
 		return nil
 	}
 	if len(a.Comparisons) > maxAnswerSettings {
 		return []string{tally(a)}
 	}
-	v := variedIn(a.Comparisons)
+	v := analysis.VariedIn(a.Comparisons)
 	var out []string
 	for _, c := range a.Comparisons {
-		words := []string{fmt.Sprintf("%s, %s: %s", v.label(c.Setting), c.Setting.Page(), against(c, true))}
+		words := []string{fmt.Sprintf("%s, %s: %s", v.Label(c.Setting), c.Setting.Page(), against(c, true))}
 		for _, p := range a.Pairs {
 			if p.Setting == c.Setting && p.Compare.Protocol == a.Options.Compare {
 				words = append(words, against(p, false))
@@ -44,7 +45,7 @@ func Answer(a *Analysis) []string {
 
 // against says in words how c's compared protocol did against its
 // baseline; full adds the medians.
-func against(c Comparison, full bool) string {
+func against(c analysis.Comparison, full bool) string {
 	b, q := c.Baseline.Protocol, c.Compare.Protocol
 	p := "= " + pval(c.MannWhitney)
 	if after, ok := strings.CutPrefix(p, "= <"); ok {
@@ -67,7 +68,7 @@ func against(c Comparison, full bool) string {
 
 // boundShare says how much of the difference in medians the lower bound
 // explains, when both protocols' loads have bounds.
-func boundShare(c Comparison) string {
+func boundShare(c analysis.Comparison) string {
 	if len(c.Baseline.Bounds) == 0 || len(c.Compare.Bounds) == 0 {
 		return ""
 	}
@@ -78,7 +79,7 @@ func boundShare(c Comparison) string {
 }
 
 // tally counts the verdicts of a run of many settings.
-func tally(a *Analysis) string {
+func tally(a *analysis.Analysis) string {
 	count := map[stats.Verdict]int{}
 	for _, c := range a.Comparisons {
 		count[c.Verdict]++

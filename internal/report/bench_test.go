@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 )
@@ -64,11 +65,11 @@ func BenchmarkReport150k(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
-		r, err := Build(context.Background(), store, "", Options{})
+		r, err := Build(context.Background(), store, "", analysis.Options{}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		WriteText(io.Discard, r.Page.Name, r.Analysis)
+		WriteText(io.Discard, r.Page, r.Analysis)
 		if _, err := WriteFiles(filepath.Join(dir, "report"), r.Page, r.Analysis, r.Figures); err != nil {
 			b.Fatal(err)
 		}
@@ -87,7 +88,7 @@ func BenchmarkReportHTML1000Settings(b *testing.B) {
 	dir := b.TempDir()
 	for b.Loop() {
 		start := time.Now()
-		a, err := Analyze(trials, Options{})
+		a, err := analysis.Analyze(trials, analysis.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -95,7 +96,7 @@ func BenchmarkReportHTML1000Settings(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		listed, count := Loads(trials, "plt")
+		listed, count := analysis.Loads(trials, "plt")
 		if _, err := WriteFiles(dir, Page{Name: "bench-1000", Loads: listed, LoadCount: count}, a, figs); err != nil {
 			b.Fatal(err)
 		}

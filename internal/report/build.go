@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
@@ -17,7 +18,7 @@ import (
 // Report is a run's analysis with its figures.
 type Report struct {
 	Page     Page
-	Analysis *Analysis
+	Analysis *analysis.Analysis
 	Figures  []Figure
 }
 
@@ -26,8 +27,9 @@ type Report struct {
 // or o.WaterfallTrial), each from its HAR when the run kept one, else from
 // its Resource Timing. Compared visual settings get a
 // filmstrip and progress curves of their median-Speed-Index loads.
-// Canceling ctx stops it between its steps.
-func Build(ctx context.Context, store *results.Store, name string, o Options) (_ *Report, err error) {
+// claims, if not nil, are set beside the analysis (package reproduce
+// evaluates them). Canceling ctx stops it between its steps.
+func Build(ctx context.Context, store *results.Store, name string, o analysis.Options, claims *Claims) (_ *Report, err error) {
 	dir := filepath.Dir(store.Path())
 	var trials []results.Trial
 	if err := store.EachTrial(func(t results.Trial) error {
@@ -39,14 +41,14 @@ func Build(ctx context.Context, store *results.Store, name string, o Options) (_
 	if o.Until, err = untilRule(store, trials, o.ReplayUntil); err != nil {
 		return nil, err
 	}
-	a, err := analyze(ctx, trials, o)
+	a, err := analysis.AnalyzeContext(ctx, trials, o)
 	if err != nil {
 		return nil, err
 	}
-	if a.Calibration, err = calibrations(store); err != nil {
+	if a.Calibration, err = analysis.Calibrations(store); err != nil {
 		return nil, err
 	}
-	if a.EmulatorLatency, err = emulatorLatencies(store); err != nil {
+	if a.EmulatorLatency, err = analysis.EmulatorLatencies(store); err != nil {
 		return nil, err
 	}
 	facts, err := store.Facts()
@@ -56,7 +58,6 @@ func Build(ctx context.Context, store *results.Store, name string, o Options) (_
 	if n := facts["spec_name"]; n != "" && name == "" {
 		name = n
 	}
-	a.Claims = o.Claims
 	picked, err := waterfallTrials(trials, a, o.WaterfallTrial)
 	if err != nil {
 		return nil, err
@@ -84,8 +85,8 @@ func Build(ctx context.Context, store *results.Store, name string, o Options) (_
 		return nil, err
 	}
 	figs = append(figs, strips...)
-	listed, count := Loads(trials, a.Options.Metric)
-	return &Report{Page: Page{Name: name, Facts: facts, Loads: listed, LoadCount: count, RunDir: dir}, Analysis: a, Figures: figs}, nil
+	listed, count := analysis.Loads(trials, a.Options.Metric)
+	return &Report{Page: Page{Name: name, Facts: facts, Loads: listed, LoadCount: count, RunDir: dir, Claims: claims}, Analysis: a, Figures: figs}, nil
 }
 
 // harOf reads t's HAR artifact, if the run kept one; nil otherwise.
@@ -107,7 +108,7 @@ func harOf(dir string, t *results.Trial) *har.HAR {
 // trial named id; else, for a run of a few settings, the median load of
 // each protocol of the first setting, in protocol order (one above the
 // other); else the compared protocol's median load of the first setting.
-func waterfallTrials(trials []results.Trial, a *Analysis, id string) ([]*results.Trial, error) {
+func waterfallTrials(trials []results.Trial, a *analysis.Analysis, id string) ([]*results.Trial, error) {
 	if id != "" {
 		for i := range trials {
 			if trials[i].ID == id {
@@ -120,7 +121,7 @@ func waterfallTrials(trials []results.Trial, a *Analysis, id string) ([]*results
 	if len(cmps) == 0 {
 		return nil, nil
 	}
-	samples := []Sample{cmps[0].Compare}
+	samples := []analysis.Sample{cmps[0].Compare}
 	if settings, all := settingSamples(a); len(settings) <= maxLoadFigureSettings {
 		samples = all[cmps[0].Setting]
 	}
@@ -135,13 +136,13 @@ func waterfallTrials(trials []results.Trial, a *Analysis, id string) ([]*results
 
 // medianTrial is the verified trial of sample sm in setting s whose metric
 // is nearest sm's median.
-func medianTrial(trials []results.Trial, a *Analysis, s Setting, sm Sample) *results.Trial {
-	metric := metricOf(a.Options.Metric)
+func medianTrial(trials []results.Trial, a *analysis.Analysis, s analysis.Setting, sm analysis.Sample) *results.Trial {
+	metric := analysis.MetricOf(a.Options.Metric)
 	var best *results.Trial
 	bestDist := math.Inf(1)
 	for i := range trials {
 		t := &trials[i]
-		if t.Protocol != sm.Protocol || settingOf(*t) != s || t.Status != results.StatusOK {
+		if t.Protocol != sm.Protocol || analysis.SettingOf(*t) != s || t.Status != results.StatusOK {
 			continue
 		}
 		if v := metric(*t); v != nil && math.Abs(*v-sm.Summary.Median) < bestDist {
@@ -156,7 +157,7 @@ func medianTrial(trials []results.Trial, a *Analysis, s Setting, sm Sample) *res
 // by the run's seed); nil for neither. A rule that names no protocols (a
 // run made before rules were stored) compares those the run's trials
 // have, as the run did.
-func untilRule(store *results.Store, trials []results.Trial, replay *Replay) (*UntilRule, error) {
+func untilRule(store *results.Store, trials []results.Trial, replay *analysis.Replay) (*analysis.UntilRule, error) {
 	r, err := store.StopRule()
 	if err != nil {
 		return nil, err
@@ -186,5 +187,5 @@ func untilRule(store *results.Store, trials []results.Trial, replay *Replay) (*U
 		}
 		r.Baseline, r.Compare = factor.ComparedProtocols(protocols)
 	}
-	return &UntilRule{Seq: seq, Seed: r.Seed, Baseline: r.Baseline, Compare: r.Compare, CIRatio: r.CIRatio}, nil
+	return &analysis.UntilRule{Seq: seq, Seed: r.Seed, Baseline: r.Baseline, Compare: r.Compare, CIRatio: r.CIRatio}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 )
@@ -43,7 +44,7 @@ func cpuTrials() []results.Trial {
 }
 
 func TestCPUTableRatiosAndWarning(t *testing.T) {
-	a, err := Analyze(cpuTrials(), Options{})
+	a, err := analysis.Analyze(cpuTrials(), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestCPUTableRatiosAndWarning(t *testing.T) {
 		t.Errorf("ratios %v %v %v", sc.TotalRatio, sc.ClientRatio, sc.ServerRatio)
 	}
 	var out bytes.Buffer
-	WriteText(&out, "run", a)
+	WriteText(&out, Page{Name: "run"}, a)
 	for _, want := range []string{"CPU per verified load", "in quicbench", "quinn 50.0", "1.61, 1.78, -",
 		"WARNING: zero, synthetic:40x20KB: 0 of 5 h2 loads, 5 of 5 h3 loads were CPU-bound"} {
 		if !strings.Contains(out.String(), want) {
@@ -78,12 +79,12 @@ func TestCPUTableRatiosAndWarning(t *testing.T) {
 
 // TestNoCPUTableWithoutCPU: a run that measured no CPU has no CPU section.
 func TestNoCPUTableWithoutCPU(t *testing.T) {
-	a, err := Analyze(fakeTrials(), Options{})
+	a, err := analysis.Analyze(fakeTrials(), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	WriteText(&out, "run", a)
+	WriteText(&out, Page{Name: "run"}, a)
 	if len(a.CPU) != 0 || strings.Contains(out.String(), "CPU per verified load") {
 		t.Errorf("a run without CPU got a CPU section: %+v", a.CPU)
 	}

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/stats"
@@ -98,7 +99,7 @@ type Waterfall struct {
 // two, a grid only of two cells or more; each setting's loads (a strip and
 // a CDF per setting) for a run of a few settings, boxes per page for more;
 // and a waterfall per load of waterfalls, one above the other.
-func Figures(a *Analysis, waterfalls []Waterfall) ([]Figure, error) {
+func Figures(a *analysis.Analysis, waterfalls []Waterfall) ([]Figure, error) {
 	var figs []Figure
 	add := func(f Figure, err error) error {
 		if err != nil {
@@ -109,7 +110,7 @@ func Figures(a *Analysis, waterfalls []Waterfall) ([]Figure, error) {
 		}
 		return nil
 	}
-	for _, build := range []func(*Analysis) (Figure, error){gainCDF, ratioBars, winnerGrid, diffCurves} {
+	for _, build := range []func(*analysis.Analysis) (Figure, error){gainCDF, ratioBars, winnerGrid, diffCurves} {
 		if err := add(build(a)); err != nil {
 			return nil, err
 		}
@@ -149,8 +150,8 @@ func waterfallOf(w Waterfall, name string) (Figure, error) {
 }
 
 // valid lists the comparisons with loads on both sides.
-func valid(a *Analysis) []Comparison {
-	var out []Comparison
+func valid(a *analysis.Analysis) []analysis.Comparison {
+	var out []analysis.Comparison
 	for _, c := range a.Comparisons {
 		if len(c.Baseline.Values) > 0 && len(c.Compare.Values) > 0 {
 			out = append(out, c)
@@ -161,8 +162,8 @@ func valid(a *Analysis) []Comparison {
 
 // manyPages says whether some group of cmps (byGroup) holds two pages or
 // more: a figure over pages has something to show.
-func manyPages(cmps []Comparison) bool {
-	_, groups := byGroup(cmps, variedIn(cmps))
+func manyPages(cmps []analysis.Comparison) bool {
+	_, groups := byGroup(cmps, analysis.VariedIn(cmps))
 	for _, g := range groups {
 		if len(g) >= 2 {
 			return true
@@ -173,11 +174,11 @@ func manyPages(cmps []Comparison) bool {
 
 // byGroup splits comparisons by their label without the page (the
 // network and every other factor that varies), in first-seen order.
-func byGroup(cmps []Comparison, v varied) ([]string, map[string][]Comparison) {
+func byGroup(cmps []analysis.Comparison, v analysis.Varied) ([]string, map[string][]analysis.Comparison) {
 	var keys []string
-	m := map[string][]Comparison{}
+	m := map[string][]analysis.Comparison{}
 	for _, c := range cmps {
-		k := v.label(c.Setting)
+		k := v.Label(c.Setting)
 		if _, ok := m[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -188,13 +189,13 @@ func byGroup(cmps []Comparison, v varied) ([]string, map[string][]Comparison) {
 
 // gainCDF follows Wolsing et al. 2019's Figure 3: per network, the CDF over pages of
 // the gain (mean(compare) − mean(baseline)) / mean(baseline).
-func gainCDF(a *Analysis) (Figure, error) {
+func gainCDF(a *analysis.Analysis) (Figure, error) {
 	cmps := valid(a)
 	if !manyPages(cmps) {
 		return Figure{}, nil // no CDF of one page
 	}
 	o := a.Options
-	keys, groups := byGroup(cmps, variedIn(cmps))
+	keys, groups := byGroup(cmps, analysis.VariedIn(cmps))
 	labels, key := legendLabels(keys)
 	p := newPlot(fmt.Sprintf("CDF over pages of the gain of %s over %s, %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
 		fmt.Sprintf("gain = (mean %s − mean %s) / mean %s, %% (negative: %s faster)", o.Compare, o.Baseline, o.Baseline, o.Compare),
@@ -222,9 +223,9 @@ func gainCDF(a *Analysis) (Figure, error) {
 
 // gainTips marks each page's step on a gain CDF: its setting, gain and
 // means, leading to its loads.
-func gainTips(marks *tips, label string, cmps []Comparison) {
+func gainTips(marks *tips, label string, cmps []analysis.Comparison) {
 	sorted := slices.Clone(cmps)
-	slices.SortStableFunc(sorted, func(a, b Comparison) int { return cmp.Compare(a.Gain, b.Gain) })
+	slices.SortStableFunc(sorted, func(a, b analysis.Comparison) int { return cmp.Compare(a.Gain, b.Gain) })
 	for k, c := range sorted {
 		marks.point(100*c.Gain, float64(k+1)/float64(len(sorted)), fmt.Sprintf("%s, %s: gain %s (means %s and %s ms), %s",
 			label, c.Setting.Page(), percent(c.Gain), num(c.Baseline.Summary.Mean, 1), num(c.Compare.Summary.Mean, 1), VerdictText(c)), "#"+settingAnchor(c.Setting))
@@ -248,13 +249,13 @@ func cdfLine(values []float64, c color.Color) (*plotter.Line, error) {
 
 // ratioBars follows Biswal and Gnawali 2016's Figures 3–4: per network, the median over
 // pages of the ratio median(compare)/median(baseline).
-func ratioBars(a *Analysis) (Figure, error) {
+func ratioBars(a *analysis.Analysis) (Figure, error) {
 	cmps := valid(a)
 	if len(cmps) == 0 {
 		return Figure{}, nil
 	}
 	o := a.Options
-	keys, groups := byGroup(cmps, variedIn(cmps))
+	keys, groups := byGroup(cmps, analysis.VariedIn(cmps))
 	if len(keys) < 2 {
 		return Figure{}, nil // no chart of one bar
 	}
@@ -292,13 +293,13 @@ func ratioBars(a *Analysis) (Figure, error) {
 
 // diffCurves follows Nepomuceno et al. 2018's Figure 3: per network, the pages' Diff =
 // mean(compare) − mean(baseline), sorted.
-func diffCurves(a *Analysis) (Figure, error) {
+func diffCurves(a *analysis.Analysis) (Figure, error) {
 	cmps := valid(a)
 	if !manyPages(cmps) {
 		return Figure{}, nil // no curve of one point
 	}
 	o := a.Options
-	keys, groups := byGroup(cmps, variedIn(cmps))
+	keys, groups := byGroup(cmps, analysis.VariedIn(cmps))
 	labels, key := legendLabels(keys)
 	p := newPlot(fmt.Sprintf("Diff = mean %s − mean %s per page, sorted, %s, %d settings", o.Compare, o.Baseline, o.Metric, len(cmps)),
 		"pages, sorted by Diff", "Diff, ms (negative: "+string(o.Compare)+" faster)")
@@ -331,9 +332,9 @@ func diffCurves(a *Analysis) (Figure, error) {
 
 // diffTips marks each page's point on a Diff curve (pages sorted by
 // Diff), leading to its loads.
-func diffTips(marks *tips, label string, cmps []Comparison) {
+func diffTips(marks *tips, label string, cmps []analysis.Comparison) {
 	sorted := slices.Clone(cmps)
-	slices.SortStableFunc(sorted, func(a, b Comparison) int { return cmp.Compare(a.Diff, b.Diff) })
+	slices.SortStableFunc(sorted, func(a, b analysis.Comparison) int { return cmp.Compare(a.Diff, b.Diff) })
 	for j, c := range sorted {
 		marks.point(float64(j+1), c.Diff, fmt.Sprintf("%s, %s: Diff %s ms (means %s and %s ms), %s",
 			label, c.Setting.Page(), num(c.Diff, 1), num(c.Baseline.Summary.Mean, 1), num(c.Compare.Summary.Mean, 1), VerdictText(c)), "#"+settingAnchor(c.Setting))
@@ -347,11 +348,11 @@ const maxBoxGroups = 10
 // boxplots follow Cook et al. 2017 and Nepomuceno et al. 2018's Figure 4: per page, Tukey boxes
 // (whiskers at 1.5 IQR, outliers drawn) of both protocols per network,
 // at most maxBoxGroups networks to a figure.
-func boxplots(a *Analysis) ([]Figure, error) {
+func boxplots(a *analysis.Analysis) ([]Figure, error) {
 	cmps := valid(a)
-	v := variedIn(cmps)
+	v := analysis.VariedIn(cmps)
 	var pages []string
-	byPage := map[string][]Comparison{}
+	byPage := map[string][]analysis.Comparison{}
 	for _, c := range cmps {
 		if _, ok := byPage[c.Setting.Page()]; !ok {
 			pages = append(pages, c.Setting.Page())
@@ -373,14 +374,14 @@ func boxplots(a *Analysis) ([]Figure, error) {
 }
 
 // boxplot draws the boxes of page's comparisons cmps, labelled by v.
-func boxplot(name, page string, cmps []Comparison, v varied, o Options) (Figure, error) {
+func boxplot(name, page string, cmps []analysis.Comparison, v analysis.Varied, o analysis.Options) (Figure, error) {
 	n := 0
-	p := newPlot("", "", MetricLabel(o.Metric)+", ms")
+	p := newPlot("", "", analysis.MetricLabel(o.Metric)+", ms")
 	var names []string
 	marks := &tips{}
 	for j, c := range cmps {
-		names = append(names, v.label(c.Setting))
-		for side, s := range []Sample{c.Baseline, c.Compare} {
+		names = append(names, v.Label(c.Setting))
+		for side, s := range []analysis.Sample{c.Baseline, c.Compare} {
 			if len(s.Values) == 0 {
 				continue
 			}
@@ -393,7 +394,7 @@ func boxplot(name, page string, cmps []Comparison, v varied, o Options) (Figure,
 			p.Add(box)
 			x := float64(j) + 0.18*float64(2*side-1)
 			marks.add(x-0.08, s.Summary.P25, x+0.08, s.Summary.P75, fmt.Sprintf("%s, %s: median %s ms, quartiles %s–%s ms, n = %d",
-				v.label(c.Setting), s.Protocol, num(s.Summary.Median, 1), num(s.Summary.P25, 1), num(s.Summary.P75, 1), len(s.Values)), "#"+settingAnchor(c.Setting))
+				v.Label(c.Setting), s.Protocol, num(s.Summary.Median, 1), num(s.Summary.P25, 1), num(s.Summary.P75, 1), len(s.Values)), "#"+settingAnchor(c.Setting))
 			if j == 0 {
 				p.Legend.Add(string(s.Protocol), swatch{box.FillColor})
 			}
@@ -428,17 +429,17 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 // winnerGrid follows Masri et al.'s Figure 10: a cell per page (row) and
 // network (column) with both protocols' mean; green where the compared
 // protocol is significantly faster, red where slower, grey otherwise.
-func winnerGrid(a *Analysis) (Figure, error) {
+func winnerGrid(a *analysis.Analysis) (Figure, error) {
 	cmps := valid(a)
 	if len(cmps) < 2 {
 		return Figure{}, nil // no grid of one cell
 	}
 	o := a.Options
-	v := variedIn(cmps)
+	v := analysis.VariedIn(cmps)
 	var cols, rows []string
-	cell := map[[2]string]Comparison{}
+	cell := map[[2]string]analysis.Comparison{}
 	for _, c := range cmps {
-		col, row := v.label(c.Setting), c.Setting.Page()
+		col, row := v.Label(c.Setting), c.Setting.Page()
 		if !slices.Contains(cols, col) {
 			cols = append(cols, col)
 		}
@@ -451,7 +452,7 @@ func winnerGrid(a *Analysis) (Figure, error) {
 	for _, c := range cmps {
 		n += len(c.Baseline.Values) + len(c.Compare.Values)
 	}
-	p := newPlot(fmt.Sprintf("Mean %s, ms: %s / %s (green: %s faster, red: slower), n = %d loads", MetricLabel(o.Metric), o.Baseline, o.Compare, o.Compare, n), "", "")
+	p := newPlot(fmt.Sprintf("Mean %s, ms: %s / %s (green: %s faster, red: slower), n = %d loads", analysis.MetricLabel(o.Metric), o.Baseline, o.Compare, o.Compare, n), "", "")
 	p.Add(&gridPlotter{rows: rows, cols: cols, cell: cell})
 	marks := &tips{}
 	for r, row := range rows {
@@ -484,7 +485,7 @@ func winnerGrid(a *Analysis) (Figure, error) {
 // gridPlotter draws winnerGrid's cells.
 type gridPlotter struct {
 	rows, cols []string
-	cell       map[[2]string]Comparison
+	cell       map[[2]string]analysis.Comparison
 }
 
 func (g *gridPlotter) Plot(c draw.Canvas, p *plot.Plot) {

@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -98,9 +99,9 @@ type stripRow struct {
 // visualFigures draws, for each compared visual setting (at most
 // maxFilmstrips), a filmstrip of every protocol's median-Speed-Index
 // load, one above the other, and their visual progress curves.
-func visualFigures(dir string, trials []results.Trial, a *Analysis) ([]Figure, error) {
+func visualFigures(dir string, trials []results.Trial, a *analysis.Analysis) ([]Figure, error) {
 	var figs []Figure
-	v := variedIn(valid(a))
+	v := analysis.VariedIn(valid(a))
 	_, samples := settingSamples(a)
 	for _, c := range valid(a) {
 		if !c.Setting.Visual().On() || len(figs) >= 2*maxFilmstrips {
@@ -129,11 +130,11 @@ func visualFigures(dir string, trials []results.Trial, a *Analysis) ([]Figure, e
 			continue
 		}
 		n := len(figs)/2 + 1
-		strip, err := filmstrip(fmt.Sprintf("filmstrip-%d", n), v.label(c.Setting)+" "+c.Setting.Page(), rows)
+		strip, err := filmstrip(fmt.Sprintf("filmstrip-%d", n), v.Label(c.Setting)+" "+c.Setting.Page(), rows)
 		if err != nil {
 			return nil, err
 		}
-		curves, err := progressCurves(fmt.Sprintf("progress-%d", n), v.label(c.Setting)+" "+c.Setting.Page(), rows)
+		curves, err := progressCurves(fmt.Sprintf("progress-%d", n), v.Label(c.Setting)+" "+c.Setting.Page(), rows)
 		if err != nil {
 			return nil, err
 		}
@@ -144,13 +145,13 @@ func visualFigures(dir string, trials []results.Trial, a *Analysis) ([]Figure, e
 
 // nearestMedian is the verified trial of protocol p in setting s whose
 // metric m is nearest the median of those trials.
-func nearestMedian(trials []results.Trial, s Setting, p factor.Protocol, m string) *results.Trial {
-	value := metricOf(m)
+func nearestMedian(trials []results.Trial, s analysis.Setting, p factor.Protocol, m string) *results.Trial {
+	value := analysis.MetricOf(m)
 	var candidates []*results.Trial
 	var values []float64
 	for i := range trials {
 		t := &trials[i]
-		if t.Protocol == p && settingOf(*t) == s && t.Status == results.StatusOK && value(*t) != nil {
+		if t.Protocol == p && analysis.SettingOf(*t) == s && t.Status == results.StatusOK && value(*t) != nil {
 			candidates, values = append(candidates, t), append(values, *value(*t))
 		}
 	}

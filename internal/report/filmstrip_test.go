@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 )
@@ -49,7 +50,7 @@ func TestFilmstripShowsEachColumnsFrame(t *testing.T) {
 			VisualMetrics: results.VisualMetrics{SpeedIndex: results.F(si)}, Artifacts: "artifacts/" + id + "-a1-frames"}
 	}
 	trials := []results.Trial{trial("a", factor.H2, 250), trial("b", factor.H3, 150)}
-	a, err := Analyze(trials, Options{Metric: "si"})
+	a, err := analysis.Analyze(trials, analysis.Options{Metric: "si"})
 	if err != nil {
 		t.Fatal(err)
 	}

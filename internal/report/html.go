@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -24,17 +25,21 @@ type Page struct {
 	Name  string            // the run's name
 	Facts map[string]string // versions and host, from the results database
 	// Loads are the run's loads by setting (none listed beyond
-	// maxListedLoads), LoadCount how many the run has, and RunDir the
+	// MaxListedLoads), LoadCount how many the run has, and RunDir the
 	// run directory their files' paths are in ("": no links to them).
-	Loads     []SettingLoads
+	Loads     []analysis.SettingLoads
 	LoadCount int
 	RunDir    string
+	// Claims are the claims of the paper whose spec the run ran, set
+	// beside its loads and those of its reproduction's other runs, as
+	// package reproduce evaluated them; nil for a run of no paper.
+	Claims *Claims
 }
 
 // WriteFiles writes dir/index.html (self-contained: figures inline as SVG,
 // no network needed), each figure as SVG and PNG, and the tables as CSV.
 // It returns the paths written.
-func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, error) {
+func WriteFiles(dir string, pg Page, a *analysis.Analysis, figs []Figure) ([]string, error) {
 	var written []string
 	write := func(name string, data []byte) error {
 		path := filepath.Join(dir, name)
@@ -52,7 +57,7 @@ func WriteFiles(dir string, pg Page, a *Analysis, figs []Figure) ([]string, erro
 			return nil, err
 		}
 	}
-	all := tables(a)
+	all := tables(a, pg.Claims)
 	for _, name := range slices.Sorted(maps.Keys(all)) { // the manifest in the same order every time
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)
@@ -130,22 +135,22 @@ func noFormulas(rows [][]string) [][]string {
 // CSV tables.
 func settingHeader() []string {
 	out := []string{"network", "page"}
-	for _, d := range dimensions() {
-		out = append(out, d.name())
+	for _, d := range analysis.Dimensions() {
+		out = append(out, d.Name())
 	}
 	return out
 }
 
-func settingCells(s Setting) []string {
+func settingCells(s analysis.Setting) []string {
 	out := []string{s.Network(), s.Page()}
-	for _, d := range dimensions() {
-		out = append(out, d.value(s))
+	for _, d := range analysis.Dimensions() {
+		out = append(out, d.Value(s))
 	}
 	return out
 }
 
-// tables are the analysis as CSV rows, with headers.
-func tables(a *Analysis) map[string][][]string {
+// tables are the analysis and the claims as CSV rows, with headers.
+func tables(a *analysis.Analysis, claims *Claims) map[string][][]string {
 	b, c := string(a.Options.Baseline), string(a.Options.Compare)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	cmps := [][]string{append(settingHeader(), "n_"+b, "n_"+c, "failed_"+b, "failed_"+c, "mean_"+b, "mean_"+c, "median_"+b, "median_"+c,
@@ -182,8 +187,8 @@ func tables(a *Analysis) map[string][][]string {
 		}
 	}
 	out := map[string][][]string{"comparisons": cmps, "pairs": pairsTable(a, f), "levels": levelPairsTable(a, f), "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}
-	if a.Claims != nil {
-		out["claims"] = a.Claims.CSV
+	if claims != nil {
+		out["claims"] = claims.CSV
 	}
 	return out
 }
@@ -219,7 +224,7 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-side
 95% confidence intervals of medians: percentile bootstrap, {{.A.Options.BootstrapReps}} resamples.</p>
 {{with .Answer}}<h2>Answer</h2>
 {{range .}}<p class="answer">{{.}}</p>
-{{end}}{{end}}{{with .A.Claims}}<h2 id="claims">Claims of {{.Cite}}</h2>
+{{end}}{{end}}{{with .Page.Claims}}<h2 id="claims">Claims of {{.Cite}}</h2>
 <p>&ldquo;{{.Title}}&rdquo;{{with .Venue}}, {{.}}{{end}}: {{len .Rows}} claims, {{.Tally}}; {{readFrom .}}.
 The paper's set-up: {{.Setup}}. A claim agrees when our interval at the paper's significance level lies inside the region where it holds,
 disagrees when it lies wholly outside, and is inconclusive when it straddles a bound.</p>
@@ -301,21 +306,21 @@ A load is CPU-bound when a party used at least 0.8 of a core over it, or the mac
 </body></html>
 `))
 
-// htmlVaried gives the template a varied's column names and cells.
-type htmlVaried struct{ v varied }
+// htmlVaried gives the template a Varied's column names and cells.
+type htmlVaried struct{ v analysis.Varied }
 
 // Names are the columns' names.
-func (h htmlVaried) Names() []string { return h.v.names() }
+func (h htmlVaried) Names() []string { return h.v.Names() }
 
 // Values are a setting's cells.
-func (h htmlVaried) Values(s Setting) []string { return h.v.values(s) }
+func (h htmlVaried) Values(s analysis.Setting) []string { return h.v.Values(s) }
 
 type htmlFigure struct {
 	Name, Title, Caption string
 	SVG                  template.HTML
 }
 
-func renderHTML(dir string, pg Page, a *Analysis, figs []Figure) ([]byte, error) {
+func renderHTML(dir string, pg Page, a *analysis.Analysis, figs []Figure) ([]byte, error) {
 	var hf []htmlFigure
 	drawnIn := map[string][]string{} // trial ID → the figures that draw it alone
 	for _, f := range figs {
@@ -329,10 +334,10 @@ func renderHTML(dir string, pg Page, a *Analysis, figs []Figure) ([]byte, error)
 		hf = append(hf, htmlFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, SVG: template.HTML(svg)}) // gonum's own SVG output
 	}
 	var buf bytes.Buffer
-	v := variedIn(a.Comparisons)
+	v := analysis.VariedIn(a.Comparisons)
 	err := page.Execute(&buf, struct {
 		Page                       Page
-		A                          *Analysis
+		A                          *analysis.Analysis
 		Metric, ShareTitle         string
 		PairsTitle                 string
 		LevelPairsTitle            string
@@ -343,8 +348,8 @@ func renderHTML(dir string, pg Page, a *Analysis, figs []Figure) ([]byte, error)
 		Figures                    []htmlFigure
 		Loads                      []htmlSettingLoads
 		MaxListed                  int
-	}{pg, a, MetricLabel(a.Options.Metric), ShareTitle(a.Options), PairsTitle(a.Options), LevelPairsTitle(a.Options), Answer(a), htmlVaried{v}, htmlVaried{v.without(factor.IDStack)}, htmlVaried{v.without(factor.IDQUIC)},
-		htmlVaried{v.without(factor.IDClient)}, hf, htmlLoads(dir, pg, drawnIn), maxListedLoads})
+	}{pg, a, analysis.MetricLabel(a.Options.Metric), ShareTitle(a.Options), PairsTitle(a.Options), LevelPairsTitle(a.Options), Answer(a), htmlVaried{v}, htmlVaried{v.Without(factor.IDStack)}, htmlVaried{v.Without(factor.IDQUIC)},
+		htmlVaried{v.Without(factor.IDClient)}, hf, htmlLoads(dir, pg, drawnIn), analysis.MaxListedLoads})
 	if err != nil {
 		return nil, fmt.Errorf("report: html: %w", err)
 	}
@@ -352,7 +357,7 @@ func renderHTML(dir string, pg Page, a *Analysis, figs []Figure) ([]byte, error)
 }
 
 // pairsTable is a.Pairs as CSV rows, with a header.
-func pairsTable(a *Analysis, f func(float64) string) [][]string {
+func pairsTable(a *analysis.Analysis, f func(float64) string) [][]string {
 	rows := [][]string{append(settingHeader(), "later", "earlier", "n_earlier", "n_later", "median_earlier", "median_later",
 		"median_ci95_lo_later", "median_ci95_hi_later", "ratio", "ratio_ci95_lo", "ratio_ci95_hi", "p_mann_whitney", "p_welch", "verdict")}
 	for _, x := range a.Pairs {
@@ -380,7 +385,7 @@ func medianOrNaN(xs []float64) float64 {
 }
 
 // stoppingCells are a comparison's until columns: empty without a rule.
-func stoppingCells(st *Stopping) []string {
+func stoppingCells(st *analysis.Stopping) []string {
 	if st == nil {
 		return []string{"", "", ""}
 	}
@@ -412,14 +417,14 @@ const maxFailureText = 160
 // label and anchor, each load's figures (drawnIn) and its files' links
 // from the report directory dir.
 func htmlLoads(dir string, pg Page, drawnIn map[string][]string) []htmlSettingLoads {
-	settings := make([]Setting, len(pg.Loads))
+	settings := make([]analysis.Setting, len(pg.Loads))
 	for i, sl := range pg.Loads {
 		settings[i] = sl.Setting
 	}
-	v := variedOf(settings)
+	v := analysis.VariedOf(settings)
 	out := make([]htmlSettingLoads, len(pg.Loads))
 	for i, sl := range pg.Loads {
-		out[i] = htmlSettingLoads{Anchor: settingAnchor(sl.Setting), Label: v.label(sl.Setting) + ", " + sl.Setting.Page()}
+		out[i] = htmlSettingLoads{Anchor: settingAnchor(sl.Setting), Label: v.Label(sl.Setting) + ", " + sl.Setting.Page()}
 		for _, l := range sl.Loads {
 			row := htmlLoad{Anchor: loadAnchor(l.ID), ID: l.ID, Status: l.Status, Protocol: l.Protocol, Rep: l.Rep,
 				Value: num(valueOr(l.Value), 1), Figures: drawnIn[l.ID]}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
@@ -25,7 +26,7 @@ import (
 func TestHTMLRendersInChromium(t *testing.T) {
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	trials := fakeTrials()
-	a, err := Analyze(trials, Options{})
+	a, err := analysis.Analyze(trials, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestHARWaterfall(t *testing.T) {
 			Request: har.Request{URL: url}})
 	}
 	trials := fakeTrials()
-	a, err := Analyze(trials, Options{})
+	a, err := analysis.Analyze(trials, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

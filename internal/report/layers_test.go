@@ -9,10 +9,11 @@ import (
 
 // TestReportOnlyRenders: the report renders what it is given; of
 // quicbench's packages it depends only on the results it reads, the
-// statistics, the visual metrics and what those stand on (an allow-list:
-// not papers, which reproduce evaluates, nor anything that runs loads).
+// analysis, the statistics, the visual metrics and what those stand on
+// (an allow-list: not papers, which reproduce evaluates, nor anything
+// that runs loads).
 func TestReportOnlyRenders(t *testing.T) {
-	allowed := []string{"units", "factor", "trust", "safefs", "har", "results", "stats", "visual", "report"}
+	allowed := []string{"units", "factor", "trust", "safefs", "har", "results", "stats", "visual", "analysis", "report"}
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
@@ -67,7 +68,7 @@ func TestLayoutHoldsAtOneFourAndFortySettings(t *testing.T) {
 	ctx := reportBrowser(t)
 	for _, shape := range []struct{ networks, pages int }{{1, 1}, {2, 2}, {10, 4}} {
 		trials := layoutRun(shape.networks, shape.pages)
-		a, err := Analyze(trials, Options{})
+		a, err := analysis.Analyze(trials, analysis.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,133 +1,38 @@
 package report
 
 import (
-	"cmp"
-	"context"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"slices"
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
-// LevelPair compares two levels of a factor besides the protocol (a TCP
-// stack, QUIC stack, server or client) for one protocol in otherwise
-// equal settings. Its Comparison's Setting has the factor empty; its
-// Baseline is the Earlier level's sample and its Compare the Later's.
-type LevelPair struct {
-	Factor factor.ID
-	// Earlier and Later are the levels in alphabetical order; the ratio
-	// is Later's median over Earlier's.
-	Earlier, Later string
-	Comparison
-}
-
-// FactorName is the factor's column name, such as "stack".
-func (p LevelPair) FactorName() string { return factor.Of(p.Factor).Column }
-
-// levelFactors are the factors whose levels the report compares pair by
-// pair where they vary.
-func levelFactors() []factor.ID {
-	return []factor.ID{factor.IDStack, factor.IDQUIC, factor.IDServer, factor.IDClient}
-}
-
-// levelGroup is one protocol's samples in settings equal but for one
-// factor, by that factor's level.
-type levelGroup struct {
-	base    Setting
-	proto   factor.Protocol
-	samples map[string]*Sample
-}
-
-// levelPairs compares every pair of levels of each factor of
-// levelFactors wherever a protocol was loaded with two or more of them
-// in otherwise equal settings (QUIC stacks for h3 only), in the
-// settings' table order.
-func levelPairs(ctx context.Context, samples map[sampleKey]*Sample, o Options) ([]LevelPair, error) {
-	var out []LevelPair
-	for _, id := range levelFactors() {
-		groups := map[sampleKey]*levelGroup{}
-		for k, sm := range samples {
-			if len(sm.Values) == 0 || id == factor.IDQUIC && k.proto != factor.H3 {
-				continue // a QUIC stack serves h3 alone, as the ANOVAs across them say
-			}
-			base := k.s
-			level := base.Of(id)
-			base.Set(id, "")
-			g := groups[sampleKey{base, k.proto}]
-			if g == nil {
-				g = &levelGroup{base: base, proto: k.proto, samples: map[string]*Sample{}}
-				groups[sampleKey{base, k.proto}] = g
-			}
-			g.samples[level] = sm
-		}
-		keys := make([]sampleKey, 0, len(groups))
-		for k := range groups {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, func(a, b sampleKey) int {
-			if c := compareSettings(a.s, b.s); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.proto, b.proto) // h1, h2, h3
-		})
-		for _, k := range keys {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			out = append(out, pairsOfLevels(id, groups[k], o)...)
-		}
-	}
-	return out, nil
-}
-
-// pairsOfLevels compares each pair of g's levels, the later against the
-// earlier in alphabetical order; none for a group of one level.
-func pairsOfLevels(id factor.ID, g *levelGroup, o Options) []LevelPair {
-	levels := make([]string, 0, len(g.samples))
-	for l := range g.samples {
-		levels = append(levels, l)
-	}
-	slices.Sort(levels)
-	var out []LevelPair
-	for i, earlier := range levels {
-		for _, later := range levels[i+1:] {
-			h := fnv.New64a()
-			h.Write([]byte(sampleKey{g.base, factor.Protocol(fmt.Sprintf("%s %s %s/%s", g.proto, factor.Of(id).Column, later, earlier))}.seedText()))
-			c := compareSamples(g.base, *g.samples[earlier], *g.samples[later], o.BootstrapReps, o.Seed^h.Sum64())
-			out = append(out, LevelPair{Factor: id, Earlier: earlier, Later: later, Comparison: c})
-		}
-	}
-	return out
-}
-
 // LevelPairsTitle says what the table of level pairs holds.
-func LevelPairsTitle(o Options) string {
-	return fmt.Sprintf("Pairs of the TCP stacks, QUIC stacks, servers and clients that vary, per protocol in otherwise equal settings, the later level against the earlier in alphabetical order: ratio = median(later)/median(earlier) of %s, verdict by Mann–Whitney U at α = %g", MetricLabel(o.Metric), stats.Alpha)
+func LevelPairsTitle(o analysis.Options) string {
+	return fmt.Sprintf("Pairs of the TCP stacks, QUIC stacks, servers and clients that vary, per protocol in otherwise equal settings, the later level against the earlier in alphabetical order: ratio = median(later)/median(earlier) of %s, verdict by Mann–Whitney U at α = %g", analysis.MetricLabel(o.Metric), stats.Alpha)
 }
 
 // writeLevelPairs writes a.LevelPairs as a table.
-func writeLevelPairs(w io.Writer, a *Analysis, v varied) {
+func writeLevelPairs(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 	if len(a.LevelPairs) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\n%s:\n", LevelPairsTitle(a.Options))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\tfactor\tpair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", v.header())
+	fmt.Fprintf(tw, "%sprotocol\tfactor\tpair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", variedHeader(v))
 	for _, p := range a.LevelPairs {
 		c := p.Comparison
-		fmt.Fprintf(tw, "%s%s\t%s\t%s/%s\t%s\n", v.row(c.Setting),
+		fmt.Fprintf(tw, "%s%s\t%s\t%s/%s\t%s\n", variedRow(v, c.Setting),
 			c.Baseline.Protocol, p.FactorName(), p.Later, p.Earlier, pairText(c))
 	}
 	tw.Flush()
 }
 
 // levelPairsTable is a.LevelPairs as CSV rows, with a header.
-func levelPairsTable(a *Analysis, f func(float64) string) [][]string {
+func levelPairsTable(a *analysis.Analysis, f func(float64) string) [][]string {
 	rows := [][]string{append(settingHeader(), "protocol", "factor", "later", "earlier", "n_earlier", "n_later", "median_earlier", "median_later",
 		"median_ci95_lo_later", "median_ci95_hi_later", "ratio", "ratio_ci95_lo", "ratio_ci95_hi", "p_mann_whitney", "p_welch", "verdict")}
 	for _, p := range a.LevelPairs {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/stats"
 )
@@ -12,7 +13,7 @@ import (
 // and leaves h3 alone; each network, page and protocol gets one pair,
 // tcp+ against tcp, and the verdicts say so.
 func TestLevelPairsCompareStacks(t *testing.T) {
-	a, err := Analyze(fakeTrials(), Options{})
+	a, err := analysis.Analyze(fakeTrials(), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -20,16 +21,16 @@ const maxLoadFigureSettings = 4
 
 // settingSamples lists the run's settings with every protocol's sample in
 // each (from the comparisons and the other pairs), protocols in order.
-func settingSamples(a *Analysis) ([]Setting, map[Setting][]Sample) {
-	var settings []Setting
-	samples := map[Setting][]Sample{}
-	seen := map[Setting]bool{}
-	add := func(s Setting, sm Sample) {
+func settingSamples(a *analysis.Analysis) ([]analysis.Setting, map[analysis.Setting][]analysis.Sample) {
+	var settings []analysis.Setting
+	samples := map[analysis.Setting][]analysis.Sample{}
+	seen := map[analysis.Setting]bool{}
+	add := func(s analysis.Setting, sm analysis.Sample) {
 		if !seen[s] {
 			seen[s] = true
 			settings = append(settings, s)
 		}
-		if len(sm.Values) == 0 || slices.ContainsFunc(samples[s], func(x Sample) bool { return x.Protocol == sm.Protocol }) {
+		if len(sm.Values) == 0 || slices.ContainsFunc(samples[s], func(x analysis.Sample) bool { return x.Protocol == sm.Protocol }) {
 			return
 		}
 		samples[s] = append(samples[s], sm)
@@ -39,7 +40,7 @@ func settingSamples(a *Analysis) ([]Setting, map[Setting][]Sample) {
 		add(c.Setting, c.Compare)
 	}
 	for _, s := range settings {
-		slices.SortFunc(samples[s], func(x, y Sample) int { return cmp.Compare(x.Protocol, y.Protocol) })
+		slices.SortFunc(samples[s], func(x, y analysis.Sample) int { return cmp.Compare(x.Protocol, y.Protocol) })
 	}
 	return settings, samples
 }
@@ -50,18 +51,18 @@ func protocolColor(i int) color.Color { return plotutil.Color(i) }
 // loadFigures draws, for a run of at most maxLoadFigureSettings settings,
 // each setting's loads: every load's value per protocol (a strip, with
 // the median marked) and the CDF of the values per protocol.
-func loadFigures(a *Analysis) ([]Figure, error) {
+func loadFigures(a *analysis.Analysis) ([]Figure, error) {
 	settings, samples := settingSamples(a)
 	if len(settings) == 0 || len(settings) > maxLoadFigureSettings {
 		return nil, nil
 	}
-	v := variedOf(settings)
+	v := analysis.VariedOf(settings)
 	var figs []Figure
 	for i, s := range settings {
 		if len(samples[s]) == 0 {
 			continue
 		}
-		name := v.label(s) + ", " + s.Page()
+		name := v.Label(s) + ", " + s.Page()
 		strip, err := loadStrip(fmt.Sprintf("loads-%02d", i+1), name, samples[s], a.Options.Metric)
 		if err != nil {
 			return nil, err
@@ -78,10 +79,10 @@ func loadFigures(a *Analysis) ([]Figure, error) {
 // loadStrip draws every load of each sample as a point in its protocol's
 // column (spread sideways so equal values stay apart), with its median as
 // a bar.
-func loadStrip(name, setting string, samples []Sample, metric string) (Figure, error) {
+func loadStrip(name, setting string, samples []analysis.Sample, metric string) (Figure, error) {
 	n := 0
 	var protocols []string
-	p := newPlot("", "protocol", MetricLabel(metric)+", ms")
+	p := newPlot("", "protocol", analysis.MetricLabel(metric)+", ms")
 	rng := rand.New(rand.NewPCG(1, 2)) // the same spread on every render
 	marks := &tips{}
 	for i, sm := range samples {
@@ -113,13 +114,13 @@ func loadStrip(name, setting string, samples []Sample, metric string) (Figure, e
 	p.NominalX(protocols...)
 	p.X.Min, p.X.Max = -0.5, float64(len(samples))-0.5
 	p.Add(plotter.NewGrid())
-	return render(name, fmt.Sprintf("Every load: %s, %s, n = %d loads", MetricLabel(metric), setting, n), "Each point is one verified load (spread sideways within its protocol's column so that equal values stay apart); the black bar is the protocol's median. The setting is named under the title. A point tells its load under the pointer and leads to it.", p, 6*vg.Inch, 4.5*vg.Inch, marks)
+	return render(name, fmt.Sprintf("Every load: %s, %s, n = %d loads", analysis.MetricLabel(metric), setting, n), "Each point is one verified load (spread sideways within its protocol's column so that equal values stay apart); the black bar is the protocol's median. The setting is named under the title. A point tells its load under the pointer and leads to it.", p, 6*vg.Inch, 4.5*vg.Inch, marks)
 }
 
 // loadCDF draws the CDF of each sample's values.
-func loadCDF(name, setting string, samples []Sample, metric string) (Figure, error) {
+func loadCDF(name, setting string, samples []analysis.Sample, metric string) (Figure, error) {
 	n := 0
-	p := newPlot("", MetricLabel(metric)+", ms", "fraction of loads")
+	p := newPlot("", analysis.MetricLabel(metric)+", ms", "fraction of loads")
 	marks := &tips{}
 	for i, sm := range samples {
 		n += len(sm.Values)
@@ -135,11 +136,11 @@ func loadCDF(name, setting string, samples []Sample, metric string) (Figure, err
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = false, false // below the curves' right ends, where a CDF leaves room
 	p.Y.Min, p.Y.Max = 0, 1
-	return render(name, fmt.Sprintf("CDF of %s per protocol: %s, n = %d loads", MetricLabel(metric), setting, n), "A point (x, y) says that a fraction y of the protocol's verified loads took at most x; the further left a line, the faster its loads.", p, 6*vg.Inch, 4.5*vg.Inch, marks)
+	return render(name, fmt.Sprintf("CDF of %s per protocol: %s, n = %d loads", analysis.MetricLabel(metric), setting, n), "A point (x, y) says that a fraction y of the protocol's verified loads took at most x; the further left a line, the faster its loads.", p, 6*vg.Inch, 4.5*vg.Inch, marks)
 }
 
 // loadTip tells load j of sm: its protocol, trial and value.
-func loadTip(sm Sample, j int) string {
+func loadTip(sm analysis.Sample, j int) string {
 	text := fmt.Sprintf("%s: %s ms", sm.Protocol, num(sm.Values[j], 1))
 	if j < len(sm.IDs) {
 		text = fmt.Sprintf("%s, trial %s: %s ms", sm.Protocol, sm.IDs[j], num(sm.Values[j], 1))
@@ -149,7 +150,7 @@ func loadTip(sm Sample, j int) string {
 
 // loadAnchorOf is the link to load j of sm in the list of loads ("" when
 // the sample does not know its trials).
-func loadAnchorOf(sm Sample, j int) string {
+func loadAnchorOf(sm analysis.Sample, j int) string {
 	if j >= len(sm.IDs) {
 		return ""
 	}
@@ -158,7 +159,7 @@ func loadAnchorOf(sm Sample, j int) string {
 
 // cdfTips marks each step of sm's CDF: how many of its loads took at
 // most that long.
-func cdfTips(marks *tips, sm Sample) {
+func cdfTips(marks *tips, sm analysis.Sample) {
 	order := make([]int, len(sm.Values))
 	for j := range order {
 		order[j] = j

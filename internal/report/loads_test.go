@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 )
@@ -30,9 +31,9 @@ func oneSetting() []results.Trial {
 
 // analyzedFigures analyzes trials with the default options and draws
 // their figures.
-func analyzedFigures(t *testing.T, trials []results.Trial) (*Analysis, []Figure) {
+func analyzedFigures(t *testing.T, trials []results.Trial) (*analysis.Analysis, []Figure) {
 	t.Helper()
-	a, err := Analyze(trials, Options{})
+	a, err := analysis.Analyze(trials, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestTheMedianLoadsWaterfalls(t *testing.T) {
 }
 
 // settingSamplesOf is the first setting's samples.
-func settingSamplesOf(a *Analysis) []Sample {
+func settingSamplesOf(a *analysis.Analysis) []analysis.Sample {
 	settings, samples := settingSamples(a)
 	return samples[settings[0]]
 }

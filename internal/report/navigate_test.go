@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -33,7 +34,7 @@ func TestReportNavigatesWithoutAServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	trials[7].Artifacts = har
-	a, err := Analyze(trials, Options{})
+	a, err := analysis.Analyze(trials, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestReportNavigatesWithoutAServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed, count := Loads(trials, "plt")
+	listed, count := analysis.Loads(trials, "plt")
 	out := filepath.Join(runDir, "report")
 	if _, err := WriteFiles(out, Page{Name: "navigate", Loads: listed, LoadCount: count, RunDir: runDir}, a, figs); err != nil {
 		t.Fatal(err)

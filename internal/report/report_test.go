@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/stats"
@@ -63,7 +64,7 @@ func fakeTrials() []results.Trial {
 }
 
 func TestAnalysis(t *testing.T) {
-	a, err := Analyze(fakeTrials(), Options{})
+	a, err := analysis.Analyze(fakeTrials(), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,21 +98,21 @@ func TestAnalysis(t *testing.T) {
 			t.Errorf("ANOVA %s %s %s: p %v", an.Setting.Network(), an.Setting.Page(), an.Protocol, an.Test.P)
 		}
 	}
-	if _, err := Analyze(fakeTrials(), Options{Baseline: "h1"}); err == nil {
+	if _, err := analysis.Analyze(fakeTrials(), analysis.Options{Baseline: "h1"}); err == nil {
 		t.Error("a baseline the run does not have was accepted")
 	}
-	if _, err := Analyze(fakeTrials(), Options{Metric: "speedindex"}); err == nil {
+	if _, err := analysis.Analyze(fakeTrials(), analysis.Options{Metric: "speedindex"}); err == nil {
 		t.Error("an unknown metric was accepted")
 	}
 }
 
 func TestTextGolden(t *testing.T) {
-	a, err := Analyze(fakeTrials(), Options{})
+	a, err := analysis.Analyze(fakeTrials(), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got bytes.Buffer
-	WriteText(&got, "fake", a)
+	WriteText(&got, Page{Name: "fake"}, a)
 	testenv.Golden(t, filepath.Join("testdata", "summary.golden"), got.Bytes(), *update)
 }
 
@@ -125,14 +126,14 @@ func TestDefaultsFollowTheRun(t *testing.T) {
 		}
 		h1h3 = append(h1h3, tr)
 	}
-	a, err := Analyze(h1h3, Options{})
+	a, err := analysis.Analyze(h1h3, analysis.Options{})
 	if err != nil || a.Options.Baseline != factor.H1 || a.Options.Compare != factor.H3 {
 		t.Fatalf("options %+v, %v; want h3 against h1", a.Options, err)
 	}
-	if a, err := Analyze(fakeTrials(), Options{}); err != nil || a.Options.Baseline != factor.H2 {
+	if a, err := analysis.Analyze(fakeTrials(), analysis.Options{}); err != nil || a.Options.Baseline != factor.H2 {
 		t.Errorf("a run with h2: baseline %q, %v", a.Options.Baseline, err)
 	}
-	if _, err := Analyze(h1h3, Options{Baseline: "h2"}); err == nil || !strings.Contains(err.Error(), "the run has no h2 trials") {
+	if _, err := analysis.Analyze(h1h3, analysis.Options{Baseline: "h2"}); err == nil || !strings.Contains(err.Error(), "the run has no h2 trials") {
 		t.Errorf("a baseline the run lacks: %v", err)
 	}
 }
@@ -148,14 +149,14 @@ func TestLabelsNameEveryVaryingFactor(t *testing.T) {
 		}
 		trials = append(trials, tr)
 	}
-	a, err := Analyze(trials, Options{})
+	a, err := analysis.Analyze(trials, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := variedIn(a.Comparisons)
+	v := analysis.VariedIn(a.Comparisons)
 	labels := map[string]bool{}
 	for _, c := range a.Comparisons {
-		labels[v.label(c.Setting)+" "+c.Setting.Page()] = true
+		labels[v.Label(c.Setting)+" "+c.Setting.Page()] = true
 	}
 	if len(labels) != len(a.Comparisons) || !labels["fast 4 origins synthetic:8x10KB"] || !labels["fast 1 origin synthetic:8x10KB"] {
 		t.Errorf("labels %v for %d comparisons", labels, len(a.Comparisons))
@@ -175,7 +176,7 @@ func TestLabelsNameEveryVaryingFactor(t *testing.T) {
 		}
 	}
 	var text bytes.Buffer
-	WriteText(&text, "x", a)
+	WriteText(&text, Page{Name: "x"}, a)
 	if !strings.Contains(text.String(), "network  origins  pages") {
 		t.Errorf("share table without its origins column:\n%s", text.String())
 	}
@@ -196,11 +197,11 @@ func TestVisualMetricComparesVisualTrialsOnly(t *testing.T) {
 			}
 		}
 	}
-	si, err := Analyze(trials, Options{Metric: "si"})
+	si, err := analysis.Analyze(trials, analysis.Options{Metric: "si"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plt, err := Analyze(trials, Options{})
+	plt, err := analysis.Analyze(trials, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestVisualMetricComparesVisualTrialsOnly(t *testing.T) {
 			t.Errorf("%+v: %d and %d values, %d and %d failed", c.Setting, len(c.Baseline.Values), len(c.Compare.Values), c.Baseline.Failed, c.Compare.Failed)
 		}
 	}
-	if _, err := Analyze(fakeTrials(), Options{Metric: "si"}); err == nil || !strings.Contains(err.Error(), "visual: on") {
+	if _, err := analysis.Analyze(fakeTrials(), analysis.Options{Metric: "si"}); err == nil || !strings.Contains(err.Error(), "visual: on") {
 		t.Errorf("Speed Index of a run without visual trials: %v", err)
 	}
 }
@@ -221,11 +222,11 @@ func TestVisualMetricComparesVisualTrialsOnly(t *testing.T) {
 // load; finding a 5 % difference takes more repetitions than finding 20 %,
 // and each number is what stats.RepetitionsFor gives for the spread.
 func TestPowerPlanFromAPilot(t *testing.T) {
-	small, err := PowerPlan(fakeTrials(), Options{}, 1.05, 0.8)
+	small, err := analysis.PowerPlan(fakeTrials(), analysis.Options{}, 1.05, 0.8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	large, _ := PowerPlan(fakeTrials(), Options{}, 1.20, 0.8)
+	large, _ := analysis.PowerPlan(fakeTrials(), analysis.Options{}, 1.20, 0.8)
 	if len(small) != 8 || len(large) != 8 {
 		t.Fatalf("%d and %d rows, want one per comparison", len(small), len(large))
 	}
@@ -234,7 +235,7 @@ func TestPowerPlanFromAPilot(t *testing.T) {
 			t.Errorf("%s: σ %.3f, %d repetitions for 5 %%, %d for 20 %%", r.Setting, r.SDLog, r.Needed, large[i].Needed)
 		}
 	}
-	if _, err := PowerPlan(fakeTrials(), Options{}, 1, 0.8); err == nil {
+	if _, err := analysis.PowerPlan(fakeTrials(), analysis.Options{}, 1, 0.8); err == nil {
 		t.Error("a ratio of 1 was planned for")
 	}
 }
@@ -258,7 +259,7 @@ func TestPairedAnalysis(t *testing.T) {
 				Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(v)}})
 		}
 	}
-	a, err := Analyze(trials, Options{})
+	a, err := analysis.Analyze(trials, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,14 +271,14 @@ func TestPairedAnalysis(t *testing.T) {
 		t.Errorf("paired CI width %.3f not far below the unpaired %.3f", paired, unpaired)
 	}
 	var out bytes.Buffer
-	WriteText(&out, "run", a)
+	WriteText(&out, Page{Name: "run"}, a)
 	if !strings.Contains(out.String(), "Paired loads") || !strings.Contains(out.String(), "Wilcoxon") {
 		t.Errorf("text report lacks the paired table:\n%s", out.String())
 	}
 	for i := range trials {
 		trials[i].Paired = false
 	}
-	if a, _ := Analyze(trials, Options{}); a.Comparisons[0].Paired != nil {
+	if a, _ := analysis.Analyze(trials, analysis.Options{}); a.Comparisons[0].Paired != nil {
 		t.Error("unpaired loads got a paired analysis")
 	}
 }
@@ -306,7 +307,7 @@ func TestStoppingReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Analyze(trials, Options{Until: &UntilRule{Seq: seq, Seed: 1, Baseline: "h2", Compare: "h3", CIRatio: 0.01}})
+	a, err := analysis.Analyze(trials, analysis.Options{Until: &analysis.UntilRule{Seq: seq, Seed: 1, Baseline: "h2", Compare: "h3", CIRatio: 0.01}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +325,7 @@ func TestStoppingReplay(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	WriteText(&out, "run", a)
+	WriteText(&out, Page{Name: "run"}, a)
 	if !strings.Contains(out.String(), "Repetitions until the answer is known") || !strings.Contains(out.String(), "verdict: faster") {
 		t.Errorf("text lacks the stopping table:\n%s", out.String())
 	}
@@ -346,12 +347,12 @@ func TestBoundsTable(t *testing.T) {
 				Bound: results.Bound{BoundMs: results.F(p.bound), BoundChainRTTs: results.F(p.chain)}})
 		}
 	}
-	a, err := Analyze(trials, Options{})
+	a, err := analysis.Analyze(trials, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	WriteText(&out, "run", a)
+	WriteText(&out, Page{Name: "run"}, a)
 	// Δ PLT −200 = Δ bound −200 + Δ excess 0.
 	for _, want := range []string{"physical lower bound", "-200.0  -200.0   0.0", "303.0"} {
 		if !strings.Contains(out.String(), want) {
@@ -374,12 +375,12 @@ func TestCalibrationNamesTheNetworksThatWereOff(t *testing.T) {
 	}
 	store.SaveNetwork("lte", []byte(`{}`), []byte(`{"lines":[{"check":"RTT, idle","configured":"70.000 ms","measured":"median 73.1 ms","result":"FAIL"},{"check":"loss","result":"pass"}]}`), time.Now())
 	store.SaveNetwork("dsl", []byte(`{}`), []byte(`{"lines":[{"check":"RTT, idle","result":"pass"},{"check":"RTT under load","result":"info"}]}`), time.Now())
-	r, err := Build(context.Background(), store, "", Options{})
+	r, err := Build(context.Background(), store, "", analysis.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	WriteText(&out, "run", r.Analysis)
+	WriteText(&out, Page{Name: "run"}, r.Analysis)
 	if !strings.Contains(out.String(), "1 of 2 networks were not what was configured") || !strings.Contains(out.String(), "lte: RTT, idle: configured 70.000 ms, measured median 73.1 ms") {
 		t.Errorf("calibration:\n%s", out.String())
 	}
@@ -409,7 +410,7 @@ func TestQUICStackANOVA(t *testing.T) {
 			}
 		}
 	}
-	a, err := Analyze(trials, Options{})
+	a, err := analysis.Analyze(trials, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +418,7 @@ func TestQUICStackANOVA(t *testing.T) {
 		t.Fatalf("QUIC ANOVAs %+v, want one significant for h3 across quic-go and quinn+bbr", a.QUICANOVAs)
 	}
 	var text bytes.Buffer
-	WriteText(&text, "run", a)
+	WriteText(&text, Page{Name: "run"}, a)
 	if !strings.Contains(text.String(), "One-way ANOVA across QUIC stacks") {
 		t.Errorf("the summary has no QUIC stack ANOVA:\n%s", text.String())
 	}
@@ -448,7 +449,7 @@ func TestClientANOVA(t *testing.T) {
 			}
 		}
 	}
-	a, err := Analyze(trials, Options{})
+	a, err := analysis.Analyze(trials, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +465,7 @@ func TestClientANOVA(t *testing.T) {
 		t.Errorf("%d comparisons of h3 with h2, want one per client", len(a.Comparisons))
 	}
 	var text bytes.Buffer
-	WriteText(&text, "run", a)
+	WriteText(&text, Page{Name: "run"}, a)
 	if !strings.Contains(text.String(), "One-way ANOVA across clients; the clients differ where p < 0.01") || !strings.Contains(text.String(), "firefox") {
 		t.Errorf("the summary has no client ANOVA:\n%s", text.String())
 	}
@@ -486,7 +487,7 @@ func TestEveryPairOfProtocols(t *testing.T) {
 		baseline factor.Protocol
 		want     []string
 	}{{"", []string{"h2/h1", "h3/h1"}}, {"h1", []string{"h2/h1", "h3/h2"}}} {
-		a, err := Analyze(trials, Options{Baseline: tt.baseline})
+		a, err := analysis.Analyze(trials, analysis.Options{Baseline: tt.baseline})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -506,7 +507,7 @@ func TestEveryPairOfProtocols(t *testing.T) {
 			}
 		}
 		var text bytes.Buffer
-		WriteText(&text, "fake", a)
+		WriteText(&text, Page{Name: "fake"}, a)
 		if !strings.Contains(text.String(), "Every other pair of the run's protocols") || !strings.Contains(text.String(), tt.want[0]) {
 			t.Errorf("baseline %q: the text has no pairs table:\n%s", tt.baseline, text.String())
 		}

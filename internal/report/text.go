@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/stats"
 )
@@ -19,10 +20,11 @@ func onOff(b bool) string {
 	return "off"
 }
 
-// WriteText writes the terminal summary of a.
-func WriteText(w io.Writer, name string, a *Analysis) {
+// WriteText writes the terminal summary of a, the analysis of the run of
+// pg (its name and claims).
+func WriteText(w io.Writer, pg Page, a *analysis.Analysis) {
 	o := a.Options
-	fmt.Fprintf(w, "%s: %d trials (%d failed); metric %s in ms; %s against %s\n", name, a.Trials, a.Failed, MetricLabel(o.Metric), o.Compare, o.Baseline)
+	fmt.Fprintf(w, "%s: %d trials (%d failed); metric %s in ms; %s against %s\n", pg.Name, a.Trials, a.Failed, analysis.MetricLabel(o.Metric), o.Compare, o.Baseline)
 	fmt.Fprintf(w, "Verdict: Mann–Whitney U, two-sided, α = %g; ratio = median(%s)/median(%s); diff = mean(%s) − mean(%s); gain = diff/mean(%s).\n\n",
 		stats.Alpha, o.Compare, o.Baseline, o.Compare, o.Baseline, o.Baseline)
 	if answer := Answer(a); len(answer) > 0 {
@@ -32,13 +34,13 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 		}
 		fmt.Fprintln(w)
 	}
-	writeClaims(w, a.Claims)
-	v := variedIn(a.Comparisons)
+	writeClaims(w, pg.Claims)
+	v := analysis.VariedIn(a.Comparisons)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [95%% CI]\tratio [95%% CI]\tdiff\tgain\tp (MWU)\tp (Welch)\tverdict\n",
-		v.header(), o.Baseline, o.Compare, o.Baseline, o.Compare)
+		variedHeader(v), o.Baseline, o.Compare, o.Baseline, o.Compare)
 	for _, c := range a.Comparisons {
-		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\n", v.row(c.Setting),
+		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\n", variedRow(v, c.Setting),
 			len(c.Baseline.Values), len(c.Compare.Values), c.Baseline.Failed+c.Compare.Failed,
 			num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
 			num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c))
@@ -57,27 +59,27 @@ func WriteText(w io.Writer, name string, a *Analysis) {
 	writeShares(w, a, v)
 	writeWork(w, a.Work, v)
 	writeCPU(w, a.CPU, o, v)
-	writeANOVAs(w, a.ANOVAs, v.without(factor.IDStack), "TCP stacks (Wolsing et al. 2019)", "stacks")
-	writeANOVAs(w, a.QUICANOVAs, v.without(factor.IDQUIC), "QUIC stacks (Wolsing et al. 2019)", "stacks")
-	writeANOVAs(w, a.ClientANOVAs, v.without(factor.IDClient), "clients", "clients")
+	writeANOVAs(w, a.ANOVAs, v.Without(factor.IDStack), "TCP stacks (Wolsing et al. 2019)", "stacks")
+	writeANOVAs(w, a.QUICANOVAs, v.Without(factor.IDQUIC), "QUIC stacks (Wolsing et al. 2019)", "stacks")
+	writeANOVAs(w, a.ClientANOVAs, v.Without(factor.IDClient), "clients", "clients")
 }
 
 // PairsTitle says what the table of the other protocol pairs holds.
-func PairsTitle(o Options) string {
-	return fmt.Sprintf("Every other pair of the run's protocols, the later against the earlier (h3 against h2 and h1, h2 against h1): ratio = median(later)/median(earlier) of %s, verdict by Mann–Whitney U at α = %g", MetricLabel(o.Metric), stats.Alpha)
+func PairsTitle(o analysis.Options) string {
+	return fmt.Sprintf("Every other pair of the run's protocols, the later against the earlier (h3 against h2 and h1, h2 against h1): ratio = median(later)/median(earlier) of %s, verdict by Mann–Whitney U at α = %g", analysis.MetricLabel(o.Metric), stats.Alpha)
 }
 
 // writePairs writes a.Pairs: per setting, each pair's loads, medians,
 // ratio with its interval, test and verdict.
-func writePairs(w io.Writer, a *Analysis, v varied) {
+func writePairs(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 	if len(a.Pairs) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\n%s:\n", PairsTitle(a.Options))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%spair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", v.header())
+	fmt.Fprintf(tw, "%spair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", variedHeader(v))
 	for _, c := range a.Pairs {
-		fmt.Fprintf(tw, "%s%s/%s\t%s\n", v.row(c.Setting),
+		fmt.Fprintf(tw, "%s%s/%s\t%s\n", variedRow(v, c.Setting),
 			c.Compare.Protocol, c.Baseline.Protocol, pairText(c))
 	}
 	tw.Flush()
@@ -86,7 +88,7 @@ func writePairs(w io.Writer, a *Analysis, v varied) {
 // pairText is a pair's cells after its name, tab-separated: both sides'
 // loads, medians (the later's with its interval), the ratio with its
 // interval, Mann–Whitney's p and the verdict.
-func pairText(c Comparison) string {
+func pairText(c analysis.Comparison) string {
 	return fmt.Sprintf("%d, %d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s", len(c.Baseline.Values), len(c.Compare.Values),
 		num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
 		num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), pval(c.MannWhitney), VerdictText(c))
@@ -94,13 +96,13 @@ func pairText(c Comparison) string {
 
 // header is a table's first cells: network, page and the factors that
 // vary, each followed by a tab.
-func (v varied) header() string {
-	return cells(append([]string{"network", "page"}, v.names()...))
+func variedHeader(v analysis.Varied) string {
+	return cells(append([]string{"network", "page"}, v.Names()...))
 }
 
 // row is a setting's first cells under header.
-func (v varied) row(s Setting) string {
-	return cells(append([]string{s.Network(), s.Page()}, v.values(s)...))
+func variedRow(v analysis.Varied, s analysis.Setting) string {
+	return cells(append([]string{s.Network(), s.Page()}, v.Values(s)...))
 }
 
 // cells joins table cells, each followed by a tab.
@@ -112,19 +114,19 @@ func cells(c []string) string {
 }
 
 // ShareTitle says what the share table counts.
-func ShareTitle(o Options) string {
-	return fmt.Sprintf("Pages where %s's mean %s is below %s's, per setting of the other factors (as Nepomuceno et al. 2018, Table III)", o.Compare, MetricLabel(o.Metric), o.Baseline)
+func ShareTitle(o analysis.Options) string {
+	return fmt.Sprintf("Pages where %s's mean %s is below %s's, per setting of the other factors (as Nepomuceno et al. 2018, Table III)", o.Compare, analysis.MetricLabel(o.Metric), o.Baseline)
 }
 
-func writeShares(w io.Writer, a *Analysis, v varied) {
+func writeShares(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 	if len(a.Shares) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\n%s:\n", ShareTitle(a.Options))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%spages\tfaster\tshare\tsignificantly faster\n", cells(append([]string{"network"}, v.names()...)))
+	fmt.Fprintf(tw, "%spages\tfaster\tshare\tsignificantly faster\n", cells(append([]string{"network"}, v.Names()...)))
 	for _, s := range a.Shares {
-		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%d\n", cells(append([]string{s.Setting.Network()}, v.values(s.Setting)...)),
+		fmt.Fprintf(tw, "%s%d\t%d\t%s\t%d\n", cells(append([]string{s.Setting.Network()}, v.Values(s.Setting)...)),
 			s.Pages, s.Faster, percent(float64(s.Faster)/float64(s.Pages)), s.Significant)
 	}
 	tw.Flush()
@@ -132,13 +134,13 @@ func writeShares(w io.Writer, a *Analysis, v varied) {
 
 // writeANOVAs writes the ANOVAs across the levels called what, each a
 // unit ("stacks", "clients").
-func writeANOVAs(w io.Writer, anovas []StackANOVA, v varied, what, unit string) {
+func writeANOVAs(w io.Writer, anovas []analysis.StackANOVA, v analysis.Varied, what, unit string) {
 	if len(anovas) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nOne-way ANOVA across %s; the %s differ where p < 0.01:\n", what, unit)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\t%s\tF\tp\t%s differ\n", v.header(), unit, unit)
+	fmt.Fprintf(tw, "%sprotocol\t%s\tF\tp\t%s differ\n", variedHeader(v), unit, unit)
 	for _, an := range anovas {
 		differ := "no"
 		switch {
@@ -147,7 +149,7 @@ func writeANOVAs(w io.Writer, anovas []StackANOVA, v varied, what, unit string) 
 		case an.Test.P < stats.Alpha:
 			differ = "yes"
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", v.row(an.Setting),
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", variedRow(v, an.Setting),
 			an.Protocol, strings.Join(an.Stacks, ","), num(an.Test.Statistic, 2), pval(an.Test), differ)
 	}
 	tw.Flush()
@@ -155,7 +157,7 @@ func writeANOVAs(w io.Writer, anovas []StackANOVA, v varied, what, unit string) 
 
 // VerdictText is the comparison's verdict, saying why when the loads were
 // too few for the test.
-func VerdictText(c Comparison) string {
+func VerdictText(c analysis.Comparison) string {
 	t := c.MannWhitney
 	switch {
 	case c.Verdict != stats.TooFewSamples:
@@ -200,8 +202,8 @@ func pval(t stats.Test) string {
 
 // writePaired shows the paired analysis of the settings whose loads were
 // paired.
-func writePaired(w io.Writer, a *Analysis, v varied) {
-	var paired []Comparison
+func writePaired(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
+	var paired []analysis.Comparison
 	for _, c := range a.Comparisons {
 		if c.Paired != nil {
 			paired = append(paired, c)
@@ -213,7 +215,7 @@ func writePaired(w io.Writer, a *Analysis, v varied) {
 	o := a.Options
 	fmt.Fprintf(w, "\nPaired loads (each repetition's loads started from the same link state): ratio = median of %s/%s over pairs (Hodges–Lehmann), Wilcoxon signed-rank test:\n", o.Compare, o.Baseline)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%spairs\tratio [95%% CI]\tCI width paired\tCI width unpaired\tp (Wilcoxon)\n", v.header())
+	fmt.Fprintf(tw, "%spairs\tratio [95%% CI]\tCI width paired\tCI width unpaired\tp (Wilcoxon)\n", variedHeader(v))
 	for _, c := range paired {
 		p := c.Paired
 		ci := fmt.Sprintf("%s [%s, %s]", num(p.Ratio, 3), num(p.Lo, 3), num(p.Hi, 3))
@@ -221,7 +223,7 @@ func writePaired(w io.Writer, a *Analysis, v varied) {
 		if !p.CIOK {
 			ci, width = num(p.Ratio, 3)+" [too few pairs]", "-"
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", v.row(c.Setting),
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", variedRow(v, c.Setting),
 			p.Pairs, ci, width, num(c.RatioHi-c.RatioLo, 3), pval(p.Test))
 	}
 	tw.Flush()
@@ -230,8 +232,8 @@ func writePaired(w io.Writer, a *Analysis, v varied) {
 // writeBounds sets each protocol's PLT beside its loads' physical lower
 // bound: how much of the difference the handshakes and the page's round
 // trips explain, and how much the transports' behaviour adds.
-func writeBounds(w io.Writer, a *Analysis, v varied) {
-	var rows []Comparison
+func writeBounds(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
+	var rows []analysis.Comparison
 	for _, c := range a.Comparisons {
 		if len(c.Baseline.Bounds) > 0 && len(c.Compare.Bounds) > 0 {
 			rows = append(rows, c)
@@ -244,12 +246,12 @@ func writeBounds(w io.Writer, a *Analysis, v varied) {
 	fmt.Fprintln(w, "\nPLT against the physical lower bound (handshake and dependency-chain round trips, bytes at the bottleneck rate); excess = PLT − bound; medians in ms:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%schain RTTs %s\tchain RTTs %s\tbound %s\tbound %s\texcess %s\texcess %s\tΔ PLT\tΔ bound\tΔ excess\n",
-		v.header(), o.Baseline, o.Compare, o.Baseline, o.Compare, o.Baseline, o.Compare)
+		variedHeader(v), o.Baseline, o.Compare, o.Baseline, o.Compare, o.Baseline, o.Compare)
 	for _, c := range rows {
 		b, q := c.Baseline, c.Compare
 		bb, qb := stats.Median(b.Bounds), stats.Median(q.Bounds)
 		be, qe := b.Summary.Median-bb, q.Summary.Median-qb
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.row(c.Setting),
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", variedRow(v, c.Setting),
 			num(b.ChainRTTs, 1), num(q.ChainRTTs, 1), num(bb, 1), num(qb, 1), num(be, 1), num(qe, 1),
 			signed(q.Summary.Median-b.Summary.Median, 1), signed(qb-bb, 1), signed(qe-be, 1))
 	}

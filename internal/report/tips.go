@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"html"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -106,9 +107,9 @@ func withTips(svg []byte, placed []placedTip) []byte {
 
 // settingAnchor is the id of a setting's place in the report's list of
 // loads, the same wherever a figure or table names the setting.
-func settingAnchor(s Setting) string {
+func settingAnchor(s analysis.Setting) string {
 	h := fnv.New64a()
-	h.Write([]byte(legacyText(s)))
+	h.Write([]byte(analysis.LegacyText(s)))
 	return fmt.Sprintf("setting-%016x", h.Sum64())
 }
 

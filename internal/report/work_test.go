@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 )
@@ -28,7 +29,7 @@ func TestWorkMarksProtocolsThatDidDifferentWork(t *testing.T) {
 			Outcome: results.Outcome{Status: results.StatusFailed, ServerRequests: 900}},
 		{Levels: results.Levels{Page: "synthetic:1x1KB", Protocol: factor.H3}, Outcome: results.Outcome{Status: results.StatusOK, ServerRequests: 9}},
 	}
-	ws := works(trials)
+	ws := analysis.Works(trials)
 	if len(ws) != 1 || len(ws[0].Protocols) != 2 {
 		t.Fatalf("works %+v", ws)
 	}
@@ -39,15 +40,15 @@ func TestWorkMarksProtocolsThatDidDifferentWork(t *testing.T) {
 	}
 	// What the servers answered after the load does not make different work.
 	trials[0].ServerRequests, trials[1].ServerRequests = 900, 1000
-	if ws = works(trials); ws[0].Differs {
+	if ws = analysis.Works(trials); ws[0].Differs {
 		t.Errorf("requests after the load made different work: %+v", ws[0])
 	}
 	trials[1].LoadRequests, trials[3].LoadRequests, trials[4].LoadRequests = 230, 220, 224
-	if ws = works(trials); !ws[0].Differs || ws[0].RequestSpread < 0.03 {
+	if ws = analysis.Works(trials); !ws[0].Differs || ws[0].RequestSpread < 0.03 {
 		t.Errorf("230 against 222: %+v", ws[0])
 	}
 	var out bytes.Buffer
-	writeWork(&out, ws, varied{})
+	writeWork(&out, ws, analysis.Varied{})
 	if !strings.Contains(out.String(), "DIFFERENT WORK (requests ±") || strings.Count(out.String(), "archive:sites/shop") != 2 {
 		t.Errorf("text:\n%s", out.String())
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/papers"
 	"github.com/quicbench/quicbench/internal/report"
@@ -56,7 +57,7 @@ func buildRun(t *testing.T, dir string) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return report.Build(context.Background(), store, "", report.Options{Claims: claims})
+	return report.Build(context.Background(), store, "", analysis.Options{}, claims)
 }
 
 func rowOf(t *testing.T, cl *report.Claims, id string) report.ClaimRow {
@@ -82,7 +83,7 @@ func TestClaimsReadTheReproductionsOtherRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := alone.Analysis.Claims
+	cl := alone.Page.Claims
 	if cl == nil || cl.PaperID != "cook2017" {
 		t.Fatalf("claims %+v, want Cook et al.'s", cl)
 	}
@@ -90,7 +91,7 @@ func TestClaimsReadTheReproductionsOtherRuns(t *testing.T) {
 		t.Errorf("without the servers' run: C6 %s, missing %v; want not measured, the servers' run missing", r.Verdict, cl.Missing)
 	}
 	var text bytes.Buffer
-	report.WriteText(&text, "cook2017-quick", alone.Analysis)
+	report.WriteText(&text, alone.Page, alone.Analysis)
 	if !strings.Contains(text.String(), "not found beside it: cook2017-servers-quick (quicbench reproduce cook2017 runs them)") {
 		t.Errorf("the text does not say which run is missing:\n%s", text.String())
 	}
@@ -100,7 +101,7 @@ func TestClaimsReadTheReproductionsOtherRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl = both.Analysis.Claims
+	cl = both.Page.Claims
 	c6, c7 := rowOf(t, cl, "C6"), rowOf(t, cl, "C7")
 	if c6.Verdict != string(papers.Agrees) || c7.Verdict != string(papers.Agrees) || len(cl.Missing) != 0 {
 		t.Errorf("C6 %s %s, C7 %s %s, missing %v; want both agree (4 servers ≈ 1, 8 servers 1.29)", c6.Verdict, c6.Ours, c7.Verdict, c7.Ours, cl.Missing)
@@ -143,8 +144,8 @@ func TestARunOfNoPaperHasNoClaims(t *testing.T) {
 	root := t.TempDir()
 	reproductionRun(t, root, "demo", "demo", map[int64]map[factor.Protocol]float64{1: {"h2": 200, "h3": 100}})
 	r, err := buildRun(t, filepath.Join(root, "demo"))
-	if err != nil || r.Analysis.Claims != nil {
-		t.Errorf("claims %+v, %v; want none", r.Analysis.Claims, err)
+	if err != nil || r.Page.Claims != nil {
+		t.Errorf("claims %+v, %v; want none", r.Page.Claims, err)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/examples"
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/papers"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/report"
@@ -166,18 +167,19 @@ func reportRun(ctx context.Context, dir, metric string) (*report.Claims, error) 
 		return nil, err
 	}
 	defer store.Close()
-	o := report.Options{Metric: metric, Seed: 1}
-	if o.Claims, err = ClaimsOf(ctx, store, o.Seed); err != nil {
+	o := analysis.Options{Metric: metric, Seed: 1}
+	claims, err := ClaimsOf(ctx, store, o.Seed)
+	if err != nil {
 		return nil, err
 	}
-	rep, err := report.Build(ctx, store, "", o)
+	rep, err := report.Build(ctx, store, "", o, claims)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := report.WriteFiles(filepath.Join(dir, "report"), rep.Page, rep.Analysis, rep.Figures); err != nil {
 		return nil, err
 	}
-	return rep.Analysis.Claims, nil
+	return claims, nil
 }
 
 // writeClaimsCSV writes the claims table into the reproduction's

@@ -1,13 +1,4 @@
-// Package report analyses a run's results database the way the papers do,
-// the same way every time: per cell statistics, the comparison of a
-// protocol against a baseline (difference of means, ratio of medians,
-// gain, Welch's t-test, Mann–Whitney U, verdict at α = 0.01), ANOVA across
-// TCP stacks, and the share of pages where the compared protocol wins. It
-// prints a terminal summary and writes a static HTML report with figures
-// (gonum/plot, SVG and PNG) and tables (CSV).
-//
-// This file holds the analysis; text.go, figures.go and html.go present it.
-package report
+package analysis
 
 import (
 	"context"
@@ -27,8 +18,8 @@ import (
 // only).
 func visualMetric(m string) bool { return results.VisualMetric(m) }
 
-// metricOf returns the trial field of a metric of MetricNames.
-func metricOf(name string) func(results.Trial) *float64 {
+// MetricOf returns the trial field of a metric of MetricNames.
+func MetricOf(name string) func(results.Trial) *float64 {
 	if m, ok := results.MetricNamed(name); ok {
 		return m.Value
 	}
@@ -72,10 +63,6 @@ type Options struct {
 	// ReplayUntil, for a run without a rule, replays this one on its
 	// loads: what an adaptive run would have taken (Build).
 	ReplayUntil *Replay
-	// Claims are the claims of the paper whose spec the run ran, as
-	// package reproduce evaluated them (Build sets them beside the run's
-	// analysis); nil: none.
-	Claims *Claims
 }
 
 // Validate checks the options and fills the defaults that do not depend
@@ -95,7 +82,7 @@ func (o *Options) Validate() error {
 	if o.Baseline != "" && o.Baseline == o.Compare {
 		return fmt.Errorf("--baseline and --compare are both %s: compare two protocols", o.Baseline)
 	}
-	if metricOf(o.Metric) == nil {
+	if MetricOf(o.Metric) == nil {
 		names := MetricNames()
 		return fmt.Errorf("metric %q is unknown: use %s or %s", o.Metric, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 	}
@@ -228,20 +215,16 @@ type Analysis struct {
 	// testbed measured it when it started, and what was taken off the
 	// delays for it, in ms (Build reads them from the run).
 	EmulatorLatency []EmulatorLatency
-	// Claims are the claims of the paper whose spec the run ran, set
-	// beside its loads and those of its reproduction's other runs
-	// (Options.Claims); nil for a run of no paper.
-	Claims *Claims
 }
 
 // Analyze compares o.Compare with o.Baseline in every setting of trials.
 func Analyze(trials []results.Trial, o Options) (*Analysis, error) {
-	return analyze(context.Background(), trials, o)
+	return AnalyzeContext(context.Background(), trials, o)
 }
 
-// analyze is Analyze, stopping when ctx is done (between samples and
+// AnalyzeContext is Analyze, stopping when ctx is done (between samples and
 // between comparisons: the bootstrap is what takes time).
-func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis, error) {
+func AnalyzeContext(ctx context.Context, trials []results.Trial, o Options) (*Analysis, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -255,7 +238,7 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 		return nil, err
 	}
 	o = a.Options
-	sortSettings(settings)
+	SortSettings(settings)
 	if err := summarize(ctx, samples, o); err != nil {
 		return nil, err
 	}
@@ -283,7 +266,7 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 	a.ANOVAs = stackANOVAs(samples, factor.IDStack, nil)
 	a.QUICANOVAs = stackANOVAs(samples, factor.IDQUIC, func(p factor.Protocol) bool { return p == factor.H3 })
 	a.ClientANOVAs = stackANOVAs(samples, factor.IDClient, nil)
-	a.Shares = shares(a.Comparisons)
+	a.Shares = Shares(a.Comparisons)
 	a.Work = works(trials)
 	a.CPU = cpus(trials, o.Compare, o.Baseline)
 	a.Experimental = experimental(trials)
@@ -295,7 +278,7 @@ func analyze(ctx context.Context, trials []results.Trial, o Options) (*Analysis,
 // the metric.
 func (a *Analysis) collect(trials []results.Trial) (map[sampleKey]*Sample, []Setting, bool) {
 	o := a.Options
-	metric := metricOf(o.Metric)
+	metric := MetricOf(o.Metric)
 	samples := map[sampleKey]*Sample{}
 	var settings []Setting
 	seenSetting := map[Setting]bool{}
@@ -307,7 +290,7 @@ func (a *Analysis) collect(trials []results.Trial) (map[sampleKey]*Sample, []Set
 		if visualMetric(o.Metric) && !t.Visual {
 			continue // not measured in a trial without frames
 		}
-		s := settingOf(t)
+		s := SettingOf(t)
 		if !seenSetting[s] {
 			seenSetting[s] = true
 			settings = append(settings, s)
@@ -435,7 +418,7 @@ type sampleKey struct {
 // key as it was printed before the factor table (legacyText), so that
 // reports keep their intervals.
 func (k sampleKey) seedText() string {
-	return "{s:" + legacyText(k.s) + " proto:" + string(k.proto) + "}"
+	return "{s:" + LegacyText(k.s) + " proto:" + string(k.proto) + "}"
 }
 
 // stackANOVAs runs an ANOVA across the levels of factor across (a stack)
@@ -457,7 +440,7 @@ func stackANOVAs(samples map[sampleKey]*Sample, across factor.ID, keep func(fact
 		base := k.s
 		stack := base.Of(across)
 		base.Set(across, "")
-		id := legacyText(base) + "|" + string(sm.Protocol)
+		id := LegacyText(base) + "|" + string(sm.Protocol)
 		g := groups[id]
 		if g == nil {
 			g = &group{s: base, proto: sm.Protocol}
@@ -489,17 +472,17 @@ func stackANOVAs(samples map[sampleKey]*Sample, across factor.ID, keep func(fact
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Setting != out[j].Setting {
-			return compareSettings(out[i].Setting, out[j].Setting) < 0
+			return CompareSettings(out[i].Setting, out[j].Setting) < 0
 		}
 		return out[i].Protocol < out[j].Protocol
 	})
 	return out
 }
 
-// shares counts, per setting of every factor but the page, the pages where
+// Shares counts, per setting of every factor but the page, the pages where
 // the compared protocol's mean is below the baseline's. A run of one page
 // has no shares.
-func shares(cmps []Comparison) []Share {
+func Shares(cmps []Comparison) []Share {
 	index := map[Setting]int{}
 	var out []Share
 	pages := map[string]bool{}

@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"slices"
@@ -13,45 +13,46 @@ import (
 // holds fixed (the stopping rule of a run keys its settings alike).
 type Setting = factor.Setting
 
-// settingOf is trial t's setting.
-func settingOf(t results.Trial) Setting { return t.Levels.Factors().Setting() }
+// SettingOf is trial t's setting.
+func SettingOf(t results.Trial) Setting { return t.Levels.Factors().Setting() }
 
-// dimension is one factor of a setting besides the network and the page,
+// Dimension is one factor of a setting besides the network and the page,
 // for tables (its column) and figures (its label).
-type dimension struct {
+type Dimension struct {
 	factor.Factor
 }
 
-// name is the dimension's column.
-func (d dimension) name() string { return d.Column }
+// Name is the dimension's column.
+func (d Dimension) Name() string { return d.Column }
 
-// value is s's level, as a table shows it.
-func (d dimension) value(s Setting) string { return s.Of(d.ID) }
+// Value is s's level, as a table shows it.
+func (d Dimension) Value(s Setting) string { return s.Of(d.ID) }
 
-// label is s's level as a figure's words show it, such as "4 origins".
-func (d dimension) label(s Setting) string { return d.Words(s.Of(d.ID)) }
+// Label is s's level as a figure's words show it, such as "4 origins".
+func (d Dimension) Label(s Setting) string { return d.Words(s.Of(d.ID)) }
 
-// dimensions are the factors a table or label shows when they vary: all
+// Dimensions are the factors a table or label shows when they vary: all
 // but the network, the page and the protocol, in table order.
-func dimensions() []dimension {
-	var out []dimension
+func Dimensions() []Dimension {
+	var out []Dimension
 	for _, f := range factor.Table() {
 		if f.ID != factor.IDNetwork && f.ID != factor.IDPage && f.ID != factor.IDProtocol {
-			out = append(out, dimension{f})
+			out = append(out, Dimension{f})
 		}
 	}
 	return out
 }
 
-// varied is the dimensions that take more than one value among some
+// Varied is the dimensions that take more than one value among some
 // settings, so that tables and figures name every factor that varies.
-type varied []dimension
+type Varied []Dimension
 
-func variedOf(settings []Setting) varied {
-	var v varied
-	for _, d := range dimensions() {
+// VariedOf is the dimensions whose level differs among settings.
+func VariedOf(settings []Setting) Varied {
+	var v Varied
+	for _, d := range Dimensions() {
 		for _, s := range settings {
-			if d.value(s) != d.value(settings[0]) {
+			if d.Value(s) != d.Value(settings[0]) {
 				v = append(v, d)
 				break
 			}
@@ -60,18 +61,18 @@ func variedOf(settings []Setting) varied {
 	return v
 }
 
-// variedIn is variedOf the comparisons' settings.
-func variedIn(cmps []Comparison) varied {
+// VariedIn is VariedOf the comparisons' settings.
+func VariedIn(cmps []Comparison) Varied {
 	settings := make([]Setting, len(cmps))
 	for i, c := range cmps {
 		settings[i] = c.Setting
 	}
-	return variedOf(settings)
+	return VariedOf(settings)
 }
 
-// without drops the dimension of factor id.
-func (v varied) without(id factor.ID) varied {
-	var out varied
+// Without drops the dimension of factor id.
+func (v Varied) Without(id factor.ID) Varied {
+	var out Varied
 	for _, d := range v {
 		if d.ID != id {
 			out = append(out, d)
@@ -80,41 +81,41 @@ func (v varied) without(id factor.ID) varied {
 	return out
 }
 
-// names are the dimensions' column names.
-func (v varied) names() []string {
+// Names are the dimensions' column names.
+func (v Varied) Names() []string {
 	out := make([]string, len(v))
 	for i, d := range v {
-		out[i] = d.name()
+		out[i] = d.Name()
 	}
 	return out
 }
 
-// values are s's cells in the dimensions' columns.
-func (v varied) values(s Setting) []string {
+// Values are s's cells in the dimensions' columns.
+func (v Varied) Values(s Setting) []string {
 	out := make([]string, len(v))
 	for i, d := range v {
-		out[i] = d.value(s)
+		out[i] = d.Value(s)
 	}
 	return out
 }
 
-// label names s by its network and the varying dimensions, such as
+// Label names s by its network and the varying dimensions, such as
 // "wolsing2019-lte tcp+" or "delay0-loss10 repeat visit 4 origins".
-func (v varied) label(s Setting) string {
+func (v Varied) Label(s Setting) string {
 	parts := []string{s.Network()}
 	for _, d := range v {
-		parts = append(parts, d.label(s))
+		parts = append(parts, d.Label(s))
 	}
 	return strings.Join(parts, " ")
 }
 
-// sortSettings orders settings factor by factor in table order, each by
+// SortSettings orders settings factor by factor in table order, each by
 // its own order (pages by kind, object count and size; counts by number),
 // so tables read naturally.
-func sortSettings(ss []Setting) { slices.SortStableFunc(ss, compareSettings) }
+func SortSettings(ss []Setting) { slices.SortStableFunc(ss, CompareSettings) }
 
-// compareSettings orders two settings as sortSettings does.
-func compareSettings(a, b Setting) int {
+// CompareSettings orders two settings as sortSettings does.
+func CompareSettings(a, b Setting) int {
 	for _, f := range factor.Table() {
 		if c := f.Compare(a.Of(f.ID), b.Of(f.ID)); c != 0 {
 			return c
@@ -123,14 +124,14 @@ func compareSettings(a, b Setting) int {
 	return 0
 }
 
-// legacyText is s as fmt's %+v printed the struct a setting was before
+// LegacyText is s as fmt's %+v printed the struct a setting was before
 // the factor table, whose printed form seeds each sample's resampling:
 // printing a setting as that struct was keeps the intervals of reports
 // made since. It leaves out the implicit factors at their defaults
 // (visual off, quic-go), as the seeds of runs without them were made (but
 // the client, implicit only since it became a cell factor, and printed
 // before), and names a factor added later by its column.
-func legacyText(s Setting) string {
+func LegacyText(s Setting) string {
 	names := map[factor.ID]string{factor.IDNetwork: "Network", factor.IDPage: "Page", factor.IDOrigins: "Origins", factor.IDStack: "Stack",
 		factor.IDServer: "Server", factor.IDQUIC: "QUIC", factor.IDVisit: "Visit", factor.IDCache: "Cache", factor.IDClient: "Client",
 		factor.IDBrowser: "Browser", factor.IDVisual: "Visual"}

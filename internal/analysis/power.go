@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"fmt"
@@ -32,10 +32,10 @@ func PowerPlan(trials []results.Trial, o Options, ratio, power float64) ([]Power
 	if err != nil {
 		return nil, err
 	}
-	v := variedIn(a.Comparisons)
+	v := VariedIn(a.Comparisons)
 	var rows []PowerRow
 	for _, c := range a.Comparisons {
-		row := PowerRow{Setting: v.label(c.Setting) + " " + c.Setting.Page(), Baseline: len(c.Baseline.Values), Compare: len(c.Compare.Values),
+		row := PowerRow{Setting: v.Label(c.Setting) + " " + c.Setting.Page(), Baseline: len(c.Baseline.Values), Compare: len(c.Compare.Values),
 			SDLog: stats.PooledLogSD(c.Baseline.Values, c.Compare.Values)}
 		if !math.IsNaN(row.SDLog) {
 			row.Needed = stats.RepetitionsFor(row.SDLog, ratio, stats.Alpha, power)

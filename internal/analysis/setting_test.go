@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ func TestSeedTextIsWhatItWas(t *testing.T) {
 		tr := results.Trial{Levels: results.Levels{Network: old.Network, Page: old.Page, Origins: int64(old.Origins), Stack: old.Stack,
 			Server: old.Server, QUIC: old.QUIC, Protocol: "h2", Visit: old.Visit, Cache: old.Cache, Client: old.Client, Browser: old.Browser, Visual: old.Visual}}
 		for _, proto := range []factor.Protocol{"h2", "ratio"} {
-			got := sampleKey{settingOf(tr), proto}.seedText()
+			got := sampleKey{SettingOf(tr), proto}.seedText()
 			if want := oldSeedText(old, proto); got != want {
 				t.Errorf("seed text\n got %s\nwant %s", got, want)
 			}
