@@ -3,7 +3,6 @@ package reproduce
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/papers"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 // reproductionRun writes a run of the spec named name into root/<dir>:
@@ -122,7 +122,7 @@ func TestClaimsReadTheReproductionsOtherRuns(t *testing.T) {
 			t.Errorf("the HTML lacks %q", want)
 		}
 	}
-	if rows := readCSV(t, filepath.Join(out, "claims.csv")); len(rows) != 1+len(cl.Rows) {
+	if rows := testenv.ReadCSV(t, filepath.Join(out, "claims.csv")); len(rows) != 1+len(cl.Rows) {
 		t.Errorf("claims.csv has %d rows, want a header and %d claims", len(rows), len(cl.Rows))
 	}
 }
@@ -147,19 +147,4 @@ func TestARunOfNoPaperHasNoClaims(t *testing.T) {
 	if err != nil || r.Page.Claims != nil {
 		t.Errorf("claims %+v, %v; want none", r.Page.Claims, err)
 	}
-}
-
-// readCSV reads the CSV file at path.
-func readCSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
 }

@@ -3,7 +3,6 @@ package results
 import (
 	"bufio"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -79,7 +78,7 @@ func TestExportFormats(t *testing.T) {
 
 func checkCSV(t *testing.T, files []string) {
 	t.Helper()
-	recs := readCSV(t, files[0])
+	recs := testenv.ReadCSV(t, files[0])
 	col := map[string]int{}
 	for i, name := range recs[0] {
 		col[name] = i
@@ -90,26 +89,12 @@ func checkCSV(t *testing.T, files []string) {
 		recs[2][col["unmatched_urls"]] != "" || recs[1][col["replay_fuzzy"]] != "1" || recs[1][col["ge_p_up_pct"]] != "" || recs[1][col["started_at"]] != "2027-01-15T08:00:00Z" {
 		t.Errorf("csv trials: %v", recs)
 	}
-	if rr := readCSV(t, files[1]); len(rr) != 2 || rr[1][0] != "c1-r1" || rr[1][4] != "9.25" {
+	if rr := testenv.ReadCSV(t, files[1]); len(rr) != 2 || rr[1][0] != "c1-r1" || rr[1][4] != "9.25" {
 		t.Errorf("csv resources: %v", rr)
 	}
-	if cr := readCSV(t, files[2]); len(cr) != 2 || cr[1][0] != "c1-r1" || cr[0][6] != "handshake" || cr[1][6] != "0rtt" {
+	if cr := testenv.ReadCSV(t, files[2]); len(cr) != 2 || cr[1][0] != "c1-r1" || cr[0][6] != "handshake" || cr[1][6] != "0rtt" {
 		t.Errorf("csv connections: %v", cr)
 	}
-}
-
-func readCSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
 }
 
 func checkJSONL(t *testing.T, files []string) {

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netconf"
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 const full = `name: study
@@ -236,16 +236,7 @@ func TestFormatRoundTrips(t *testing.T) {
 func TestImportsNoRuntimePackage(t *testing.T) {
 	allowed := []string{"units", "factor", "link", "presets", "netconf", "safefs", "trust", "spec", "plan"}
 	for _, pkg := range []string{".", "../plan"} {
-		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list: %v\n%s", err, out)
-		}
-		for _, dep := range strings.Fields(string(out)) {
-			name, ours := strings.CutPrefix(dep, "github.com/quicbench/quicbench/internal/")
-			if ours && !slices.Contains(allowed, name) {
-				t.Errorf("%s imports %s, which is not among %v", pkg, dep, allowed)
-			}
-		}
+		testenv.DependsOnlyOn(t, pkg, allowed, nil)
 	}
 }
 
