@@ -109,7 +109,7 @@ func (t *tab) WatchNetwork(_ context.Context, har bool, unknown *client.UnknownH
 		}
 	}
 	if _, err := chromedp.Call(t.ctx, network.Enable, network.EnableParams{}); err != nil {
-		return nil, fmt.Errorf("Network.enable: %w", err)
+		return nil, fmt.Errorf("enable the Network domain: %w", err)
 	}
 	if rec == nil {
 		return nil, nil
