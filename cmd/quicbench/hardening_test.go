@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -112,7 +111,7 @@ func TestRootRefusesAnotherUsersRunDirectory(t *testing.T) {
 		}
 	}
 	for _, dir := range []string{theirs, open} {
-		if names := listing(t, dir); len(names) > 0 {
+		if names := testenv.DirNames(t, dir); len(names) > 0 {
 			t.Errorf("root wrote %v into %s", names, dir)
 		}
 	}
@@ -140,15 +139,7 @@ func killMidLoadThenCleanup(t *testing.T, client string) {
 	runDir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "compare", "--client", client, "--runs", "20", "--rtt", "20ms", "--page", "synthetic:8x2KB", "--netcheck=false", "--out", runDir)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stderr)
+	lines := startWithStderr(t, cmd)
 	for lines.Scan() && !strings.HasPrefix(lines.Text(), "load   1/") {
 	}
 	go func() {

@@ -68,19 +68,6 @@ func emptyRun(t *testing.T, parent string) string {
 	return dir
 }
 
-func listing(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // TestExportAsAnotherUser exports a root's run as an unprivileged user who
 // may not write it: the export works, and the run directory is unchanged
 // (no WAL or index file appears).
@@ -92,7 +79,7 @@ func TestExportAsAnotherUser(t *testing.T) {
 		t.Fatalf("cp: %v %s", err, out)
 	}
 	run := emptyRun(t, sharedDir(t, 0))
-	before := listing(t, run)
+	before := testenv.DirNames(t, run)
 	to := filepath.Join(sharedDir(t, nobody), "export")
 	cmd := exec.Command(bin, "export", run, "--to", to)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
@@ -100,10 +87,10 @@ func TestExportAsAnotherUser(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("export as nobody exited %d:\n%s", code, out)
 	}
-	if after := listing(t, run); !slices.Equal(before, after) {
+	if after := testenv.DirNames(t, run); !slices.Equal(before, after) {
 		t.Errorf("the run directory changed from %v to %v", before, after)
 	}
-	if got := listing(t, to); !slices.Equal(got, []string{"connections.csv", "resources.csv", "trials.csv"}) {
+	if got := testenv.DirNames(t, to); !slices.Equal(got, []string{"connections.csv", "resources.csv", "trials.csv"}) {
 		t.Errorf("exported %v", got)
 	}
 }
@@ -126,7 +113,7 @@ func TestReadersNeverWrite(t *testing.T) {
 	if fi, err := os.Stat(db); err != nil || fi.Size() != 0 {
 		t.Errorf("the empty file became %v (%v)", fi.Size(), err)
 	}
-	if got := listing(t, run); !slices.Equal(got, []string{results.FileName}) {
+	if got := testenv.DirNames(t, run); !slices.Equal(got, []string{results.FileName}) {
 		t.Errorf("the readers left %v", got)
 	}
 }

@@ -29,18 +29,10 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	bin := quicbenchBinary(t)
 	runDir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "compare", "--runs", "100", "--rtt", "20ms", "--page", "synthetic:8x2KB", "--netcheck=false", "--out", runDir)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	lines := startWithStderr(t, cmd)
 	stem := netns.RunName(cmd.Process.Pid, "")
 
 	// Wait for two completed loads, then interrupt during the third.
-	lines := bufio.NewScanner(stderr)
 	var seen []string
 	for lines.Scan() {
 		seen = append(seen, lines.Text())
@@ -65,6 +57,7 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	var err error
 	select {
 	case err = <-exited:
 	case <-time.After(30 * time.Second):
@@ -156,4 +149,19 @@ func processesMentioning(s string) []string {
 		out = append(out, fmt.Sprintf("%d: %s", pid, strings.Join(proc.Cmdline(pid), " ")))
 	}
 	return out
+}
+
+// startWithStderr starts cmd and returns a scanner of its standard error;
+// the test's cleanup kills it if it still runs.
+func startWithStderr(t *testing.T, cmd *exec.Cmd) *bufio.Scanner {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return bufio.NewScanner(stderr)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 // oneSetting is a run of one network and one page over h1, h2 and h3,
@@ -89,7 +90,7 @@ func TestARewrittenReportDropsTheFiguresItNoLongerDraws(t *testing.T) {
 	if _, err := WriteFiles(dir, Page{Name: "one"}, a, figs); err != nil {
 		t.Fatal(err)
 	}
-	names := listNames(t, dir)
+	names := testenv.DirNames(t, dir)
 	for _, kept := range append(users, "loads-01.svg", "cdf-loads-01.png", "pairs.csv", "index.html") {
 		if !slices.Contains(names, kept) {
 			t.Errorf("%s is missing: %v", kept, names)
@@ -104,7 +105,7 @@ func TestARewrittenReportDropsTheFiguresItNoLongerDraws(t *testing.T) {
 	if _, err := WriteFiles(again, Page{Name: "one"}, a, figs); err != nil {
 		t.Fatal(err)
 	}
-	names = listNames(t, again)
+	names = testenv.DirNames(t, again)
 	for _, gone := range []string{"cdf-gain.svg", "ratio-bars.png", "boxplot-01.png", "boxplot-02.svg"} {
 		if slices.Contains(names, gone) {
 			t.Errorf("%s of the earlier report is still there: %v", gone, names)
@@ -115,19 +116,6 @@ func TestARewrittenReportDropsTheFiguresItNoLongerDraws(t *testing.T) {
 			t.Errorf("%s is missing: %v", kept, names)
 		}
 	}
-}
-
-func listNames(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 // TestTheAnswerInWords: one setting's answer says h3 was faster than h2

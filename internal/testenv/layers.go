@@ -1,8 +1,6 @@
 package testenv
 
 import (
-	"encoding/csv"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -42,19 +40,4 @@ func DependsOnlyOn(t testing.TB, pkg string, allowed, banned []string) {
 	if ours == 0 {
 		t.Errorf("go list named no package of ours among %s's dependencies", pkg)
 	}
-}
-
-// ReadCSV reads the CSV file at path, failing t if it cannot.
-func ReadCSV(t testing.TB, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
 }
