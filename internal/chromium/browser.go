@@ -272,11 +272,13 @@ func TempDirs() []string {
 func RemoveStaleTemp() []string { return safefs.RemoveStaleOf("quicbench-chromium-") }
 
 // started tells the CPU accounting group of the browser of ctx, which
-// has started.
-func (c *Chromium) started(ctx context.Context) {
+// has started; an error when the browser could not join the group's CPU
+// cap.
+func (c *Chromium) started(ctx context.Context) error {
 	if cc := chromedp.FromContext(ctx); cc != nil && cc.Browser != nil && cc.Browser.Process() != nil {
-		c.CPU.Started(cc.Browser.Process().Pid)
+		return c.CPU.Started(cc.Browser.Process().Pid)
 	}
+	return nil
 }
 
 // warmKey identifies the browser a request needs: the values Flags makes
@@ -296,7 +298,10 @@ func (c *Chromium) startWarm(req client.Request) (*browserProcess, error) {
 		b.Close()
 		return nil, errors.Join(err, *b.wrapErr)
 	}
-	c.started(b.ctx)
+	if err := c.started(b.ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
 	return b, nil
 }
 

@@ -73,7 +73,10 @@ func (c *Chromium) freshTab(loadCtx context.Context, req client.Request) (*tab, 
 		t.close(true)
 		return nil, errors.Join(err, *b.wrapErr)
 	}
-	c.started(t.ctx)
+	if err := c.started(t.ctx); err != nil {
+		t.close(true)
+		return nil, err
+	}
 	return t, nil
 }
 

@@ -51,7 +51,7 @@ type compareFlags struct {
 	net                                                     *networkFlags
 	page, protos, stack, server, visit, cache, out          *string
 	quicServer, quicCC                                      *string
-	clientName, browser                                     *string
+	clientName, browser, clientCPU                          *string
 	binaries                                                clientBinaries
 	origins, runs, retries                                  *int
 	seed                                                    *uint64
@@ -110,6 +110,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		binaries:      newClientBinaries(fs),
 		browser:       fs.String("browser", def(factor.IDBrowser), "browser `mode` (Chromium, Firefox): "+factor.Browsers().Usage()),
 		clientName:    fs.String("client", def(factor.IDClient), "page `loader`: "+factor.Clients().Usage()),
+		clientCPU:     fs.String("client-cpu", def(factor.IDClientCPU), "the `cores` the browser may use (such as 1 or 0.5), capped by a cgroup as a slower device's CPU would be, leaving the rest to the emulator and servers; unlimited by default"),
 		verbose:       fs.Bool("verbose", false, "log what the run does to stderr"),
 		capture:       fs.Bool("pcap", false, "record each load's client-side packets to artifacts/<trial>-a<attempt>.pcap in the run directory (Wireshark reads them); adds a copy per packet"),
 		netLog:        fs.Bool("netlog", false, "keep the browser's own network log of each load in artifacts/<trial>-a<attempt>-netlog/: Chromium's NetLog (netlog-viewer reads it) or Firefox's HTTP log; the logging costs CPU during the load, and needs --browser fresh"),
@@ -229,7 +230,7 @@ func (f *compareFlags) levels(s *spec.Spec) error {
 		{"--stack", *f.stack, factor.IDStack}, {"--server", *f.server, factor.IDServer}, {"--quic-server", string(quic), factor.IDQUIC},
 		{"--visit", *f.visit, factor.IDVisit}, {"--cache", *f.cache, factor.IDCache}, {"--client", *f.clientName, factor.IDClient},
 		{"--browser", *f.browser, factor.IDBrowser}, {"--origins", strconv.Itoa(*f.origins), factor.IDOrigins},
-		{"--visual", string(factor.VisualOf(*f.visual)), factor.IDVisual},
+		{"--visual", string(factor.VisualOf(*f.visual)), factor.IDVisual}, {"--client-cpu", *f.clientCPU, factor.IDClientCPU},
 	} {
 		if l.id == factor.IDClient && strings.Contains(l.text, ",") {
 			return fmt.Errorf("--client takes one client: to compare clients, list them in a spec (factors: {clients: [%.100s]}) and run it with quicbench run",

@@ -67,21 +67,30 @@ type Meter struct {
 	name        string
 	// machine is /proc/stat, read again from its start at every Read.
 	machine *os.File
-	log     *slog.Logger
+	// tasks is /proc/self/task and pressure /proc/pressure/cpu (nil
+	// without PSI), for Waits.
+	tasks, pressure *os.File
+	log             *slog.Logger
 
 	mu     sync.Mutex
 	groups []*Group
+	// limiter caps groups, made on first use (limit.go).
+	limiter *limiter
 }
 
 // Group is a party's processes.
 type Group struct {
 	name  string
 	meter *Meter
-	// dir and stat are the cgroup's directory and cpu.stat (MethodCgroup).
-	dir, stat *os.File
+	// dir and stat are the cgroup's directory and cpu.stat, pressure its
+	// cpu.pressure (nil without PSI) (MethodCgroup).
+	dir, stat, pressure *os.File
 
 	mu    sync.Mutex
 	roots []int // the trees' first processes (MethodProc)
+	// v1 is the group's twin in the cgroup v1 cpu hierarchy, where the
+	// meter caps groups there (limit.go).
+	v1 *os.File
 }
 
 // Open starts a run's accounting: a cgroup named after this process in
@@ -97,6 +106,8 @@ func Open(log *slog.Logger) (*Meter, error) {
 		return nil, fmt.Errorf("cpu accounting: %w", err)
 	}
 	m := &Meter{method: MethodProc, machine: machine, log: log}
+	m.tasks, _ = os.Open("/proc/self/task")
+	m.pressure = openPressure(unix.AT_FDCWD, "/proc/pressure/cpu")
 	if err := m.openCgroup(); err != nil {
 		m.why = err.Error()
 	}
@@ -198,7 +209,8 @@ func (m *Meter) newCgroup(name string) (*Group, error) {
 		dir.Close()
 		return nil, fmt.Errorf("cpu accounting: cgroup %s: cpu.stat: %w", name, err)
 	}
-	return &Group{name: name, meter: m, dir: dir, stat: os.NewFile(uintptr(fd), "cpu.stat")}, nil
+	return &Group{name: name, meter: m, dir: dir, stat: os.NewFile(uintptr(fd), "cpu.stat"),
+		pressure: openPressure(int(dir.Fd()), "cpu.pressure")}, nil
 }
 
 // Name is the group's party name.
@@ -223,15 +235,22 @@ func (g *Group) Prepare(cmd *exec.Cmd) {
 	cmd.SysProcAttr.CgroupFD = int(g.dir.Fd())
 }
 
-// Started tells the group of a process it started (MethodProc counts the
-// process and its descendants; nothing else needs it). Nil-safe.
-func (g *Group) Started(pid int) {
-	if g == nil || g.dir != nil || pid <= 0 {
-		return
+// Started tells the group of a process it started: MethodProc counts the
+// process and its descendants, and a group capped in a cgroup v1 twin
+// (Limit) moves them there. Nil-safe.
+func (g *Group) Started(pid int) error {
+	if g == nil || pid <= 0 {
+		return nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.roots = append(g.roots, pid)
+	if g.v1 != nil {
+		return g.moveTree(pid)
+	}
+	if g.dir == nil {
+		g.roots = append(g.roots, pid)
+	}
+	return nil
 }
 
 // Close removes the run's groups; a group whose processes are still
@@ -244,8 +263,14 @@ func (m *Meter) Close() {
 		g.remove()
 	}
 	m.groups = nil
+	m.limiter.close(m)
 	m.removeRunGroup()
 	m.machine.Close()
+	for _, f := range []*os.File{m.tasks, m.pressure} {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 // remove closes the group's files and removes its cgroup, waiting up to
@@ -255,18 +280,32 @@ func (g *Group) remove() {
 		return
 	}
 	g.stat.Close()
+	if g.pressure != nil {
+		g.pressure.Close()
+	}
 	g.dir.Close()
 	g.dir = nil
 	m := g.meter
+	removeWaiting(m.dir, g.name, m.name, m.log)
+	if g.v1 != nil {
+		g.v1.Close()
+		g.v1 = nil
+		removeWaiting(m.limiter.v1Run, g.name, "v1 "+m.name, m.log)
+	}
+}
+
+// removeWaiting removes the cgroup name under dir, waiting up to 2 s for
+// its processes to leave it; what it cannot remove it logs.
+func removeWaiting(dir *os.File, name, run string, log *slog.Logger) {
 	var err error
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		err = unix.Unlinkat(int(m.dir.Fd()), g.name, unix.AT_REMOVEDIR)
+		err = unix.Unlinkat(int(dir.Fd()), name, unix.AT_REMOVEDIR)
 		if err == nil || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
 			break
 		}
 	}
 	if err != nil && !errors.Is(err, unix.ENOENT) {
-		m.log.Warn("cpu accounting: cgroup left behind", "group", m.name+"/"+g.name, "err", err)
+		log.Warn("cpu accounting: cgroup left behind", "group", run+"/"+name, "err", err)
 	}
 }
 
@@ -297,12 +336,20 @@ func openDir(dirfd int, name string) (*os.File, error) {
 
 // RemoveStale removes the cgroups of runs whose process is gone (a run
 // killed with SIGKILL cannot remove its own) from the cgroup this process
-// runs in, and lists them. A group that still holds processes is left.
+// runs in and from its cgroup v1 cpu group (Limit's twins), and lists
+// them. A group that still holds processes is left.
 func RemoveStale() []string {
-	parentPath, err := ownCgroupDir()
-	if err != nil {
-		return nil
+	var removed []string
+	for _, own := range []func() (string, error){ownCgroupDir, ownV1CPUDir} {
+		if parentPath, err := own(); err == nil {
+			removed = append(removed, removeStaleIn(parentPath)...)
+		}
 	}
+	return removed
+}
+
+// removeStaleIn removes the run groups of dead processes in parentPath.
+func removeStaleIn(parentPath string) []string {
 	parent, err := openDir(unix.AT_FDCWD, parentPath)
 	if err != nil {
 		return nil

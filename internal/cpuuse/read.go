@@ -28,6 +28,8 @@ type Reading struct {
 	Self Times
 	// Machine is the CPU time of every CPU since boot, busy and idle.
 	Machine MachineTimes
+	// Waits are the parties' and the machine's waiting for a CPU.
+	Waits Waits
 }
 
 // MachineTimes is the machine's CPU time over all its CPUs since boot.
@@ -61,6 +63,7 @@ func (m *Meter) Read() (Reading, error) {
 		}
 		r.Groups[g.name] = t
 	}
+	r.Waits = m.readWaits(groups)
 	return r, nil
 }
 

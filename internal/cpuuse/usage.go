@@ -15,11 +15,13 @@ type Usage struct {
 	// window, from 0 to 1; -1 when the machine's counters did not move
 	// (a window shorter than their 10 ms tick).
 	IdleShare float64
+	// Waits are the waiting for a CPU between the readings.
+	Waits Waits
 }
 
 // Between is the usage from reading a to reading b.
 func Between(a, b Reading) Usage {
-	u := Usage{Window: b.At.Sub(a.At), Groups: map[string]Times{}, Self: b.Self.Sub(a.Self), IdleShare: -1}
+	u := Usage{Window: b.At.Sub(a.At), Groups: map[string]Times{}, Self: b.Self.Sub(a.Self), IdleShare: -1, Waits: b.Waits.Sub(a.Waits)}
 	for name, t := range b.Groups {
 		u.Groups[name] = t.Sub(a.Groups[name])
 	}

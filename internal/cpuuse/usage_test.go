@@ -91,3 +91,36 @@ func TestBetweenAndBoundBy(t *testing.T) {
 		t.Errorf("idle share %v of a window the counters did not see, want -1", still.IdleShare)
 	}
 }
+
+func TestParsePressure(t *testing.T) {
+	got, err := parsePressure([]byte("some avg10=0.00 avg60=0.65 avg300=8.64 total=3273134121\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"))
+	if err != nil || got != 3273134121*time.Microsecond {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "full avg10=0 total=5", "some avg10=0.00 total=x", "some total=-3"} {
+		if _, err := parsePressure([]byte(bad)); err == nil {
+			t.Errorf("%q read without error", bad)
+		}
+	}
+}
+
+func TestParseSchedstat(t *testing.T) {
+	got, err := parseSchedstat([]byte("198098255 25391550 819\n"))
+	if err != nil || got != 25391550 {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "5", "1 x 2"} {
+		if _, err := parseSchedstat([]byte(bad)); err == nil {
+			t.Errorf("%q read without error", bad)
+		}
+	}
+}
+
+func TestWaitsSubKeepsOnlyWhatBothRead(t *testing.T) {
+	a := Waits{Groups: map[string]time.Duration{"c": 10, "s": 5}, Throttled: map[string]time.Duration{}, Self: 7, Machine: -1}
+	b := Waits{Groups: map[string]time.Duration{"c": 25, "new": 3}, Throttled: map[string]time.Duration{"c": 4}, Self: 9, Machine: 100}
+	d := b.Sub(a)
+	if d.Groups["c"] != 15 || len(d.Groups) != 1 || d.Throttled["c"] != 4 || d.Self != 2 || d.Machine != -1 {
+		t.Errorf("got %+v", d)
+	}
+}

@@ -42,6 +42,9 @@ type bed struct {
 	// in processes of their own (in their clientGroup).
 	cpu        *cpuuse.Meter
 	ownProcess map[factor.Client]bool
+	// clientCPU are the own-process clients' groups, which yield to the
+	// emulator and servers and take each load's client CPU cap.
+	clientCPU map[factor.Client]*cpuuse.Group
 }
 
 // startTestbed builds the testbed of setup: its page from the page seed,
@@ -66,7 +69,8 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
 	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
-		paired: r.spec.Pairing, replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu, ownProcess: map[factor.Client]bool{}}
+		paired: r.spec.Pairing, replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu, ownProcess: map[factor.Client]bool{},
+		clientCPU: map[factor.Client]*cpuuse.Group{}}
 	for _, c := range r.spec.Clients() {
 		kind, err := clientKind(c)
 		if err != nil {
@@ -79,7 +83,11 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 			if env.CPU, err = r.cpu.Group(clientGroup(c)); err != nil {
 				return nil, errors.Join(err, b.close())
 			}
+			if err := env.CPU.Yield(); err != nil {
+				r.cfg.Log.Warn("the browser does not yield the CPU to the emulator and servers", "client", c, "err", err)
+			}
 			b.ownProcess[c] = true
+			b.clientCPU[c] = env.CPU
 		}
 		b.clients[c] = kind.New(env)
 	}

@@ -97,7 +97,32 @@ func (w *cpuWindow) record() results.CPU {
 		rec.IdlePct = results.F(100 * u.IdleShare)
 	}
 	rec.CPUBound = cpuuse.BoundBy(parties, u.Window, u.IdleShare)
+	rec.CPUWaits = w.waits(u.Waits)
 	return rec
+}
+
+// waits are the window's waiting for a CPU as the trial's columns.
+func (w *cpuWindow) waits(d cpuuse.Waits) results.CPUWaits {
+	var out results.CPUWaits
+	ms := func(d time.Duration, ok bool) *float64 {
+		if !ok || d < 0 {
+			return nil
+		}
+		return results.F(durationMs(d))
+	}
+	if w.client != "" {
+		wait, ok := d.Groups[w.client]
+		out.ClientCPUWaitMs = ms(wait, ok)
+		throttled, ok := d.Throttled[w.client]
+		out.ClientCPUThrottledMs = ms(throttled, ok)
+	}
+	if w.server != "" {
+		wait, ok := d.Groups[w.server]
+		out.ServerCPUWaitMs = ms(wait, ok)
+	}
+	out.QuicbenchCPUWaitMs = ms(d.Self, true)
+	out.MachineCPUWaitMs = ms(d.Machine, true)
+	return out
 }
 
 // durationMs is d in milliseconds.

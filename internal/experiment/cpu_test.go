@@ -114,6 +114,75 @@ func checkCPU(t *testing.T, tr results.Trial, method string, servers map[string]
 	if idle := *c.IdlePct; idle < 0 || idle > 100 {
 		t.Errorf("trial %s: idle %.1f %%", tr.ID, idle)
 	}
+	checkWaits(t, tr, method)
 	t.Logf("%s %s: PLT %.0f, window %.0f, browser %.0f, %s %.0f, quicbench %.0f (emulator %.0f), idle %.0f %%, bound %q",
 		tr.ID, tr.Protocol, *tr.PLT, window, client, c.ServerProcess, server, self, *c.EmulatorBusyMs, *c.IdlePct, c.CPUBound)
+}
+
+// checkWaits checks a trial's waiting columns: with cgroups, every party's
+// wait is read and none passes what its tasks could have waited (two
+// CPUs' worth of the window for a party, more for quicbench's threads
+// summed); the machine's pressure is read where the kernel has PSI.
+func checkWaits(t *testing.T, tr results.Trial, method string) {
+	t.Helper()
+	w, window := tr.CPU.CPUWaits, *tr.CPU.CPUWindowMs
+	if w.QuicbenchCPUWaitMs == nil || *w.QuicbenchCPUWaitMs < 0 || *w.QuicbenchCPUWaitMs > 20*window {
+		t.Errorf("trial %s: quicbench's wait %v in %.0f ms", tr.ID, w.QuicbenchCPUWaitMs, window)
+	}
+	if method != string(cpuuse.MethodCgroup) {
+		return
+	}
+	for name, wait := range map[string]*float64{"client": w.ClientCPUWaitMs, "server": w.ServerCPUWaitMs} {
+		if wait == nil || *wait < 0 || *wait > window+5 {
+			t.Errorf("trial %s: the %s's CPU pressure %v in %.0f ms", tr.ID, name, wait, window)
+		}
+	}
+}
+
+// TestAClientCPUCapHoldsTheBrowser: at client_cpu 0.5 the browser loading
+// 40 × 20 KB at 0 ms uses at most half a core over the measured visit and
+// its cap throttles it; uncapped in the same run it uses more and is not
+// throttled; the client_cpu column is null for unlimited (package plan
+// checks that only capped trials' IDs change).
+func TestAClientCPUCapHoldsTheBrowser(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	_, store, _ := runSpec(t, `repetitions: 1
+retries: 1
+netcheck: false
+factors:
+  networks: [{name: zero, rtt: 0ms}]
+  pages: [synthetic:40x20KB]
+  protocols: [h2]
+  client_cpu: [unlimited, 0.5]
+`)
+	if cpuAccounting(t, store) != string(cpuuse.MethodCgroup) {
+		t.Skip("no cgroups, no cap")
+	}
+	trials := trialsOf(t, store)
+	if len(trials) != 2 {
+		t.Fatalf("%d trials, want 2", len(trials))
+	}
+	for _, tr := range trials {
+		if tr.Status != results.StatusOK {
+			t.Fatalf("trial %s: %s %s", tr.ID, tr.Status, tr.Error)
+		}
+		c := tr.CPU
+		used, window := *c.ClientCPUUserMs+*c.ClientCPUSystemMs, *c.CPUWindowMs
+		capped := tr.ClientCPU != nil
+		if capped && *tr.ClientCPU != 0.5 {
+			t.Errorf("trial %s: client_cpu %v", tr.ID, *tr.ClientCPU)
+		}
+		throttled := c.ClientCPUThrottledMs
+		if throttled == nil {
+			t.Fatalf("trial %s: no throttled time read", tr.ID)
+		}
+		t.Logf("trial %s: browser %.0f ms of CPU in %.0f ms, throttled %.0f, waited %v", tr.ID, used, window, *throttled, *c.ClientCPUWaitMs)
+		switch {
+		case capped && (used > 0.5*window+cpuuse.LimitPeriod.Seconds()*1000 || *throttled <= 0):
+			t.Errorf("trial %s: capped at 0.5 the browser used %.0f ms in %.0f ms, throttled %.0f", tr.ID, used, window, *throttled)
+		case !capped && *throttled > 0:
+			t.Errorf("trial %s: uncapped, the browser was throttled %.0f ms", tr.ID, *throttled)
+		}
+	}
 }

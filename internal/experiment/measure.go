@@ -112,6 +112,9 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 	reseed()
 	var m Measured
 	var connErr error
+	if err := b.clientCPU[c.Levels.Client()].Limit(c.Levels.ClientCPU().Cores()); err != nil {
+		return Measured{}, fmt.Errorf("client CPU %s: %w", c.Levels.ClientCPU(), err)
+	}
 	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.ownProcess[c.Levels.Client()], p)
 	r, err := b.clients[c.Levels.Client()].Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),

@@ -113,6 +113,9 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	defer r.cpu.Close()
+	if err := r.cpu.CanLimit(); err != nil && r.spec.CapsClientCPU() {
+		return inputErrorf("client_cpu %v needs a CPU cap on the browser, which this machine cannot give: %v (run as root on a host with the cgroup cpu controller, or leave client_cpu out)", r.spec.LevelsOf(factor.IDClientCPU), err)
+	}
 	accounting := string(r.cpu.Method())
 	if why := r.cpu.Why(); why != "" {
 		accounting += " (" + why + ")"

@@ -184,3 +184,40 @@ func TestQUICStacks(t *testing.T) {
 		t.Errorf("experimental stacks %q, want quinn+bbr alone", experimental)
 	}
 }
+
+func TestClientCPULevels(t *testing.T) {
+	for in, want := range map[string]ClientCPU{"unlimited": "unlimited", "1": "1", "0.50": "0.5", " 2 ": "2", "0.25": "0.25", "1e0": "1"} {
+		if got, err := ParseClientCPU(in); err != nil || got != want {
+			t.Errorf("ParseClientCPU(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "0.05", "-1", "NaN", "Inf", "2000", "one", "max"} {
+		if _, err := ParseClientCPU(bad); err == nil || !strings.Contains(err.Error(), "client CPU") {
+			t.Errorf("ParseClientCPU(%q): %v, want an error naming the factor", bad, err)
+		}
+	}
+	if ClientCPU("0.5").Cores() != 0.5 || ClientCPUUnlimited.Cores() != 0 {
+		t.Error("cores")
+	}
+	f := Of(IDClientCPU)
+	if f.Compare("0.25", "1") >= 0 || f.Compare("unlimited", "1") <= 0 || f.Compare("1", "1") != 0 {
+		t.Error("client CPU levels do not order by cores, unlimited last")
+	}
+	if f.Words("1") != "1 client core" || f.Words("0.5") != "0.5 client cores" || f.Words("unlimited") != "unlimited client CPU" {
+		t.Errorf("words %q %q %q", f.Words("1"), f.Words("0.5"), f.Words("unlimited"))
+	}
+}
+
+func TestClientCPUIsInAKeyOnlyWhenLimited(t *testing.T) {
+	var l Levels
+	l.Set(IDNetwork, "n")
+	l.Set(IDProtocol, "h2")
+	l.Set(IDClientCPU, string(ClientCPUUnlimited))
+	if k := l.Key(ScopeCell); strings.Contains(k, "client_cpu") {
+		t.Errorf("key %q names the default client CPU", k)
+	}
+	l.Set(IDClientCPU, "0.5")
+	if k := l.Key(ScopeCell); !strings.Contains(k, "client_cpu=0.5") {
+		t.Errorf("key %q lacks client_cpu=0.5", k)
+	}
+}

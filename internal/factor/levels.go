@@ -2,6 +2,7 @@ package factor
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -208,15 +209,18 @@ type Capabilities struct {
 	// Warm: it can keep a browser running and give each load a context of
 	// its own (browser: warm).
 	Warm bool
+	// CPUCap: it runs in processes of its own, whose CPU a cgroup can cap
+	// (client_cpu).
+	CPUCap bool
 }
 
 // clients declares each client with what it can do.
 func clients() []Declared[Client, Capabilities] {
 	return []Declared[Client, Capabilities]{
 		{Level[Client]{ClientChromium, "real headless Chromium"},
-			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true}},
+			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true}},
 		{Level[Client]{ClientFirefox, "real headless Firefox (ESR): its own HTTP/3 stack, neqo"},
-			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true}},
+			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true}},
 		{Level[Client]{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
 			Capabilities{HAR: true, RepeatVisits: true}},
 	}
@@ -427,4 +431,53 @@ func QUICOf(server QUICServer, cc CC) (QUIC, error) {
 		return "", fmt.Errorf("QUIC server %s has no congestion control %q: use %s", server, cc, orList(have))
 	}
 	return stackOf(server, cc), nil
+}
+
+// ClientCPU is how much CPU the client may use: "unlimited", or a number
+// of cores (CPU time per wall time, so "0.5" is half of one core spread
+// over the load) — the device class a load stands for.
+type ClientCPU string
+
+// ClientCPUUnlimited is a client with the machine's CPU.
+const ClientCPUUnlimited ClientCPU = "unlimited"
+
+// The bounds of a client CPU level, in cores: the least a kernel cap
+// holds (1 ms in its 10 ms period), and a ceiling far above any host.
+const (
+	MinClientCPU float64 = 0.1
+	MaxClientCPU float64 = 1024
+)
+
+// ParseClientCPU reads a client CPU level, "unlimited" or cores from
+// MinClientCPU to MaxClientCPU, as its canonical text ("1", "0.5").
+func ParseClientCPU(s string) (ClientCPU, error) {
+	if strings.TrimSpace(s) == string(ClientCPUUnlimited) {
+		return ClientCPUUnlimited, nil
+	}
+	cores, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(cores) || cores < MinClientCPU || cores > MaxClientCPU {
+		return "", fmt.Errorf("client CPU %q is neither %q nor a number of cores from %g to %g (such as 1 or 0.5)", s, ClientCPUUnlimited, MinClientCPU, MaxClientCPU)
+	}
+	return ClientCPU(strconv.FormatFloat(cores, 'g', -1, 64)), nil
+}
+
+// Cores is the level's cores, 0 for unlimited (or no level).
+func (c ClientCPU) Cores() float64 {
+	cores, err := strconv.ParseFloat(string(c), 64)
+	if err != nil {
+		return 0
+	}
+	return cores
+}
+
+// clientCPUWords is a level as a label reads: "1 client core", "0.5
+// client cores", "unlimited client CPU".
+func clientCPUWords(level string) string {
+	switch level {
+	case string(ClientCPUUnlimited), "":
+		return "unlimited client CPU"
+	case "1":
+		return "1 client core"
+	}
+	return level + " client cores"
 }

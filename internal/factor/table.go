@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,7 @@ const (
 	IDVisit
 	IDCache
 	IDClient
+	IDClientCPU
 	IDBrowser
 	IDVisual
 	numFactors
@@ -55,6 +57,7 @@ const (
 	StoreText  Storage = iota // TEXT: the level
 	StoreCount                // INTEGER: a whole number (origins)
 	StoreFlag                 // BOOLEAN: "on" is true, "off" false
+	StoreCores                // REAL: cores; NULL is "unlimited" (client CPU)
 )
 
 // Factor is one factor, declared once: spec files, plans, results,
@@ -120,6 +123,9 @@ func declare() []Factor {
 		enumFactor(IDVisit, "visit", "visits", ScopeCell, "visits", Visits(), FirstVisit, suffix("visit")),
 		flagKey(flag(enumFactor(IDCache, "cache", "cache", ScopeCell, "cache levels", Caches(), CacheOff, prefix("cache")))),
 		implicit(enumFactor(IDClient, "client", "clients", ScopeCell, "clients", Clients(), ClientChromium, nil)),
+		{ID: IDClientCPU, Column: "client_cpu", SpecKey: "client_cpu", Scope: ScopeCell, What: "client CPU", Plural: "client CPU levels",
+			Default: string(ClientCPUUnlimited), Implicit: true, Store: StoreCores,
+			parse: func(s string) (string, error) { c, err := ParseClientCPU(s); return string(c), err }, words: clientCPUWords},
 		enumFactor(IDBrowser, "browser", "browser", ScopeRun, "browser modes", Browsers(), BrowserFresh, suffix("browser")),
 		implicit(flag(enumFactor(IDVisual, "visual", "visual", ScopeCell, "visual levels", Visuals(), VisualOff, prefix("visual")))),
 	}
@@ -202,8 +208,18 @@ func (f Factor) Compare(a, b string) int {
 		}
 	case f.ID == IDPage:
 		return ComparePages(a, b)
+	case f.Store == StoreCores:
+		return cmp.Compare(coresOrMost(a), coresOrMost(b))
 	}
 	return strings.Compare(a, b)
+}
+
+// coresOrMost is a client CPU level's cores, unlimited the most.
+func coresOrMost(level string) float64 {
+	if c := ClientCPU(level).Cores(); c > 0 {
+		return c
+	}
+	return math.Inf(1)
 }
 
 // Levels holds one level of every factor as its canonical text, by ID;
@@ -274,6 +290,9 @@ func (l Levels) Cache() Cache { return Cache(l[IDCache]) }
 
 // Client is what loads the page.
 func (l Levels) Client() Client { return Client(l[IDClient]) }
+
+// ClientCPU is the CPU the client may use.
+func (l Levels) ClientCPU() ClientCPU { return ClientCPU(l[IDClientCPU]) }
 
 // Browser is the browser mode.
 func (l Levels) Browser() Browser { return Browser(l[IDBrowser]) }

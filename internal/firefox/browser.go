@@ -186,8 +186,8 @@ func (f *Firefox) startOn(ctx context.Context, profile, netLogDir string) (*proc
 	p := &process{profile: profile}
 	f.CPU.Prepare(cmd)
 	url, err := p.launch(ctx, cmd)
-	if p.proc != nil {
-		f.CPU.Started(p.proc.Pid())
+	if p.proc != nil && err == nil {
+		err = f.CPU.Started(p.proc.Pid())
 	}
 	if err == nil {
 		err = p.connect(ctx, url, f.dialer())

@@ -215,13 +215,15 @@ func Run(p Process) (_ *Server, err error) {
 	if s.process, err = proc.Start(p.Cmd); err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", p.Name, p.Cmd.Path, err)
 	}
-	p.CPU.Started(s.process.Pid())
 	go func() { s.process.Wait(); close(s.exited) }()
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
+	if err = p.CPU.Started(s.process.Pid()); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name, err)
+	}
 	if p.Send != nil {
 		if err := p.Send(stdin); err != nil {
 			return nil, fmt.Errorf("%s: did not start: %w (%s)", p.Name, err, s.lastError())

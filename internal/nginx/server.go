@@ -147,12 +147,14 @@ func Start(cfg Config) (_ *Server, err error) {
 	if s.process, err = proc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("nginx: start %s: %w", cfg.Path, err)
 	}
-	cfg.CPU.Started(s.process.Pid())
 	defer func() {
 		if err != nil {
 			s.process.Kill()
 		}
 	}()
+	if err = cfg.CPU.Started(s.process.Pid()); err != nil {
+		return nil, fmt.Errorf("nginx: %w", err)
+	}
 	if err := s.waitListening(); err != nil {
 		return nil, err
 	}

@@ -242,3 +242,24 @@ func TestClientsAreCells(t *testing.T) {
 		}
 	}
 }
+
+// TestAClientCPUCapChangesOnlyItsCellsIDs: client_cpu levels are cells;
+// the unlimited ones keep the IDs of a spec without the factor, a capped
+// one's key names its cores.
+func TestAClientCPUCapChangesOnlyItsCellsIDs(t *testing.T) {
+	const base = "repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:1x1KB]\n  protocols: [h2, h3]\n"
+	before := map[string]bool{}
+	for _, tr := range Build(mustSpec(t, base)).Trials {
+		before[tr.ID] = true
+	}
+	p := Build(mustSpec(t, base+"  client_cpu: [unlimited, 0.5]\n"))
+	if p.Cells != 4 || len(p.Trials) != 8 {
+		t.Fatalf("%d cells, %d trials; want 4, 8", p.Cells, len(p.Trials))
+	}
+	for _, tr := range p.Trials {
+		capped := tr.Cell.Levels.ClientCPU() == "0.5"
+		if capped == before[tr.ID] || capped != strings.Contains(tr.Cell.Key(), "client_cpu=0.5") {
+			t.Errorf("trial %s (key %s, client CPU %s): in the spec without client_cpu %v", tr.ID, tr.Cell.Key(), tr.Cell.Levels.ClientCPU(), before[tr.ID])
+		}
+	}
+}

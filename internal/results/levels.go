@@ -41,6 +41,8 @@ func (l Levels) Factors() factor.Levels {
 			out.Set(id, flagLevel(f.Bool()))
 		case factor.StoreCount:
 			out.Set(id, strconv.FormatInt(f.Int(), 10))
+		case factor.StoreCores:
+			out.Set(id, coresLevel(f.Interface().(*float64)))
 		default:
 			out.Set(id, f.String())
 		}
@@ -64,11 +66,27 @@ func LevelsOf(l factor.Levels) (Levels, error) {
 				return out, fmt.Errorf("%s %q is not a whole number", factor.Of(id).What, text)
 			}
 			f.SetInt(n)
+		case factor.StoreCores:
+			cores := factor.ClientCPU(text).Cores()
+			if text != "" && text != string(factor.ClientCPUUnlimited) && cores <= 0 {
+				return out, fmt.Errorf("%s %q is no number of cores", factor.Of(id).What, text)
+			}
+			if cores > 0 {
+				f.Set(reflect.ValueOf(&cores))
+			}
 		default:
 			f.SetString(text)
 		}
 	}
 	return out, nil
+}
+
+// coresLevel is a cores column's level: "unlimited" for NULL.
+func coresLevel(cores *float64) string {
+	if cores == nil {
+		return string(factor.ClientCPUUnlimited)
+	}
+	return strconv.FormatFloat(*cores, 'g', -1, 64)
 }
 
 // flagLevel is a flag's level: "on" for true (factor.StoreFlag).

@@ -19,7 +19,7 @@ func TestLevelsHaveAColumnPerFactor(t *testing.T) {
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("parquet"), ",")
 		columns[name] = typ.Field(i).Type.Kind()
 	}
-	want := map[factor.Storage]reflect.Kind{factor.StoreText: reflect.String, factor.StoreCount: reflect.Int64, factor.StoreFlag: reflect.Bool}
+	want := map[factor.Storage]reflect.Kind{factor.StoreText: reflect.String, factor.StoreCount: reflect.Int64, factor.StoreFlag: reflect.Bool, factor.StoreCores: reflect.Pointer}
 	for _, f := range factor.Table() {
 		kind, ok := columns[f.Column]
 		if !ok {
@@ -40,18 +40,23 @@ func TestLevelsRoundTrip(t *testing.T) {
 	var l factor.Levels
 	for id, v := range map[factor.ID]string{factor.IDNetwork: "n", factor.IDPage: "synthetic:2x1KB", factor.IDOrigins: "4", factor.IDStack: "tcp+",
 		factor.IDServer: "nginx", factor.IDQUIC: "quinn+bbr", factor.IDProtocol: "h3", factor.IDVisit: "repeat", factor.IDCache: "on",
-		factor.IDClient: "loader", factor.IDBrowser: "warm", factor.IDVisual: "off"} {
+		factor.IDClient: "loader", factor.IDClientCPU: "0.5", factor.IDBrowser: "warm", factor.IDVisual: "off"} {
 		l.Set(id, v)
 	}
 	cols, err := LevelsOf(l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cols.Origins != 4 || !cols.Cache || cols.Visual || cols.QUIC != factor.QUICQuinnBBR || cols.Server != factor.ServerNginx {
+	if cols.Origins != 4 || !cols.Cache || cols.Visual || cols.QUIC != factor.QUICQuinnBBR || cols.Server != factor.ServerNginx ||
+		cols.ClientCPU == nil || *cols.ClientCPU != 0.5 {
 		t.Errorf("columns %+v", cols)
 	}
 	if back := cols.Factors(); back != l {
 		t.Errorf("round trip: %v, want %v", back, l)
+	}
+	l.Set(factor.IDClientCPU, string(factor.ClientCPUUnlimited))
+	if cols, err := LevelsOf(l); err != nil || cols.ClientCPU != nil || cols.Factors() != l {
+		t.Errorf("unlimited: column %v (%v), back %v", cols.ClientCPU, err, cols.Factors())
 	}
 	l.Set(factor.IDOrigins, "many")
 	if _, err := LevelsOf(l); err == nil || !strings.Contains(err.Error(), `origins "many"`) {

@@ -57,8 +57,10 @@ type Levels struct {
 	Visit    factor.Visit    `parquet:"visit"`
 	Cache    bool            `parquet:"cache"`
 	Client   factor.Client   `parquet:"client"`
-	Browser  factor.Browser  `parquet:"browser"`
-	Visual   bool            `parquet:"visual"` // frames captured, visual metrics computed
+	// ClientCPU is the cores the client could use; null: unlimited.
+	ClientCPU *float64       `parquet:"client_cpu,optional"`
+	Browser   factor.Browser `parquet:"browser"`
+	Visual    bool           `parquet:"visual"` // frames captured, visual metrics computed
 }
 
 // QUICValues are the parts of the trial's QUIC stack: its server (quic-go
@@ -256,6 +258,24 @@ type CPU struct {
 	EmulatorBusyMs       *float64 `parquet:"emulator_busy_ms,optional"`
 	IdlePct              *float64 `parquet:"idle_pct,optional"`
 	CPUBound             string   `parquet:"cpu_bound"`
+	CPUWaits
+}
+
+// CPUWaits are how long the load's parties waited for a CPU over the
+// same window, in ms: the client's and the server's cgroup CPU pressure
+// (the wall time at least one of their tasks was ready to run but not
+// running; null without cgroups or PSI), quicbench's threads' time on a
+// run queue summed over its threads, and the machine's CPU pressure
+// (/proc/pressure/cpu; null without PSI). client_cpu_throttled_ms is the
+// part of the client's waiting its client_cpu cap imposed (the cap's
+// throttled time, summed over the CPUs it held the client back on; null
+// when the client had no cgroup for a cap).
+type CPUWaits struct {
+	ClientCPUWaitMs      *float64 `parquet:"client_cpu_wait_ms,optional"`
+	ClientCPUThrottledMs *float64 `parquet:"client_cpu_throttled_ms,optional"`
+	ServerCPUWaitMs      *float64 `parquet:"server_cpu_wait_ms,optional"`
+	QuicbenchCPUWaitMs   *float64 `parquet:"quicbench_cpu_wait_ms,optional"`
+	MachineCPUWaitMs     *float64 `parquet:"machine_cpu_wait_ms,optional"`
 }
 
 // VisualMetrics are a visual trial's metrics from its frames, in ms from

@@ -452,8 +452,16 @@ func (s *Spec) checkClient(c factor.Client) error {
 		return fmt.Errorf("artifacts: {netlog: true} needs client %s: the %s client is no browser and keeps no net log", factor.ClientsThat(func(c factor.Capabilities) bool { return c.NetLog }), c)
 	case s.Browser() == factor.BrowserWarm && !caps.Warm:
 		return fmt.Errorf("browser warm needs client %s: the %s client keeps no browser between loads", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Warm }), c)
+	case s.CapsClientCPU() && !caps.CPUCap:
+		return fmt.Errorf("client_cpu %v needs client %s: the %s client runs inside quicbench's own process, whose CPU cannot be capped apart", s.LevelsOf(factor.IDClientCPU), factor.ClientsThat(func(c factor.Capabilities) bool { return c.CPUCap }), c)
 	}
 	return nil
+}
+
+// CapsClientCPU says some cell's client has a CPU cap (client_cpu other
+// than unlimited).
+func (s *Spec) CapsClientCPU() bool {
+	return slices.ContainsFunc(s.LevelsOf(factor.IDClientCPU), func(l string) bool { return factor.ClientCPU(l).Cores() > 0 })
 }
 
 // framesReason says why client c captures no frames.

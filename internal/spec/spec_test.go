@@ -180,6 +180,10 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "  visual: [on, maybe]\n", `line 5: visual "maybe" is unknown: use off or on`},
 		{base + "  visual: on\nclient: loader\n", "visual on needs client chromium or firefox: the loader client does not render pages"},
 		{base + "  visual: {on: 1}\n", "line 5: cannot unmarshal"},
+		{base + "  client_cpu: [1, none]\n", `client CPU "none" is neither "unlimited" nor a number of cores from 0.1 to 1024`},
+		{base + "  client_cpu: [0.01]\n", `client CPU "0.01" is neither`},
+		{base + "  client_cpu: [1, 1.0]\n", `client CPU "1.0" is already listed`},
+		{base + "  client_cpu: [0.5]\nclient: loader\n", "client_cpu [0.5] needs client chromium or firefox: the loader client runs inside quicbench's own process"},
 		{base + "  corpus: {kind: web2023, pages: 3}\n", `corpus kind "web2023" is unknown: use web2024`},
 		{base + "  corpus: {kind: web2024, pages: 0}\n", "corpus pages 0 is outside 1 to 100000"},
 		{base + "  corpus: {kind: web2024, pages: 2, size: 3}\n", `unknown key "size"`},
@@ -434,5 +438,25 @@ func TestRepetitionsUntilSpec(t *testing.T) {
 	one := "repetitions: {min: 5, max: 10, until: {ci_ratio: 0.03}}\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:1x1KB]\n  protocols: [h3]\n"
 	if _, err := Parse([]byte(one)); err == nil || !strings.Contains(err.Error(), "needs two protocols") {
 		t.Errorf("one protocol: %v", err)
+	}
+}
+
+// TestClientCPUIsACellFactor: client_cpu levels multiply the cells, are
+// canonical, and a spec without them has the unlimited client only.
+func TestClientCPUIsACellFactor(t *testing.T) {
+	base := "repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:1x1KB]\n"
+	s, err := Parse([]byte(base + "  client_cpu: [unlimited, 1, 0.50]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.LevelsOf(factor.IDClientCPU); !slices.Equal(got, []string{"unlimited", "1", "0.5"}) || !s.CapsClientCPU() {
+		t.Errorf("levels %v, caps %v", got, s.CapsClientCPU())
+	}
+	plain, err := Parse([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plain.LevelsOf(factor.IDClientCPU); !slices.Equal(got, []string{"unlimited"}) || plain.CapsClientCPU() || s.Trials() != 3*plain.Trials() {
+		t.Errorf("without client_cpu: levels %v, caps %v; trials %d and %d", got, plain.CapsClientCPU(), s.Trials(), plain.Trials())
 	}
 }

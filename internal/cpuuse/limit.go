@@ -1,0 +1,362 @@
+package cpuuse
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/proc"
+)
+
+// Limits: a limited group's CPU is capped per LimitPeriod, and a group
+// that yields weighs YieldWeight against the others' default.
+const (
+	// LimitPeriod is the period a CPU cap is enforced over: a group capped
+	// at 0.5 cores may run 5 ms of every 10 ms. Short, so that a capped
+	// browser runs slower rather than in 100 ms bursts.
+	LimitPeriod = 10 * time.Millisecond
+	// MinLimit is the smallest cap, in cores: the kernel refuses a quota
+	// under 1 ms per period.
+	MinLimit = 0.1
+	// yieldWeightV2 and yieldSharesV1 are a yielding group's weight:
+	// a tenth of the default (cpu.weight 100, cpu.shares 1024).
+	yieldWeightV2 = 10
+	yieldSharesV1 = 102
+)
+
+// limiter holds what capping groups needs, made on first use: the cpu
+// controller in the run's cgroup v2 group, or, on a host that binds the
+// cpu controller to a cgroup v1 hierarchy beside the v2 one, the run's
+// twin group in that hierarchy.
+type limiter struct {
+	// v1Parent and v1Run are the v1 cpu cgroup quicbench runs in and the
+	// run's group in it; nil with the v2 controller.
+	v1Parent, v1Run *os.File
+	// err says why groups cannot be limited here.
+	err error
+}
+
+// Yield makes the group give way to the others when they want the same
+// CPU (a tenth of their weight): the emulator and the servers before the
+// browser. It holds for processes started after it.
+func (g *Group) Yield() error {
+	if err := g.limitable(); err != nil {
+		return err
+	}
+	if g.v1 != nil {
+		return writeAt(g.v1, "cpu.shares", strconv.Itoa(yieldSharesV1))
+	}
+	return writeAt(g.dir, "cpu.weight", strconv.Itoa(yieldWeightV2))
+}
+
+// Limit caps the group at cores of CPU time per wall time (0: no cap),
+// from now on; it holds for processes started after the group's first
+// Yield or Limit. A cap needs cgroups with the cpu controller: without
+// them Limit(0) does nothing and a cap is an error that says why.
+func (g *Group) Limit(cores float64) error {
+	if cores != 0 && cores < MinLimit {
+		return fmt.Errorf("cpu limit: %g cores is below the least, %g", cores, MinLimit)
+	}
+	if err := g.limitable(); err != nil {
+		if cores == 0 {
+			return nil
+		}
+		return err
+	}
+	period := LimitPeriod.Microseconds()
+	quota := int64(cores * float64(period))
+	if g.v1 != nil {
+		if err := writeAt(g.v1, "cpu.cfs_period_us", strconv.FormatInt(period, 10)); err != nil {
+			return err
+		}
+		if cores == 0 {
+			return writeAt(g.v1, "cpu.cfs_quota_us", "-1")
+		}
+		return writeAt(g.v1, "cpu.cfs_quota_us", strconv.FormatInt(quota, 10))
+	}
+	text := fmt.Sprintf("max %d", period)
+	if cores != 0 {
+		text = fmt.Sprintf("%d %d", quota, period)
+	}
+	return writeAt(g.dir, "cpu.max", text)
+}
+
+// limitable makes the group ready for caps and weights: the meter's
+// limiter, and the group's v1 twin where the limiter uses one.
+func (g *Group) limitable() error {
+	if g == nil || g.dir == nil {
+		return errors.New("cpu limit: groups are counted from /proc here, not in cgroups (run as root, or in a delegated cgroup)")
+	}
+	l := g.meter.limits()
+	if l.err != nil {
+		return l.err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if l.v1Run == nil || g.v1 != nil {
+		return nil
+	}
+	if err := unix.Mkdirat(int(l.v1Run.Fd()), g.name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("cpu limit: make v1 cpu group %s: %w", g.name, err)
+	}
+	dir, err := openDir(int(l.v1Run.Fd()), g.name)
+	if err != nil {
+		return fmt.Errorf("cpu limit: v1 cpu group %s: %w", g.name, err)
+	}
+	g.v1 = dir
+	return nil
+}
+
+// CanLimit says why groups cannot be capped here (nil when they can):
+// Limit needs cgroups and the cpu controller.
+func (m *Meter) CanLimit() error {
+	if m.dir == nil {
+		return fmt.Errorf("cpu limit: no cgroup for this run (%s)", m.why)
+	}
+	return m.limits().err
+}
+
+// limits is the meter's limiter, made on first use.
+func (m *Meter) limits() *limiter {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.limiter == nil {
+		m.limiter = m.newLimiter()
+	}
+	return m.limiter
+}
+
+// newLimiter turns on the cpu controller for the run's group, else makes
+// the run's twin in the v1 cpu hierarchy; its err says why neither works.
+func (m *Meter) newLimiter() *limiter {
+	if m.dir == nil {
+		return &limiter{err: errors.New("cpu limit: no cgroup for this run")}
+	}
+	errV2 := m.enableV2()
+	if errV2 == nil {
+		return &limiter{}
+	}
+	l, errV1 := m.v1Twin()
+	if errV1 == nil {
+		return l
+	}
+	return &limiter{err: fmt.Errorf("cpu limit: no cpu controller here (cgroup v2: %v; v1: %v)", errV2, errV1)}
+}
+
+// enableV2 turns the cpu controller on for the run's group's children.
+func (m *Meter) enableV2() error {
+	have, err := readAt(m.parent, "cgroup.controllers")
+	if err != nil {
+		return err
+	}
+	if !hasWord(have, "cpu") {
+		return errors.New("the cpu controller is not available in this process's cgroup")
+	}
+	if on, _ := readAt(m.parent, "cgroup.subtree_control"); !hasWord(on, "cpu") {
+		if err := writeAt(m.parent, "cgroup.subtree_control", "+cpu"); err != nil {
+			return fmt.Errorf("turn on cpu for this process's cgroup: %w", err)
+		}
+	}
+	return writeAt(m.dir, "cgroup.subtree_control", "+cpu")
+}
+
+// v1Twin makes the run's group, named as the v2 one, in the cgroup v1
+// hierarchy that holds the cpu controller.
+func (m *Meter) v1Twin() (*limiter, error) {
+	path, err := ownV1CPUDir()
+	if err != nil {
+		return nil, err
+	}
+	parent, err := openDir(unix.AT_FDCWD, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Mkdirat(int(parent.Fd()), m.name, 0o755); err != nil {
+		parent.Close()
+		return nil, fmt.Errorf("make a group in %s: %w", path, err)
+	}
+	run, err := openDir(int(parent.Fd()), m.name)
+	if err != nil {
+		unix.Unlinkat(int(parent.Fd()), m.name, unix.AT_REMOVEDIR)
+		parent.Close()
+		return nil, err
+	}
+	return &limiter{v1Parent: parent, v1Run: run}, nil
+}
+
+// ownV1CPUDir is the directory of this process's group in the cgroup v1
+// hierarchy that holds the cpu controller.
+func ownV1CPUDir() (string, error) {
+	mount, root, err := v1CPUMount()
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(data)) {
+		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(parts) == 3 && hasWord(strings.ReplaceAll(parts[1], ",", " "), "cpu") {
+			rel, ok := strings.CutPrefix(parts[2], root)
+			if !ok {
+				return "", fmt.Errorf("this process's cpu cgroup %s is outside its mount's root %s", parts[2], root)
+			}
+			return mount + "/" + strings.TrimPrefix(rel, "/"), nil
+		}
+	}
+	return "", errors.New("this process is in no cgroup v1 cpu group")
+}
+
+// v1CPUMount finds the cgroup v1 mount of the cpu controller.
+func v1CPUMount() (mount, root string, err error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		head, tail, found := strings.Cut(sc.Text(), " - ")
+		fields, after := strings.Fields(head), strings.Fields(tail)
+		if found && len(fields) >= 5 && len(after) >= 3 && after[0] == "cgroup" && hasWord(strings.ReplaceAll(after[2], ",", " "), "cpu") {
+			return fields[4], fields[3], nil
+		}
+	}
+	return "", "", errors.New("no cgroup v1 cpu hierarchy is mounted")
+}
+
+// hasWord says text has word among its space-separated words.
+func hasWord(text, word string) bool {
+	for _, w := range strings.Fields(text) {
+		if w == word {
+			return true
+		}
+	}
+	return false
+}
+
+// moveTree puts process pid and its descendants into the group's v1
+// twin: v1 has no way to start a process in a group, so a browser joins
+// its twin just after it starts, with what it forked by then. Passes
+// repeat until one finds nothing to move.
+func (g *Group) moveTree(pid int) error {
+	moved := map[int]bool{}
+	for pass := 0; pass < 10; pass++ {
+		todo := []int{}
+		if !moved[pid] {
+			todo = append(todo, pid)
+		}
+		for _, p := range descendants(proc.List(), pid) {
+			if !moved[p] {
+				todo = append(todo, p)
+			}
+		}
+		if len(todo) == 0 {
+			return nil
+		}
+		for _, p := range todo {
+			if err := writeAt(g.v1, "cgroup.procs", strconv.Itoa(p)); err != nil && !errors.Is(err, unix.ESRCH) {
+				return fmt.Errorf("cpu limit: move process %d into %s: %w", p, g.name, err)
+			}
+			moved[p] = true
+		}
+	}
+	return nil
+}
+
+// descendants are the processes in list below pid.
+func descendants(list []proc.Info, pid int) []int {
+	children := map[int][]int{}
+	for _, p := range list {
+		children[p.PPID] = append(children[p.PPID], p.PID)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 && len(out) < 4096 {
+		next := queue[0]
+		queue = queue[1:]
+		out = append(out, children[next]...)
+		queue = append(queue, children[next]...)
+	}
+	return out
+}
+
+// throttled is the time the group's cap held it back, if it is capped
+// by a controller that counts it.
+func (g *Group) throttled() (time.Duration, bool) {
+	if g.v1 != nil {
+		data, err := readAt(g.v1, "cpu.stat")
+		if err != nil {
+			return 0, false
+		}
+		ns, ok := statField(data, "throttled_time")
+		return time.Duration(ns), ok
+	}
+	if g.stat == nil {
+		return 0, false
+	}
+	buf := make([]byte, 1024)
+	n, _ := g.stat.ReadAt(buf, 0)
+	usec, ok := statField(string(buf[:max(n, 0)]), "throttled_usec")
+	return time.Duration(usec) * time.Microsecond, ok
+}
+
+// statField is the value of key in a cpu.stat's "key value" lines.
+func statField(data, key string) (int64, bool) {
+	for line := range strings.Lines(data) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok && k == key {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// readAt reads the small file name under dir.
+func readAt(dir *os.File, name string) (string, error) {
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return "", err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, err := f.Read(buf)
+	if err != nil && n == 0 {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// writeAt writes text to the control file name under dir.
+func writeAt(dir *os.File, name, text string) error {
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte(text)); err != nil {
+		return fmt.Errorf("cgroup %s: write %q: %w", name, text, err)
+	}
+	return nil
+}
+
+// close removes the v1 twin of the run and closes its files.
+func (l *limiter) close(m *Meter) {
+	if l == nil || l.v1Run == nil {
+		return
+	}
+	l.v1Run.Close()
+	if err := unix.Unlinkat(int(l.v1Parent.Fd()), m.name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+		m.log.Warn("cpu limit: v1 cgroup left behind", "group", m.name, "err", err)
+	}
+	l.v1Parent.Close()
+}

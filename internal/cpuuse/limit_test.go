@@ -1,0 +1,128 @@
+package cpuuse
+
+import (
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// spin is a shell command that keeps one CPU busy until killed.
+const spin = `while :; do :; done`
+
+// TestALimitedGroupGetsItsShareAndWaitsTheRest: a group capped at half a
+// core, whose process spins, uses about half a core; its cap's holding
+// back shows as throttled time and as waiting in its CPU pressure; Close
+// removes its groups in both hierarchies.
+func TestALimitedGroupGetsItsShareAndWaitsTheRest(t *testing.T) {
+	testenv.RequireRoot(t)
+	m, err := Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	g, err := m.Group("client-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Limit(0.5); err != nil {
+		t.Skipf("no cpu limits here: %v", err)
+	}
+	if err := g.Yield(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", spin)
+	g.Prepare(cmd)
+	p, err := proc.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if err := g.Started(p.Pid()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // past the start
+	before, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	after, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := Between(before, after)
+	cores := Cores(u.Groups["client-test"], u.Window)
+	if cores < 0.35 || cores > 0.6 {
+		t.Errorf("a spinning process capped at 0.5 cores used %.2f", cores)
+	}
+	throttled, ok := u.Waits.Throttled["client-test"]
+	if !ok || throttled < 300*time.Millisecond {
+		t.Errorf("throttled %v (read: %v) over %v at half a core", throttled, ok, u.Window)
+	}
+	if wait, ok := u.Waits.Groups["client-test"]; ok && wait < 300*time.Millisecond {
+		t.Errorf("the capped group waited %v of %v by its CPU pressure", wait, u.Window)
+	}
+	if err := g.Limit(0); err != nil {
+		t.Fatal(err)
+	}
+	r0, _ := m.Read()
+	time.Sleep(500 * time.Millisecond)
+	r1, _ := m.Read()
+	if u := Between(r0, r1); Cores(u.Groups["client-test"], u.Window) < 0.8 {
+		t.Errorf("uncapped, the spinning process used %.2f cores", Cores(u.Groups["client-test"], u.Window))
+	}
+}
+
+// TestPressureCountsTasksWaitingBehindEachOther: three spinning
+// processes in a group on a machine of fewer CPUs wait for them, and the
+// group's pressure says so; a group of one sleeping process waits
+// (almost) not at all.
+func TestPressureCountsTasksWaitingBehindEachOther(t *testing.T) {
+	testenv.RequireRoot(t)
+	m, err := Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close) // after the processes' cleanups
+	busy, _ := m.Group("busy")
+	idle, _ := m.Group("idle")
+	if busy == nil || idle == nil || busy.pressure == nil {
+		t.Skip("no cgroup CPU pressure here")
+	}
+	start := func(g *Group, script string) {
+		cmd := exec.Command("sh", "-c", script)
+		g.Prepare(cmd)
+		p, err := proc.Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Kill() })
+	}
+	start(idle, "sleep 30")
+	before, _ := m.Read()
+	for range runtimeCPUs() + 1 {
+		start(busy, spin)
+	}
+	time.Sleep(time.Second)
+	after, _ := m.Read()
+	u := Between(before, after)
+	if w := u.Waits.Groups["busy"]; w < 200*time.Millisecond {
+		t.Errorf("more spinners than CPUs waited %v in %v", w, u.Window)
+	}
+	if w := u.Waits.Groups["idle"]; w > 20*time.Millisecond {
+		t.Errorf("a sleeping process waited %v", w)
+	}
+	if u.Waits.Machine >= 0 && u.Waits.Machine < 200*time.Millisecond {
+		t.Errorf("the machine's pressure rose %v", u.Waits.Machine)
+	}
+	if u.Waits.Self < 0 {
+		t.Error("quicbench's own wait was not read")
+	}
+}
+
+// runtimeCPUs is the number of CPUs this process may run on.
+func runtimeCPUs() int { return runtime.NumCPU() }
