@@ -15,8 +15,10 @@ import (
 // its loads of the ms of CPU each party used over the measured visit
 // (results.CPU); Client and Server are nil for a party in quicbench's
 // process, whose CPU is in Quicbench's. Total is the median of each load's
-// client, server and quicbench CPU together. Bound counts the loads that
-// were CPU-bound, and BoundBy by whom ("client 3, machine 1").
+// client, server and quicbench CPU together. The waits are medians of the
+// ms each party waited for a CPU (results.CPUWaits; the client's beyond
+// its cap's throttling), nil where not measured. Bound counts the loads
+// that were CPU-bound, and BoundBy by whom ("client 3, machine 1").
 type CPU struct {
 	Protocol  factor.Protocol `json:"protocol"`
 	Loads     int             `json:"loads"`
@@ -28,8 +30,14 @@ type CPU struct {
 	Emulator  float64         `json:"emulator_busy_ms"`
 	IdlePct   float64         `json:"idle_pct"`
 	TotalMs   float64         `json:"total_ms"`
-	Bound     int             `json:"cpu_bound_loads"`
-	BoundBy   string          `json:"cpu_bound_by"`
+	// ClientWaitMs, ServerWaitMs and QuicbenchWaitMs are the parties'
+	// median waits; ClientThrottledMs the client cap's.
+	ClientWaitMs      *float64 `json:"client_wait_ms"`
+	ClientThrottledMs *float64 `json:"client_throttled_ms"`
+	ServerWaitMs      *float64 `json:"server_wait_ms"`
+	QuicbenchWaitMs   *float64 `json:"quicbench_wait_ms"`
+	Bound             int      `json:"cpu_bound_loads"`
+	BoundBy           string   `json:"cpu_bound_by"`
 }
 
 // SettingCPU is the protocols' CPU in one setting, and the compared
@@ -137,6 +145,8 @@ func cpuOf(p factor.Protocol, ts []results.Trial) CPU {
 		ClientMs: median(client), Server: ts[0].ServerProcess, ServerMs: median(server), Quicbench: *median(self),
 		Emulator: orZero(median(func(t results.Trial) *float64 { return t.EmulatorBusyMs })),
 		IdlePct:  orZero(median(func(t results.Trial) *float64 { return t.IdlePct })), TotalMs: *median(total)}
+	c.ClientWaitMs, c.ClientThrottledMs = median(clientBeyondCap), median(func(t results.Trial) *float64 { return t.ClientCPUThrottledMs })
+	c.ServerWaitMs, c.QuicbenchWaitMs = median(func(t results.Trial) *float64 { return t.ServerCPUWaitMs }), median(func(t results.Trial) *float64 { return t.QuicbenchCPUWaitMs })
 	var by []string
 	for _, who := range slices.Sorted(maps.Keys(bound)) {
 		c.Bound += bound[who]
@@ -144,6 +154,19 @@ func cpuOf(p factor.Protocol, ts []results.Trial) CPU {
 	}
 	c.BoundBy = strings.Join(by, ", ")
 	return c
+}
+
+// clientBeyondCap is the time t's client waited for a CPU beyond what its
+// cap imposed (never below 0); nil where its wait was not measured.
+func clientBeyondCap(t results.Trial) *float64 {
+	if t.ClientCPUWaitMs == nil {
+		return nil
+	}
+	w := *t.ClientCPUWaitMs
+	if t.ClientCPUThrottledMs != nil {
+		w = max(0, w-*t.ClientCPUThrottledMs)
+	}
+	return &w
 }
 
 // orZero is *v, or 0 for nil.

@@ -63,7 +63,7 @@ func TestALimitedGroupGetsItsShareAndWaitsTheRest(t *testing.T) {
 	if !ok || throttled < 300*time.Millisecond {
 		t.Errorf("throttled %v (read: %v) over %v at half a core", throttled, ok, u.Window)
 	}
-	if wait, ok := u.Waits.Groups["client-test"]; ok && wait < 300*time.Millisecond {
+	if wait, ok := u.Waits.Groups["client-test"]; ok && wait < 100*time.Millisecond {
 		t.Errorf("the capped group waited %v of %v by its CPU pressure", wait, u.Window)
 	}
 	if err := g.Limit(0); err != nil {

@@ -39,7 +39,8 @@ func Cores(t Times, window time.Duration) float64 {
 	return float64(t.Total()) / float64(window)
 }
 
-// Thresholds of a CPU-bound load.
+// Thresholds of a CPU-bound load by the usage rule, where no wait is
+// measured: a busy multi-process browser can use them without waiting.
 const (
 	// BoundCores is the share of one core a party must use over a load
 	// for the load to be CPU-bound by it: the party then waited for the
@@ -49,6 +50,53 @@ const (
 	// CPU-bound by the machine: every core was busy, whoever used them.
 	BoundIdle = 0.1
 )
+
+// BoundWait is the share of a load a party must have waited for a CPU,
+// beyond what a cap of its own imposed, for the load to be CPU-bound by
+// it. Chosen from the demo comparison on a quiet machine and beside CPU
+// hogs (BENCHMARKS.md, "CPU waiting"): quiet loads of a one-core client
+// waited at most ~0.11 of the load, loads beside a hog on both cores at
+// least ~0.2.
+const BoundWait = 0.15
+
+// Waiting is a party of a load and how long it waited for a CPU over the
+// load, beyond what its own cap imposed; negative when not measured.
+type Waiting struct {
+	Name string
+	Wait time.Duration
+}
+
+// BoundByWait names what made a load CPU-bound by the measured wait: the
+// party that waited longest if it waited at least BoundWait of window,
+// else "machine" when no party's wait was measured and the machine's
+// (negative: unmeasured) was at least BoundWait of it; "" when neither.
+// ok is false when nothing was measured (then BoundBy's usage rule is all
+// there is).
+func BoundByWait(parties []Waiting, machine, window time.Duration) (bound string, ok bool) {
+	if window <= 0 {
+		return "", false
+	}
+	busiest, most, measured := "", time.Duration(float64(window)*BoundWait), false
+	for _, p := range parties {
+		if p.Wait < 0 {
+			continue
+		}
+		measured = true
+		if p.Wait >= most {
+			busiest, most = p.Name, p.Wait
+		}
+	}
+	switch {
+	case measured:
+		return busiest, true
+	case machine >= 0:
+		if float64(machine) >= float64(window)*BoundWait {
+			return "machine", true
+		}
+		return "", true
+	}
+	return "", false
+}
 
 // Party is a party of a load and its usage, for BoundBy.
 type Party struct {

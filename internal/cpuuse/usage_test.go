@@ -124,3 +124,28 @@ func TestWaitsSubKeepsOnlyWhatBothRead(t *testing.T) {
 		t.Errorf("got %+v", d)
 	}
 }
+
+func TestBoundByWait(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		parties []Waiting
+		machine time.Duration
+		want    string
+		ok      bool
+	}{
+		{[]Waiting{{"client", 50 * ms}, {"server", 10 * ms}}, 900 * ms, "", true},       // the machine's wait is the capped client's
+		{[]Waiting{{"client", 200 * ms}, {"quicbench", 300 * ms}}, 0, "quicbench", true}, // the longest wait names it
+		{[]Waiting{{"client", 150 * ms}}, -1, "client", true},                            // exactly the share
+		{[]Waiting{{"client", -1}}, 400 * ms, "machine", true},                           // only the machine measured
+		{[]Waiting{{"client", -1}}, 100 * ms, "", true},
+		{[]Waiting{{"client", -1}}, -1, "", false},
+	} {
+		got, ok := BoundByWait(c.parties, c.machine, time.Second)
+		if got != c.want || ok != c.ok {
+			t.Errorf("BoundByWait(%v, %v) = %q, %v; want %q, %v", c.parties, c.machine, got, ok, c.want, c.ok)
+		}
+	}
+	if _, ok := BoundByWait(nil, time.Second, 0); ok {
+		t.Error("an empty window judged")
+	}
+}

@@ -96,9 +96,37 @@ func (w *cpuWindow) record() results.CPU {
 	if u.IdleShare >= 0 {
 		rec.IdlePct = results.F(100 * u.IdleShare)
 	}
-	rec.CPUBound = cpuuse.BoundBy(parties, u.Window, u.IdleShare)
 	rec.CPUWaits = w.waits(u.Waits)
+	bound, measured := cpuuse.BoundByWait(w.waiting(u.Waits), u.Waits.Machine, u.Window)
+	if !measured {
+		bound = cpuuse.BoundBy(parties, u.Window, u.IdleShare)
+	}
+	rec.CPUBound = bound
 	return rec
+}
+
+// waiting are the parties' waits for a CPU beyond their caps, for the
+// verdict: the client's pressure less its cap's throttling, the server's
+// pressure, quicbench's threads' wait; -1 where unmeasured.
+func (w *cpuWindow) waiting(d cpuuse.Waits) []cpuuse.Waiting {
+	out := []cpuuse.Waiting{{Name: "quicbench", Wait: d.Self}}
+	if w.client != "" {
+		wait, ok := d.Groups[w.client]
+		if !ok {
+			wait = -1
+		} else if wait -= d.Throttled[w.client]; wait < 0 {
+			wait = 0
+		}
+		out = append(out, cpuuse.Waiting{Name: "client", Wait: wait})
+	}
+	if w.server != "" {
+		wait, ok := d.Groups[w.server]
+		if !ok {
+			wait = -1
+		}
+		out = append(out, cpuuse.Waiting{Name: "server", Wait: wait})
+	}
+	return out
 }
 
 // waits are the window's waiting for a CPU as the trial's columns.

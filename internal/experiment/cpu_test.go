@@ -7,6 +7,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/cpuuse"
+	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -184,5 +185,13 @@ factors:
 		case !capped && *throttled > 0:
 			t.Errorf("trial %s: uncapped, the browser was throttled %.0f ms", tr.ID, *throttled)
 		}
+	}
+}
+
+// TestTheReportStatesTheWaitRuleInForce: the report's words for a
+// CPU-bound load give the share the runner judges by.
+func TestTheReportStatesTheWaitRuleInForce(t *testing.T) {
+	if want := fmt.Sprintf("at least %.0f %% of it", 100*cpuuse.BoundWait); !strings.Contains(report.BoundRule, want) {
+		t.Errorf("report.BoundRule %q lacks %q", report.BoundRule, want)
 	}
 }

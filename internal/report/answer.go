@@ -2,9 +2,13 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/analysis"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
@@ -28,7 +32,7 @@ func Answer(a *analysis.Analysis) []string {
 	v := analysis.VariedIn(a.Comparisons)
 	var out []string
 	for _, c := range a.Comparisons {
-		words := []string{fmt.Sprintf("%s, %s: %s", v.Label(c.Setting), c.Setting.Page(), against(c, true))}
+		words := []string{fmt.Sprintf("%s, %s%s: %s", v.Label(c.Setting), c.Setting.Page(), clientCPUWords(c.Setting, v), against(c, true))}
 		for _, p := range a.Pairs {
 			if p.Setting == c.Setting && p.Compare.Protocol == a.Options.Compare {
 				words = append(words, against(p, false))
@@ -38,9 +42,61 @@ func Answer(a *analysis.Analysis) []string {
 		if why := boundShare(c); why != "" {
 			sentence += " " + why
 		}
+		if bound := cpuBoundWords(a, c.Setting); bound != "" {
+			sentence += " " + bound
+		}
 		out = append(out, sentence)
 	}
 	return out
+}
+
+// clientCPUWords names the client's CPU of setting s when the label does
+// not (v varies it): ", on 1 client core" or ", with unlimited client
+// CPU" for a browser; nothing for a run without the factor's column.
+func clientCPUWords(s analysis.Setting, v analysis.Varied) string {
+	level := s.Of(factor.IDClientCPU)
+	if level == "" || slices.ContainsFunc(v, func(d analysis.Dimension) bool { return d.ID == factor.IDClientCPU }) {
+		return ""
+	}
+	if factor.ClientCPU(level).Cores() > 0 {
+		return ", on " + factor.Of(factor.IDClientCPU).Words(level)
+	}
+	return ", with " + factor.Of(factor.IDClientCPU).Words(level)
+}
+
+// cpuBoundWords says, when some of setting s's loads were CPU-bound,
+// that its comparison is partly the machine's.
+func cpuBoundWords(a *analysis.Analysis, s analysis.Setting) string {
+	for _, sc := range a.CPU {
+		if sc.Setting != s || sc.Bound() == 0 {
+			continue
+		}
+		loads := 0
+		for _, p := range sc.Protocols {
+			loads += p.Loads
+		}
+		return fmt.Sprintf("But %d of its %d loads were CPU-bound (%s): the comparison is partly this machine's CPU, not only the network.", sc.Bound(), loads, boundByText(sc))
+	}
+	return ""
+}
+
+// boundByText is who made sc's loads CPU-bound, all protocols together:
+// "client 3, machine 1".
+func boundByText(sc analysis.SettingCPU) string {
+	count := map[string]int{}
+	for _, p := range sc.Protocols {
+		for _, part := range strings.Split(p.BoundBy, ", ") {
+			who, n, ok := strings.Cut(part, " ")
+			if k, err := strconv.Atoi(n); ok && err == nil {
+				count[who] += k
+			}
+		}
+	}
+	var parts []string
+	for _, who := range slices.Sorted(maps.Keys(count)) {
+		parts = append(parts, fmt.Sprintf("by the %s in %d", who, count[who]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // against says in words how c's compared protocol did against its

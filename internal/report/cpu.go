@@ -34,9 +34,9 @@ func writeCPU(w io.Writer, scs []analysis.SettingCPU, o analysis.Options, v anal
 	fmt.Fprintf(w, "\nCPU per verified load over its measured visit, medians in ms of CPU (a whole core for the window\n"+
 		"uses as many ms as the window lasts): the browser's processes, the server's that served the protocol, and quicbench's\n"+
 		"(the emulator, the harness, and the built-in loader when it takes part; the emulator's working\n"+
-		"time beside it); CPU-bound: a party used at least 0.8 of a core over the load, or the machine was under 10 %% idle:\n")
+		"time beside it); waited: ms the client (beyond its cap), the server and quicbench waited for a CPU.\n%s\n", BoundRule)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\tloads\twindow\tclient\tserver\tquicbench\t(emulator)\tidle\ttotal\tCPU-bound\t%s/%s total, client, server\n",
+	fmt.Fprintf(tw, "%sprotocol\tloads\twindow\tclient\tserver\tquicbench\t(emulator)\tidle\ttotal\twaited\tCPU-bound\t%s/%s total, client, server\n",
 		variedHeader(v), o.Compare, o.Baseline)
 	for _, sc := range scs {
 		for i, p := range sc.Protocols {
@@ -44,9 +44,9 @@ func writeCPU(w io.Writer, scs []analysis.SettingCPU, o analysis.Options, v anal
 			if i == 0 && sc.TotalRatio > 0 {
 				ratios = fmt.Sprintf("%s, %s, %s", num(sc.TotalRatio, 2), ratioText(sc.ClientRatio), ratioText(sc.ServerRatio))
 			}
-			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s %s\t%s\t(%s)\t%s %%\t%s\t%d %s\t%s\n", variedRow(v, sc.Setting),
+			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s %s\t%s\t(%s)\t%s %%\t%s\t%s\t%d %s\t%s\n", variedRow(v, sc.Setting),
 				p.Protocol, p.Loads, num(p.WindowMs, 0), optional(p.ClientMs, 1), p.Server, optional(p.ServerMs, 1),
-				num(p.Quicbench, 1), num(p.Emulator, 1), num(p.IdlePct, 0), num(p.TotalMs, 1), p.Bound, parenthesized(p.BoundBy), ratios)
+				num(p.Quicbench, 1), num(p.Emulator, 1), num(p.IdlePct, 0), num(p.TotalMs, 1), waitsText(p), p.Bound, parenthesized(p.BoundBy), ratios)
 		}
 	}
 	tw.Flush()
@@ -61,6 +61,26 @@ func writeCPU(w io.Writer, scs []analysis.SettingCPU, o analysis.Options, v anal
 		fmt.Fprintf(w, "WARNING: %s: %s were CPU-bound: there the comparison measures this machine's CPU as much as the network.\n",
 			strings.Join(append([]string{sc.Setting.Network(), sc.Setting.Page()}, v.Values(sc.Setting)...), ", "), strings.Join(parts, ", "))
 	}
+}
+
+// BoundRule says when a load is CPU-bound (cpuuse.BoundWait; a test in
+// cmd/quicbench keeps them in step).
+const BoundRule = "A load is CPU-bound when a party waited for a CPU for at least 15 % of it (the client beyond what its client_cpu cap imposed), " +
+	"by its measured CPU pressure; in runs made before waits were measured, when a party used at least 0.8 of a core or the machine was under 10 % idle."
+
+// waitsText is p's median waits "client/server/quicbench" in ms, "-"
+// for one not measured; "-" for none.
+func waitsText(p analysis.CPU) string {
+	if p.ClientWaitMs == nil && p.ServerWaitMs == nil && p.QuicbenchWaitMs == nil {
+		return "-"
+	}
+	part := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return num(*v, 0)
+	}
+	return part(p.ClientWaitMs) + "/" + part(p.ServerWaitMs) + "/" + part(p.QuicbenchWaitMs)
 }
 
 // ratioText formats a ratio, "-" when it is not measured.
@@ -89,12 +109,14 @@ func cpuTable(a *analysis.Analysis, f func(float64) string) [][]string {
 		return f(*v)
 	}
 	rows := [][]string{append(settingHeader(), "protocol", "loads", "median_window_ms", "median_client_cpu_ms", "server_process", "median_server_cpu_ms",
-		"median_quicbench_cpu_ms", "median_emulator_busy_ms", "median_idle_pct", "median_total_cpu_ms", "cpu_bound_loads", "cpu_bound_by",
+		"median_quicbench_cpu_ms", "median_emulator_busy_ms", "median_idle_pct", "median_total_cpu_ms",
+		"median_client_cpu_wait_ms", "median_client_cpu_throttled_ms", "median_server_cpu_wait_ms", "median_quicbench_cpu_wait_ms", "cpu_bound_loads", "cpu_bound_by",
 		"total_ratio", "client_ratio", "server_ratio")}
 	for _, sc := range a.CPU {
 		for _, p := range sc.Protocols {
 			rows = append(rows, append(settingCells(sc.Setting), string(p.Protocol), strconv.Itoa(p.Loads), f(p.WindowMs), opt(p.ClientMs), p.Server,
-				opt(p.ServerMs), f(p.Quicbench), f(p.Emulator), f(p.IdlePct), f(p.TotalMs), strconv.Itoa(p.Bound), p.BoundBy,
+				opt(p.ServerMs), f(p.Quicbench), f(p.Emulator), f(p.IdlePct), f(p.TotalMs),
+				opt(p.ClientWaitMs), opt(p.ClientThrottledMs), opt(p.ServerWaitMs), opt(p.QuicbenchWaitMs), strconv.Itoa(p.Bound), p.BoundBy,
 				f(sc.TotalRatio), f(sc.ClientRatio), f(sc.ServerRatio)))
 		}
 	}

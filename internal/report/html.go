@@ -195,7 +195,7 @@ func tables(a *analysis.Analysis, claims *Claims) map[string][][]string {
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num": num, "pct": percent, "pval": pval, "onoff": onOff, "verdict": VerdictText,
-	"opt": func(v *float64) string { return optional(v, 1) }, "ratio": ratioText,
+	"opt": func(v *float64) string { return optional(v, 1) }, "ratio": ratioText, "waits": waitsText, "boundRule": func() string { return BoundRule },
 	"frac":   func(a, b int) float64 { return float64(a) / float64(b) },
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
 	"anchor": settingAnchor, "readFrom": ClaimsReadFrom, "claimLoads": claimLoads,
@@ -287,10 +287,10 @@ disagrees when it lies wholly outside, and is inconclusive when it straddles a b
 {{if .A.CPU}}<h2>CPU per load</h2>
 <p>Medians per verified load of the ms of CPU each party used over the measured visit (a whole core for the window uses as many ms as the window lasts):
 the browser's processes, the server's that served the protocol, and quicbench's (the emulator, the harness, and the built-in loader when it takes part; the emulator's working time beside it). Runs made before the Go origin had a process of its own counted it in quicbench's, with no server.
-A load is CPU-bound when a party used at least 0.8 of a core over it, or the machine was under 10 % idle. Ratios: {{.A.Options.Compare}} / {{.A.Options.Baseline}}.</p>
+{{boundRule}} Ratios: {{.A.Options.Compare}} / {{.A.Options.Baseline}}.</p>
 {{range .A.CPU}}{{if .Bound}}<p><strong>Warning:</strong> {{.Setting.Network}}, {{.Setting.Page}}{{range $.Varied.Values .Setting}}, {{.}}{{end}}: {{range $i, $p := .Protocols}}{{if $i}}, {{end}}{{$p.Bound}} of {{$p.Loads}} {{$p.Protocol}} loads{{end}} were CPU-bound: there the comparison measures this machine's CPU as much as the network.</p>
-{{end}}{{end}}<table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th>loads</th><th>window</th><th>client</th><th class="l">server</th><th>server</th><th>quicbench</th><th>emulator</th><th>idle</th><th>total</th><th class="l">CPU-bound</th><th>total ratio</th><th>client ratio</th><th>server ratio</th></tr>
-{{range $sc := .A.CPU}}{{range $i, $p := .Protocols}}<tr><td class="l">{{$sc.Setting.Network}}</td><td class="l">{{$sc.Setting.Page}}</td>{{range $.Varied.Values $sc.Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{$p.Protocol}}</td><td>{{$p.Loads}}</td><td>{{num $p.WindowMs 0}}</td><td>{{opt $p.ClientMs}}</td><td class="l">{{$p.Server}}</td><td>{{opt $p.ServerMs}}</td><td>{{num $p.Quicbench 1}}</td><td>{{num $p.Emulator 1}}</td><td>{{num $p.IdlePct 0}} %</td><td>{{num $p.TotalMs 1}}</td><td class="l">{{$p.Bound}} {{$p.BoundBy}}</td>{{if eq $i 0}}<td>{{ratio $sc.TotalRatio}}</td><td>{{ratio $sc.ClientRatio}}</td><td>{{ratio $sc.ServerRatio}}</td>{{else}}<td></td><td></td><td></td>{{end}}</tr>
+{{end}}{{end}}<table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}<th class="l">protocol</th><th>loads</th><th>window</th><th>client</th><th class="l">server</th><th>server</th><th>quicbench</th><th>emulator</th><th>idle</th><th>total</th><th>waited</th><th class="l">CPU-bound</th><th>total ratio</th><th>client ratio</th><th>server ratio</th></tr>
+{{range $sc := .A.CPU}}{{range $i, $p := .Protocols}}<tr><td class="l">{{$sc.Setting.Network}}</td><td class="l">{{$sc.Setting.Page}}</td>{{range $.Varied.Values $sc.Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{$p.Protocol}}</td><td>{{$p.Loads}}</td><td>{{num $p.WindowMs 0}}</td><td>{{opt $p.ClientMs}}</td><td class="l">{{$p.Server}}</td><td>{{opt $p.ServerMs}}</td><td>{{num $p.Quicbench 1}}</td><td>{{num $p.Emulator 1}}</td><td>{{num $p.IdlePct 0}} %</td><td>{{num $p.TotalMs 1}}</td><td>{{waits $p}}</td><td class="l">{{$p.Bound}} {{$p.BoundBy}}</td>{{if eq $i 0}}<td>{{ratio $sc.TotalRatio}}</td><td>{{ratio $sc.ClientRatio}}</td><td>{{ratio $sc.ServerRatio}}</td>{{else}}<td></td><td></td><td></td>{{end}}</tr>
 {{end}}{{end}}</table>{{end}}
 <h2>Figures</h2>
 {{range .Figures}}<figure id="{{.Name}}">{{.SVG}}<figcaption><b>{{.Title}}.</b> {{.Caption}} Files: <a href="{{.Name}}.svg">SVG</a>, <a href="{{.Name}}.png">PNG</a>.</figcaption></figure>

@@ -128,7 +128,7 @@ func TestTheAnswerInWords(t *testing.T) {
 		t.Fatalf("answer %q, want one sentence", answer)
 	}
 	c := a.Comparisons[0]
-	for _, want := range []string{"demo, synthetic:32x10KB: h3 was faster than h2 by " + percent(1-c.Ratio), "95 % CI", "Mann–Whitney p = " + pval(c.MannWhitney),
+	for _, want := range []string{"demo, synthetic:32x10KB, with unlimited client CPU: h3 was faster than h2 by " + percent(1-c.Ratio), "95 % CI", "Mann–Whitney p = " + pval(c.MannWhitney),
 		"h3 was faster than h1 by", "median " + num(c.Compare.Summary.Median, 1) + " against " + num(c.Baseline.Summary.Median, 1) + " ms"} {
 		if !strings.Contains(answer[0], want) {
 			t.Errorf("answer %q lacks %q", answer[0], want)
@@ -136,12 +136,41 @@ func TestTheAnswerInWords(t *testing.T) {
 	}
 	many, _ := analyzedFigures(t, fakeTrials())
 	got := Answer(many)
-	if len(got) != 8 || !strings.HasPrefix(got[0], "fast tcp, synthetic:8x10KB: h3 was not measurably different from h2 (") ||
+	if len(got) != 8 || !strings.HasPrefix(got[0], "fast tcp, synthetic:8x10KB, with unlimited client CPU: h3 was not measurably different from h2 (") ||
 		!strings.Contains(got[4], "faster than h2 by") || !strings.Contains(got[4], "Mann–Whitney p < 1e-6") {
 		t.Errorf("answer of eight settings %q", got)
 	}
 	if got := tally(many); !strings.HasPrefix(got, "Over 8 settings, h3 was faster than h2 in 4, slower in 2, not measurably different in 2") {
 		t.Errorf("the count of a larger run's verdicts: %q", got)
+	}
+}
+
+// TestTheAnswerNamesTheClientCPUAndTheMachinesShare: a one-core client
+// is named in the answer, and a setting whose loads were CPU-bound by a
+// party's wait says how many and by whom.
+func TestTheAnswerNamesTheClientCPUAndTheMachinesShare(t *testing.T) {
+	trials := oneSetting()
+	one := 1.0
+	window, wait := 1000.0, 300.0
+	for i := range trials {
+		trials[i].ClientCPU = &one
+		trials[i].CPUWindowMs, trials[i].QuicbenchCPUUserMs, trials[i].QuicbenchCPUSystemMs = &window, &wait, &wait
+		if i%3 == 0 {
+			trials[i].CPUBound = "client"
+		}
+	}
+	a, _ := analyzedFigures(t, trials)
+	answer := Answer(a)
+	bound := 0
+	for _, tr := range trials {
+		if tr.CPUBound != "" && tr.Status == results.StatusOK {
+			bound++
+		}
+	}
+	for _, want := range []string{"synthetic:32x10KB, on 1 client core: h3", fmt.Sprintf("But %d of its", bound), "were CPU-bound (by the client in", "partly this machine's CPU"} {
+		if len(answer) != 1 || !strings.Contains(answer[0], want) {
+			t.Errorf("answer %q lacks %q", answer, want)
+		}
 	}
 }
 

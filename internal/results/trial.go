@@ -242,9 +242,13 @@ type Bound struct {
 // "cgroup2" (a cgroup per party: every process, µs) or "proc" (their
 // process trees in /proc: 10 ms ticks, exited processes counted once
 // waited for); "" in a run made before CPU was measured, whose CPU columns
-// are null. cpu_bound names the party that used at least 0.8 of a core
-// over the window ("client", "server" or "quicbench"), or "machine" when
-// less than 10 % of it was idle; "" for a load that was not CPU-bound.
+// are null. cpu_bound names the party that waited for a CPU for at least
+// 15 % of the window (CPUWaits; the client beyond its cap's throttling):
+// "client", "server" or "quicbench", or "machine" when only the machine's
+// pressure was measured; "" for a load that was not CPU-bound. Where no
+// wait was measured, and in runs made before waits were, it names the
+// party that used at least 0.8 of a core over the window, or "machine"
+// when less than 10 % of it was idle.
 type CPU struct {
 	CPUMethod            string   `parquet:"cpu_method"`
 	CPUWindowMs          *float64 `parquet:"cpu_window_ms,optional"`
