@@ -133,7 +133,7 @@ func TestBoundByWait(t *testing.T) {
 		want    string
 		ok      bool
 	}{
-		{[]Waiting{{"client", 50 * ms}, {"server", 10 * ms}}, 900 * ms, "", true},       // the machine's wait is the capped client's
+		{[]Waiting{{"client", 50 * ms}, {"server", 10 * ms}}, 900 * ms, "", true},        // the machine's wait is the capped client's
 		{[]Waiting{{"client", 200 * ms}, {"quicbench", 300 * ms}}, 0, "quicbench", true}, // the longest wait names it
 		{[]Waiting{{"client", 150 * ms}}, -1, "client", true},                            // exactly the share
 		{[]Waiting{{"client", -1}}, 400 * ms, "machine", true},                           // only the machine measured
