@@ -19,7 +19,7 @@ build: deps
 # 10/5 Mbit/s link with a 200 ms queue, 5 interleaved rounds.
 demo: build
 	./$(BIN) compare --rtt 100ms --loss 1 --down 10mbit --up 5mbit --queue 200ms \
-		--page synthetic:32x10KB --protocols h1,h2,h3 --runs 5
+		--page synthetic:32x10KB --protocols h1,h2,h3 --runs 5 --client-cpu 1
 
 # The fast gate (under two minutes): gofmt -l, go vet, staticcheck, cargo fmt
 # --check, cargo clippy -D warnings, and the pure packages' unit tests.

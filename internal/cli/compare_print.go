@@ -31,9 +31,12 @@ type compareRun struct {
 	// Replay is, for a recorded page, each protocol's work per load.
 	Replay []analysis.SettingWork `json:"replay,omitempty"`
 	// CPU is each protocol's CPU per load and party, h3 against h2.
-	CPU         []analysis.SettingCPU `json:"cpu,omitempty"`
-	WallSeconds float64               `json:"wall_seconds"`
-	Dir         string                `json:"run_dir"`
+	CPU []analysis.SettingCPU `json:"cpu,omitempty"`
+	// Answer is the report's answer in words: h3 against h2 and h1, with
+	// the client's CPU, and whether loads were CPU-bound.
+	Answer      []string `json:"answer,omitempty"`
+	WallSeconds float64  `json:"wall_seconds"`
+	Dir         string   `json:"run_dir"`
 }
 
 // compareOf is the comparison of the run that res read back from dir.
@@ -48,9 +51,7 @@ func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
 	for _, t := range rec.Trials {
 		trials, conns = append(trials, t.Trial), append(conns, t.Connections...)
 	}
-	r.Summary = analysis.SummarizeRun(trials, conns)
-	r.Replay = analysis.Works(trials)
-	r.CPU = analysis.CPUs(trials, factor.H3, factor.H2)
+	r.summarize(trials, conns)
 	for _, text := range rec.Netchecks { // a comparison has one network
 		r.Netcheck = &netcheck.Report{}
 		if err := json.Unmarshal([]byte(text), r.Netcheck); err != nil {
@@ -58,6 +59,17 @@ func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
 		}
 	}
 	return r, nil
+}
+
+// summarize reads the run's numbers and its answer from its trials and
+// the servers' connections.
+func (r *compareRun) summarize(trials []results.Trial, conns []results.Connection) {
+	r.Summary = analysis.SummarizeRun(trials, conns)
+	r.Replay = analysis.Works(trials)
+	r.CPU = analysis.CPUs(trials, factor.H3, factor.H2)
+	if a, err := analysis.Analyze(trials, analysis.Options{}); err == nil {
+		r.Answer = report.Answer(a)
+	}
 }
 
 // printCompare prints the comparison in o.dir, the table or JSON, and
@@ -108,6 +120,9 @@ func printSummary(w io.Writer, r *compareRun) {
 	printPaints(w, s.Protocols)
 	for _, t := range s.Failed {
 		fmt.Fprintf(w, "failed: round %d %s: %s\n", t.Rep, t.Protocol, t.Error)
+	}
+	for _, sentence := range r.Answer {
+		fmt.Fprintf(w, "Answer: %s\n", sentence)
 	}
 	if len(r.Replay) > 0 {
 		report.WriteWork(w, r.Replay)

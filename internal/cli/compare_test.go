@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
@@ -193,9 +192,10 @@ func TestOddRTTSplitsExactly(t *testing.T) {
 // TestSummaryGolden checks the terminal table against testdata; run with
 // -update to rewrite it after an intended change.
 func TestSummaryGolden(t *testing.T) {
+	oneCore := 1.0
 	mk := func(rep int64, p factor.Protocol, plt, dcl, ttfb float64, failure string) results.Trial {
 		tr := results.Trial{ID: fmt.Sprintf("c-%s-r%d", p, rep), Rep: rep,
-			Levels:        results.Levels{Protocol: p},
+			Levels:        results.Levels{Network: "demo", Page: "synthetic:32x10KB", Protocol: p, ClientCPU: &oneCore},
 			NetworkValues: results.NetworkValues{DirectionValues: results.DirectionValues{LossUpPct: 1, LossDownPct: 1}},
 			Outcome:       results.Outcome{Status: results.StatusOK, DocumentProtocol: p.NextHop()},
 			Link:          results.Link{UpPackets: 111, UpLost: 1, UpPeakQueueBytes: 3000, DownPackets: 222, DownLost: 2, DownQueueDrops: 1, DownPeakQueueBytes: 250000 - 10*rep}}
@@ -220,9 +220,10 @@ func TestSummaryGolden(t *testing.T) {
 			conns = append(conns, results.Connection{TrialID: tr.ID, Handshake: server.HandshakeResumed})
 		}
 	}
-	r := &compareRun{Summary: analysis.SummarizeRun(trials, conns), WallSeconds: 21.5, Dir: "runs/x",
+	r := &compareRun{WallSeconds: 21.5, Dir: "runs/x",
 		Testbeds: []results.Testbed{{Stack: "tcp+", Congestion: "cubic", InitCwnd: 32, InitRwnd: 32, SlowStartAfterIdle: "0",
 			TCPWmem: "4096 16384 33554432", Pacing: true}}}
+	r.summarize(trials, conns)
 	if got := r.Summary.Protocols[2].RatioToH2; math.Abs(got-950.0/1050) > 1e-12 {
 		t.Errorf("h3 ratio %v, want 950/1050", got)
 	}
