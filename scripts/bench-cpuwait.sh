@@ -38,7 +38,8 @@ old = 0
 plt = {}
 for r in rows:
     w = f(r, "cpu_window_ms")
-    shares["client beyond cap"].append(max(0.0, f(r, "client_cpu_wait_ms") - f(r, "client_cpu_throttled_ms")) / w)
+    client = f(r, "client_cpus_others_ms") if r.get("client_cpus_others_ms") else max(0.0, f(r, "client_cpu_wait_ms") - f(r, "client_cpu_throttled_ms"))
+    shares["client beyond cap"].append(client / w)
     shares["server"].append(f(r, "server_cpu_wait_ms") / w)
     shares["quicbench"].append(f(r, "quicbench_cpu_wait_ms") / w)
     used = (f(r, "client_cpu_user_ms") + f(r, "client_cpu_system_ms")) / w

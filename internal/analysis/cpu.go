@@ -157,8 +157,12 @@ func cpuOf(p factor.Protocol, ts []results.Trial) CPU {
 }
 
 // clientBeyondCap is the time t's client waited for a CPU beyond what its
-// cap imposed (never below 0); nil where its wait was not measured.
+// cap imposed (never below 0), or, on CPUs of its own, the time others
+// used them; nil where its wait was not measured.
 func clientBeyondCap(t results.Trial) *float64 {
+	if t.ClientCPUsOthersMs != nil {
+		return t.ClientCPUsOthersMs
+	}
 	if t.ClientCPUWaitMs == nil {
 		return nil
 	}

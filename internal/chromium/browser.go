@@ -83,7 +83,7 @@ type Chromium struct {
 // waits for that.
 func (c *Chromium) closeLater(b *browserProcess) {
 	killProcessesUsing(b.profile)
-	c.pool.CloseLater(b.Close)
+	c.pool.CloseLater(c.CPU.OnItsCPUs(b.Close))
 }
 
 // Executable is Chromium's binary, named by --chromium.

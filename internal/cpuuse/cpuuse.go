@@ -74,8 +74,10 @@ type Meter struct {
 
 	mu     sync.Mutex
 	groups []*Group
-	// limiter caps groups, made on first use (limit.go).
+	// limiter caps groups, made on first use (limit.go); split keeps
+	// CPUs for confined groups (split.go).
 	limiter *limiter
+	split   *split
 }
 
 // Group is a party's processes.
@@ -89,8 +91,9 @@ type Group struct {
 	mu    sync.Mutex
 	roots []int // the trees' first processes (MethodProc)
 	// v1 is the group's twin in the cgroup v1 cpu hierarchy, where the
-	// meter caps groups there (limit.go).
-	v1 *os.File
+	// meter caps groups there (limit.go); v1set its twin in the v1 cpuset
+	// hierarchy, once confined to the reserved CPUs (split.go).
+	v1, v1set *os.File
 }
 
 // Open starts a run's accounting: a cgroup named after this process in
@@ -222,11 +225,15 @@ func (g *Group) Name() string {
 }
 
 // Prepare makes cmd, not yet started, start in the group (MethodCgroup;
-// nothing otherwise, nor on a nil group). Call it after anything else
-// that sets cmd.SysProcAttr.
+// nothing otherwise, nor on a nil group), and on the reserved CPUs if the
+// group is confined (Confine). Call it after anything else that sets
+// cmd.SysProcAttr or wraps cmd.
 func (g *Group) Prepare(cmd *exec.Cmd) {
 	if g == nil || g.dir == nil {
 		return
+	}
+	if g.v1set != nil {
+		g.meter.split.wrap(cmd)
 	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -244,7 +251,7 @@ func (g *Group) Started(pid int) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.v1 != nil {
+	if g.v1 != nil || g.v1set != nil {
 		return g.moveTree(pid)
 	}
 	if g.dir == nil {
@@ -263,7 +270,10 @@ func (m *Meter) Close() {
 		g.remove()
 	}
 	m.groups = nil
-	m.limiter.close(m)
+	if m.limiter != nil {
+		m.limiter.v1.close(m)
+	}
+	m.split.undo(m)
 	m.removeRunGroup()
 	m.machine.Close()
 	for _, f := range []*os.File{m.tasks, m.pressure} {
@@ -290,7 +300,12 @@ func (g *Group) remove() {
 	if g.v1 != nil {
 		g.v1.Close()
 		g.v1 = nil
-		removeWaiting(m.limiter.v1Run, g.name, "v1 "+m.name, m.log)
+		removeWaiting(m.limiter.v1.run, g.name, "v1 cpu "+m.name, m.log)
+	}
+	if g.v1set != nil {
+		g.v1set.Close()
+		g.v1set = nil
+		removeWaiting(m.split.set.run, g.name, "v1 cpuset "+m.name, m.log)
 	}
 }
 
@@ -340,7 +355,7 @@ func openDir(dirfd int, name string) (*os.File, error) {
 // them. A group that still holds processes is left.
 func RemoveStale() []string {
 	var removed []string
-	for _, own := range []func() (string, error){ownCgroupDir, ownV1CPUDir} {
+	for _, own := range []func() (string, error){ownCgroupDir, ownV1CPUDir, func() (string, error) { return ownV1Dir("cpuset") }} {
 		if parentPath, err := own(); err == nil {
 			removed = append(removed, removeStaleIn(parentPath)...)
 		}

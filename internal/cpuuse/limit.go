@@ -35,11 +35,17 @@ const (
 // cpu controller to a cgroup v1 hierarchy beside the v2 one, the run's
 // twin group in that hierarchy.
 type limiter struct {
-	// v1Parent and v1Run are the v1 cpu cgroup quicbench runs in and the
-	// run's group in it; nil with the v2 controller.
-	v1Parent, v1Run *os.File
+	// v1 is the run's twin in the v1 cpu hierarchy; nil with the v2
+	// controller.
+	v1 *v1Twin
 	// err says why groups cannot be limited here.
 	err error
+}
+
+// v1Twin is a run's group in a cgroup v1 hierarchy, named as its v2 group:
+// parent is the group quicbench runs in there, run the run's.
+type v1Twin struct {
+	parent, run *os.File
 }
 
 // Yield makes the group give way to the others when they want the same
@@ -99,18 +105,34 @@ func (g *Group) limitable() error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if l.v1Run == nil || g.v1 != nil {
+	if l.v1 == nil || g.v1 != nil {
 		return nil
 	}
-	if err := unix.Mkdirat(int(l.v1Run.Fd()), g.name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
-		return fmt.Errorf("cpu limit: make v1 cpu group %s: %w", g.name, err)
-	}
-	dir, err := openDir(int(l.v1Run.Fd()), g.name)
+	dir, err := l.v1.group(g.name, nil)
 	if err != nil {
-		return fmt.Errorf("cpu limit: v1 cpu group %s: %w", g.name, err)
+		return fmt.Errorf("cpu limit: %w", err)
 	}
 	g.v1 = dir
 	return nil
+}
+
+// group makes and opens the twin's group name, writing each of set's
+// control files (in order) before any process joins it.
+func (t *v1Twin) group(name string, set [][2]string) (*os.File, error) {
+	if err := unix.Mkdirat(int(t.run.Fd()), name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+		return nil, fmt.Errorf("make v1 group %s: %w", name, err)
+	}
+	dir, err := openDir(int(t.run.Fd()), name)
+	if err != nil {
+		return nil, fmt.Errorf("v1 group %s: %w", name, err)
+	}
+	for _, kv := range set {
+		if err := writeAt(dir, kv[0], kv[1]); err != nil {
+			dir.Close()
+			return nil, err
+		}
+	}
+	return dir, nil
 }
 
 // CanLimit says why groups cannot be capped here (nil when they can):
@@ -142,9 +164,9 @@ func (m *Meter) newLimiter() *limiter {
 	if errV2 == nil {
 		return &limiter{}
 	}
-	l, errV1 := m.v1Twin()
+	twin, errV1 := m.newV1Twin("cpu", nil)
 	if errV1 == nil {
-		return l
+		return &limiter{v1: twin}
 	}
 	return &limiter{err: fmt.Errorf("cpu limit: no cpu controller here (cgroup v2: %v; v1: %v)", errV2, errV1)}
 }
@@ -166,10 +188,10 @@ func (m *Meter) enableV2() error {
 	return writeAt(m.dir, "cgroup.subtree_control", "+cpu")
 }
 
-// v1Twin makes the run's group, named as the v2 one, in the cgroup v1
-// hierarchy that holds the cpu controller.
-func (m *Meter) v1Twin() (*limiter, error) {
-	path, err := ownV1CPUDir()
+// newV1Twin makes the run's group, named as the v2 one, in the cgroup v1
+// hierarchy that holds controller, writing set's control files first.
+func (m *Meter) newV1Twin(controller string, set [][2]string) (*v1Twin, error) {
+	path, err := ownV1Dir(controller)
 	if err != nil {
 		return nil, err
 	}
@@ -177,23 +199,19 @@ func (m *Meter) v1Twin() (*limiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Mkdirat(int(parent.Fd()), m.name, 0o755); err != nil {
-		parent.Close()
-		return nil, fmt.Errorf("make a group in %s: %w", path, err)
-	}
-	run, err := openDir(int(parent.Fd()), m.name)
-	if err != nil {
+	t := &v1Twin{parent: parent}
+	if t.run, err = (&v1Twin{run: parent}).group(m.name, set); err != nil {
 		unix.Unlinkat(int(parent.Fd()), m.name, unix.AT_REMOVEDIR)
 		parent.Close()
-		return nil, err
+		return nil, fmt.Errorf("in %s: %w", path, err)
 	}
-	return &limiter{v1Parent: parent, v1Run: run}, nil
+	return t, nil
 }
 
-// ownV1CPUDir is the directory of this process's group in the cgroup v1
-// hierarchy that holds the cpu controller.
-func ownV1CPUDir() (string, error) {
-	mount, root, err := v1CPUMount()
+// ownV1Dir is the directory of this process's group in the cgroup v1
+// hierarchy that holds controller.
+func ownV1Dir(controller string) (string, error) {
+	mount, root, err := v1Mount(controller)
 	if err != nil {
 		return "", err
 	}
@@ -203,19 +221,22 @@ func ownV1CPUDir() (string, error) {
 	}
 	for line := range strings.Lines(string(data)) {
 		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
-		if len(parts) == 3 && hasWord(strings.ReplaceAll(parts[1], ",", " "), "cpu") {
+		if len(parts) == 3 && hasWord(strings.ReplaceAll(parts[1], ",", " "), controller) {
 			rel, ok := strings.CutPrefix(parts[2], root)
 			if !ok {
-				return "", fmt.Errorf("this process's cpu cgroup %s is outside its mount's root %s", parts[2], root)
+				return "", fmt.Errorf("this process's %s cgroup %s is outside its mount's root %s", controller, parts[2], root)
 			}
 			return mount + "/" + strings.TrimPrefix(rel, "/"), nil
 		}
 	}
-	return "", errors.New("this process is in no cgroup v1 cpu group")
+	return "", fmt.Errorf("this process is in no cgroup v1 %s group", controller)
 }
 
-// v1CPUMount finds the cgroup v1 mount of the cpu controller.
-func v1CPUMount() (mount, root string, err error) {
+// ownV1CPUDir is ownV1Dir of the cpu controller.
+func ownV1CPUDir() (string, error) { return ownV1Dir("cpu") }
+
+// v1Mount finds the cgroup v1 mount of controller.
+func v1Mount(controller string) (mount, root string, err error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return "", "", err
@@ -225,11 +246,11 @@ func v1CPUMount() (mount, root string, err error) {
 	for sc.Scan() {
 		head, tail, found := strings.Cut(sc.Text(), " - ")
 		fields, after := strings.Fields(head), strings.Fields(tail)
-		if found && len(fields) >= 5 && len(after) >= 3 && after[0] == "cgroup" && hasWord(strings.ReplaceAll(after[2], ",", " "), "cpu") {
+		if found && len(fields) >= 5 && len(after) >= 3 && after[0] == "cgroup" && hasWord(strings.ReplaceAll(after[2], ",", " "), controller) {
 			return fields[4], fields[3], nil
 		}
 	}
-	return "", "", errors.New("no cgroup v1 cpu hierarchy is mounted")
+	return "", "", fmt.Errorf("no cgroup v1 %s hierarchy is mounted", controller)
 }
 
 // hasWord says text has word among its space-separated words.
@@ -262,8 +283,13 @@ func (g *Group) moveTree(pid int) error {
 			return nil
 		}
 		for _, p := range todo {
-			if err := writeAt(g.v1, "cgroup.procs", strconv.Itoa(p)); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fmt.Errorf("cpu limit: move process %d into %s: %w", p, g.name, err)
+			for _, dir := range []*os.File{g.v1, g.v1set} {
+				if dir == nil {
+					continue
+				}
+				if err := writeAt(dir, "cgroup.procs", strconv.Itoa(p)); err != nil && !errors.Is(err, unix.ESRCH) {
+					return fmt.Errorf("cpu limit: move process %d into %s: %w", p, g.name, err)
+				}
 			}
 			moved[p] = true
 		}
@@ -349,14 +375,14 @@ func writeAt(dir *os.File, name, text string) error {
 	return nil
 }
 
-// close removes the v1 twin of the run and closes its files.
-func (l *limiter) close(m *Meter) {
-	if l == nil || l.v1Run == nil {
+// close removes the twin's run group and closes its files.
+func (t *v1Twin) close(m *Meter) {
+	if t == nil {
 		return
 	}
-	l.v1Run.Close()
-	if err := unix.Unlinkat(int(l.v1Parent.Fd()), m.name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+	t.run.Close()
+	if err := unix.Unlinkat(int(t.parent.Fd()), m.name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
 		m.log.Warn("cpu limit: v1 cgroup left behind", "group", m.name, "err", err)
 	}
-	l.v1Parent.Close()
+	t.parent.Close()
 }

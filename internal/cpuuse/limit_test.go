@@ -1,10 +1,16 @@
 package cpuuse
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -126,3 +132,63 @@ func TestPressureCountsTasksWaitingBehindEachOther(t *testing.T) {
 
 // runtimeCPUs is the number of CPUs this process may run on.
 func runtimeCPUs() int { return runtime.NumCPU() }
+
+// TestASplitKeepsTheClientsCPUsApart: with one CPU reserved, this
+// process's threads run on the others, a confined group's process (moved
+// in as it starts) on the reserved one only; Close gives this process its
+// CPUs back.
+func TestASplitKeepsTheClientsCPUsApart(t *testing.T) {
+	testenv.RequireRoot(t)
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: nothing to split")
+	}
+	var before unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &before); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	reserved, err := m.ReserveCPUs(1)
+	if err != nil {
+		t.Skipf("no split here: %v", err)
+	}
+	last := cpuList(before)[before.Count()-1]
+	if reserved != strconv.Itoa(last) {
+		t.Errorf("reserved %q, want the last CPU %d", reserved, last)
+	}
+	var mine unix.CPUSet
+	unix.SchedGetaffinity(0, &mine)
+	if mine.IsSet(last) || mine.Count() != before.Count()-1 {
+		t.Errorf("this thread's CPUs %v after reserving %d", cpuList(mine), last)
+	}
+	g, _ := m.Group("client-test")
+	if err := g.Confine(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "30")
+	g.Prepare(cmd)
+	p, err := proc.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Kill() })
+	if err := g.Started(p.Pid()); err != nil {
+		t.Fatal(err)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("Cpus_allowed_list:\t%d\n", last); !strings.Contains(string(status), want) {
+		t.Errorf("the confined process's status lacks %q", want)
+	}
+	p.Kill()
+	m.Close()
+	unix.SchedGetaffinity(0, &mine)
+	if mine != before {
+		t.Errorf("after Close this thread has CPUs %v, had %v", cpuList(mine), cpuList(before))
+	}
+}

@@ -26,8 +26,9 @@ type Reading struct {
 	// Self is quicbench's own process: every thread, the emulator's
 	// included.
 	Self Times
-	// Machine is the CPU time of every CPU since boot, busy and idle.
-	Machine MachineTimes
+	// Machine is the CPU time of every CPU since boot, busy and idle;
+	// Reserved that of the CPUs ReserveCPUs kept (zero without them).
+	Machine, Reserved MachineTimes
 	// Waits are the parties' and the machine's waiting for a CPU.
 	Waits Waits
 }
@@ -46,7 +47,7 @@ func (m *Meter) Read() (Reading, error) {
 	if r.Self, err = selfTimes(); err != nil {
 		return r, err
 	}
-	if r.Machine, err = m.machineTimes(); err != nil {
+	if r.Machine, r.Reserved, err = m.machineTimes(); err != nil {
 		return r, err
 	}
 	m.mu.Lock()
@@ -157,14 +158,35 @@ func selfTimes() (Times, error) {
 	return Times{User: time.Duration(ru.Utime.Nano()), System: time.Duration(ru.Stime.Nano())}, nil
 }
 
-// machineTimes reads the first line of /proc/stat.
-func (m *Meter) machineTimes() (MachineTimes, error) {
+// machineTimes reads the first line of /proc/stat, and the lines of the
+// reserved CPUs when the meter has them (ReserveCPUs).
+func (m *Meter) machineTimes() (MachineTimes, MachineTimes, error) {
 	buf := make([]byte, 256)
+	if m.split != nil {
+		buf = make([]byte, 16384)
+	}
 	n, err := m.machine.ReadAt(buf, 0)
 	if err != nil && n == 0 {
-		return MachineTimes{}, fmt.Errorf("cpu accounting: read /proc/stat: %w", err)
+		return MachineTimes{}, MachineTimes{}, fmt.Errorf("cpu accounting: read /proc/stat: %w", err)
 	}
-	return parseProcStat(buf[:n])
+	all, err := parseProcStat(buf[:n])
+	if err != nil || m.split == nil {
+		return all, MachineTimes{}, err
+	}
+	var reserved MachineTimes
+	for line := range bytes.Lines(buf[:n]) {
+		name, _, _ := bytes.Cut(line, []byte(" "))
+		cpu, err := strconv.Atoi(strings.TrimPrefix(string(name), "cpu"))
+		if !bytes.HasPrefix(name, []byte("cpu")) || err != nil || !m.split.reserved.IsSet(cpu) {
+			continue
+		}
+		t, err := parseProcStat(append([]byte("cpu "), line[len(name):]...))
+		if err != nil {
+			return all, reserved, err
+		}
+		reserved.Idle, reserved.Total = reserved.Idle+t.Idle, reserved.Total+t.Total
+	}
+	return all, reserved, nil
 }
 
 // parseProcStat reads the "cpu" line of /proc/stat: user nice system idle

@@ -17,6 +17,9 @@ type Usage struct {
 	IdleShare float64
 	// Waits are the waiting for a CPU between the readings.
 	Waits Waits
+	// ReservedBusy is the busy time of the CPUs ReserveCPUs kept, all
+	// their tasks' (10 ms ticks); 0 without them.
+	ReservedBusy time.Duration
 }
 
 // Between is the usage from reading a to reading b.
@@ -25,6 +28,7 @@ func Between(a, b Reading) Usage {
 	for name, t := range b.Groups {
 		u.Groups[name] = t.Sub(a.Groups[name])
 	}
+	u.ReservedBusy = (b.Reserved.Total - b.Reserved.Idle) - (a.Reserved.Total - a.Reserved.Idle)
 	if total := b.Machine.Total - a.Machine.Total; total > 0 {
 		u.IdleShare = float64(b.Machine.Idle-a.Machine.Idle) / float64(total)
 	}
@@ -53,11 +57,11 @@ const (
 
 // BoundWait is the share of a load a party must have waited for a CPU,
 // beyond what a cap of its own imposed, for the load to be CPU-bound by
-// it. Chosen from the demo comparison on a quiet machine and beside CPU
-// hogs (BENCHMARKS.md, "CPU waiting"): quiet loads of a one-core client
-// waited at most ~0.11 of the load, loads beside a hog on both cores at
-// least ~0.2.
-const BoundWait = 0.15
+// it. Chosen from the demo comparison on a one-core client, quiet and
+// beside CPU hogs (BENCHMARKS.md, "CPU waiting"): quiet, 1 of 30 loads
+// waited that long (the longest 0.115 of its load, quicbench's threads),
+// beside a hog on both cores 29 of 30.
+const BoundWait = 0.10
 
 // Waiting is a party of a load and how long it waited for a CPU over the
 // load, beyond what its own cap imposed; negative when not measured.

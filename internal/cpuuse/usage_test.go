@@ -135,9 +135,9 @@ func TestBoundByWait(t *testing.T) {
 	}{
 		{[]Waiting{{"client", 50 * ms}, {"server", 10 * ms}}, 900 * ms, "", true},        // the machine's wait is the capped client's
 		{[]Waiting{{"client", 200 * ms}, {"quicbench", 300 * ms}}, 0, "quicbench", true}, // the longest wait names it
-		{[]Waiting{{"client", 150 * ms}}, -1, "client", true},                            // exactly the share
+		{[]Waiting{{"client", 100 * ms}}, -1, "client", true},                            // exactly the share
 		{[]Waiting{{"client", -1}}, 400 * ms, "machine", true},                           // only the machine measured
-		{[]Waiting{{"client", -1}}, 100 * ms, "", true},
+		{[]Waiting{{"client", -1}}, 99 * ms, "", true},
 		{[]Waiting{{"client", -1}}, -1, "", false},
 	} {
 		got, ok := BoundByWait(c.parties, c.machine, time.Second)

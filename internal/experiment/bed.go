@@ -86,6 +86,11 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 			if err := env.CPU.Yield(); err != nil {
 				r.cfg.Log.Warn("the browser does not yield the CPU to the emulator and servers", "client", c, "err", err)
 			}
+			if r.split {
+				if err := env.CPU.Confine(); err != nil {
+					return nil, errors.Join(err, b.close())
+				}
+			}
 			b.ownProcess[c] = true
 			b.clientCPU[c] = env.CPU
 		}

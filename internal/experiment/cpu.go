@@ -21,6 +21,8 @@ type cpuWindow struct {
 	client, server string
 	// serverName is that server stack's name.
 	serverName string
+	// confined says the client runs on CPUs of its own (splitCPUs).
+	confined bool
 
 	start, end      cpuuse.Reading
 	busyStart, busy time.Duration
@@ -31,11 +33,12 @@ type cpuWindow struct {
 
 // newCPUWindow prepares the window of a load of client c over protocol p
 // on tb; nil without a meter.
-func newCPUWindow(meter *cpuuse.Meter, tb *testbed.Testbed, c factor.Client, ownProcess bool, p factor.Protocol) *cpuWindow {
+func newCPUWindow(meter *cpuuse.Meter, tb *testbed.Testbed, c factor.Client, group *cpuuse.Group, p factor.Protocol) *cpuWindow {
 	if meter == nil {
 		return nil
 	}
-	w := &cpuWindow{meter: meter, emulator: tb.Emulator}
+	ownProcess := group != nil
+	w := &cpuWindow{meter: meter, emulator: tb.Emulator, confined: group.Confined()}
 	if ownProcess {
 		w.client = clientGroup(c)
 	}
@@ -96,8 +99,8 @@ func (w *cpuWindow) record() results.CPU {
 	if u.IdleShare >= 0 {
 		rec.IdlePct = results.F(100 * u.IdleShare)
 	}
-	rec.CPUWaits = w.waits(u.Waits)
-	bound, measured := cpuuse.BoundByWait(w.waiting(u.Waits), u.Waits.Machine, u.Window)
+	rec.CPUWaits = w.waits(u)
+	bound, measured := cpuuse.BoundByWait(w.waiting(u), u.Waits.Machine, u.Window)
 	if !measured {
 		bound = cpuuse.BoundBy(parties, u.Window, u.IdleShare)
 	}
@@ -106,16 +109,21 @@ func (w *cpuWindow) record() results.CPU {
 }
 
 // waiting are the parties' waits for a CPU beyond their caps, for the
-// verdict: the client's pressure less its cap's throttling, the server's
-// pressure, quicbench's threads' wait; -1 where unmeasured.
-func (w *cpuWindow) waiting(d cpuuse.Waits) []cpuuse.Waiting {
+// verdict: the client's pressure less its cap's throttling (or, on CPUs
+// of its own, the time others used them), the server's pressure,
+// quicbench's threads' wait; -1 where unmeasured.
+func (w *cpuWindow) waiting(u cpuuse.Usage) []cpuuse.Waiting {
+	d := u.Waits
 	out := []cpuuse.Waiting{{Name: "quicbench", Wait: d.Self}}
 	if w.client != "" {
 		wait, ok := d.Groups[w.client]
-		if !ok {
+		switch {
+		case w.confined:
+			wait = othersOnClientCPUs(u, w.client)
+		case !ok:
 			wait = -1
-		} else if wait -= d.Throttled[w.client]; wait < 0 {
-			wait = 0
+		default:
+			wait = max(0, wait-d.Throttled[w.client])
 		}
 		out = append(out, cpuuse.Waiting{Name: "client", Wait: wait})
 	}
@@ -130,7 +138,8 @@ func (w *cpuWindow) waiting(d cpuuse.Waits) []cpuuse.Waiting {
 }
 
 // waits are the window's waiting for a CPU as the trial's columns.
-func (w *cpuWindow) waits(d cpuuse.Waits) results.CPUWaits {
+func (w *cpuWindow) waits(u cpuuse.Usage) results.CPUWaits {
+	d := u.Waits
 	var out results.CPUWaits
 	ms := func(d time.Duration, ok bool) *float64 {
 		if !ok || d < 0 {
@@ -143,6 +152,9 @@ func (w *cpuWindow) waits(d cpuuse.Waits) results.CPUWaits {
 		out.ClientCPUWaitMs = ms(wait, ok)
 		throttled, ok := d.Throttled[w.client]
 		out.ClientCPUThrottledMs = ms(throttled, ok)
+		if w.confined {
+			out.ClientCPUsOthersMs = ms(othersOnClientCPUs(u, w.client), true)
+		}
 	}
 	if w.server != "" {
 		wait, ok := d.Groups[w.server]
@@ -151,6 +163,12 @@ func (w *cpuWindow) waits(d cpuuse.Waits) results.CPUWaits {
 	out.QuicbenchCPUWaitMs = ms(d.Self, true)
 	out.MachineCPUWaitMs = ms(d.Machine, true)
 	return out
+}
+
+// othersOnClientCPUs is the CPU time tasks other than the client group's
+// used on the client's own CPUs over the window (never below 0).
+func othersOnClientCPUs(u cpuuse.Usage, client string) time.Duration {
+	return max(0, u.ReservedBusy-u.Groups[client].Total())
 }
 
 // durationMs is d in milliseconds.

@@ -22,7 +22,7 @@ func TestDoctorSaysWhatTheMachineOffers(t *testing.T) {
 		}
 		byName[f.Name] = f
 	}
-	for _, name := range []string{"cores", "frequency governor", "CPU accounting", "TUN", "chromium", "firefox", "emulator latency", "measurement lock"} {
+	for _, name := range []string{"cores", "frequency governor", "CPU accounting", "client CPU caps", "TUN", "chromium", "firefox", "emulator latency", "measurement lock"} {
 		if _, ok := byName[name]; !ok {
 			t.Errorf("no finding %q in %+v", name, findings)
 		}
@@ -32,6 +32,12 @@ func TestDoctorSaysWhatTheMachineOffers(t *testing.T) {
 	}
 	if f := byName["CPU accounting"]; f.Value != "cgroup2" {
 		t.Errorf("CPU accounting as root: %+v", f)
+	}
+	if f := byName["cores"]; !strings.Contains(f.Meaning, "needs 2 cores to stay network-bound") {
+		t.Errorf("cores: %+v does not say what the default comparison needs", f)
+	}
+	if f := byName["client CPU caps"]; f.Problem || !strings.Contains(f.Value, "cgroup cpu controller") {
+		t.Errorf("client CPU caps as root here: %+v", f)
 	}
 	lock, latency := byName["measurement lock"], byName["emulator latency"]
 	if lock.Value == "free" && !strings.Contains(latency.Value, "ms per round trip at 0 ms delay") {

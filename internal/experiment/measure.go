@@ -115,7 +115,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 	if err := b.clientCPU[c.Levels.Client()].Limit(c.Levels.ClientCPU().Cores()); err != nil {
 		return Measured{}, fmt.Errorf("client CPU %s: %w", c.Levels.ClientCPU(), err)
 	}
-	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.ownProcess[c.Levels.Client()], p)
+	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.clientCPU[c.Levels.Client()], p)
 	r, err := b.clients[c.Levels.Client()].Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -33,8 +34,10 @@ type runner struct {
 	// stop leaves out the trials of settings whose answer is known; nil
 	// when the spec repeats every cell equally.
 	stop *stopper
-	// cpu accounts for the loads' CPU, per party.
-	cpu *cpuuse.Meter
+	// cpu accounts for the loads' CPU, per party; split says the browsers
+	// have CPUs of their own (splitCPUs).
+	cpu   *cpuuse.Meter
+	split bool
 	// holdsMachine says the machine's measurement lock is held already.
 	holdsMachine bool
 	// work is the run's private work directory (safefs.NewWorkDir): the
@@ -116,6 +119,9 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.cpu.CanLimit(); err != nil && r.spec.CapsClientCPU() {
 		return inputErrorf("client_cpu %v needs a CPU cap on the browser, which this machine cannot give: %v (run as root on a host with the cgroup cpu controller, or leave client_cpu out)", r.spec.LevelsOf(factor.IDClientCPU), err)
 	}
+	if err := r.splitCPUs(); err != nil {
+		return err
+	}
 	accounting := string(r.cpu.Method())
 	if why := r.cpu.Why(); why != "" {
 		accounting += " (" + why + ")"
@@ -140,6 +146,31 @@ func (r *runner) run(ctx context.Context) error {
 
 // setup builds the testbed of trials (one setup), checks its network once
 // per run directory, runs the trials, records what the testbed's TCP stack
+// splitCPUs gives the browser CPUs of its own when every client_cpu level
+// of the spec is a cap that leaves a CPU to the rest: as many as the
+// largest cap needs (rounded up), the others to quicbench's emulator and
+// harness and the servers, started after it. Where it cannot, the browser
+// only yields to them (a warning says why); the run's cpu_split says
+// which.
+func (r *runner) splitCPUs() error {
+	levels := r.spec.LevelsOf(factor.IDClientCPU)
+	most := 0.0
+	for _, l := range levels {
+		cores := factor.ClientCPU(l).Cores()
+		if cores == 0 {
+			return r.store.SetMeta("cpu_split", "none: a client_cpu level is unlimited")
+		}
+		most = max(most, cores)
+	}
+	reserved, err := r.cpu.ReserveCPUs(int(math.Ceil(most)))
+	if err != nil {
+		r.cfg.Log.Warn("the browser shares the emulator's CPUs", "err", err)
+		return r.store.SetMeta("cpu_split", "none: "+err.Error())
+	}
+	r.split = true
+	return r.store.SetMeta("cpu_split", "client on CPUs "+reserved+"; quicbench and the servers on the others")
+}
+
 // was, and removes the testbed.
 func (r *runner) setup(ctx context.Context, trials []plan.Trial) error {
 	if err := ctx.Err(); err != nil {

@@ -268,7 +268,7 @@ func (p *process) connect(ctx context.Context, url string, dial func(ctx context
 // timed load and Close wait for that.
 func (f *Firefox) closeLater(p *process) {
 	p.proc.KillGroup()
-	f.pool.CloseLater(p.Close)
+	f.pool.CloseLater(f.CPU.OnItsCPUs(p.Close))
 }
 
 // Close kills the browser and every process it started, and removes its

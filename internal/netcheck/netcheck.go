@@ -150,6 +150,24 @@ func Run(ctx context.Context, n *testbed.Network, cfg Config) (*Report, error) {
 	return r, nil
 }
 
+// IdleRTT probes the round trip of network n, whose link is cfg.Link,
+// alone: cfg.RTTProbes UDP probes 10 ms apart from the client to an echo
+// on the first server address, while whatever else runs on n keeps
+// running. Its line's Values hold expected_ms, median_ms, p99_ms and
+// answered.
+func IdleRTT(ctx context.Context, n *testbed.Network, cfg Config) (Line, error) {
+	c := &checker{n: n, cfg: cfg.withDefaults(), server: n.Topo.ServerAddrs[0]}
+	if err := c.startEcho(); err != nil {
+		return Line{}, err
+	}
+	defer c.echo.Close()
+	lines, err := c.idleRTT(ctx)
+	if err != nil {
+		return Line{}, err
+	}
+	return lines[0], nil
+}
+
 type checker struct {
 	n      *testbed.Network
 	cfg    Config

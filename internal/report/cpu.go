@@ -34,7 +34,7 @@ func writeCPU(w io.Writer, scs []analysis.SettingCPU, o analysis.Options, v anal
 	fmt.Fprintf(w, "\nCPU per verified load over its measured visit, medians in ms of CPU (a whole core for the window\n"+
 		"uses as many ms as the window lasts): the browser's processes, the server's that served the protocol, and quicbench's\n"+
 		"(the emulator, the harness, and the built-in loader when it takes part; the emulator's working\n"+
-		"time beside it); waited: ms the client (beyond its cap), the server and quicbench waited for a CPU.\n%s\n", BoundRule)
+		"time beside it); waited: ms the client (beyond its cap; on CPUs of its own, behind others there), the server and quicbench waited for a CPU.\n%s\n", BoundRule)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%sprotocol\tloads\twindow\tclient\tserver\tquicbench\t(emulator)\tidle\ttotal\twaited\tCPU-bound\t%s/%s total, client, server\n",
 		variedHeader(v), o.Compare, o.Baseline)
@@ -65,7 +65,7 @@ func writeCPU(w io.Writer, scs []analysis.SettingCPU, o analysis.Options, v anal
 
 // BoundRule says when a load is CPU-bound (cpuuse.BoundWait; a test in
 // cmd/quicbench keeps them in step).
-const BoundRule = "A load is CPU-bound when a party waited for a CPU for at least 15 % of it (the client beyond what its client_cpu cap imposed), " +
+const BoundRule = "A load is CPU-bound when a party waited for a CPU for at least 10 % of it (the client beyond what its client_cpu cap imposed, or on CPUs of its own behind other tasks), " +
 	"by its measured CPU pressure; in runs made before waits were measured, when a party used at least 0.8 of a core or the machine was under 10 % idle."
 
 // waitsText is p's median waits "client/server/quicbench" in ms, "-"

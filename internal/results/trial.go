@@ -243,9 +243,10 @@ type Bound struct {
 // process trees in /proc: 10 ms ticks, exited processes counted once
 // waited for); "" in a run made before CPU was measured, whose CPU columns
 // are null. cpu_bound names the party that waited for a CPU for at least
-// 15 % of the window (CPUWaits; the client beyond its cap's throttling):
+// 10 % of the window (CPUWaits; the client beyond its cap's throttling):
 // "client", "server" or "quicbench", or "machine" when only the machine's
-// pressure was measured; "" for a load that was not CPU-bound. Where no
+// pressure was measured; "" for a load that was not CPU-bound (a client
+// on CPUs of its own is judged by client_cpus_others_ms). Where no
 // wait was measured, and in runs made before waits were, it names the
 // party that used at least 0.8 of a core over the window, or "machine"
 // when less than 10 % of it was idle.
@@ -273,10 +274,15 @@ type CPU struct {
 // (/proc/pressure/cpu; null without PSI). client_cpu_throttled_ms is the
 // part of the client's waiting its client_cpu cap imposed (the cap's
 // throttled time, summed over the CPUs it held the client back on; null
-// when the client had no cgroup for a cap).
+// when the client had no cgroup for a cap). client_cpus_others_ms is, in
+// a run that gives the client CPUs of its own (its cpu_split), the CPU
+// time other tasks used on them (10 ms ticks): the client's waiting
+// behind others, where its pressure counts its own threads queueing on
+// its cores too; null otherwise.
 type CPUWaits struct {
 	ClientCPUWaitMs      *float64 `parquet:"client_cpu_wait_ms,optional"`
 	ClientCPUThrottledMs *float64 `parquet:"client_cpu_throttled_ms,optional"`
+	ClientCPUsOthersMs   *float64 `parquet:"client_cpus_others_ms,optional"`
 	ServerCPUWaitMs      *float64 `parquet:"server_cpu_wait_ms,optional"`
 	QuicbenchCPUWaitMs   *float64 `parquet:"quicbench_cpu_wait_ms,optional"`
 	MachineCPUWaitMs     *float64 `parquet:"machine_cpu_wait_ms,optional"`
