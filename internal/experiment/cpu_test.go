@@ -195,3 +195,35 @@ func TestTheReportStatesTheWaitRuleInForce(t *testing.T) {
 		t.Errorf("report.BoundRule %q lacks %q", report.BoundRule, want)
 	}
 }
+
+// TestACappedClientGetsCPUsOfItsOwn: when every client_cpu level is a cap
+// that leaves a CPU, the run gives the browser CPUs of its own (its
+// cpu_split says which) and measures what others used there.
+func TestACappedClientGetsCPUsOfItsOwn(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	_, store, _ := runSpec(t, `repetitions: 1
+retries: 1
+netcheck: false
+factors:
+  networks: [{name: zero, rtt: 0ms}]
+  pages: [synthetic:8x10KB]
+  protocols: [h2]
+  client_cpu: [1]
+`)
+	split, err := store.Meta("cpu_split")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpuAccounting(t, store) != string(cpuuse.MethodCgroup) || strings.HasPrefix(split, "none: cpu split:") {
+		t.Skipf("no split here: %s", split)
+	}
+	if !strings.HasPrefix(split, "client on CPUs ") {
+		t.Fatalf("cpu_split %q", split)
+	}
+	for _, tr := range trialsOf(t, store) {
+		if tr.Status != results.StatusOK || tr.ClientCPUsOthersMs == nil || *tr.ClientCPUsOthersMs < 0 || *tr.ClientCPUsOthersMs > *tr.CPUWindowMs {
+			t.Errorf("trial %s (%s): others on the client's CPUs %v in %v ms", tr.ID, tr.Status, tr.ClientCPUsOthersMs, tr.CPUWindowMs)
+		}
+	}
+}
