@@ -24,15 +24,14 @@ import (
 )
 
 // rttModes are the browser's places beside the emulator for
-// BenchmarkIdleRTTDuringLoads: as before issue 45 (its own cgroup, equal
-// weight, no cap, any CPU), yielding to the emulator and servers,
-// yielding with the demo's one-core cap, and that on a CPU of its own
-// (the others quicbench's and the servers').
+// BenchmarkIdleRTTDuringLoads: as before issue 45 (its own cgroup, no
+// cap, any CPU), with the demo's one-core cap, and that on a CPU of its
+// own (the others quicbench's and the servers').
 var rttModes = []struct {
-	name         string
-	yield, split bool
-	cores        float64
-}{{"plain", false, false, 0}, {"yield", true, false, 0}, {"yield-1core", true, false, 1}, {"split-1core", true, true, 1}}
+	name  string
+	split bool
+	cores float64
+}{{"plain", false, 0}, {"1core", false, 1}, {"split-1core", true, 1}}
 
 // BenchmarkIdleRTTDuringLoads is issue 45's protected network path:
 // netcheck's idle-RTT probes (200, one every 10 ms) across the demo's
@@ -89,10 +88,8 @@ func probeInMode(b *testing.B, i int) (median, p99 float64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if m.yield {
-		if err := g.Yield(); err != nil {
-			b.Skipf("no CPU weights here: %v", err)
-		}
+	if err := g.Cappable(); err != nil {
+		b.Skipf("no CPU caps here: %v", err)
 	}
 	if m.split {
 		if err := g.Confine(); err != nil {

@@ -94,6 +94,9 @@ type Group struct {
 	// meter caps groups there (limit.go); v1set its twin in the v1 cpuset
 	// hierarchy, once confined to the reserved CPUs (split.go).
 	v1, v1set *os.File
+	// capped says a cap was written (Limit); started that a process of
+	// the group started (Started).
+	capped, started bool
 }
 
 // Open starts a run's accounting: a cgroup named after this process in
@@ -251,6 +254,7 @@ func (g *Group) Started(pid int) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.started = true
 	if g.v1 != nil || g.v1set != nil {
 		return g.moveTree(pid)
 	}

@@ -1,7 +1,6 @@
 package cpuuse
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -14,8 +13,7 @@ import (
 	"github.com/quicbench/quicbench/internal/proc"
 )
 
-// Limits: a limited group's CPU is capped per LimitPeriod, and a group
-// that yields weighs YieldWeight against the others' default.
+// Limits: a limited group's CPU is capped per LimitPeriod.
 const (
 	// LimitPeriod is the period a CPU cap is enforced over: a group capped
 	// at 0.5 cores may run 5 ms of every 10 ms. Short, so that a capped
@@ -24,10 +22,6 @@ const (
 	// MinLimit is the smallest cap, in cores: the kernel refuses a quota
 	// under 1 ms per period.
 	MinLimit = 0.1
-	// yieldWeightV2 and yieldSharesV1 are a yielding group's weight:
-	// a tenth of the default (cpu.weight 100, cpu.shares 1024).
-	yieldWeightV2 = 10
-	yieldSharesV1 = 102
 )
 
 // limiter holds what capping groups needs, made on first use: the cpu
@@ -48,35 +42,32 @@ type v1Twin struct {
 	parent, run *os.File
 }
 
-// Yield makes the group give way to the others when they want the same
-// CPU (a tenth of their weight): the emulator and the servers before the
-// browser. It holds for processes started after it.
-func (g *Group) Yield() error {
-	if err := g.limitable(); err != nil {
-		return err
-	}
-	if g.v1 != nil {
-		return writeAt(g.v1, "cpu.shares", strconv.Itoa(yieldSharesV1))
-	}
-	return writeAt(g.dir, "cpu.weight", strconv.Itoa(yieldWeightV2))
-}
+// Cappable makes the group ready for caps (Limit) before its first
+// process starts: on a host whose cpu controller is in cgroup v1, its
+// processes then join the group's twin there as they start. A weight
+// was tried beside it and dropped: on a kernel that does not preempt its
+// own work, a tenth of the others' weight did not shorten the emulator's
+// waits behind the browser (BENCHMARKS.md), and the build that gave it to
+// every browser started a fresh one 30–70 ms slower.
+func (g *Group) Cappable() error { return g.limitable() }
 
 // Limit caps the group at cores of CPU time per wall time (0: no cap),
-// from now on; it holds for processes started after the group's first
-// Yield or Limit. A cap needs cgroups with the cpu controller: without
-// them Limit(0) does nothing and a cap is an error that says why.
+// from now on. A cap needs cgroups with the cpu controller and a group
+// made Cappable before its processes started; Limit(0) on a group never
+// capped does nothing.
 func (g *Group) Limit(cores float64) error {
 	if cores != 0 && cores < MinLimit {
 		return fmt.Errorf("cpu limit: %g cores is below the least, %g", cores, MinLimit)
 	}
+	if cores == 0 && (g == nil || !g.capped) {
+		return nil
+	}
 	if err := g.limitable(); err != nil {
-		if cores == 0 {
-			return nil
-		}
 		return err
 	}
 	period := LimitPeriod.Microseconds()
 	quota := int64(cores * float64(period))
+	g.capped = true
 	if g.v1 != nil {
 		if err := writeAt(g.v1, "cpu.cfs_period_us", strconv.FormatInt(period, 10)); err != nil {
 			return err
@@ -93,8 +84,8 @@ func (g *Group) Limit(cores float64) error {
 	return writeAt(g.dir, "cpu.max", text)
 }
 
-// limitable makes the group ready for caps and weights: the meter's
-// limiter, and the group's v1 twin where the limiter uses one.
+// limitable makes the group ready for caps: the meter's limiter, and the
+// group's v1 twin where the limiter uses one.
 func (g *Group) limitable() error {
 	if g == nil || g.dir == nil {
 		return errors.New("cpu limit: groups are counted from /proc here, not in cgroups (run as root, or in a delegated cgroup)")
@@ -107,6 +98,9 @@ func (g *Group) limitable() error {
 	defer g.mu.Unlock()
 	if l.v1 == nil || g.v1 != nil {
 		return nil
+	}
+	if g.started {
+		return fmt.Errorf("cpu limit: %s's processes started before it was made cappable", g.name)
 	}
 	dir, err := l.v1.group(g.name, nil)
 	if err != nil {
@@ -206,51 +200,6 @@ func (m *Meter) newV1Twin(controller string, set [][2]string) (*v1Twin, error) {
 		return nil, fmt.Errorf("in %s: %w", path, err)
 	}
 	return t, nil
-}
-
-// ownV1Dir is the directory of this process's group in the cgroup v1
-// hierarchy that holds controller.
-func ownV1Dir(controller string) (string, error) {
-	mount, root, err := v1Mount(controller)
-	if err != nil {
-		return "", err
-	}
-	data, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	for line := range strings.Lines(string(data)) {
-		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
-		if len(parts) == 3 && hasWord(strings.ReplaceAll(parts[1], ",", " "), controller) {
-			rel, ok := strings.CutPrefix(parts[2], root)
-			if !ok {
-				return "", fmt.Errorf("this process's %s cgroup %s is outside its mount's root %s", controller, parts[2], root)
-			}
-			return mount + "/" + strings.TrimPrefix(rel, "/"), nil
-		}
-	}
-	return "", fmt.Errorf("this process is in no cgroup v1 %s group", controller)
-}
-
-// ownV1CPUDir is ownV1Dir of the cpu controller.
-func ownV1CPUDir() (string, error) { return ownV1Dir("cpu") }
-
-// v1Mount finds the cgroup v1 mount of controller.
-func v1Mount(controller string) (mount, root string, err error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		head, tail, found := strings.Cut(sc.Text(), " - ")
-		fields, after := strings.Fields(head), strings.Fields(tail)
-		if found && len(fields) >= 5 && len(after) >= 3 && after[0] == "cgroup" && hasWord(strings.ReplaceAll(after[2], ",", " "), controller) {
-			return fields[4], fields[3], nil
-		}
-	}
-	return "", "", fmt.Errorf("no cgroup v1 %s hierarchy is mounted", controller)
 }
 
 // hasWord says text has word among its space-separated words.

@@ -21,8 +21,8 @@ const spin = `while :; do :; done`
 
 // TestALimitedGroupGetsItsShareAndWaitsTheRest: a group capped at half a
 // core, whose process spins, uses about half a core; its cap's holding
-// back shows as throttled time and as waiting in its CPU pressure; Close
-// removes its groups in both hierarchies.
+// back shows as throttled time and as waiting in its CPU pressure; a
+// group whose process started before it was made cappable refuses a cap.
 func TestALimitedGroupGetsItsShareAndWaitsTheRest(t *testing.T) {
 	testenv.RequireRoot(t)
 	m, err := Open(nil)
@@ -34,10 +34,10 @@ func TestALimitedGroupGetsItsShareAndWaitsTheRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Limit(0.5); err != nil {
+	if err := g.Cappable(); err != nil {
 		t.Skipf("no cpu limits here: %v", err)
 	}
-	if err := g.Yield(); err != nil {
+	if err := g.Limit(0.5); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("sh", "-c", spin)
@@ -80,6 +80,19 @@ func TestALimitedGroupGetsItsShareAndWaitsTheRest(t *testing.T) {
 	r1, _ := m.Read()
 	if u := Between(r0, r1); Cores(u.Groups["client-test"], u.Window) < 0.8 {
 		t.Errorf("uncapped, the spinning process used %.2f cores", Cores(u.Groups["client-test"], u.Window))
+	}
+	late, _ := m.Group("client-late")
+	cmd = exec.Command("true")
+	late.Prepare(cmd)
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	late.Started(cmd.Process.Pid)
+	if err := late.Limit(0); err != nil {
+		t.Errorf("Limit(0) of a group never capped: %v", err)
+	}
+	if err := late.Limit(1); err == nil && m.limits().v1 != nil {
+		t.Error("a group whose processes started first took a cap they would escape")
 	}
 }
 

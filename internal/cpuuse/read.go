@@ -216,8 +216,19 @@ func parseProcStat(data []byte) (MachineTimes, error) {
 
 // ownCgroupDir is the directory of the cgroup v2 group this process runs
 // in: the cgroup2 mount's and the path /proc/self/cgroup gives.
-func ownCgroupDir() (string, error) {
-	mount, root, err := cgroup2Mount()
+func ownCgroupDir() (string, error) { return ownDir("") }
+
+// ownV1Dir is the directory of this process's group in the cgroup v1
+// hierarchy that holds controller.
+func ownV1Dir(controller string) (string, error) { return ownDir(controller) }
+
+// ownV1CPUDir is ownV1Dir of the cpu controller.
+func ownV1CPUDir() (string, error) { return ownV1Dir("cpu") }
+
+// ownDir is the directory of this process's group in the cgroup v1
+// hierarchy of controller, or the cgroup2 one for "".
+func ownDir(controller string) (string, error) {
+	mount, root, err := cgroupMount(controller)
 	if err != nil {
 		return "", err
 	}
@@ -226,19 +237,30 @@ func ownCgroupDir() (string, error) {
 		return "", err
 	}
 	for line := range strings.Lines(string(data)) {
-		if path, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
-			rel, ok := strings.CutPrefix(path, root)
-			if !ok {
-				return "", fmt.Errorf("this process's cgroup %s is outside the cgroup2 mount's root %s", path, root)
-			}
-			return filepath.Join(mount, rel), nil
+		// "ID:CONTROLLERS:PATH"; the v2 hierarchy's is "0::PATH"
+		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(parts) != 3 || (controller == "" != (parts[0] == "0" && parts[1] == "")) ||
+			controller != "" && !hasWord(strings.ReplaceAll(parts[1], ",", " "), controller) {
+			continue
 		}
+		rel, ok := strings.CutPrefix(parts[2], root)
+		if !ok {
+			return "", fmt.Errorf("this process's cgroup %s is outside its mount's root %s", parts[2], root)
+		}
+		return filepath.Join(mount, rel), nil
 	}
-	return "", errors.New("this process is in no cgroup v2 group")
+	if controller == "" {
+		return "", errors.New("this process is in no cgroup v2 group")
+	}
+	return "", fmt.Errorf("this process is in no cgroup v1 %s group", controller)
 }
 
 // cgroup2Mount finds where cgroup2 is mounted, and the mount's root.
-func cgroup2Mount() (mount, root string, err error) {
+func cgroup2Mount() (mount, root string, err error) { return cgroupMount("") }
+
+// cgroupMount finds the cgroup v1 mount of controller, or the cgroup2
+// mount for "", and the mount's root.
+func cgroupMount(controller string) (mount, root string, err error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return "", "", err
@@ -246,20 +268,29 @@ func cgroup2Mount() (mount, root string, err error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if mount, root, ok := parseMountLine(sc.Text()); ok {
+		if mount, root, ok := parseMountLine(sc.Text(), controller); ok {
 			return mount, root, nil
 		}
 	}
-	return "", "", errors.New("no cgroup2 file system is mounted")
+	if controller == "" {
+		return "", "", errors.New("no cgroup2 file system is mounted")
+	}
+	return "", "", fmt.Errorf("no cgroup v1 %s hierarchy is mounted", controller)
 }
 
 // parseMountLine reads a mountinfo line: "ID PARENT MAJ:MIN ROOT MOUNT
-// OPTIONS [TAGS...] - FSTYPE SOURCE SUPER"; ok for a cgroup2 mount.
-func parseMountLine(line string) (mount, root string, ok bool) {
+// OPTIONS [TAGS...] - FSTYPE SOURCE SUPER"; ok for a cgroup2 mount
+// (controller "") or a cgroup v1 mount whose options name controller.
+func parseMountLine(line, controller string) (mount, root string, ok bool) {
 	head, tail, found := strings.Cut(line, " - ")
 	fields, after := strings.Fields(head), strings.Fields(tail)
-	if !found || len(fields) < 5 || len(after) < 1 || after[0] != "cgroup2" {
+	if !found || len(fields) < 5 || len(after) < 1 {
 		return "", "", false
 	}
-	return fields[4], fields[3], true
+	switch {
+	case controller == "" && after[0] == "cgroup2",
+		controller != "" && after[0] == "cgroup" && len(after) >= 3 && hasWord(strings.ReplaceAll(after[2], ",", " "), controller):
+		return fields[4], fields[3], true
+	}
+	return "", "", false
 }

@@ -32,11 +32,17 @@ func TestParseProcStat(t *testing.T) {
 }
 
 func TestParseMountLine(t *testing.T) {
-	mount, root, ok := parseMountLine("35 25 0:30 / /sys/fs/cgroup/unified rw,nosuid shared:9 - cgroup2 cgroup2 rw")
+	mount, root, ok := parseMountLine("35 25 0:30 / /sys/fs/cgroup/unified rw,nosuid shared:9 - cgroup2 cgroup2 rw", "")
 	if !ok || mount != "/sys/fs/cgroup/unified" || root != "/" {
 		t.Errorf("got %q %q %v", mount, root, ok)
 	}
-	if _, _, ok := parseMountLine("36 25 0:31 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu"); ok {
+	if mount, _, ok := parseMountLine("36 25 0:31 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu,cpuacct", "cpu"); !ok || mount != "/sys/fs/cgroup/cpu" {
+		t.Errorf("the v1 cpu mount: %q %v", mount, ok)
+	}
+	if _, _, ok := parseMountLine("36 25 0:31 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct", "cpu"); ok {
+		t.Error("cpuacct taken for cpu")
+	}
+	if _, _, ok := parseMountLine("36 25 0:31 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu", ""); ok {
 		t.Error("a cgroup v1 mount taken for cgroup2")
 	}
 }

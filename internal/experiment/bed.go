@@ -83,8 +83,10 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 			if env.CPU, err = r.cpu.Group(clientGroup(c)); err != nil {
 				return nil, errors.Join(err, b.close())
 			}
-			if err := env.CPU.Yield(); err != nil {
-				r.cfg.Log.Warn("the browser does not yield the CPU to the emulator and servers", "client", c, "err", err)
+			if r.spec.CapsClientCPU() {
+				if err := env.CPU.Cappable(); err != nil {
+					return nil, errors.Join(err, b.close())
+				}
 			}
 			if r.split {
 				if err := env.CPU.Confine(); err != nil {
