@@ -148,15 +148,7 @@ func checkWaits(t *testing.T, tr results.Trial, method string) {
 func TestAClientCPUCapHoldsTheBrowser(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	_, store, _ := runSpec(t, `repetitions: 1
-retries: 1
-netcheck: false
-factors:
-  networks: [{name: zero, rtt: 0ms}]
-  pages: [synthetic:40x20KB]
-  protocols: [h2]
-  client_cpu: [unlimited, 0.5]
-`)
+	store := runClientCPU(t, "synthetic:40x20KB", "[unlimited, 0.5]")
 	if cpuAccounting(t, store) != string(cpuuse.MethodCgroup) {
 		t.Skip("no cgroups, no cap")
 	}
@@ -202,15 +194,7 @@ func TestTheReportStatesTheWaitRuleInForce(t *testing.T) {
 func TestACappedClientGetsCPUsOfItsOwn(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	_, store, _ := runSpec(t, `repetitions: 1
-retries: 1
-netcheck: false
-factors:
-  networks: [{name: zero, rtt: 0ms}]
-  pages: [synthetic:8x10KB]
-  protocols: [h2]
-  client_cpu: [1]
-`)
+	store := runClientCPU(t, "synthetic:8x10KB", "[1]")
 	split, err := store.Meta("cpu_split")
 	if err != nil {
 		t.Fatal(err)
@@ -226,4 +210,22 @@ factors:
 			t.Errorf("trial %s (%s): others on the client's CPUs %v in %v ms", tr.ID, tr.Status, tr.ClientCPUsOthersMs, tr.CPUWindowMs)
 		}
 	}
+}
+
+// runClientCPU runs one h2 load of page at 0 ms per client_cpu level of
+// levels (a YAML list) in Chromium, and returns the run's store.
+func runClientCPU(t *testing.T, page, levels string) *results.Store {
+	t.Helper()
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
+retries: 1
+netcheck: false
+factors:
+  networks: [{name: zero, rtt: 0ms}]
+  pages: [%s]
+  protocols: [h2]
+  client_cpu: %s
+`, page, levels))
+	return store
 }
