@@ -146,8 +146,6 @@ func checkWaits(t *testing.T, tr results.Trial, method string) {
 // throttled; the client_cpu column is null for unlimited (package plan
 // checks that only capped trials' IDs change).
 func TestAClientCPUCapHoldsTheBrowser(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	store := runClientCPU(t, "synthetic:40x20KB", "[unlimited, 0.5]")
 	if cpuAccounting(t, store) != string(cpuuse.MethodCgroup) {
 		t.Skip("no cgroups, no cap")
@@ -192,8 +190,6 @@ func TestTheReportStatesTheWaitRuleInForce(t *testing.T) {
 // that leaves a CPU, the run gives the browser CPUs of its own (its
 // cpu_split says which) and measures what others used there.
 func TestACappedClientGetsCPUsOfItsOwn(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
 	store := runClientCPU(t, "synthetic:8x10KB", "[1]")
 	split, err := store.Meta("cpu_split")
 	if err != nil {
