@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -202,14 +203,10 @@ func (m *Meter) newV1Twin(controller string, set [][2]string) (*v1Twin, error) {
 	return t, nil
 }
 
-// hasWord says text has word among its space-separated words.
+// hasWord says text has word among its words, separated by spaces or
+// commas ("cpu,cpuacct", "cpu io").
 func hasWord(text, word string) bool {
-	for _, w := range strings.Fields(text) {
-		if w == word {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == ',' }), word)
 }
 
 // moveTree puts process pid and its descendants into the group's v1

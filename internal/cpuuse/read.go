@@ -240,7 +240,7 @@ func ownDir(controller string) (string, error) {
 		// "ID:CONTROLLERS:PATH"; the v2 hierarchy's is "0::PATH"
 		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
 		if len(parts) != 3 || (controller == "" != (parts[0] == "0" && parts[1] == "")) ||
-			controller != "" && !hasWord(strings.ReplaceAll(parts[1], ",", " "), controller) {
+			controller != "" && !hasWord(parts[1], controller) {
 			continue
 		}
 		rel, ok := strings.CutPrefix(parts[2], root)
@@ -289,7 +289,7 @@ func parseMountLine(line, controller string) (mount, root string, ok bool) {
 	}
 	switch {
 	case controller == "" && after[0] == "cgroup2",
-		controller != "" && after[0] == "cgroup" && len(after) >= 3 && hasWord(strings.ReplaceAll(after[2], ",", " "), controller):
+		controller != "" && after[0] == "cgroup" && len(after) >= 3 && hasWord(after[2], controller):
 		return fields[4], fields[3], true
 	}
 	return "", "", false

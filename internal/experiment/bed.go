@@ -38,12 +38,10 @@ type bed struct {
 	replay *replayCheck
 	// calibration is the emulator's latency, taken off the link's delays.
 	calibration netcheck.PathLatency
-	// cpu accounts for the loads' CPU; ownProcess says which clients run
-	// in processes of their own (in their clientGroup).
-	cpu        *cpuuse.Meter
-	ownProcess map[factor.Client]bool
-	// clientCPU are the own-process clients' groups, which yield to the
-	// emulator and servers and take each load's client CPU cap.
+	// cpu accounts for the loads' CPU.
+	cpu *cpuuse.Meter
+	// clientCPU are the CPU accounting groups of the clients that run in
+	// processes of their own; each load's client CPU cap goes to them.
 	clientCPU map[factor.Client]*cpuuse.Group
 }
 
@@ -69,7 +67,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
 	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
-		paired: r.spec.Pairing, replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu, ownProcess: map[factor.Client]bool{},
+		paired: r.spec.Pairing, replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
 		clientCPU: map[factor.Client]*cpuuse.Group{}}
 	for _, c := range r.spec.Clients() {
 		kind, err := clientKind(c)
@@ -93,7 +91,6 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 					return nil, errors.Join(err, b.close())
 				}
 			}
-			b.ownProcess[c] = true
 			b.clientCPU[c] = env.CPU
 		}
 		b.clients[c] = kind.New(env)

@@ -144,14 +144,11 @@ func (r *runner) run(ctx context.Context) error {
 	return nil
 }
 
-// setup builds the testbed of trials (one setup), checks its network once
-// per run directory, runs the trials, records what the testbed's TCP stack
 // splitCPUs gives the browser CPUs of its own when every client_cpu level
 // of the spec is a cap that leaves a CPU to the rest: as many as the
 // largest cap needs (rounded up), the others to quicbench's emulator and
 // harness and the servers, started after it. Where it cannot, the browser
-// only yields to them (a warning says why); the run's cpu_split says
-// which.
+// shares their CPUs (a warning says why); the run's cpu_split says which.
 func (r *runner) splitCPUs() error {
 	levels := r.spec.LevelsOf(factor.IDClientCPU)
 	most := 0.0
@@ -171,6 +168,8 @@ func (r *runner) splitCPUs() error {
 	return r.store.SetMeta("cpu_split", "client on CPUs "+reserved+"; quicbench and the servers on the others")
 }
 
+// setup builds the testbed of trials (one setup), checks its network once
+// per run directory, runs the trials, records what the testbed's TCP stack
 // was, and removes the testbed.
 func (r *runner) setup(ctx context.Context, trials []plan.Trial) error {
 	if err := ctx.Err(); err != nil {
