@@ -78,3 +78,50 @@ func TestRemoveStaleTemp(t *testing.T) {
 		t.Errorf("this process's %s: %v, TempDirs %v", live, err, TempDirs())
 	}
 }
+
+// TestHasArgReadsRewrittenCommandLines: a browser's own argument list and
+// a child's, rewritten into one argument, both have the flag; a longer
+// value that starts with it is another flag.
+func TestHasArgReadsRewrittenCommandLines(t *testing.T) {
+	want := "--user-data-dir=/p/profile-1"
+	for _, c := range []struct {
+		cmdline []string
+		has     bool
+	}{
+		{[]string{"/usr/lib/chromium/chromium", "--headless", want, "about:blank"}, true},
+		{[]string{"/usr/lib/chromium/chromium --type=renderer " + want + " --no-sandbox"}, true},
+		{[]string{"/usr/lib/chromium/chromium --type=utility " + want}, true},
+		{[]string{"/usr/lib/chromium/chromium --type=renderer " + want + "0 --no-sandbox"}, false},
+		{[]string{"/usr/lib/chromium/chromium", want + "0"}, false},
+		{[]string{"/usr/lib/chromium/chromium --x=" + want}, false},
+		{nil, false},
+	} {
+		if got := hasArg(c.cmdline, want); got != c.has {
+			t.Errorf("hasArg(%q) = %v, want %v", c.cmdline, got, c.has)
+		}
+	}
+}
+
+// TestFlagsAreOneListForBothStarts: the flags chromedp is given and the
+// command line's arguments come from one list, each flag once.
+func TestFlagsAreOneListForBothStarts(t *testing.T) {
+	req := client.Request{Protocol: factor.H1, Addrs: map[string]netip.Addr{"a.test": netip.MustParseAddr("198.19.0.10")}, SPKIHash: "abc=", Hosts: []string{"a.test"}}
+	flags := requestFlags(req)
+	if len(Flags(req)) != len(flags) {
+		t.Fatalf("%d chromedp options from %d flags", len(Flags(req)), len(flags))
+	}
+	got := args(flags)
+	for _, want := range []string{"--headless", "--disable-quic", "--disable-http2", "--ignore-certificate-errors-spki-list=abc=",
+		"--disable-features=" + disabledFeatures, "--host-resolver-rules=MAP a.test 198.19.0.10,MAP * ~NOTFOUND"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the arguments %q lack %q", got, want)
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range flags {
+		if seen[f.name] {
+			t.Errorf("flag --%s given twice: only the last would count", f.name)
+		}
+		seen[f.name] = true
+	}
+}

@@ -80,7 +80,7 @@ func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive
 func recordFlags(req RecordRequest) []chromedp.ExecAllocatorOption {
 	opts := append(baseFlags(),
 		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
+		chromedp.Flag("disable-features", disabledFeatures+",IsolateOrigins,site-per-process"),
 	)
 	if len(req.Addrs) > 0 {
 		opts = append(opts, chromedp.Flag("host-resolver-rules", ResolverRules(req.Addrs)))
