@@ -217,12 +217,11 @@ func (d *devtools) on(session, method string, handle func(json.RawMessage)) {
 // (devtools), so that nothing is subscribed to that a load does not ask
 // for.
 type leanBrowser struct {
-	cmd     *exec.Cmd
+	proc    *proc.Process // nil until started
 	dt      *devtools
 	profile string
 	tmp     string
 	output  *proc.Output // the browser's standard output and error
-	waited  chan struct{}
 }
 
 // startLean starts Chromium with args (flags, without the user data
@@ -236,7 +235,7 @@ func (c *Chromium) startLean(args []string) (_ *leanBrowser, err error) {
 	if err := trust.Executable(path); err != nil {
 		return nil, fmt.Errorf("chromium: not run: %w", err)
 	}
-	b := &leanBrowser{output: &proc.Output{}, waited: make(chan struct{})}
+	b := &leanBrowser{output: &proc.Output{}}
 	if b.profile, b.tmp, err = c.newProfile(); err != nil {
 		return nil, err
 	}
@@ -255,27 +254,26 @@ func (c *Chromium) startLean(args []string) (_ *leanBrowser, err error) {
 		toBrowser.Close()
 		return nil, fmt.Errorf("chromium: DevTools pipe: %w", err)
 	}
-	b.cmd = c.leanCommand(path, args, b.profile, b.tmp)
-	b.cmd.ExtraFiles = []*os.File{cmdIn, cmdOut} // fds 3 and 4
-	b.cmd.Stdout, b.cmd.Stderr = b.output, b.output
+	cmd := c.leanCommand(path, args, b.profile, b.tmp)
+	cmd.ExtraFiles = []*os.File{cmdIn, cmdOut} // fds 3 and 4
+	cmd.Stdout, cmd.Stderr = b.output, b.output
 	if c.Namespace != nil {
-		if err := c.Namespace.WrapCommand(b.cmd); err != nil {
+		if err := c.Namespace.WrapCommand(cmd); err != nil {
 			return nil, err
 		}
 	}
-	c.CPU.Prepare(b.cmd)
-	err = b.cmd.Start()
+	c.CPU.Prepare(cmd)
+	b.proc, err = proc.Start(cmd) // its parent-death signal from a thread that lives
 	cmdIn.Close()
 	cmdOut.Close()
 	if err != nil {
 		toBrowser.Close()
 		fromBrowser.Close()
-		b.cmd = nil
 		return nil, fmt.Errorf("chromium: start: %w", err)
 	}
-	go func() { b.cmd.Wait(); fromBrowser.Close(); close(b.waited) }()
+	go func() { b.proc.Wait(); fromBrowser.Close() }()
 	b.dt = newDevtools(toBrowser, fromBrowser)
-	return b, c.CPU.Started(b.cmd.Process.Pid)
+	return b, c.CPU.Started(b.proc.Pid())
 }
 
 // leanCommand is the browser's command line: args, the profile, the
@@ -293,15 +291,14 @@ func (c *Chromium) leanCommand(path string, args []string, profile, tmp string) 
 }
 
 // Pid is the browser process's id.
-func (b *leanBrowser) Pid() int { return b.cmd.Process.Pid }
+func (b *leanBrowser) Pid() int { return b.proc.Pid() }
 
 // Close kills the browser and every process of its profile, and removes
 // the profile and temporary directory.
 func (b *leanBrowser) Close() {
-	if b.cmd != nil {
-		b.cmd.Process.Kill()
+	if b.proc != nil {
+		b.proc.Kill()
 		killLeftovers(b.profile)
-		<-b.waited
 	}
 	os.RemoveAll(b.profile)
 	os.RemoveAll(b.tmp)

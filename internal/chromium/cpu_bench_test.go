@@ -30,21 +30,29 @@ var cpuModes = []struct {
 	// startOnly reads the CPU without loading the page: the browser's
 	// start.
 	startOnly bool
+	// features is the browser's --disable-features; "": quicbench's
+	// (disabledFeatures).
+	features string
 }{
-	{"start", func(context.Context, *leanPage) (bool, error) { return false, nil }, true},
-	{"bare", func(context.Context, *leanPage) (bool, error) { return false, nil }, false},
-	{"setup", func(ctx context.Context, p *leanPage) (bool, error) {
+	{name: "start", lean: nothingMore, startOnly: true},
+	{name: "bare", lean: nothingMore},
+	{name: "setup", lean: func(ctx context.Context, p *leanPage) (bool, error) {
 		return false, leanSetup(ctx, p)
-	}, false},
-	{"poll", func(context.Context, *leanPage) (bool, error) { return true, nil }, false},
-	{"network", func(ctx context.Context, p *leanPage) (bool, error) {
+	}},
+	{name: "poll", lean: func(context.Context, *leanPage) (bool, error) { return true, nil }},
+	{name: "network", lean: func(ctx context.Context, p *leanPage) (bool, error) {
 		return false, p.dt.call(ctx, p.session, "Network.enable", struct{}{}, nil)
-	}, false},
-	{"chromedp-domains", func(ctx context.Context, p *leanPage) (bool, error) {
+	}},
+	{name: "chromedp-domains", lean: func(ctx context.Context, p *leanPage) (bool, error) {
 		return false, chromedpDomains(ctx, p)
-	}, false},
-	{"quicbench", nil, false},
+	}},
+	{name: "quicbench"},
+	// bare as before issue 45: Chromium's omnibox popups rendered.
+	{name: "bare-omnibox", lean: nothingMore, features: "Translate,BlinkGenPropertyTrees"},
 }
+
+// nothingMore sets up nothing: the bare load awaits the metrics.
+func nothingMore(context.Context, *leanPage) (bool, error) { return false, nil }
 
 // leanSetup is the visit's set-up: its script in every document and the
 // viewport.
@@ -118,13 +126,21 @@ func loadInMode(b *testing.B, tb *testbed.Testbed, req client.Request, i int) (m
 		}
 		return byKind, err
 	}
-	return leanLoad(ctx, c, req, profiles, cpuModes[i].lean, cpuModes[i].startOnly)
+	flags := requestFlags(req)
+	if m := cpuModes[i]; m.features != "" {
+		for k := range flags {
+			if flags[k].name == "disable-features" {
+				flags[k].value = m.features
+			}
+		}
+	}
+	return leanLoad(ctx, c, args(flags), req.URL, profiles, cpuModes[i].lean, cpuModes[i].startOnly)
 }
 
 // leanLoad loads req in a lean browser set up by setUp and returns its
 // processes' CPU by kind once the metrics are in.
-func leanLoad(ctx context.Context, c *Chromium, req client.Request, profiles string, setUp func(context.Context, *leanPage) (bool, error), startOnly bool) (map[string]float64, error) {
-	lb, err := c.startLean(args(requestFlags(req)))
+func leanLoad(ctx context.Context, c *Chromium, args []string, url, profiles string, setUp func(context.Context, *leanPage) (bool, error), startOnly bool) (map[string]float64, error) {
+	lb, err := c.startLean(args)
 	if err != nil {
 		return nil, err
 	}
@@ -145,12 +161,12 @@ func leanLoad(ctx context.Context, c *Chromium, req client.Request, profiles str
 		}
 		return cpuByKind(profiles), nil
 	}
-	if err := p.Navigate(ctx, req.URL); err != nil {
-		return nil, err
+	if err := p.Navigate(ctx, url); err != nil {
+		return nil, fmt.Errorf("%w (the browser's output: %q)", err, tail(lb.output.String()))
 	}
 	m, err := leanMetrics(ctx, p, poll)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (the browser's output: %q)", err, tail(lb.output.String()))
 	}
 	byKind := cpuByKind(profiles)
 	byKind["plt"] = m.PLTMs
@@ -214,3 +230,6 @@ func processKind(cmdline []string) string {
 	}
 	return "other"
 }
+
+// tail is the end of s: at most its last 600 bytes.
+func tail(s string) string { return s[max(0, len(s)-600):] }
