@@ -72,6 +72,12 @@ type Meter struct {
 	tasks, pressure *os.File
 	log             *slog.Logger
 
+	// self is quicbench's own group (MethodCgroup, where this process
+	// could move into it): the process joins it at Open and goes back to
+	// parent at Close, so that its waiting for a CPU is its group's CPU
+	// pressure, as every party's is. Nil: its threads' run-queue time.
+	self *Group
+
 	mu     sync.Mutex
 	groups []*Group
 	// limiter caps groups, made on first use (limit.go); split keeps
@@ -150,7 +156,46 @@ func (m *Meter) openCgroup() (err error) {
 		m.method = MethodProc
 		return fmt.Errorf("cannot start a process in a cgroup: %w", err)
 	}
+	m.joinSelf()
 	return nil
+}
+
+// selfGroup names quicbench's own group in the run's.
+const selfGroup = "quicbench"
+
+// joinSelf moves this process into a group of its own in the run's, whose
+// CPU pressure is then quicbench's waiting (the emulator's and the
+// harness's threads); where it cannot, quicbench stays where it is and its
+// threads' run-queue time stands in.
+func (m *Meter) joinSelf() {
+	g, err := m.newCgroup(selfGroup)
+	if err != nil {
+		m.log.Debug("cpu accounting: quicbench stays in its cgroup", "err", err)
+		return
+	}
+	if g.pressure == nil {
+		g.remove()
+		return
+	}
+	if err := writeAt(g.dir, "cgroup.procs", strconv.Itoa(os.Getpid())); err != nil {
+		m.log.Debug("cpu accounting: quicbench stays in its cgroup", "err", err)
+		g.remove()
+		return
+	}
+	m.self = g
+}
+
+// leaveSelf moves this process back to the cgroup it came from and
+// removes its own group.
+func (m *Meter) leaveSelf() {
+	if m.self == nil {
+		return
+	}
+	if err := writeAt(m.parent, "cgroup.procs", strconv.Itoa(os.Getpid())); err != nil {
+		m.log.Warn("cpu accounting: quicbench could not go back to its cgroup", "err", err)
+	}
+	m.self.remove()
+	m.self = nil
 }
 
 // probe starts true(1) in a group of its own and removes the group.
@@ -278,6 +323,7 @@ func (m *Meter) Close() {
 		m.limiter.v1.close(m)
 	}
 	m.split.undo(m)
+	m.leaveSelf()
 	m.removeRunGroup()
 	m.machine.Close()
 	for _, f := range []*os.File{m.tasks, m.pressure} {
@@ -359,12 +405,27 @@ func openDir(dirfd int, name string) (*os.File, error) {
 // them. A group that still holds processes is left.
 func RemoveStale() []string {
 	var removed []string
-	for _, own := range []func() (string, error){ownCgroupDir, ownV1CPUDir, func() (string, error) { return ownV1Dir("cpuset") }} {
+	for _, own := range []func() (string, error){homeCgroupDir, ownV1CPUDir, func() (string, error) { return ownV1Dir("cpuset") }} {
 		if parentPath, err := own(); err == nil {
 			removed = append(removed, removeStaleIn(parentPath)...)
 		}
 	}
 	return removed
+}
+
+// homeCgroupDir is the cgroup v2 directory this process runs in, or, while
+// a meter of this process has it in its own group (selfGroup in a run's
+// group), the one it came from.
+func homeCgroupDir() (string, error) {
+	dir, err := ownCgroupDir()
+	if err != nil {
+		return "", err
+	}
+	run := filepath.Dir(dir)
+	if filepath.Base(dir) == selfGroup && strings.HasPrefix(filepath.Base(run), fmt.Sprintf("%s%d-", groupPrefix, os.Getpid())) {
+		return filepath.Dir(run), nil
+	}
+	return dir, nil
 }
 
 // removeStaleIn removes the run groups of dead processes in parentPath.

@@ -4,9 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -25,6 +28,10 @@ func TestACgroupCountsEveryProcessItsPartyStarts(t *testing.T) {
 	testenv.RequireRoot(t)
 	if _, _, err := cgroup2Mount(); err != nil {
 		t.Skipf("no cgroup2 here: %v", err)
+	}
+	home, err := ownCgroupDir() // during the run, quicbench is in a group of its own
+	if err != nil {
+		t.Fatal(err)
 	}
 	m, err := Open(nil)
 	if err != nil {
@@ -61,8 +68,7 @@ func TestACgroupCountsEveryProcessItsPartyStarts(t *testing.T) {
 	if d := used.Total() - want; d < -5*time.Millisecond || d > 5*time.Millisecond {
 		t.Errorf("the group counted %v (user %v, system %v); the shell and its child used %v", used.Total(), used.User, used.System, want)
 	}
-	dir, _ := ownCgroupDir()
-	runDir := filepath.Join(dir, m.name)
+	runDir := filepath.Join(home, m.name)
 	if _, err := os.Stat(filepath.Join(runDir, "client-test", "cpu.stat")); err != nil {
 		t.Fatalf("the group's cgroup: %v", err)
 	}
@@ -155,4 +161,87 @@ func TestRemoveStaleRemovesADeadRunsCgroups(t *testing.T) {
 			t.Errorf("a live run's cgroup went: %v", err)
 		}
 	}
+}
+
+// TestQuicbenchWaitsInAGroupOfItsOwn: as root, Open moves this process
+// into a cgroup of its own in the run's, whose CPU pressure is its
+// waiting: three threads kept busy on one CPU for 300 ms wait there
+// nearly all of it, but never longer than the wall time (threads that wait
+// together count once, as a party's pressure does, where their run-queue
+// times would sum to about 600 ms); Close moves the process back where it
+// was.
+func TestQuicbenchWaitsInAGroupOfItsOwn(t *testing.T) {
+	testenv.RequireRoot(t)
+	if _, _, err := cgroup2Mount(); err != nil {
+		t.Skipf("no cgroup2 here: %v", err)
+	}
+	home, err := ownCgroupDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.self == nil {
+		m.Close()
+		t.Skip("no cgroup of its own for quicbench here (no PSI, or the move was refused)")
+	}
+	if dir, _ := ownCgroupDir(); filepath.Base(dir) != selfGroup || filepath.Dir(filepath.Dir(dir)) != home {
+		t.Errorf("in cgroup %s during the run, want %s/<run>/%s", dir, home, selfGroup)
+	}
+	if dir, _ := homeCgroupDir(); dir != home {
+		t.Errorf("home cgroup %s during the run, want %s", dir, home)
+	}
+	before, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // three busy threads, each with a P
+	if err := busyOnOneCPU(3, 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	after, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited, wall := after.Waits.Sub(before.Waits).Self, after.At.Sub(before.At)
+	if waited < 100*time.Millisecond || waited > wall+50*time.Millisecond {
+		t.Errorf("quicbench waited %v in %v while three of its threads shared one CPU for 300 ms", waited, wall)
+	}
+	m.Close()
+	if dir, _ := ownCgroupDir(); dir != home {
+		t.Errorf("in cgroup %s after Close, want %s again", dir, home)
+	}
+}
+
+// busyOnOneCPU keeps n threads of this process busy on CPU 0 for d.
+func busyOnOneCPU(n int, d time.Duration) error {
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var one, all unix.CPUSet
+			one.Set(0)
+			if err := unix.SchedGetaffinity(0, &all); err != nil {
+				errs <- err
+				return
+			}
+			if err := unix.SchedSetaffinity(0, &one); err != nil {
+				errs <- err
+				return
+			}
+			defer unix.SchedSetaffinity(0, &all)
+			for end := time.Now().Add(d); time.Now().Before(end); {
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
 }

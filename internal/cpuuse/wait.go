@@ -22,8 +22,11 @@ type Waits struct {
 	// Throttled is, by name, the time a limited group was held back by
 	// its CPU limit (Group.Limit), summed over the CPUs it was held on.
 	Throttled map[string]time.Duration
-	// Self is quicbench's own threads' time on a run queue, summed over
-	// its threads (/proc/self/task/*/schedstat); -1 when unreadable.
+	// Self is quicbench's own waiting: its group's CPU pressure ("some")
+	// where it runs in a group of its own (Meter's self), else its
+	// threads' time on a run queue summed over its threads
+	// (/proc/self/task/*/schedstat, which counts threads that waited
+	// together once each); -1 when unreadable.
 	Self time.Duration
 	// Machine is the machine's CPU pressure ("some", /proc/pressure/cpu);
 	// -1 without it.
@@ -126,7 +129,11 @@ func selfWait(tasks *os.File) (time.Duration, error) {
 // reads as absent (groups) or -1.
 func (m *Meter) readWaits(groups []*Group) Waits {
 	w := Waits{Groups: map[string]time.Duration{}, Throttled: map[string]time.Duration{}, Self: -1, Machine: -1}
-	if m.tasks != nil {
+	if m.self != nil {
+		if d, err := readPressure(m.self.pressure); err == nil {
+			w.Self = d
+		}
+	} else if m.tasks != nil {
 		if d, err := selfWait(m.tasks); err == nil {
 			w.Self = d
 		}

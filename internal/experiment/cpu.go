@@ -111,7 +111,8 @@ func (w *cpuWindow) record() results.CPU {
 // waiting are the parties' waits for a CPU beyond their caps, for the
 // verdict: the client's pressure less its cap's throttling (or, on CPUs
 // of its own, the time others used them), the server's pressure,
-// quicbench's threads' wait; -1 where unmeasured.
+// quicbench's (its own cgroup's pressure, or its threads' run-queue
+// time); -1 where unmeasured.
 func (w *cpuWindow) waiting(u cpuuse.Usage) []cpuuse.Waiting {
 	d := u.Waits
 	out := []cpuuse.Waiting{{Name: "quicbench", Wait: d.Self}}

@@ -52,16 +52,17 @@ func Doctor(ctx context.Context, binaries map[factor.Client]string) []Finding {
 
 // coresFinding counts the CPUs and says how many the default comparison
 // needs to stay network-bound: measured here (BENCHMARKS.md, "CPU
-// waiting"), an unlimited Chromium's threads on two cores waited for a
-// CPU 15–53 % of each demo load, while a one-core client on a CPU of its
-// own, the emulator and servers on the other, waited at most 2 % and
-// quicbench at most 12 %.
+// waiting", "Where the browser's CPU goes"), an unlimited Chromium's
+// threads on two cores waited for a CPU 11–17 % of each demo load (medians
+// per protocol; 15–53 % before its omnibox popups were switched off),
+// while a one-core client on a CPU of its own, the emulator and servers on
+// the other, waited at most 5 %.
 func coresFinding() Finding {
 	n := runtime.NumCPU()
 	f := Finding{Name: "cores", Value: fmt.Sprintf("%d (%s)", n, cpuModel())}
 	switch {
 	case n >= 2:
-		f.Meaning = fmt.Sprintf("the default comparison (make demo: a one-core client) needs 2 cores to stay network-bound, 1 for the browser alone and 1 for the emulator and servers; here it has %d. An unlimited browser (--client-cpu unlimited) needs more than 2: on 2 its threads waited for a CPU 15–53 %% of each demo load", n)
+		f.Meaning = fmt.Sprintf("the default comparison (make demo: a one-core client) needs 2 cores to stay network-bound, 1 for the browser alone and 1 for the emulator and servers; here it has %d. An unlimited browser (--client-cpu unlimited) needs more than 2: on 2 its threads waited for a CPU 11–17 %% of each demo load", n)
 	default:
 		f.Problem = true
 		f.Meaning = "the default comparison (make demo: a one-core client) needs 2 cores to stay network-bound, 1 for the browser alone and 1 for the emulator and servers: on 1 the browser shares its core with the emulator, and the report's cpu_bound will say so"

@@ -269,8 +269,9 @@ type CPU struct {
 // CPUWaits are how long the load's parties waited for a CPU over the
 // same window, in ms: the client's and the server's cgroup CPU pressure
 // (the wall time at least one of their tasks was ready to run but not
-// running; null without cgroups or PSI), quicbench's threads' time on a
-// run queue summed over its threads, and the machine's CPU pressure
+// running; null without cgroups or PSI), quicbench's own cgroup's CPU
+// pressure where it ran in one (else its threads' time on a run queue,
+// summed over its threads), and the machine's CPU pressure
 // (/proc/pressure/cpu; null without PSI). client_cpu_throttled_ms is the
 // part of the client's waiting its client_cpu cap imposed (the cap's
 // throttled time, summed over the CPUs it held the client back on; null
