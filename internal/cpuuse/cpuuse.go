@@ -323,6 +323,7 @@ func (m *Meter) Close() {
 		m.limiter.v1.close(m)
 	}
 	m.split.undo(m)
+	m.turnOffV2()
 	m.leaveSelf()
 	m.removeRunGroup()
 	m.machine.Close()

@@ -33,6 +33,11 @@ type limiter struct {
 	// v1 is the run's twin in the v1 cpu hierarchy; nil with the v2
 	// controller.
 	v1 *v1Twin
+	// parentTurnedOn says the meter turned the cpu controller on in the
+	// cgroup quicbench came from (enableV2), to be turned off again at
+	// Close: a cgroup that hands a controller to its children may hold no
+	// process, and quicbench goes back there.
+	parentTurnedOn bool
 	// err says why groups cannot be limited here.
 	err error
 }
@@ -155,9 +160,9 @@ func (m *Meter) newLimiter() *limiter {
 	if m.dir == nil {
 		return &limiter{err: errors.New("cpu limit: no cgroup for this run")}
 	}
-	errV2 := m.enableV2()
+	parentTurnedOn, errV2 := m.enableV2()
 	if errV2 == nil {
-		return &limiter{}
+		return &limiter{parentTurnedOn: parentTurnedOn}
 	}
 	twin, errV1 := m.newV1Twin("cpu", nil)
 	if errV1 == nil {
@@ -166,21 +171,37 @@ func (m *Meter) newLimiter() *limiter {
 	return &limiter{err: fmt.Errorf("cpu limit: no cpu controller here (cgroup v2: %v; v1: %v)", errV2, errV1)}
 }
 
-// enableV2 turns the cpu controller on for the run's group's children.
-func (m *Meter) enableV2() error {
+// enableV2 turns the cpu controller on for the run's group's children,
+// and says whether it had to turn it on in the cgroup quicbench came from.
+func (m *Meter) enableV2() (parentTurnedOn bool, err error) {
 	have, err := readAt(m.parent, "cgroup.controllers")
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !hasWord(have, "cpu") {
-		return errors.New("the cpu controller is not available in this process's cgroup")
+		return false, errors.New("the cpu controller is not available in this process's cgroup")
 	}
 	if on, _ := readAt(m.parent, "cgroup.subtree_control"); !hasWord(on, "cpu") {
 		if err := writeAt(m.parent, "cgroup.subtree_control", "+cpu"); err != nil {
-			return fmt.Errorf("turn on cpu for this process's cgroup: %w", err)
+			return false, fmt.Errorf("turn on cpu for this process's cgroup: %w", err)
 		}
+		parentTurnedOn = true
 	}
-	return writeAt(m.dir, "cgroup.subtree_control", "+cpu")
+	return parentTurnedOn, writeAt(m.dir, "cgroup.subtree_control", "+cpu")
+}
+
+// turnOffV2 turns the cpu controller off again where enableV2 turned it
+// on, so that quicbench can go back to the cgroup it came from.
+func (m *Meter) turnOffV2() {
+	if m.limiter == nil || !m.limiter.parentTurnedOn || m.dir == nil {
+		return
+	}
+	if err := writeAt(m.dir, "cgroup.subtree_control", "-cpu"); err != nil {
+		m.log.Warn("cpu accounting: cpu controller left on", "group", m.name, "err", err)
+	}
+	if err := writeAt(m.parent, "cgroup.subtree_control", "-cpu"); err != nil {
+		m.log.Warn("cpu accounting: cpu controller left on in quicbench's cgroup", "err", err)
+	}
 }
 
 // newV1Twin makes the run's group, named as the v2 one, in the cgroup v1
