@@ -43,9 +43,7 @@ const awaitMetricsJS = `new Promise(resolve => {
 // Chromium opens with --remote-debugging-pipe: it reads commands from its
 // file descriptor 3 and writes replies and events to 4, one JSON message
 // per NUL-terminated frame. It does nothing of its own: no domain is
-// enabled and no event is asked for unless a caller asks, so that the
-// browser keeps no books for the watcher (chromedp enables Network, DOM,
-// CSS, Log, Inspector, Page and Runtime on every tab it attaches to).
+// enabled and no event is asked for unless a caller asks.
 type devtools struct {
 	out *os.File // commands, the browser's fd 3
 
@@ -201,15 +199,11 @@ func (d *devtools) call(ctx context.Context, session, method string, params, res
 	}
 }
 
-// on has handle get the events of method in session from now on (nil:
-// none); handle runs on the reader and must not block.
+// on has handle get the events of method in session from now on;
+// handle runs on the reader and must not block.
 func (d *devtools) on(session, method string, handle func(json.RawMessage)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if handle == nil {
-		delete(d.handlers, eventKey{session, method})
-		return
-	}
 	d.handlers[eventKey{session, method}] = handle
 }
 
@@ -286,12 +280,9 @@ func (c *Chromium) leanCommand(path string, args []string, profile, tmp string) 
 	if c.RunAs != nil {
 		cmd.Env = append(cmd.Env, "HOME="+profile)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: c.RunAs}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.RunAs} // proc.Start adds the parent-death signal
 	return cmd
 }
-
-// Pid is the browser process's id.
-func (b *leanBrowser) Pid() int { return b.proc.Pid() }
 
 // Close kills the browser and every process of its profile, and removes
 // the profile and temporary directory.

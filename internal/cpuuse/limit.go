@@ -238,12 +238,9 @@ func (g *Group) moveTree(pid int) error {
 	moved := map[int]bool{}
 	for pass := 0; pass < 10; pass++ {
 		todo := []int{}
-		if !moved[pid] {
-			todo = append(todo, pid)
-		}
-		for _, p := range descendants(proc.List(), pid) {
-			if !moved[p] {
-				todo = append(todo, p)
+		for _, p := range proc.Trees(proc.List(), []int{pid}) {
+			if !moved[p.PID] {
+				todo = append(todo, p.PID)
 			}
 		}
 		if len(todo) == 0 {
@@ -262,23 +259,6 @@ func (g *Group) moveTree(pid int) error {
 		}
 	}
 	return nil
-}
-
-// descendants are the processes in list below pid.
-func descendants(list []proc.Info, pid int) []int {
-	children := map[int][]int{}
-	for _, p := range list {
-		children[p.PPID] = append(children[p.PPID], p.PID)
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 && len(out) < 4096 {
-		next := queue[0]
-		queue = queue[1:]
-		out = append(out, children[next]...)
-		queue = append(queue, children[next]...)
-	}
-	return out
 }
 
 // throttled is the time the group's cap held it back, if it is capped

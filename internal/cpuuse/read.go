@@ -117,25 +117,9 @@ func parseCPUStat(data []byte) (Times, error) {
 // treeTicks sums the CPU ticks, their waited-for children's included, of
 // the processes in list that are roots or descend from one.
 func treeTicks(list []proc.Info, roots []int) int64 {
-	if len(roots) == 0 {
-		return 0
-	}
-	parent := make(map[int]int, len(list))
-	for _, p := range list {
-		parent[p.PID] = p.PPID
-	}
-	isRoot := map[int]bool{}
-	for _, r := range roots {
-		isRoot[r] = true
-	}
 	var sum int64
-	for _, p := range list {
-		for pid, hops := p.PID, 0; pid > 1 && hops < 64; pid, hops = parent[pid], hops+1 {
-			if isRoot[pid] {
-				sum += p.CPUTicks + p.ChildTicks
-				break
-			}
-		}
+	for _, p := range proc.Trees(list, roots) {
+		sum += p.CPUTicks + p.ChildTicks
 	}
 	return sum
 }

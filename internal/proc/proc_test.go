@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -130,5 +131,42 @@ func TestScanReadsCPUTime(t *testing.T) {
 	// Ticks are 10 ms; the kernel's tick-based split may lag a tick or two.
 	if got < before-50*time.Millisecond || got > after+50*time.Millisecond {
 		t.Errorf("List says this process used %v, getrusage %v to %v", got, before, after)
+	}
+}
+
+// TestTreesFollowParentsDown: the roots in the list and everything below
+// them, once each; another tree, a root that is gone, and a cycle outside
+// the roots stay out, and a cycle inside ends.
+func TestTreesFollowParentsDown(t *testing.T) {
+	list := []Info{
+		{PID: 1, PPID: 0},
+		{PID: 10, PPID: 1}, // root
+		{PID: 11, PPID: 10},
+		{PID: 12, PPID: 11},
+		{PID: 13, PPID: 10},
+		{PID: 20, PPID: 1}, // another tree
+		{PID: 30, PPID: 31},
+		{PID: 31, PPID: 30}, // a cycle
+	}
+	pids := func(in []Info) []int {
+		var out []int
+		for _, p := range in {
+			out = append(out, p.PID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, c := range []struct {
+		roots, want []int
+	}{
+		{[]int{10}, []int{10, 11, 12, 13}},
+		{[]int{10, 11}, []int{10, 11, 12, 13}},
+		{[]int{99}, nil},
+		{[]int{30}, []int{30, 31}},
+		{nil, nil},
+	} {
+		if got := pids(Trees(list, c.roots)); !slices.Equal(got, c.want) {
+			t.Errorf("Trees(%v) = %v, want %v", c.roots, got, c.want)
+		}
 	}
 }

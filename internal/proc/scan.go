@@ -70,6 +70,32 @@ func stat(pid int) (Info, bool) {
 	return info, true
 }
 
+// Trees are the processes of list in the trees rooted at roots: the
+// roots that are in list and every process below them.
+func Trees(list []Info, roots []int) []Info {
+	mine := make(map[int]bool, len(roots))
+	for _, pid := range roots {
+		mine[pid] = true
+	}
+	children := map[int][]Info{}
+	var out []Info
+	for _, p := range list {
+		children[p.PPID] = append(children[p.PPID], p)
+		if mine[p.PID] {
+			out = append(out, p)
+		}
+	}
+	for i := 0; i < len(out); i++ { // out grows as it is walked
+		for _, c := range children[out[i].PID] {
+			if !mine[c.PID] {
+				mine[c.PID] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 // atoi64 is s as a decimal integer, 0 if it is none.
 func atoi64(s string) int64 {
 	n, _ := strconv.ParseInt(s, 10, 64)

@@ -25,9 +25,15 @@ import (
 // bit/s (0: unlimited); the test's cleanup stops it.
 func StartTestbed(t *testing.T, s *site.Site, oneWay time.Duration, downBps int64) *testbed.Testbed {
 	t.Helper()
+	return startTestbed(t, s, emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay, RateBitsPerSecond: downBps}})
+}
+
+// startTestbed serves s behind the link l; the test's cleanup stops it.
+func startTestbed(t testing.TB, s *site.Site, l emulator.Config) *testbed.Testbed {
+	t.Helper()
 	tb, err := testbed.Start(testbed.Config{
 		Stem:   netns.RunName(os.Getpid(), fmt.Sprintf("ct%d", time.Now().UnixNano()%1e6)),
-		Link:   emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay, RateBitsPerSecond: downBps}},
+		Link:   l,
 		Site:   s,
 		RunDir: t.TempDir(),
 	})

@@ -1,7 +1,6 @@
 package clienttest
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -9,7 +8,6 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
-	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/stats"
@@ -30,11 +28,7 @@ func DemoTestbed(b *testing.B) (*testbed.Testbed, client.Request) {
 		Up:   link.Config{Delay: 50 * time.Millisecond, RateBitsPerSecond: 5_000_000, QueueBytes: 125_000},
 		Down: link.Config{Delay: 50 * time.Millisecond, RateBitsPerSecond: 10_000_000, QueueBytes: 250_000},
 	}
-	tb, err := testbed.Start(testbed.Config{Stem: netns.RunName(os.Getpid(), "cpu"), Link: demo, Site: s, RunDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { tb.Close() })
+	tb := startTestbed(b, s, demo)
 	return tb, Request(tb, s, factor.H2)
 }
 
@@ -43,24 +37,8 @@ func DemoTestbed(b *testing.B) (*testbed.Testbed, client.Request) {
 // "total" is their sum and "<kind>s" counts a kind's processes. Each
 // process's time is its own since its start.
 func CPUByKind(roots []int, kindOf func(cmdline []string) string) map[string]float64 {
-	list := proc.List()
-	mine := map[int]bool{}
-	for _, pid := range roots {
-		mine[pid] = true
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, p := range list {
-			if !mine[p.PID] && mine[p.PPID] {
-				mine[p.PID], changed = true, true
-			}
-		}
-	}
 	out := map[string]float64{}
-	for _, p := range list {
-		if !mine[p.PID] {
-			continue
-		}
+	for _, p := range proc.Trees(proc.List(), roots) {
 		ms := float64(p.CPUTicks) * 1000 / proc.TicksPerSecond
 		kind := kindOf(proc.Cmdline(p.PID))
 		out[kind] += ms
