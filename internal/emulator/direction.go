@@ -82,6 +82,9 @@ type direction struct {
 	offset      atomic.Int64
 	overflow    atomic.Int64
 	writeErrors atomic.Int64
+	// waiting counts the packets queued on the paths: accepted, not yet
+	// written or dropped.
+	waiting atomic.Int64
 	// busy (ns) is the time the loop spent working between its waits.
 	busy atomic.Int64
 	free []*[]byte // spare buffers, the loop's alone
@@ -197,6 +200,7 @@ func (d *direction) deliverDue(src source, horizon time.Time) {
 			}
 			if pkt.slot != nil && pkt.slot.Dropped() {
 				p.queue.pop()
+				d.waiting.Add(-1)
 				d.free = append(d.free, pkt.buf)
 				continue
 			}
@@ -204,6 +208,7 @@ func (d *direction) deliverDue(src source, horizon time.Time) {
 				break
 			}
 			p.queue.pop()
+			d.waiting.Add(-1)
 			d.write(src, pkt)
 		}
 	}
@@ -257,6 +262,7 @@ func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 		at = now // never before it was read
 	}
 	p.queue.push(packet{deliverAt: at, buf: buf, n: n, slot: slot})
+	d.waiting.Add(1)
 }
 
 // write delivers one packet and keeps its buffer.

@@ -5,6 +5,7 @@
 package emulator
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -249,6 +250,40 @@ func (e *Emulator) Busy() time.Duration {
 
 // Stats returns the counters of the uplink (client → servers) and downlink.
 func (e *Emulator) Stats() (up, down Stats) { return e.up.stats(), e.down.stats() }
+
+// Waiting is how many packets the emulator holds: read from one device and
+// not yet written to the other or dropped, both directions together.
+func (e *Emulator) Waiting() int64 { return e.up.waiting.Load() + e.down.waiting.Load() }
+
+// idlePoll is how often AwaitIdle looks at the link.
+const idlePoll = 2 * time.Millisecond
+
+// AwaitIdle waits until the link is idle: no packet held (Waiting) and none
+// read from either device for quiet. It reports whether the link went idle
+// before ctx ended; it does not otherwise give up.
+func (e *Emulator) AwaitIdle(ctx context.Context, quiet time.Duration) bool {
+	tick := time.NewTicker(idlePoll)
+	defer tick.Stop()
+	seen, since := e.packetsRead(), time.Now()
+	for {
+		if n := e.packetsRead(); n != seen || e.Waiting() > 0 {
+			seen, since = n, time.Now()
+		} else if time.Since(since) >= quiet {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
+// packetsRead is how many packets the emulator has read from both devices.
+func (e *Emulator) packetsRead() int64 {
+	up, down := e.Stats()
+	return up.Packets + down.Packets + up.DroppedPath + down.DroppedPath
+}
 
 // Reseed restarts the random numbers of the uplink from up and of the
 // downlink from down (link.Direction.Reseed; per-server paths from seeds

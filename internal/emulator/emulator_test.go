@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -119,5 +120,50 @@ func TestStopDoesNotWaitForAFarDeadline(t *testing.T) {
 			t.Error("the packet was delivered at stop")
 		default:
 		}
+	})
+}
+
+// TestAwaitIdleWaitsForTheLinkToDrain: the link is idle once the last
+// packet it held was delivered and nothing new came for the quiet time;
+// traffic that never stops keeps it busy until the context ends.
+func TestAwaitIdleWaitsForTheLinkToDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 16), tun.NewFake("s", 256)
+		e, err := Start(client, servers, Config{Up: link.Config{Delay: 30 * time.Millisecond}}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		client.Inject([]byte("late"))
+		synctest.Wait()
+		if e.Waiting() != 1 {
+			t.Errorf("waiting %d after a packet was read, want 1", e.Waiting())
+		}
+		if !e.AwaitIdle(t.Context(), 10*time.Millisecond) {
+			t.Fatal("not idle")
+		}
+		if took := time.Since(start); took < 40*time.Millisecond || took > 45*time.Millisecond {
+			t.Errorf("idle after %v, want the 30 ms delivery and 10 ms of quiet", took)
+		}
+		stop := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(5 * time.Millisecond):
+					client.Inject([]byte("chatter"))
+				}
+			}
+		}()
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		defer cancel()
+		if e.AwaitIdle(ctx, 10*time.Millisecond) {
+			t.Error("idle while a packet came every 5 ms")
+		}
+		close(stop)
+		client.Close()
+		servers.Close()
+		e.Wait()
 	})
 }

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
@@ -33,23 +34,63 @@ type Measured struct {
 	CPU results.CPU
 }
 
+// prepareLoad makes the network ready for a load of trial t, before its
+// capture starts: it primes the replay check with an unmeasured load if a
+// recorded page needs it (replayCheck), then ends what earlier loads left
+// (quiesce). An error means ctx was canceled or the servers failed.
+func prepareLoad(ctx context.Context, b *bed, t plan.Trial, log *slog.Logger) error {
+	if b.replay.needsPriming() {
+		if err := prime(ctx, b, t); err != nil {
+			return err
+		}
+	}
+	return quiesce(ctx, b, t.Cell.Network.RTT, log)
+}
+
+// quiesce ends what earlier loads left on the network: the servers close
+// the connections of the previous load's browser, which is gone by now,
+// and the link drains (the last packets of those connections, the
+// kernel's answers to them) until nothing has passed for linkQuiet. So a
+// load's capture, packet counts and servers' counts hold nothing of an
+// earlier load. A link that stays busy for quiesceLimit(rtt) is logged
+// and the load goes ahead; its checks then tell what reached it.
+func quiesce(ctx context.Context, b *bed, rtt time.Duration, log *slog.Logger) error {
+	if err := b.Testbed.CloseConnections(); err != nil {
+		return err
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, quiesceLimit(rtt))
+	defer cancel()
+	if !b.Testbed.Emulator.AwaitIdle(waitCtx, linkQuiet) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		log.Warn("the link did not go quiet before a load: something of an earlier load is still talking",
+			"waited", quiesceLimit(rtt), "packets_held", b.Testbed.Emulator.Waiting())
+	}
+	return nil
+}
+
+// linkQuiet is how long no packet may pass for the link to count as idle:
+// ample for a kernel to answer a delivered packet (a reset, an ICMP
+// error) and the answer to enter the link.
+const linkQuiet = 20 * time.Millisecond
+
+// quiesceLimit is how long quiesce waits for the link to go idle: ten
+// round trips, at least 2 s.
+func quiesceLimit(rtt time.Duration) time.Duration { return max(10*rtt, 2*time.Second) }
+
 // measureLoad loads page once as cell c says with browser (a fresh browser
 // per load for Chromium, fresh connections for the built-in loader): a
 // first visit, or a repeat visit whose second load is measured, with the
 // servers' responses cacheable or not, its frames captured or not. It checks the servers' request
 // counts against the protocol, reads their connection records while the
 // browser still holds its connections, and counts the emulator's packets.
-// An error means ctx was canceled or the servers failed; a failed load is
-// a Result with Failure set.
+// Call prepareLoad first. An error means ctx was canceled or the servers
+// failed; a failed load is a Result with Failure set.
 // A server that exits during the load (killed, crashed) stops the load at
 // once; the load is then a failed one that names the server and how it
 // exited, and the runner starts the server again for the next attempt.
 func measureLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured, error) {
-	if b.replay.needsPriming() {
-		if err := prime(ctx, b, t); err != nil {
-			return Measured{}, err
-		}
-	}
 	tb := b.Testbed
 	tb.Emulator.ResetPeaks()
 	up0, down0 := tb.Emulator.Stats()
@@ -100,9 +141,6 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 	}
 	p, visit, cache, rtt := c.Levels.Protocol(), c.Levels.Visit(), c.Levels.Cache().On(), c.Network.RTT
 	if err := tb.SetCache(cache); err != nil {
-		return Measured{}, err
-	}
-	if err := tb.CloseConnections(); err != nil { // those of the previous load's browser
 		return Measured{}, err
 	}
 	before, err := countsAfterReplay(tb)

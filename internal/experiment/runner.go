@@ -288,6 +288,9 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 
 // attempt makes one attempt of trial t with its artifacts.
 func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt int) (Measured, []string, error) {
+	if err := prepareLoad(ctx, bed, t, r.cfg.Log); err != nil {
+		return Measured{}, nil, err
+	}
 	stop, names, files, err := r.startArtifacts(bed, t, attempt)
 	if err != nil {
 		return Measured{}, nil, err
