@@ -18,9 +18,9 @@ const WorkTolerance = 0.02
 // load event and their transfer bytes, as the browser saw them (the work
 // its load time measures); the requests the servers answered over the
 // whole load, after the load event too (beacons, late frames), and the
-// body bytes they sent; the requests answered by a fuzzy match, those
-// the recording lacked, and those of them not counted against the
-// tolerance.
+// body bytes they sent; the requests answered by a fuzzy match and by a
+// variant (an image the recording holds at another size), those the
+// recording lacked, and those of them not counted against the tolerance.
 type Work struct {
 	Protocol    factor.Protocol `json:"protocol"`
 	Loads       int             `json:"loads"`
@@ -29,6 +29,7 @@ type Work struct {
 	Served      float64         `json:"served_requests"`
 	ServedBytes float64         `json:"served_bytes"`
 	Fuzzy       float64         `json:"fuzzy"`
+	Variant     float64         `json:"variant"`
 	Unmatched   float64         `json:"unmatched"`
 	BrowserOwn  float64         `json:"not_counted"`
 }
@@ -82,6 +83,7 @@ func workOf(p factor.Protocol, ts []results.Trial) Work {
 		Served:      median(func(t results.Trial) int64 { return t.ServerRequests }),
 		ServedBytes: median(func(t results.Trial) int64 { return t.ServedBytes }),
 		Fuzzy:       median(func(t results.Trial) int64 { return t.ReplayFuzzy }),
+		Variant:     median(func(t results.Trial) int64 { return t.ReplayVariant }),
 		Unmatched:   median(func(t results.Trial) int64 { return t.UnmatchedRequests }),
 		BrowserOwn:  median(func(t results.Trial) int64 { return t.BrowserOwnUnmatched + t.SteadyUnmatched })}
 }

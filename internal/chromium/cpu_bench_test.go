@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/client/clienttest"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/testbed"
@@ -60,8 +61,9 @@ func leanSetup(ctx context.Context, p *leanPage) error {
 	if err := p.dt.call(ctx, p.session, "Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": client.SetupJS}, nil); err != nil {
 		return err
 	}
+	vp := factor.DefaultViewport()
 	return p.dt.call(ctx, p.session, "Emulation.setDeviceMetricsOverride",
-		map[string]any{"width": client.ViewportWidth, "height": client.ViewportHeight, "deviceScaleFactor": 1, "mobile": false}, nil)
+		map[string]any{"width": vp.Width, "height": vp.Height, "deviceScaleFactor": vp.Scale, "mobile": vp.Mobile}, nil)
 }
 
 // chromedpDomains enables what chromedp enables on every tab it attaches

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/factor"
 )
 
 // tab is a Chromium tab a load runs in: client.Tab over the DevTools
@@ -87,11 +88,12 @@ func (t *tab) AddScript(_ context.Context, source string) error {
 	return err
 }
 
-// SetViewport fixes the viewport at width × height CSS pixels, one device
-// pixel each.
-func (t *tab) SetViewport(_ context.Context, width, height int) error {
+// SetViewport fixes the viewport: its size in CSS pixels, its device
+// pixels per CSS pixel, and a mobile browser's layout (the page's
+// <meta name=viewport>, overlay scrollbars).
+func (t *tab) SetViewport(_ context.Context, vp factor.Viewport) error {
 	_, err := chromedp.Call(t.ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-		Width: int64(width), Height: int64(height), DeviceScaleFactor: 1,
+		Width: int64(vp.Width), Height: int64(vp.Height), DeviceScaleFactor: vp.Scale, Mobile: vp.Mobile,
 	})
 	return err
 }

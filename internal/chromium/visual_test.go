@@ -62,13 +62,14 @@ func TestVisualLoadTimesFramesFromNavigationStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size := last.Bounds().Size(); math.Abs(float64(size.X)/float64(size.Y)-float64(client.ViewportWidth)/client.ViewportHeight) > 0.02 {
-		t.Errorf("frames are %v, not the %d×%d viewport's shape", size, client.ViewportWidth, client.ViewportHeight)
+	vp := factor.DefaultViewport()
+	if size := last.Bounds().Size(); math.Abs(float64(size.X)/float64(size.Y)-float64(vp.Width)/float64(vp.Height)) > 0.02 {
+		t.Errorf("frames are %v, not the %v viewport's shape", size, vp)
 	}
 	if r, g, b, _ := last.At(last.Bounds().Dx()/2, last.Bounds().Dy()/2).RGBA(); r>>8 < 180 || g>>8 > 60 || b>>8 > 60 {
 		t.Errorf("the last frame's centre is %d,%d,%d, not red", r>>8, g>>8, b>>8)
 	}
-	if res.ViewportWidth != client.ViewportWidth || res.ViewportHeight != client.ViewportHeight {
+	if res.ViewportWidth != vp.Width || res.ViewportHeight != vp.Height || res.ViewportScale != vp.Scale {
 		t.Errorf("viewport recorded as %d×%d", res.ViewportWidth, res.ViewportHeight)
 	}
 }

@@ -60,7 +60,7 @@ type compareFlags struct {
 	jsonOut, verbose, capture, qlog, check, visual, pairing *bool
 	netLog                                                  *bool
 	deterministic                                           *optionalBool
-	maxUnmatched                                            *string
+	maxUnmatched, viewport                                  *string
 }
 
 // optionalBool is a boolean flag that also knows whether it was given.
@@ -119,6 +119,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		cache:         fs.String("cache", def(factor.IDCache), "`on` or off: "+factor.Caches().Usage()),
 		visual:        fs.Bool("visual", false, "capture each load's frames in Chromium for visual metrics (First and Last Visual Change, Speed Index, Visually Complete 85/95/99) into artifacts/<trial>-a<attempt>-frames/; the capture costs CPU during the load and 2 s after it"),
 		deterministic: optionalBoolFlag(fs, "deterministic", "make Date and Math.random in the page's scripts the same on every load, as WebPageReplay does, so that a recorded page requests the same URLs each time: the clock starts at the recording's time; default on for archive pages, off for generated ones (--deterministic=false turns it off)"),
+		viewport:      fs.String("viewport", "", "the `viewport` of every load, WIDTHxHEIGHT[@SCALE][,mobile] in CSS pixels (such as 411x731@2.625,mobile), or desktop (1366x768@1); default: an archive page's own (the one its recording implies), else desktop"),
 		maxUnmatched:  fs.String("max-unmatched", "5%", "the `share` of an archive page's requests that may match nothing in the recording before its load fails; the browser's own requests (favicon, manifest) and those an earlier load found the recording lacks are not counted"),
 		pairing:       fs.Bool("pairing", true, "start the protocols' loads of each round from the same link state (the same loss and jitter draws), and analyse them as pairs; --pairing=false draws each load's losses afresh"),
 		check:         fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
@@ -189,6 +190,13 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 	}
 	if s.MaxUnmatched, err = units.ParsePercent(*f.maxUnmatched); err != nil {
 		return nil, fmt.Errorf("--max-unmatched: %w", err)
+	}
+	if *f.viewport != "" {
+		v, err := spec.ParseViewport(*f.viewport)
+		if err != nil {
+			return nil, fmt.Errorf("--viewport: %w", err)
+		}
+		s.Viewport = &v
 	}
 	if *f.until != 0 {
 		s.Until = &spec.Until{Min: min(defaultMinRuns, *f.runs), CIRatio: *f.until}

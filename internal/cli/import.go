@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/site/imports"
+	"github.com/quicbench/quicbench/internal/spec"
 )
 
 // importers read each recording format into a site archive.
@@ -29,7 +31,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	to := fs.String("to", "", "the site archive `directory` to write (new, empty, or an archive to replace)")
 	document := fs.String("document", "", "the page's `URL` (default: the HAR's first page, else the HTML page at path / of the most requested host that has one, else the import lists the likeliest pages)")
 	upgrade := fs.Bool("upgrade-http", false, "keep exchanges over http:// (port 80) as https:// and rewrite their hosts' http:// URLs in text bodies and redirects, for a page recorded before its site moved to HTTPS (bodies then differ from the recording's by a byte per URL)")
-	const usage = "Usage: quicbench import mahimahi|har|wpr PATH --to DIR [--document URL] [--upgrade-http]\n\n" +
+	viewport := fs.String("viewport", "", "the `viewport` the page replays at, WIDTHxHEIGHT[@SCALE][,mobile] in CSS pixels, or desktop for the default 1366x768@1 (default: the one the recording's User-Agent implies: a phone's for a phone's browser, else desktop)")
+	const usage = "Usage: quicbench import mahimahi|har|wpr PATH --to DIR [--document URL] [--upgrade-http] [--viewport V]\n\n" +
 		"Reads a recording (a Mahimahi mm-webrecord directory, a HAR 1.2 file with bodies, or a\n" +
 		"WebPageReplay .wprgo archive) into a site archive that specs and --page replay as\n" +
 		"archive:DIR, and prints its origins, responses and bytes by type and what it left out."
@@ -59,7 +62,16 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench import:", err)
 		return exitUsage
 	}
-	a, rep, err := read(ctx, path, imports.Options{Document: *document, UpgradeHTTP: *upgrade})
+	opts := imports.Options{Document: *document, UpgradeHTTP: *upgrade}
+	if *viewport != "" {
+		var err error
+		if opts.Viewport, err = spec.ParseViewport(*viewport); err != nil {
+			fmt.Fprintln(stderr, "quicbench import: --viewport:", err)
+			return exitUsage
+		}
+		opts.SetViewport = true
+	}
+	a, rep, err := read(ctx, path, opts)
 	if err == nil {
 		err = site.WriteArchive(ctx, *to, a)
 	}
@@ -78,11 +90,26 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !a.RecordedAt.IsZero() {
 		fmt.Fprintf(stdout, "recorded %s: deterministic replays start the page's clock there\n", a.RecordedAt.UTC().Format(time.RFC3339))
 	}
+	printViewport(stdout, a, opts.SetViewport)
 	if left := rep.String(); left != "" {
 		fmt.Fprint(stdout, "of the recording's exchanges:\n", left)
 	}
 	fmt.Fprintf(stdout, "replay it with --page archive:%s, or archive:%s in a spec's pages\n", *to, *to)
 	return exitOK
+}
+
+// printViewport says at which viewport archive a replays, and why.
+func printViewport(w io.Writer, a *site.Archive, set bool) {
+	vp := a.Viewport.OrDefault()
+	switch _, device := factor.ViewportOfUserAgent(a.UserAgent); {
+	case set:
+		fmt.Fprintf(w, "replays at the viewport %v (--viewport)\n", vp)
+	case device != "":
+		fmt.Fprintf(w, "recorded in a mobile browser (%s): replays at its viewport %v, so that the page asks for the images recorded (--viewport desktop replays at %v)\n",
+			device, vp, factor.DefaultViewport())
+	default:
+		fmt.Fprintf(w, "replays at the viewport %v (--viewport sets another)\n", vp)
+	}
 }
 
 // checkArchiveTarget accepts a new or empty directory, or an archive (its

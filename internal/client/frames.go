@@ -13,16 +13,8 @@ import (
 	"github.com/quicbench/quicbench/internal/visual"
 )
 
-// The viewport of every browser load, in CSS pixels at a device scale
-// factor of 1: a common desktop screen. Visual metrics depend on it, so it
-// is fixed and recorded with the results.
-const (
-	ViewportWidth  = 1366
-	ViewportHeight = 768
-)
-
 // FrameMaxSide is the largest side, in pixels, of a visual load's frames
-// (500 × 281 for the viewport): Chromium's default for the screenshots it
+// (500 × 281 for the default viewport): Chromium's default for the screenshots it
 // traces, to which Firefox's are scaled down.
 const FrameMaxSide = 500
 

@@ -181,6 +181,8 @@ type Request struct {
 	// DefaultClockStartMs).
 	Deterministic bool
 	ClockStart    time.Time
+	// Viewport is the page's viewport; zero: factor.DefaultViewport.
+	Viewport factor.Viewport
 	// ExcuseImage, if set, says whether a broken image of this URL is the
 	// recording's fault rather than the load's (the recording lacks it,
 	// or holds no image for it): such images do not fail the load. Nil:
@@ -236,9 +238,13 @@ type Result struct {
 	// BrowserStartMs is the time to start the browser, before navigation.
 	BrowserStartMs float64 `json:"browser_start_ms"`
 	// ViewportWidth and ViewportHeight are the page's viewport in CSS
-	// pixels; 0 for a loader without one.
-	ViewportWidth  int `json:"viewport_width,omitempty"`
-	ViewportHeight int `json:"viewport_height,omitempty"`
+	// pixels, ViewportScale its device pixels per CSS pixel and
+	// ViewportMobile whether it was a mobile browser's; zeros for a loader
+	// without one.
+	ViewportWidth  int     `json:"viewport_width,omitempty"`
+	ViewportHeight int     `json:"viewport_height,omitempty"`
+	ViewportScale  float64 `json:"viewport_scale,omitempty"`
+	ViewportMobile bool    `json:"viewport_mobile,omitempty"`
 	// Frames are a visual load's frames, in time order from navigation
 	// start; Visual their metrics and VisualComputeMs the time it took to
 	// decode the frames and compute them.

@@ -18,8 +18,10 @@ type Tab interface {
 	// AddScript has source run in every document the tab loads, before
 	// the page's own scripts.
 	AddScript(ctx context.Context, source string) error
-	// SetViewport sets the page's viewport, in CSS pixels.
-	SetViewport(ctx context.Context, width, height int) error
+	// SetViewport sets the page's viewport: its size in CSS pixels, its
+	// device pixel ratio and, where the browser can, a mobile browser's
+	// layout by the page's <meta name=viewport>.
+	SetViewport(ctx context.Context, vp factor.Viewport) error
 	// WatchNetwork starts watching the tab's requests: for a HAR if har
 	// (then it returns the HAR's log), and, if unknown is not nil, for the
 	// requests to hosts the testbed does not serve, filed in unknown.
@@ -122,7 +124,8 @@ func (v *visit) visits() string {
 	if failure := v.setUp(); failure != "" {
 		return failure
 	}
-	v.res.ViewportWidth, v.res.ViewportHeight = ViewportWidth, ViewportHeight
+	vp := v.req.Viewport.OrDefault()
+	v.res.ViewportWidth, v.res.ViewportHeight, v.res.ViewportScale, v.res.ViewportMobile = vp.Width, vp.Height, vp.Scale, vp.Mobile
 	v.res.Visit = cmp.Or(v.req.Visit, factor.FirstVisit)
 	if v.res.Visit == factor.RepeatVisit {
 		if failure := v.firstVisit(); failure != "" {
@@ -161,7 +164,7 @@ func (v *visit) setUp() string {
 	if err := v.tab.AddScript(v.ctx, source); err != nil {
 		return fmt.Sprintf("set up page: %v", err)
 	}
-	if err := v.tab.SetViewport(v.ctx, ViewportWidth, ViewportHeight); err != nil {
+	if err := v.tab.SetViewport(v.ctx, v.req.Viewport.OrDefault()); err != nil {
 		return fmt.Sprintf("set up page: viewport: %v", err)
 	}
 	if v.req.HARPath == "" && !v.req.ListUnknownHosts {

@@ -27,12 +27,16 @@ type scriptedTab struct {
 	harForgot   int
 	harWritten  *PageMetrics
 	closed      []bool
+	viewport    factor.Viewport
 }
 
-func (t *scriptedTab) AddScript(context.Context, string) error     { return nil }
-func (t *scriptedTab) SetViewport(context.Context, int, int) error { return nil }
-func (t *scriptedTab) MarkUnknown(m *PageMetrics)                  { m.TTFBUnknown = true }
-func (t *scriptedTab) Close(failed bool)                           { t.closed = append(t.closed, failed) }
+func (t *scriptedTab) AddScript(context.Context, string) error { return nil }
+func (t *scriptedTab) SetViewport(_ context.Context, vp factor.Viewport) error {
+	t.viewport = vp
+	return nil
+}
+func (t *scriptedTab) MarkUnknown(m *PageMetrics) { m.TTFBUnknown = true }
+func (t *scriptedTab) Close(failed bool)          { t.closed = append(t.closed, failed) }
 func (t *scriptedTab) CaptureFrames(context.Context) (FrameCapture, error) {
 	return nil, errors.New("no frames")
 }
@@ -213,5 +217,24 @@ func TestCanceledLoadIsAnError(t *testing.T) {
 	res, err := LoadIn(ctx, opener{tab: tab}, func() {}, pageRequest(), false, time.Second)
 	if !errors.Is(err, context.Canceled) || res.Failure == "" {
 		t.Errorf("error %v, failure %q", err, res.Failure)
+	}
+}
+
+// TestViewport: a load is made at the request's viewport, or the default
+// one, and its result says which.
+func TestViewport(t *testing.T) {
+	phone := factor.Viewport{Width: 411, Height: 731, Scale: 2.625, Mobile: true}
+	for _, c := range []struct{ asked, want factor.Viewport }{{factor.Viewport{}, factor.DefaultViewport()}, {phone, phone}} {
+		tab := goodTab()
+		req := pageRequest()
+		req.Viewport = c.asked
+		res, err := LoadIn(t.Context(), opener{tab: tab}, func() {}, req, false, time.Second)
+		if err != nil || !res.OK() {
+			t.Fatalf("load: %v, %q", err, res.Failure)
+		}
+		got := factor.Viewport{Width: res.ViewportWidth, Height: res.ViewportHeight, Scale: res.ViewportScale, Mobile: res.ViewportMobile}
+		if tab.viewport != c.want || got != c.want {
+			t.Errorf("asked %v: the tab was set to %v and the result says %v, want %v", c.asked, tab.viewport, got, c.want)
+		}
 	}
 }

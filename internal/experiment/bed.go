@@ -34,6 +34,9 @@ type bed struct {
 	// deterministic makes the pages' time and randomness fixed; paired
 	// starts each load from its repetition's link seeds.
 	deterministic, paired bool
+	// viewport is the viewport of the page's loads: the spec's, else the
+	// page's own (a recording's), zero for the default.
+	viewport factor.Viewport
 	// replay judges how completely the loads replay the page's site.
 	replay *replayCheck
 	// calibration is the emulator's latency, taken off the link's delays.
@@ -67,7 +70,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
 	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
-		paired: r.spec.Pairing, replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
+		paired: r.spec.Pairing, viewport: r.spec.ViewportOr(page.Viewport), replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
 		clientCPU: map[factor.Client]*cpuuse.Group{}}
 	for _, c := range r.spec.Clients() {
 		kind, err := clientKind(c)

@@ -20,7 +20,10 @@ import (
 // recording lacks, as an earlier load of the testbed found: beacons put
 // time stamps and counters into their paths, so requests are grouped by
 // method, host and directory, and a group unmatched in an earlier load is
-// steady. A load that did not ask for a group (a frame that rendered
+// steady. A request the recording holds a sibling of (site.Matcher's
+// HasSibling: the same file at another size or transform) is never
+// excused: the recording could have answered it, and an image among those
+// is served its variant. A load that did not ask for a group (a frame that rendered
 // after the load was read) does not make the recording lack it less: a
 // page recorded on a 2× display asked for its 2× images, and the 1×
 // images a load here asks for are missing whenever it asks. The first
@@ -62,8 +65,9 @@ func newReplayCheck(page *site.Site, maxUnmatched float64) *replayCheck {
 // completeness is a load's replay beyond what the servers counted.
 type completeness struct {
 	// BrowserOwn and Steady are the unmatched requests not counted;
-	// Counted the rest.
-	BrowserOwn, Steady, Counted int64
+	// Counted the rest, among them Sibling, those the recording holds a
+	// sibling of.
+	BrowserOwn, Steady, Sibling, Counted int64
 	// BrokenRecorded are broken images the recording holds no image for;
 	// BrokenUnserved broken images it lacks (or whose host it lacks).
 	BrokenRecorded, BrokenUnserved int64
@@ -158,8 +162,13 @@ func (c *replayCheck) groups(r server.Replay, out *completeness) map[string]bool
 	groups := map[string]bool{}
 	for _, req := range r.UnmatchedRequests {
 		bare := withoutQuery(req)
-		if _, u, _ := strings.Cut(bare, " "); c.own[u] {
+		method, u, _ := strings.Cut(bare, " ")
+		if c.own[u] {
 			out.BrowserOwn++
+			continue
+		}
+		if c.hasSibling(method, u) {
+			out.Sibling++
 			continue
 		}
 		key := steadyKey(bare)
@@ -168,6 +177,13 @@ func (c *replayCheck) groups(r server.Replay, out *completeness) map[string]bool
 		}
 	}
 	return groups
+}
+
+// hasSibling says whether the recording holds a sibling of a request for
+// raw with method (site.Matcher.HasSibling).
+func (c *replayCheck) hasSibling(method, raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Scheme == "https" && c.matcher.HasSibling(u.Hostname(), method, u.EscapedPath())
 }
 
 // steadyKey groups an unmatched request ("METHOD URL", without query) by

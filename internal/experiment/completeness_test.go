@@ -11,7 +11,8 @@ import (
 )
 
 // recordedSite is a recording of a page with a manifest link, a good
-// image, an image whose recorded body is HTML, and 36 more images.
+// image, an image whose recorded body is HTML, an image at one size
+// (480x270) on a second host and a document beside it.
 func recordedSite(t *testing.T) *site.Site {
 	t.Helper()
 	png := site.ArchiveOf(mustSynthetic(t), "test").Exchanges[1]
@@ -21,6 +22,8 @@ func recordedSite(t *testing.T) *site.Site {
 		{Method: "GET", URL: "https://www.news.test/", Status: 200, Header: html, Body: []byte(doc)},
 		{Method: "GET", URL: "https://www.news.test/good.png", Status: 200, Header: png.Header, Body: png.Body},
 		{Method: "GET", URL: "https://www.news.test/pixel.png", Status: 200, Header: html, Body: []byte("<html>gone</html>")},
+		{Method: "GET", URL: "https://img.news.test/ic/480x270/p1.jpg", Status: 200, Header: png.Header, Body: png.Body},
+		{Method: "GET", URL: "https://img.news.test/ic/480x270/story.html", Status: 200, Header: html, Body: []byte("<p>story</p>")},
 	}}
 	s, err := a.Site()
 	if err != nil {
@@ -87,6 +90,32 @@ func TestReplayCheckBrokenImages(t *testing.T) {
 		BrokenImageURLs: []string{"https://www.news.test/pixel.png", "https://www.news.test/gone.png", "https://cdn.elsewhere.test/x.png"}}}
 	if got := c.judge(m); got.BrokenRecorded != 1 || got.BrokenUnserved != 2 || !m.OK() {
 		t.Errorf("broken images: %+v, failure %q", got, m.Failure)
+	}
+}
+
+// TestReplayCheckSiblingsAreNeverExcused: an image at another size is
+// served its recorded variant (the servers never call it unmatched), so
+// its breaking fails the load; an unmatched request whose recording holds
+// a sibling (the same file beside another size) counts against the
+// tolerance in every load, and never makes its directory steady.
+func TestReplayCheckSiblingsAreNeverExcused(t *testing.T) {
+	c := newReplayCheck(recordedSite(t), 0.05)
+	if c.excuseImage("https://img.news.test/ic/960x540/p1.jpg") {
+		t.Error("a broken image the recording holds at another size was excused")
+	}
+	if !c.excuseImage("https://img.news.test/ic/960x540/p2.jpg") {
+		t.Error("a broken image the recording lacks at every size was not excused")
+	}
+	sibling := "GET https://img.news.test/ic/960x540/story.html?x=1"
+	c.learn(loadWith(sibling))
+	m := loadWith(sibling, "GET https://img.news.test/ic/960x540/other.html", sibling)
+	got := c.judge(m)
+	if got.Sibling != 2 || got.Steady != 0 || got.Counted != 3 || m.OK() {
+		t.Errorf("unmatched with a sibling: %+v, failure %q", got, m.Failure)
+	}
+	m = loadWith("GET https://img.news.test/ic/960x540/other.html")
+	if got := c.judge(m); got.Steady != 1 || got.Counted != 0 || !m.OK() {
+		t.Errorf("unmatched without a sibling, unmatched before: %+v, failure %q", got, m.Failure)
 	}
 }
 

@@ -160,7 +160,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 		Expected: b.expected(c.Levels.Client()), Visit: visit, HARPath: files.har, NetLogDir: files.netLog,
 		CacheAllowed:  cache && visit.Loads() > 1,
 		Visual:        c.Levels.Visual().On(),
-		Deterministic: b.deterministic, ClockStart: page.RecordedAt,
+		Deterministic: b.deterministic, ClockStart: page.RecordedAt, Viewport: b.viewport,
 		ExcuseImage: b.replay.excuseImage, ListUnknownHosts: !b.replay.strict,
 		BetweenVisits: func(ctx context.Context) error {
 			if err := tb.CloseConnections(); err != nil {

@@ -138,8 +138,8 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	rec.ServerRequests = int64(m.ServerRequests.Total())
 	rec.UnmatchedRequests = m.Replay.Unmatched
 	c := m.Completeness
-	rec.ReplayValues = results.ReplayValues{ReplayExact: m.Replay.Exact, ReplayFuzzy: m.Replay.Fuzzy,
-		UnmatchedURLs: m.Replay.UnmatchedRequests, BrowserOwnUnmatched: c.BrowserOwn, SteadyUnmatched: c.Steady,
+	rec.ReplayValues = results.ReplayValues{ReplayExact: m.Replay.Exact, ReplayFuzzy: m.Replay.Fuzzy, ReplayVariant: m.Replay.Variant,
+		UnmatchedURLs: m.Replay.UnmatchedRequests, BrowserOwnUnmatched: c.BrowserOwn, SteadyUnmatched: c.Steady, SiblingUnmatched: c.Sibling,
 		ServedBytes: m.Replay.BodyBytes, BrokenImagesRecorded: c.BrokenRecorded, BrokenImagesUnserved: c.BrokenUnserved}
 	rec.LoadRequests, rec.LoadBytes = c.LoadRequests, c.LoadBytes
 	rec.Connections = int64(len(m.Connections))
@@ -177,7 +177,8 @@ func positive(v float64) *float64 {
 // visualValues are a load's viewport, frames and visual metrics as
 // columns.
 func visualValues(r client.Result) results.VisualMetrics {
-	v := results.VisualMetrics{Frames: int64(len(r.Frames)), ViewportWidth: int64(r.ViewportWidth), ViewportHeight: int64(r.ViewportHeight)}
+	v := results.VisualMetrics{Frames: int64(len(r.Frames)), ViewportWidth: int64(r.ViewportWidth), ViewportHeight: int64(r.ViewportHeight),
+		ViewportScale: r.ViewportScale, ViewportMobile: r.ViewportMobile}
 	m := r.Visual
 	if m == nil {
 		return v

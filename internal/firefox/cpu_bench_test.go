@@ -10,6 +10,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/client/clienttest"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -29,7 +30,7 @@ var cpuModes = []struct {
 		if err := t.AddScript(ctx, client.SetupJS); err != nil {
 			return err
 		}
-		return t.SetViewport(ctx, client.ViewportWidth, client.ViewportHeight)
+		return t.SetViewport(ctx, factor.DefaultViewport())
 	}},
 	{"network", func(ctx context.Context, t *tab) error {
 		_, err := t.WatchNetwork(ctx, false, &client.UnknownHostLog{})

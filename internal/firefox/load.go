@@ -78,11 +78,14 @@ func (t *tab) AddScript(ctx context.Context, source string) error {
 	return nil
 }
 
-// SetViewport sets the tab's viewport, in CSS pixels.
-func (t *tab) SetViewport(ctx context.Context, width, height int) error {
+// SetViewport sets the tab's viewport: its size in CSS pixels and its
+// device pixel ratio. WebDriver BiDi has no mobile layout: a mobile
+// viewport is its size and ratio alone in Firefox.
+func (t *tab) SetViewport(ctx context.Context, vp factor.Viewport) error {
 	return t.bidi.call(ctx, "browsingContext.setViewport", map[string]any{
-		"context":  t.context,
-		"viewport": map[string]int{"width": width, "height": height},
+		"context":          t.context,
+		"viewport":         map[string]int{"width": vp.Width, "height": vp.Height},
+		"devicePixelRatio": vp.Scale,
 	}, nil)
 }
 

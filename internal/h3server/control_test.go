@@ -92,13 +92,13 @@ func TestControlTranscript(t *testing.T) {
 		{"cache on", func() error { return s.SetCache(true) }},
 		{"counts", func() error {
 			c, err := s.Counts()
-			if err == nil && c != (server.Counts{H3: 3}) {
-				t.Errorf("counts %+v, want three h3 requests", c)
+			if err == nil && c != (server.Counts{H3: 4}) {
+				t.Errorf("counts %+v, want four h3 requests", c)
 			}
 			return err
 		}},
 		{"replay", func() error {
-			return wantReplay(t, s, server.Replay{Exact: 1, Fuzzy: 1, Unmatched: 1,
+			return wantReplay(t, s, server.Replay{Exact: 1, Fuzzy: 1, Variant: 1, Unmatched: 1,
 				UnmatchedRequests: []string{"GET https://www.quicbench.test/missing"}, BodyBytes: 5120})
 		}},
 		{"replay", func() error { return wantReplay(t, s, server.Replay{}) }},

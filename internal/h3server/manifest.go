@@ -54,6 +54,9 @@ type manifestResponse struct {
 	ETag         string      `json:"etag"`
 	LastModified string      `json:"last_modified"`
 	BodyAllowed  bool        `json:"body_allowed"`
+	// Media says the response may answer for a variant of itself
+	// (site.Resource.Media).
+	Media bool `json:"media"`
 	// Body is the body's file name under the bodies directory: the hex
 	// SHA-256 of its bytes.
 	Body string `json:"body"`
@@ -113,7 +116,7 @@ func responseOf(s *site.Site, res *site.Resource) (manifestResponse, error) {
 	r := manifestResponse{
 		Method: cmp.Or(res.Method, http.MethodGet), Path: res.Path, Target: res.Target(), Status: status,
 		Header304: fields(on), ETag: on.Get("ETag"), LastModified: on.Get("Last-Modified"),
-		BodyAllowed: origin.BodyAllowed(status),
+		BodyAllowed: origin.BodyAllowed(status), Media: res.Media(),
 	}
 	if r.BodyAllowed {
 		n := strconv.Itoa(len(res.Body))

@@ -157,13 +157,18 @@ type Outcome struct {
 // ReplayValues are how the servers matched the measured load's requests
 // against the site (all exact for a generated page): answered from the
 // exact recorded request, from the nearest recorded query of the same
-// host, method and path (fuzzy), or with 404 (unmatched_requests, whose
+// host, method and path (fuzzy), from the nearest recorded size of an
+// image or media file the recording holds only at other sizes (variant:
+// same host, method and file name, at most two other path segments
+// differing), or with 404 (unmatched_requests, whose
 // first 200 are listed as "METHOD URL"); a recording's requests to hosts
 // it lacks fail to resolve in the browser and never reach a server: the
 // browser lists them and they are unmatched too. Of the unmatched, the browser's
 // own (favicon, icons, manifest) and the steady ones (unmatched in an
-// earlier load of the testbed) do not count against a recording's
-// tolerance. ServedBytes counts the response bodies the servers sent;
+// earlier load of the testbed, with no sibling in the recording) do not
+// count against a recording's tolerance; sibling_unmatched are those the
+// recording holds a sibling of (the same file name beside other sizes),
+// which always count. ServedBytes counts the response bodies the servers sent;
 // page_bytes is what the site holds. LoadRequests and LoadBytes are the
 // page's work up to its load event as the browser saw it: the Resource
 // Timing entries started by loadEventStart and their transfer bytes (0
@@ -176,9 +181,11 @@ type Outcome struct {
 type ReplayValues struct {
 	ReplayExact          int64   `parquet:"replay_exact"`
 	ReplayFuzzy          int64   `parquet:"replay_fuzzy"`
+	ReplayVariant        int64   `parquet:"replay_variant"`
 	UnmatchedURLs        Strings `parquet:"unmatched_urls,list"`
 	BrowserOwnUnmatched  int64   `parquet:"browser_own_unmatched"`
 	SteadyUnmatched      int64   `parquet:"steady_unmatched"`
+	SiblingUnmatched     int64   `parquet:"sibling_unmatched"`
 	ServedBytes          int64   `parquet:"served_bytes"`
 	LoadRequests         int64   `parquet:"load_requests"`
 	LoadBytes            int64   `parquet:"load_bytes"`
@@ -293,7 +300,8 @@ type CPUWaits struct {
 // navigation start (Speed Index in ms too), computed as Browsertime's
 // visualmetrics does; nil for other trials, and a VC level the page never
 // reached is nil. Frames counts the frames captured (0 for other trials),
-// the viewport is in CSS pixels (0 for the built-in loader), and
+// the viewport is in CSS pixels at its scale of device pixels, a mobile
+// browser's or not (zeros for the built-in loader), and
 // VisualCompute is the time decoding frames and computing took.
 type VisualMetrics struct {
 	FVC            *float64 `parquet:"fvc_ms,optional"`
@@ -305,6 +313,8 @@ type VisualMetrics struct {
 	Frames         int64    `parquet:"frames"`
 	ViewportWidth  int64    `parquet:"viewport_width"`
 	ViewportHeight int64    `parquet:"viewport_height"`
+	ViewportScale  float64  `parquet:"viewport_scale"`
+	ViewportMobile bool     `parquet:"viewport_mobile"`
 	VisualCompute  *float64 `parquet:"visual_compute_ms,optional"`
 }
 

@@ -11,12 +11,14 @@ const MaxUnmatchedListed = 200
 
 // Replay is what a server's matching of requests against its site did
 // (site.Matcher): requests answered with their exact target's response,
-// with the nearest recorded query's (fuzzy), or with 404 (unmatched), and
-// the body bytes of the responses it sent. quicbench-h3's replay command
+// with the nearest recorded query's (fuzzy), with the nearest recorded size
+// of an image or media file (variant), or with 404 (unmatched), and the
+// body bytes of the responses it sent. quicbench-h3's replay command
 // answers in this form.
 type Replay struct {
 	Exact     int64 `json:"exact"`
 	Fuzzy     int64 `json:"fuzzy"`
+	Variant   int64 `json:"variant"`
 	Unmatched int64 `json:"unmatched"`
 	// UnmatchedRequests are the first MaxUnmatchedListed unmatched
 	// requests as "METHOD URL".
@@ -29,12 +31,12 @@ type Replay struct {
 // Add returns r and o together, the list still bounded.
 func (r Replay) Add(o Replay) Replay {
 	list := append(r.UnmatchedRequests[:len(r.UnmatchedRequests):len(r.UnmatchedRequests)], o.UnmatchedRequests...)
-	return Replay{Exact: r.Exact + o.Exact, Fuzzy: r.Fuzzy + o.Fuzzy, Unmatched: r.Unmatched + o.Unmatched,
+	return Replay{Exact: r.Exact + o.Exact, Fuzzy: r.Fuzzy + o.Fuzzy, Variant: r.Variant + o.Variant, Unmatched: r.Unmatched + o.Unmatched,
 		UnmatchedRequests: list[:min(len(list), MaxUnmatchedListed)], BodyBytes: r.BodyBytes + o.BodyBytes}
 }
 
 // Requests counts the requests of every kind.
-func (r Replay) Requests() int64 { return r.Exact + r.Fuzzy + r.Unmatched }
+func (r Replay) Requests() int64 { return r.Exact + r.Fuzzy + r.Variant + r.Unmatched }
 
 // ReplayLog gathers a server's Replay as it answers; safe for concurrent
 // use. The zero value is empty.
@@ -48,9 +50,12 @@ type ReplayLog struct {
 func (l *ReplayLog) Matched(kind site.MatchKind, bodyBytes int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if kind == site.Fuzzy {
+	switch kind {
+	case site.Fuzzy:
 		l.r.Fuzzy++
-	} else {
+	case site.Variant:
+		l.r.Variant++
+	default:
 		l.r.Exact++
 	}
 	l.r.BodyBytes += int64(bodyBytes)

@@ -28,6 +28,14 @@ type Archive struct {
 	// field, or when `quicbench record` ran; zero when nothing says. A
 	// deterministic replay starts the page's clock there.
 	RecordedAt time.Time
+	// UserAgent is the User-Agent of the browser that made the recording,
+	// as its requests sent it; "" when the recording does not say.
+	UserAgent string
+	// Viewport is the viewport the recording was made at, as the
+	// recording says or implies (factor.ViewportOfUserAgent: a phone's
+	// browser); zero for the default, a desktop's. A replay loads the page
+	// at it, so that it asks for the responsive images recorded.
+	Viewport factor.Viewport
 	// Upgraded counts exchanges recorded over http:// that the import kept
 	// as https:// (imports.Options.UpgradeHTTP): their text bodies' URLs
 	// were rewritten, so the page is not byte for byte as recorded.
@@ -103,6 +111,9 @@ func (a *Archive) Check() error {
 	}
 	if len(a.Exchanges) == 0 || len(a.Exchanges) > MaxExchanges {
 		return fmt.Errorf("archive: %d responses, outside 1 to %d", len(a.Exchanges), MaxExchanges)
+	}
+	if err := a.Viewport.Check(); err != nil {
+		return fmt.Errorf("archive: viewport %v: %w", a.Viewport, err)
 	}
 	var bytes int64
 	found := false
@@ -209,7 +220,7 @@ func (a *Archive) Site() (*Site, error) {
 		return nil, err
 	}
 	doc, _ := replayURL(a.Document)
-	s := &Site{DocumentPath: doc.EscapedPath(), DocumentQuery: doc.RawQuery, Recorded: true, RecordedAt: a.RecordedAt}
+	s := &Site{DocumentPath: doc.EscapedPath(), DocumentQuery: doc.RawQuery, Recorded: true, RecordedAt: a.RecordedAt, Viewport: a.Viewport}
 	if s.DocumentPath == "" {
 		s.DocumentPath = "/"
 	}

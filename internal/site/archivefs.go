@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/safefs"
 )
 
@@ -27,7 +28,7 @@ const (
 	// archiveVersion is the newest version: 2 added recorded_at, 3
 	// upgraded_http. Versions 1 to 3 are read; an archive is written as 2
 	// unless it has upgraded exchanges, so that older readers read it.
-	archiveVersion = 3
+	archiveVersion = 4
 	// maxManifestBytes bounds the manifest: 10,000 exchanges with
 	// generous header sections.
 	maxManifestBytes = 64 << 20
@@ -44,8 +45,12 @@ type manifest struct {
 	RecordedAt string `json:"recorded_at,omitempty"`
 	// UpgradedHTTP counts exchanges recorded over http:// kept as
 	// https:// (import --upgrade-http); version 3.
-	UpgradedHTTP int                `json:"upgraded_http,omitempty"`
-	Exchanges    []manifestExchange `json:"exchanges"`
+	UpgradedHTTP int `json:"upgraded_http,omitempty"`
+	// UserAgent is the recording browser's User-Agent and Viewport the
+	// viewport the recording was made at (Archive); version 4.
+	UserAgent string             `json:"user_agent,omitempty"`
+	Viewport  *factor.Viewport   `json:"viewport,omitempty"`
+	Exchanges []manifestExchange `json:"exchanges"`
 }
 
 // manifestExchange is one exchange; Body is the SHA-256 of its body.
@@ -112,6 +117,12 @@ func writeBodies(ctx context.Context, dir string, a *Archive) (manifest, []strin
 	m := manifest{Format: archiveFormat, Version: 2, Source: a.Source, Document: a.Document, UpgradedHTTP: a.Upgraded}
 	if a.Upgraded > 0 {
 		m.Version = 3
+	}
+	if a.UserAgent != "" || !a.Viewport.IsZero() {
+		m.Version, m.UserAgent = 4, a.UserAgent
+		if !a.Viewport.IsZero() {
+			m.Viewport = &a.Viewport
+		}
 	}
 	if !a.RecordedAt.IsZero() {
 		m.RecordedAt = a.RecordedAt.UTC().Format(time.RFC3339Nano)
@@ -189,7 +200,7 @@ func ReadArchive(dir string) (*Archive, error) {
 		}
 		ex.Body = body
 	}
-	out := &Archive{Source: a.Source, Document: a.Document, RecordedAt: a.RecordedAt, Upgraded: a.Upgraded}
+	out := &Archive{Source: a.Source, Document: a.Document, RecordedAt: a.RecordedAt, Upgraded: a.Upgraded, UserAgent: a.UserAgent, Viewport: a.Viewport}
 	for _, ex := range a.Exchanges {
 		out.Exchanges = append(out.Exchanges, ex.Exchange)
 	}
@@ -226,6 +237,8 @@ type parsedArchive struct {
 	Source, Document string
 	RecordedAt       time.Time
 	Upgraded         int
+	UserAgent        string
+	Viewport         factor.Viewport
 	Exchanges        []parsedExchange
 }
 
@@ -247,7 +260,16 @@ func parseManifest(data []byte) (*parsedArchive, error) {
 	if m.UpgradedHTTP < 0 || m.UpgradedHTTP > len(m.Exchanges) {
 		return nil, fmt.Errorf("upgraded_http %d is outside 0 to its %d exchanges", m.UpgradedHTTP, len(m.Exchanges))
 	}
-	out := &parsedArchive{Source: m.Source, Document: m.Document, Upgraded: m.UpgradedHTTP}
+	out := &parsedArchive{Source: m.Source, Document: m.Document, Upgraded: m.UpgradedHTTP, UserAgent: m.UserAgent}
+	if m.Viewport != nil {
+		if m.Viewport.IsZero() {
+			return nil, fmt.Errorf("viewport is empty: leave it out for the default")
+		}
+		if err := m.Viewport.Check(); err != nil {
+			return nil, fmt.Errorf("viewport: %v", err)
+		}
+		out.Viewport = *m.Viewport
+	}
 	if m.RecordedAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, m.RecordedAt)
 		if err != nil {

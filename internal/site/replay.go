@@ -14,14 +14,24 @@ import (
 // ratio 2M/T: M is one plus the number of the request's parameters whose
 // values equal the recorded ones, T the number of parameters of both
 // (ParseQuery); ties go to the smallest key. A HEAD request matches GET
-// resources. Nothing else matches: a request for another path is
-// unmatched, never served a neighbour. The servers of servers/ implement
+// resources. Failing both, a request for an image or media file the
+// recording holds only at other sizes is answered with the nearest such
+// variant (variantOf): same host and method, as many path segments, the
+// same file name, at most MaxVariantSegments other segments differing
+// (the size, the transform, its hash), as WebPageReplay's matching lets a
+// query's size parameters differ. Nothing else matches: a request for
+// another path is unmatched, never served a neighbour. The servers of servers/ implement
 // the same rule (servers/common/src/site.rs);
 // servers/common/testdata/match.txt holds the cases both check.
 type Matcher struct {
 	// byPath maps host, then "METHOD path", to the resources with that
 	// method and path, in key order.
 	byPath map[string]map[string][]*candidate
+	// byName maps host, then "METHOD name" (the path's last segment), to
+	// the resources with that method and file name, in key order: the
+	// siblings of a request, and among them (Media) the variants it may be
+	// answered with.
+	byName map[string]map[string][]*candidate
 }
 
 // candidate is a resource with its parsed query.
@@ -33,35 +43,61 @@ type candidate struct {
 // MatchKind says how a request matched.
 type MatchKind uint8
 
-// How a request matched: not at all (a 404), its exact target, or the
-// nearest recorded query of its path.
+// How a request matched: not at all (a 404), its exact target, the
+// nearest recorded query of its path, or the nearest recorded size of an
+// image or media file.
 const (
 	Unmatched MatchKind = iota
 	Exact
 	Fuzzy
+	Variant
 )
+
+// MaxVariantSegments is how many path segments, besides the file name, a
+// variant may differ in: a size and a transform's hash (wayfair's
+// /im/HASH/resize-hH-wW/…/name.jpg), a size alone (bbc's
+// /images/ic/WxH/name.jpg).
+const MaxVariantSegments = 2
 
 // String names the kind as servers/common/testdata/match.txt does.
 func (k MatchKind) String() string {
-	return [...]string{"none", "exact", "fuzzy"}[k]
+	return [...]string{"none", "exact", "fuzzy", "variant"}[k]
 }
 
 // NewMatcher indexes the resources of s.
 func NewMatcher(s *Site) *Matcher {
-	m := &Matcher{byPath: map[string]map[string][]*candidate{}}
+	m := &Matcher{byPath: map[string]map[string][]*candidate{}, byName: map[string]map[string][]*candidate{}}
 	for _, o := range s.Origins {
-		paths := map[string][]*candidate{}
+		paths, names := map[string][]*candidate{}, map[string][]*candidate{}
 		for _, r := range o.Resources {
+			c := &candidate{res: r, params: ParseQuery(r.Query)}
 			key := methodOf(r) + " " + r.Path
-			paths[key] = append(paths[key], &candidate{res: r, params: ParseQuery(r.Query)})
+			paths[key] = append(paths[key], c)
+			name := methodOf(r) + " " + fileName(r.Path)
+			names[name] = append(names[name], c)
 		}
-		for _, cs := range paths {
-			// ties in matching go the same way on every run
-			slices.SortFunc(cs, func(a, b *candidate) int { return strings.Compare(a.res.Key(), b.res.Key()) })
+		// ties in matching go the same way on every run
+		for _, index := range []map[string][]*candidate{paths, names} {
+			for _, cs := range index {
+				slices.SortFunc(cs, func(a, b *candidate) int { return strings.Compare(a.res.Key(), b.res.Key()) })
+			}
 		}
-		m.byPath[o.Host] = paths
+		m.byPath[o.Host], m.byName[o.Host] = paths, names
 	}
 	return m
+}
+
+// fileName is a path's last segment ("" for a path that ends in "/").
+func fileName(path string) string { return path[strings.LastIndexByte(path, '/')+1:] }
+
+// Media says whether r can answer for a variant of itself: a successful
+// response whose Content-Type is an image, video or audio type.
+func (r *Resource) Media() bool {
+	if r.StatusCode() < 200 || r.StatusCode() > 299 {
+		return false
+	}
+	t := strings.ToLower(strings.TrimSpace(r.ContentType))
+	return strings.HasPrefix(t, "image/") || strings.HasPrefix(t, "video/") || strings.HasPrefix(t, "audio/")
 }
 
 // methodOf is the resource's method, GET for "".
@@ -81,6 +117,9 @@ func (m *Matcher) Match(host, method, path, query string) (*Resource, MatchKind)
 	}
 	candidates := m.byPath[host][method+" "+path]
 	if len(candidates) == 0 {
+		if r := m.variantOf(host, method, path); r != nil {
+			return r, Variant
+		}
 		return nil, Unmatched
 	}
 	want := target(path, query)
@@ -98,6 +137,66 @@ func (m *Matcher) Match(host, method, path, query string) (*Resource, MatchKind)
 		}
 	}
 	return best.res, Fuzzy
+}
+
+// variantOf is the recorded media resource nearest to a request for path
+// that none answers (see Matcher): of those on host with method, the same
+// file name and as many segments, the one whose segments differ from the
+// request's in the fewest places, at most MaxVariantSegments; ties to the
+// smallest key. Nil when none is near enough.
+func (m *Matcher) variantOf(host, method, path string) *Resource {
+	return m.nearestSibling(host, method, path, (*Resource).Media)
+}
+
+// HasSibling says whether the site holds a sibling of a request for path
+// on host with method that matches nothing: a resource of any type that
+// would be its variant were it an image (same file name, as many
+// segments, at most MaxVariantSegments others differing). An unmatched
+// request with a sibling is a request the recording could have answered,
+// not one it never saw.
+func (m *Matcher) HasSibling(host, method, path string) bool {
+	if method == "HEAD" {
+		method = "GET"
+	}
+	return m.nearestSibling(host, method, path, func(*Resource) bool { return true }) != nil
+}
+
+// nearestSibling is, of the resources on host with method, the same file
+// name as path and as many segments that ok accepts, the one whose
+// segments differ from path's in the fewest places, at most
+// MaxVariantSegments; ties to the smallest key. Nil when none is near
+// enough.
+func (m *Matcher) nearestSibling(host, method, path string, ok func(*Resource) bool) *Resource {
+	name := fileName(path)
+	if name == "" {
+		return nil
+	}
+	want := strings.Split(path, "/")
+	var best *Resource
+	bestDiffer := MaxVariantSegments + 1
+	for _, c := range m.byName[host][method+" "+name] {
+		if d := differingSegments(want, c.res.Path); d < bestDiffer && ok(c.res) {
+			best, bestDiffer = c.res, d
+		}
+	}
+	return best
+}
+
+// differingSegments counts the segments of path that differ from want's
+// at the same place; a path with another number of segments differs in
+// all of them.
+func differingSegments(want []string, path string) int {
+	got := strings.Split(path, "/")
+	if len(got) != len(want) {
+		return len(want) + 1
+	}
+	n := 0
+	for i := range got {
+		if got[i] != want[i] {
+			n++
+		}
+	}
+	return n
 }
 
 // agreement is the M and T of WebPageReplay's ratio 2M/T for a request's

@@ -34,6 +34,9 @@ func TestMatchCases(t *testing.T) {
 			if fields[1] != "GET" {
 				r.Method = fields[1]
 			}
+			if len(fields) > 3 && fields[3] == "media" {
+				r.ContentType = "image/jpeg"
+			}
 			origin.Resources[r.Key()] = r
 		case "want":
 			cases++
@@ -73,5 +76,38 @@ func TestParseQuery(t *testing.T) {
 	}
 	if ParseQuery("") != nil {
 		t.Error("an empty query has parameters")
+	}
+}
+
+// TestSiblings: a sibling is what a variant would be for an image (same
+// host, method and file name, as many segments, at most two others
+// differing), whatever the recorded response's type.
+func TestSiblings(t *testing.T) {
+	o := &Origin{Host: "h.test", Resources: map[string]*Resource{}}
+	for _, r := range []*Resource{
+		{Path: "/ic/480x270/p1.jpg", ContentType: "image/jpeg"},
+		{Path: "/a/b/c/story.html", ContentType: "text/html"},
+		{Path: "/post/form", Method: "POST"},
+	} {
+		o.Resources[r.Key()] = r
+	}
+	m := NewMatcher(&Site{Origins: []*Origin{o}})
+	for _, c := range []struct {
+		host, method, path string
+		want               bool
+	}{
+		{"h.test", "GET", "/ic/960x540/p1.jpg", true},
+		{"h.test", "HEAD", "/ic/960x540/p1.jpg", true},
+		{"h.test", "GET", "/x/y/c/story.html", true},
+		{"h.test", "GET", "/x/y/z/story.html", false},
+		{"h.test", "GET", "/ic/p1.jpg", false},
+		{"h.test", "GET", "/ic/960x540/", false},
+		{"h.test", "POST", "/get/form", true},
+		{"h.test", "GET", "/get/form", false},
+		{"other.test", "GET", "/ic/960x540/p1.jpg", false},
+	} {
+		if got := m.HasSibling(c.host, c.method, c.path); got != c.want {
+			t.Errorf("HasSibling(%s %s%s) = %v, want %v", c.method, c.host, c.path, got, c.want)
+		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/quicbench/quicbench/internal/factor"
 )
 
 // Resource is one file of a site.
@@ -68,6 +70,9 @@ type Site struct {
 	// RecordedAt is when a recorded site was recorded (Archive.RecordedAt);
 	// zero when unknown and for generated sites.
 	RecordedAt time.Time
+	// Viewport is the viewport a recorded site was recorded at
+	// (Archive.Viewport); zero for the default.
+	Viewport factor.Viewport
 }
 
 // WithoutScripts is Subresources less Scripted: what a client that runs

@@ -31,6 +31,9 @@ type file struct {
 	// on every load (see client.DeterministicJS); unset: for recorded
 	// pages only.
 	Deterministic *bool `yaml:"deterministic"`
+	// Viewport is the viewport of every load, WIDTHxHEIGHT[@SCALE][,mobile]
+	// or desktop; unset: each page's (a recording's own, else desktop).
+	Viewport string `yaml:"viewport"`
 	// Replay is the tolerance of a recorded page's replay.
 	Replay replayNode `yaml:"replay"`
 	// Pairing starts the loads of a repetition from the same link state.
@@ -293,6 +296,9 @@ func Format(s *Spec) ([]byte, error) {
 	add(root, "netcheck", str(strconv.FormatBool(s.Netcheck)))
 	if s.Deterministic != nil {
 		add(root, "deterministic", str(strconv.FormatBool(*s.Deterministic)))
+	}
+	if s.Viewport != nil {
+		add(root, "viewport", str(ViewportText(*s.Viewport)))
 	}
 	if s.MaxUnmatched != DefaultMaxUnmatched {
 		replay := flowMapping()

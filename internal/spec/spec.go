@@ -84,6 +84,10 @@ type Spec struct {
 	// or random numbers into URLs); nil: on for recorded pages, off for
 	// generated ones (DeterministicFor).
 	Deterministic *bool
+	// Viewport is the viewport of every load; nil: each page's (a
+	// recording's own, else the default). The zero Viewport is the
+	// default's (desktop).
+	Viewport *factor.Viewport
 	// MaxUnmatched is the fraction of a recorded page's requests that may
 	// match nothing in the recording (default DefaultMaxUnmatched); a
 	// generated page has every request it makes.
@@ -271,6 +275,13 @@ func (s *Spec) scalars(f file) error {
 		s.Netcheck = *f.Netcheck
 	}
 	s.Deterministic, s.Pairing = f.Deterministic, f.Pairing == nil || *f.Pairing
+	if f.Viewport != "" {
+		v, err := ParseViewport(f.Viewport)
+		if err != nil {
+			return err
+		}
+		s.Viewport = &v
+	}
 	if m := f.Replay.MaxUnmatched; m != "" {
 		v, err := units.ParsePercent(m)
 		if err != nil {
@@ -300,6 +311,32 @@ func (s *Spec) scalars(f file) error {
 		s.Timeout = d
 	}
 	return nil
+}
+
+// ParseViewport reads a spec's or a flag's viewport: "desktop" for the
+// default, else factor.ParseViewport's WIDTHxHEIGHT[@SCALE][,mobile].
+func ParseViewport(text string) (factor.Viewport, error) {
+	if text == "desktop" {
+		return factor.Viewport{}, nil
+	}
+	return factor.ParseViewport(text)
+}
+
+// ViewportText is v as ParseViewport reads it.
+func ViewportText(v factor.Viewport) string {
+	if v.IsZero() {
+		return "desktop"
+	}
+	return v.String()
+}
+
+// ViewportOr is the viewport of a load of a page whose own is own (zero:
+// none): the spec's if it sets one, else own.
+func (s *Spec) ViewportOr(own factor.Viewport) factor.Viewport {
+	if s.Viewport != nil {
+		return *s.Viewport
+	}
+	return own
 }
 
 // DeterministicFor says whether loads of page get deterministic time and

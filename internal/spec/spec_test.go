@@ -205,6 +205,25 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 	}
 }
 
+// TestViewportSetting: a spec's viewport is every load's (desktop: the
+// default's), unset each page's own; a wrong one says how to write it.
+func TestViewportSetting(t *testing.T) {
+	phone := factor.Viewport{Width: 411, Height: 731, Scale: 2.625, Mobile: true}
+	for text, want := range map[string]factor.Viewport{"": phone, "viewport: desktop\n": {}, "viewport: 800x600@2\n": {Width: 800, Height: 600, Scale: 2}} {
+		s, err := Parse([]byte("repetitions: 1\n" + text + "factors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.ViewportOr(phone); got != want {
+			t.Errorf("%q: a page of its own %v loads at %v, want %v", text, phone, got, want)
+		}
+	}
+	_, err := Parse([]byte("repetitions: 1\nviewport: 411\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n"))
+	if err == nil || !strings.Contains(err.Error(), "WIDTHxHEIGHT[@SCALE][,mobile]") {
+		t.Errorf("a viewport without a height: %v", err)
+	}
+}
+
 // TestFormatRoundTrips: a spec written by Format reads back as the same
 // spec, so that compare's flags and a spec file meet in one parser.
 func TestFormatRoundTrips(t *testing.T) {
@@ -212,7 +231,9 @@ func TestFormatRoundTrips(t *testing.T) {
 	if err := os.WriteFile(trace, []byte("1\n1\n2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, text := range []string{full, "repetitions: 1\nfactors:\n  networks: [{rtt: 20ms, gilbert: \"1,30\", drop-head: true, down-trace: " + trace + "}]\n  pages: [synthetic:1x1KB]\n"} {
+	for _, text := range []string{full, "repetitions: 1\nfactors:\n  networks: [{rtt: 20ms, gilbert: \"1,30\", drop-head: true, down-trace: " + trace + "}]\n  pages: [synthetic:1x1KB]\n",
+		"repetitions: 1\nviewport: 411x731@2.625,mobile\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n",
+		"repetitions: 1\nviewport: desktop\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n"} {
 		a, err := Parse([]byte(text))
 		if err != nil {
 			t.Fatal(err)

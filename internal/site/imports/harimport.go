@@ -127,6 +127,11 @@ func (c *collector) addHAREntry(e har.Entry) (*site.Exchange, error) {
 	for _, f := range e.Response.Headers {
 		header = append(header, site.Field{Name: f.Name, Value: f.Value})
 	}
+	for _, f := range e.Request.Headers {
+		if strings.EqualFold(f.Name, "user-agent") {
+			c.agents.note(f.Value)
+		}
+	}
 	return c.addDecoded(e.Request.Method, e.Request.URL, e.ServerIPAddress, e.Response.Status, header, body)
 }
 

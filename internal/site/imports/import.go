@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -96,6 +97,41 @@ type collector struct {
 	// bodyBytes is the bodies kept so far: an import stops as soon as
 	// they pass MaxArchiveBytes, not after reading everything.
 	bodyBytes int64
+	// agents counts the User-Agents of the recorded requests, in the
+	// order first seen.
+	agents agentCounts
+}
+
+// agentCounts counts User-Agent values in the order first seen.
+type agentCounts struct {
+	order []string
+	n     map[string]int
+}
+
+// note counts one request's User-Agent ("" for none: not counted).
+func (a *agentCounts) note(ua string) {
+	if ua == "" {
+		return
+	}
+	if a.n == nil {
+		a.n = map[string]int{}
+	}
+	if a.n[ua] == 0 {
+		a.order = append(a.order, ua)
+	}
+	a.n[ua]++
+}
+
+// common is the User-Agent most requests sent (ties to the first seen),
+// "" for none.
+func (a *agentCounts) common() string {
+	best := ""
+	for _, ua := range a.order {
+		if a.n[ua] > a.n[best] {
+			best = ua
+		}
+	}
+	return best
 }
 
 // room is how many more body bytes the archive may hold.
@@ -262,6 +298,11 @@ func (c *collector) finish(document, hint string) (*site.Archive, Report, error)
 	}
 	if a.RecordedAt.IsZero() {
 		a.RecordedAt = documentDate(a)
+	}
+	a.UserAgent = c.agents.common()
+	a.Viewport = c.options.Viewport
+	if !c.options.SetViewport {
+		a.Viewport, _ = factor.ViewportOfUserAgent(a.UserAgent)
 	}
 	return a, c.report, nil
 }

@@ -116,6 +116,7 @@ func (c *collector) addMahimahiFile(dir, name string) error {
 			return err
 		}
 	}
+	c.agents.note(site.Get(lowerNames(rec.request.header), "user-agent"))
 	_, err = c.add(method, rawURL, rec.ip, status, rec.response.header, body)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -19,6 +20,11 @@ type Options struct {
 	// HTTPS replays over h1, h2 and h3. The bodies then differ from the
 	// recorded ones by one byte per rewritten URL; Report counts both.
 	UpgradeHTTP bool
+	// Viewport, when SetViewport, is the archive's viewport (zero: the
+	// default, a desktop's); else the import takes the one the recording's
+	// User-Agent implies (factor.ViewportOfUserAgent).
+	Viewport    factor.Viewport
+	SetViewport bool
 }
 
 // upgrades is what an import with UpgradeHTTP changed so far.

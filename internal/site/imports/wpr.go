@@ -252,6 +252,7 @@ func (c *collector) addWPR(rawURL string, e wprEntry) error {
 			header = append(header, site.Field{Name: name, Value: v})
 		}
 	}
+	c.agents.note(req.Header.Get("User-Agent"))
 	_, err = c.add(req.Method, rawURL, "", resp.StatusCode, header, body)
 	return err
 }

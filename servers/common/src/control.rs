@@ -31,6 +31,7 @@ const UNKNOWN: &str =
 struct Replay {
     exact: u64,
     fuzzy: u64,
+    variant: u64,
     unmatched: u64,
     unmatched_requests: Vec<String>,
     body_bytes: u64,
@@ -136,6 +137,7 @@ impl Control {
         match kind {
             MatchKind::Exact => r.exact += 1,
             MatchKind::Fuzzy => r.fuzzy += 1,
+            MatchKind::Variant => r.variant += 1,
         }
         r.body_bytes += body_bytes as u64;
     }
@@ -264,15 +266,17 @@ mod tests {
 
     /// The server's side of testdata/control.txt: its ready line, and
     /// each command's reply, on a state that answered one request from the
-    /// site exactly (5,120 body bytes), one fuzzily (a HEAD) and one not.
+    /// site exactly (5,120 body bytes), one fuzzily (a HEAD), one with a
+    /// variant (a HEAD) and one not.
     #[test]
     fn control_transcript() {
         let control = Control::default();
         let mut conns = Fake::default();
-        control.requests.fetch_add(3, Ordering::SeqCst);
+        control.requests.fetch_add(4, Ordering::SeqCst);
         control.note_unmatched("GET https://www.quicbench.test/missing".into());
         control.note_match(MatchKind::Exact, 5120);
         control.note_match(MatchKind::Fuzzy, 0);
+        control.note_match(MatchKind::Variant, 0);
         let text = include_str!("../testdata/control.txt");
         let mut lines = text
             .lines()

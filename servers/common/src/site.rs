@@ -33,6 +33,10 @@ struct ManifestResponse {
     last_modified: String,
     /// Whether the status allows a body.
     body_allowed: bool,
+    /// Whether the response may answer for a variant of itself (an image,
+    /// video or audio response with a 2xx status).
+    #[serde(default)]
+    media: bool,
     /// The body's file name in the bodies directory.
     body: String,
 }
@@ -61,20 +65,31 @@ pub struct Response {
     pub body: Bytes,
     target: String,
     params: Params,
+    /// Whether it may answer for a variant of itself.
+    media: bool,
 }
 
-/// How a request matched: its exact target, or the nearest recorded query
-/// of its path.
+/// How a request matched: its exact target, the nearest recorded query of
+/// its path, or the nearest recorded size of an image or media file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatchKind {
     Exact,
     Fuzzy,
+    Variant,
 }
+
+/// How many path segments, besides the file name, a variant may differ in
+/// (the Go side's site.MaxVariantSegments).
+const MAX_VARIANT_SEGMENTS: usize = 2;
 
 /// The responses of every origin, indexed for matching.
 pub struct Site {
     /// host → "METHOD path" → candidates in tie-break order.
     by_path: HashMap<String, HashMap<String, Vec<Response>>>,
+    /// host → "METHOD name" (the path's last segment) → the media
+    /// responses with that file name, as ("METHOD path", index into
+    /// by_path's list), in tie-break order.
+    by_name: HashMap<String, HashMap<String, Vec<(String, usize)>>>,
 }
 
 impl Site {
@@ -83,6 +98,7 @@ impl Site {
     pub fn empty() -> Site {
         Site {
             by_path: HashMap::new(),
+            by_name: HashMap::new(),
         }
     }
 
@@ -119,10 +135,32 @@ impl Site {
                     body,
                     target: r.target,
                     params,
+                    media: r.media,
                 });
             }
         }
-        Ok(Site { by_path })
+        Ok(Site::new(by_path))
+    }
+
+    /// The site of by_path, whose lists are in tie-break order, with its
+    /// index of media responses by file name.
+    fn new(by_path: HashMap<String, HashMap<String, Vec<Response>>>) -> Site {
+        let mut by_name: HashMap<String, HashMap<String, Vec<(String, usize)>>> = HashMap::new();
+        for (host, paths) in &by_path {
+            let names = by_name.entry(host.clone()).or_default();
+            for (key, list) in paths {
+                let (method, path) = key.split_once(' ').unwrap_or(("GET", key));
+                for (i, _) in list.iter().enumerate().filter(|(_, r)| r.media) {
+                    let name = format!("{method} {}", file_name(path));
+                    names.entry(name).or_default().push((key.clone(), i));
+                }
+            }
+            // one method per list: the tie-break order is the targets'
+            for list in names.values_mut() {
+                list.sort_by(|a, b| paths[&a.0][a.1].target.cmp(&paths[&b.0][b.1].target));
+            }
+        }
+        Site { by_path, by_name }
     }
 
     /// The response for method on host at path and raw query, and how it
@@ -135,7 +173,12 @@ impl Site {
         query: Option<&str>,
     ) -> Option<(&Response, MatchKind)> {
         let method = if method == "HEAD" { "GET" } else { method };
-        let candidates = self.by_path.get(host)?.get(&format!("{method} {path}"))?;
+        let paths = self.by_path.get(host)?;
+        let Some(candidates) = paths.get(&format!("{method} {path}")) else {
+            return self
+                .variant_of(host, method, path)
+                .map(|r| (r, MatchKind::Variant));
+        };
         let query = query.unwrap_or("");
         let want = if query.is_empty() {
             path.to_string()
@@ -157,6 +200,46 @@ impl Site {
         }
         Some((best, MatchKind::Fuzzy))
     }
+
+    /// The recorded media response nearest to a request for path that no
+    /// response answers: of those on host with method, the same file name
+    /// and as many segments, the one whose segments differ from the
+    /// request's in the fewest places, at most MAX_VARIANT_SEGMENTS; ties
+    /// to the first in tie-break order.
+    fn variant_of(&self, host: &str, method: &str, path: &str) -> Option<&Response> {
+        let name = file_name(path);
+        if name.is_empty() {
+            return None;
+        }
+        let want: Vec<&str> = path.split('/').collect();
+        let paths = self.by_path.get(host)?;
+        let mut best = None;
+        let mut best_differ = MAX_VARIANT_SEGMENTS + 1;
+        for (key, i) in self.by_name.get(host)?.get(&format!("{method} {name}"))? {
+            let r = &paths[key][*i];
+            let got: Vec<&str> = r
+                .target
+                .split('?')
+                .next()
+                .unwrap_or("")
+                .split('/')
+                .collect();
+            if got.len() != want.len() {
+                continue;
+            }
+            let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+            if differ < best_differ {
+                best = Some(r);
+                best_differ = differ;
+            }
+        }
+        best
+    }
+}
+
+/// A path's last segment ("" for a path that ends in "/").
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or("")
 }
 
 /// A query's parameters: each key once, with its values in order, the
@@ -258,7 +341,7 @@ fn header_map(fields: &[(String, String)]) -> http::HeaderMap {
 mod tests {
     use super::*;
 
-    fn resp(target: &str) -> Response {
+    fn resp(target: &str, media: bool) -> Response {
         Response {
             status: http::StatusCode::OK,
             header_off: http::HeaderMap::new(),
@@ -270,6 +353,7 @@ mod tests {
             body: Bytes::new(),
             target: target.to_string(),
             params: parse_query(target.split_once('?').map_or("", |(_, q)| q)),
+            media,
         }
     }
 
@@ -290,7 +374,7 @@ mod tests {
                     let path = fields[2].split('?').next().unwrap();
                     let key = format!("{} {path}", fields[1]);
                     let list = paths.entry(key).or_default();
-                    list.push(resp(fields[2]));
+                    list.push(resp(fields[2], fields.get(3) == Some(&"media")));
                     // the Go side's tie-break order: by target
                     list.sort_by(|a, b| a.target.cmp(&b.target));
                 }
@@ -299,10 +383,15 @@ mod tests {
                     let mut by_path = HashMap::new();
                     let cloned: HashMap<String, Vec<Response>> = paths
                         .iter()
-                        .map(|(k, v)| (k.clone(), v.iter().map(|r| resp(&r.target)).collect()))
+                        .map(|(k, v)| {
+                            (
+                                k.clone(),
+                                v.iter().map(|r| resp(&r.target, r.media)).collect(),
+                            )
+                        })
                         .collect();
                     by_path.insert("h.test".to_string(), cloned);
-                    let site = Site { by_path };
+                    let site = Site::new(by_path);
                     let (path, query) = match fields[2].split_once('?') {
                         Some((p, q)) => (p, Some(q)),
                         None => (fields[2], None),
@@ -311,6 +400,7 @@ mod tests {
                         None => "none".to_string(),
                         Some((r, MatchKind::Exact)) => format!("exact {}", r.target),
                         Some((r, MatchKind::Fuzzy)) => format!("fuzzy {}", r.target),
+                        Some((r, MatchKind::Variant)) => format!("variant {}", r.target),
                     };
                     assert_eq!(got, fields[3..].join(" "), "line {}: {line}", n + 1);
                 }
