@@ -91,11 +91,11 @@ func (t *tab) AddScript(_ context.Context, source string) error {
 // SetViewport fixes the viewport: its size in CSS pixels, its device
 // pixels per CSS pixel, and a mobile browser's layout (the page's
 // <meta name=viewport>, overlay scrollbars).
-func (t *tab) SetViewport(_ context.Context, vp factor.Viewport) error {
+func (t *tab) SetViewport(_ context.Context, vp factor.Viewport) (factor.Viewport, error) {
 	_, err := chromedp.Call(t.ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 		Width: int64(vp.Width), Height: int64(vp.Height), DeviceScaleFactor: vp.Scale, Mobile: vp.Mobile,
 	})
-	return err
+	return vp, err
 }
 
 // WatchNetwork listens to the tab's network events: Chromium sends them

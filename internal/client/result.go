@@ -1,9 +1,12 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +28,11 @@ type ResourceTiming struct {
 // PageMetrics is what the page reports after its load event, in milliseconds
 // since navigation start (Navigation Timing level 2: startTime is 0).
 type PageMetrics struct {
+	// DocumentURL is the URL of the document whose load was measured (its
+	// navigation entry's name): the page asked for, unless a redirect or
+	// the page's own scripts navigated the tab elsewhere; "" when the
+	// browser did not say.
+	DocumentURL      string `json:"document_url,omitempty"`
 	DocumentProtocol string `json:"document_protocol"`
 	DocumentStatus   int    `json:"document_status"`
 	// DocumentTransferBytes is the document's transferSize: 0 when it came
@@ -256,6 +264,18 @@ type Result struct {
 	WallMs float64 `json:"wall_ms"`
 }
 
+// sameDocument says whether URLs a and b name the same document: the
+// same scheme, host, path ("" is "/") and query, whatever the fragment.
+func sameDocument(a, b string) bool {
+	ua, errA := url.Parse(a)
+	ub, errB := url.Parse(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	path := func(u *url.URL) string { return cmp.Or(u.EscapedPath(), "/") }
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host) && path(ua) == path(ub) && ua.RawQuery == ub.RawQuery
+}
+
 // OK reports whether the load was verified.
 func (r Result) OK() bool { return r.Failure == "" }
 
@@ -267,6 +287,9 @@ func Verify(req Request, m PageMetrics) []string {
 	want := req.Protocol.NextHop()
 	if m.DocumentProtocol != want && !(req.CacheAllowed && m.DocumentTransferBytes == 0) {
 		problems = append(problems, fmt.Sprintf("document over %q, requested %s", m.DocumentProtocol, want))
+	}
+	if m.DocumentURL != "" && !sameDocument(m.DocumentURL, req.URL) {
+		problems = append(problems, fmt.Sprintf("the tab left the page for %.200s (a redirect, or the page's scripts navigated it)", m.DocumentURL))
 	}
 	if m.DocumentStatus != 0 && m.DocumentStatus != 200 {
 		problems = append(problems, fmt.Sprintf("document status %d", m.DocumentStatus))

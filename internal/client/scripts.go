@@ -18,6 +18,7 @@ const MetricsJS = `(() => {
   const imgs = Array.from(document.images);
   const broken = imgs.filter(i => i.complete && (i.currentSrc || i.getAttribute('src')) && i.naturalWidth === 0);
   return {
+    document_url: nav.name,
     document_protocol: nav.nextHopProtocol,
     document_status: nav.responseStatus || 0,
     document_transfer_bytes: nav.transferSize,

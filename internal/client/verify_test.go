@@ -18,7 +18,7 @@ func goodMetrics(proto string, urls []string) PageMetrics {
 
 func TestVerify(t *testing.T) {
 	urls := []string{"https://a/1.png", "https://a/2.png"}
-	req := Request{Protocol: factor.H3, Expected: urls, ExcuseImage: func(u string) bool { return strings.HasSuffix(u, "/gone.png") }}
+	req := Request{URL: "https://a/?q=1", Protocol: factor.H3, Expected: urls, ExcuseImage: func(u string) bool { return strings.HasSuffix(u, "/gone.png") }}
 	tests := []struct {
 		name   string
 		mutate func(*PageMetrics)
@@ -38,6 +38,9 @@ func TestVerify(t *testing.T) {
 		}, ""},
 		{"no load end", func(m *PageMetrics) { m.PLTMs = 0 }, "no load event end"},
 		{"document 500", func(m *PageMetrics) { m.DocumentStatus = 500 }, "document status 500"},
+		{"the document asked for", func(m *PageMetrics) { m.DocumentURL = "https://A/?q=1#top" }, ""},
+		{"the page navigated itself away", func(m *PageMetrics) { m.DocumentURL = "https://a/webhp?q=1" }, "the tab left the page for https://a/webhp?q=1"},
+		{"another query", func(m *PageMetrics) { m.DocumentURL = "https://a/" }, "left the page"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,8 +20,9 @@ type Tab interface {
 	AddScript(ctx context.Context, source string) error
 	// SetViewport sets the page's viewport: its size in CSS pixels, its
 	// device pixel ratio and, where the browser can, a mobile browser's
-	// layout by the page's <meta name=viewport>.
-	SetViewport(ctx context.Context, vp factor.Viewport) error
+	// layout by the page's <meta name=viewport>. It returns the viewport
+	// it set (Mobile false where the browser cannot).
+	SetViewport(ctx context.Context, vp factor.Viewport) (factor.Viewport, error)
 	// WatchNetwork starts watching the tab's requests: for a HAR if har
 	// (then it returns the HAR's log), and, if unknown is not nil, for the
 	// requests to hosts the testbed does not serve, filed in unknown.
@@ -124,8 +125,6 @@ func (v *visit) visits() string {
 	if failure := v.setUp(); failure != "" {
 		return failure
 	}
-	vp := v.req.Viewport.OrDefault()
-	v.res.ViewportWidth, v.res.ViewportHeight, v.res.ViewportScale, v.res.ViewportMobile = vp.Width, vp.Height, vp.Scale, vp.Mobile
 	v.res.Visit = cmp.Or(v.req.Visit, factor.FirstVisit)
 	if v.res.Visit == factor.RepeatVisit {
 		if failure := v.firstVisit(); failure != "" {
@@ -164,16 +163,17 @@ func (v *visit) setUp() string {
 	if err := v.tab.AddScript(v.ctx, source); err != nil {
 		return fmt.Sprintf("set up page: %v", err)
 	}
-	if err := v.tab.SetViewport(v.ctx, v.req.Viewport.OrDefault()); err != nil {
+	vp, err := v.tab.SetViewport(v.ctx, v.req.Viewport.OrDefault())
+	if err != nil {
 		return fmt.Sprintf("set up page: viewport: %v", err)
 	}
+	v.res.ViewportWidth, v.res.ViewportHeight, v.res.ViewportScale, v.res.ViewportMobile = vp.Width, vp.Height, vp.Scale, vp.Mobile
 	if v.req.HARPath == "" && !v.req.ListUnknownHosts {
 		return ""
 	}
 	if v.req.ListUnknownHosts {
 		v.unknown = &UnknownHostLog{}
 	}
-	var err error
 	if v.har, err = v.tab.WatchNetwork(v.ctx, v.req.HARPath != "", v.unknown); err != nil {
 		return fmt.Sprintf("watch the network: %v", err)
 	}

@@ -31,9 +31,9 @@ type scriptedTab struct {
 }
 
 func (t *scriptedTab) AddScript(context.Context, string) error { return nil }
-func (t *scriptedTab) SetViewport(_ context.Context, vp factor.Viewport) error {
+func (t *scriptedTab) SetViewport(_ context.Context, vp factor.Viewport) (factor.Viewport, error) {
 	t.viewport = vp
-	return nil
+	return vp, nil
 }
 func (t *scriptedTab) MarkUnknown(m *PageMetrics) { m.TTFBUnknown = true }
 func (t *scriptedTab) Close(failed bool)          { t.closed = append(t.closed, failed) }

@@ -212,3 +212,77 @@ func mustSynthetic(t *testing.T) *site.Site {
 	}
 	return s
 }
+
+// TestAPageThatLeavesItselfIsNamed: a recorded page whose script sends the
+// tab to a page the recording lacks (as Google's new tab page does outside
+// Chrome's own new tab) fails with the page it went to, not with the
+// missing page's 404 alone.
+func TestAPageThatLeavesItselfIsNamed(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	a := &site.Archive{Source: "test", Document: "https://www.left.test/newtab?ie=UTF-8", Exchanges: []*site.Exchange{{
+		Method: "GET", URL: "https://www.left.test/newtab?ie=UTF-8", Status: 200,
+		Header: []site.Field{{Name: "Content-Type", Value: "text/html"}},
+		Body:   []byte(`<!doctype html><title>ntp</title><script>location.replace('/webhp?ie=UTF-8&rct=j')</script>`),
+	}}}
+	dir := filepath.Join(t.TempDir(), "left")
+	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
+		t.Fatal(err)
+	}
+	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
+retries: 0
+netcheck: false
+factors:
+  networks: [{name: fast, rtt: 10ms}]
+  pages: ["archive:%s"]
+  protocols: [h2]
+`, dir))
+	tr := trialsOf(t, store)[0]
+	if tr.Status != results.StatusFailed || !strings.Contains(tr.Error, "the tab left the page for https://www.left.test/webhp?ie=UTF-8&rct=j") {
+		t.Errorf("%s: %q, want a failure naming the page the tab went to", tr.Status, tr.Error)
+	}
+}
+
+// TestReplayAtTheRecordingsViewportWithVariants: a page recorded in a
+// phone's browser replays at the phone's viewport (its script reports
+// what it sees), and an image it asks for at a size the recording holds
+// only at another is served that variant, in Chromium and Firefox: no
+// broken image, no unmatched image, one variant.
+func TestReplayAtTheRecordingsViewportWithVariants(t *testing.T) {
+	testenv.RequireRoot(t)
+	png := site.ArchiveOf(mustSynthetic(t), "test").Exchanges[1]
+	doc := `<!doctype html><meta name=viewport content="width=device-width"><title>phone</title><img src="/ic/960x540/p1.png" width=40 height=20>
+<script>fetch('/vp?w=' + innerWidth + '&r=' + devicePixelRatio).catch(() => {})</script>`
+	a := &site.Archive{Source: "test", Document: "https://www.phone.test/", Viewport: factor.Viewport{Width: 411, Height: 731, Scale: 2.625, Mobile: true},
+		Exchanges: []*site.Exchange{
+			{Method: "GET", URL: "https://www.phone.test/", Status: 200, Header: []site.Field{{Name: "Content-Type", Value: "text/html"}}, Body: []byte(doc)},
+			{Method: "GET", URL: "https://www.phone.test/ic/480x270/p1.png", Status: 200, Header: png.Header, Body: png.Body},
+		}}
+	dir := filepath.Join(t.TempDir(), "phone")
+	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
+		t.Fatal(err)
+	}
+	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
+retries: 0
+netcheck: false
+replay: {max_unmatched: 100%%}
+factors:
+  networks: [{name: fast, rtt: 10ms}]
+  pages: ["archive:%s"]
+  protocols: [h2]
+  clients: [chromium, firefox]
+`, dir))
+	for _, tr := range trialsOf(t, store) {
+		if tr.Status != results.StatusOK || tr.ReplayVariant != 1 || tr.BrokenImagesUnserved+tr.BrokenImagesRecorded != 0 {
+			t.Errorf("%s: %s (%s): %d variants, %d+%d broken images", tr.Client, tr.Status, tr.Error, tr.ReplayVariant, tr.BrokenImagesRecorded, tr.BrokenImagesUnserved)
+		}
+		if want := "GET https://www.phone.test/vp?w=411&r=2.625"; !slices.Contains(tr.UnmatchedURLs, want) {
+			t.Errorf("%s: the page saw %v, want %s", tr.Client, tr.UnmatchedURLs, want)
+		}
+		// Firefox's WebDriver BiDi has no mobile layout: its viewport is
+		// the phone's size and ratio alone, and says so.
+		if tr.ViewportWidth != 411 || tr.ViewportHeight != 731 || tr.ViewportScale != 2.625 || tr.ViewportMobile != (tr.Client == factor.ClientChromium) {
+			t.Errorf("%s: viewport recorded as %d@%g mobile %v", tr.Client, tr.ViewportWidth, tr.ViewportScale, tr.ViewportMobile)
+		}
+	}
+}

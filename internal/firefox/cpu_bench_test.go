@@ -30,7 +30,8 @@ var cpuModes = []struct {
 		if err := t.AddScript(ctx, client.SetupJS); err != nil {
 			return err
 		}
-		return t.SetViewport(ctx, factor.DefaultViewport())
+		_, err := t.SetViewport(ctx, factor.DefaultViewport())
+		return err
 	}},
 	{"network", func(ctx context.Context, t *tab) error {
 		_, err := t.WatchNetwork(ctx, false, &client.UnknownHostLog{})

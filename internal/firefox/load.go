@@ -81,8 +81,9 @@ func (t *tab) AddScript(ctx context.Context, source string) error {
 // SetViewport sets the tab's viewport: its size in CSS pixels and its
 // device pixel ratio. WebDriver BiDi has no mobile layout: a mobile
 // viewport is its size and ratio alone in Firefox.
-func (t *tab) SetViewport(ctx context.Context, vp factor.Viewport) error {
-	return t.bidi.call(ctx, "browsingContext.setViewport", map[string]any{
+func (t *tab) SetViewport(ctx context.Context, vp factor.Viewport) (factor.Viewport, error) {
+	vp.Mobile = false
+	return vp, t.bidi.call(ctx, "browsingContext.setViewport", map[string]any{
 		"context":          t.context,
 		"viewport":         map[string]int{"width": vp.Width, "height": vp.Height},
 		"devicePixelRatio": vp.Scale,
