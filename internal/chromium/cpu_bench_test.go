@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
-	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/client/clienttest"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
