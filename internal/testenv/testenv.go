@@ -5,8 +5,10 @@
 package testenv
 
 import (
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,5 +65,45 @@ func Golden(t testing.TB, path string, got []byte, update bool) {
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("output differs from %s (-want +got):\n%s", path, diff)
+	}
+}
+
+// SharedRecordings returns the directory of the real recordings made by
+// others that replay tests read (they are not part of the project): the
+// one QUICBENCH_RECORDINGS names, else shared/recordings beside the
+// checkout (../shared/recordings from the module's root). It skips t when
+// there is none, under CI too: a clone elsewhere has no such directory.
+func SharedRecordings(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("QUICBENCH_RECORDINGS")
+	if dir == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			t.Skipf("shared recordings: %v", err)
+		}
+		dir = filepath.Join(root, "..", "shared", "recordings")
+	}
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		t.Skipf("no shared recordings at %s: set QUICBENCH_RECORDINGS to the directory of real recordings", dir)
+	}
+	return dir
+}
+
+// moduleRoot is the nearest directory above the working directory that
+// holds go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
 	}
 }

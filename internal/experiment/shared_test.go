@@ -1,0 +1,73 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/chromium"
+	"github.com/quicbench/quicbench/internal/firefox"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/imports"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// importShared imports the shared recording name with read into an
+// archive directory.
+func importShared(t *testing.T, name string, read func(context.Context, string, imports.Options) (*site.Archive, imports.Report, error)) string {
+	t.Helper()
+	a, _, err := read(t.Context(), filepath.Join(testenv.SharedRecordings(t), name), imports.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	dir := filepath.Join(t.TempDir(), name)
+	if err := site.WriteArchive(t.Context(), dir, a); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestReplaySharedRecordings replays two real recordings made by others
+// over h2 and h3 in Chromium and Firefox: www.wayfair.com, recorded by
+// Mahimahi in a Pixel 2's Chrome, whose images the page asks for at other
+// sizes than recorded, and www.nghttp2.org, a Chrome HAR. Every load is
+// verified with no image broken, no request of another load and no
+// unmatched request the recording holds a sibling of; wayfair's images
+// come as variants.
+func TestReplaySharedRecordings(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
+	testenv.RequireFile(t, firefox.DefaultPath, "make deps")
+	wayfair := importShared(t, "www.wayfair.com.mahimahi", imports.Mahimahi)
+	nghttp2 := importShared(t, "www.nghttp2.org.har", imports.HAR)
+	res, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
+retries: 0
+netcheck: false
+factors:
+  networks: [{name: n, rtt: 40ms, down: 20mbit, up: 5mbit}]
+  pages: ["archive:%s", "archive:%s"]
+  protocols: [h2, h3]
+  clients: [chromium, firefox]
+`, wayfair, nghttp2))
+	if res.Done != 8 {
+		t.Fatalf("result %+v, want 8 loads", res)
+	}
+	for _, tr := range trialsOf(t, store) {
+		site := filepath.Base(tr.Page)
+		name := fmt.Sprintf("%s %s %s", site, tr.Client, tr.Protocol)
+		if tr.Status != results.StatusOK {
+			t.Errorf("%s: %s", name, tr.Error)
+		}
+		if tr.BrokenImagesRecorded+tr.BrokenImagesUnserved != 0 || tr.SiblingUnmatched != 0 {
+			t.Errorf("%s: %d+%d broken images, %d unmatched with a recorded sibling", name, tr.BrokenImagesRecorded, tr.BrokenImagesUnserved, tr.SiblingUnmatched)
+		}
+		if strings.HasPrefix(site, "www.wayfair.com") && (tr.ReplayVariant == 0 || tr.ViewportWidth != 411) {
+			t.Errorf("%s: %d variants at a viewport %d wide, want the Pixel 2's 411 and its images as variants", name, tr.ReplayVariant, tr.ViewportWidth)
+		}
+		t.Logf("%s: %d requests to load, %d served (%d variants), %d unmatched (%d the browser's own, %d steady)", name,
+			tr.LoadRequests, tr.ServerRequests, tr.ReplayVariant, tr.UnmatchedRequests, tr.BrowserOwnUnmatched, tr.SteadyUnmatched)
+	}
+}

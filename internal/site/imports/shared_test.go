@@ -1,0 +1,46 @@
+package imports
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// TestSharedRecordingsKeepTheirViewport imports real recordings made by
+// others' tools and browsers: the horcrux recordings were made in a Pixel
+// 2's Chrome and replay at its viewport; the Web-Distortion and fawkes
+// ones, and the HARs, in desktop browsers, at the default.
+func TestSharedRecordingsKeepTheirViewport(t *testing.T) {
+	dir := testenv.SharedRecordings(t)
+	pixel2 := factor.Viewport{Width: 411, Height: 731, Scale: 2.625, Mobile: true}
+	for _, c := range []struct {
+		name    string
+		read    func(context.Context, string, Options) (*site.Archive, Report, error)
+		want    factor.Viewport
+		agentOf string
+	}{
+		{"www.wayfair.com.mahimahi", Mahimahi, pixel2, "Pixel 2"},
+		{"www.bbc.co.uk.mahimahi", Mahimahi, pixel2, "Pixel 2"},
+		{"www.amazon.com.mahimahi", Mahimahi, factor.Viewport{}, "X11; Linux x86_64"},
+		{"www.kernel.org.har", HAR, factor.Viewport{}, ""},
+		{"www.nghttp2.org.har", HAR, factor.Viewport{}, "Chrome/"},
+	} {
+		a, _, err := c.read(t.Context(), filepath.Join(dir, c.name), Options{})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if a.Viewport != c.want || !strings.Contains(a.UserAgent, c.agentOf) {
+			t.Errorf("%s: viewport %+v from User-Agent %.120q, want %+v from one naming %q", c.name, a.Viewport, a.UserAgent, c.want, c.agentOf)
+		}
+	}
+	a, _, err := Mahimahi(t.Context(), filepath.Join(dir, "www.wayfair.com.mahimahi"), Options{SetViewport: true})
+	if err != nil || !a.Viewport.IsZero() {
+		t.Errorf("--viewport desktop: %+v, %v", a.Viewport, err)
+	}
+}
