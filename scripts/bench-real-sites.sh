@@ -1,30 +1,42 @@
 #!/usr/bin/env bash
-# Issue 26's benchmark: real recordings of real sites replayed as they were
-# recorded. Imports every recording in DIR (Mahimahi directories, HAR files
-# *.har, WebPageReplay archives *.wprgo; links are skipped; exchanges over
-# plain http are kept as https with --upgrade-http), replays each
-# with compare over h1, h2 and h3 in Chromium, or in the client CLIENT names
-# (CLIENT=firefox) (RUNS rounds, default 3; 40 ms
-# RTT, 10/5 Mbit/s, no loss), and prints per site: the recording's
-# responses, origins and exchanges upgraded from http, and per protocol the
-# verified loads and the medians of the requests the page started up to its
-# load event (load), those the servers answered over the whole load
-# (served), fuzzy matches and unmatched requests (those not counted against
-# the tolerance in brackets); then the share of verified loads and whether
+# The real-sites benchmark (issues 26 and 46): real recordings of real sites,
+# made by others, replayed as they were recorded. Imports every recording
+# in DIR (default ../shared/recordings: Mahimahi directories, HAR files
+# *.har, WebPageReplay archives *.wprgo; links and other files are
+# skipped; exchanges over plain http are kept as https with
+# --upgrade-http; each at the viewport its recording implies), replays
+# each with compare over h1, h2 and h3 in every client of CLIENTS
+# (default "chromium firefox"), RUNS rounds (default 3) behind 40 ms RTT,
+# 20/5 Mbit/s, no loss, and prints per client and site: the recording's
+# responses and origins and the viewport it replays at; per protocol the
+# verified loads, the medians of the requests the page started up to its
+# load event (load) and of those the servers answered (served), the
+# variants served, and the unmatched requests by cause: the browser's own
+# (own), unmatched in an earlier load with no recorded sibling (steady:
+# beacons, ads, what the recording never held), with a recorded sibling
+# (sib, never excused), the rest (other); broken images (recorded as no
+# image / lacking from the recording). Then per client the share of
+# verified loads, the loads failed for another load's requests, whether
 # each site's protocols did the same work (median requests up to the load
-# event within 2 %), after the reason of each load that failed. About 12 s
-# per load; needs root (or runs rootless) and bin/quicbench (make build).
-# Usage: [CLIENT=firefox] scripts/bench-real-sites.sh DIR [RUNS]
+# event within 2 %), the reason of each failed load and, per site, the
+# requests excused as steady. About 10 s per load; needs root (or runs
+# rootless) and bin/quicbench (make build).
+# Usage: [CLIENTS="chromium firefox"] scripts/bench-real-sites.sh [DIR] [RUNS]
 set -euo pipefail
+if [ -n "${1:-}" ]; then
+	[ -d "$1" ] || { echo "bench-real-sites: $1 is no directory of recordings: give one" >&2; exit 2; }
+	dir=$(cd "$1" && pwd)
+fi
 cd "$(dirname "$0")/.."
 qb=${QB:-./bin/quicbench}
-dir=${1:?usage: scripts/bench-real-sites.sh DIR [RUNS]}
+dir=${dir:-../shared/recordings}
 runs=${2:-3}
-client=${CLIENT:-chromium}
+clients=${CLIENTS:-chromium firefox}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quicbench-real.XXXXXX") # mode 0700, a name nobody chose
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
-echo "== real recordings in $dir, $runs rounds × h1,h2,h3 in $client, $(nproc) cores, $(date -u +%Y-%m-%d)"
+[ -d "$dir" ] || { echo "bench-real-sites: $dir is no directory of recordings: give one" >&2; exit 2; }
+echo "== real recordings in $dir, $runs rounds × h1,h2,h3 in $clients, 40 ms, 20/5 Mbit/s, $(nproc) cores, $(date -u +%Y-%m-%d)"
 for rec in "$dir"/*; do
 	name=$(basename "$rec")
 	[ -L "$rec" ] && continue
@@ -37,42 +49,65 @@ for rec in "$dir"/*; do
 		echo "$name: import failed: $(tail -n 1 "$work/$name.import")"
 		continue
 	fi
-	"$qb" compare --client "$client" --page "archive:$work/$name" --protocols h1,h2,h3 --runs "$runs" --rtt 40ms --loss 0 --down 10mbit --up 5mbit \
-		--netcheck=false --json --out "$work/run-$name" >"$work/$name.json" 2>"$work/$name.err" || true
 	echo "$name" >>"$work/sites"
 done
 [ -f "$work/sites" ] || { echo "no recording in $dir"; exit 2; }
-python3 - "$work" <<'PY'
-import json, re, statistics, sys
-work = sys.argv[1]
-total = verified = same = sites = 0
-failures = []
-print(f"{'site':24} {'resp':>5} {'orig':>4} {'upg':>4}  " + "  ".join(f"{p + ' ok/n':>8} {'load':>5} {'served':>6} {'fuzzy':>5} {'unm (not counted)':>17}" for p in ("h1", "h2", "h3")) + "  work")
-for name in open(f"{work}/sites").read().split():
-    imp = open(f"{work}/{name}.import").read()
-    m = re.search(r"(\d+) origins?, (\d+) responses?", imp)
-    up = re.search(r"(\d+) exchanges over plain http kept as https", imp)
-    try:
-        run = json.load(open(f"{work}/{name}.json"))
-    except (OSError, ValueError):
-        print(f"{name:24} compare failed: {open(f'{work}/{name}.err').read().strip().splitlines()[-1:]}")
-        continue
-    sites += 1
-    cols, medians = [], []
-    for p in ("h1", "h2", "h3"):
-        ts = [d["trial"] for d in run["trials"] if d["trial"]["protocol"] == p]
-        ok = [t for t in ts if t["status"] == "ok"]
-        failures += [f"{name} {p}: {t.get('error', '')[:300]}" for t in ts if t["status"] != "ok"]
-        total, verified = total + len(ts), verified + len(ok)
-        med = lambda k: statistics.median([t[k] for t in ok]) if ok else float("nan")
-        notc = statistics.median([t["browser_own_unmatched"] + t["steady_unmatched"] for t in ok]) if ok else float("nan")
-        medians.append(med("load_requests"))
-        cols.append(f"{len(ok):>4}/{len(ts):<3} {med('load_requests'):>5.0f} {med('server_requests'):>6.0f} {med('replay_fuzzy'):>5.0f} {med('unmatched_requests'):>8.0f} ({notc:>4.0f})  ")
-    ok_meds = [x for x in medians if x == x]
-    alike = len(ok_meds) == 3 and (max(ok_meds) - min(ok_meds)) <= 0.02 * min(ok_meds)
-    same += alike
-    print(f"{name:24} {m.group(2) if m else '?':>5} {m.group(1) if m else '?':>4} {up.group(1) if up else '0':>4}  " + "  ".join(cols) + ("same" if alike else "DIFFERENT"))
-for f in failures:
-    print("failed:", f)
-print(f"verified loads: {verified} of {total} ({100 * verified / max(total, 1):.1f} %); sites whose protocols did the same work (median requests up to the load event within 2 %): {same} of {sites}")
+for client in $clients; do
+	for name in $(cat "$work/sites"); do
+		"$qb" compare --client "$client" --page "archive:$work/$name" --protocols h1,h2,h3 --runs "$runs" --rtt 40ms --loss 0 --down 20mbit --up 5mbit \
+			--netcheck=false --json --out "$work/run-$client-$name" >"$work/$client-$name.json" 2>"$work/$client-$name.err" || true
+	done
+done
+python3 - "$work" "$clients" <<'PY'
+import collections, json, re, statistics, sys
+work, clients = sys.argv[1], sys.argv[2].split()
+names = open(f"{work}/sites").read().split()
+P = ("h1", "h2", "h3")
+for client in clients:
+    total = verified = same = sites = leaked = 0
+    failures, excused = [], {}
+    print(f"\n-- {client}")
+    print(f"{'site':30} {'resp':>4} {'orig':>4} {'viewport':>20}  " + "  ".join(f"{p + ' ok/n':>7} {'load':>4} {'srv':>4} {'var':>3} {'own':>3} {'std':>3} {'sib':>3} {'oth':>3} {'brk':>5}" for p in P) + "  work")
+    for name in names:
+        imp = open(f"{work}/{name}.import").read()
+        m = re.search(r"(\d+) origins?, (\d+) responses?", imp)
+        vp = re.search(r"viewport (\d+x\d+@[\d.]+(?:,mobile)?)", imp)
+        vp = vp.group(1) if vp else "?"
+        try:
+            run = json.load(open(f"{work}/{client}-{name}.json"))
+        except (OSError, ValueError):
+            err = open(f"{work}/{client}-{name}.err").read().strip().splitlines()[-1:]
+            print(f"{name:30} compare failed: {err}")
+            continue
+        sites += 1
+        cols, medians = [], []
+        for p in P:
+            ts = [d["trial"] for d in run["trials"] if d["trial"]["protocol"] == p]
+            ok = [t for t in ts if t["status"] == "ok"]
+            for t in ts:
+                if t["status"] != "ok":
+                    failures.append(f"{name} {p}: {t.get('error', '')[:300]}")
+                    leaked += "over another protocol" in t.get("error", "")
+            total, verified = total + len(ts), verified + len(ok)
+            med = lambda f: statistics.median([f(t) for t in ok]) if ok else float("nan")
+            medians.append(med(lambda t: t["load_requests"]))
+            other = med(lambda t: t["unmatched_requests"] - t["browser_own_unmatched"] - t["steady_unmatched"] - t["sibling_unmatched"])
+            brk = f"{med(lambda t: t['broken_images_recorded']):.0f}/{med(lambda t: t['broken_images_unserved']):.0f}"
+            cols.append(f"{len(ok):>3}/{len(ts):<3} {med(lambda t: t['load_requests']):>4.0f} {med(lambda t: t['server_requests']):>4.0f} "
+                        f"{med(lambda t: t['replay_variant']):>3.0f} {med(lambda t: t['browser_own_unmatched']):>3.0f} {med(lambda t: t['steady_unmatched']):>3.0f} "
+                        f"{med(lambda t: t['sibling_unmatched']):>3.0f} {other:>3.0f} {brk:>5}")
+            for t in ok:
+                if t["steady_unmatched"]:
+                    for u in t.get("unmatched_urls") or []:
+                        excused.setdefault(name, collections.Counter())[re.sub(r"[?#].*", "", u)[:110]] += 1
+        ok_meds = [x for x in medians if x == x]
+        alike = len(ok_meds) == 3 and (max(ok_meds) - min(ok_meds)) <= 0.02 * min(ok_meds)
+        same += alike
+        print(f"{name:30} {m.group(2) if m else '?':>4} {m.group(1) if m else '?':>4} {vp:>20}  " + "  ".join(cols) + ("  same" if alike else "  DIFFERENT"))
+    for f in failures:
+        print("failed:", f)
+    for name, c in excused.items():
+        print(f"unmatched in loads with steady ones, {name}: " + "; ".join(f"{u} ×{n}" for u, n in c.most_common(6)))
+    print(f"{client}: verified loads {verified} of {total} ({100 * verified / max(total, 1):.1f} %); failed for another protocol's requests: {leaked}; "
+          f"sites whose protocols did the same work (median requests up to the load event within 2 %): {same} of {sites}")
 PY
