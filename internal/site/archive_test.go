@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/quicbench/quicbench/internal/factor"
 )
 
 // smallArchive is a recording of two origins: a document, a stylesheet
@@ -178,6 +180,16 @@ func TestReadArchiveRefusesDamage(t *testing.T) {
 		"not JSON": {func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, ArchiveFile), []byte("PK\x03\x04"), 0o644)
 		}, "not a valid manifest"},
+		"viewport out of bounds": {func(t *testing.T, dir string) {
+			p := filepath.Join(dir, ArchiveFile)
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, bytes.Replace(data, []byte(`"version": 2,`), []byte(`"version": 4, "viewport": {"width": 9, "height": 731, "scale": 2.625},`), 1), 0o644)
+		}, "viewport: a side of 9"},
+		"empty viewport": {func(t *testing.T, dir string) {
+			p := filepath.Join(dir, ArchiveFile)
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, bytes.Replace(data, []byte(`"version": 2,`), []byte(`"version": 4, "viewport": {"width": 0, "height": 0, "scale": 0},`), 1), 0o644)
+		}, "viewport is empty"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := write(t)
@@ -190,6 +202,25 @@ func TestReadArchiveRefusesDamage(t *testing.T) {
 	}
 }
 
+// TestArchiveKeepsItsViewport: the recording's User-Agent and viewport
+// come back from the archive directory, and reach the site replayed.
+func TestArchiveKeepsItsViewport(t *testing.T) {
+	a := smallArchive()
+	a.UserAgent, a.Viewport = "Mozilla/5.0 (Linux; Android 8.0.0; Pixel 2) Mobile", factor.Viewport{Width: 411, Height: 731, Scale: 2.625, Mobile: true}
+	dir := t.TempDir()
+	if err := WriteArchive(context.Background(), dir, a); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadArchive(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.Site()
+	if err != nil || b.UserAgent != a.UserAgent || b.Viewport != a.Viewport || s.Viewport != a.Viewport {
+		t.Errorf("read back %q at %+v, site at %+v (%v)", b.UserAgent, b.Viewport, s.Viewport, err)
+	}
+}
+
 // FuzzParseManifest: any bytes give a manifest or an error, never a panic.
 func FuzzParseManifest(f *testing.F) {
 	dir := f.TempDir()
@@ -199,10 +230,14 @@ func FuzzParseManifest(f *testing.F) {
 	data, _ := os.ReadFile(filepath.Join(dir, ArchiveFile))
 	f.Add(data)
 	f.Add([]byte(`{"format":"quicbench-site-archive","version":1,"exchanges":[{"body":"zz"}]}`))
+	f.Add([]byte(`{"format":"quicbench-site-archive","version":4,"user_agent":"x","viewport":{"width":411,"height":731,"scale":2.625,"mobile":true},"exchanges":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := parseManifest(data)
 		if err == nil && len(a.Exchanges) > MaxExchanges {
 			t.Errorf("%d exchanges accepted", len(a.Exchanges))
+		}
+		if err == nil && a.Viewport.Check() != nil {
+			t.Errorf("viewport %+v accepted", a.Viewport)
 		}
 	})
 }
