@@ -68,6 +68,9 @@ type completeness struct {
 	// Counted the rest, among them Sibling, those the recording holds a
 	// sibling of.
 	BrowserOwn, Steady, Sibling, Counted int64
+	// firstCounted is the first unmatched request that counts, the
+	// example a failure names.
+	firstCounted string
 	// BrokenRecorded are broken images the recording holds no image for;
 	// BrokenUnserved broken images it lacks (or whose host it lacks).
 	BrokenRecorded, BrokenUnserved int64
@@ -117,8 +120,8 @@ func (c *replayCheck) failure(r server.Replay, out completeness) string {
 	if r.Unmatched == 0 {
 		return ""
 	}
-	example := ""
-	if len(r.UnmatchedRequests) > 0 {
+	example := out.firstCounted
+	if example == "" && len(r.UnmatchedRequests) > 0 {
 		example = r.UnmatchedRequests[0]
 	}
 	if c.strict {
@@ -169,14 +172,24 @@ func (c *replayCheck) groups(r server.Replay, out *completeness) map[string]bool
 		}
 		if c.hasSibling(method, u) {
 			out.Sibling++
+			out.noteCounted(req)
 			continue
 		}
 		key := steadyKey(bare)
 		if groups[key] = true; c.steady[key] {
 			out.Steady++
+		} else {
+			out.noteCounted(req)
 		}
 	}
 	return groups
+}
+
+// noteCounted keeps req as the example of what counts, if none is kept.
+func (out *completeness) noteCounted(req string) {
+	if out.firstCounted == "" {
+		out.firstCounted = req
+	}
 }
 
 // hasSibling says whether the recording holds a sibling of a request for

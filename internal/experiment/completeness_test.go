@@ -57,7 +57,8 @@ func TestReplayCheckTolerance(t *testing.T) {
 	// new ones count, 7.5 %, and the load fails.
 	m = loadWith("GET https://www.news.test/beacon?t=3", "GET https://ads.news.test/x.js", "GET https://www.news.test/css/c.css",
 		"GET https://www.news.test/img/d.png", "GET https://www.news.test/fonts/e.woff")
-	if got = c.judge(m); m.OK() || got.Steady != 2 || got.Counted != 3 || !strings.Contains(m.Failure, "3 of 40 requests matched nothing in the recording (7.5 %, above the 5 % allowed") {
+	if got = c.judge(m); m.OK() || got.Steady != 2 || got.Counted != 3 || !strings.Contains(m.Failure, "3 of 40 requests matched nothing in the recording (7.5 %, above the 5 % allowed") ||
+		!strings.HasSuffix(m.Failure, "e.g. GET https://www.news.test/css/c.css") {
 		t.Fatalf("third load: %+v, failure %q", got, m.Failure)
 	}
 }

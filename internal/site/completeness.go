@@ -94,9 +94,10 @@ func ImageBytesOK(body []byte) bool {
 
 // BrowserOwn lists the URLs, without query, that a browser asks for on
 // its own when it loads the site's document rather than because the page
-// needs them: /favicon.ico of the document's origin and the icons and web
-// app manifest the document's <link> elements name. A recording often
-// lacks them; their 404s say nothing about the replay.
+// needs them: /favicon.ico of the document's origin and the icons, web
+// app manifest and OpenSearch description (Chromium fetches it to offer
+// the site's search) the document's <link> elements name. A recording
+// often lacks them; their 404s say nothing about the replay.
 func (s *Site) BrowserOwn() []string {
 	doc, err := url.Parse(s.DocumentURL())
 	if err != nil {
@@ -147,8 +148,8 @@ func iconLinks(doc []byte) []string {
 	}
 }
 
-// iconHref is the href of the <link> z is at when its rel names an icon
-// or a manifest.
+// iconHref is the href of the <link> z is at when its rel names an icon,
+// a manifest or a search description.
 func iconHref(z *html.Tokenizer) (string, bool) {
 	var rel, href string
 	for {
@@ -164,7 +165,8 @@ func iconHref(z *html.Tokenizer) (string, bool) {
 		}
 	}
 	for _, word := range strings.Fields(rel) {
-		if word == "icon" || word == "manifest" || word == "apple-touch-icon" || word == "apple-touch-icon-precomposed" || word == "mask-icon" {
+		switch word {
+		case "icon", "manifest", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon", "search":
 			return href, href != ""
 		}
 	}

@@ -102,12 +102,13 @@ func TestBrowserOwnAndImages(t *testing.T) {
 	var doc bytes.Buffer
 	zw := gzip.NewWriter(&doc)
 	zw.Write([]byte(`<html><head><LINK REL="shortcut icon" href="//cdn.news.test/i.ico?v=2"><link rel=manifest href=m.json>` +
+		`<link rel="search" type="application/opensearchdescription+xml" title="news" href="/osdd_file.xml">` +
 		`<link rel=stylesheet href=a.css></head><body><link rel=icon href=/late.png></body></html>`))
 	zw.Close()
 	s := &site.Site{Origins: []*site.Origin{{Host: "www.news.test", Resources: map[string]*site.Resource{
 		"/d/": {Path: "/d/", Encoding: "gzip", Body: doc.Bytes()}}}}, DocumentPath: "/d/"}
 	got := strings.Join(s.BrowserOwn(), " ")
-	if got != "https://www.news.test/favicon.ico https://cdn.news.test/i.ico https://www.news.test/d/m.json" {
+	if got != "https://www.news.test/favicon.ico https://cdn.news.test/i.ico https://www.news.test/d/m.json https://www.news.test/osdd_file.xml" {
 		t.Errorf("browser-own URLs %q", got)
 	}
 	for name, c := range map[string]struct {
