@@ -19,7 +19,8 @@
 # verified loads, the loads failed for another load's requests, whether
 # each site's protocols did the same work (median requests up to the load
 # event within 2 %), the reason of each failed load and, per site, the
-# requests excused as steady. About 10 s per load; needs root (or runs
+# documents loads landed on when the page navigated itself elsewhere and
+# the unmatched requests of loads that had steady ones. About 10 s per load; needs root (or runs
 # rootless) and bin/quicbench (make build).
 # Usage: [CLIENTS="chromium firefox"] scripts/bench-real-sites.sh [DIR] [RUNS]
 set -euo pipefail
@@ -65,7 +66,7 @@ names = open(f"{work}/sites").read().split()
 P = ("h1", "h2", "h3")
 for client in clients:
     total = verified = same = sites = leaked = 0
-    failures, excused = [], {}
+    failures, excused, landed = [], {}, {}
     print(f"\n-- {client}")
     print(f"{'site':30} {'resp':>4} {'orig':>4} {'viewport':>20}  " + "  ".join(f"{p + ' ok/n':>7} {'load':>4} {'srv':>4} {'var':>3} {'own':>3} {'std':>3} {'sib':>3} {'oth':>3} {'brk':>5}" for p in P) + "  work")
     for name in names:
@@ -97,6 +98,8 @@ for client in clients:
                         f"{med(lambda t: t['replay_variant']):>3.0f} {med(lambda t: t['browser_own_unmatched']):>3.0f} {med(lambda t: t['steady_unmatched']):>3.0f} "
                         f"{med(lambda t: t['sibling_unmatched']):>3.0f} {other:>3.0f} {brk:>5}")
             for t in ok:
+                if t.get("landed_url"):
+                    landed.setdefault(name, collections.Counter())[t["landed_url"][:110]] += 1
                 if t["steady_unmatched"]:
                     for u in t.get("unmatched_urls") or []:
                         excused.setdefault(name, collections.Counter())[re.sub(r"[?#].*", "", u)[:110]] += 1
@@ -106,6 +109,8 @@ for client in clients:
         print(f"{name:30} {m.group(2) if m else '?':>4} {m.group(1) if m else '?':>4} {vp:>20}  " + "  ".join(cols) + ("  same" if alike else "  DIFFERENT"))
     for f in failures:
         print("failed:", f)
+    for name, c in landed.items():
+        print(f"landed elsewhere (the page's own navigation, to a page the recording holds), {name}: " + "; ".join(f"{u} ×{n}" for u, n in c.most_common(3)))
     for name, c in excused.items():
         print(f"unmatched in loads with steady ones, {name}: " + "; ".join(f"{u} ×{n}" for u, n in c.most_common(6)))
     print(f"{client}: verified loads {verified} of {total} ({100 * verified / max(total, 1):.1f} %); failed for another protocol's requests: {leaked}; "

@@ -30,8 +30,9 @@ type ResourceTiming struct {
 type PageMetrics struct {
 	// DocumentURL is the URL of the document whose load was measured (its
 	// navigation entry's name): the page asked for, unless a redirect or
-	// the page's own scripts navigated the tab elsewhere; "" when the
-	// browser did not say.
+	// the page's own scripts navigated the tab elsewhere (a page recorded
+	// doing so has the other document too: www.bbc.co.uk sends a browser
+	// outside the UK to www.bbc.com); "" when the browser did not say.
 	DocumentURL      string `json:"document_url,omitempty"`
 	DocumentProtocol string `json:"document_protocol"`
 	DocumentStatus   int    `json:"document_status"`
@@ -264,6 +265,15 @@ type Result struct {
 	WallMs float64 `json:"wall_ms"`
 }
 
+// Landed is the document the tab ended on when it is not the page asked
+// for, url; "" when it is (or the browser did not say).
+func (m PageMetrics) Landed(url string) string {
+	if m.DocumentURL == "" || sameDocument(m.DocumentURL, url) {
+		return ""
+	}
+	return m.DocumentURL
+}
+
 // sameDocument says whether URLs a and b name the same document: the
 // same scheme, host, path ("" is "/") and query, whatever the fragment.
 func sameDocument(a, b string) bool {
@@ -288,10 +298,11 @@ func Verify(req Request, m PageMetrics) []string {
 	if m.DocumentProtocol != want && !(req.CacheAllowed && m.DocumentTransferBytes == 0) {
 		problems = append(problems, fmt.Sprintf("document over %q, requested %s", m.DocumentProtocol, want))
 	}
-	if m.DocumentURL != "" && !sameDocument(m.DocumentURL, req.URL) {
-		problems = append(problems, fmt.Sprintf("the tab left the page for %.200s (a redirect, or the page's scripts navigated it)", m.DocumentURL))
-	}
-	if m.DocumentStatus != 0 && m.DocumentStatus != 200 {
+	switch left := m.Landed(req.URL) != ""; {
+	case m.DocumentStatus == 0 || m.DocumentStatus == 200:
+	case left:
+		problems = append(problems, fmt.Sprintf("the tab left the page for %.200s (a redirect, or the page's scripts navigated it), which answered %d", m.DocumentURL, m.DocumentStatus))
+	default:
 		problems = append(problems, fmt.Sprintf("document status %d", m.DocumentStatus))
 	}
 	if m.PLTMs <= 0 {

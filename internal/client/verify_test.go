@@ -39,8 +39,10 @@ func TestVerify(t *testing.T) {
 		{"no load end", func(m *PageMetrics) { m.PLTMs = 0 }, "no load event end"},
 		{"document 500", func(m *PageMetrics) { m.DocumentStatus = 500 }, "document status 500"},
 		{"the document asked for", func(m *PageMetrics) { m.DocumentURL = "https://A/?q=1#top" }, ""},
-		{"the page navigated itself away", func(m *PageMetrics) { m.DocumentURL = "https://a/webhp?q=1" }, "the tab left the page for https://a/webhp?q=1"},
-		{"another query", func(m *PageMetrics) { m.DocumentURL = "https://a/" }, "left the page"},
+		{"the page navigated itself to a page it has", func(m *PageMetrics) { m.DocumentURL = "https://b/" }, ""},
+		{"the page navigated itself away", func(m *PageMetrics) { m.DocumentURL, m.DocumentStatus = "https://a/webhp?q=1", 404 },
+			"the tab left the page for https://a/webhp?q=1 (a redirect, or the page's scripts navigated it), which answered 404"},
+		{"another query", func(m *PageMetrics) { m.DocumentURL, m.DocumentStatus = "https://a/", 404 }, "left the page"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

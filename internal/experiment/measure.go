@@ -32,6 +32,9 @@ type Measured struct {
 	Up, Down emulator.Stats
 	// CPU is what the load's parties used over its measured visit.
 	CPU results.CPU
+	// Landed is the document the tab ended on when it was not the page
+	// (client.PageMetrics.Landed); "" when it was.
+	Landed string
 }
 
 // prepareLoad makes the network ready for a load of trial t, before its
@@ -188,6 +191,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 		return m, connErr
 	}
 	m.Result = r
+	m.Landed = r.Landed(page.DocumentURL())
 	m.CPU = cpu.record()
 	if err := checkServed(tb, &m, p, before); err != nil {
 		return m, err

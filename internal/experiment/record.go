@@ -130,7 +130,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	if !m.OK() {
 		rec.Status, rec.Error = results.StatusFailed, m.Failure
 	}
-	rec.DocumentProtocol = m.DocumentProtocol
+	rec.DocumentProtocol, rec.LandedURL = m.DocumentProtocol, m.Landed
 	if m.OK() && rec.BoundMs != nil && m.PLTMs > 0 {
 		rec.ExcessMs = results.F(m.PLTMs - *rec.BoundMs)
 	}

@@ -215,31 +215,50 @@ func mustSynthetic(t *testing.T) *site.Site {
 
 // TestAPageThatLeavesItselfIsNamed: a recorded page whose script sends the
 // tab to a page the recording lacks (as Google's new tab page does outside
-// Chrome's own new tab) fails with the page it went to, not with the
-// missing page's 404 alone.
+// Chrome's own new tab) fails naming the page it went to, not with the
+// missing page's 404 alone; one whose script sends it to a page the
+// recording holds (as www.bbc.co.uk sends a browser outside the UK to
+// www.bbc.com) is that page's load, and the trial says where it landed.
 func TestAPageThatLeavesItselfIsNamed(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	a := &site.Archive{Source: "test", Document: "https://www.left.test/newtab?ie=UTF-8", Exchanges: []*site.Exchange{{
-		Method: "GET", URL: "https://www.left.test/newtab?ie=UTF-8", Status: 200,
-		Header: []site.Field{{Name: "Content-Type", Value: "text/html"}},
-		Body:   []byte(`<!doctype html><title>ntp</title><script>location.replace('/webhp?ie=UTF-8&rct=j')</script>`),
-	}}}
-	dir := filepath.Join(t.TempDir(), "left")
-	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
-		t.Fatal(err)
+	html := []site.Field{{Name: "Content-Type", Value: "text/html"}}
+	leaving := func(name, to string, also ...*site.Exchange) string {
+		doc := "https://www." + name + ".test/newtab?ie=UTF-8"
+		a := &site.Archive{Source: "test", Document: doc, Exchanges: append([]*site.Exchange{{Method: "GET", URL: doc, Status: 200, Header: html,
+			Body: []byte(`<!doctype html><title>ntp</title><script>location.replace('` + to + `')</script>`)}}, also...)}
+		dir := filepath.Join(t.TempDir(), name)
+		if err := site.WriteArchive(context.Background(), dir, a); err != nil {
+			t.Fatal(err)
+		}
+		return dir
 	}
+	left := leaving("left", "/webhp?ie=UTF-8&rct=j")
+	moved := leaving("moved", "/home", &site.Exchange{Method: "GET", URL: "https://www.moved.test/home", Status: 200, Header: html, Body: []byte("<p>home</p>")})
 	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
 retries: 0
 netcheck: false
 factors:
   networks: [{name: fast, rtt: 10ms}]
-  pages: ["archive:%s"]
+  pages: ["archive:%s", "archive:%s"]
   protocols: [h2]
-`, dir))
-	tr := trialsOf(t, store)[0]
-	if tr.Status != results.StatusFailed || !strings.Contains(tr.Error, "the tab left the page for https://www.left.test/webhp?ie=UTF-8&rct=j") {
-		t.Errorf("%s: %q, want a failure naming the page the tab went to", tr.Status, tr.Error)
+`, left, moved))
+	trials := trialsOf(t, store)
+	if len(trials) != 2 {
+		t.Fatalf("%d trials, want one per page", len(trials))
+	}
+	for _, tr := range trials {
+		switch filepath.Base(tr.Page) {
+		case "left":
+			if tr.Status != results.StatusFailed || !strings.Contains(tr.Error, "the tab left the page for https://www.left.test/webhp?ie=UTF-8&rct=j") ||
+				!strings.Contains(tr.Error, "which answered 404") {
+				t.Errorf("left: %s: %q, want a failure naming the page the tab went to", tr.Status, tr.Error)
+			}
+		case "moved":
+			if tr.Status != results.StatusOK || tr.LandedURL != "https://www.moved.test/home" {
+				t.Errorf("moved: %s (%s), landed on %q, want a verified load that landed on /home", tr.Status, tr.Error, tr.LandedURL)
+			}
+		}
 	}
 }
 

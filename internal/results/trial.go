@@ -139,8 +139,12 @@ type Outcome struct {
 	Attempts         int64  `parquet:"attempts"`
 	Error            string `parquet:"error"`             // the last attempt's, for a failed trial
 	DocumentProtocol string `parquet:"document_protocol"` // nextHopProtocol of the document
-	ServerRequests   int64  `parquet:"server_requests"`   // requests the servers served during the measured load
-	Connections      int64  `parquet:"connections"`       // client connections the servers accepted (table connections)
+	// LandedURL is the document the tab ended on when it was not the page
+	// asked for (a redirect, or the page's scripts navigated it; its
+	// metrics are that document's); "" when it was the page.
+	LandedURL      string `parquet:"landed_url"`
+	ServerRequests int64  `parquet:"server_requests"` // requests the servers served during the measured load
+	Connections    int64  `parquet:"connections"`     // client connections the servers accepted (table connections)
 	// Handshakes counts the connections by handshake, such as "0rtt:1" or
 	// "resumed:3,full:3".
 	Handshakes    string `parquet:"handshakes"`
