@@ -161,6 +161,12 @@ type Request struct {
 	Expected []string
 	// Visit is factor.FirstVisit (the zero value) or factor.RepeatVisit.
 	Visit factor.Visit
+	// Ready runs once the client can load (a fresh browser started, the
+	// earlier loads' browsers gone) and before the load's first request:
+	// the testbed's last preparations (its network quiet, its counts
+	// taken, its capture started), overlapping the browser's start. Its
+	// error fails the load. Nil: nothing.
+	Ready func(context.Context) error
 	// BetweenVisits runs after a repeat visit's first load, with the browser
 	// on about:blank; it closes the servers' connections. Nil: nothing.
 	BetweenVisits func(context.Context) error

@@ -77,8 +77,8 @@ const pollInterval = 20 * time.Millisecond
 // LoadIn is every browser's Load: it checks req, opens a tab of b within
 // the load's timeout (zero: DefaultLoadTimeout), waits for awaitClosed
 // (the fresh browsers of earlier loads gone, so that nothing of them
-// overlaps the timed load), makes the visits req asks for and verifies
-// them. A failed load is a Result with Failure set; an error means ctx was
+// overlaps the timed load), runs req.Ready, makes the visits req asks for
+// and verifies them. A failed load is a Result with Failure set; an error means ctx was
 // canceled or req cannot be loaded by such a browser.
 func LoadIn(ctx context.Context, b Opener, awaitClosed func(), req Request, warm bool, timeout time.Duration) (res Result, _ error) {
 	res.Requested = req.Protocol
@@ -99,6 +99,12 @@ func LoadIn(ctx context.Context, b Opener, awaitClosed func(), req Request, warm
 	defer func() { tab.Close(res.Failure != "") }()
 	res.BrowserStartMs = msSince(startAt)
 	awaitClosed()
+	if req.Ready != nil {
+		if err := req.Ready(loadCtx); err != nil {
+			res.Failure = fmt.Sprintf("prepare the load: %v", err)
+			return res, ctx.Err()
+		}
+	}
 	v := visit{tab: tab, ctx: loadCtx, req: req, timeout: timeout, res: &res}
 	if res.Failure = v.visits(); res.Failure != "" {
 		return res, ctx.Err()

@@ -197,55 +197,97 @@ type loadFiles struct {
 	har, netLog string
 }
 
-// startArtifacts starts the pcap and qlog of one attempt, as the spec asks,
-// and returns their stop function, their paths relative to the run
-// directory, and where the client writes its files.
-func (r *runner) startArtifacts(bed *bed, t plan.Trial, attempt int) (func() error, []string, loadFiles, error) {
-	var names []string
-	stops := []func() error{}
+// artifacts are one attempt's files in the run directory: those the
+// client writes (a HAR, a net log), where loadFiles says, and those the
+// testbed writes (the pcap, the qlog), started by start once the network
+// is quiet and stopped by stop.
+type artifacts struct {
+	list  []artifact
+	files loadFiles
+	stops []func() error
+}
+
+// artifact is one file of an attempt: its name in the run directory and,
+// for the testbed's, how it starts and whether it did.
+type artifact struct {
+	name    string
+	start   func() (stop func() error, err error) // nil: the client's
+	started bool
+}
+
+// start starts the testbed's files.
+func (a *artifacts) start() error {
+	for i := range a.list {
+		f := &a.list[i]
+		if f.start == nil || f.started {
+			continue
+		}
+		stop, err := f.start()
+		if err != nil {
+			return err
+		}
+		a.stops, f.started = append(a.stops, stop), true
+	}
+	return nil
+}
+
+// stop stops what start started.
+func (a *artifacts) stop() error {
+	var errs []error
+	for _, stop := range a.stops {
+		errs = append(errs, stop())
+	}
+	a.stops = nil
+	return errors.Join(errs...)
+}
+
+// names are the files' names, in the spec's order, but the testbed's
+// that never started (a load that failed before its first request).
+func (a *artifacts) names() []string {
+	var out []string
+	for _, f := range a.list {
+		if f.start == nil || f.started {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// prepareArtifacts names the files of one attempt as the spec asks and
+// makes their directories; the pcap and qlog start with artifacts.start.
+func (r *runner) prepareArtifacts(bed *bed, t plan.Trial, attempt int) (*artifacts, error) {
+	a := &artifacts{}
 	base := fmt.Sprintf("%s-a%d", t.ID, attempt)
 	if r.spec.Artifacts.Pcap || r.spec.Artifacts.HAR || r.spec.Artifacts.Qlog || r.spec.Artifacts.NetLog {
 		if err := safefs.MkdirAll(r.cfg.Dir, "artifacts", 0o755); err != nil {
-			return nil, nil, loadFiles{}, fmt.Errorf("artifacts: %w", err)
+			return nil, fmt.Errorf("artifacts: %w", err)
 		}
 	}
 	if r.spec.Artifacts.Pcap {
 		name := filepath.Join("artifacts", base+".pcap")
-		stop, err := bed.StartCapture(filepath.Join(r.cfg.Dir, name))
-		if err != nil {
-			return nil, nil, loadFiles{}, err
-		}
-		stops, names = append(stops, stop), append(names, name)
+		a.list = append(a.list, artifact{name: name, start: func() (func() error, error) { return bed.StartCapture(filepath.Join(r.cfg.Dir, name)) }})
 	}
-	var files loadFiles
 	if r.spec.Artifacts.HAR {
 		name := filepath.Join("artifacts", base+".har")
-		files.har, names = filepath.Join(r.cfg.Dir, name), append(names, name)
+		a.files.har, a.list = filepath.Join(r.cfg.Dir, name), append(a.list, artifact{name: name})
 	}
 	if r.spec.Artifacts.NetLog {
 		name := filepath.Join("artifacts", base+"-netlog")
 		if err := safefs.MkdirAll(r.cfg.Dir, name, 0o755); err != nil {
-			return nil, nil, loadFiles{}, fmt.Errorf("artifacts: %w", err)
+			return nil, fmt.Errorf("artifacts: %w", err)
 		}
-		files.netLog, names = filepath.Join(r.cfg.Dir, name), append(names, name)
+		a.files.netLog, a.list = filepath.Join(r.cfg.Dir, name), append(a.list, artifact{name: name})
 	}
 	if r.spec.Artifacts.Qlog && t.Cell.Levels.Protocol() == factor.H3 {
 		name := filepath.Join("artifacts", base+"-qlog")
 		if err := safefs.MkdirAll(r.cfg.Dir, name, 0o755); err != nil {
-			return nil, nil, loadFiles{}, fmt.Errorf("artifacts: %w", err)
+			return nil, fmt.Errorf("artifacts: %w", err)
 		}
-		if err := bed.SetQlogDir(filepath.Join(r.cfg.Dir, name)); err != nil {
-			return nil, nil, loadFiles{}, err
-		}
-		stops, names = append(stops, func() error { return bed.SetQlogDir("") }), append(names, name)
+		a.list = append(a.list, artifact{name: name, start: func() (func() error, error) {
+			return func() error { return bed.SetQlogDir("") }, bed.SetQlogDir(filepath.Join(r.cfg.Dir, name))
+		}})
 	}
-	return func() error {
-		var errs []error
-		for _, stop := range stops {
-			errs = append(errs, stop())
-		}
-		return errors.Join(errs...)
-	}, names, files, nil
+	return a, nil
 }
 
 // goClients makes Go HTTP clients in tb's client namespace.

@@ -2,8 +2,10 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
@@ -37,38 +39,62 @@ type Measured struct {
 	Landed string
 }
 
-// prepareLoad makes the network ready for a load of trial t, before its
-// capture starts: it primes the replay check with an unmeasured load if a
-// recorded page needs it (replayCheck), then ends what earlier loads left
-// (quiesce). An error means ctx was canceled or the servers failed.
-func prepareLoad(ctx context.Context, b *bed, t plan.Trial, log *slog.Logger) error {
+// primeIfNeeded primes the replay check with an unmeasured load of trial
+// t if a recorded page needs it (replayCheck), before the attempt's
+// capture starts. An error means ctx was canceled.
+func primeIfNeeded(ctx context.Context, b *bed, t plan.Trial) error {
 	if b.replay.needsPriming() {
-		if err := prime(ctx, b, t); err != nil {
-			return err
-		}
+		return prime(ctx, b, t)
 	}
-	return quiesce(ctx, b, t.Cell.Network.RTT, log)
+	return nil
+}
+
+// quieting is a quiesce running beside the next load's browser start.
+type quieting struct {
+	done chan error
+	once sync.Once
+	err  error
+}
+
+// startQuiesce starts quiesce in the background: the drain of the
+// previous load's connections overlaps the next browser's start.
+func startQuiesce(ctx context.Context, b *bed, rtt time.Duration, log *slog.Logger) *quieting {
+	q := &quieting{done: make(chan error, 1)}
+	go func() { q.done <- quiesce(ctx, b, rtt, log) }()
+	return q
+}
+
+// wait waits for the quiesce to end and returns its error, every time.
+func (q *quieting) wait() error {
+	q.once.Do(func() { q.err = <-q.done })
+	return q.err
 }
 
 // quiesce ends what earlier loads left on the network: the servers close
-// the connections of the previous load's browser, which is gone by now,
-// and the link drains (the last packets of those connections, the
-// kernel's answers to them) until nothing has passed for linkQuiet. So a
-// load's capture, packet counts and servers' counts hold nothing of an
-// earlier load. A link that stays busy for quiesceLimit(rtt) is logged
-// and the load goes ahead; its checks then tell what reached it.
+// the connections of the previous load's browser and the link drains (the
+// last packets of those connections, the kernel's answers to them) until
+// nothing has passed for linkQuiet. So a load's capture, packet counts and
+// servers' counts hold nothing of an earlier load. A link that stays busy
+// for quiesceLimit(rtt) is logged and the load goes ahead; its checks then
+// tell what reached it.
 func quiesce(ctx context.Context, b *bed, rtt time.Duration, log *slog.Logger) error {
 	if err := b.Testbed.CloseConnections(); err != nil {
 		return err
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, quiesceLimit(rtt))
+	return awaitQuiet(ctx, b, quiesceLimit(rtt), log)
+}
+
+// awaitQuiet waits up to limit for the link to go idle (linkQuiet), and
+// logs a link that did not.
+func awaitQuiet(ctx context.Context, b *bed, limit time.Duration, log *slog.Logger) error {
+	waitCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	if !b.Testbed.Emulator.AwaitIdle(waitCtx, linkQuiet) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		log.Warn("the link did not go quiet before a load: something of an earlier load is still talking",
-			"waited", quiesceLimit(rtt), "packets_held", b.Testbed.Emulator.Waiting())
+			"waited", limit, "packets_held", b.Testbed.Emulator.Waiting())
 	}
 	return nil
 }
@@ -88,21 +114,18 @@ func quiesceLimit(rtt time.Duration) time.Duration { return max(10*rtt, 2*time.S
 // servers' responses cacheable or not, its frames captured or not. It checks the servers' request
 // counts against the protocol, reads their connection records while the
 // browser still holds its connections, and counts the emulator's packets.
-// Call prepareLoad first. An error means ctx was canceled or the servers
-// failed; a failed load is a Result with Failure set.
+// ready runs once the client is ready, before the load's first request
+// (the network quiet, the capture started); the servers' and the
+// emulator's counts start after it. An error means ctx was canceled or
+// the servers failed; a failed load is a Result with Failure set.
 // A server that exits during the load (killed, crashed) stops the load at
 // once; the load is then a failed one that names the server and how it
 // exited, and the runner starts the server again for the next attempt.
-func measureLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured, error) {
-	tb := b.Testbed
-	tb.Emulator.ResetPeaks()
-	up0, down0 := tb.Emulator.Stats()
-	m, err := watchedLoad(ctx, b, t, files)
-	if reason := tb.Exited(); reason != "" && ctx.Err() == nil {
+func measureLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func(context.Context) error) (Measured, error) {
+	m, err := watchedLoad(ctx, b, t, files, ready)
+	if reason := b.Testbed.Exited(); reason != "" && ctx.Err() == nil {
 		m.Result.Failure, err = reason, nil
 	}
-	up, down := tb.Emulator.Stats()
-	m.Up, m.Down = up.Sub(up0), down.Sub(down0)
 	return m, err
 }
 
@@ -111,7 +134,7 @@ func measureLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Me
 // measured load (replayCheck). A server that exits during it fails the
 // measured load that follows.
 func prime(ctx context.Context, b *bed, t plan.Trial) error {
-	m, err := watchedLoad(ctx, b, t, loadFiles{})
+	m, err := watchedLoad(ctx, b, t, loadFiles{}, nil)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -124,38 +147,90 @@ func prime(ctx context.Context, b *bed, t plan.Trial) error {
 }
 
 // watchedLoad is load, stopped at once when a server exits.
-func watchedLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured, error) {
+func watchedLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func(context.Context) error) (Measured, error) {
 	loadCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := b.OnExit(func(string) { cancel() })
 	defer stop()
-	return load(loadCtx, b, t, files)
+	return load(loadCtx, b, t, files, ready)
 }
 
-// load is measureLoad without the emulator's counters. A paired load
-// starts its measured visit from its repetition's link seeds.
-func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured, error) {
+// window is what a load counts from: the servers' request counts and the
+// emulator's counters when the load's first request could start.
+type window struct {
+	opened     bool
+	before     server.Counts
+	up0, down0 emulator.Stats
+	tb         *testbed.Testbed
+	reseed     func()
+}
+
+// open runs ready (nil: nothing), then takes the counts the load starts
+// from and reseeds a paired load's link.
+func (w *window) open(ctx context.Context, ready func(context.Context) error) error {
+	if ready != nil {
+		if err := ready(ctx); err != nil {
+			return err
+		}
+	}
+	w.tb.Emulator.ResetPeaks()
+	w.up0, w.down0 = w.tb.Emulator.Stats()
+	var err error
+	if w.before, err = countsAfterReplay(w.tb); err != nil {
+		return err
+	}
+	w.reseed()
+	w.opened = true
+	return nil
+}
+
+// betweenVisits closes the servers' connections after a repeat visit's
+// first load, takes the counts anew, lets the browser see the close
+// (closeSettleTime) and reseeds the link for the measured visit.
+func (w *window) betweenVisits(ctx context.Context, rtt time.Duration) error {
+	if err := w.tb.CloseConnections(); err != nil {
+		return err
+	}
+	var err error
+	if w.before, err = countsAfterReplay(w.tb); err != nil {
+		return err
+	}
+	if err := client.Pause(ctx, closeSettleTime(rtt)); err != nil {
+		return err
+	}
+	w.reseed() // the measured visit starts from the pair's state
+	return nil
+}
+
+// close puts what the emulator did since the window opened into m.
+func (w *window) close(m *Measured) {
+	if !w.opened {
+		return
+	}
+	up, down := w.tb.Emulator.Stats()
+	m.Up, m.Down = up.Sub(w.up0), down.Sub(w.down0)
+}
+
+// load is one load of trial t, its window opened by ready (see
+// measureLoad). A paired load starts its measured visit from its
+// repetition's link seeds.
+func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func(context.Context) error) (Measured, error) {
 	c := t.Cell
 	tb, page := b.Testbed, b.page
-	reseed := func() {
+	w := &window{tb: tb, reseed: func() {
 		if b.paired {
 			tb.Emulator.Reseed(plan.PairSeeds(c.Setup, t.Rep))
 		}
-	}
-	p, visit, cache, rtt := c.Levels.Protocol(), c.Levels.Visit(), c.Levels.Cache().On(), c.Network.RTT
+	}}
+	p, visit, cache := c.Levels.Protocol(), c.Levels.Visit(), c.Levels.Cache().On()
 	if err := tb.SetCache(cache); err != nil {
 		return Measured{}, err
 	}
-	before, err := countsAfterReplay(tb)
-	if err != nil {
-		return Measured{}, err
-	}
-	reseed()
-	var m Measured
-	var connErr error
 	if err := b.clientCPU[c.Levels.Client()].Limit(c.Levels.ClientCPU().Cores()); err != nil {
 		return Measured{}, fmt.Errorf("client CPU %s: %w", c.Levels.ClientCPU(), err)
 	}
+	var m Measured
+	var connErr, readyErr error
 	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.clientCPU[c.Levels.Client()], p)
 	r, err := b.clients[c.Levels.Client()].Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
@@ -165,35 +240,27 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles) (Measured,
 		Visual:        c.Levels.Visual().On(),
 		Deterministic: b.deterministic, ClockStart: page.RecordedAt, Viewport: b.viewport,
 		ExcuseImage: b.replay.excuseImage, ListUnknownHosts: !b.replay.strict,
-		BetweenVisits: func(ctx context.Context) error {
-			if err := tb.CloseConnections(); err != nil {
-				return err
-			}
-			if before, err = countsAfterReplay(tb); err != nil {
-				return err
-			}
-			if err := client.Pause(ctx, closeSettleTime(rtt)); err != nil {
-				return err
-			}
-			reseed() // the measured visit starts from the pair's state
-			return nil
-		},
-		Navigating: cpu.begin,
+		Ready:         func(ctx context.Context) error { readyErr = w.open(ctx, ready); return readyErr },
+		BetweenVisits: func(ctx context.Context) error { return w.betweenVisits(ctx, c.Network.RTT) },
+		Navigating:    cpu.begin,
 		Loaded: func() {
 			cpu.finish()
 			m.Connections, connErr = tb.Connections()
 		},
 	})
-	if err != nil {
-		return m, err
+	w.close(&m)
+	if errors.Is(readyErr, context.DeadlineExceeded) && ctx.Err() == nil {
+		readyErr = nil // the load's own timeout: r.Failure says so
 	}
-	if connErr != nil {
-		return m, connErr
+	for _, e := range []error{err, readyErr, connErr} {
+		if e != nil {
+			return m, e
+		}
 	}
 	m.Result = r
 	m.Landed = r.Landed(page.DocumentURL())
 	m.CPU = cpu.record()
-	if err := checkServed(tb, &m, p, before); err != nil {
+	if err := checkServed(tb, &m, p, w.before); err != nil {
 		return m, err
 	}
 	m.Completeness = b.replay.judge(&m)

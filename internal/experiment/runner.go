@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
@@ -286,19 +287,46 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 	return nil
 }
 
-// attempt makes one attempt of trial t with its artifacts.
+// attempt makes one attempt of trial t with its artifacts. The previous
+// load's connections close and the link drains while the client starts
+// (startQuiesce); the attempt's capture starts once the link is quiet
+// again after the earlier browsers are gone, before the load's first
+// request.
 func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt int) (Measured, []string, error) {
-	if err := prepareLoad(ctx, bed, t, r.cfg.Log); err != nil {
+	if err := primeIfNeeded(ctx, bed, t); err != nil {
 		return Measured{}, nil, err
 	}
-	stop, names, files, err := r.startArtifacts(bed, t, attempt)
+	// before the servers close their connections beside the browser's
+	// start: nginx sets its cache by a reload too
+	if err := bed.SetCache(t.Cell.Levels.Cache().On()); err != nil {
+		if reason := bed.Exited(); reason != "" && ctx.Err() == nil {
+			return Measured{Result: client.Result{Failure: reason}}, nil, nil // a server died since Revive
+		}
+		return Measured{}, nil, err
+	}
+	quiet := startQuiesce(ctx, bed, t.Cell.Network.RTT, r.cfg.Log)
+	defer quiet.wait()
+	arts, err := r.prepareArtifacts(bed, t, attempt)
 	if err != nil {
 		return Measured{}, nil, err
 	}
-	m, err := measureLoad(ctx, bed, t, files)
-	if serr := stop(); serr != nil && err == nil && bed.Exited() == "" { // a server that died has no qlog to stop
+	// The waits are the run's, not the load's: its timeout does not stop
+	// them (a drain after a load that timed out on a slow link is long),
+	// though what they take is gone from its time.
+	m, err := measureLoad(ctx, bed, t, arts.files, func(context.Context) error {
+		if err := quiet.wait(); err != nil {
+			return err
+		}
+		// what an earlier browser sent as it ended, if it ended after the drain
+		if err := awaitQuiet(ctx, bed, quiesceLimit(t.Cell.Network.RTT), r.cfg.Log); err != nil {
+			return err
+		}
+		return arts.start()
+	})
+	if serr := arts.stop(); serr != nil && err == nil && bed.Exited() == "" { // a server that died has no qlog to stop
 		err = serr
 	}
+	names := arts.names()
 	if err == nil && len(m.Frames) > 0 {
 		name := filepath.Join("artifacts", fmt.Sprintf("%s-a%d-frames", t.ID, attempt))
 		if err = writeFrames(r.cfg.Dir, name, m.Frames); err == nil {

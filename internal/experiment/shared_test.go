@@ -43,8 +43,10 @@ func TestReplaySharedRecordings(t *testing.T) {
 	testenv.RequireFile(t, firefox.DefaultPath, "make deps")
 	wayfair := importShared(t, "www.wayfair.com.mahimahi", imports.Mahimahi)
 	nghttp2 := importShared(t, "www.nghttp2.org.har", imports.HAR)
+	// retries as a run's: wayfair sends Hero_Slider XHRs and ad syncs its
+	// recording lacks in some loads (see BENCHMARKS, round two)
 	res, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
-retries: 0
+retries: 2
 netcheck: false
 factors:
   networks: [{name: n, rtt: 40ms, down: 20mbit, up: 5mbit}]
@@ -64,7 +66,7 @@ factors:
 		if tr.BrokenImagesRecorded+tr.BrokenImagesUnserved != 0 || tr.SiblingUnmatched != 0 {
 			t.Errorf("%s: %d+%d broken images, %d unmatched with a recorded sibling", name, tr.BrokenImagesRecorded, tr.BrokenImagesUnserved, tr.SiblingUnmatched)
 		}
-		if strings.HasPrefix(site, "www.wayfair.com") && (tr.ReplayVariant == 0 || tr.ViewportWidth != 411) {
+		if strings.HasPrefix(site, "www.wayfair.com") && tr.Status == results.StatusOK && (tr.ReplayVariant == 0 || tr.ViewportWidth != 411) {
 			t.Errorf("%s: %d variants at a viewport %d wide, want the Pixel 2's 411 and its images as variants", name, tr.ReplayVariant, tr.ViewportWidth)
 		}
 		t.Logf("%s: %d requests to load, %d served (%d variants), %d unmatched (%d the browser's own, %d steady)", name,

@@ -81,6 +81,11 @@ func (l *Loader) Load(ctx context.Context, req client.Request) (res client.Resul
 		}
 		return res, nil
 	}
+	if req.Ready != nil {
+		if err := req.Ready(loadCtx); err != nil {
+			return fail("prepare the load: %v", err)
+		}
+	}
 	sessions := tls.NewLRUClientSessionCache(256)
 	cache := &httpCache{entries: map[string]*cached{}}
 	if res.Visit == factor.RepeatVisit {
