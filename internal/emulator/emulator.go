@@ -259,7 +259,8 @@ func (e *Emulator) Waiting() int64 { return e.up.waiting.Load() + e.down.waiting
 const idlePoll = 2 * time.Millisecond
 
 // AwaitIdle waits until the link is idle: no packet held (Waiting) and none
-// read from either device for quiet. It reports whether the link went idle
+// read from either device for quiet, as seen by polls idlePoll apart (so the
+// quiet may be one poll shorter). It reports whether the link went idle
 // before ctx ended; it does not otherwise give up.
 func (e *Emulator) AwaitIdle(ctx context.Context, quiet time.Duration) bool {
 	tick := time.NewTicker(idlePoll)
