@@ -222,10 +222,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 			tb.Emulator.Reseed(plan.PairSeeds(c.Setup, t.Rep))
 		}
 	}}
-	p, visit, cache := c.Levels.Protocol(), c.Levels.Visit(), c.Levels.Cache().On()
-	if err := tb.SetCache(cache); err != nil {
-		return Measured{}, err
-	}
+	p, visit, cache := c.Levels.Protocol(), c.Levels.Visit(), c.Levels.Cache().On() // the servers' cache is set per attempt (runner.attempt)
 	if err := b.clientCPU[c.Levels.Client()].Limit(c.Levels.ClientCPU().Cores()); err != nil {
 		return Measured{}, fmt.Errorf("client CPU %s: %w", c.Levels.ClientCPU(), err)
 	}

@@ -293,15 +293,16 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 // again after the earlier browsers are gone, before the load's first
 // request.
 func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt int) (Measured, []string, error) {
-	if err := primeIfNeeded(ctx, bed, t); err != nil {
-		return Measured{}, nil, err
-	}
-	// before the servers close their connections beside the browser's
-	// start: nginx sets its cache by a reload too
+	// once per attempt, its priming load's too, and before the servers
+	// close their connections beside the browser's start: nginx sets its
+	// cache by a reload too
 	if err := bed.SetCache(t.Cell.Levels.Cache().On()); err != nil {
 		if reason := bed.Exited(); reason != "" && ctx.Err() == nil {
 			return Measured{Result: client.Result{Failure: reason}}, nil, nil // a server died since Revive
 		}
+		return Measured{}, nil, err
+	}
+	if err := primeIfNeeded(ctx, bed, t); err != nil {
 		return Measured{}, nil, err
 	}
 	quiet := startQuiesce(ctx, bed, t.Cell.Network.RTT, r.cfg.Log)
