@@ -187,3 +187,19 @@ func TestRegionsReadInTheStatisticsUnits(t *testing.T) {
 		}
 	}
 }
+
+func TestCellsTakeAKindOfLevel(t *testing.T) {
+	var trials []results.Trial
+	trials = append(trials, loads("a", "web2024:3", "h2", 50, 1000, 3)...)
+	trials = append(trials, loads("a", "web2024:3", "h3", 50, 500, 3)...)
+	trials = append(trials, loads("a", "synthetic:16x10KB", "h2", 50, 1000, 3)...)
+	trials = append(trials, loads("a", "synthetic:16x10KB", "h3", 50, 2000, 3)...)
+	c := Claim{Location: Mean, Cells: Cells{factor.IDPage: {"web2024:*"}}, Stat: Stat{Kind: Ratio, Vary: h3VsH2}, Region: Below(1)}
+	if row := evaluateOne(t, c, trials); math.Abs(row.Value-0.5) > 1e-9 || row.Settings != 1 {
+		t.Errorf("web2024:* took %d settings, ratio %.3f: want the generated page's alone, 0.5", row.Settings, row.Value)
+	}
+	c.Cells = Cells{factor.IDPage: {"web2024"}}
+	if row := evaluateOne(t, c, trials); row.Verdict != NotMeasured {
+		t.Errorf("a kind without :* named no page, yet gave %s", row.Verdict)
+	}
+}

@@ -45,11 +45,11 @@ func nepomuceno2018() Paper {
 			Differs: differs + "; here the statistic is QUIC/TCP with the cache over QUIC/TCP without it",
 		}, {
 			ID: "C5", Text: "The RTT has a large effect on the load time: pages load much more slowly at 200 ms than at 20 ms",
-			Source: "§VI, Fig. 4", Figure: "> 1",
+			Source: "§VI, Fig. 4", Figure: "> 1 (no numbers)",
 			Reported: "\"by fixing the packet loss ratio and varying the RTT in 20 ms, 100 ms, and 200 ms, we can easily see the increase in the page load time\" (no numbers in the text)",
 			Metric:   "onload", Location: Mean, Cells: Cells{factor.IDCache: {"off"}},
-			Stat: Stat{Kind: Ratio, Vary: networks("nepomuceno2018-rtt20-loss0", "nepomuceno2018-rtt200-loss0")}, Region: Above(1),
-			Differs: differs,
+			Stat: Stat{Kind: Ratio, Vary: networks("nepomuceno2018-rtt20-loss0", "nepomuceno2018-rtt200-loss0")}, Region: Above(2),
+			Differs: differs + "; a slower load at 200 ms is certain, so \"large\" is read as at least twice as long: it fails if the 180 ms added to every round trip adds less than the page's time at 20 ms",
 		}, {
 			ID: "C6", Text: "Packet loss of up to 2 % hardly changes the load time",
 			Source: "§VI, §VII, Fig. 4", Figure: "≈ 1",
@@ -57,6 +57,13 @@ func nepomuceno2018() Paper {
 			Metric:   "onload", Location: Mean, Cells: Cells{factor.IDCache: {"off"}},
 			Stat: Stat{Kind: Ratio, Vary: networks("nepomuceno2018-rtt20-loss0", "nepomuceno2018-rtt20-loss2")}, Region: Within(0.9, 1.1),
 			Differs: differs + "; \"hardly\" read as within 10 %; the loss applies in each direction",
+		}, {
+			ID: "C7", Text: "By onContentLoaded with the cache disabled, TCP still loads most pages faster: QUIC wins on at most two pages in five",
+			Source: "§V, Fig. 3d, Table III", Figure: "28.1–40.6 %",
+			Reported: "QUIC faster than TCP on 28.12–40.62 % of the pages per configuration (onContentLoaded, cache disabled)",
+			Metric:   "dcl", Location: Mean, Cells: Cells{factor.IDCache: {"off"}},
+			Stat: Stat{Kind: Share, Vary: h1h3}, Region: Below(0.41),
+			Differs: differs + "; the bound is the table's highest share, 40.62 %",
 		}},
 		Gaps: []Gap{
 			{"Google's QUIC carrying HTTP/2 against TCP carrying HTTP/1.1, both from Caddy", "Google's QUIC is gone from browsers and servers: h3 over IETF QUIC against HTTP/1.1 is the nearest pair"},

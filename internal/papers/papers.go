@@ -118,6 +118,11 @@ type Claim struct {
 	// Differs says what differs between the paper's set-up and ours that
 	// bears on this claim.
 	Differs string
+	// Arithmetic, if set, marks a claim the paper reasons from the
+	// protocols' design rather than measures, and says what that reasoning
+	// predicts for today's protocols: the prediction the region tests
+	// where it differs from the paper's figure.
+	Arithmetic string
 	// NotReproduced, if set, is why the claim cannot be tested here; the
 	// fields that test it are then empty.
 	NotReproduced string
@@ -142,17 +147,28 @@ const (
 
 // Cells restrict a claim to levels of factors: a trial counts if, for
 // every factor named, its level is one of those listed (canonical text, as
-// factor.Levels holds it: "on", "4", "repeat").
+// factor.Levels holds it: "on", "4", "repeat"). A listed level ending in
+// ":*" stands for every level of that kind ("web2024:*": every generated
+// page, not a synthetic one).
 type Cells map[factor.ID][]string
 
 // Has reports whether a trial of levels l is in the cells.
 func (c Cells) Has(l factor.Levels) bool {
 	for id, allowed := range c {
-		if !slices.Contains(allowed, l.Of(id)) {
+		if !slices.ContainsFunc(allowed, func(a string) bool { return levelMatches(a, l.Of(id)) }) {
 			return false
 		}
 	}
 	return true
+}
+
+// levelMatches reports whether level is the listed level, or of the kind
+// a listed "kind:*" names.
+func levelMatches(listed, level string) bool {
+	if kind, ok := strings.CutSuffix(listed, ":*"); ok {
+		return strings.HasPrefix(level, kind+":")
+	}
+	return listed == level
 }
 
 // Kind is the statistic a claim computes.

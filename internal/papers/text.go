@@ -141,6 +141,9 @@ func writeClaim(w io.Writer, r Row) {
 	if cov := r.Covers(); cov != "" {
 		fmt.Fprintf(w, "    used:  %s (%s)\n", r.Used(), cov)
 	}
+	if c.Arithmetic != "" {
+		fmt.Fprintf(w, "    design arithmetic: %s\n", c.Arithmetic)
+	}
 	if c.Differs != "" {
 		fmt.Fprintf(w, "    differs: %s\n", c.Differs)
 	}
@@ -151,13 +154,13 @@ func writeClaim(w io.Writer, r Row) {
 // it used.
 func CSVRows(rows []Row) [][]string {
 	out := [][]string{{"paper", "claim", "text", "source", "paper_figure", "statistic", "holds_if", "value", "ci95_low", "ci95_high",
-		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "covers", "differs", "trials"}}
+		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "covers", "differs", "arithmetic", "trials"}}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range rows {
 		c := r.Claim
 		out = append(out, []string{r.Paper.ID, c.ID, c.Text, c.Source, c.Figure, r.Statistic(), r.HoldsIf(), num(r.Value), num(r.Lo), num(r.Hi),
 			num(c.alpha()), num(r.LevelLo), num(r.LevelHi), string(r.Verdict), strconv.Itoa(r.Settings), strconv.Itoa(r.Loads),
-			r.Covers(), cmp.Or(c.NotReproduced, c.Differs), strings.Join(r.Trials, " ")})
+			r.Covers(), cmp.Or(c.NotReproduced, c.Differs), c.Arithmetic, strings.Join(r.Trials, " ")})
 	}
 	return out
 }

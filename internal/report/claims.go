@@ -46,6 +46,9 @@ type ClaimRow struct {
 	// Differs says what differs from the paper's set-up, or why the claim
 	// is not reproduced.
 	Differs string
+	// Arithmetic, if set, says the paper reasons the claim from the
+	// protocols' design, and what that predicts for today's protocols.
+	Arithmetic string
 	// Trials are the IDs of the loads used, "run/id" for another run's.
 	Trials []string
 }

@@ -232,7 +232,7 @@ disagrees when it lies wholly outside, and is inconclusive when it straddles a b
 {{range .Rows}}<tr class="{{.Verdict}}"><td class="l"><b>{{.ID}}</b> {{.Text}}<br><small>{{with .Statistic}}{{.}}. {{end}}Paper: {{.Reported}}</small></td>
 <td class="l v">{{.Verdict}}{{with .Level}}<br><small>{{.}}</small>{{end}}</td><td>{{.Ours}}</td><td>{{.Figure}}</td><td>{{or .HoldsIf "-"}}</td>
 <td class="l">{{.Used}}{{with .Covers}}<br><small>{{.}}</small>{{end}}{{with claimLoads . (len $.Page.Loads)}}<details><summary>the loads</summary>{{range .}}{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}} {{end}}</details>{{end}}</td>
-<td class="l">{{.Source}}</td><td class="l"><small>{{.Differs}}</small></td></tr>
+<td class="l">{{.Source}}</td><td class="l"><small>{{with .Arithmetic}}Design arithmetic: {{.}}<br>{{end}}{{.Differs}}</small></td></tr>
 {{end}}</table>
 {{with .Gaps}}<p>Not reproduced:</p><ul>{{range .}}<li>{{.Condition}}: {{.Reason}}.</li>{{end}}</ul>
 {{end}}{{end}}<dl>{{range $k, $v := .Page.Facts}}<dt>{{$k}}</dt><dd>{{$v}}</dd>{{end}}</dl>

@@ -69,7 +69,7 @@ func claimsView(p papers.Paper, rows []papers.Row) *report.Claims {
 		c := r.Claim
 		cl.Rows = append(cl.Rows, report.ClaimRow{ID: c.ID, Text: c.Text, Reported: c.Reported, Figure: c.Figure, Source: c.Source,
 			Verdict: string(r.Verdict), Level: r.Level(), Statistic: r.Statistic(), Ours: r.Ours(), HoldsIf: r.HoldsIf(),
-			Used: r.Used(), Covers: r.Covers(), Differs: cmp.Or(c.NotReproduced, c.Differs), Trials: r.Trials})
+			Used: r.Used(), Covers: r.Covers(), Differs: cmp.Or(c.NotReproduced, c.Differs), Arithmetic: c.Arithmetic, Trials: r.Trials})
 	}
 	return cl
 }
