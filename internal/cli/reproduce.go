@@ -26,9 +26,12 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	scaleText := fs.String("scale", string(papers.Quick), "`quick`: a slice of the design with every claim's cells, under half an hour each here; paper: the paper's whole design (hours to days: it says how to shard it on Slurm)")
 	out := fs.String("out", "", "`directory` of the reproduction: a run per spec in DIR/<spec>/ (DIR/<paper>/<spec>/ for all), continued where it stopped if it exists (default runs/reproduce-<paper>-<time>)")
 	list := fs.Bool("list", false, "name the papers and their claims, and run nothing")
+	decide := fs.Bool("decide", false, "then add loads to the cells of the inconclusive claims, round after round, until each is decided or --budget is spent (runs OUT/<spec>-decide-<round>/)")
+	budget := fs.Duration("budget", time.Hour, "with --decide: how long its rounds may load pages, such as 2h")
+	seed := fs.Uint64("seed", 0, "the specs' seed instead of their own (other loss draws and trial order, the same pages): a second reproduction, in another --out, shows whether the verdicts hold")
 	binaries := newClientBinaries(fs)
 	verbose := fs.Bool("verbose", false, "log what the runs do to stderr")
-	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR]\n       quicbench reproduce --list\n\n" +
+	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--decide [--budget 2h]]\n       quicbench reproduce --list\n\n" +
 		"Runs a paper's design (its example specs), then prints one row per claim of the paper: its figure, ours with its\n" +
 		"95 % interval, and agrees, disagrees or inconclusive at the paper's significance level. PAPER is one of\n" +
 		strings.Join(papers.IDs(), ", ") + " (or a first author), or all."
@@ -45,9 +48,20 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitOK
 	}
 	repros, err := reproduce.Resolve(name, *scaleText, *out, time.Now())
+	if err == nil && *budget <= 0 {
+		err = fmt.Errorf("--budget %v: give a positive duration, such as 2h", *budget)
+	}
+	for i := range repros {
+		if err == nil && *seed != 0 {
+			err = repros[i].Reseed(*seed)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench reproduce:", err)
 		return exitUsage
+	}
+	if !*decide {
+		*budget = 0
 	}
 	for _, r := range repros {
 		if err := checkReproduction(r, binaries.values()); err != nil {
@@ -56,7 +70,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	for _, r := range repros {
-		if code := runReproduction(ctx, r, binaries.values(), *verbose, stdout, stderr); code != exitOK {
+		if code := runReproduction(ctx, r, binaries.values(), *budget, *verbose, stdout, stderr); code != exitOK {
 			return code
 		}
 	}
@@ -74,15 +88,20 @@ func checkReproduction(r reproduce.Reproduction, binaries map[factor.Client]stri
 	return r.CheckRuns()
 }
 
-// runReproduction runs one paper's specs, reports each run and prints the
-// claims.
-func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
+// runReproduction runs one paper's specs, decides its inconclusive claims
+// within budget (none: 0), reports each run and prints the claims.
+func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map[factor.Client]string, budget time.Duration, verbose bool, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "Reproducing %s, %q, at %s scale in %s\n", r.Paper.Cite(), r.Paper.Title, r.Scale, r.Dir)
 	if r.Scale == papers.Full {
 		r.AdviseSlurm(stdout)
 	}
 	for _, s := range r.Specs {
 		if code := runReproductionSpec(ctx, r, s, binaries, verbose, stdout, stderr); code != exitOK {
+			return code
+		}
+	}
+	if budget > 0 {
+		if code := decideReproduction(ctx, r, binaries, budget, verbose, stdout, stderr); code != exitOK {
 			return code
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -49,6 +51,31 @@ type RunConfig struct {
 	// Shard, if set, runs only that shard of the plan (plan.Plan.Shard);
 	// a resumed run must give the same.
 	Shard plan.ShardID
+	// Cells, if set, runs only the trials of these cells (their IDs;
+	// plan.Plan.Only): the settings a reproduction adds loads to; a
+	// resumed run must give the same.
+	Cells []string
+}
+
+// cellsText is how the run stores its chosen cells: their IDs sorted,
+// space-separated ("" for every cell).
+func (cfg RunConfig) cellsText() string {
+	ids := slices.Clone(cfg.Cells)
+	slices.Sort(ids)
+	return strings.Join(slices.Compact(ids), " ")
+}
+
+// plan is the part of the spec's plan this run runs.
+func (cfg RunConfig) plan() plan.Plan {
+	p := plan.Build(cfg.Spec).Shard(cfg.Spec, cfg.Shard)
+	if len(cfg.Cells) == 0 {
+		return p
+	}
+	chosen := map[string]bool{}
+	for _, id := range cfg.Cells {
+		chosen[id] = true
+	}
+	return p.Only(chosen)
 }
 
 // Progress is the state of a run after a trial.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/plan"
@@ -26,6 +27,9 @@ func openStore(cfg RunConfig, p plan.Plan) (*results.Store, error) {
 	}
 	if cfg.Shard.N > 0 {
 		meta["shard"] = cfg.Shard.String()
+	}
+	if len(cfg.Cells) > 0 {
+		meta["cells"] = cfg.cellsText()
 	}
 	if r := stopRuleOf(cfg.Spec); r != nil {
 		k, v := results.StopRuleFact(*r)
@@ -132,6 +136,13 @@ func openToResume(cfg RunConfig, path string) (*results.Store, error) {
 			return nil, err
 		}
 		return nil, inputErrorf("this run is shard %q of its plan, not %q: resume it with the --shard it started with", shard, cfg.Shard.String())
+	}
+	if cells, err := store.Meta("cells"); err != nil || cells != cfg.cellsText() {
+		store.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, inputErrorf("this run loads %d chosen cells of its plan, not these %d: resume it as it started", len(strings.Fields(cells)), len(cfg.Cells))
 	}
 	return store, nil
 }

@@ -56,7 +56,7 @@ type runner struct {
 // stopping rule what is recorded: what a resumed run does before its
 // first trial.
 func newRunner(cfg RunConfig) (_ *runner, err error) {
-	p := plan.Build(cfg.Spec).Shard(cfg.Spec, cfg.Shard)
+	p := cfg.plan()
 	store, err := openStore(cfg, p)
 	if err != nil {
 		return nil, err

@@ -55,9 +55,12 @@ type Row struct {
 	Value, Lo, Hi    float64
 	LevelLo, LevelHi float64
 	Verdict          Verdict
-	Settings         int      // groups of settings compared
-	Loads            int      // loads used
-	Trials           []string // their IDs, "run/id" when the sources are several
+	// Need is what an inconclusive row lacks to be decided (zero for a
+	// decided one).
+	Need     Need
+	Settings int      // groups of settings compared
+	Loads    int      // loads used
+	Trials   []string // their IDs, "run/id" when the sources are several
 	// Levels lists the networks and pages of the settings used, and the
 	// levels of any other factor that differs among them: what the row
 	// covers.
@@ -101,6 +104,9 @@ func evaluateClaim(p Paper, c Claim, sources []Source, o Options, stream uint64)
 	row.Value = statistic(c.Stat.Kind, groups, func(g *group, i int) float64 { return locate(g.samples[i]) })
 	row.Lo, row.Hi, row.LevelLo, row.LevelHi = intervals(c, groups, row.Value, locate, o, stream)
 	row.Verdict = decide(c.Region, row.LevelLo, row.LevelHi)
+	if row.Verdict == Inconclusive {
+		row.Need = needOf(row)
+	}
 	return row
 }
 

@@ -102,6 +102,15 @@ func (r Row) Level() string {
 	return fmt.Sprintf("verdict at the paper's p < %g: %g %% interval [%s, %s]", a, 100*(1-a), FormatValue(k, r.LevelLo), FormatValue(k, r.LevelHi))
 }
 
+// ToDecide says what an inconclusive row lacks to be decided ("" for
+// any other).
+func (r Row) ToDecide() string {
+	if r.Verdict != Inconclusive {
+		return ""
+	}
+	return r.Need.Text()
+}
+
 // WriteTable prints a paper's claims beside our measurement: one row per
 // claim, then each claim in words with what it used and what differs.
 func WriteTable(w io.Writer, p Paper, rows []Row) {
@@ -138,6 +147,9 @@ func writeClaim(w io.Writer, r Row) {
 	if lv := r.Level(); lv != "" {
 		fmt.Fprintf(w, "           %s\n", lv)
 	}
+	if d := r.ToDecide(); d != "" {
+		fmt.Fprintf(w, "    to decide: %s\n", d)
+	}
 	if cov := r.Covers(); cov != "" {
 		fmt.Fprintf(w, "    used:  %s (%s)\n", r.Used(), cov)
 	}
@@ -154,13 +166,13 @@ func writeClaim(w io.Writer, r Row) {
 // it used.
 func CSVRows(rows []Row) [][]string {
 	out := [][]string{{"paper", "claim", "text", "source", "paper_figure", "statistic", "holds_if", "value", "ci95_low", "ci95_high",
-		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "covers", "differs", "arithmetic", "trials"}}
+		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "to_decide", "covers", "differs", "arithmetic", "trials"}}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range rows {
 		c := r.Claim
 		out = append(out, []string{r.Paper.ID, c.ID, c.Text, c.Source, c.Figure, r.Statistic(), r.HoldsIf(), num(r.Value), num(r.Lo), num(r.Hi),
 			num(c.alpha()), num(r.LevelLo), num(r.LevelHi), string(r.Verdict), strconv.Itoa(r.Settings), strconv.Itoa(r.Loads),
-			r.Covers(), cmp.Or(c.NotReproduced, c.Differs), c.Arithmetic, strings.Join(r.Trials, " ")})
+			r.ToDecide(), r.Covers(), cmp.Or(c.NotReproduced, c.Differs), c.Arithmetic, strings.Join(r.Trials, " ")})
 	}
 	return out
 }

@@ -263,3 +263,33 @@ func TestAClientCPUCapChangesOnlyItsCellsIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestOnlyKeepsTheChosenCellsInPlanOrder(t *testing.T) {
+	s := mustSpec(t, `
+name: only
+repetitions: 3
+factors:
+  networks: [{name: a, rtt: 10ms}, {name: b, rtt: 20ms}]
+  pages: [synthetic:2x1KB]
+  protocols: [h2, h3]
+`)
+	p := Build(s)
+	chosen := map[string]bool{}
+	for _, tr := range p.Trials {
+		if tr.Cell.Levels.Network() == "b" {
+			chosen[tr.Cell.ID()] = true
+		}
+	}
+	only := p.Only(chosen)
+	if len(only.Trials) != 6 || only.Cells != 2 || only.Setups != 1 {
+		t.Fatalf("network b alone: %d trials in %d cells, %d setups; want 6, 2, 1", len(only.Trials), only.Cells, only.Setups)
+	}
+	for i, tr := range only.Trials {
+		if tr.Cell.Levels.Network() != "b" || (i > 0 && tr.Seq <= only.Trials[i-1].Seq) {
+			t.Errorf("trial %s of network %s at %d: want network b's trials in plan order", tr.ID, tr.Cell.Levels.Network(), tr.Seq)
+		}
+	}
+	if whole := p.Only(nil); len(whole.Trials) != len(p.Trials) {
+		t.Errorf("no choice kept %d of %d trials", len(whole.Trials), len(p.Trials))
+	}
+}

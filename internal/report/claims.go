@@ -36,6 +36,8 @@ type ClaimRow struct {
 	// reproduced; Level notes the interval it read when the paper's level
 	// is not 5 %.
 	Verdict, Level string
+	// ToDecide says what an inconclusive claim lacks to be decided.
+	ToDecide string
 	// Statistic names our statistic, Ours is its value and 95 % interval,
 	// HoldsIf the region where the claim holds ("" for a claim not
 	// reproduced).

@@ -18,16 +18,21 @@ import (
 
 // ClaimsOf evaluates the claims of the paper whose spec the run of store
 // ran (its fact spec_name), on its loads and those of the reproduction's
-// other runs of the same scale, read from their directories beside it as
-// Run lays them out (OUT/<spec name>/); seed seeds the bootstrap. Nil for
-// a run of no paper's spec.
+// other runs of the same scale and their decide runs, read from their
+// directories beside it as Run lays them out (OUT/<spec name>/,
+// OUT/<spec name>-decide-<round>/); seed seeds the bootstrap. Nil for a
+// run of no paper's spec.
 func ClaimsOf(ctx context.Context, store *results.Store, seed uint64) (*report.Claims, error) {
 	facts, err := store.Facts()
 	if err != nil {
 		return nil, err
 	}
 	name := facts["spec_name"]
-	p, ok := papers.ForSpec(name)
+	base := name
+	if b, ok := BaseName(name); ok {
+		base = b
+	}
+	p, ok := papers.ForSpec(base)
 	if !ok {
 		return nil, nil
 	}
@@ -35,12 +40,12 @@ func ClaimsOf(ctx context.Context, store *results.Store, seed uint64) (*report.C
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(store.Path())
+	dir := filepath.Dir(filepath.Dir(store.Path()))
 	runs, missing := []string{""}, []string(nil)
 	sources := []papers.Source{{Trials: trials}}
-	for _, file := range specsBeside(p, name) {
+	for _, file := range specsOfScale(p, base) {
 		other := strings.TrimSuffix(file, ".yaml")
-		ts, err := siblingTrials(ctx, filepath.Join(filepath.Dir(dir), other), other)
+		srcs, err := runAndDecideRuns(ctx, dir, other, name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			missing = append(missing, other)
@@ -48,8 +53,10 @@ func ClaimsOf(ctx context.Context, store *results.Store, seed uint64) (*report.C
 		case err != nil:
 			return nil, err
 		}
-		runs = append(runs, other)
-		sources = append(sources, papers.Source{Run: other, Trials: ts})
+		for _, src := range srcs {
+			runs = append(runs, src.Run)
+		}
+		sources = append(sources, srcs...)
 	}
 	cl := claimsView(p, papers.Evaluate(p, sources, papers.Options{Seed: seed}))
 	cl.Runs, cl.Missing = runs, missing
@@ -68,17 +75,18 @@ func claimsView(p papers.Paper, rows []papers.Row) *report.Claims {
 	for _, r := range rows {
 		c := r.Claim
 		cl.Rows = append(cl.Rows, report.ClaimRow{ID: c.ID, Text: c.Text, Reported: c.Reported, Figure: c.Figure, Source: c.Source,
-			Verdict: string(r.Verdict), Level: r.Level(), Statistic: r.Statistic(), Ours: r.Ours(), HoldsIf: r.HoldsIf(),
+			Verdict: string(r.Verdict), Level: r.Level(), ToDecide: r.ToDecide(), Statistic: r.Statistic(), Ours: r.Ours(), HoldsIf: r.HoldsIf(),
 			Used: r.Used(), Covers: r.Covers(), Differs: cmp.Or(c.NotReproduced, c.Differs), Arithmetic: c.Arithmetic, Trials: r.Trials})
 	}
 	return cl
 }
 
-// specsBeside lists the other spec files of the scale that includes name.
-func specsBeside(p papers.Paper, name string) []string {
+// specsOfScale lists the spec files of the scale that includes the spec
+// named name, itself among them.
+func specsOfScale(p papers.Paper, name string) []string {
 	for _, files := range p.Specs {
 		if slices.Contains(files, name+".yaml") {
-			return slices.DeleteFunc(slices.Clone(files), func(f string) bool { return f == name+".yaml" })
+			return files
 		}
 	}
 	return nil

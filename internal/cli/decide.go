@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/experiment"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/papers"
+	"github.com/quicbench/quicbench/internal/reproduce"
+)
+
+// decideReproduction adds loads to the cells of r's inconclusive claims,
+// round after round (reproduce.Extensions), until every claim that more
+// loads can decide is decided or budget is spent, then prints each
+// claim's verdict before and after.
+func decideReproduction(ctx context.Context, r reproduce.Reproduction, binaries map[factor.Client]string, budget time.Duration, verbose bool, stdout, stderr io.Writer) int {
+	start := time.Now()
+	rows, err := r.Rows(ctx, 1)
+	round, rerr := r.Rounds()
+	if err = errors.Join(err, rerr); err != nil {
+		fmt.Fprintln(stderr, "quicbench reproduce --decide:", err)
+		return interruptedOr(ctx, exitFailure)
+	}
+	before := rows
+	budgetCtx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	for {
+		undecided := reproduce.Undecided(rows)
+		if len(undecided) == 0 || budgetCtx.Err() != nil {
+			break
+		}
+		round++
+		printRound(stdout, round, undecided)
+		exts, err := r.Extensions(rows, round)
+		if err != nil {
+			fmt.Fprintln(stderr, "quicbench reproduce --decide:", err)
+			return exitFailure
+		}
+		for _, e := range exts {
+			if code := runExtension(budgetCtx, ctx, r, e, binaries, verbose, stdout, stderr); code != exitOK {
+				return code
+			}
+		}
+		if rows, err = r.Rows(ctx, 1); err != nil {
+			fmt.Fprintln(stderr, "quicbench reproduce --decide:", err)
+			return interruptedOr(ctx, exitFailure)
+		}
+	}
+	printDecided(stdout, before, rows, time.Since(start), budget)
+	return exitOK
+}
+
+// printRound says what a round adds loads for.
+func printRound(w io.Writer, round int, undecided []papers.Row) {
+	var parts []string
+	for _, r := range undecided {
+		parts = append(parts, fmt.Sprintf("%s (%s)", r.Claim.ID, r.ToDecide()))
+	}
+	fmt.Fprintf(w, "Deciding, round %d: %s\n", round, strings.Join(parts, "; "))
+}
+
+// runExtension runs one decide run; the budget's end (budgetCtx) stops
+// it as an end, not a failure, while ctx's end is an interruption.
+func runExtension(budgetCtx, ctx context.Context, r reproduce.Reproduction, e reproduce.Extension, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
+	res, err := experiment.Run(budgetCtx, experiment.RunConfig{
+		Spec: e.Spec, Dir: e.Dir, Cells: e.Cells, ClientBinaries: binaries,
+		Facts: experiment.HostFacts(e.Spec.Clients(), binaries, Version), Log: newLogger(stderr, verbose),
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "quicbench reproduce: interrupted; every completed trial is kept: continue with %s --decide\n", r.Command)
+		return exitInterrupted
+	case err != nil && budgetCtx.Err() != nil:
+		fmt.Fprintf(stdout, "%s: the budget ended the round; its completed loads count\n", e.Spec.Name)
+		return exitOK
+	case err != nil && isUserError(err):
+		fmt.Fprintln(stderr, "quicbench reproduce:", err)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "quicbench reproduce: %s: %v; every completed trial is kept: continue with %s --decide\n", e.Spec.Name, err, r.Command)
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "%s: %d loads a cell in %d cells for %s: %d recorded (%d failed) in %s\n", e.Spec.Name, e.Spec.Repetitions, len(e.Cells),
+		strings.Join(e.Claims, ", "), res.Done, res.Failed, res.Elapsed.Round(time.Second))
+	return exitOK
+}
+
+// printDecided sets each claim's verdict after deciding beside the one
+// before.
+func printDecided(w io.Writer, before, after []papers.Row, took, budget time.Duration) {
+	fmt.Fprintf(w, "\nDecided in %s of the %s budget:\n", took.Round(time.Second), budget)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "claim\tbefore\tloads\tafter\tloads\tstill to decide")
+	for i, a := range after {
+		b := before[i]
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\n", a.Claim.ID, b.Verdict, b.Loads, a.Verdict, a.Loads, a.ToDecide())
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}

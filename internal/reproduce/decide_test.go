@@ -1,0 +1,158 @@
+package reproduce
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/papers"
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+func TestDecideRunsAreNamedAfterTheirSpecAndRound(t *testing.T) {
+	if base, ok := BaseName(DecideName("cook2017-quick", 3)); !ok || base != "cook2017-quick" {
+		t.Errorf("BaseName(%q) = %q, %v", DecideName("cook2017-quick", 3), base, ok)
+	}
+	for _, name := range []string{"cook2017-quick", "x-decide-0", "x-decide-", "x-decide-1a"} {
+		if _, ok := BaseName(name); ok {
+			t.Errorf("%q is no decide run's name", name)
+		}
+	}
+	for _, bad := range []string{"c1-r1", "/c1-r1", "run/c1", "run/c1-rx"} {
+		if _, _, err := cellOfRef(bad); err == nil {
+			t.Errorf("trial reference %q accepted", bad)
+		}
+	}
+}
+
+// TestExtensionsLoadTheCellsOfTheUndecidedClaims: a round adds loads to
+// the cells that the inconclusive claims more loads can decide read, in
+// whichever run of the spec they were, as many a cell as the neediest
+// projects within the round's bounds, with a seed of the round's own.
+func TestExtensionsLoadTheCellsOfTheUndecidedClaims(t *testing.T) {
+	rs, err := Resolve("cook", "quick", t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	rows := []papers.Row{
+		{Claim: papers.Claim{ID: "C6"}, Verdict: papers.Inconclusive, Need: papers.Need{PerCell: 30, Loads: 120},
+			Trials: []string{"cook2017-quick/c1a-r1", "cook2017-servers-quick/c4a-r2", "cook2017-servers-quick-decide-1/c4a-r1"}},
+		{Claim: papers.Claim{ID: "C7"}, Verdict: papers.Inconclusive, Need: papers.Need{PerCell: 1, Loads: 4},
+			Trials: []string{"cook2017-servers-quick/c8a-r1"}},
+		{Claim: papers.Claim{ID: "C1"}, Verdict: papers.Agrees, Trials: []string{"cook2017-quick/cdone-r1"}},
+		{Claim: papers.Claim{ID: "C3"}, Verdict: papers.Inconclusive, Need: papers.Need{OnBound: true}, Trials: []string{"cook2017-quick/cbound-r1"}},
+	}
+	ext, err := r.Extensions(rows, 2)
+	if err != nil || len(ext) != 2 {
+		t.Fatalf("%d extensions, %v; want one for each spec", len(ext), err)
+	}
+	quick, servers := ext[0], ext[1]
+	if quick.Spec.Name != "cook2017-quick-decide-2" || !slices.Equal(quick.Cells, []string{"c1a"}) || quick.Spec.Repetitions != MaxRoundLoads {
+		t.Errorf("the first spec's extension: %s, cells %v, %d loads a cell; want cook2017-quick-decide-2, [c1a], %d", quick.Spec.Name, quick.Cells, quick.Spec.Repetitions, MaxRoundLoads)
+	}
+	if !slices.Equal(servers.Cells, []string{"c4a", "c8a"}) || !slices.Equal(servers.Claims, []string{"C6", "C7"}) || servers.Spec.Repetitions != MaxRoundLoads {
+		t.Errorf("the servers' extension: cells %v for %v, %d loads; want c4a and c8a for C6 and C7, %d", servers.Cells, servers.Claims, servers.Spec.Repetitions, MaxRoundLoads)
+	}
+	if quick.Spec.Seed == r.Specs[0].Seed || quick.Dir != filepath.Join(r.Dir, "cook2017-quick-decide-2") {
+		t.Errorf("seed %d (the spec's %d), dir %s", quick.Spec.Seed, r.Specs[0].Seed, quick.Dir)
+	}
+	again, _ := r.Extensions(rows, 3)
+	if again[0].Spec.Seed == quick.Spec.Seed {
+		t.Error("two rounds draw the same losses")
+	}
+	if got := quick.Spec.LevelsOf(factor.IDNetwork); !slices.Equal(got, r.Specs[0].LevelsOf(factor.IDNetwork)) {
+		t.Errorf("the extension's networks %v differ from its spec's", got)
+	}
+	few, _ := r.Extensions(rows[1:2], 2)
+	if few[0].Spec.Repetitions != MinRoundLoads {
+		t.Errorf("a need of 1 load a cell gives %d, want the round's least, %d", few[0].Spec.Repetitions, MinRoundLoads)
+	}
+}
+
+// TestClaimsReadTheDecideRuns: the claims of a run, and of its
+// reproduction, pool the decide runs beside it.
+func TestClaimsReadTheDecideRuns(t *testing.T) {
+	root := t.TempDir()
+	reproductionRun(t, root, "cook2017-quick", "cook2017-quick", map[int64]map[factor.Protocol]float64{1: {"h2": 200, "h3": 100}})
+	reproductionRun(t, root, "cook2017-servers-quick", "cook2017-servers-quick", map[int64]map[factor.Protocol]float64{4: {"h2": 210, "h3": 104}})
+	before, err := buildRun(t, filepath.Join(root, "cook2017-quick"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reproductionRun(t, root, "cook2017-servers-quick-decide-1", "cook2017-servers-quick-decide-1", map[int64]map[factor.Protocol]float64{4: {"h3": 104}})
+	after, err := buildRun(t, filepath.Join(root, "cook2017-quick"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	was, now := rowOf(t, before.Page.Claims, "C6"), rowOf(t, after.Page.Claims, "C6")
+	if was.Used != "6 loads in 1 setting" || now.Used != "9 loads in 1 setting" || !slices.Contains(after.Page.Claims.Runs, "cook2017-servers-quick-decide-1") {
+		t.Errorf("C6 used %q, then %q with the decide run; runs read %v", was.Used, now.Used, after.Page.Claims.Runs)
+	}
+	store, err := results.OpenReadOnly(filepath.Join(root, "cook2017-servers-quick-decide-1", results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	own, err := ClaimsOf(context.Background(), store, 1)
+	if err != nil || own == nil || rowOf(t, own, "C6").Used != "9 loads in 1 setting" {
+		t.Fatalf("the decide run's own claims: %v", err)
+	}
+	rs, _ := Resolve("cook", "quick", root, time.Now())
+	r := rs[0]
+	rows, err := r.Rows(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
+		if row.Claim.ID == "C6" && (row.Loads != 9 || !strings.HasPrefix(row.Trials[0], "cook2017-")) {
+			t.Errorf("the reproduction's C6: %d loads, trials %v; want 9, each named by its run", row.Loads, row.Trials)
+		}
+	}
+	if n, err := r.Rounds(); n != 1 || err != nil {
+		t.Errorf("rounds %d, %v; want 1", n, err)
+	}
+}
+
+// TestReseedKeepsTheCellsAndDrawsAnew: a reproduction with another seed
+// loads the same cells (the same trial IDs, so that its claims read the
+// same settings) with other loss draws.
+func TestReseedKeepsTheCellsAndDrawsAnew(t *testing.T) {
+	for _, paper := range []string{"wolsing2019", "masri"} {
+		rs, err := Resolve(paper, "quick", t.TempDir(), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		was := rs[0]
+		was.Specs = slices.Clone(was.Specs)
+		again := rs[0]
+		if err := again.Reseed(2); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range again.Specs {
+			a, b := plan.Build(was.Specs[i]), plan.Build(s)
+			ids := func(p plan.Plan) []string {
+				var out []string
+				for _, tr := range p.Trials {
+					out = append(out, tr.ID)
+				}
+				slices.Sort(out)
+				return out
+			}
+			if s.Seed != 2 || !slices.Equal(ids(a), ids(b)) || s.Name != was.Specs[i].Name {
+				t.Errorf("%s reseeded: seed %d, name %s, same trial IDs %v", was.Specs[i].Name, s.Seed, s.Name, slices.Equal(ids(a), ids(b)))
+			}
+			if a.Trials[0].Cell.UpSeed == b.Trials[0].Cell.UpSeed && a.Trials[0].Cell.Levels.Network() == b.Trials[0].Cell.Levels.Network() {
+				t.Errorf("%s: the same link seed under another spec seed", s.Name)
+			}
+		}
+		if !strings.HasSuffix(again.Command, "--seed 2") {
+			t.Errorf("the command to continue: %q", again.Command)
+		}
+	}
+}
