@@ -27,6 +27,9 @@ func loadsOf(t *testing.T, files []string) ([]Source, time.Duration) {
 	seen := map[string]string{}
 	for _, name := range files {
 		s := parseExample(t, name)
+		if len(s.Protocols()) < 2 {
+			t.Errorf("%s loads %v alone: each run's report compares two protocols, so a paper's spec needs two", name, s.Protocols())
+		}
 		p := plan.Build(s)
 		estimate += p.Estimate(s)
 		var trials []results.Trial
