@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -72,22 +74,15 @@ func runExtension(budgetCtx, ctx context.Context, r reproduce.Reproduction, e re
 		Spec: e.Spec, Dir: e.Dir, Cells: e.Cells, ClientBinaries: binaries,
 		Facts: experiment.HostFacts(e.Spec.Clients(), binaries, Version), Log: newLogger(stderr, verbose),
 	})
-	switch {
-	case err != nil && ctx.Err() != nil:
-		fmt.Fprintf(stderr, "quicbench reproduce: interrupted; every completed trial is kept: continue with %s --decide\n", r.Command)
-		return exitInterrupted
-	case err != nil && budgetCtx.Err() != nil:
+	if err != nil && ctx.Err() == nil && budgetCtx.Err() != nil {
 		fmt.Fprintf(stdout, "%s: the budget ended the round; its completed loads count\n", e.Spec.Name)
 		return exitOK
-	case err != nil && isUserError(err):
-		fmt.Fprintln(stderr, "quicbench reproduce:", err)
-		return exitUsage
-	case err != nil:
-		fmt.Fprintf(stderr, "quicbench reproduce: %s: %v; every completed trial is kept: continue with %s --decide\n", e.Spec.Name, err, r.Command)
-		return exitFailure
 	}
-	fmt.Fprintf(stdout, "%s: %d loads a cell in %d cells for %s: %d recorded (%d failed) in %s\n", e.Spec.Name, e.Spec.Repetitions, len(e.Cells),
-		strings.Join(e.Claims, ", "), res.Done, res.Failed, res.Elapsed.Round(time.Second))
+	if code := runOutcome(ctx, res, err, e.Spec.Name, e.Dir, r.Command+" --decide", stderr); code != exitOK {
+		return code
+	}
+	fmt.Fprintf(stdout, "%s: %d loads in %d cells (%d to %d a cell) for %s: %d recorded (%d failed) in %s\n", e.Spec.Name, res.Total, len(e.Cells),
+		slices.Min(slices.Collect(maps.Values(e.Cells))), e.Spec.Repetitions, strings.Join(e.Claims, ", "), res.Done, res.Failed, res.Elapsed.Round(time.Second))
 	return exitOK
 }
 

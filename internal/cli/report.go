@@ -12,7 +12,6 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/report"
 	"github.com/quicbench/quicbench/internal/reproduce"
-	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
@@ -53,7 +52,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	defer store.Close()
-	r, err := buildReport(ctx, store, opts)
+	r, err := reproduce.Report(ctx, store, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "quicbench report: interrupted; no report was written")
@@ -76,14 +75,4 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stdout, "\n%d figures (SVG and PNG) and %d tables (CSV) in %s; open %s\n", len(r.Figures), tables, outDir, filepath.Join(outDir, "index.html"))
 	return exitOK
-}
-
-// buildReport builds the report of the run in store with the claims of the
-// paper whose spec it ran, if any (reproduce.ClaimsOf).
-func buildReport(ctx context.Context, store *results.Store, opts analysis.Options) (*report.Report, error) {
-	claims, err := reproduce.ClaimsOf(ctx, store, opts.Seed)
-	if err != nil {
-		return nil, err
-	}
-	return report.Build(ctx, store, "", opts, claims)
 }

@@ -119,6 +119,28 @@ func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map
 	return exitOK
 }
 
+// runOutcome says why a run of a reproduction's spec named name, in dir,
+// that ended with res and err has no answer, and returns the exit status
+// (exitOK, and nothing said, when it has one); continueWith is the
+// command that continues it.
+func runOutcome(ctx context.Context, res *experiment.RunResult, err error, name, dir, continueWith string, stderr io.Writer) int {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "quicbench reproduce: interrupted; every completed trial is kept: continue with %s\n", continueWith)
+		return exitInterrupted
+	case err != nil && isUserError(err):
+		fmt.Fprintln(stderr, "quicbench reproduce:", err)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "quicbench reproduce: %s: %v; every completed trial is kept: %scontinue with %s\n", name, err, freeSpace(err), continueWith)
+		return exitFailure
+	case res.Failed > 0 && res.Failed == res.Done:
+		fmt.Fprintf(stderr, "quicbench reproduce: every trial of %s failed, so it has no answer: see the attempts table of %s\n", name, dir)
+		return exitFailure
+	}
+	return exitOK
+}
+
 // runReproductionSpec runs (or continues) one spec of a reproduction.
 func runReproductionSpec(ctx context.Context, r reproduce.Reproduction, s *spec.Spec, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
 	dir := r.RunDir(s)
@@ -131,19 +153,8 @@ func runReproductionSpec(ctx context.Context, r reproduce.Reproduction, s *spec.
 		Log: newLogger(stderr, verbose), OnTrial: progress.update,
 	})
 	progress.finish()
-	switch {
-	case err != nil && ctx.Err() != nil:
-		fmt.Fprintf(stderr, "quicbench reproduce: interrupted; every completed trial is kept: continue with %s\n", r.Command)
-		return exitInterrupted
-	case err != nil && isUserError(err):
-		fmt.Fprintln(stderr, "quicbench reproduce:", err)
-		return exitUsage
-	case err != nil:
-		fmt.Fprintf(stderr, "quicbench reproduce: %s: %v; every completed trial is kept: %scontinue with %s\n", s.Name, err, freeSpace(err), r.Command)
-		return exitFailure
-	case res.Failed > 0 && res.Failed == res.Done:
-		fmt.Fprintf(stderr, "quicbench reproduce: every trial of %s failed, so it has no answer: see the attempts table of %s\n", s.Name, dir)
-		return exitFailure
+	if code := runOutcome(ctx, res, err, s.Name, dir, r.Command, stderr); code != exitOK {
+		return code
 	}
 	fmt.Fprintf(stdout, "%s: %d of %d trials recorded (%d failed), %d in this run, in %s\n", s.Name, res.Done, res.Total, res.Failed, res.Ran, res.Elapsed.Round(time.Second))
 	return exitOK

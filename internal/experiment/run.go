@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -51,31 +52,26 @@ type RunConfig struct {
 	// Shard, if set, runs only that shard of the plan (plan.Plan.Shard);
 	// a resumed run must give the same.
 	Shard plan.ShardID
-	// Cells, if set, runs only the trials of these cells (their IDs;
-	// plan.Plan.Only): the settings a reproduction adds loads to; a
+	// Cells, if set, runs only these cells (their IDs), each as many
+	// times as given, its first repetitions (plan.Plan.Only): the loads a
+	// reproduction adds to the settings of its undecided claims; a
 	// resumed run must give the same.
-	Cells []string
+	Cells map[string]int
 }
 
-// cellsText is how the run stores its chosen cells: their IDs sorted,
-// space-separated ("" for every cell).
+// cellsText is how the run stores its chosen cells: "<ID>:<loads>" by
+// ID, space-separated ("" for every cell).
 func (cfg RunConfig) cellsText() string {
-	ids := slices.Clone(cfg.Cells)
-	slices.Sort(ids)
-	return strings.Join(slices.Compact(ids), " ")
+	var parts []string
+	for _, id := range slices.Sorted(maps.Keys(cfg.Cells)) {
+		parts = append(parts, fmt.Sprintf("%s:%d", id, cfg.Cells[id]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // plan is the part of the spec's plan this run runs.
 func (cfg RunConfig) plan() plan.Plan {
-	p := plan.Build(cfg.Spec).Shard(cfg.Spec, cfg.Shard)
-	if len(cfg.Cells) == 0 {
-		return p
-	}
-	chosen := map[string]bool{}
-	for _, id := range cfg.Cells {
-		chosen[id] = true
-	}
-	return p.Only(chosen)
+	return plan.Build(cfg.Spec).Shard(cfg.Spec, cfg.Shard).Only(cfg.Cells)
 }
 
 // Progress is the state of a run after a trial.

@@ -33,10 +33,12 @@ const MinLoads = 2
 const DefaultReps = 2000
 
 // Source is one run's trials; Run names it in trial references when a
-// reproduction has several runs ("" for one).
+// reproduction has several runs ("" for one). Round is the decide round
+// that added them, 0 for the reproduction's own runs.
 type Source struct {
 	Run    string
 	Trials []results.Trial
+	Round  int
 }
 
 // Options tune the evaluation.
@@ -65,18 +67,48 @@ type Row struct {
 	// levels of any other factor that differs among them: what the row
 	// covers.
 	Levels map[factor.ID][]string
+	// Round is the last decide round whose loads the row read: the one
+	// that decided it, or the last one for a claim still undecided.
+	Round int
 }
 
-// Evaluate sets every claim of p beside the loads of sources.
+// Evaluate sets every claim of p beside the loads of sources. Sources of
+// decide rounds are read round by round, the reproduction's own loads
+// first, and a claim keeps the verdict of the first round that decides
+// it: the sequential stopping of a run's until rule, for claims, so that
+// the loads a later round adds to a decided claim's cells for another
+// claim do not reopen it. A claim still undecided reads every round.
 func Evaluate(p Paper, sources []Source, o Options) []Row {
+	last := 0
+	for _, s := range sources {
+		last = max(last, s.Round)
+	}
 	if o.Reps <= 0 {
 		o.Reps = DefaultReps
 	}
 	rows := make([]Row, len(p.Claims))
-	for i, c := range p.Claims {
-		rows[i] = evaluateClaim(p, c, sources, o, uint64(i))
+	for round := 0; round <= last; round++ {
+		read := upToRound(sources, round)
+		for i, c := range p.Claims {
+			if v := rows[i].Verdict; round > 0 && (v == Agrees || v == Disagrees) {
+				continue
+			}
+			rows[i] = evaluateClaim(p, c, read, o, uint64(i))
+			rows[i].Round = round
+		}
 	}
 	return rows
+}
+
+// upToRound keeps the sources of decide rounds up to round.
+func upToRound(sources []Source, round int) []Source {
+	var out []Source
+	for _, s := range sources {
+		if s.Round <= round {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // group is one setting of a claim: its loads' values at each combination

@@ -203,3 +203,33 @@ func TestCellsTakeAKindOfLevel(t *testing.T) {
 		t.Errorf("a kind without :* named no page, yet gave %s", row.Verdict)
 	}
 }
+
+// TestADecidedClaimKeepsTheVerdictOfItsRound: a claim decided on the
+// reproduction's own loads keeps that verdict when a decide round adds
+// loads to its cells for another claim (sequential stopping); a claim not
+// yet decided reads the round's loads, and says so.
+func TestADecidedClaimKeepsTheVerdictOfItsRound(t *testing.T) {
+	own := append(loads("a", "p1", "h2", 50, 1000, 3), loads("a", "p1", "h3", 50, 600, 3)...)
+	own = append(own, loads("a", "p2", "h2", 50, 1000, 3)...)
+	own = append(own, load("x", "a", "p2", "h3", 50, 600))
+	added := append(loads("a", "p1", "h3", 50, 1500, 6), loads("a", "p2", "h3", 50, 600, 3)...)
+	for i := range added {
+		added[i].ID += "-decide"
+	}
+	p := Paper{ID: "test", Claims: []Claim{
+		{ID: "C1", Metric: "plt", Location: Mean, Stat: Stat{Kind: Ratio, Vary: h3VsH2}, Region: Below(1), Cells: Cells{factor.IDPage: {"p1"}}},
+		{ID: "C2", Metric: "plt", Location: Mean, Stat: Stat{Kind: Ratio, Vary: h3VsH2}, Region: Below(1), Cells: Cells{factor.IDPage: {"p2"}}},
+	}}
+	o := Options{Reps: 500, Seed: 1}
+	pooled := Evaluate(p, []Source{{Run: "r", Trials: own}, {Run: "r-decide-1", Trials: added}}, o)
+	if pooled[0].Verdict == Agrees {
+		t.Fatalf("C1 on every load at once: %s %.2f; the test needs the added loads to move it", pooled[0].Verdict, pooled[0].Value)
+	}
+	rows := Evaluate(p, []Source{{Run: "r", Trials: own}, {Run: "r-decide-1", Trials: added, Round: 1}}, o)
+	if c1 := rows[0]; c1.Verdict != Agrees || c1.Loads != 6 || c1.Round != 0 || c1.Used() != "6 loads in 1 setting" {
+		t.Errorf("C1, decided before the round: %s on %q (round %d); want agrees on its own 6 loads", c1.Verdict, c1.Used(), c1.Round)
+	}
+	if c2 := rows[1]; c2.Verdict != Agrees || c2.Loads != 7 || c2.Round != 1 || c2.Used() != "7 loads in 1 setting through decide round 1" {
+		t.Errorf("C2, not measured before the round: %s on %q (round %d); want agrees on 7 loads through round 1", c2.Verdict, c2.Used(), c2.Round)
+	}
+}

@@ -40,7 +40,9 @@ func (r Row) Ours() string {
 	return fmt.Sprintf("%s [%s, %s]", FormatValue(k, r.Value), FormatValue(k, r.Lo), FormatValue(k, r.Hi))
 }
 
-// Used says which loads the row read: "40 loads in 4 settings".
+// Used says which loads the row read: "40 loads in 4 settings", and
+// "40 loads in 4 settings through decide round 2" where it read decide
+// rounds' loads.
 func (r Row) Used() string {
 	if r.Loads == 0 {
 		return "-"
@@ -49,7 +51,11 @@ func (r Row) Used() string {
 	if r.Settings == 1 {
 		settings = "setting"
 	}
-	return fmt.Sprintf("%d loads in %d %s", r.Loads, r.Settings, settings)
+	used := fmt.Sprintf("%d loads in %d %s", r.Loads, r.Settings, settings)
+	if r.Round > 0 {
+		used += fmt.Sprintf(" through decide round %d", r.Round)
+	}
+	return used
 }
 
 // Statistic says what the row computes, in words: "ratio of mean Speed

@@ -264,7 +264,7 @@ func TestAClientCPUCapChangesOnlyItsCellsIDs(t *testing.T) {
 	}
 }
 
-func TestOnlyKeepsTheChosenCellsInPlanOrder(t *testing.T) {
+func TestOnlyKeepsTheChosenLoadsOfTheChosenCellsInPlanOrder(t *testing.T) {
 	s := mustSpec(t, `
 name: only
 repetitions: 3
@@ -274,19 +274,22 @@ factors:
   protocols: [h2, h3]
 `)
 	p := Build(s)
-	chosen := map[string]bool{}
+	chosen := map[string]int{}
 	for _, tr := range p.Trials {
 		if tr.Cell.Levels.Network() == "b" {
-			chosen[tr.Cell.ID()] = true
+			chosen[tr.Cell.ID()] = 3
+		}
+		if tr.Cell.Levels.Network() == "a" && tr.Cell.Levels.Protocol() == "h3" {
+			chosen[tr.Cell.ID()] = 1
 		}
 	}
 	only := p.Only(chosen)
-	if len(only.Trials) != 6 || only.Cells != 2 || only.Setups != 1 {
-		t.Fatalf("network b alone: %d trials in %d cells, %d setups; want 6, 2, 1", len(only.Trials), only.Cells, only.Setups)
+	if len(only.Trials) != 7 || only.Cells != 3 || only.Setups != 2 {
+		t.Fatalf("network b thrice and a's h3 once: %d trials in %d cells, %d setups; want 7, 3, 2", len(only.Trials), only.Cells, only.Setups)
 	}
 	for i, tr := range only.Trials {
-		if tr.Cell.Levels.Network() != "b" || (i > 0 && tr.Seq <= only.Trials[i-1].Seq) {
-			t.Errorf("trial %s of network %s at %d: want network b's trials in plan order", tr.ID, tr.Cell.Levels.Network(), tr.Seq)
+		if tr.Rep > chosen[tr.Cell.ID()] || (i > 0 && tr.Seq <= only.Trials[i-1].Seq) {
+			t.Errorf("trial %s (repetition %d of a cell chosen %d times) at %d: want the chosen loads in plan order", tr.ID, tr.Rep, chosen[tr.Cell.ID()], tr.Seq)
 		}
 	}
 	if whole := p.Only(nil); len(whole.Trials) != len(p.Trials) {

@@ -42,7 +42,7 @@ func ClaimsOf(ctx context.Context, store *results.Store, seed uint64) (*report.C
 	}
 	dir := filepath.Dir(filepath.Dir(store.Path()))
 	runs, missing := []string{""}, []string(nil)
-	sources := []papers.Source{{Trials: trials}}
+	sources := []papers.Source{{Trials: trials, Round: roundOf(name)}}
 	for _, file := range specsOfScale(p, base) {
 		other := strings.TrimSuffix(file, ".yaml")
 		srcs, err := runAndDecideRuns(ctx, dir, other, name)

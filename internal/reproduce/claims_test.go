@@ -53,11 +53,7 @@ func buildRun(t *testing.T, dir string) (*report.Report, error) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	claims, err := ClaimsOf(context.Background(), store, 0)
-	if err != nil {
-		return nil, err
-	}
-	return report.Build(context.Background(), store, "", analysis.Options{}, claims)
+	return Report(context.Background(), store, analysis.Options{})
 }
 
 func rowOf(t *testing.T, cl *report.Claims, id string) report.ClaimRow {

@@ -46,13 +46,13 @@ func BaseName(name string) (string, bool) {
 type Extension struct {
 	// Spec is the spec's, renamed DecideName(spec, Round), its seed
 	// derived from the spec's and the round (new loss draws), its
-	// repetitions the loads a cell it adds.
+	// repetitions the most loads it adds to a cell.
 	Spec  *spec.Spec
 	Dir   string
 	Round int
-	// Cells are the IDs of the cells it loads; Claims the claims that
-	// read them.
-	Cells  []string
+	// Cells are the loads it adds to each cell it loads (cell ID →
+	// loads); Claims the claims that read them.
+	Cells  map[string]int
 	Claims []string
 }
 
@@ -68,47 +68,108 @@ func Undecided(rows []papers.Row) []papers.Row {
 	return out
 }
 
-// Extensions plans round round of deciding: for each spec, the cells the
-// undecided rows read in its runs, loaded as many more times as the
-// neediest of those rows projects, within MinRoundLoads and
-// MaxRoundLoads.
+// specCell is one cell of one of the reproduction's specs.
+type specCell struct{ spec, cell string }
+
+// Extensions plans round round of deciding. Each undecided row asks its
+// cells, in whichever spec's runs they are, to reach the loads of its
+// fullest cell plus what it projects it needs, within MinRoundLoads and
+// MaxRoundLoads more: its cells end the round with equal loads where the
+// round's bound allows, so that no side of its contrast lags. A cell
+// that several rows read gets the most any asks, and the rows sharing a
+// cell then ask as much for all their cells.
 func (r Reproduction) Extensions(rows []papers.Row, round int) ([]Extension, error) {
-	type want struct {
-		cells  map[string]bool
-		claims []string
-		loads  int
+	undecided := Undecided(rows)
+	have, cellsOf, err := loadsOfCells(undecided)
+	if err != nil {
+		return nil, err
 	}
-	bySpec := map[string]*want{}
-	for _, row := range Undecided(rows) {
+	target := make([]int, len(undecided))
+	for i, row := range undecided {
+		fullest := 0
+		for _, c := range cellsOf[i] {
+			fullest = max(fullest, have[c])
+		}
+		target[i] = fullest + min(max(row.Need.PerCell, MinRoundLoads), MaxRoundLoads)
+	}
+	total := balancedTotals(cellsOf, target)
+	bySpec := map[string]*Extension{}
+	for i, row := range undecided {
+		for _, c := range cellsOf[i] {
+			e := bySpec[c.spec]
+			if e == nil {
+				e = &Extension{Round: round, Cells: map[string]int{}}
+				bySpec[c.spec] = e
+			}
+			e.Cells[c.cell] = min(max(total[c]-have[c], MinRoundLoads), MaxRoundLoads)
+			if !slices.Contains(e.Claims, row.Claim.ID) {
+				e.Claims = append(e.Claims, row.Claim.ID)
+			}
+		}
+	}
+	return r.extensionsOf(bySpec, round)
+}
+
+// loadsOfCells counts the loads each row's cells hold (the most any row
+// read: a load without a row's metric is not in its trials) and lists
+// each row's cells.
+func loadsOfCells(rows []papers.Row) (map[specCell]int, [][]specCell, error) {
+	have := map[specCell]int{}
+	cellsOf := make([][]specCell, len(rows))
+	for i, row := range rows {
+		read := map[specCell]int{}
 		for _, ref := range row.Trials {
 			name, cell, err := cellOfRef(ref)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			w := bySpec[name]
-			if w == nil {
-				w = &want{cells: map[string]bool{}}
-				bySpec[name] = w
+			read[specCell{name, cell}]++
+		}
+		for c, n := range read {
+			have[c] = max(have[c], n)
+			cellsOf[i] = append(cellsOf[i], c)
+		}
+		slices.SortFunc(cellsOf[i], func(a, b specCell) int { return strings.Compare(a.spec+"/"+a.cell, b.spec+"/"+b.cell) })
+	}
+	return have, cellsOf, nil
+}
+
+// balancedTotals gives each cell the loads to end the round with: the
+// most that any row reading it asks, where a row asks for all its cells
+// the most that any of them is given, until nothing changes (rows that
+// share cells end with the same total).
+func balancedTotals(cellsOf [][]specCell, target []int) map[specCell]int {
+	total := map[specCell]int{}
+	for changed := true; changed; {
+		changed = false
+		for i, cells := range cellsOf {
+			for _, c := range cells {
+				target[i] = max(target[i], total[c])
 			}
-			w.cells[cell] = true
-			if !slices.Contains(w.claims, row.Claim.ID) {
-				w.claims = append(w.claims, row.Claim.ID)
+			for _, c := range cells {
+				if total[c] < target[i] {
+					total[c], changed = target[i], true
+				}
 			}
-			w.loads = max(w.loads, min(max(row.Need.PerCell, MinRoundLoads), MaxRoundLoads))
 		}
 	}
+	return total
+}
+
+// extensionsOf makes each spec's extension of the round, in spec order.
+func (r Reproduction) extensionsOf(bySpec map[string]*Extension, round int) ([]Extension, error) {
 	var out []Extension
 	for _, s := range r.Specs {
-		w := bySpec[s.Name]
-		if w == nil {
+		e := bySpec[s.Name]
+		if e == nil {
 			continue
 		}
-		derived, err := decideSpec(s, round, w.loads)
+		derived, err := decideSpec(s, round, slices.Max(slices.Collect(maps.Values(e.Cells))))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Extension{Spec: derived, Dir: filepath.Join(r.Dir, derived.DirName()), Round: round,
-			Cells: slices.Sorted(maps.Keys(w.cells)), Claims: w.claims})
+		e.Spec, e.Dir = derived, filepath.Join(r.Dir, derived.DirName())
+		out = append(out, *e)
 	}
 	return out, nil
 }
@@ -204,8 +265,7 @@ func decideRunsIn(dir, name string) ([]decideRun, error) {
 		if !ok || base != name || !e.IsDir() {
 			continue
 		}
-		k, _ := strconv.Atoi(decideSuffix.FindStringSubmatch(e.Name())[1])
-		out = append(out, decideRun{name: e.Name(), round: k})
+		out = append(out, decideRun{name: e.Name(), round: roundOf(e.Name())})
 	}
 	slices.SortFunc(out, func(a, b decideRun) int { return a.round - b.round })
 	return out, nil
@@ -219,22 +279,30 @@ func runAndDecideRuns(ctx context.Context, dir, name, skip string) ([]papers.Sou
 	if err != nil {
 		return nil, err
 	}
-	runs := []string{name}
-	for _, d := range decides {
-		runs = append(runs, d.name)
-	}
+	runs := append([]decideRun{{name: name}}, decides...)
 	var out []papers.Source
 	for _, run := range runs {
-		if run == skip {
+		if run.name == skip {
 			continue
 		}
-		ts, err := siblingTrials(ctx, filepath.Join(dir, run), run)
+		ts, err := siblingTrials(ctx, filepath.Join(dir, run.name), run.name)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, papers.Source{Run: run, Trials: ts})
+		out = append(out, papers.Source{Run: run.name, Trials: ts, Round: run.round})
 	}
 	return out, nil
+}
+
+// roundOf is the decide round of the run named name, 0 for a spec's own
+// run.
+func roundOf(name string) int {
+	m := decideSuffix.FindStringSubmatch(name)
+	if m == nil {
+		return 0
+	}
+	k, _ := strconv.Atoi(m[1])
+	return k
 }
 
 // Reseed gives every spec of r the seed seed instead of its own (new loss

@@ -2,6 +2,8 @@ package reproduce
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,8 +34,9 @@ func TestDecideRunsAreNamedAfterTheirSpecAndRound(t *testing.T) {
 
 // TestExtensionsLoadTheCellsOfTheUndecidedClaims: a round adds loads to
 // the cells that the inconclusive claims more loads can decide read, in
-// whichever run of the spec they were, as many a cell as the neediest
-// projects within the round's bounds, with a seed of the round's own.
+// whichever run of the spec they were, as many a cell as the claims that
+// read it project within the round's bounds, with a seed of the round's
+// own.
 func TestExtensionsLoadTheCellsOfTheUndecidedClaims(t *testing.T) {
 	rs, err := Resolve("cook", "quick", t.TempDir(), time.Now())
 	if err != nil {
@@ -53,11 +56,11 @@ func TestExtensionsLoadTheCellsOfTheUndecidedClaims(t *testing.T) {
 		t.Fatalf("%d extensions, %v; want one for each spec", len(ext), err)
 	}
 	quick, servers := ext[0], ext[1]
-	if quick.Spec.Name != "cook2017-quick-decide-2" || !slices.Equal(quick.Cells, []string{"c1a"}) || quick.Spec.Repetitions != MaxRoundLoads {
-		t.Errorf("the first spec's extension: %s, cells %v, %d loads a cell; want cook2017-quick-decide-2, [c1a], %d", quick.Spec.Name, quick.Cells, quick.Spec.Repetitions, MaxRoundLoads)
+	if quick.Spec.Name != "cook2017-quick-decide-2" || !maps.Equal(quick.Cells, map[string]int{"c1a": MaxRoundLoads}) || quick.Spec.Repetitions != MaxRoundLoads {
+		t.Errorf("the first spec's extension: %s, cells %v, %d loads at most; want cook2017-quick-decide-2, c1a %d times", quick.Spec.Name, quick.Cells, quick.Spec.Repetitions, MaxRoundLoads)
 	}
-	if !slices.Equal(servers.Cells, []string{"c4a", "c8a"}) || !slices.Equal(servers.Claims, []string{"C6", "C7"}) || servers.Spec.Repetitions != MaxRoundLoads {
-		t.Errorf("the servers' extension: cells %v for %v, %d loads; want c4a and c8a for C6 and C7, %d", servers.Cells, servers.Claims, servers.Spec.Repetitions, MaxRoundLoads)
+	if want := map[string]int{"c4a": MaxRoundLoads, "c8a": MinRoundLoads}; !maps.Equal(servers.Cells, want) || !slices.Equal(servers.Claims, []string{"C6", "C7"}) || servers.Spec.Repetitions != MaxRoundLoads {
+		t.Errorf("the servers' extension: cells %v for %v, %d loads at most; want %v for C6 and C7", servers.Cells, servers.Claims, servers.Spec.Repetitions, want)
 	}
 	if quick.Spec.Seed == r.Specs[0].Seed || quick.Dir != filepath.Join(r.Dir, "cook2017-quick-decide-2") {
 		t.Errorf("seed %d (the spec's %d), dir %s", quick.Spec.Seed, r.Specs[0].Seed, quick.Dir)
@@ -75,12 +78,44 @@ func TestExtensionsLoadTheCellsOfTheUndecidedClaims(t *testing.T) {
 	}
 }
 
+// TestExtensionsBalanceAClaimsCells: a claim's cells end a round with
+// the same loads, its fullest cell plus its need, and claims that share
+// a cell end with the same loads in all their cells.
+func TestExtensionsBalanceAClaimsCells(t *testing.T) {
+	rs, err := Resolve("cook", "quick", t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := func(cell string, loads int) []string {
+		var out []string
+		for k := 1; k <= loads; k++ {
+			out = append(out, fmt.Sprintf("cook2017-servers-quick/%s-r%d", cell, k))
+		}
+		return out
+	}
+	rows := []papers.Row{
+		{Claim: papers.Claim{ID: "C9"}, Verdict: papers.Inconclusive, Need: papers.Need{PerCell: 2, Loads: 4},
+			Trials: append(refs("c5a", 5), refs("c5b", 1)...)},
+		{Claim: papers.Claim{ID: "C10"}, Verdict: papers.Inconclusive, Need: papers.Need{PerCell: 10, Loads: 20},
+			Trials: append(refs("c5b", 1), refs("c6", 1)...)},
+	}
+	alone, err := rs[0].Extensions(rows[:1], 1)
+	if err != nil || len(alone) != 1 || !maps.Equal(alone[0].Cells, map[string]int{"c5a": 2, "c5b": 6}) {
+		t.Fatalf("C9 alone: %v, %v; want 2 more loads of c5a (5) and 6 of c5b (1): 7 each", alone, err)
+	}
+	both, err := rs[0].Extensions(rows, 1)
+	if want := map[string]int{"c5a": 6, "c5b": 10, "c6": 10}; err != nil || len(both) != 1 || !maps.Equal(both[0].Cells, want) {
+		t.Fatalf("C9 with C10, which shares c5b and needs 10 more: %v, %v; want %v (11 loads in each cell)", both, err, want)
+	}
+}
+
 // TestClaimsReadTheDecideRuns: the claims of a run, and of its
-// reproduction, pool the decide runs beside it.
+// reproduction, pool the decide runs beside it for a claim their own loads
+// left undecided (C6, whose ratio of about 1.1 straddles its bound).
 func TestClaimsReadTheDecideRuns(t *testing.T) {
 	root := t.TempDir()
 	reproductionRun(t, root, "cook2017-quick", "cook2017-quick", map[int64]map[factor.Protocol]float64{1: {"h2": 200, "h3": 100}})
-	reproductionRun(t, root, "cook2017-servers-quick", "cook2017-servers-quick", map[int64]map[factor.Protocol]float64{4: {"h2": 210, "h3": 104}})
+	reproductionRun(t, root, "cook2017-servers-quick", "cook2017-servers-quick", map[int64]map[factor.Protocol]float64{4: {"h2": 210, "h3": 110}})
 	before, err := buildRun(t, filepath.Join(root, "cook2017-quick"))
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +126,11 @@ func TestClaimsReadTheDecideRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	was, now := rowOf(t, before.Page.Claims, "C6"), rowOf(t, after.Page.Claims, "C6")
-	if was.Used != "6 loads in 1 setting" || now.Used != "9 loads in 1 setting" || !slices.Contains(after.Page.Claims.Runs, "cook2017-servers-quick-decide-1") {
+	if was.Verdict != "inconclusive" {
+		t.Fatalf("C6 before the decide run: %s, %s; the test needs it undecided", was.Verdict, was.Ours)
+	}
+	const pooled = "9 loads in 1 setting through decide round 1"
+	if was.Used != "6 loads in 1 setting" || now.Used != pooled || !slices.Contains(after.Page.Claims.Runs, "cook2017-servers-quick-decide-1") {
 		t.Errorf("C6 used %q, then %q with the decide run; runs read %v", was.Used, now.Used, after.Page.Claims.Runs)
 	}
 	store, err := results.OpenReadOnly(filepath.Join(root, "cook2017-servers-quick-decide-1", results.FileName))
@@ -100,8 +139,8 @@ func TestClaimsReadTheDecideRuns(t *testing.T) {
 	}
 	defer store.Close()
 	own, err := ClaimsOf(context.Background(), store, 1)
-	if err != nil || own == nil || rowOf(t, own, "C6").Used != "9 loads in 1 setting" {
-		t.Fatalf("the decide run's own claims: %v", err)
+	if err != nil || own == nil || rowOf(t, own, "C6").Used != pooled {
+		t.Fatalf("the decide run's own claims: %v, %+v", err, own)
 	}
 	rs, _ := Resolve("cook", "quick", root, time.Now())
 	r := rs[0]
@@ -154,5 +193,21 @@ func TestReseedKeepsTheCellsAndDrawsAnew(t *testing.T) {
 		if !strings.HasSuffix(again.Command, "--seed 2") {
 			t.Errorf("the command to continue: %q", again.Command)
 		}
+	}
+}
+
+// TestTheReportOfADecideRunSaysWhichRunToReport: a decide run that holds
+// one protocol has no comparison of its own; its report says which run's
+// report reads it.
+func TestTheReportOfADecideRunSaysWhichRunToReport(t *testing.T) {
+	root := t.TempDir()
+	reproductionRun(t, root, "cook2017-servers-quick", "cook2017-servers-quick", map[int64]map[factor.Protocol]float64{4: {"h2": 210, "h3": 104}})
+	reproductionRun(t, root, "cook2017-servers-quick-decide-1", "cook2017-servers-quick-decide-1", map[int64]map[factor.Protocol]float64{4: {"h3": 104}})
+	_, err := buildRun(t, filepath.Join(root, "cook2017-servers-quick-decide-1"))
+	if err == nil || !strings.Contains(err.Error(), "decide run") || !strings.Contains(err.Error(), filepath.Join(root, "cook2017-servers-quick")+",") {
+		t.Errorf("report of a one-protocol decide run: %v; want it to name the run to report", err)
+	}
+	if _, err := buildRun(t, filepath.Join(root, "cook2017-servers-quick")); err != nil {
+		t.Errorf("the run it adds to: %v", err)
 	}
 }

@@ -167,19 +167,45 @@ func reportRun(ctx context.Context, dir, metric string) (*report.Claims, error) 
 		return nil, err
 	}
 	defer store.Close()
-	o := analysis.Options{Metric: metric, Seed: 1}
-	claims, err := ClaimsOf(ctx, store, o.Seed)
-	if err != nil {
-		return nil, err
-	}
-	rep, err := report.Build(ctx, store, "", o, claims)
+	rep, err := Report(ctx, store, analysis.Options{Metric: metric, Seed: 1})
 	if err != nil {
 		return nil, err
 	}
 	if _, err := report.WriteFiles(filepath.Join(dir, "report"), rep.Page, rep.Analysis, rep.Figures); err != nil {
 		return nil, err
 	}
-	return claims, nil
+	return rep.Page.Claims, nil
+}
+
+// Report builds the report of the run of store with the claims of the
+// paper whose spec it ran (ClaimsOf, the bootstrap seeded by o.Seed). A
+// decide run that cannot be reported alone (its cells may hold one
+// protocol) says which run's report reads it.
+func Report(ctx context.Context, store *results.Store, o analysis.Options) (*report.Report, error) {
+	claims, err := ClaimsOf(ctx, store, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := report.Build(ctx, store, "", o, claims)
+	if err != nil && ctx.Err() == nil {
+		return nil, decideRunHint(store, err)
+	}
+	return rep, err
+}
+
+// decideRunHint adds to err, from the report of the run of store, which
+// run to report instead if it is a decide run.
+func decideRunHint(store *results.Store, err error) error {
+	facts, ferr := store.Facts()
+	if ferr != nil {
+		return err
+	}
+	base, ok := BaseName(facts["spec_name"])
+	if !ok {
+		return err
+	}
+	dir := filepath.Join(filepath.Dir(filepath.Dir(store.Path())), base)
+	return fmt.Errorf("%w (this is a decide run, loads added to some cells of %s: report %s, whose report reads them with its own)", err, base, dir)
 }
 
 // writeClaimsCSV writes the claims table into the reproduction's
