@@ -4,15 +4,25 @@ GO  ?= go
 CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
 BIN := bin/quicbench
 
-.PHONY: deps build demo check test bench fuzz reproduce clean
+.PHONY: deps demo-deps servers firefox nginx slurm build demo check test bench fuzz reproduce clean
 
+# Everything any feature or test uses (make check and make test need it all).
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh all
+
+# What the default comparison uses, and no more: Chromium, iproute2 and the
+# Go modules. Each other feature installs what it needs by its own target:
+# make servers (the quinn and quiche HTTP/3 servers, with Rust), make firefox,
+# make nginx, make slurm; quicbench doctor says which are ready.
+demo-deps:
+	@scripts/install-deps.sh demo
+servers firefox nginx slurm:
+	@scripts/install-deps.sh $@
 
 # The version recorded with every run: the commit, from git when there is one.
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo devel)
 
-build: deps
+build: demo-deps
 	$(GO) build -ldflags "-X github.com/quicbench/quicbench/internal/cli.Version=$(VERSION)" -o $(BIN) ./cmd/quicbench
 
 # The default comparison: one page over h1, h2 and h3 behind a 100 ms, 1 % loss,
@@ -36,7 +46,7 @@ test: check
 # Every paper's quick reproduction (quicbench reproduce all: the five
 # papers' claims beside our measurement, about two hours), into
 # runs/reproduce-<time>/<paper>/<spec>/, each run with its report.
-reproduce: build
+reproduce: build servers nginx
 	./$(BIN) reproduce all --scale quick --out runs/reproduce-$$(date +%Y%m%d-%H%M%S)
 
 # Every fuzz target (readers of the files users bring: specs, traces, HAR,
@@ -45,7 +55,7 @@ fuzz:
 	scripts/fuzz.sh
 
 # The emulator's benchmarks (BENCHMARKS.md); about twelve minutes, needs root.
-bench: build
+bench: build servers
 	scripts/bench-emulator.sh
 	scripts/bench-emulator-cpu.sh
 	scripts/bench-emulator-tails.sh

@@ -7,7 +7,7 @@
 # and quicbench's load; Chromium's "start" mode reads right after the
 # browser opened its first page. Modes alternate, ROUNDS rounds (default
 # 10); the table gives the medians and each mode's total against bare.
-# Needs root, Chromium and Firefox.   bash scripts/bench-browser-cpu.sh
+# Needs root, Chromium and Firefox (make build firefox).   bash scripts/bench-browser-cpu.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export QUICBENCH_BIN="$PWD/bin"

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BIN:-}
 if [ -z "$bin" ]; then
-	make -s build
+	make -s deps build
 	bin=./bin/quicbench
 fi
 work=$(mktemp -d)

@@ -8,7 +8,7 @@
 # control). About 8 minutes; needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-make -s build
+make -s deps build
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for pairing in true false; do

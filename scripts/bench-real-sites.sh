@@ -21,7 +21,7 @@
 # event within 2 %), the reason of each failed load and, per site, the
 # documents loads landed on when the page navigated itself elsewhere and
 # the unmatched requests of loads that had steady ones. About 10 s per load; needs root (or runs
-# rootless) and bin/quicbench (make build).
+# rootless) and bin/quicbench (make build), and Firefox for its default clients (make firefox).
 # Usage: [CLIENTS="chromium firefox"] scripts/bench-real-sites.sh [DIR] [RUNS]
 set -euo pipefail
 if [ -n "${1:-}" ]; then

@@ -8,7 +8,7 @@
 # ≤ 0.7 s). About 2 minutes; needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-make -s build
+make -s deps build
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ./bin/quicbench corpus --archive 18 --to "$work/site" >/dev/null

@@ -7,7 +7,7 @@
 # names (CLIENT=firefox). About 4 minutes; needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-make -s build
+make -s deps build
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 spec() { # name network page

@@ -1,44 +1,86 @@
 #!/usr/bin/env bash
-# Installs what quicbench needs on a Debian machine and skips what is there:
-# Chromium and Firefox ESR (the browsers under test; certutil of
-# libnss3-tools puts a run's CA into Firefox's profiles), iproute2 (ip netns), ping and iperf3
-# (link checks), nginx (the second server stack; its service is not
-# started), Slurm and munge (a test runs a one-node cluster; their services
-# are not started), the Go modules, DuckDB's Python package in .cache/pytools (the
-# tests read the Parquet export with it), and Browsertime's visualmetrics
-# script with Pillow, NumPy and ffmpeg (the tests check quicbench's visual
-# metrics against it), and builds quicbench's HTTP/3 servers of servers/
-# (quicbench-h3 on quinn, quicbench-quiche on quiche, whose BoringSSL needs
-# CMake and libclang) with Rust's cargo. Needs root only when it installs
-# packages.
+# Installs what the named features of quicbench need on a Debian machine,
+# and skips what is there. Needs root only when it installs packages.
+#
+#   scripts/install-deps.sh FEATURE...   # e.g. demo, or servers firefox
+#
+# Features (make has a target of each name):
+#   demo     the default comparison: Chromium, iproute2 (ip netns) and the
+#            Go modules (Go 1.26 must be there)
+#   servers  quicbench's HTTP/3 servers of servers/ with Rust's cargo:
+#            quicbench-h3 (quinn, h3, rustls) and quicbench-quiche (quiche
+#            and BoringSSL, built from source with CMake and libclang:
+#            about 4 minutes the first time), into bin/
+#   firefox  Firefox ESR, and certutil (libnss3-tools) to put a run's CA
+#            into its profiles
+#   nginx    nginx, the second server stack (its service is not started)
+#   slurm    Slurm's client, controller and node daemon and munge (their
+#            services are not started)
+#   tools    what make check and make test need besides: ping and iperf3
+#            (link checks), staticcheck, cargo's clippy and rustfmt, DuckDB,
+#            Pillow and NumPy in .cache/pytools (the export's and visual
+#            metrics' checks), and Browsertime's visualmetrics with ffmpeg
+#   all      every feature
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+features=("$@")
+[ ${#features[@]} -gt 0 ] || features=(all)
+want() {
+	local f
+	for f in "${features[@]}"; do
+		[ "$f" = "$1" ] || [ "$f" = all ] && return 0
+	done
+	return 1
+}
+for f in "${features[@]}"; do
+	case $f in
+	demo | servers | firefox | nginx | slurm | tools | all) ;;
+	*)
+		echo "install-deps: no feature '$f': give demo, servers, firefox, nginx, slurm, tools or all" >&2
+		exit 2
+		;;
+	esac
+done
+# make test and make check use every feature.
+want tools && features+=(demo servers firefox nginx slurm)
+
 need=()
-[ -x /usr/lib/chromium/chromium ] || need+=(chromium)
-command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
-[ -x /usr/lib/firefox-esr/firefox-esr ] || need+=(firefox-esr)
-command -v certutil >/dev/null 2>&1 || need+=(libnss3-tools)
-command -v ip >/dev/null 2>&1 || need+=(iproute2)
-command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
-command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
-[ -x /usr/sbin/nginx ] || need+=(nginx)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
-command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
-command -v npm >/dev/null 2>&1 || need+=(npm)
-# Slurm and munge: the tests start a one-node cluster of this machine and
-# submit a study as a job array (their services are not started).
-[ -x /usr/sbin/slurmctld ] || need+=(slurmctld)
-[ -x /usr/sbin/slurmd ] || need+=(slurmd)
-command -v sbatch >/dev/null 2>&1 || need+=(slurm-client)
-command -v munged >/dev/null 2>&1 || need+=(munge)
-# quiche's BoringSSL (boring-sys) builds with CMake and binds with bindgen,
-# which loads libclang.
-command -v cmake >/dev/null 2>&1 || need+=(cmake)
-dpkg -s libclang-dev >/dev/null 2>&1 || need+=(libclang-dev)
+if want demo; then
+	[ -x /usr/lib/chromium/chromium ] || need+=(chromium)
+	command -v ip >/dev/null 2>&1 || need+=(iproute2)
+fi
+if want firefox; then
+	[ -x /usr/lib/firefox-esr/firefox-esr ] || need+=(firefox-esr)
+	command -v certutil >/dev/null 2>&1 || need+=(libnss3-tools)
+fi
+if want nginx; then
+	[ -x /usr/sbin/nginx ] || need+=(nginx)
+	command -v ss >/dev/null 2>&1 || need+=(iproute2)
+fi
+if want slurm; then
+	[ -x /usr/sbin/slurmctld ] || need+=(slurmctld)
+	[ -x /usr/sbin/slurmd ] || need+=(slurmd)
+	command -v sbatch >/dev/null 2>&1 || need+=(slurm-client)
+	command -v munged >/dev/null 2>&1 || need+=(munge)
+fi
+if want servers; then
+	# quiche's BoringSSL (boring-sys) builds with CMake and binds with
+	# bindgen, which loads libclang.
+	command -v cmake >/dev/null 2>&1 || need+=(cmake)
+	dpkg -s libclang-dev >/dev/null 2>&1 || need+=(libclang-dev)
+fi
+if want tools; then
+	command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
+	command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
+	command -v python3 >/dev/null 2>&1 || need+=(python3)
+	python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+	command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
+	command -v npm >/dev/null 2>&1 || need+=(npm)
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
+	mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "install-deps: installing ${need[*]} needs root: run 'sudo make ...'" >&2
 		exit 1
@@ -67,6 +109,23 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 go mod download
 
+cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+if (want servers || want tools) && [ ! -x "$cargo" ]; then
+	echo "install-deps: Rust's cargo is missing: install Rust 1.85 or later with rustup (https://rustup.rs; Debian 12's cargo is too old)" >&2
+	exit 1
+fi
+
+if want servers; then
+	# Built from the crates servers/Cargo.lock pins into bin/ beside quicbench.
+	"$cargo" build --quiet --release --locked --manifest-path servers/Cargo.toml
+	mkdir -p bin
+	for server in quicbench-h3 quicbench-quiche; do
+		install -m 0755 "servers/target/release/$server" "bin/$server"
+	done
+fi
+
+want tools || exit 0
+
 # staticcheck, which make check runs, into .cache/bin at a pinned version.
 staticcheck_version=v0.8.2
 if [ "$(.cache/bin/staticcheck -version 2>/dev/null | awk '{print $NF}' | tr -d '()')" != "${staticcheck_version#v}" ]; then
@@ -74,25 +133,12 @@ if [ "$(.cache/bin/staticcheck -version 2>/dev/null | awk '{print $NF}' | tr -d 
 	GOBIN="$PWD/.cache/bin" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
 fi
 
-# The HTTP/3 servers of servers/ (quicbench-h3: quinn, h3, rustls;
-# quicbench-quiche: quiche and BoringSSL, about 4 minutes the first time),
-# built from the crates servers/Cargo.lock pins into bin/ beside quicbench.
-cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
-if [ ! -x "$cargo" ]; then
-	echo "install-deps: Rust's cargo is missing: install Rust 1.85 or later with rustup (https://rustup.rs; Debian 12's cargo is too old)" >&2
-	exit 1
-fi
 # make check runs cargo fmt and clippy, rustup components of their own.
 if ! "$cargo" clippy --version >/dev/null 2>&1 || ! "$cargo" fmt --version >/dev/null 2>&1; then
 	rustup=$(command -v rustup || echo "$HOME/.cargo/bin/rustup")
 	echo "install-deps: adding rustup's clippy and rustfmt components"
 	"$rustup" component add clippy rustfmt
 fi
-"$cargo" build --quiet --release --locked --manifest-path servers/Cargo.toml
-mkdir -p bin
-for server in quicbench-h3 quicbench-quiche; do
-	install -m 0755 "servers/target/release/$server" "bin/$server"
-done
 
 # DuckDB, a Parquet reader that is not ours, for the export's tests; Pillow
 # and NumPy for Browsertime's visualmetrics.

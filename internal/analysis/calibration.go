@@ -15,6 +15,8 @@ type Calibration struct {
 	Network      string
 	Failed       []CheckLine
 	Passed, Info int
+	// Lines are every check, in the netcheck's order.
+	Lines []CheckLine
 	// Retried says the first netcheck failed and this is the second.
 	Retried bool
 }
@@ -39,20 +41,9 @@ func Calibrations(store *results.Store) ([]Calibration, error) {
 	}
 	var out []Calibration
 	for name, text := range reports {
-		var r struct{ Lines []CheckLine }
-		if err := json.Unmarshal([]byte(text), &r); err != nil {
-			return nil, fmt.Errorf("netcheck of %s in the results: %v", name, err)
-		}
-		c := Calibration{Network: name, Retried: facts["netcheck failed first: "+name] != ""}
-		for _, l := range r.Lines {
-			switch l.Result {
-			case "FAIL":
-				c.Failed = append(c.Failed, l)
-			case "pass":
-				c.Passed++
-			default:
-				c.Info++
-			}
+		c, err := CalibrationOf(name, text, facts["netcheck failed first: "+name] != "")
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, c)
 	}
@@ -63,6 +54,28 @@ func Calibrations(store *results.Store) ([]Calibration, error) {
 		return 1
 	})
 	return out, nil
+}
+
+// CalibrationOf reads the netcheck of network as the run stored it (text,
+// its JSON); retried says that the first one failed and this is the
+// second.
+func CalibrationOf(network, text string, retried bool) (Calibration, error) {
+	var r struct{ Lines []CheckLine }
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
+		return Calibration{}, fmt.Errorf("netcheck of %s in the results: %v", network, err)
+	}
+	c := Calibration{Network: network, Retried: retried, Lines: r.Lines}
+	for _, l := range r.Lines {
+		switch l.Result {
+		case "FAIL":
+			c.Failed = append(c.Failed, l)
+		case "pass":
+			c.Passed++
+		default:
+			c.Info++
+		}
+	}
+	return c, nil
 }
 
 // EmulatorLatency is one testbed's calibration of the emulator.

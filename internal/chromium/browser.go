@@ -88,7 +88,7 @@ func (c *Chromium) closeLater(b *browserProcess) {
 
 // Executable is Chromium's binary, named by --chromium.
 func Executable() *client.Executable {
-	return &client.Executable{Flag: "chromium", Name: "Chromium", Default: DefaultChromiumPath, Install: "apt-get install chromium"}
+	return &client.Executable{Flag: "chromium", Name: "Chromium", Default: DefaultChromiumPath, Install: "make demo-deps", Package: "apt-get install chromium"}
 }
 
 // preferences turns off Chromium's network prediction, which pre-connects at

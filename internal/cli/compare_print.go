@@ -51,23 +51,30 @@ func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
 	for _, t := range rec.Trials {
 		trials, conns = append(trials, t.Trial), append(conns, t.Connections...)
 	}
-	r.summarize(trials, conns)
-	for _, text := range rec.Netchecks { // a comparison has one network
+	var cals []analysis.Calibration
+	for name, text := range rec.Netchecks { // a comparison has one network
 		r.Netcheck = &netcheck.Report{}
 		if err := json.Unmarshal([]byte(text), r.Netcheck); err != nil {
 			return nil, fmt.Errorf("netcheck: %w", err)
 		}
+		cal, err := analysis.CalibrationOf(name, text, false)
+		if err != nil {
+			return nil, err
+		}
+		cals = append(cals, cal)
 	}
+	r.summarize(trials, conns, cals)
 	return r, nil
 }
 
-// summarize reads the run's numbers and its answer from its trials and
-// the servers' connections.
-func (r *compareRun) summarize(trials []results.Trial, conns []results.Connection) {
+// summarize reads the run's numbers and its answer from its trials, the
+// servers' connections and the networks' netchecks.
+func (r *compareRun) summarize(trials []results.Trial, conns []results.Connection, cals []analysis.Calibration) {
 	r.Summary = analysis.SummarizeRun(trials, conns)
 	r.Replay = analysis.Works(trials)
 	r.CPU = analysis.CPUs(trials, factor.H3, factor.H2)
 	if a, err := analysis.Analyze(trials, analysis.Options{}); err == nil {
+		a.Calibration = cals
 		r.Answer = report.Answer(a)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
@@ -223,7 +224,14 @@ func TestSummaryGolden(t *testing.T) {
 	r := &compareRun{WallSeconds: 21.5, Dir: "runs/x",
 		Testbeds: []results.Testbed{{Stack: "tcp+", Congestion: "cubic", InitCwnd: 32, InitRwnd: 32, SlowStartAfterIdle: "0",
 			TCPWmem: "4096 16384 33554432", Pacing: true}}}
-	r.summarize(trials, conns)
+	// The network's netcheck failed twice on goodput: the answer says so,
+	// beside the failed h1 load.
+	cals := []analysis.Calibration{{Network: "demo", Passed: 5, Failed: []analysis.CheckLine{
+		{Check: "goodput down", Configured: "10.000 Mbit/s", Measured: "8.612 Mbit/s", Result: "FAIL"}}}}
+	r.summarize(trials, conns, cals)
+	if answer := strings.Join(r.Answer, " "); !strings.Contains(answer, "1 of its 9 loads failed (h1 1)") || !strings.Contains(answer, "goodput down configured 10.000 Mbit/s, measured 8.612 Mbit/s") {
+		t.Errorf("the answer does not state the failed load and the network's netcheck: %q", answer)
+	}
 	if got := r.Summary.Protocols[2].RatioToH2; math.Abs(got-950.0/1050) > 1e-12 {
 		t.Errorf("h3 ratio %v, want 950/1050", got)
 	}

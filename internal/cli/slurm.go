@@ -169,7 +169,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func sbatch(script string, flags ...string) (string, error) {
 	path, err := trust.LookPath("sbatch")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: install Slurm's client with 'make slurm' (apt-get install slurm-client), and configure it for your cluster", err)
 	}
 	out, err := exec.Command(path, append(append([]string{"--parsable"}, flags...), script)...).Output()
 	if err != nil {

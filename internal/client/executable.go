@@ -20,9 +20,10 @@ type Executable struct {
 	Name string
 	// Default is its path when the flag is not given.
 	Default string
-	// Install is the command that installs it, such as "apt-get install
-	// chromium".
-	Install string
+	// Install is the command that installs it, such as "make firefox";
+	// Package what that command installs, such as "apt-get install
+	// firefox-esr libnss3-tools".
+	Install, Package string
 }
 
 // Path is path, or e.Default if path is empty.
@@ -34,7 +35,7 @@ func (e Executable) Path(path string) string { return cmp.Or(path, e.Default) }
 func (e Executable) Check(path string) error {
 	path = e.Path(path)
 	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("%s not found at %s: install it with '%s' (or run 'make deps'), or pass --%s PATH", e.Flag, path, e.Install, e.Flag)
+		return fmt.Errorf("%s not found at %s: install it with '%s' (%s), or pass --%s PATH", e.Flag, path, e.Install, e.Package, e.Flag)
 	}
 	if err := trust.Executable(path); err != nil {
 		return fmt.Errorf("%s: not run: %w", e.Flag, err)

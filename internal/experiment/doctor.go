@@ -19,7 +19,9 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/testbed"
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // Finding is one fact of the machine and what it means for the results.
@@ -27,9 +29,11 @@ type Finding struct {
 	// Name is what was looked at, such as "cores"; Value what it is.
 	Name, Value string
 	// Meaning says what it means for a study's results, with how to fix
-	// it where Problem says it limits them.
-	Meaning string
-	Problem bool
+	// it where Problem says it limits them, or how to install it where
+	// Missing says that a feature beyond the default comparison is not
+	// installed (no run that leaves it out is affected).
+	Meaning          string
+	Problem, Missing bool
 }
 
 // Doctor looks at what this machine offers a study: its cores, their
@@ -41,6 +45,8 @@ type Finding struct {
 func Doctor(ctx context.Context, binaries map[factor.Client]string) []Finding {
 	out := []Finding{coresFinding(), governorFinding(), accountingFinding(), capsFinding(), tunFinding()}
 	out = append(out, clientFindings(binaries)...)
+	out = append(out, serverFindings(testbed.Kinds())...)
+	out = append(out, slurmFinding())
 	lock, unlock := lockFinding()
 	timer := Finding{Name: "emulator latency", Value: "not measured", Meaning: "another run is measuring: measuring now would disturb it"}
 	if unlock != nil {
@@ -162,7 +168,8 @@ func clientFindings(binaries map[factor.Client]string) []Finding {
 		}
 		f := Finding{Name: string(k.Client)}
 		if err := k.CheckInstalled(binaries[k.Client]); err != nil {
-			out = append(out, Finding{Name: f.Name, Value: "missing", Problem: true, Meaning: err.Error()})
+			isDefault := string(k.Client) == factor.Of(factor.IDClient).Default
+			out = append(out, Finding{Name: f.Name, Value: "missing", Problem: isDefault, Missing: !isDefault, Meaning: err.Error()})
 			continue
 		}
 		f.Value = k.Version(binaries[k.Client])
@@ -170,6 +177,40 @@ func clientFindings(binaries map[factor.Client]string) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// serverFindings says which of the server stacks kinds beyond
+// quicbench's own can run here, and how to install each that cannot.
+func serverFindings(kinds []server.Kind) []Finding {
+	var out []Finding
+	for _, k := range kinds {
+		if k.Check == nil {
+			continue // part of quicbench
+		}
+		f := Finding{Name: "server " + k.Name, Value: "ready"}
+		switch {
+		case k.TCP != "":
+			f.Meaning = fmt.Sprintf("serves h1 and h2 where a spec gives server: %s (--server %[1]s)", k.TCP)
+		default:
+			f.Meaning = fmt.Sprintf("serves h3 where a spec gives a quic stack of %s (--quic-server %[1]s)", k.QUIC)
+		}
+		if err := k.Check(); err != nil {
+			f.Value, f.Missing, f.Meaning = "missing", true, err.Error()
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// slurmFinding says whether studies can be submitted to Slurm from here
+// (quicbench slurm --submit).
+func slurmFinding() Finding {
+	f := Finding{Name: "slurm", Value: "ready", Meaning: "quicbench slurm --submit hands a study's shards to Slurm's sbatch as a job array"}
+	if _, err := trust.LookPath("sbatch"); err != nil {
+		f.Value, f.Missing = "missing", true
+		f.Meaning = "quicbench slurm writes job scripts, but --submit needs Slurm's sbatch (" + err.Error() + "): install its client with 'make slurm' and configure it for the cluster"
+	}
+	return f
 }
 
 // timerFinding measures the emulator's own round trip on a network with

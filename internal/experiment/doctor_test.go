@@ -2,9 +2,13 @@ package experiment
 
 import (
 	"context"
+	"errors"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -22,7 +26,8 @@ func TestDoctorSaysWhatTheMachineOffers(t *testing.T) {
 		}
 		byName[f.Name] = f
 	}
-	for _, name := range []string{"cores", "frequency governor", "CPU accounting", "client CPU caps", "TUN", "chromium", "firefox", "emulator latency", "measurement lock"} {
+	for _, name := range []string{"cores", "frequency governor", "CPU accounting", "client CPU caps", "TUN", "chromium", "firefox",
+		"server nginx", "server quinn", "server quiche", "slurm", "emulator latency", "measurement lock"} {
 		if _, ok := byName[name]; !ok {
 			t.Errorf("no finding %q in %+v", name, findings)
 		}
@@ -46,5 +51,34 @@ func TestDoctorSaysWhatTheMachineOffers(t *testing.T) {
 	if lock.Value != "free" && !strings.HasPrefix(lock.Value, "held by") {
 		t.Errorf("lock: %+v", lock)
 	}
+	if os.Getenv("CI") == "true" {
+		// make test installs every feature (a test outside CI may lack one).
+		for _, f := range findings {
+			if f.Missing || f.Problem && f.Name == "chromium" {
+				t.Errorf("after make test's install, %s is %s: %s", f.Name, f.Value, f.Meaning)
+			}
+		}
+	}
 	t.Logf("%+v", findings)
+}
+
+// TestAMissingServerSaysHowToInstallIt: a server stack whose parts are
+// not here is a missing feature with its install command, not a limit of
+// the results; one that is here says what asks for it.
+func TestAMissingServerSaysHowToInstallIt(t *testing.T) {
+	kinds := []server.Kind{
+		{Name: "builtin", TCP: factor.ServerGo},
+		{Name: "quiche", QUIC: factor.QUICQuiche, Check: func() error { return errors.New("quicbench-quiche not found: build it with 'make servers'") }},
+		{Name: "nginx", TCP: factor.ServerNginx, Check: func() error { return nil }},
+	}
+	got := serverFindings(kinds)
+	if len(got) != 2 {
+		t.Fatalf("%d findings, want the two stacks that are not quicbench's own: %+v", len(got), got)
+	}
+	if q := got[0]; q.Name != "server quiche" || q.Value != "missing" || !q.Missing || q.Problem || !strings.Contains(q.Meaning, "make servers") {
+		t.Errorf("missing quiche: %+v", q)
+	}
+	if n := got[1]; n.Value != "ready" || n.Missing || !strings.Contains(n.Meaning, "--server nginx") {
+		t.Errorf("nginx here: %+v", n)
+	}
 }

@@ -78,14 +78,14 @@ type Firefox struct {
 
 // Executable is Firefox's binary, named by --firefox.
 func Executable() *client.Executable {
-	return &client.Executable{Flag: "firefox", Name: "Firefox", Default: DefaultPath, Install: "apt-get install firefox-esr libnss3-tools"}
+	return &client.Executable{Flag: "firefox", Name: "Firefox", Default: DefaultPath, Install: "make firefox", Package: "apt-get install firefox-esr libnss3-tools"}
 }
 
 // CheckTools returns an error that says how to install certutil, which
 // makes the profiles' certificate databases, if it is missing.
 func CheckTools(string) error {
 	if _, err := trust.LookPath("certutil"); err != nil {
-		return fmt.Errorf("certutil: %v: install it with 'apt-get install libnss3-tools' (or run 'make deps')", err)
+		return fmt.Errorf("certutil: %v: install it with 'make firefox' (apt-get install libnss3-tools)", err)
 	}
 	return nil
 }

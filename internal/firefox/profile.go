@@ -145,7 +145,7 @@ func hostsFile(addrs map[string]netip.Addr) []byte {
 func makeCertDB(dir, caFile string) error {
 	certutil, err := trust.LookPath("certutil")
 	if err != nil {
-		return fmt.Errorf("firefox: certutil is missing: install it with 'apt-get install libnss3-tools' (or run 'make deps')")
+		return fmt.Errorf("firefox: certutil is missing: install it with 'make firefox' (apt-get install libnss3-tools)")
 	}
 	db := "sql:" + dir
 	steps := [][]string{

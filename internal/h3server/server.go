@@ -56,7 +56,7 @@ type Config struct {
 	CPU *cpuuse.Group
 }
 
-// The servers' executables, which `make deps` builds into bin/.
+// The servers' executables, which `make servers` builds into bin/.
 const (
 	BinaryQuinn  = "quicbench-h3"
 	BinaryQuiche = "quicbench-quiche"
@@ -126,7 +126,7 @@ func FindBinary(name string) (string, error) {
 	if trust.IsUntrusted(err) || !errors.Is(err, exec.ErrNotFound) {
 		return "", err
 	}
-	return "", fmt.Errorf("%s not found (looked beside quicbench, in $%s and on PATH): build it with 'make deps', which needs Rust's cargo, and run bin/quicbench or set %s to its directory", name, EnvBinDir, EnvBinDir)
+	return "", fmt.Errorf("%s not found (looked beside quicbench, in $%s and on PATH): build it with 'make servers', which needs Rust's cargo, and run bin/quicbench or set %s to its directory", name, EnvBinDir, EnvBinDir)
 }
 
 // Start writes the manifest and starts the server on the sockets; it

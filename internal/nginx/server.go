@@ -76,7 +76,7 @@ func CheckInstalled(path string) error {
 		path = DefaultPath
 	}
 	if info, err := os.Stat(path); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
-		return fmt.Errorf("nginx not found at %s: install it with 'apt-get install nginx' (or run 'make demo')", path)
+		return fmt.Errorf("nginx not found at %s: install it with 'make nginx' (apt-get install nginx, its service not started)", path)
 	}
 	if err := trust.Executable(path); err != nil {
 		return fmt.Errorf("nginx: not run: %w", err)

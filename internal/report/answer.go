@@ -42,8 +42,10 @@ func Answer(a *analysis.Analysis) []string {
 		if why := boundShare(c); why != "" {
 			sentence += " " + why
 		}
-		if bound := cpuBoundWords(a, c.Setting); bound != "" {
-			sentence += " " + bound
+		for _, caveat := range []string{cpuBoundWords(a, c.Setting), failedWords(a, c), networkWords(a, c.Setting)} {
+			if caveat != "" {
+				sentence += " " + caveat
+			}
 		}
 		out = append(out, sentence)
 	}
@@ -76,6 +78,48 @@ func cpuBoundWords(a *analysis.Analysis, s analysis.Setting) string {
 			loads += p.Loads
 		}
 		return fmt.Sprintf("But %d of its %d loads were CPU-bound (%s): the comparison is partly this machine's CPU, not only the network.", sc.Bound(), loads, boundByText(sc))
+	}
+	return ""
+}
+
+// failedWords says, when some of c's loads failed, how many of each
+// protocol's, and that the statistics are of the others.
+func failedWords(a *analysis.Analysis, c analysis.Comparison) string {
+	samples := []analysis.Sample{c.Baseline, c.Compare}
+	for _, p := range a.Pairs {
+		if p.Setting == c.Setting && !slices.ContainsFunc(samples, func(s analysis.Sample) bool { return s.Protocol == p.Baseline.Protocol }) {
+			samples = append(samples, p.Baseline)
+		}
+	}
+	failed, loads := 0, 0
+	var parts []string
+	for _, s := range samples {
+		loads += len(s.Values) + s.Failed
+		if s.Failed > 0 {
+			failed += s.Failed
+			parts = append(parts, fmt.Sprintf("%s %d", s.Protocol, s.Failed))
+		}
+	}
+	if failed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of its %d loads failed (%s): the medians are of the loads that completed, so a protocol that fails more often is worse than its median says.",
+		failed, loads, strings.Join(parts, ", "))
+}
+
+// networkWords says, when setting s's network failed its netcheck twice,
+// which checks failed and by how much: the comparison is of the network
+// as it was, not as configured.
+func networkWords(a *analysis.Analysis, s analysis.Setting) string {
+	for _, cal := range a.Calibration {
+		if cal.Network != s.Network() || len(cal.Failed) == 0 {
+			continue
+		}
+		var checks []string
+		for _, l := range cal.Failed {
+			checks = append(checks, fmt.Sprintf("%s configured %s, measured %s", l.Check, l.Configured, l.Measured))
+		}
+		return fmt.Sprintf("Its network was not what was configured (netcheck failed, also when measured again: %s): the comparison is of the network as measured.", strings.Join(checks, "; "))
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,10 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 	if err != nil {
 		return nil, err
 	}
+	firstChecks, err := takeFirstNetchecks(facts)
+	if err != nil {
+		return nil, err
+	}
 	if n := facts["spec_name"]; n != "" && name == "" {
 		name = n
 	}
@@ -86,7 +91,7 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 	}
 	figs = append(figs, strips...)
 	listed, count := analysis.Loads(trials, a.Options.Metric)
-	return &Report{Page: Page{Name: name, Facts: facts, Loads: listed, LoadCount: count, RunDir: dir, Claims: claims}, Analysis: a, Figures: figs}, nil
+	return &Report{Page: Page{Name: name, Facts: facts, FirstNetchecks: firstChecks, Loads: listed, LoadCount: count, RunDir: dir, Claims: claims}, Analysis: a, Figures: figs}, nil
 }
 
 // harOf reads t's HAR artifact, if the run kept one; nil otherwise.
@@ -188,4 +193,27 @@ func untilRule(store *results.Store, trials []results.Trial, replay *analysis.Re
 		r.Baseline, r.Compare = factor.ComparedProtocols(protocols)
 	}
 	return &analysis.UntilRule{Seq: seq, Seed: r.Seed, Baseline: r.Baseline, Compare: r.Compare, CIRatio: r.CIRatio}, nil
+}
+
+// firstNetcheckFact prefixes the fact that keeps a network's first
+// netcheck when it failed and was measured again (JSON).
+const firstNetcheckFact = "netcheck failed first: "
+
+// takeFirstNetchecks takes the failed first netchecks out of facts, as
+// tables, by network.
+func takeFirstNetchecks(facts map[string]string) ([]analysis.Calibration, error) {
+	var out []analysis.Calibration
+	for _, key := range slices.Sorted(maps.Keys(facts)) {
+		network, ok := strings.CutPrefix(key, firstNetcheckFact)
+		if !ok {
+			continue
+		}
+		c, err := analysis.CalibrationOf(network, facts[key], false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+		delete(facts, key)
+	}
+	return out, nil
 }

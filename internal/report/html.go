@@ -24,6 +24,9 @@ import (
 type Page struct {
 	Name  string            // the run's name
 	Facts map[string]string // versions and host, from the results database
+	// FirstNetchecks are the networks' first netchecks that failed (each
+	// was measured again; the analysis's Calibration is the second).
+	FirstNetchecks []analysis.Calibration
 	// Loads are the run's loads by setting (none listed beyond
 	// MaxListedLoads), LoadCount how many the run has, and RunDir the
 	// run directory their files' paths are in ("": no links to them).
@@ -236,6 +239,11 @@ disagrees when it lies wholly outside, and is inconclusive when it straddles a b
 {{end}}</table>
 {{with .Gaps}}<p>Not reproduced:</p><ul>{{range .}}<li>{{.Condition}}: {{.Reason}}.</li>{{end}}</ul>
 {{end}}{{end}}<dl>{{range $k, $v := .Page.Facts}}<dt>{{$k}}</dt><dd>{{$v}}</dd>{{end}}</dl>
+{{with .A.Calibration}}<h3>Netchecks</h3>
+<p>Each network was measured before its first load: a check that failed is a network that was not what was configured.</p>
+{{range .}}<details{{if .Failed}} open{{end}}><summary>{{.Network}}: {{if .Failed}}{{len .Failed}} checks failed, also when measured again{{else}}passed{{end}}</summary>{{template "checks" .Lines}}</details>
+{{end}}{{end}}{{with .Page.FirstNetchecks}}{{range .}}<details><summary>{{.Network}}: the first netcheck, which failed</summary>{{template "checks" .Lines}}</details>
+{{end}}{{end}}
 <h2>Comparisons</h2>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
 <th>n {{.A.Options.Baseline}}</th><th>n {{.A.Options.Compare}}</th><th>failed</th><th>median {{.A.Options.Baseline}}</th><th>median {{.A.Options.Compare}} [95% CI]</th>
@@ -304,7 +312,9 @@ the browser's processes, the server's that served the protocol, and quicbench's 
 {{end}}{{else if .Page.LoadCount}}<p>This run has {{.Page.LoadCount}} loads, more than a report lists ({{.MaxListed}}): <code>quicbench export</code> writes every one with its files' paths.</p>
 {{end}}<p>Tables as CSV: <a href="comparisons.csv">comparisons.csv</a>,{{if .A.Pairs}} <a href="pairs.csv">pairs.csv</a>,{{end}}{{if .A.LevelPairs}} <a href="levels.csv">levels.csv</a>,{{end}} <a href="shares.csv">shares.csv</a>, <a href="anova.csv">anova.csv</a>{{if .A.CPU}}, <a href="cpu.csv">cpu.csv</a>{{end}}.</p>
 </body></html>
-`))
+{{define "checks"}}<table><tr><th class="l">check</th><th>configured</th><th>measured</th><th class="l">result</th></tr>
+{{range .}}<tr{{if eq .Result "FAIL"}} class="fail"{{end}}><td class="l">{{.Check}}</td><td>{{or .Configured "-"}}</td><td>{{or .Measured "-"}}</td><td class="l f">{{.Result}}</td></tr>
+{{end}}</table>{{end}}`))
 
 // htmlVaried gives the template a Varied's column names and cells.
 type htmlVaried struct{ v analysis.Varied }

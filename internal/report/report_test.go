@@ -6,6 +6,7 @@ import (
 	"flag"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -375,6 +376,7 @@ func TestCalibrationNamesTheNetworksThatWereOff(t *testing.T) {
 	}
 	store.SaveNetwork("lte", []byte(`{}`), []byte(`{"lines":[{"check":"RTT, idle","configured":"70.000 ms","measured":"median 73.1 ms","result":"FAIL"},{"check":"loss","result":"pass"}]}`), time.Now())
 	store.SaveNetwork("dsl", []byte(`{}`), []byte(`{"lines":[{"check":"RTT, idle","result":"pass"},{"check":"RTT under load","result":"info"}]}`), time.Now())
+	store.SetMeta("netcheck failed first: lte", `{"lines":[{"check":"RTT, idle","configured":"70.000 ms","measured":"median 75.4 ms","result":"FAIL"}]}`)
 	r, err := Build(context.Background(), store, "", analysis.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -383,6 +385,26 @@ func TestCalibrationNamesTheNetworksThatWereOff(t *testing.T) {
 	WriteText(&out, Page{Name: "run"}, r.Analysis)
 	if !strings.Contains(out.String(), "1 of 2 networks were not what was configured") || !strings.Contains(out.String(), "lte: RTT, idle: configured 70.000 ms, measured median 73.1 ms") {
 		t.Errorf("calibration:\n%s", out.String())
+	}
+	if answer := strings.Join(Answer(r.Analysis), " "); !strings.Contains(answer, "Its network was not what was configured (netcheck failed, also when measured again: RTT, idle configured 70.000 ms, measured median 73.1 ms)") {
+		t.Errorf("the answer does not say that the network was off: %q", answer)
+	}
+	dir := t.TempDir()
+	if _, err := WriteFiles(dir, r.Page, r.Analysis, r.Figures); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(html)
+	for _, want := range []string{"lte: 1 checks failed, also when measured again", "lte: the first netcheck, which failed", "<td>median 75.4 ms</td>", "<td class=\"l\">RTT under load</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report's netchecks lack %q", want)
+		}
+	}
+	if strings.Contains(page, "&#34;lines&#34;") || strings.Contains(page, `"lines"`) {
+		t.Error("the report shows a netcheck as JSON")
 	}
 }
 
