@@ -13,6 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 qb=${QB:-./bin/quicbench}
+# The HTTP/3 servers (make servers) beside the project's quicbench, also for a QB elsewhere.
+export QUICBENCH_BIN=${QUICBENCH_BIN:-$PWD/bin}
 root=runs/bench-reproduce
 trap 'exit 130' INT TERM
 
@@ -29,7 +31,10 @@ run() {
 			grep -E "trials recorded|claims:" "$out.log"
 			cp "$out/claims.csv" "$out/quick-claims.csv"
 		else
-			echo "$paper: reproduce failed (exit $?): $(tail -n 1 "$out.err")"
+			local rc=$?
+			# Ctrl-C reaches quicbench first: stop here, not at the next paper.
+			[ $rc -ne 130 ] || { echo "$paper: interrupted; run it again to continue"; exit 130; }
+			echo "$paper: reproduce failed (exit $rc): $(tail -n 1 "$out.err")"
 			failed=1
 		fi
 	done

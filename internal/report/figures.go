@@ -7,7 +7,6 @@ import (
 	"image/color"
 	"math"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -18,8 +17,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/quicbench/quicbench/internal/analysis"
-	"github.com/quicbench/quicbench/internal/har"
-	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
@@ -85,20 +82,12 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-// Waterfall is one load to draw as a waterfall: its trial, its Resource
-// Timing, and its HAR when the run kept one (nil otherwise), whose phases
-// the waterfall then shows.
-type Waterfall struct {
-	Trial     results.Trial
-	Resources []results.Resource
-	HAR       *har.HAR
-}
-
 // Figures draws every figure the run's shape supports: a figure over pages
 // only where a network has two pages or more, bars only where there are
 // two, a grid only of two cells or more; each setting's loads (a strip and
 // a CDF per setting) for a run of a few settings, boxes per page for more;
-// and a waterfall per load of waterfalls, one above the other.
+// and a waterfall per load of waterfalls, one above the other on one time
+// axis.
 func Figures(a *analysis.Analysis, waterfalls []Waterfall) ([]Figure, error) {
 	var figs []Figure
 	add := func(f Figure, err error) error {
@@ -127,26 +116,18 @@ func Figures(a *analysis.Analysis, waterfalls []Waterfall) ([]Figure, error) {
 		}
 		figs = append(figs, boxes...)
 	}
+	axisEnd := waterfallsEnd(waterfalls)
 	for i, w := range waterfalls {
 		name := "waterfall"
 		if len(waterfalls) > 1 {
 			name = fmt.Sprintf("waterfall-%d", i+1)
 		}
-		f, err := waterfallOf(w, name)
+		f, err := waterfallOf(w, name, axisEnd)
 		if err := add(f, err); err != nil {
 			return nil, err
 		}
 	}
 	return figs, nil
-}
-
-// waterfallOf draws w from its HAR when it has entries, else from its
-// Resource Timing; named name.
-func waterfallOf(w Waterfall, name string) (Figure, error) {
-	if w.HAR != nil && len(w.HAR.Log.Entries) > 0 {
-		return harWaterfall(w.HAR, w.Trial, name)
-	}
-	return waterfallFigure(w.Resources, w.Trial, name)
 }
 
 // valid lists the comparisons with loads on both sides.
@@ -511,131 +492,4 @@ func (g *gridPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 			c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)
 		}
 	}
-}
-
-// waterfallFigure draws one load's resources from its Resource Timing: a
-// bar from each resource's start to its response end, in start order.
-func waterfallFigure(resources []results.Resource, t results.Trial, name string) (Figure, error) {
-	if len(resources) == 0 {
-		return Figure{}, nil
-	}
-	rs := slices.Clone(resources)
-	slices.SortStableFunc(rs, func(a, b results.Resource) int { return cmp.Compare(a.StartMs, b.StartMs) })
-	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(rs)),
-		"ms from navigation start", "")
-	var names []string
-	marks := &tips{}
-	for i, r := range rs {
-		y := float64(len(rs) - 1 - i)
-		marks.add(r.StartMs, y-0.3, r.ResponseEndMs, y+0.3, fmt.Sprintf("%s: %s to %s ms", r.URL, num(r.StartMs, 1), num(r.ResponseEndMs, 1)), "")
-		bar, err := plotter.NewLine(plotter.XYs{{X: r.StartMs, Y: y}, {X: r.ResponseEndMs, Y: y}})
-		if err != nil {
-			return Figure{}, err
-		}
-		bar.Width = vg.Points(6)
-		bar.Color = compareColor
-		p.Add(bar)
-		names = append(names, r.URL)
-	}
-	return finishWaterfall(p, names, t, name, "One load's Resource Timing: a bar from each resource's start to its last byte; the dashed line is the PLT.", marks)
-}
-
-// finishWaterfall labels a waterfall's rows with urls (top to bottom, the
-// scheme cut), draws the PLT as a dashed line and renders it.
-func finishWaterfall(p *plot.Plot, urls []string, t results.Trial, name, caption string, marks *tips) (Figure, error) {
-	names := make([]string, len(urls))
-	for i, u := range urls {
-		if j := strings.Index(u, "://"); j >= 0 {
-			u = u[j+3:]
-		}
-		names[len(urls)-1-i] = u
-	}
-	if t.PLT != nil {
-		plt, err := plotter.NewLine(plotter.XYs{{X: *t.PLT, Y: -0.5}, {X: *t.PLT, Y: float64(len(urls)) - 0.5}})
-		if err != nil {
-			return Figure{}, err
-		}
-		plt.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(plt)
-	}
-	p.NominalY(names...)
-	p.Y.Tick.Label.Font.Size = 8
-	p.X.Min = 0
-	h := vg.Length(max(3, 0.17*float64(len(urls))+1.5)) * vg.Inch
-	// The figure's own title stays short enough for its width (a long
-	// network name cut it); the caption's title says it all.
-	title := p.Title.Text
-	p.Title.Text = fmt.Sprintf("Waterfall: %s, PLT %s ms (%d rows)", t.Protocol, num(valueOr(t.PLT), 1), len(urls))
-	f, err := render(name, title, caption, p, 9*vg.Inch, h, marks)
-	f.Trials = []string{t.ID}
-	return f, err
-}
-
-// harPhases are the HAR timing phases in order, with their colours.
-var harPhases = []struct {
-	name  string
-	color color.Color
-	get   func(har.Timings) float64
-}{
-	{"blocked", color.RGBA{R: 0xbb, G: 0xbb, B: 0xbb, A: 0xff}, func(t har.Timings) float64 { return t.Blocked }},
-	{"dns", color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff}, func(t har.Timings) float64 { return t.DNS }},
-	{"connect (TCP/QUIC)", color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff}, func(t har.Timings) float64 { return t.Connect - max(t.SSL, 0) }},
-	{"TLS", color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff}, func(t har.Timings) float64 { return t.SSL }},
-	{"send", color.RGBA{R: 0x66, G: 0xa6, B: 0x1e, A: 0xff}, func(t har.Timings) float64 { return t.Send }},
-	{"wait", color.RGBA{R: 0xe6, G: 0xab, B: 0x02, A: 0xff}, func(t har.Timings) float64 { return t.Wait }},
-	{"receive", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, func(t har.Timings) float64 { return t.Receive }},
-}
-
-// harWaterfall draws one load from its HAR: a row per request from its
-// start, split into the HAR phases (blocked, DNS, connect, TLS, send,
-// wait, receive), as DevTools draws them.
-func harWaterfall(h *har.HAR, t results.Trial, name string) (Figure, error) {
-	entries := slices.Clone(h.Log.Entries)
-	slices.SortStableFunc(entries, func(a, b har.Entry) int { return a.StartedDateTime.Compare(b.StartedDateTime) })
-	start := entries[0].StartedDateTime
-	if len(h.Log.Pages) > 0 && h.Log.Pages[0].StartedDateTime.Before(start) {
-		start = h.Log.Pages[0].StartedDateTime
-	}
-	p := newPlot(fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(entries)),
-		"ms from navigation start", "")
-	var names []string
-	legend := map[string]bool{}
-	marks := &tips{}
-	for i, e := range entries {
-		y := float64(len(entries) - 1 - i)
-		x := float64(e.StartedDateTime.Sub(start)) / 1e6
-		marks.add(x, y-0.3, x+max(e.Time, 0), y+0.3, harTip(e, x), "")
-		for _, ph := range harPhases {
-			d := ph.get(e.Timings)
-			if d <= 0 {
-				continue
-			}
-			seg, err := plotter.NewLine(plotter.XYs{{X: x, Y: y}, {X: x + d, Y: y}})
-			if err != nil {
-				return Figure{}, err
-			}
-			seg.Width, seg.Color = vg.Points(6), ph.color
-			p.Add(seg)
-			if !legend[ph.name] {
-				legend[ph.name] = true
-				p.Legend.Add(ph.name, swatch{ph.color})
-			}
-			x += d
-		}
-		names = append(names, e.Request.URL)
-	}
-	p.Legend.Top = true
-	return finishWaterfall(p, names, t, name, "One load's HAR: each request from its start, in its phases (blocked, DNS, connect, TLS, send, wait, receive); the dashed line is the PLT.", marks)
-}
-
-// harTip tells one request of a HAR waterfall: its URL, start, status
-// and each phase that took time.
-func harTip(e har.Entry, startMs float64) string {
-	text := fmt.Sprintf("%s (%d, %s): starts at %s ms", e.Request.URL, e.Response.Status, e.Response.HTTPVersion, num(startMs, 1))
-	for _, ph := range harPhases {
-		if d := ph.get(e.Timings); d > 0 {
-			text += fmt.Sprintf(", %s %s", ph.name, num(d, 1))
-		}
-	}
-	return text + " ms"
 }

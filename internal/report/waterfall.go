@@ -1,0 +1,314 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+// Waterfall is one load to draw as a waterfall: its trial, its Resource
+// Timing, and its HAR when the run kept one (nil otherwise), whose phases
+// the waterfall then shows.
+type Waterfall struct {
+	Trial     results.Trial
+	Resources []results.Resource
+	HAR       *har.HAR
+}
+
+// waterfallOf draws w from its HAR when it has entries, else from its
+// Resource Timing; named name, its time axis to axisEnd ms (0: its own
+// end), so that the waterfalls of a setting's protocols share one axis.
+func waterfallOf(w Waterfall, name string, axisEnd float64) (Figure, error) {
+	if axisEnd <= 0 {
+		axisEnd = waterfallsEnd([]Waterfall{w})
+	}
+	if w.HAR != nil && len(w.HAR.Log.Entries) > 0 {
+		return harWaterfall(w.HAR, w.Trial, name, axisEnd)
+	}
+	return waterfallFigure(w.Resources, w.Trial, name, axisEnd)
+}
+
+// waterfallsEnd is where the waterfalls' shared time axis ends, in ms
+// from navigation start: the latest of their requests' ends and their
+// loads' marks (DCL, FCP, LCP, the load event).
+func waterfallsEnd(ws []Waterfall) float64 {
+	end := 0.0
+	for _, w := range ws {
+		for _, m := range loadMarks(w.Trial) {
+			end = max(end, m.ms)
+		}
+		if w.HAR != nil && len(w.HAR.Log.Entries) > 0 {
+			start := harStart(w.HAR)
+			for _, e := range w.HAR.Log.Entries {
+				end = max(end, float64(e.StartedDateTime.Sub(start))/1e6+max(e.Time, 0))
+			}
+			continue
+		}
+		for _, r := range w.Resources {
+			end = max(end, r.ResponseEndMs)
+		}
+	}
+	return end
+}
+
+// loadMark is a moment of a load drawn across its waterfall.
+type loadMark struct {
+	name   string
+	ms     float64
+	color  color.Color
+	dashes []vg.Length
+}
+
+// loadMarks are the moments of t that it has, in the order a page reaches
+// them: DOMContentLoaded, first and largest contentful paint, and the
+// load event's end (the PLT).
+func loadMarks(t results.Trial) []loadMark {
+	all := []struct {
+		name   string
+		v      *float64
+		color  color.Color
+		dashes []vg.Length
+	}{
+		{"DCL", t.DCL, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, []vg.Length{vg.Points(2), vg.Points(2)}},
+		{"FCP", t.FCP, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, []vg.Length{vg.Points(6), vg.Points(2)}},
+		{"LCP", t.LCP, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, []vg.Length{vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}},
+		{"load (PLT)", t.PLT, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, []vg.Length{vg.Points(4), vg.Points(3)}},
+	}
+	var out []loadMark
+	for _, m := range all {
+		if m.v != nil && *m.v > 0 {
+			out = append(out, loadMark{name: m.name, ms: *m.v, color: m.color, dashes: m.dashes})
+		}
+	}
+	return out
+}
+
+// waterfallFigure draws one load's resources from its Resource Timing: a
+// bar from each resource's start to its response end, in start order.
+func waterfallFigure(resources []results.Resource, t results.Trial, name string, axisEnd float64) (Figure, error) {
+	if len(resources) == 0 {
+		return Figure{}, nil
+	}
+	rs := slices.Clone(resources)
+	slices.SortStableFunc(rs, func(a, b results.Resource) int { return cmp.Compare(a.StartMs, b.StartMs) })
+	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(rs)),
+		"ms from navigation start", "")
+	var names []string
+	marks := &tips{}
+	for i, r := range rs {
+		y := float64(len(rs) - 1 - i)
+		marks.add(r.StartMs, y-0.3, r.ResponseEndMs, y+0.3, fmt.Sprintf("%s: %s to %s ms", r.URL, num(r.StartMs, 1), num(r.ResponseEndMs, 1)), "")
+		bar, err := plotter.NewLine(plotter.XYs{{X: r.StartMs, Y: y}, {X: r.ResponseEndMs, Y: y}})
+		if err != nil {
+			return Figure{}, err
+		}
+		bar.Width = vg.Points(6)
+		bar.Color = compareColor
+		p.Add(bar)
+		names = append(names, shortURL(r.URL))
+	}
+	return finishWaterfall(p, names, t, name, "One load's Resource Timing: a bar from each resource's start to its last byte; the lines across mark DCL, FCP, LCP and the load event (PLT).", marks, axisEnd)
+}
+
+// legendRoom is how far a waterfall's time axis runs past its end, as a
+// share of it: room for the legend at the top right.
+const legendRoom = 0.25
+
+// finishWaterfall labels a waterfall's rows (top to bottom), draws the
+// load's marks across it, ends its time axis past axisEnd (ms) and
+// renders it.
+func finishWaterfall(p *plot.Plot, rows []string, t results.Trial, name, caption string, marks *tips, axisEnd float64) (Figure, error) {
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[len(rows)-1-i] = r
+	}
+	for _, m := range loadMarks(t) {
+		line, err := plotter.NewLine(plotter.XYs{{X: m.ms, Y: -0.5}, {X: m.ms, Y: float64(len(rows)) - 0.5}})
+		if err != nil {
+			return Figure{}, err
+		}
+		line.Color, line.Dashes = m.color, m.dashes
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s %s ms", m.name, num(m.ms, 0)), line)
+	}
+	p.Legend.Top = true
+	p.NominalY(names...)
+	p.Y.Tick.Label.Font.Size = 8
+	// The axis runs past the last request by legendRoom, where the
+	// legend stands clear of the rows.
+	p.X.Min, p.X.Max = 0, axisEnd*(1+legendRoom)
+	h := vg.Length(max(3, 0.17*float64(len(rows))+1.5)) * vg.Inch
+	// The figure's own title stays short enough for its width (a long
+	// network name cut it); the caption's title says it all.
+	title := p.Title.Text
+	p.Title.Text = fmt.Sprintf("Waterfall: %s, PLT %s ms (%d rows)", t.Protocol, num(valueOr(t.PLT), 1), len(rows))
+	f, err := render(name, title, caption, p, 9*vg.Inch, h, marks)
+	f.Trials = []string{t.ID}
+	return f, err
+}
+
+// shortURL is u without its scheme.
+func shortURL(u string) string {
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		return rest
+	}
+	return u
+}
+
+// harPhase is one phase of a request as a HAR times it, with its colour.
+type harPhase struct {
+	name  string
+	color color.Color
+	get   func(har.Timings) float64
+}
+
+// harPhases are the HAR timing phases in order, with their colours; over
+// QUIC, connect and TLS are one handshake (quicPhases).
+var harPhases = []harPhase{
+	{"blocked", color.RGBA{R: 0xbb, G: 0xbb, B: 0xbb, A: 0xff}, func(t har.Timings) float64 { return t.Blocked }},
+	{"dns", color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff}, func(t har.Timings) float64 { return t.DNS }},
+	{"connect (TCP)", color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff}, func(t har.Timings) float64 { return t.Connect - max(t.SSL, 0) }},
+	{"TLS", color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff}, func(t har.Timings) float64 { return t.SSL }},
+	{"send", color.RGBA{R: 0x66, G: 0xa6, B: 0x1e, A: 0xff}, func(t har.Timings) float64 { return t.Send }},
+	{"wait", color.RGBA{R: 0xe6, G: 0xab, B: 0x02, A: 0xff}, func(t har.Timings) float64 { return t.Wait }},
+	{"receive", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, func(t har.Timings) float64 { return t.Receive }},
+}
+
+// quicPhases are a QUIC request's phases: its connection's handshake (UDP
+// and TLS 1.3 in one) in a colour of its own.
+var quicPhases = []harPhase{
+	harPhases[0], harPhases[1],
+	{"QUIC handshake", color.RGBA{R: 0xe7, G: 0x29, B: 0x8a, A: 0xff}, func(t har.Timings) float64 { return t.Connect }},
+	harPhases[4], harPhases[5], harPhases[6],
+}
+
+// phasesOf are the phases of entry e: QUIC's for a response over HTTP/3.
+func phasesOf(e har.Entry) []harPhase {
+	v := strings.ToLower(e.Response.HTTPVersion)
+	if v == "h3" || strings.HasPrefix(v, "h3-") || strings.Contains(v, "http/3") {
+		return quicPhases
+	}
+	return harPhases
+}
+
+// harStart is where a HAR's times count from: its page's start, or its
+// first request's if that is earlier.
+func harStart(h *har.HAR) (start time.Time) {
+	start = h.Log.Entries[0].StartedDateTime
+	for _, e := range h.Log.Entries {
+		if e.StartedDateTime.Before(start) {
+			start = e.StartedDateTime
+		}
+	}
+	if len(h.Log.Pages) > 0 && h.Log.Pages[0].StartedDateTime.Before(start) {
+		start = h.Log.Pages[0].StartedDateTime
+	}
+	return start
+}
+
+// documentFirst orders a HAR's entries by start, the page's document
+// (the entry of the page's URL) first.
+func documentFirst(h *har.HAR) []har.Entry {
+	entries := slices.Clone(h.Log.Entries)
+	slices.SortStableFunc(entries, func(a, b har.Entry) int { return a.StartedDateTime.Compare(b.StartedDateTime) })
+	if len(h.Log.Pages) == 0 {
+		return entries
+	}
+	if i := slices.IndexFunc(entries, func(e har.Entry) bool { return e.Request.URL == h.Log.Pages[0].Title }); i > 0 {
+		doc := entries[i]
+		copy(entries[1:i+1], entries[:i])
+		entries[0] = doc
+	}
+	return entries
+}
+
+// connectionNumbers numbers the connections of entries in the order they
+// are first used, from 1 (as WebPageTest's connection view): h1's six, h2's
+// and h3's one each. An entry without a connection ID gets 0.
+func connectionNumbers(entries []har.Entry) []int {
+	seen := map[string]int{}
+	out := make([]int, len(entries))
+	for i, e := range entries {
+		if e.Connection == "" || e.Connection == "0" {
+			continue
+		}
+		if _, ok := seen[e.Connection]; !ok {
+			seen[e.Connection] = len(seen) + 1
+		}
+		out[i] = seen[e.Connection]
+	}
+	return out
+}
+
+// harWaterfall draws one load from its HAR: a row per request from its
+// start, the document first, split into its phases (blocked, DNS, TCP
+// connect and TLS or QUIC's handshake, send, wait, receive), each row
+// labelled with the connection it used (c1, c2, … in order of first use).
+func harWaterfall(h *har.HAR, t results.Trial, name string, axisEnd float64) (Figure, error) {
+	entries := documentFirst(h)
+	start := harStart(h)
+	conns := connectionNumbers(entries)
+	p := newPlot(fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests over %d connections)",
+		t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(entries), slices.Max(append(conns, 0))), "ms from navigation start", "")
+	var rows []string
+	legend := map[string]bool{}
+	marks := &tips{}
+	for i, e := range entries {
+		y := float64(len(entries) - 1 - i)
+		x := float64(e.StartedDateTime.Sub(start)) / 1e6
+		marks.add(x, y-0.3, x+max(e.Time, 0), y+0.3, harTip(e, x, conns[i]), "")
+		for _, ph := range phasesOf(e) {
+			d := ph.get(e.Timings)
+			if d <= 0 {
+				continue
+			}
+			seg, err := plotter.NewLine(plotter.XYs{{X: x, Y: y}, {X: x + d, Y: y}})
+			if err != nil {
+				return Figure{}, err
+			}
+			seg.Width, seg.Color = vg.Points(6), ph.color
+			p.Add(seg)
+			if !legend[ph.name] {
+				legend[ph.name] = true
+				p.Legend.Add(ph.name, swatch{ph.color})
+			}
+			x += d
+		}
+		rows = append(rows, connectionLabel(conns[i])+shortURL(e.Request.URL))
+	}
+	return finishWaterfall(p, rows, t, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one); the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis.", marks, axisEnd)
+}
+
+// connectionLabel prefixes a row with its connection's number ("c3 ").
+func connectionLabel(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("c%d ", n)
+}
+
+// harTip tells one request of a HAR waterfall: its URL, status, protocol,
+// connection, start and each phase that took time.
+func harTip(e har.Entry, startMs float64, conn int) string {
+	text := fmt.Sprintf("%s (%d, %s", e.Request.URL, e.Response.Status, e.Response.HTTPVersion)
+	if conn > 0 {
+		text += fmt.Sprintf(", connection c%d", conn)
+	}
+	text += fmt.Sprintf("): starts at %s ms", num(startMs, 1))
+	for _, ph := range phasesOf(e) {
+		if d := ph.get(e.Timings); d > 0 {
+			text += fmt.Sprintf(", %s %s", ph.name, num(d, 1))
+		}
+	}
+	return text + " ms"
+}

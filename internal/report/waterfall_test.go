@@ -1,0 +1,88 @@
+package report
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+// waterfallHAR is a load of a page over three connections: a request
+// that starts before the document, the document and an image over one
+// HTTP/1.1 connection, an image over a second, and one over HTTP/3 whose
+// handshake the HAR gives as its connect time.
+func waterfallHAR(start time.Time) *har.HAR {
+	h := har.New("test", "")
+	h.Log.Pages = append(h.Log.Pages, har.Page{StartedDateTime: start, ID: "page_1", Title: "https://a.test/"})
+	add := func(url, version, conn string, atMs int, tm har.Timings) {
+		h.Log.Entries = append(h.Log.Entries, har.Entry{StartedDateTime: start.Add(time.Duration(atMs) * time.Millisecond), Timings: tm, Time: tm.Total(),
+			Connection: conn, Request: har.Request{URL: url}, Response: har.Response{Status: 200, HTTPVersion: version}})
+	}
+	plain := har.Timings{Blocked: 1, DNS: -1, Connect: -1, SSL: -1, Send: 0.2, Wait: 40, Receive: 10}
+	add("https://a.test/early.js", "http/1.1", "12", 0, plain)
+	add("https://a.test/", "http/1.1", "11", 5, har.Timings{Blocked: 1, DNS: 2, Connect: 60, SSL: 30, Send: 0.2, Wait: 40, Receive: 10})
+	add("https://a.test/1.png", "http/1.1", "11", 120, plain)
+	add("https://b.test/2.png", "h3", "40", 130, har.Timings{Blocked: 1, DNS: -1, Connect: 50, SSL: -1, Send: 0.2, Wait: 40, Receive: 10})
+	return h
+}
+
+// TestTheWaterfallReadsLikeWebPageTests: the document's row comes first,
+// each row names its connection in order of first use, QUIC's handshake
+// has its own phase, and the load's DCL, FCP, LCP and load event are
+// drawn across it.
+func TestTheWaterfallReadsLikeWebPageTests(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	h := waterfallHAR(start)
+	entries := documentFirst(h)
+	var urls []string
+	for _, e := range entries {
+		urls = append(urls, e.Request.URL)
+	}
+	if want := []string{"https://a.test/", "https://a.test/early.js", "https://a.test/1.png", "https://b.test/2.png"}; !slices.Equal(urls, want) {
+		t.Errorf("rows %v, want the document first, then by start: %v", urls, want)
+	}
+	if got := connectionNumbers(entries); !slices.Equal(got, []int{1, 2, 1, 3}) {
+		t.Errorf("connections %v, want c1 for the document's, c2, c1, c3", got)
+	}
+	if phasesOf(entries[3])[2].name != "QUIC handshake" || phasesOf(entries[0])[2].name != "connect (TCP)" {
+		t.Error("an HTTP/3 request's handshake is not QUIC's phase, or an HTTP/1.1 one's is")
+	}
+	tr := results.Trial{ID: "c-r1", Levels: results.Levels{Protocol: "h2", Network: "n", Page: "p"}}
+	tr.DCL, tr.FCP, tr.LCP, tr.PLT = results.F(180), results.F(200), results.F(230), results.F(260)
+	f, err := harWaterfall(h, tr, "waterfall", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.Title, "4 requests over 3 connections") {
+		t.Errorf("title %q", f.Title)
+	}
+	for _, want := range []string{"QUIC handshake", "TLS", "connect (TCP)", "DCL 180 ms", "FCP 200 ms", "LCP 230 ms", "load (PLT) 260 ms", "c3 b.test/2.png", "connection c2"} {
+		if !bytes.Contains(f.SVG, []byte(want)) {
+			t.Errorf("the waterfall lacks %q", want)
+		}
+	}
+}
+
+// TestAProtocolsWaterfallsShareTheirTimeAxis: the waterfalls of a
+// setting's protocols end their axes at the latest end of any of them,
+// requests or marks.
+func TestAProtocolsWaterfallsShareTheirTimeAxis(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	fast, slow := results.Trial{ID: "fast"}, results.Trial{ID: "slow"}
+	fast.PLT, slow.PLT = results.F(300), results.F(900)
+	ws := []Waterfall{
+		{Trial: fast, HAR: waterfallHAR(start)},
+		{Trial: slow, Resources: []results.Resource{{URL: "https://a.test/", StartMs: 0, ResponseEndMs: 1200}}},
+	}
+	if end := waterfallsEnd(ws); end != 1200 {
+		t.Errorf("shared axis ends at %v ms, want the slow load's last response, 1200", end)
+	}
+	ws[1].Resources[0].ResponseEndMs = 100
+	if end := waterfallsEnd(ws); end != 900 {
+		t.Errorf("shared axis ends at %v ms, want the slow load's PLT, 900", end)
+	}
+}
