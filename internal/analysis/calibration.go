@@ -8,17 +8,24 @@ import (
 	"github.com/quicbench/quicbench/internal/results"
 )
 
-// Calibration is one network's netcheck as the run stored it: the checks
-// that failed (configured against measured), and how many passed or were
-// measured for information only.
+// Calibration is one network's netcheck as the run stored it. A run
+// measures a network whose first netcheck failed once more and stores the
+// second, so a stored netcheck that failed failed twice.
 type Calibration struct {
-	Network      string
-	Failed       []CheckLine
-	Passed, Info int
+	Network string
 	// Lines are every check, in the netcheck's order.
 	Lines []CheckLine
-	// Retried says the first netcheck failed and this is the second.
-	Retried bool
+}
+
+// Failed returns the checks that failed (configured against measured).
+func (c Calibration) Failed() []CheckLine {
+	var out []CheckLine
+	for _, l := range c.Lines {
+		if l.Result == "FAIL" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // CheckLine is one netcheck line.
@@ -35,13 +42,9 @@ func Calibrations(store *results.Store) ([]Calibration, error) {
 	if err != nil {
 		return nil, err
 	}
-	facts, err := store.Facts()
-	if err != nil {
-		return nil, err
-	}
 	var out []Calibration
 	for name, text := range reports {
-		c, err := CalibrationOf(name, text, facts["netcheck failed first: "+name] != "")
+		c, err := CalibrationOf(name, text)
 		if err != nil {
 			return nil, err
 		}
@@ -57,25 +60,13 @@ func Calibrations(store *results.Store) ([]Calibration, error) {
 }
 
 // CalibrationOf reads the netcheck of network as the run stored it (text,
-// its JSON); retried says that the first one failed and this is the
-// second.
-func CalibrationOf(network, text string, retried bool) (Calibration, error) {
+// its JSON).
+func CalibrationOf(network, text string) (Calibration, error) {
 	var r struct{ Lines []CheckLine }
 	if err := json.Unmarshal([]byte(text), &r); err != nil {
 		return Calibration{}, fmt.Errorf("netcheck of %s in the results: %v", network, err)
 	}
-	c := Calibration{Network: network, Retried: retried, Lines: r.Lines}
-	for _, l := range r.Lines {
-		switch l.Result {
-		case "FAIL":
-			c.Failed = append(c.Failed, l)
-		case "pass":
-			c.Passed++
-		default:
-			c.Info++
-		}
-	}
-	return c, nil
+	return Calibration{Network: network, Lines: r.Lines}, nil
 }
 
 // EmulatorLatency is one testbed's calibration of the emulator.

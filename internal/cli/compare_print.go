@@ -57,14 +57,19 @@ func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
 		if err := json.Unmarshal([]byte(text), r.Netcheck); err != nil {
 			return nil, fmt.Errorf("netcheck: %w", err)
 		}
-		cal, err := analysis.CalibrationOf(name, text, false)
-		if err != nil {
-			return nil, err
-		}
-		cals = append(cals, cal)
+		cals = append(cals, calibrationOf(name, r.Netcheck))
 	}
 	r.summarize(trials, conns, cals)
 	return r, nil
+}
+
+// calibrationOf is network's netcheck as the analysis reads it.
+func calibrationOf(network string, r *netcheck.Report) analysis.Calibration {
+	c := analysis.Calibration{Network: network}
+	for _, l := range r.Lines {
+		c.Lines = append(c.Lines, analysis.CheckLine{Check: l.Check, Configured: l.Configured, Measured: l.Measured, Result: string(l.Result)})
+	}
+	return c
 }
 
 // summarize reads the run's numbers and its answer from its trials, the

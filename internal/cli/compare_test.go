@@ -18,6 +18,7 @@ import (
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/firefox"
+	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
@@ -226,8 +227,9 @@ func TestSummaryGolden(t *testing.T) {
 			TCPWmem: "4096 16384 33554432", Pacing: true}}}
 	// The network's netcheck failed twice on goodput: the answer says so,
 	// beside the failed h1 load.
-	cals := []analysis.Calibration{{Network: "demo", Passed: 5, Failed: []analysis.CheckLine{
-		{Check: "goodput down", Configured: "10.000 Mbit/s", Measured: "8.612 Mbit/s", Result: "FAIL"}}}}
+	cals := []analysis.Calibration{calibrationOf("demo", &netcheck.Report{Lines: []netcheck.Line{
+		{Check: "rtt", Configured: "40 ms", Measured: "40.2 ms", Result: netcheck.Pass},
+		{Check: "goodput down", Configured: "10.000 Mbit/s", Measured: "8.612 Mbit/s", Result: netcheck.Fail}}})}
 	r.summarize(trials, conns, cals)
 	if answer := strings.Join(r.Answer, " "); !strings.Contains(answer, "1 of its 9 loads failed (h1 1)") || !strings.Contains(answer, "goodput down configured 10.000 Mbit/s, measured 8.612 Mbit/s") {
 		t.Errorf("the answer does not state the failed load and the network's netcheck: %q", answer)

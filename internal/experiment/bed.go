@@ -173,7 +173,7 @@ func (r *runner) netcheck(ctx context.Context, bed *bed, setup *plan.Setup) erro
 	if !report.Passed() {
 		// A failed calibration: kept, and measured once more.
 		first, _ := json.Marshal(report)
-		if err := r.store.SetMeta("netcheck failed first: "+nw.Name, string(first)); err != nil {
+		if err := r.store.SetMeta(results.FirstNetcheckFact+nw.Name, string(first)); err != nil {
 			return err
 		}
 		if report, err = check(); err != nil {

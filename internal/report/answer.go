@@ -112,11 +112,11 @@ func failedWords(a *analysis.Analysis, c analysis.Comparison) string {
 // as it was, not as configured.
 func networkWords(a *analysis.Analysis, s analysis.Setting) string {
 	for _, cal := range a.Calibration {
-		if cal.Network != s.Network() || len(cal.Failed) == 0 {
+		if cal.Network != s.Network() || len(cal.Failed()) == 0 {
 			continue
 		}
 		var checks []string
-		for _, l := range cal.Failed {
+		for _, l := range cal.Failed() {
 			checks = append(checks, fmt.Sprintf("%s configured %s, measured %s", l.Check, l.Configured, l.Measured))
 		}
 		return fmt.Sprintf("Its network was not what was configured (netcheck failed, also when measured again: %s): the comparison is of the network as measured.", strings.Join(checks, "; "))

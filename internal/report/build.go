@@ -195,20 +195,16 @@ func untilRule(store *results.Store, trials []results.Trial, replay *analysis.Re
 	return &analysis.UntilRule{Seq: seq, Seed: r.Seed, Baseline: r.Baseline, Compare: r.Compare, CIRatio: r.CIRatio}, nil
 }
 
-// firstNetcheckFact prefixes the fact that keeps a network's first
-// netcheck when it failed and was measured again (JSON).
-const firstNetcheckFact = "netcheck failed first: "
-
 // takeFirstNetchecks takes the failed first netchecks out of facts, as
 // tables, by network.
 func takeFirstNetchecks(facts map[string]string) ([]analysis.Calibration, error) {
 	var out []analysis.Calibration
 	for _, key := range slices.Sorted(maps.Keys(facts)) {
-		network, ok := strings.CutPrefix(key, firstNetcheckFact)
+		network, ok := strings.CutPrefix(key, results.FirstNetcheckFact)
 		if !ok {
 			continue
 		}
-		c, err := analysis.CalibrationOf(network, facts[key], false)
+		c, err := analysis.CalibrationOf(network, facts[key])
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ func writeCalibration(w io.Writer, cals []analysis.Calibration) {
 	}
 	var off []analysis.Calibration
 	for _, c := range cals {
-		if len(c.Failed) > 0 {
+		if len(c.Failed()) > 0 {
 			off = append(off, c)
 		}
 	}
@@ -26,7 +26,7 @@ func writeCalibration(w io.Writer, cals []analysis.Calibration) {
 	}
 	fmt.Fprintf(w, "\nCalibration: %d of %d networks were not what was configured (netcheck failed, also when measured again):\n", len(off), len(cals))
 	for _, c := range off {
-		for _, l := range c.Failed {
+		for _, l := range c.Failed() {
 			fmt.Fprintf(w, "  %s: %s: configured %s, measured %s\n", c.Network, l.Check, l.Configured, l.Measured)
 		}
 	}

@@ -162,6 +162,11 @@ func each[T any](s *Store, tb *table, query string, queryArgs []any, fn func(T) 
 	return s.explainErr("read "+tb.name, rows.Err())
 }
 
+// FirstNetcheckFact prefixes, with the network's name after it, the fact
+// that keeps a network's first netcheck (JSON) when it failed and the
+// network was measured again.
+const FirstNetcheckFact = "netcheck failed first: "
+
 // Facts returns the run's facts (the meta table) without the spec's text.
 func (s *Store) Facts() (map[string]string, error) {
 	return s.pairs("read meta", `SELECT key, value FROM meta WHERE key != 'spec'`)
