@@ -73,7 +73,11 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 		if err != nil {
 			return nil, err
 		}
-		waterfalls = append(waterfalls, Waterfall{Trial: *t, Resources: res, HAR: harOf(dir, t)})
+		conns, err := store.ConnectionsOf(t.ID)
+		if err != nil {
+			return nil, err
+		}
+		waterfalls = append(waterfalls, Waterfall{Trial: *t, Resources: res, HAR: harOf(dir, t), Connections: conns})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

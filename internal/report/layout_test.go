@@ -14,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -58,6 +59,29 @@ func layoutWaterfall(t results.Trial) Waterfall {
 	return Waterfall{Trial: t, Resources: rs}
 }
 
+// layoutHARWaterfall is a load with a HAR of long URLs over HTTP/1.1's six
+// connections, which the server saw resumed, the document's first.
+func layoutHARWaterfall(t results.Trial) Waterfall {
+	start := time.Unix(1_800_000_000, 0)
+	h := har.New("layout", "")
+	doc := "https://static.a-long-recorded-site-name.example.org/"
+	h.Log.Pages = append(h.Log.Pages, har.Page{StartedDateTime: start, ID: "page_1", Title: doc})
+	var conns []results.Connection
+	for i := range 18 {
+		url, tm := fmt.Sprintf("%sassets/js/vendor/bundle-%d.min.js?v=20261124", doc, i), har.Timings{Blocked: 2, DNS: -1, Connect: -1, SSL: -1, Send: 0.3, Wait: 60, Receive: 25}
+		if i == 0 {
+			url = doc
+		}
+		if i < 6 {
+			tm.DNS, tm.Connect, tm.SSL = 3, 80, 40
+			conns = append(conns, results.Connection{ServerName: "static.a-long-recorded-site-name.example.org", Handshake: "resumed", Requests: 3, OpenedAt: start.Add(time.Duration(i) * time.Millisecond)})
+		}
+		h.Log.Entries = append(h.Log.Entries, har.Entry{StartedDateTime: start.Add(time.Duration(40*i) * time.Millisecond), Timings: tm, Time: tm.Total(),
+			Connection: fmt.Sprint(100 + i%6), Request: har.Request{URL: url}, Response: har.Response{Status: 200, HTTPVersion: "http/1.1"}})
+	}
+	return Waterfall{Trial: t, HAR: h, Connections: conns}
+}
+
 // TestLayoutHoldsAtOneFourAndFortySettings writes the reports of runs of
 // 1, 4 and 40 settings with long names and checks in headless Chromium
 // that no text leaves its figure, no two labels of a figure overlap, and
@@ -72,7 +96,8 @@ func TestLayoutHoldsAtOneFourAndFortySettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		figs, err := Figures(a, []Waterfall{layoutWaterfall(trials[len(trials)-1])})
+		last := trials[len(trials)-1]
+		figs, err := Figures(a, []Waterfall{layoutWaterfall(last), layoutHARWaterfall(last)})
 		if err != nil {
 			t.Fatal(err)
 		}

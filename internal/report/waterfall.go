@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -17,12 +19,14 @@ import (
 )
 
 // Waterfall is one load to draw as a waterfall: its trial, its Resource
-// Timing, and its HAR when the run kept one (nil otherwise), whose phases
-// the waterfall then shows.
+// Timing, its HAR when the run kept one (nil otherwise), whose phases the
+// waterfall then shows, and the connections the servers saw, whose
+// resumed and 0-RTT handshakes the HAR's rows then mark.
 type Waterfall struct {
-	Trial     results.Trial
-	Resources []results.Resource
-	HAR       *har.HAR
+	Trial       results.Trial
+	Resources   []results.Resource
+	HAR         *har.HAR
+	Connections []results.Connection
 }
 
 // waterfallOf draws w from its HAR when it has entries, else from its
@@ -33,7 +37,7 @@ func waterfallOf(w Waterfall, name string, axisEnd float64) (Figure, error) {
 		axisEnd = waterfallsEnd([]Waterfall{w})
 	}
 	if w.HAR != nil && len(w.HAR.Log.Entries) > 0 {
-		return harWaterfall(w.HAR, w.Trial, name, axisEnd)
+		return harWaterfall(w.HAR, w.Trial, w.Connections, name, axisEnd)
 	}
 	return waterfallFigure(w.Resources, w.Trial, name, axisEnd)
 }
@@ -253,20 +257,24 @@ func connectionNumbers(entries []har.Entry) []int {
 // harWaterfall draws one load from its HAR: a row per request from its
 // start, the document first, split into its phases (blocked, DNS, TCP
 // connect and TLS or QUIC's handshake, send, wait, receive), each row
-// labelled with the connection it used (c1, c2, … in order of first use).
-func harWaterfall(h *har.HAR, t results.Trial, name string, axisEnd float64) (Figure, error) {
+// labelled with the connection it used (c1, c2, … in order of first use)
+// and that connection's handshake when the server saw it resume or
+// accept 0-RTT data.
+func harWaterfall(h *har.HAR, t results.Trial, server []results.Connection, name string, axisEnd float64) (Figure, error) {
 	entries := documentFirst(h)
 	start := harStart(h)
 	conns := connectionNumbers(entries)
+	marks := handshakeMarks(entries, conns, server)
 	p := newPlot(fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests over %d connections)",
 		t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(entries), slices.Max(append(conns, 0))), "ms from navigation start", "")
 	var rows []string
 	legend := map[string]bool{}
-	marks := &tips{}
+	tipped := &tips{}
 	for i, e := range entries {
 		y := float64(len(entries) - 1 - i)
 		x := float64(e.StartedDateTime.Sub(start)) / 1e6
-		marks.add(x, y-0.3, x+max(e.Time, 0), y+0.3, harTip(e, x, conns[i]), "")
+		label := connectionLabel(conns[i], marks[conns[i]])
+		tipped.add(x, y-0.3, x+max(e.Time, 0), y+0.3, harTip(e, x, label), "")
 		for _, ph := range phasesOf(e) {
 			d := ph.get(e.Timings)
 			if d <= 0 {
@@ -284,25 +292,89 @@ func harWaterfall(h *har.HAR, t results.Trial, name string, axisEnd float64) (Fi
 			}
 			x += d
 		}
-		rows = append(rows, connectionLabel(conns[i])+shortURL(e.Request.URL))
+		rows = append(rows, label+shortURL(e.Request.URL))
 	}
-	return finishWaterfall(p, rows, t, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one); the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis.", marks, axisEnd)
+	return finishWaterfall(p, rows, t, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one), marked resumed or 0-RTT when the server saw its TLS session resumed, or its early data accepted; the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis.", tipped, axisEnd)
 }
 
-// connectionLabel prefixes a row with its connection's number ("c3 ").
-func connectionLabel(n int) string {
+// connectionLabel prefixes a row with its connection's number and its
+// handshake's mark ("c3 ", "c1 0-RTT ").
+func connectionLabel(n int, mark string) string {
 	if n == 0 {
 		return ""
+	}
+	if mark != "" {
+		return fmt.Sprintf("c%d %s ", n, mark)
 	}
 	return fmt.Sprintf("c%d ", n)
 }
 
+// handshakeMarks marks the numbered connections of entries (numbers, from
+// connectionNumbers) that the server saw resume a TLS session ("resumed")
+// or accept 0-RTT data ("0-RTT"); a full handshake has no mark. The
+// browser's connection IDs are not the server's, so each host's
+// connections are matched in order: the browser's k-th connection to a
+// host by first use is the k-th the server opened for that name with a
+// request on it. Where the counts differ, a host's connections are marked
+// only when the server saw all of them alike.
+func handshakeMarks(entries []har.Entry, numbers []int, server []results.Connection) map[int]string {
+	byHost := map[string][]int{} // a host's connection numbers, in order of first use
+	for i, e := range entries {
+		if n := numbers[i]; n > 0 && !slices.Contains(byHost[serverName(e.Request.URL)], n) {
+			host := serverName(e.Request.URL)
+			byHost[host] = append(byHost[host], n)
+		}
+	}
+	kinds := map[string][]results.Connection{}
+	for _, c := range server {
+		if c.Requests > 0 {
+			kinds[c.ServerName] = append(kinds[c.ServerName], c)
+		}
+	}
+	marks := map[int]string{}
+	for host, ns := range byHost {
+		seen := kinds[host]
+		slices.SortStableFunc(seen, func(a, b results.Connection) int { return a.OpenedAt.Compare(b.OpenedAt) })
+		for k, n := range ns {
+			switch {
+			case len(seen) == len(ns):
+				marks[n] = handshakeMark(seen[k].Handshake)
+			case len(seen) > 0 && !slices.ContainsFunc(seen, func(c results.Connection) bool { return c.Handshake != seen[0].Handshake }):
+				marks[n] = handshakeMark(seen[0].Handshake)
+			}
+		}
+	}
+	return marks
+}
+
+// handshakeMark is the waterfall's mark of a server's handshake kind.
+func handshakeMark(kind string) string {
+	switch kind {
+	case results.HandshakeResumed:
+		return "resumed"
+	case results.Handshake0RTT:
+		return "0-RTT"
+	}
+	return ""
+}
+
+// serverName is the name a client sends in TLS's SNI for url: its host,
+// or nothing for an IP address (or a URL that does not parse).
+func serverName(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || net.ParseIP(u.Hostname()) != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
 // harTip tells one request of a HAR waterfall: its URL, status, protocol,
-// connection, start and each phase that took time.
-func harTip(e har.Entry, startMs float64, conn int) string {
+// connection (its label, as connectionLabel makes it), start and each
+// phase that took time.
+func harTip(e har.Entry, startMs float64, conn string) string {
 	text := fmt.Sprintf("%s (%d, %s", e.Request.URL, e.Response.Status, e.Response.HTTPVersion)
-	if conn > 0 {
-		text += fmt.Sprintf(", connection c%d", conn)
+	if conn != "" {
+		text += ", connection " + strings.TrimSpace(conn)
 	}
 	text += fmt.Sprintf("): starts at %s ms", num(startMs, 1))
 	for _, ph := range phasesOf(e) {

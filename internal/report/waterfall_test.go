@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ func TestTheWaterfallReadsLikeWebPageTests(t *testing.T) {
 	}
 	tr := results.Trial{ID: "c-r1", Levels: results.Levels{Protocol: "h2", Network: "n", Page: "p"}}
 	tr.DCL, tr.FCP, tr.LCP, tr.PLT = results.F(180), results.F(200), results.F(230), results.F(260)
-	f, err := harWaterfall(h, tr, "waterfall", 0)
+	f, err := harWaterfall(h, tr, nil, "waterfall", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +63,46 @@ func TestTheWaterfallReadsLikeWebPageTests(t *testing.T) {
 	}
 	for _, want := range []string{"QUIC handshake", "TLS", "connect (TCP)", "DCL 180 ms", "FCP 200 ms", "LCP 230 ms", "load (PLT) 260 ms", "c3 b.test/2.png", "connection c2"} {
 		if !bytes.Contains(f.SVG, []byte(want)) {
+			t.Errorf("the waterfall lacks %q", want)
+		}
+	}
+}
+
+// TestTheWaterfallMarksResumedAnd0RTTConnections: the server's
+// handshakes mark the browser's connections host by host, in order;
+// a host whose connections the counts cannot pair is marked only when the
+// server saw all of them alike, and a full handshake is not marked.
+func TestTheWaterfallMarksResumedAnd0RTTConnections(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	h := waterfallHAR(start)
+	entries := documentFirst(h)
+	numbers := connectionNumbers(entries) // a.test: c1, c2; b.test: c3
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	server := []results.Connection{
+		{ServerName: "a.test", Handshake: "resumed", Requests: 1, OpenedAt: at(2)},
+		{ServerName: "a.test", Handshake: "full", Requests: 2, OpenedAt: at(1)},
+		{ServerName: "a.test", Handshake: "0rtt", Requests: 0, OpenedAt: at(3)}, // a preconnect never used
+		{ServerName: "b.test", Handshake: "0rtt", Requests: 1, OpenedAt: at(100)},
+	}
+	if got := handshakeMarks(entries, numbers, server); !maps.Equal(got, map[int]string{1: "", 2: "resumed", 3: "0-RTT"}) {
+		t.Errorf("marks %v, want c1 full (unmarked), c2 resumed, c3 0-RTT", got)
+	}
+	server[1].Handshake = "resumed"
+	server = append(server, results.Connection{ServerName: "a.test", Handshake: "resumed", Requests: 1, OpenedAt: at(4)})
+	if got := handshakeMarks(entries, numbers, server); got[1] != "resumed" || got[2] != "resumed" {
+		t.Errorf("marks %v: three of the server's a.test connections for two of the browser's, all resumed, should mark both", got)
+	}
+	server[0].Handshake = "full"
+	if got := handshakeMarks(entries, numbers, server); got[1] != "" || got[2] != "" || got[3] != "0-RTT" {
+		t.Errorf("marks %v: a.test's connections cannot be paired and differ, so none should be marked", got)
+	}
+	tr := results.Trial{ID: "c-r2", Levels: results.Levels{Protocol: "h3", Network: "n", Page: "p"}}
+	f, err := harWaterfall(h, tr, server, "waterfall", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"c3 0-RTT b.test/2.png", "connection c3 0-RTT", "resumed or 0-RTT"} {
+		if !bytes.Contains(f.SVG, []byte(want)) && !strings.Contains(f.Caption, want) {
 			t.Errorf("the waterfall lacks %q", want)
 		}
 	}

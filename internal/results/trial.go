@@ -371,7 +371,7 @@ type Connection struct {
 	ALPN       string `parquet:"alpn"`
 	ServerName string `parquet:"server_name"`
 	Remote     string `parquet:"remote"`
-	// Handshake is "full", "resumed", "0rtt", "incomplete" or "unknown".
+	// Handshake is how its TLS handshake went: HandshakeFull, …
 	Handshake string    `parquet:"handshake"`
 	Requests  int64     `parquet:"requests"`
 	OpenedAt  time.Time `parquet:"opened_at,timestamp(microsecond)"`
@@ -385,6 +385,16 @@ type Connection struct {
 	// Retransmits counts TCP segments retransmitted or QUIC packets lost.
 	Retransmits int64 `parquet:"retransmits"`
 }
+
+// Handshake kinds of a connection (Connection.Handshake), as its server
+// saw them.
+const (
+	HandshakeFull       = "full"       // a full TLS 1.3 handshake
+	HandshakeResumed    = "resumed"    // resumed from a session ticket (PSK), no early data
+	Handshake0RTT       = "0rtt"       // resumed, and the client's 0-RTT data was accepted
+	HandshakeIncomplete = "incomplete" // the handshake had not completed
+	HandshakeUnknown    = "unknown"    // a connection of an external server that served no request yet
+)
 
 // MarshalJSON writes the connection with its columns' names, in order.
 func (c Connection) MarshalJSON() ([]byte, error) {

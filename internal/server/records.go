@@ -1,6 +1,10 @@
 package server
 
-import "time"
+import (
+	"time"
+
+	"github.com/quicbench/quicbench/internal/results"
+)
 
 // Counts is the number of requests served per protocol.
 type Counts struct {
@@ -31,13 +35,14 @@ func (c Counts) Of(proto string) int64 {
 // Total is the number of requests over all protocols.
 func (c Counts) Total() int64 { return c.H1 + c.H2 + c.H3 }
 
-// Handshake kinds of a connection, as the server saw them.
+// Handshake kinds of a connection, as the server saw them: the values of
+// the results' handshake column (results.HandshakeFull, …).
 const (
-	HandshakeFull       = "full"       // a full TLS 1.3 handshake
-	HandshakeResumed    = "resumed"    // resumed from a session ticket (PSK), no early data
-	Handshake0RTT       = "0rtt"       // resumed, and the client's 0-RTT data was accepted
-	HandshakeIncomplete = "incomplete" // the handshake had not completed
-	HandshakeUnknown    = "unknown"    // a connection of an external server that served no request yet
+	HandshakeFull       = results.HandshakeFull
+	HandshakeResumed    = results.HandshakeResumed
+	Handshake0RTT       = results.Handshake0RTT
+	HandshakeIncomplete = results.HandshakeIncomplete
+	HandshakeUnknown    = results.HandshakeUnknown
 )
 
 // ConnRecord is one client connection as the server saw it. Transport
