@@ -58,7 +58,7 @@ type compareFlags struct {
 	timeout, waitLock                                       *time.Duration
 	until                                                   *float64
 	jsonOut, verbose, capture, qlog, check, visual, pairing *bool
-	netLog                                                  *bool
+	netLog, har                                             *bool
 	deterministic                                           *optionalBool
 	maxUnmatched, viewport                                  *string
 }
@@ -114,6 +114,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		verbose:       fs.Bool("verbose", false, "log what the run does to stderr"),
 		capture:       fs.Bool("pcap", false, "record each load's client-side packets to artifacts/<trial>-a<attempt>.pcap in the run directory (Wireshark reads them); adds a copy per packet"),
 		netLog:        fs.Bool("netlog", false, "keep the browser's own network log of each load in artifacts/<trial>-a<attempt>-netlog/: Chromium's NetLog (netlog-viewer reads it) or Firefox's HTTP log; the logging costs CPU during the load, and needs --browser fresh"),
+		har:           fs.Bool("har", false, "keep each load's HAR in artifacts/<trial>-a<attempt>.har in the run directory: the report's waterfalls then show each request's phases (DNS, connect, TLS or QUIC's handshake, wait, receive) and its connection; the browser's network events cost a little CPU during the load"),
 		qlog:          fs.Bool("qlog", false, "record the server's qlog of each h3 load to artifacts/<trial>-a<attempt>-qlog/ in the run directory (qvis reads them)"),
 		visit:         fs.String("visit", def(factor.IDVisit), "`kind` of visit measured: "+factor.Visits().Usage()),
 		cache:         fs.String("cache", def(factor.IDCache), "`on` or off: "+factor.Caches().Usage()),
@@ -173,7 +174,7 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 		return nil, err
 	}
 	s := &spec.Spec{Name: "compare", Seed: *f.seed, Repetitions: *f.runs, Retries: *f.retries, Timeout: *f.timeout,
-		Netcheck: *f.check, Deterministic: f.deterministic.value, Pairing: *f.pairing, Artifacts: spec.Artifacts{Pcap: *f.capture, Qlog: *f.qlog, NetLog: *f.netLog},
+		Netcheck: *f.check, Deterministic: f.deterministic.value, Pairing: *f.pairing, Artifacts: spec.Artifacts{Pcap: *f.capture, Qlog: *f.qlog, NetLog: *f.netLog, HAR: *f.har},
 		Networks: []*netconf.Network{net}, Levels: map[factor.ID][]string{}}
 	if err := f.levels(s); err != nil {
 		return nil, err

@@ -177,6 +177,20 @@ factors:
 	}
 }
 
+// TestCompareKeepsWhatItIsAskedTo: --har, --pcap, --qlog and --netlog
+// reach the spec's artifacts, each alone.
+func TestCompareKeepsWhatItIsAskedTo(t *testing.T) {
+	for flag, want := range map[string]spec.Artifacts{"--har": {HAR: true}, "--pcap": {Pcap: true}, "--qlog": {Qlog: true}, "--netlog": {NetLog: true}} {
+		o, err := parseCompare([]string{flag}, time.Now(), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.spec.Artifacts != want {
+			t.Errorf("%s: artifacts %+v, want %+v", flag, o.spec.Artifacts, want)
+		}
+	}
+}
+
 func TestOddRTTSplitsExactly(t *testing.T) {
 	o, err := parseCompare([]string{"--rtt", "101ms", "--queue", "64KB", "--down", "0"}, time.Now(), io.Discard)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"maps"
 	"net"
 	"net/url"
 	"slices"
@@ -264,9 +265,17 @@ func harWaterfall(h *har.HAR, t results.Trial, server []results.Connection, name
 	entries := documentFirst(h)
 	start := harStart(h)
 	conns := connectionNumbers(entries)
-	marks := handshakeMarks(entries, conns, server)
-	p := newPlot(fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests over %d connections)",
-		t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(entries), slices.Max(append(conns, 0))), "ms from navigation start", "")
+	marks, mixed := handshakeMarks(entries, conns, server)
+	connections := "connections"
+	if slices.Max(append(conns, 0)) == 1 {
+		connections = "connection"
+	}
+	title := fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests over %d %s",
+		t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(entries), slices.Max(append(conns, 0)), connections)
+	if len(mixed) > 0 {
+		title += "; the server saw " + strings.Join(mixed, ", ")
+	}
+	p := newPlot(title+")", "ms from navigation start", "")
 	var rows []string
 	legend := map[string]bool{}
 	tipped := &tips{}
@@ -294,7 +303,7 @@ func harWaterfall(h *har.HAR, t results.Trial, server []results.Connection, name
 		}
 		rows = append(rows, label+shortURL(e.Request.URL))
 	}
-	return finishWaterfall(p, rows, t, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one), marked resumed or 0-RTT when the server saw its TLS session resumed, or its early data accepted; the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis.", tipped, axisEnd)
+	return finishWaterfall(p, rows, t, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one), marked resumed or 0-RTT when the server saw its TLS session resumed, or its early data accepted (where a host's connections differ, the title counts them: which is which, the HAR cannot tell); the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis.", tipped, axisEnd)
 }
 
 // connectionLabel prefixes a row with its connection's number and its
@@ -312,39 +321,48 @@ func connectionLabel(n int, mark string) string {
 // handshakeMarks marks the numbered connections of entries (numbers, from
 // connectionNumbers) that the server saw resume a TLS session ("resumed")
 // or accept 0-RTT data ("0-RTT"); a full handshake has no mark. The
-// browser's connection IDs are not the server's, so each host's
-// connections are matched in order: the browser's k-th connection to a
-// host by first use is the k-th the server opened for that name with a
-// request on it. Where the counts differ, a host's connections are marked
-// only when the server saw all of them alike.
-func handshakeMarks(entries []har.Entry, numbers []int, server []results.Connection) map[int]string {
-	byHost := map[string][]int{} // a host's connection numbers, in order of first use
+// browser's connection IDs are not the server's, and HTTP/1.1 opens its
+// connections to a host within a millisecond or two, so a host's
+// connections are marked only when the server saw every one of them (with
+// a request on it) alike; for a host whose connections differ, mixed says
+// how many were resumed or sent 0-RTT data ("1 of 6 to a.test resumed").
+func handshakeMarks(entries []har.Entry, numbers []int, server []results.Connection) (marks map[int]string, mixed []string) {
+	byHost := map[string][]int{} // a host's connection numbers
 	for i, e := range entries {
-		if n := numbers[i]; n > 0 && !slices.Contains(byHost[serverName(e.Request.URL)], n) {
-			host := serverName(e.Request.URL)
+		host := serverName(e.Request.URL)
+		if n := numbers[i]; n > 0 && !slices.Contains(byHost[host], n) {
 			byHost[host] = append(byHost[host], n)
 		}
 	}
-	kinds := map[string][]results.Connection{}
+	kinds := map[string]map[string]int{} // by host, the server's connections by kind
 	for _, c := range server {
 		if c.Requests > 0 {
-			kinds[c.ServerName] = append(kinds[c.ServerName], c)
+			if kinds[c.ServerName] == nil {
+				kinds[c.ServerName] = map[string]int{}
+			}
+			kinds[c.ServerName][c.Handshake]++
 		}
 	}
-	marks := map[int]string{}
-	for host, ns := range byHost {
+	marks = map[int]string{}
+	for _, host := range slices.Sorted(maps.Keys(byHost)) {
 		seen := kinds[host]
-		slices.SortStableFunc(seen, func(a, b results.Connection) int { return a.OpenedAt.Compare(b.OpenedAt) })
-		for k, n := range ns {
-			switch {
-			case len(seen) == len(ns):
-				marks[n] = handshakeMark(seen[k].Handshake)
-			case len(seen) > 0 && !slices.ContainsFunc(seen, func(c results.Connection) bool { return c.Handshake != seen[0].Handshake }):
-				marks[n] = handshakeMark(seen[0].Handshake)
+		if len(seen) == 1 {
+			for _, n := range byHost[host] {
+				marks[n] = handshakeMark(slices.Collect(maps.Keys(seen))[0])
+			}
+			continue
+		}
+		total := 0
+		for _, k := range seen {
+			total += k
+		}
+		for _, kind := range []string{results.HandshakeResumed, results.Handshake0RTT} {
+			if seen[kind] > 0 {
+				mixed = append(mixed, fmt.Sprintf("%d of %d to %s %s", seen[kind], total, cmp.Or(host, "its address"), handshakeMark(kind)))
 			}
 		}
 	}
-	return marks
+	return marks, mixed
 }
 
 // handshakeMark is the waterfall's mark of a server's handshake kind.

@@ -68,43 +68,39 @@ func TestTheWaterfallReadsLikeWebPageTests(t *testing.T) {
 	}
 }
 
-// TestTheWaterfallMarksResumedAnd0RTTConnections: the server's
-// handshakes mark the browser's connections host by host, in order;
-// a host whose connections the counts cannot pair is marked only when the
-// server saw all of them alike, and a full handshake is not marked.
+// TestTheWaterfallMarksResumedAnd0RTTConnections: a host's connections
+// are marked when the server saw them all alike (a full handshake has no
+// mark); a host whose connections differ is counted in the title, since
+// the HAR cannot tell which is which; the server's connections that
+// served no request (a preconnect) are not counted.
 func TestTheWaterfallMarksResumedAnd0RTTConnections(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	h := waterfallHAR(start)
 	entries := documentFirst(h)
 	numbers := connectionNumbers(entries) // a.test: c1, c2; b.test: c3
-	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	server := []results.Connection{
-		{ServerName: "a.test", Handshake: "resumed", Requests: 1, OpenedAt: at(2)},
-		{ServerName: "a.test", Handshake: "full", Requests: 2, OpenedAt: at(1)},
-		{ServerName: "a.test", Handshake: "0rtt", Requests: 0, OpenedAt: at(3)}, // a preconnect never used
-		{ServerName: "b.test", Handshake: "0rtt", Requests: 1, OpenedAt: at(100)},
+		{ServerName: "a.test", Handshake: "resumed", Requests: 1},
+		{ServerName: "a.test", Handshake: "resumed", Requests: 2},
+		{ServerName: "a.test", Handshake: "full", Requests: 0}, // a preconnect never used
+		{ServerName: "b.test", Handshake: "0rtt", Requests: 1},
 	}
-	if got := handshakeMarks(entries, numbers, server); !maps.Equal(got, map[int]string{1: "", 2: "resumed", 3: "0-RTT"}) {
-		t.Errorf("marks %v, want c1 full (unmarked), c2 resumed, c3 0-RTT", got)
+	marks, mixed := handshakeMarks(entries, numbers, server)
+	if !maps.Equal(marks, map[int]string{1: "resumed", 2: "resumed", 3: "0-RTT"}) || len(mixed) != 0 {
+		t.Errorf("marks %v, mixed %q: want c1 and c2 resumed, c3 0-RTT", marks, mixed)
 	}
-	server[1].Handshake = "resumed"
-	server = append(server, results.Connection{ServerName: "a.test", Handshake: "resumed", Requests: 1, OpenedAt: at(4)})
-	if got := handshakeMarks(entries, numbers, server); got[1] != "resumed" || got[2] != "resumed" {
-		t.Errorf("marks %v: three of the server's a.test connections for two of the browser's, all resumed, should mark both", got)
-	}
-	server[0].Handshake = "full"
-	if got := handshakeMarks(entries, numbers, server); got[1] != "" || got[2] != "" || got[3] != "0-RTT" {
-		t.Errorf("marks %v: a.test's connections cannot be paired and differ, so none should be marked", got)
+	server[1].Handshake = "full"
+	marks, mixed = handshakeMarks(entries, numbers, server)
+	if !maps.Equal(marks, map[int]string{3: "0-RTT"}) || !slices.Equal(mixed, []string{"1 of 2 to a.test resumed"}) {
+		t.Errorf("marks %v, mixed %q: a.test's connections differ, so none should be marked and the title count them", marks, mixed)
 	}
 	tr := results.Trial{ID: "c-r2", Levels: results.Levels{Protocol: "h3", Network: "n", Page: "p"}}
 	f, err := harWaterfall(h, tr, server, "waterfall", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"c3 0-RTT b.test/2.png", "connection c3 0-RTT", "resumed or 0-RTT"} {
-		if !bytes.Contains(f.SVG, []byte(want)) && !strings.Contains(f.Caption, want) {
-			t.Errorf("the waterfall lacks %q", want)
-		}
+	if !bytes.Contains(f.SVG, []byte("c3 0-RTT b.test/2.png")) || !bytes.Contains(f.SVG, []byte("connection c3 0-RTT")) ||
+		!strings.Contains(f.Title, "the server saw 1 of 2 to a.test resumed") || !strings.Contains(f.Caption, "resumed or 0-RTT") {
+		t.Errorf("the waterfall does not mark c3 or count a.test's: title %q", f.Title)
 	}
 }
 
