@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,7 @@ type scriptedTab struct {
 	harWritten  *PageMetrics
 	closed      []bool
 	viewport    factor.Viewport
+	paint       string // what PaintJS reads (FCP, LCP); "" is [12.5, 40]
 }
 
 func (t *scriptedTab) AddScript(context.Context, string) error { return nil }
@@ -85,7 +87,7 @@ func (t *scriptedTab) Evaluate(_ context.Context, js string, out any) error {
 		b, _ := json.Marshal(t.metrics)
 		return json.Unmarshal(b, out)
 	case PaintJS:
-		return json.Unmarshal([]byte("[12.5, 40]"), out)
+		return json.Unmarshal([]byte(cmp.Or(t.paint, "[12.5, 40]")), out)
 	}
 	return fmt.Errorf("unexpected script %.20q", js)
 }
@@ -139,6 +141,27 @@ func TestRepeatVisit(t *testing.T) {
 	}
 	if res.FCPMs != 12.5 || res.LCPMs != 40 || !slices.Equal(tab.closed, []bool{false}) {
 		t.Errorf("FCP %v, closed %v", res.FCPMs, tab.closed)
+	}
+}
+
+// TestAnLCPSeenAfterTheLoadEventIsRead: a load whose metrics have FCP but
+// no LCP yet (the observer is handed the candidate a task after its paint)
+// reads the paint timings again until LCP is there; a page that never gets
+// an LCP keeps its FCP and an LCP of 0.
+func TestAnLCPSeenAfterTheLoadEventIsRead(t *testing.T) {
+	for _, c := range []struct {
+		paint    string
+		fcp, lcp float64
+	}{{"[30, 45]", 30, 45}, {"[30, 0]", 30, 0}} {
+		tab := goodTab()
+		tab.metrics.FCPMs, tab.metrics.LCPMs, tab.paint = 30, 0, c.paint
+		res, err := LoadIn(t.Context(), opener{tab: tab}, func() {}, pageRequest(), false, time.Second)
+		if err != nil || res.Failure != "" {
+			t.Fatalf("load: %v, failure %q", err, res.Failure)
+		}
+		if res.FCPMs != c.fcp || res.LCPMs != c.lcp {
+			t.Errorf("paint %s: FCP %v, LCP %v; want %v, %v", c.paint, res.FCPMs, res.LCPMs, c.fcp, c.lcp)
+		}
 	}
 }
 
