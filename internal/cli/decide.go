@@ -58,13 +58,21 @@ func decideReproduction(ctx context.Context, r reproduce.Reproduction, binaries 
 	return exitOK
 }
 
-// printRound says what a round adds loads for.
+// printRound says what a round adds loads for, and which claims wait
+// for a later round (reproduce.ThisRound).
 func printRound(w io.Writer, round int, undecided []papers.Row) {
-	var parts []string
-	for _, r := range undecided {
-		parts = append(parts, fmt.Sprintf("%s (%s)", r.Claim.ID, r.ToDecide()))
+	now, later := reproduce.ThisRound(undecided)
+	describe := func(rows []papers.Row) string {
+		var parts []string
+		for _, r := range rows {
+			parts = append(parts, fmt.Sprintf("%s (%s)", r.Claim.ID, r.ToDecide()))
+		}
+		return strings.Join(parts, "; ")
 	}
-	fmt.Fprintf(w, "Deciding, round %d: %s\n", round, strings.Join(parts, "; "))
+	fmt.Fprintf(w, "Deciding, round %d: %s\n", round, describe(now))
+	if len(later) > 0 {
+		fmt.Fprintf(w, "  waiting while a round can decide others (more than %d loads a cell): %s\n", reproduce.FarPerCell, describe(later))
+	}
 }
 
 // runExtension runs one decide run; the budget's end (budgetCtx) stops

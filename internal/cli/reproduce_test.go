@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/papers"
 	"github.com/quicbench/quicbench/internal/results"
 )
 
@@ -42,5 +43,21 @@ func TestReproduceListNamesEveryPaperAndClaim(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--list lacks %q", want)
 		}
+	}
+}
+
+// TestARoundSaysWhichClaimsWait: the round's line names the claims it
+// loads, and a second line those that wait for a later one.
+func TestARoundSaysWhichClaimsWait(t *testing.T) {
+	rows := []papers.Row{
+		{Claim: papers.Claim{ID: "C6"}, Verdict: papers.Inconclusive, Need: papers.Need{PerCell: 80, Loads: 320}},
+		{Claim: papers.Claim{ID: "C7"}, Verdict: papers.Inconclusive, Need: papers.Need{PerCell: 2, Loads: 4}},
+	}
+	var out bytes.Buffer
+	printRound(&out, 1, rows)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "Deciding, round 1: C7 (") || strings.Contains(lines[0], "C6") ||
+		!strings.Contains(lines[1], "waiting while a round can decide others (more than 40 loads a cell): C6 (") {
+		t.Errorf("round lines:\n%s", out.String())
 	}
 }

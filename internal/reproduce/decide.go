@@ -25,6 +25,13 @@ const (
 	MaxRoundLoads = 10
 )
 
+// FarPerCell is the projected need, in loads a cell, beyond which a claim
+// waits while others can be decided within a round: a round gives it at
+// most MaxRoundLoads, which would not decide it, and its cells' loads
+// would take the budget from claims a round can decide (on Wolsing et
+// al.'s MSS link, 22 s a load, such a claim took 20 of 30 minutes).
+const FarPerCell = 4 * MaxRoundLoads
+
 // decideSuffix ends the name of a decide run: "<spec>-decide-<round>".
 var decideSuffix = regexp.MustCompile(`-decide-([1-9][0-9]{0,3})$`)
 
@@ -68,10 +75,27 @@ func Undecided(rows []papers.Row) []papers.Row {
 	return out
 }
 
+// ThisRound splits undecided rows (from Undecided) into those a round
+// loads now and those that wait: when any row projects a need a round can
+// meet (at most MaxRoundLoads a cell), the rows that project more than
+// FarPerCell wait for a later round; else every row is loaded now.
+func ThisRound(undecided []papers.Row) (now, later []papers.Row) {
+	near := slices.ContainsFunc(undecided, func(r papers.Row) bool { return r.Need.PerCell <= MaxRoundLoads })
+	for _, r := range undecided {
+		if near && r.Need.PerCell > FarPerCell {
+			later = append(later, r)
+		} else {
+			now = append(now, r)
+		}
+	}
+	return now, later
+}
+
 // specCell is one cell of one of the reproduction's specs.
 type specCell struct{ spec, cell string }
 
-// Extensions plans round round of deciding. Each undecided row asks its
+// Extensions plans round round of deciding. Each undecided row that
+// ThisRound loads now asks its
 // cells, in whichever spec's runs they are, to reach the loads of its
 // fullest cell plus what it projects it needs, within MinRoundLoads and
 // MaxRoundLoads more: its cells end the round with equal loads where the
@@ -79,7 +103,7 @@ type specCell struct{ spec, cell string }
 // that several rows read gets the most any asks, and the rows sharing a
 // cell then ask as much for all their cells.
 func (r Reproduction) Extensions(rows []papers.Row, round int) ([]Extension, error) {
-	undecided := Undecided(rows)
+	undecided, _ := ThisRound(Undecided(rows))
 	have, cellsOf, err := loadsOfCells(undecided)
 	if err != nil {
 		return nil, err

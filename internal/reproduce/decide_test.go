@@ -78,6 +78,34 @@ func TestExtensionsLoadTheCellsOfTheUndecidedClaims(t *testing.T) {
 	}
 }
 
+// TestAFarClaimWaitsWhileOthersCanBeDecided: a claim projected to need
+// more than FarPerCell loads a cell gets none in a round where another
+// can be decided within the round, and is loaded once none can.
+func TestAFarClaimWaitsWhileOthersCanBeDecided(t *testing.T) {
+	rs, err := Resolve("cook", "quick", t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := papers.Row{Claim: papers.Claim{ID: "C6"}, Verdict: papers.Inconclusive, Need: papers.Need{PerCell: FarPerCell + 1, Loads: 400},
+		Trials: []string{"cook2017-servers-quick/c4a-r1"}}
+	near := papers.Row{Claim: papers.Claim{ID: "C7"}, Verdict: papers.Inconclusive, Need: papers.Need{PerCell: MaxRoundLoads, Loads: 20},
+		Trials: []string{"cook2017-servers-quick/c8a-r1"}}
+	middling := papers.Row{Claim: papers.Claim{ID: "C5"}, Verdict: papers.Inconclusive, Need: papers.Need{PerCell: FarPerCell, Loads: 80},
+		Trials: []string{"cook2017-servers-quick/c9a-r1"}}
+	now, later := ThisRound([]papers.Row{far, near, middling})
+	if len(now) != 2 || now[0].Claim.ID != "C7" || now[1].Claim.ID != "C5" || len(later) != 1 || later[0].Claim.ID != "C6" {
+		t.Errorf("now %v, later %v: want C7 and C5 now, C6 later", now, later)
+	}
+	ext, err := rs[0].Extensions([]papers.Row{far, near}, 1)
+	if err != nil || len(ext) != 1 || !maps.Equal(ext[0].Cells, map[string]int{"c8a": MaxRoundLoads}) {
+		t.Fatalf("with C7 decidable: %+v, %v; want only C7's cell", ext, err)
+	}
+	alone, err := rs[0].Extensions([]papers.Row{far}, 2)
+	if err != nil || len(alone) != 1 || !maps.Equal(alone[0].Cells, map[string]int{"c4a": MaxRoundLoads}) {
+		t.Fatalf("C6 alone: %+v, %v; want its cell loaded", alone, err)
+	}
+}
+
 // TestExtensionsBalanceAClaimsCells: a claim's cells end a round with
 // the same loads, its fullest cell plus its need, and claims that share
 // a cell end with the same loads in all their cells.
