@@ -29,6 +29,23 @@ func BenchmarkReadPerLoad(b *testing.B) {
 	}
 }
 
+// BenchmarkSnapshot is one sample of a load's lanes: quicbench's process
+// and the browser's and a server's groups, by cgroups and by /proc.
+// scripts/bench-cpu.sh runs it.
+func BenchmarkSnapshot(b *testing.B) {
+	testenv.RequireRoot(b)
+	for _, method := range []Method{MethodCgroup, MethodProc} {
+		b.Run(string(method), func(b *testing.B) {
+			m := benchMeter(b, method)
+			for b.Loop() {
+				if _, err := m.Snapshot("client-chromium", "server-nginx"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // benchMeter is a meter of method with three groups, each with a
 // sleeping process.
 func benchMeter(b *testing.B, method Method) *Meter {

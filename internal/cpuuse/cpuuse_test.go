@@ -68,6 +68,19 @@ func TestACgroupCountsEveryProcessItsPartyStarts(t *testing.T) {
 	if d := used.Total() - want; d < -5*time.Millisecond || d > 5*time.Millisecond {
 		t.Errorf("the group counted %v (user %v, system %v); the shell and its child used %v", used.Total(), used.User, used.System, want)
 	}
+	snap, err := m.Snapshot("client-test", "server-absent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snap.Groups["client-test"]; got != after.Groups["client-test"] {
+		t.Errorf("Snapshot read the group's time as %v, Read as %v: the group is idle, they should agree", got, after.Groups["client-test"])
+	}
+	if _, ok := snap.Groups["server-absent"]; ok || len(snap.Groups) != 1 {
+		t.Errorf("Snapshot's groups %v: want only the group the meter has", snap.Groups)
+	}
+	if snap.Self.Total() < after.Self.Total() {
+		t.Errorf("Snapshot read quicbench's time as %v, earlier than Read's %v", snap.Self.Total(), after.Self.Total())
+	}
 	runDir := filepath.Join(home, m.name)
 	if _, err := os.Stat(filepath.Join(runDir, "client-test", "cpu.stat")); err != nil {
 		t.Fatalf("the group's cgroup: %v", err)

@@ -82,6 +82,8 @@ type direction struct {
 	offset      atomic.Int64
 	overflow    atomic.Int64
 	writeErrors atomic.Int64
+	// written counts the bytes written to the far device.
+	written atomic.Int64
 	// waiting counts the packets queued on the paths: accepted, not yet
 	// written or dropped.
 	waiting atomic.Int64
@@ -116,7 +118,7 @@ func (d *direction) stats() Stats {
 	d.mu.Lock()
 	s := Stats{Stats: d.model.Stats(), DroppedPath: d.droppedPath}
 	d.mu.Unlock()
-	s.Overflow, s.WriteErrors = d.overflow.Load(), d.writeErrors.Load()
+	s.Overflow, s.WriteErrors, s.WrittenBytes = d.overflow.Load(), d.writeErrors.Load(), d.written.Load()
 	return s
 }
 
@@ -269,6 +271,8 @@ func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 func (d *direction) write(src source, pkt packet) {
 	if err := src.write((*pkt.buf)[:pkt.n]); err != nil {
 		d.writeErrors.Add(1)
+	} else {
+		d.written.Add(int64(pkt.n))
 	}
 	if w := d.capture.Load(); w != nil && !d.up {
 		w.WritePacket(time.Now(), (*pkt.buf)[:pkt.n])

@@ -101,6 +101,9 @@ type Stats struct {
 	Overflow int64 `json:"overflow"`
 	// WriteErrors counts packets the far device refused.
 	WriteErrors int64 `json:"write_errors"`
+	// WrittenBytes counts the bytes of the packets written to the far
+	// device, when they left the link: at most its rate over time.
+	WrittenBytes int64 `json:"written_bytes"`
 }
 
 // Sub returns the counts of s minus those of earlier, for the traffic of an
@@ -114,6 +117,7 @@ func (s Stats) Sub(earlier Stats) Stats {
 	s.DroppedPath -= earlier.DroppedPath
 	s.Overflow -= earlier.Overflow
 	s.WriteErrors -= earlier.WriteErrors
+	s.WrittenBytes -= earlier.WrittenBytes
 	return s
 }
 

@@ -104,6 +104,9 @@ type table struct {
 	// lacks and that could not be added (it was opened read-only): they
 	// read as their zeroSQL.
 	absent map[string]bool
+	// missing says the database lacks the whole table and was opened
+	// read-only: it reads as empty.
+	missing bool
 }
 
 func newTable(name string, t reflect.Type) *table {

@@ -21,8 +21,9 @@ const (
 	Parquet = "parquet"
 )
 
-// Export writes trials.<format>, resources.<format> and
-// connections.<format> into dir and returns their paths. Every column keeps
+// Export writes trials.<format>, resources.<format>, connections.<format>
+// and samples.<format> (a run made before samples were kept: none) into
+// dir and returns their paths. Every column keeps
 // its type: in Parquet numbers are INT64 or DOUBLE, flags BOOLEAN, times
 // TIMESTAMP and the paths a LIST of structs; in JSON lines numbers, booleans,
 // null and arrays; CSV is text, with empty fields for null.
@@ -42,6 +43,7 @@ func (s *Store) Export(ctx context.Context, dir, format string) ([]string, error
 		{"trials", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.trials, s.EachTrial) }},
 		{"resources", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.resources, s.EachResource) }},
 		{"connections", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.connections, s.EachConnection) }},
+		{"samples", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.samples, s.EachSample) }},
 	} {
 		name := x.name + "." + format
 		if err := writeFile(dir, name, x.write); err != nil {

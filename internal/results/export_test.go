@@ -16,8 +16,8 @@ import (
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
-// exportedStore is a store with a verified and a failed trial, a resource
-// and a connection.
+// exportedStore is a store with a verified and a failed trial, a
+// resource, a connection and a sample.
 func exportedStore(t *testing.T) (*Store, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -28,7 +28,8 @@ func exportedStore(t *testing.T) (*Store, string) {
 	t.Cleanup(func() { s.Close() })
 	res := []Resource{{URL: "https://a/1.png", Protocol: "h3", StartMs: 1.5, ResponseEndMs: 9.25, TransferBytes: 1100, Status: 200}}
 	conns := []Connection{{Conn: 1, Transport: "quic", ALPN: "h3", Handshake: "0rtt", Requests: 2, OpenedAt: time.Unix(1_800_000_000, 0), BytesSent: 5000, SRTTMs: 101.5}}
-	if err := s.AddTrial(trial("c1-r1", 1, true), res, conns); err != nil {
+	samples := []Sample{{AtMs: 50.5, ClientCPUMs: F(31.25), QuicbenchCPUMs: 4, UpBytes: 1200, DownBytes: 64000}}
+	if err := s.AddTrial(trial("c1-r1", 1, true), res, conns, samples...); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AddTrial(trial("c2-r1", 2, false), nil, nil); err != nil {
@@ -44,7 +45,7 @@ func TestExportFormats(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
-		if len(files) != 3 || !strings.HasSuffix(files[2], "connections."+format) {
+		if len(files) != 4 || !strings.HasSuffix(files[2], "connections."+format) || !strings.HasSuffix(files[3], "samples."+format) {
 			t.Fatalf("%s: files %v", format, files)
 		}
 		switch format {
@@ -60,6 +61,10 @@ func TestExportFormats(t *testing.T) {
 			conns, err := parquet.ReadFile[Connection](files[2])
 			if err != nil {
 				t.Fatal(err)
+			}
+			samples, err := parquet.ReadFile[Sample](files[3])
+			if err != nil || len(samples) != 1 || samples[0].TrialID != "c1-r1" || samples[0].DownBytes != 64000 || *samples[0].ClientCPUMs != 31.25 {
+				t.Errorf("parquet samples read back: %+v, %v", samples, err)
 			}
 			// parquet-go v0.32 reads a null into a pointer of an embedded
 			// struct as a pointer to zero, so the nulls are checked with
@@ -94,6 +99,11 @@ func checkCSV(t *testing.T, files []string) {
 	}
 	if cr := testenv.ReadCSV(t, files[2]); len(cr) != 2 || cr[1][0] != "c1-r1" || cr[0][6] != "handshake" || cr[1][6] != "0rtt" {
 		t.Errorf("csv connections: %v", cr)
+	}
+	// a party in quicbench's process has no CPU of its own: an empty field
+	if sr := testenv.ReadCSV(t, files[3]); len(sr) != 2 || strings.Join(sr[0], ",") != "trial_id,at_ms,client_cpu_ms,server_cpu_ms,quicbench_cpu_ms,up_bytes,down_bytes" ||
+		strings.Join(sr[1], ",") != "c1-r1,50.5,31.25,,4,1200,64000" {
+		t.Errorf("csv samples: %v", sr)
 	}
 }
 
@@ -142,7 +152,7 @@ import duckdb, json, sys
 con = duckdb.connect()
 con.execute("SET TimeZone = 'UTC'")
 out = {}
-for name in ("trials", "connections"):
+for name in ("trials", "connections", "samples"):
     path = sys.argv[1] + "/" + name + ".parquet"
     out[name] = {r[0]: r[1] for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [path]).fetchall()}
 t = sys.argv[1] + "/trials.parquet"
@@ -155,8 +165,8 @@ print(json.dumps(out))
 		t.Fatalf("duckdb: %v (%s)", err, stderrOf(err))
 	}
 	var got struct {
-		Trials, Connections map[string]string
-		Values              []any
+		Trials, Connections, Samples map[string]string
+		Values                       []any
 	}
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatalf("%v: %s", err, b)
@@ -173,6 +183,11 @@ print(json.dumps(out))
 	for col, want := range map[string]string{"srtt_ms": "DOUBLE", "bytes_sent": "BIGINT", "closed": "BOOLEAN", "opened_at": "TIMESTAMP WITH TIME ZONE"} {
 		if got.Connections[col] != want {
 			t.Errorf("connections.%s is %q in DuckDB, want %s", col, got.Connections[col], want)
+		}
+	}
+	for col, want := range map[string]string{"at_ms": "DOUBLE", "client_cpu_ms": "DOUBLE", "server_cpu_ms": "DOUBLE", "down_bytes": "BIGINT"} {
+		if got.Samples[col] != want {
+			t.Errorf("samples.%s is %q in DuckDB, want %s", col, got.Samples[col], want)
 		}
 	}
 	want := []any{2.0, 812.5, 1.0, 40.0, true, "2027-01-15 08:00:00+00", 2.0}

@@ -10,8 +10,8 @@ import (
 )
 
 // Merge copies the rows of the results database at path (a shard of the
-// same plan) into s: its trials, attempts, resources, connections and
-// testbeds (one record per testbed: a testbed whose repetitions were split
+// same plan) into s: its trials, attempts, resources, connections,
+// samples and testbeds (one record per testbed: a testbed whose repetitions were split
 // over shards keeps the first), and the netchecks of networks s has none
 // of yet. It returns
 // the trials it copied and the networks whose netcheck s already had
@@ -39,7 +39,13 @@ func (s *Store) Merge(ctx context.Context, path string) (trials int, dupNetworks
 	case !errors.Is(err, sql.ErrNoRows):
 		return 0, nil, s.explain("merge "+path, err)
 	}
-	for _, t := range []*table{s.t.trials, s.t.attempts, s.t.resources, s.t.connections, s.t.testbeds} {
+	for _, t := range s.t.all() {
+		if has, err := shardHas(tx, t.name); err != nil || !has {
+			if err != nil {
+				return 0, nil, s.explain("merge "+path, err)
+			}
+			continue // a shard made before the samples were kept
+		}
 		cols := make([]string, len(t.cols))
 		for i, c := range t.cols {
 			cols[i] = c.name
@@ -73,7 +79,10 @@ func (s *Store) Merge(ctx context.Context, path string) (trials int, dupNetworks
 // into it. Merge's caller checks each shard with it first.
 func (s *Store) CheckTypes(ctx context.Context) error {
 	q, schema, path := s.db, "", s.path
-	for _, t := range []*table{s.t.trials, s.t.attempts, s.t.resources, s.t.connections, s.t.testbeds} {
+	for _, t := range s.t.all() {
+		if t.missing {
+			continue
+		}
 		var wrong []string
 		var cols []column
 		for _, c := range t.cols {
@@ -102,6 +111,13 @@ func (s *Store) CheckTypes(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// shardHas says whether the attached shard has a table name.
+func shardHas(tx *sql.Tx, name string) (bool, error) {
+	var n int
+	err := tx.QueryRow(`SELECT count(*) FROM shard.sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&n)
+	return n > 0, err
 }
 
 // mergeNetworks copies the shard's netchecks of networks the merged run

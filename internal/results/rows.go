@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// AddTrial commits a trial with its resources and connections in one
-// transaction.
-func (s *Store) AddTrial(t Trial, resources []Resource, conns []Connection) error {
+// AddTrial commits a trial with its resources, connections and samples
+// (none for a load that was not sampled) in one transaction.
+func (s *Store) AddTrial(t Trial, resources []Resource, conns []Connection, samples ...Sample) error {
 	tx, err := s.db.Begin()
 	if err != nil {
 		return s.explain("save trial", err)
@@ -22,6 +22,9 @@ func (s *Store) AddTrial(t Trial, resources []Resource, conns []Connection) erro
 	}
 	if err := insertAll(tx, s.t.connections, conns, func(c *Connection) { c.TrialID = t.ID }); err != nil {
 		return s.explain("save connections", err)
+	}
+	if err := insertAll(tx, s.t.samples, samples, func(x *Sample) { x.TrialID = t.ID }); err != nil {
+		return s.explain("save samples", err)
 	}
 	return s.explainErr("save trial "+t.ID, tx.Commit())
 }
@@ -121,6 +124,18 @@ func (s *Store) EachConnection(fn func(Connection) error) error {
 	return each(s, s.t.connections, "SELECT "+s.t.connections.selectList("c.")+" FROM connections c JOIN trials t ON t.trial_id = c.trial_id ORDER BY t.seq, c.conn", nil, fn)
 }
 
+// EachSample calls fn for every sample, grouped by trial in plan order;
+// fn must not use the store.
+func (s *Store) EachSample(fn func(Sample) error) error {
+	return each(s, s.t.samples, "SELECT "+s.t.samples.selectList("x.")+" FROM samples x JOIN trials t ON t.trial_id = x.trial_id ORDER BY t.seq, x.at_ms", nil, fn)
+}
+
+// SamplesOf returns one trial's samples, in time order: none for a load
+// that was not sampled.
+func (s *Store) SamplesOf(trialID string) ([]Sample, error) {
+	return collect[Sample](s, s.t.samples, "SELECT "+s.t.samples.selectList("")+" FROM samples WHERE trial_id = ? ORDER BY at_ms", trialID)
+}
+
 // ResourcesOf returns one trial's resources.
 func (s *Store) ResourcesOf(trialID string) ([]Resource, error) {
 	return collect[Resource](s, s.t.resources, "SELECT "+s.t.resources.selectList("")+" FROM resources WHERE trial_id = ? ORDER BY rowid", trialID)
@@ -145,6 +160,9 @@ func collect[T any](s *Store, tb *table, query string, queryArgs ...any) ([]T, e
 
 // each calls fn for every row a query selects.
 func each[T any](s *Store, tb *table, query string, queryArgs []any, fn func(T) error) error {
+	if tb.missing {
+		return nil
+	}
 	rows, err := s.db.Query(query, queryArgs...)
 	if err != nil {
 		return s.explain("read "+tb.name, err)

@@ -29,12 +29,13 @@ const FileName = "results.db"
 const (
 	schemaMeta     = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
 	schemaNetworks = "CREATE TABLE networks (name TEXT PRIMARY KEY, config TEXT NOT NULL, netcheck TEXT NOT NULL, checked_at TEXT NOT NULL);\n"
-	schemaIndexes  = "CREATE INDEX resources_trial ON resources (trial_id);\nCREATE INDEX connections_trial ON connections (trial_id);\n"
+	schemaIndexes  = "CREATE INDEX resources_trial ON resources (trial_id);\nCREATE INDEX connections_trial ON connections (trial_id);\n" + samplesIndex
+	samplesIndex   = "CREATE INDEX samples_trial ON samples (trial_id);\n"
 )
 
 // tables are the row types' tables of a store.
 type tables struct {
-	trials, attempts, resources, connections, testbeds *table
+	trials, attempts, resources, connections, samples, testbeds *table
 }
 
 func newTables() tables {
@@ -43,8 +44,14 @@ func newTables() tables {
 		attempts:    newTable("attempts", reflect.TypeFor[Attempt]()),
 		resources:   newTable("resources", reflect.TypeFor[Resource]()),
 		connections: newTable("connections", reflect.TypeFor[Connection]()),
+		samples:     newTable("samples", reflect.TypeFor[Sample]()),
 		testbeds:    newTable("testbeds", reflect.TypeFor[Testbed]()),
 	}
+}
+
+// all are every row type's table.
+func (t tables) all() []*table {
+	return []*table{t.trials, t.attempts, t.resources, t.connections, t.samples, t.testbeds}
 }
 
 // schema is the whole database's schema.
@@ -52,7 +59,7 @@ func (t tables) schema() string {
 	return schemaMeta + schemaNetworks +
 		t.trials.create("PRIMARY KEY (trial_id)") +
 		t.attempts.create("PRIMARY KEY (trial_id, attempt)") +
-		t.resources.create("") + t.connections.create("") +
+		t.resources.create("") + t.connections.create("") + t.samples.create("") +
 		t.testbeds.create("PRIMARY KEY (setup)") + schemaIndexes
 }
 
@@ -324,9 +331,9 @@ func (s *Store) Counts() (total, failed int, err error) {
 	return total, failed, s.explainErr("count trials", err)
 }
 
-// ForgetFailed removes the failed trials, with their resources and
-// connections, so that a resumed run runs them again; their attempts stay.
-// It returns, per removed trial, how many attempts are recorded, so new
+// ForgetFailed removes the failed trials, with their resources,
+// connections and samples, so that a resumed run runs them again; their
+// attempts stay. It returns, per removed trial, how many attempts are recorded, so new
 // attempts are numbered after them.
 func (s *Store) ForgetFailed() (map[string]int, error) {
 	tx, err := s.db.Begin()
@@ -352,6 +359,7 @@ func (s *Store) ForgetFailed() (map[string]int, error) {
 	for _, stmt := range []string{
 		`DELETE FROM resources WHERE trial_id IN (SELECT trial_id FROM trials WHERE status != 'ok')`,
 		`DELETE FROM connections WHERE trial_id IN (SELECT trial_id FROM trials WHERE status != 'ok')`,
+		`DELETE FROM samples WHERE trial_id IN (SELECT trial_id FROM trials WHERE status != 'ok')`,
 		`DELETE FROM trials WHERE status != 'ok'`,
 	} {
 		if _, err := tx.Exec(stmt); err != nil {

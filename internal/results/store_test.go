@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -44,10 +45,12 @@ func TestTrialsRoundTripAndResume(t *testing.T) {
 	}
 	res := []Resource{{URL: "https://a/1.png", Protocol: "h3", StartMs: 1, ResponseEndMs: 2, TransferBytes: 1100, Status: 200}}
 	conns := []Connection{{Conn: 1, Transport: "quic", ALPN: "h3", Handshake: "full", Requests: 2, OpenedAt: time.Unix(1_800_000_000, 7), BytesSent: 2000, SRTTMs: 100.5}}
-	if err := s.AddTrial(trial("c1-r1", 1, true), res, conns); err != nil {
+	samples := []Sample{{AtMs: 100, ClientCPUMs: F(80), ServerCPUMs: F(5), QuicbenchCPUMs: 3, UpBytes: 900, DownBytes: 12000},
+		{AtMs: 50, ClientCPUMs: F(40), QuicbenchCPUMs: 1.5, UpBytes: 600, DownBytes: 3000}}
+	if err := s.AddTrial(trial("c1-r1", 1, true), res, conns, samples...); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddTrial(trial("c2-r1", 2, false), nil, nil); err != nil {
+	if err := s.AddTrial(trial("c2-r1", 2, false), nil, nil, Sample{AtMs: 50, QuicbenchCPUMs: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AddTrial(trial("c1-r1", 3, true), nil, nil); err == nil {
@@ -91,6 +94,21 @@ func TestTrialsRoundTripAndResume(t *testing.T) {
 	s.EachResource(func(r Resource) error { resources = append(resources, r); return nil })
 	if len(resources) != 1 || resources[0].TrialID != "c1-r1" || resources[0].TransferBytes != 1100 {
 		t.Errorf("resources %+v", resources)
+	}
+	gotSamples, err := s.SamplesOf("c1-r1")
+	wantSamples := []Sample{samples[1], samples[0]} // in time order
+	for i := range wantSamples {
+		wantSamples[i].TrialID = "c1-r1"
+	}
+	if diff := cmp.Diff(wantSamples, gotSamples); err != nil || diff != "" {
+		t.Errorf("samples read back differ (%v):\n%s", err, diff)
+	}
+	forgot, err := s.ForgetFailed()
+	if err != nil || forgot["c2-r1"] != 1 {
+		t.Fatalf("forget failed: %v, %v", forgot, err)
+	}
+	if left, err := s.SamplesOf("c2-r1"); err != nil || len(left) != 0 {
+		t.Errorf("the forgotten trial's samples are left: %v, %v", left, err)
 	}
 }
 
@@ -202,6 +220,8 @@ func TestMergeKeepsEveryRow(t *testing.T) {
 		return path
 	}
 	a, b := shard("a", "t1", "t2"), shard("b", "t3")
+	withSample(t, a, "t2")
+	dropSamples(t, b) // a shard made before samples were kept
 	merged, err := Create(filepath.Join(dir, "m.db"), map[string]string{})
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +238,37 @@ func TestMergeKeepsEveryRow(t *testing.T) {
 	if res, _ := merged.ResourcesOf("t3"); len(res) != 1 {
 		t.Errorf("t3's resources: %v", res)
 	}
+	if got, err := merged.SamplesOf("t2"); err != nil || len(got) != 1 || got[0].DownBytes != 7 {
+		t.Errorf("t2's samples: %v, %v", got, err)
+	}
 	if _, _, err := merged.Merge(context.Background(), b); err == nil || !strings.Contains(err.Error(), "trial t3") {
 		t.Errorf("merging a shard twice: %v", err)
+	}
+}
+
+// withSample adds a sample to trial id of the database at path.
+func withSample(t *testing.T, path, id string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO samples (trial_id, at_ms, quicbench_cpu_ms, up_bytes, down_bytes) VALUES (?, 50, 1, 3, 7)`, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dropSamples makes the database at path one an earlier quicbench made:
+// without the samples table.
+func dropSamples(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DROP TABLE samples`); err != nil {
+		t.Fatal(err)
 	}
 }

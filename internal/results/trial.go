@@ -386,6 +386,29 @@ type Connection struct {
 	Retransmits int64 `parquet:"retransmits"`
 }
 
+// Sample is what a trial's measured load had used at one moment since
+// its navigation started, counted from then: the parties' CPU time and the
+// bytes each direction of the emulated link delivered. A load is sampled
+// every few tens of milliseconds for the lanes under its waterfall.
+type Sample struct {
+	TrialID string `parquet:"trial_id"`
+	// AtMs is when it was read, in ms since quicbench let the browser
+	// navigate.
+	AtMs float64 `parquet:"at_ms"`
+	// ClientCPUMs and ServerCPUMs are the CPU time (user and system, ms)
+	// of the client's and the serving stack's processes; nil for a party
+	// that runs in quicbench's own process, counted in QuicbenchCPUMs.
+	ClientCPUMs *float64 `parquet:"client_cpu_ms"`
+	ServerCPUMs *float64 `parquet:"server_cpu_ms"`
+	// QuicbenchCPUMs is quicbench's own process's: the emulator, and an
+	// in-process server or client.
+	QuicbenchCPUMs float64 `parquet:"quicbench_cpu_ms"`
+	// UpBytes and DownBytes are the bytes of the packets the link's
+	// uplink (client to servers) and downlink delivered.
+	UpBytes   int64 `parquet:"up_bytes"`
+	DownBytes int64 `parquet:"down_bytes"`
+}
+
 // Handshake kinds of a connection (Connection.Handshake), as its server
 // saw them.
 const (

@@ -6,14 +6,20 @@ import (
 )
 
 // upgrade lets a database made by an earlier quicbench be read and
-// continued: columns added since are added to its tables (with their
-// zero, or NULL, in the rows already there) when the store may write, and
-// else read as those values.
+// continued: tables and columns added since are added (with their zero,
+// or NULL, in the rows already there) when the store may write, and else
+// a missing table reads as empty and a missing column as those values.
 func (s *Store) upgrade(mode int) error {
-	for _, t := range []*table{s.t.trials, s.t.attempts, s.t.resources, s.t.connections, s.t.testbeds} {
+	for _, t := range s.t.all() {
 		have, err := columnNames(s.db, t.name)
 		if err != nil {
 			return s.explain("read the schema", err)
+		}
+		if len(have) == 0 && t == s.t.samples { // the one table added since
+			if err := s.addTable(t, mode); err != nil {
+				return err
+			}
+			continue
 		}
 		for _, c := range t.cols {
 			if have[c.name] {
@@ -34,6 +40,19 @@ func (s *Store) upgrade(mode int) error {
 				return s.explain("add column "+c.name, err)
 			}
 		}
+	}
+	return nil
+}
+
+// addTable makes table t, which a database made by an earlier quicbench
+// lacks, with its index (only the samples' is added since); a store that may not write reads it as empty.
+func (s *Store) addTable(t *table, mode int) error {
+	if mode != readWrite {
+		t.missing = true
+		return nil
+	}
+	if _, err := s.db.Exec(t.create("") + samplesIndex); err != nil {
+		return s.explain("add table "+t.name, err)
 	}
 	return nil
 }

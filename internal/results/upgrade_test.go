@@ -1,13 +1,17 @@
 package results
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
 	"testing"
+
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 // olderDatabase is a database as a quicbench before the visual metrics
-// made it: one trial, without the columns added since.
+// made it: one trial, without the columns and the table (samples) added
+// since.
 func olderDatabase(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), FileName)
@@ -28,6 +32,9 @@ func olderDatabase(t *testing.T) string {
 		if _, err := db.Exec("ALTER TABLE trials DROP COLUMN " + col); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := db.Exec("DROP TABLE samples"); err != nil {
+		t.Fatal(err)
 	}
 	return path
 }
@@ -59,6 +66,32 @@ func TestOlderDatabaseReadsWithoutChange(t *testing.T) {
 	if have, err := columnNames(db, "trials"); err != nil || have["fcp_ms"] {
 		t.Errorf("a read-only open changed the schema (fcp_ms present: %v, %v)", have["fcp_ms"], err)
 	}
+	if have, err := columnNames(db, "samples"); err != nil || len(have) != 0 {
+		t.Errorf("a read-only open made the samples table (%v, %v)", have, err)
+	}
+}
+
+// TestOlderDatabaseReadsAndExportsWithoutSamples: read-only, a run made
+// before samples were kept has none, and exports an empty samples file.
+func TestOlderDatabaseReadsAndExportsWithoutSamples(t *testing.T) {
+	s, err := OpenReadOnly(olderDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.SamplesOf("c1-r1"); err != nil || len(got) != 0 {
+		t.Errorf("samples of an older run: %v, %v", got, err)
+	}
+	if err := s.CheckTypes(context.Background()); err != nil {
+		t.Errorf("check types of an older run: %v", err)
+	}
+	files, err := s.Export(context.Background(), t.TempDir(), CSV)
+	if err != nil || len(files) != 4 {
+		t.Fatalf("export of an older run: %v, %v", files, err)
+	}
+	if rows := testenv.ReadCSV(t, files[3]); len(rows) != 1 || rows[0][0] != "trial_id" {
+		t.Errorf("samples of an older run exported as %v, want the header alone", rows)
+	}
 }
 
 // TestOlderDatabaseIsUpgradedToContinue: opened to write (a resumed run),
@@ -71,8 +104,11 @@ func TestOlderDatabaseIsUpgradedToContinue(t *testing.T) {
 	defer s.Close()
 	next := trial("c2-r1", 2, true)
 	next.Visual, next.SpeedIndex, next.Frames, next.ViewportWidth = true, F(950), 12, 1366
-	if err := s.AddTrial(next, nil, nil); err != nil {
+	if err := s.AddTrial(next, nil, nil, Sample{AtMs: 50, QuicbenchCPUMs: 2, DownBytes: 1500}); err != nil {
 		t.Fatal(err)
+	}
+	if got, err := s.SamplesOf("c2-r1"); err != nil || len(got) != 1 || got[0].DownBytes != 1500 {
+		t.Errorf("a continued older run's samples: %v, %v", got, err)
 	}
 	got := trialsOf(t, s)
 	if len(got) != 2 || got[0].Visual || got[0].SpeedIndex != nil || !got[1].Visual || *got[1].SpeedIndex != 950 || got[1].Frames != 12 {
