@@ -28,6 +28,8 @@ type compareOptions struct {
 	json     bool
 	verbose  bool
 	waitLock time.Duration
+	// noLanes leaves the loads unsampled (--lanes=false).
+	noLanes bool
 }
 
 // Defaults of compare: the demo scenario.
@@ -58,7 +60,7 @@ type compareFlags struct {
 	timeout, waitLock                                       *time.Duration
 	until                                                   *float64
 	jsonOut, verbose, capture, qlog, check, visual, pairing *bool
-	netLog, har                                             *bool
+	netLog, har, lanes                                      *bool
 	deterministic                                           *optionalBool
 	maxUnmatched, viewport                                  *string
 }
@@ -123,6 +125,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		viewport:      fs.String("viewport", "", "the `viewport` of every load, WIDTHxHEIGHT[@SCALE][,mobile] in CSS pixels (such as 411x731@2.625,mobile), or desktop (1366x768@1); default: an archive page's own (the one its recording implies), else desktop"),
 		maxUnmatched:  fs.String("max-unmatched", "5%", "the `share` of an archive page's requests that may match nothing in the recording before its load fails; the browser's own requests (favicon, manifest) and those an earlier load found the recording lacks are not counted"),
 		pairing:       fs.Bool("pairing", true, "start the protocols' loads of each round from the same link state (the same loss and jitter draws), and analyse them as pairs; --pairing=false draws each load's losses afresh"),
+		lanes:         fs.Bool("lanes", true, "sample each load's CPU (browser, servers, quicbench) and the bytes on each direction of the link every 50 ms, for the lanes under the report's waterfalls (results.db's samples); --lanes=false leaves the loads unwatched (the sampling costs about 10 µs of CPU a sample)"),
 		check:         fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
 	}
 }
@@ -164,7 +167,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if *f.waitLock < 0 {
 		return nil, fmt.Errorf("--wait-lock %v is negative: give a duration such as 10m, or 0 to wait as long as it takes (%s)", *f.waitLock, compareHelpHint)
 	}
-	return &compareOptions{spec: s, dir: dir, binaries: f.binaries.values(), json: *f.jsonOut, verbose: *f.verbose, waitLock: *f.waitLock}, nil
+	return &compareOptions{spec: s, dir: dir, binaries: f.binaries.values(), json: *f.jsonOut, verbose: *f.verbose, waitLock: *f.waitLock, noLanes: !*f.lanes}, nil
 }
 
 // spec turns the flags into a spec, through the spec file's own parser.
@@ -316,7 +319,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	s := o.spec
 	total := s.Repetitions * len(s.Protocols())
 	fmt.Fprintln(stderr, header(s))
-	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinaries: o.binaries, ReadBack: true, WaitLock: o.waitLock,
+	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinaries: o.binaries, ReadBack: true, WaitLock: o.waitLock, NoLanes: o.noLanes,
 		Facts: experiment.HostFacts(s.Clients(), o.binaries, Version), Log: newLogger(stderr, o.verbose),
 		OnTrial: func(p experiment.Progress) { fmt.Fprintln(printable{stderr}, loadLine(p, total)) }})
 	if res == nil {

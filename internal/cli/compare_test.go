@@ -191,6 +191,20 @@ func TestCompareKeepsWhatItIsAskedTo(t *testing.T) {
 	}
 }
 
+// TestCompareSamplesLanesUnlessTold: the loads are sampled for the lanes
+// by default; --lanes=false leaves them unwatched.
+func TestCompareSamplesLanesUnlessTold(t *testing.T) {
+	for args, noLanes := range map[string]bool{"": false, "--lanes=false": true, "--lanes": false} {
+		o, err := parseCompare(strings.Fields(args), time.Now(), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.noLanes != noLanes {
+			t.Errorf("compare %s: noLanes %v, want %v", args, o.noLanes, noLanes)
+		}
+	}
+}
+
 func TestOddRTTSplitsExactly(t *testing.T) {
 	o, err := parseCompare([]string{"--rtt", "101ms", "--queue", "64KB", "--down", "0"}, time.Now(), io.Discard)
 	if err != nil {

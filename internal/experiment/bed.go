@@ -46,6 +46,8 @@ type bed struct {
 	// clientCPU are the CPU accounting groups of the clients that run in
 	// processes of their own; each load's client CPU cap goes to them.
 	clientCPU map[factor.Client]*cpuuse.Group
+	// laneEvery is how often a load's lanes are sampled (0: not at all).
+	laneEvery time.Duration
 }
 
 // startTestbed builds the testbed of setup: its page from the page seed,
@@ -71,7 +73,7 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	}
 	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
 		paired: r.spec.Pairing, viewport: r.spec.ViewportOr(page.Viewport), replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
-		clientCPU: map[factor.Client]*cpuuse.Group{}}
+		clientCPU: map[factor.Client]*cpuuse.Group{}, laneEvery: laneInterval(r.cpu, r.cfg.NoLanes)}
 	for _, c := range r.spec.Clients() {
 		kind, err := clientKind(c)
 		if err != nil {

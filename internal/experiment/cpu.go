@@ -11,7 +11,8 @@ import (
 )
 
 // cpuWindow reads the parties' CPU when a load's measured visit starts
-// (begin) and when it has ended (end).
+// (begin) and when it has ended (end), and between them samples its lanes
+// (the parties' CPU and the link's bytes) every laneEvery.
 type cpuWindow struct {
 	meter    *cpuuse.Meter
 	emulator *emulator.Emulator
@@ -29,16 +30,22 @@ type cpuWindow struct {
 	// began and ended say the readings were taken; a failed reading
 	// leaves the load without CPU columns.
 	began, ended bool
+
+	// laneEvery is how often the lanes are read (0: not at all); lanes
+	// reads them during the visit, and samples are what it read.
+	laneEvery time.Duration
+	lanes     *sampling
+	samples   []results.Sample
 }
 
 // newCPUWindow prepares the window of a load of client c over protocol p
-// on tb; nil without a meter.
-func newCPUWindow(meter *cpuuse.Meter, tb *testbed.Testbed, c factor.Client, group *cpuuse.Group, p factor.Protocol) *cpuWindow {
+// on tb, its lanes read every laneEvery (0: none); nil without a meter.
+func newCPUWindow(meter *cpuuse.Meter, tb *testbed.Testbed, c factor.Client, group *cpuuse.Group, p factor.Protocol, laneEvery time.Duration) *cpuWindow {
 	if meter == nil {
 		return nil
 	}
 	ownProcess := group != nil
-	w := &cpuWindow{meter: meter, emulator: tb.Emulator, confined: group.Confined()}
+	w := &cpuWindow{meter: meter, emulator: tb.Emulator, confined: group.Confined(), laneEvery: laneEvery}
 	if ownProcess {
 		w.client = clientGroup(c)
 	}
@@ -62,17 +69,58 @@ func (w *cpuWindow) begin() {
 	w.start, err = w.meter.Read()
 	w.busyStart = w.emulator.Busy()
 	w.began, w.ended = err == nil, false
+	w.close()
+	if w.laneEvery > 0 {
+		w.lanes = startSampling(w.readLanes, w.laneEvery)
+	}
 }
 
-// finish reads the end of the window, once.
+// finish reads the end of the window and the lanes' last sample, once.
 func (w *cpuWindow) finish() {
 	if w == nil || !w.began || w.ended {
 		return
 	}
+	w.samples = w.lanes.stop()
+	w.lanes = nil
 	var err error
 	w.end, err = w.meter.Read()
 	w.busy = w.emulator.Busy() - w.busyStart
 	w.ended = err == nil
+}
+
+// close stops the lanes' sampling if a load ended without finish (it
+// failed): its samples are dropped.
+func (w *cpuWindow) close() {
+	if w != nil && w.lanes != nil {
+		w.lanes.stop()
+		w.lanes = nil
+	}
+}
+
+// readLanes reads the client's and the server's groups, quicbench's
+// process and the bytes the link delivered each way.
+func (w *cpuWindow) readLanes() (laneReading, error) {
+	snap, err := w.meter.Snapshot(w.client, w.server)
+	if err != nil {
+		return laneReading{}, err
+	}
+	up, down := w.emulator.Stats()
+	r := laneReading{self: snap.Self.Total(), up: up.WrittenBytes, down: down.WrittenBytes}
+	var t cpuuse.Times
+	t, r.hasClient = snap.Groups[w.client]
+	r.client = t.Total()
+	t, r.hasServer = snap.Groups[w.server]
+	r.server = t.Total()
+	return r, nil
+}
+
+// laneSamples are the lanes the window read, once finished; nil when
+// it read none.
+func (w *cpuWindow) laneSamples() []results.Sample {
+	if w == nil || !w.ended {
+		return nil
+	}
+	return w.samples
 }
 
 // record is what the window measured, as the trial's columns; empty when

@@ -1,10 +1,14 @@
 package experiment
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/report"
@@ -53,6 +57,70 @@ factors:
 	}
 	for _, tr := range trials {
 		checkCPU(t, tr.Trial, method, servers)
+		checkLanes(t, store, tr.Trial, method)
+	}
+	checkLanesDrawn(t, store)
+}
+
+// checkLanesDrawn checks that the run's report draws the sampled lanes
+// under each waterfall: the browser's and the server's CPU (each in a
+// process of its own) and the link's bytes each way.
+func checkLanesDrawn(t *testing.T, store *results.Store) {
+	t.Helper()
+	rep, err := report.Build(context.Background(), store, "", analysis.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drawn := 0
+	for _, f := range rep.Figures {
+		if !strings.HasPrefix(f.Name, "waterfall") {
+			continue
+		}
+		drawn++
+		for _, want := range []string{"browser CPU, 0–", "server CPU, 0–", "quicbench CPU, 0–", "link down, 0–", "link up, 0–"} {
+			if !bytes.Contains(f.SVG, []byte(want)) {
+				t.Errorf("%s has no lane %q", f.Name, want)
+			}
+		}
+	}
+	if drawn == 0 {
+		t.Error("the report draws no waterfall")
+	}
+}
+
+// checkLanes checks one verified trial's lanes: read every 50 ms with
+// cgroups (250 ms by /proc) over its CPU window, the last when it closed;
+// each count grows; the last sample's browser and server CPU are the
+// window's (read within a few ms of each other), its downlink bytes at
+// least the page's 800 KB.
+func checkLanes(t *testing.T, store *results.Store, tr results.Trial, method string) {
+	t.Helper()
+	samples, err := store.SamplesOf(tr.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	window, every := *tr.CPU.CPUWindowMs, 50.0
+	if method != string(cpuuse.MethodCgroup) {
+		every = 250
+	}
+	if want := int(window/every) - 1; len(samples) < max(1, want) {
+		t.Fatalf("trial %s: %d samples over a window of %.0f ms, want at least %d", tr.ID, len(samples), window, want)
+	}
+	var prev results.Sample
+	for _, x := range samples {
+		if x.ClientCPUMs == nil || x.ServerCPUMs == nil || x.AtMs <= prev.AtMs || x.QuicbenchCPUMs < prev.QuicbenchCPUMs ||
+			x.DownBytes < prev.DownBytes || x.UpBytes < prev.UpBytes || (prev.ClientCPUMs != nil && *x.ClientCPUMs < *prev.ClientCPUMs) {
+			t.Fatalf("trial %s: sample %+v after %+v", tr.ID, x, prev)
+		}
+		prev = x
+	}
+	last := samples[len(samples)-1]
+	client := *tr.CPU.ClientCPUUserMs + *tr.CPU.ClientCPUSystemMs
+	server := *tr.CPU.ServerCPUUserMs + *tr.CPU.ServerCPUSystemMs
+	if last.AtMs > window || last.AtMs < window-40 || math.Abs(*last.ClientCPUMs-client) > 0.1*client+10 ||
+		math.Abs(*last.ServerCPUMs-server) > 0.1*server+10 || last.DownBytes < 800_000 || last.UpBytes <= 0 {
+		t.Errorf("trial %s: last sample %+v (browser %.1f, server %.1f ms); the window's %.1f ms: browser %.1f, server %.1f ms",
+			tr.ID, last, *last.ClientCPUMs, *last.ServerCPUMs, window, client, server)
 	}
 }
 

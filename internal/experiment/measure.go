@@ -34,6 +34,9 @@ type Measured struct {
 	Up, Down emulator.Stats
 	// CPU is what the load's parties used over its measured visit.
 	CPU results.CPU
+	// Samples are the lanes read during its measured visit: the parties'
+	// CPU and the link's bytes every few tens of ms (none when off).
+	Samples []results.Sample
 	// Landed is the document the tab ended on when it was not the page
 	// (client.PageMetrics.Landed); "" when it was.
 	Landed string
@@ -228,7 +231,8 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 	}
 	var m Measured
 	var connErr, readyErr error
-	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.clientCPU[c.Levels.Client()], p)
+	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.clientCPU[c.Levels.Client()], p, b.laneEvery)
+	defer cpu.close()
 	r, err := b.clients[c.Levels.Client()].Load(ctx, client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,
@@ -256,7 +260,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 	}
 	m.Result = r
 	m.Landed = r.Landed(page.DocumentURL())
-	m.CPU = cpu.record()
+	m.CPU, m.Samples = cpu.record(), cpu.laneSamples()
 	if err := checkServed(tb, &m, p, w.before); err != nil {
 		return m, err
 	}

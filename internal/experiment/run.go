@@ -57,6 +57,10 @@ type RunConfig struct {
 	// reproduction adds to the settings of its undecided claims; a
 	// resumed run must give the same.
 	Cells map[string]int
+	// NoLanes leaves the loads unsampled: no lanes of CPU and link bytes
+	// under their waterfalls, and none of the sampling's CPU (about 10 µs
+	// of quicbench's every 50 ms, BENCHMARKS.md).
+	NoLanes bool
 }
 
 // cellsText is how the run stores its chosen cells: "<ID>:<loads>" by

@@ -280,7 +280,7 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 	}
 	r.lastRecorded = rec.FinishedAt
 	r.stop.record(t, rec)
-	if err := r.store.AddTrial(rec, resourcesOf(m), connectionsOf(m)); err != nil {
+	if err := r.store.AddTrial(rec, resourcesOf(m), connectionsOf(m), m.Samples...); err != nil {
 		return err
 	}
 	r.recorded(rec)
