@@ -77,7 +77,11 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 		if err != nil {
 			return nil, err
 		}
-		waterfalls = append(waterfalls, Waterfall{Trial: *t, Resources: res, HAR: harOf(dir, t), Connections: conns})
+		samples, err := store.SamplesOf(t.ID)
+		if err != nil {
+			return nil, err
+		}
+		waterfalls = append(waterfalls, Waterfall{Trial: *t, Resources: res, HAR: harOf(dir, t), Connections: conns, Samples: samples})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -116,13 +116,13 @@ func Figures(a *analysis.Analysis, waterfalls []Waterfall) ([]Figure, error) {
 		}
 		figs = append(figs, boxes...)
 	}
-	axisEnd := waterfallsEnd(waterfalls)
+	axes := axesOf(waterfalls)
 	for i, w := range waterfalls {
 		name := "waterfall"
 		if len(waterfalls) > 1 {
 			name = fmt.Sprintf("waterfall-%d", i+1)
 		}
-		f, err := waterfallOf(w, name, axisEnd)
+		f, err := waterfallOf(w, name, axes)
 		if err := add(f, err); err != nil {
 			return nil, err
 		}

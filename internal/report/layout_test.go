@@ -60,7 +60,8 @@ func layoutWaterfall(t results.Trial) Waterfall {
 }
 
 // layoutHARWaterfall is a load with a HAR of long URLs over HTTP/1.1's six
-// connections, which the server saw resumed, the document's first.
+// connections, which the server saw resumed, the document's first, and
+// its lanes.
 func layoutHARWaterfall(t results.Trial) Waterfall {
 	start := time.Unix(1_800_000_000, 0)
 	h := har.New("layout", "")
@@ -79,7 +80,19 @@ func layoutHARWaterfall(t results.Trial) Waterfall {
 		h.Log.Entries = append(h.Log.Entries, har.Entry{StartedDateTime: start.Add(time.Duration(40*i) * time.Millisecond), Timings: tm, Time: tm.Total(),
 			Connection: fmt.Sprint(100 + i%6), Request: har.Request{URL: url}, Response: har.Response{Status: 200, HTTPVersion: "http/1.1"}})
 	}
-	return Waterfall{Trial: t, HAR: h, Connections: conns}
+	return Waterfall{Trial: t, HAR: h, Connections: conns, Samples: layoutSamples(16)}
+}
+
+// layoutSamples are n samples 50 ms apart of a load whose browser, server
+// and quicbench work and whose link carries bytes each way.
+func layoutSamples(n int) []results.Sample {
+	var out []results.Sample
+	for i := 1; i <= n; i++ {
+		k := float64(i)
+		out = append(out, results.Sample{AtMs: 50 * k, ClientCPUMs: results.F(40 * k), ServerCPUMs: results.F(5 * k), QuicbenchCPUMs: 3 * k,
+			UpBytes: int64(2000 * i), DownBytes: int64(i * i * 3000)})
+	}
+	return out
 }
 
 // TestLayoutHoldsAtOneFourAndFortySettings writes the reports of runs of

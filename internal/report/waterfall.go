@@ -21,26 +21,40 @@ import (
 
 // Waterfall is one load to draw as a waterfall: its trial, its Resource
 // Timing, its HAR when the run kept one (nil otherwise), whose phases the
-// waterfall then shows, and the connections the servers saw, whose
-// resumed and 0-RTT handshakes the HAR's rows then mark.
+// waterfall then shows, the connections the servers saw, whose resumed
+// and 0-RTT handshakes the HAR's rows then mark, and its samples, drawn
+// as lanes under it.
 type Waterfall struct {
 	Trial       results.Trial
 	Resources   []results.Resource
 	HAR         *har.HAR
 	Connections []results.Connection
+	Samples     []results.Sample
+}
+
+// sharedAxes are what the waterfalls of a report share, so that a
+// setting's protocols compare at a glance: where the time axis ends (ms;
+// 0: each its own end) and the lanes' scales by unit (none: each its own).
+type sharedAxes struct {
+	end   float64
+	lanes map[string]float64
+}
+
+// axesOf are the axes ws share.
+func axesOf(ws []Waterfall) sharedAxes {
+	return sharedAxes{end: waterfallsEnd(ws), lanes: laneScales(ws)}
 }
 
 // waterfallOf draws w from its HAR when it has entries, else from its
-// Resource Timing; named name, its time axis to axisEnd ms (0: its own
-// end), so that the waterfalls of a setting's protocols share one axis.
-func waterfallOf(w Waterfall, name string, axisEnd float64) (Figure, error) {
-	if axisEnd <= 0 {
-		axisEnd = waterfallsEnd([]Waterfall{w})
+// Resource Timing, with its lanes under it; named name, on axes.
+func waterfallOf(w Waterfall, name string, axes sharedAxes) (Figure, error) {
+	if axes.end <= 0 || axes.lanes == nil {
+		axes = axesOf([]Waterfall{w})
 	}
 	if w.HAR != nil && len(w.HAR.Log.Entries) > 0 {
-		return harWaterfall(w.HAR, w.Trial, w.Connections, name, axisEnd)
+		return harWaterfall(w, name, axes)
 	}
-	return waterfallFigure(w.Resources, w.Trial, name, axisEnd)
+	return waterfallFigure(w, name, axes)
 }
 
 // waterfallsEnd is where the waterfalls' shared time axis ends, in ms
@@ -100,11 +114,12 @@ func loadMarks(t results.Trial) []loadMark {
 
 // waterfallFigure draws one load's resources from its Resource Timing: a
 // bar from each resource's start to its response end, in start order.
-func waterfallFigure(resources []results.Resource, t results.Trial, name string, axisEnd float64) (Figure, error) {
-	if len(resources) == 0 {
+func waterfallFigure(w Waterfall, name string, axes sharedAxes) (Figure, error) {
+	if len(w.Resources) == 0 {
 		return Figure{}, nil
 	}
-	rs := slices.Clone(resources)
+	t := w.Trial
+	rs := slices.Clone(w.Resources)
 	slices.SortStableFunc(rs, func(a, b results.Resource) int { return cmp.Compare(a.StartMs, b.StartMs) })
 	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(rs)),
 		"ms from navigation start", "")
@@ -122,23 +137,31 @@ func waterfallFigure(resources []results.Resource, t results.Trial, name string,
 		p.Add(bar)
 		names = append(names, shortURL(r.URL))
 	}
-	return finishWaterfall(p, names, t, name, "One load's Resource Timing: a bar from each resource's start to its last byte; the lines across mark DCL, FCP, LCP and the load event (PLT).", marks, axisEnd)
+	return finishWaterfall(p, names, w, name, "One load's Resource Timing: a bar from each resource's start to its last byte; the lines across mark DCL, FCP, LCP and the load event (PLT)."+lanesCaption, marks, axes)
 }
 
 // legendRoom is how far a waterfall's time axis runs past its end, as a
 // share of it: room for the legend at the top right.
 const legendRoom = 0.25
 
-// finishWaterfall labels a waterfall's rows (top to bottom), draws the
-// load's marks across it, ends its time axis past axisEnd (ms) and
-// renders it.
-func finishWaterfall(p *plot.Plot, rows []string, t results.Trial, name, caption string, marks *tips, axisEnd float64) (Figure, error) {
-	names := make([]string, len(rows))
-	for i, r := range rows {
-		names[len(rows)-1-i] = r
+// lanesCaption tells a waterfall's lanes.
+const lanesCaption = " Under it, on the same time axis, the load's lanes where it was sampled: the browser's, the server's and quicbench's CPU in cores (a party in quicbench's process has no lane of its own), and the bytes the emulated link delivered each way in Mbit/s, each over the 50 ms between two samples from when quicbench let the browser navigate; lanes of one unit share a scale across the report's waterfalls."
+
+// finishWaterfall labels a waterfall's rows (top to bottom), draws w's
+// lanes under them and its load's marks across both, ends its time axis
+// past the axes' end and renders it.
+func finishWaterfall(p *plot.Plot, rows []string, w Waterfall, name, caption string, marks *tips, axes sharedAxes) (Figure, error) {
+	t := w.Trial
+	lanes := lanesOf(w.Samples)
+	laneTicks, bottom, err := drawLanes(p, lanes, axes.lanes, marks)
+	if err != nil {
+		return Figure{}, err
+	}
+	if len(lanes) == 0 {
+		bottom = -0.5
 	}
 	for _, m := range loadMarks(t) {
-		line, err := plotter.NewLine(plotter.XYs{{X: m.ms, Y: -0.5}, {X: m.ms, Y: float64(len(rows)) - 0.5}})
+		line, err := plotter.NewLine(plotter.XYs{{X: m.ms, Y: bottom}, {X: m.ms, Y: float64(len(rows)) - 0.5}})
 		if err != nil {
 			return Figure{}, err
 		}
@@ -147,12 +170,11 @@ func finishWaterfall(p *plot.Plot, rows []string, t results.Trial, name, caption
 		p.Legend.Add(fmt.Sprintf("%s %s ms", m.name, num(m.ms, 0)), line)
 	}
 	p.Legend.Top = true
-	p.NominalY(names...)
-	p.Y.Tick.Label.Font.Size = 8
+	nameRows(p, rows, laneTicks)
 	// The axis runs past the last request by legendRoom, where the
 	// legend stands clear of the rows.
-	p.X.Min, p.X.Max = 0, axisEnd*(1+legendRoom)
-	h := vg.Length(max(3, 0.17*float64(len(rows))+1.5)) * vg.Inch
+	p.X.Min, p.X.Max = 0, axes.end*(1+legendRoom)
+	h := vg.Length(max(3, 0.17*(float64(len(rows))-bottom)+1.5)) * vg.Inch
 	// The figure's own title stays short enough for its width (a long
 	// network name cut it); the caption's title says it all.
 	title := p.Title.Text
@@ -160,6 +182,19 @@ func finishWaterfall(p *plot.Plot, rows []string, t results.Trial, name, caption
 	f, err := render(name, title, caption, p, 9*vg.Inch, h, marks)
 	f.Trials = []string{t.ID}
 	return f, err
+}
+
+// nameRows labels a waterfall's rows (top to bottom) and its lanes
+// (ticks) on the y axis, as plot.NominalY labels rows alone.
+func nameRows(p *plot.Plot, rows []string, lanes []plot.Tick) {
+	ticks := slices.Clone(lanes)
+	for i, r := range rows {
+		ticks = append(ticks, plot.Tick{Value: float64(len(rows) - 1 - i), Label: r})
+	}
+	p.Y.Tick.Width, p.Y.Tick.Length, p.Y.Width = 0, 0, 0
+	p.Y.Tick.Label.Font.Size = 8
+	p.X.Padding = p.Y.Tick.Label.Height("0") / 2
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 }
 
 // shortURL is u without its scheme.
@@ -261,11 +296,12 @@ func connectionNumbers(entries []har.Entry) []int {
 // labelled with the connection it used (c1, c2, … in order of first use)
 // and that connection's handshake when the server saw it resume or
 // accept 0-RTT data.
-func harWaterfall(h *har.HAR, t results.Trial, server []results.Connection, name string, axisEnd float64) (Figure, error) {
+func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
+	h, t := w.HAR, w.Trial
 	entries := documentFirst(h)
 	start := harStart(h)
 	conns := connectionNumbers(entries)
-	marks, mixed := handshakeMarks(entries, conns, server)
+	marks, mixed := handshakeMarks(entries, conns, w.Connections)
 	connections := "connections"
 	if slices.Max(append(conns, 0)) == 1 {
 		connections = "connection"
@@ -303,7 +339,7 @@ func harWaterfall(h *har.HAR, t results.Trial, server []results.Connection, name
 		}
 		rows = append(rows, label+shortURL(e.Request.URL))
 	}
-	return finishWaterfall(p, rows, t, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one), marked resumed or 0-RTT when the server saw its TLS session resumed, or its early data accepted (where a host's connections differ, the title counts them: which is which, the HAR cannot tell); the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis.", tipped, axisEnd)
+	return finishWaterfall(p, rows, w, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one), marked resumed or 0-RTT when the server saw its TLS session resumed, or its early data accepted (where a host's connections differ, the title counts them: which is which, the HAR cannot tell); the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis."+lanesCaption, tipped, axes)
 }
 
 // connectionLabel prefixes a row with its connection's number and its

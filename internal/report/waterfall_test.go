@@ -54,7 +54,7 @@ func TestTheWaterfallReadsLikeWebPageTests(t *testing.T) {
 	}
 	tr := results.Trial{ID: "c-r1", Levels: results.Levels{Protocol: "h2", Network: "n", Page: "p"}}
 	tr.DCL, tr.FCP, tr.LCP, tr.PLT = results.F(180), results.F(200), results.F(230), results.F(260)
-	f, err := harWaterfall(h, tr, nil, "waterfall", 0)
+	f, err := harWaterfall(Waterfall{HAR: h, Trial: tr}, "waterfall", sharedAxes{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestTheWaterfallMarksResumedAnd0RTTConnections(t *testing.T) {
 		t.Errorf("marks %v, mixed %q: a.test's connections differ, so none should be marked and the title count them", marks, mixed)
 	}
 	tr := results.Trial{ID: "c-r2", Levels: results.Levels{Protocol: "h3", Network: "n", Page: "p"}}
-	f, err := harWaterfall(h, tr, server, "waterfall", 0)
+	f, err := harWaterfall(Waterfall{HAR: h, Trial: tr, Connections: server}, "waterfall", sharedAxes{})
 	if err != nil {
 		t.Fatal(err)
 	}
