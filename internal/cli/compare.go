@@ -125,7 +125,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		viewport:      fs.String("viewport", "", "the `viewport` of every load, WIDTHxHEIGHT[@SCALE][,mobile] in CSS pixels (such as 411x731@2.625,mobile), or desktop (1366x768@1); default: an archive page's own (the one its recording implies), else desktop"),
 		maxUnmatched:  fs.String("max-unmatched", "5%", "the `share` of an archive page's requests that may match nothing in the recording before its load fails; the browser's own requests (favicon, manifest) and those an earlier load found the recording lacks are not counted"),
 		pairing:       fs.Bool("pairing", true, "start the protocols' loads of each round from the same link state (the same loss and jitter draws), and analyse them as pairs; --pairing=false draws each load's losses afresh"),
-		lanes:         fs.Bool("lanes", true, "sample each load's CPU (browser, servers, quicbench) and the bytes on each direction of the link every 50 ms, for the lanes under the report's waterfalls (results.db's samples); --lanes=false leaves the loads unwatched (the sampling costs about 10 µs of CPU a sample)"),
+		lanes:         fs.Bool("lanes", true, "sample each load's CPU (browser, servers, quicbench) and the bytes the link delivered each way every 100 ms, for the lanes under the report's waterfalls (results.db's samples); --lanes=false leaves the loads unwatched (the sampling wakes quicbench's process ten times a second)"),
 		check:         fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
 	}
 }

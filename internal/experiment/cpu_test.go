@@ -88,7 +88,7 @@ func checkLanesDrawn(t *testing.T, store *results.Store) {
 	}
 }
 
-// checkLanes checks one verified trial's lanes: read every 50 ms with
+// checkLanes checks one verified trial's lanes: read every 100 ms with
 // cgroups (250 ms by /proc) over its CPU window, the last when it closed;
 // each count grows; the last sample's browser and server CPU are the
 // window's (read within a few ms of each other), its downlink bytes at
@@ -99,7 +99,7 @@ func checkLanes(t *testing.T, store *results.Store, tr results.Trial, method str
 	if err != nil {
 		t.Fatal(err)
 	}
-	window, every := *tr.CPU.CPUWindowMs, 50.0
+	window, every := *tr.CPU.CPUWindowMs, 100.0
 	if method != string(cpuuse.MethodCgroup) {
 		every = 250
 	}

@@ -8,15 +8,18 @@ import (
 )
 
 // laneInterval is how often a load's lanes are read with meter m: every
-// 50 ms where cgroups count the parties (a reading costs about 10 µs of
-// CPU), every 250 ms where /proc's process trees do (about 1.2 ms each,
-// scripts/bench-cpu.sh); 0, no lanes, when off.
+// 100 ms where cgroups count the parties, every 250 ms where /proc's
+// process trees do; 0, no lanes, when off. A reading costs about 10 µs of
+// CPU by cgroups and 1.2 ms by /proc (scripts/bench-cpu.sh), but waking
+// quicbench's process for it costs this VM about 160 µs more: at 50 ms,
+// quicbench used 8 ms more CPU in a load of a second
+// (scripts/bench-lanes.sh).
 func laneInterval(m *cpuuse.Meter, off bool) time.Duration {
 	switch {
 	case off || m == nil:
 		return 0
 	case m.Method() == cpuuse.MethodCgroup:
-		return 50 * time.Millisecond
+		return 100 * time.Millisecond
 	}
 	return 250 * time.Millisecond
 }

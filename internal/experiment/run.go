@@ -58,8 +58,8 @@ type RunConfig struct {
 	// resumed run must give the same.
 	Cells map[string]int
 	// NoLanes leaves the loads unsampled: no lanes of CPU and link bytes
-	// under their waterfalls, and none of the sampling's CPU (about 10 µs
-	// of quicbench's every 50 ms, BENCHMARKS.md).
+	// under their waterfalls, and none of the sampling's CPU (a wake-up
+	// of quicbench's process every 100 ms, BENCHMARKS.md).
 	NoLanes bool
 }
 

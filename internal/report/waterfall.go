@@ -145,7 +145,7 @@ func waterfallFigure(w Waterfall, name string, axes sharedAxes) (Figure, error) 
 const legendRoom = 0.25
 
 // lanesCaption tells a waterfall's lanes.
-const lanesCaption = " Under it, on the same time axis, the load's lanes where it was sampled: the browser's, the server's and quicbench's CPU in cores (a party in quicbench's process has no lane of its own), and the bytes the emulated link delivered each way in Mbit/s, each over the 50 ms between two samples from when quicbench let the browser navigate; lanes of one unit share a scale across the report's waterfalls."
+const lanesCaption = " Under it, on the same time axis, the load's lanes where it was sampled: the browser's, the server's and quicbench's CPU in cores (a party in quicbench's process has no lane of its own), and the bytes the emulated link delivered each way in Mbit/s, each over the 100 ms between two samples (250 ms where /proc counts the CPU) from when quicbench let the browser navigate; lanes of one unit share a scale across the report's waterfalls."
 
 // finishWaterfall labels a waterfall's rows (top to bottom), draws w's
 // lanes under them and its load's marks across both, ends its time axis
