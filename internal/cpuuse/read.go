@@ -281,7 +281,7 @@ func parseMountLine(line, controller string) (mount, root string, ok bool) {
 
 // Snapshot is the CPU time of quicbench's process and of some groups at
 // one moment: what Read reads of them, without the machine's times and
-// the waits, cheap enough to take every few tens of milliseconds.
+// the waits, cheap enough to take several times a second.
 type Snapshot struct {
 	// Self is quicbench's own process, every thread.
 	Self Times

@@ -35,7 +35,7 @@ type Measured struct {
 	// CPU is what the load's parties used over its measured visit.
 	CPU results.CPU
 	// Samples are the lanes read during its measured visit: the parties'
-	// CPU and the link's bytes every few tens of ms (none when off).
+	// CPU and the link's bytes every 100 ms (250 by /proc; none when off).
 	Samples []results.Sample
 	// Landed is the document the tab ended on when it was not the page
 	// (client.PageMetrics.Landed); "" when it was.

@@ -389,7 +389,8 @@ type Connection struct {
 // Sample is what a trial's measured load had used at one moment since
 // its navigation started, counted from then: the parties' CPU time and the
 // bytes each direction of the emulated link delivered. A load is sampled
-// every few tens of milliseconds for the lanes under its waterfall.
+// every 100 ms (250 ms where /proc counts CPU) for the lanes under its
+// waterfall.
 type Sample struct {
 	TrialID string `parquet:"trial_id"`
 	// AtMs is when it was read, in ms since quicbench let the browser
