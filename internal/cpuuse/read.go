@@ -53,6 +53,15 @@ func (m *Meter) Read() (Reading, error) {
 	m.mu.Lock()
 	groups := append([]*Group(nil), m.groups...)
 	m.mu.Unlock()
+	if err := m.readGroups(groups, r.Groups); err != nil {
+		return r, err
+	}
+	r.Waits = m.readWaits(groups)
+	return r, nil
+}
+
+// readGroups reads each group's time into into, by name.
+func (m *Meter) readGroups(groups []*Group, into map[string]Times) error {
 	var list []proc.Info
 	if m.method == MethodProc && len(groups) > 0 {
 		list = proc.List()
@@ -60,12 +69,11 @@ func (m *Meter) Read() (Reading, error) {
 	for _, g := range groups {
 		t, err := g.read(list)
 		if err != nil {
-			return r, err
+			return err
 		}
-		r.Groups[g.name] = t
+		into[g.name] = t
 	}
-	r.Waits = m.readWaits(groups)
-	return r, nil
+	return nil
 }
 
 // read is the group's time now: its cpu.stat, or the sum over its trees
@@ -305,16 +313,5 @@ func (m *Meter) Snapshot(names ...string) (Snapshot, error) {
 		}
 	}
 	m.mu.Unlock()
-	var list []proc.Info
-	if m.method == MethodProc && len(want) > 0 {
-		list = proc.List()
-	}
-	for _, g := range want {
-		t, err := g.read(list)
-		if err != nil {
-			return s, err
-		}
-		s.Groups[g.name] = t
-	}
-	return s, nil
+	return s, m.readGroups(want, s.Groups)
 }
