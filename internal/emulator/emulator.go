@@ -255,6 +255,11 @@ func (e *Emulator) Busy() time.Duration {
 // Stats returns the counters of the uplink (client → servers) and downlink.
 func (e *Emulator) Stats() (up, down Stats) { return e.up.stats(), e.down.stats() }
 
+// WrittenBytes returns the bytes the uplink and the downlink have written
+// to their far devices (Stats' WrittenBytes) without taking the
+// directions' locks, which every packet takes: for readings during a load.
+func (e *Emulator) WrittenBytes() (up, down int64) { return e.up.written.Load(), e.down.written.Load() }
+
 // Waiting is how many packets the emulator holds: read from one device and
 // not yet written to the other or dropped, both directions together.
 func (e *Emulator) Waiting() int64 { return e.up.waiting.Load() + e.down.waiting.Load() }

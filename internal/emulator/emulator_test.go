@@ -36,7 +36,8 @@ func TestForwardsWithDelayBothWays(t *testing.T) {
 		servers.Close()
 		e.Wait()
 		up, down := e.Stats()
-		if up.Delivered != 1 || down.Delivered != 1 || up.WrittenBytes != 4 || down.WrittenBytes != 4 {
+		wroteUp, wroteDown := e.WrittenBytes()
+		if up.Delivered != 1 || down.Delivered != 1 || up.WrittenBytes != 4 || down.WrittenBytes != 4 || wroteUp != 4 || wroteDown != 4 {
 			t.Errorf("delivered up %d (%d bytes) down %d (%d bytes), want 1 of 4 bytes each way", up.Delivered, up.WrittenBytes, down.Delivered, down.WrittenBytes)
 		}
 	})

@@ -104,8 +104,8 @@ func (w *cpuWindow) readLanes() (laneReading, error) {
 	if err != nil {
 		return laneReading{}, err
 	}
-	up, down := w.emulator.Stats()
-	r := laneReading{self: snap.Self.Total(), up: up.WrittenBytes, down: down.WrittenBytes}
+	up, down := w.emulator.WrittenBytes()
+	r := laneReading{self: snap.Self.Total(), up: up, down: down}
 	var t cpuuse.Times
 	t, r.hasClient = snap.Groups[w.client]
 	r.client = t.Total()
