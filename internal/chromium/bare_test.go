@@ -226,7 +226,8 @@ func (c *Chromium) startLean(args []string) (_ *leanBrowser, err error) {
 	if path == "" {
 		path = DefaultChromiumPath
 	}
-	if err := trust.Executable(path); err != nil {
+	path, err = trust.Executable(path)
+	if err != nil {
 		return nil, fmt.Errorf("chromium: not run: %w", err)
 	}
 	b := &leanBrowser{output: &proc.Output{}}

@@ -247,7 +247,8 @@ func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAll
 	if path == "" {
 		path = DefaultChromiumPath
 	}
-	if err := trust.Executable(path); err != nil {
+	path, err := trust.Executable(path)
+	if err != nil {
 		return nil, fmt.Errorf("chromium: not run: %w", err)
 	}
 	profile, tmp, err := c.newProfile()

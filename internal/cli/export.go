@@ -59,7 +59,7 @@ func checkOwnOutput(out, flag string) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	if err := trust.DirOrParent(out); err != nil {
+	if _, err := trust.DirOrParent(out); err != nil {
 		return fmt.Errorf("%v; as root, quicbench writes nothing where another user could change it: run this as that user, or give %s a directory of root's", err, flag)
 	}
 	return nil

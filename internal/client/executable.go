@@ -37,7 +37,7 @@ func (e Executable) Check(path string) error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("%s not found at %s: install it with '%s' (%s), or pass --%s PATH", e.Flag, path, e.Install, e.Package, e.Flag)
 	}
-	if err := trust.Executable(path); err != nil {
+	if _, err := trust.Executable(path); err != nil {
 		return fmt.Errorf("%s: not run: %w", e.Flag, err)
 	}
 	return nil
@@ -47,8 +47,8 @@ func (e Executable) Check(path string) error {
 // version is (--version), such as "Mozilla Firefox 153.7.0esr"; "" if it
 // says nothing or is not trusted.
 func (e Executable) Version(path string) string {
-	path = e.Path(path)
-	if trust.Executable(path) != nil {
+	path, err := trust.Executable(e.Path(path))
+	if err != nil {
 		return ""
 	}
 	out, err := exec.Command(path, "--version").Output()

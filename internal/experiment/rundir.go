@@ -88,7 +88,7 @@ func CheckRunDir(dir string) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	if err := trust.DirOrParent(dir); err != nil {
+	if _, err := trust.DirOrParent(dir); err != nil {
 		return inputErrorf("run directory: %v; choose another --out (one of root's), or run quicbench as that user", err)
 	}
 	return nil

@@ -132,7 +132,8 @@ func (f *Firefox) command(profile, netLogDir string) (*exec.Cmd, error) {
 	if path == "" {
 		path = DefaultPath
 	}
-	if err := trust.Executable(path); err != nil {
+	path, err := trust.Executable(path)
+	if err != nil {
 		return nil, fmt.Errorf("firefox: not run: %w", err)
 	}
 	cmd := exec.Command(path, "--headless", "--no-remote", "--profile", profile,

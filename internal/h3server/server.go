@@ -114,10 +114,11 @@ func FindBinary(name string) (string, error) {
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
-		if err := trust.Executable(p); err != nil {
+		resolved, err := trust.Executable(p)
+		if err != nil {
 			return "", fmt.Errorf("%s: not run: %w", name, err)
 		}
-		return p, nil
+		return resolved, nil
 	}
 	p, err := trust.LookPath(name)
 	if err == nil {
@@ -136,7 +137,7 @@ func Start(cfg Config) (_ *Server, err error) {
 		if cfg.Path, err = FindBinary(cfg.Binary); err != nil {
 			return nil, err
 		}
-	} else if err := trust.Executable(cfg.Path); err != nil {
+	} else if cfg.Path, err = trust.Executable(cfg.Path); err != nil {
 		return nil, fmt.Errorf("%s: not run: %w", cfg.Binary, err)
 	}
 	if cfg.InitialWindow == 0 {

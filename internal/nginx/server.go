@@ -78,7 +78,7 @@ func CheckInstalled(path string) error {
 	if info, err := os.Stat(path); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
 		return fmt.Errorf("nginx not found at %s: install it with 'make nginx' (apt-get install nginx, its service not started)", path)
 	}
-	if err := trust.Executable(path); err != nil {
+	if _, err := trust.Executable(path); err != nil {
 		return fmt.Errorf("nginx: not run: %w", err)
 	}
 	return nil
@@ -135,10 +135,11 @@ func Start(cfg Config) (_ *Server, err error) {
 	// no old pid file, whose appearance says that nginx is listening.
 	os.Remove(filepath.Join(cfg.Dir, "error.log"))
 	os.Remove(filepath.Join(cfg.Dir, "nginx.pid"))
-	if err := trust.Executable(cfg.Path); err != nil {
+	nginxPath, err := trust.Executable(cfg.Path)
+	if err != nil {
 		return nil, fmt.Errorf("nginx: not run: %w", err)
 	}
-	cmd := exec.Command(cfg.Path, "-p", cfg.Dir, "-c", filepath.Join(cfg.Dir, "nginx.conf"), "-e", filepath.Join(cfg.Dir, "error.log"))
+	cmd := exec.Command(nginxPath, "-p", cfg.Dir, "-c", filepath.Join(cfg.Dir, "nginx.conf"), "-e", filepath.Join(cfg.Dir, "error.log"))
 	if err := cfg.Namespace.WrapCommand(cmd); err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func Start(cfg Config) (_ *Testbed, err error) {
 	if os.Geteuid() == 0 {
 		// The servers, nginx among them, run as root from what is written
 		// there: no other user may be able to change it.
-		if err := trust.DirOrParent(cfg.RunDir); err != nil {
+		if _, err := trust.DirOrParent(cfg.RunDir); err != nil {
 			return nil, fmt.Errorf("testbed directory: %w", err)
 		}
 	}

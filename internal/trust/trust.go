@@ -8,10 +8,17 @@
 // on the way, as long as the entry taken from it is owned by root or this
 // user (others cannot rename or remove it there).
 //
-// In a user namespace other than the initial one (a rootless run), the
-// process holds no privilege beyond its user's and every user outside the
-// namespace shows as one overflow uid, so the checks there are the ones
-// its user would make: ownership is not judged.
+// A path is resolved as the kernel resolves it, component by component
+// with every link followed before a ".." after it, never by cleaning the
+// text (filepath.Clean would take "link/.." away without looking at the
+// link), and callers run or write into the resolved path they were given
+// back: exactly what was checked.
+//
+// In a user namespace that maps one uid alone (a rootless run: every
+// other user shows as the overflow uid, root's files among them), the
+// process holds no privilege beyond its user's and ownership is not
+// judged. In any other user namespace (a container mapping many users)
+// owners are judged as the namespace sees them.
 package trust
 
 import (
@@ -54,9 +61,27 @@ func InitialUserNamespace() bool {
 	return strings.Join(strings.Fields(string(data)), " ") == "0 0 4294967295"
 }
 
-// enforced reports whether ownership is judged: in the initial user
-// namespace, where an owner's uid is the machine's.
-func enforced() bool { return InitialUserNamespace() }
+// enforced reports whether ownership is judged: everywhere but in a user
+// namespace that maps a single uid, where every other owner is the
+// overflow uid and nothing can be told apart.
+func enforced() bool {
+	data, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return true // no user namespaces in this kernel
+	}
+	return !mapsOneUID(string(data))
+}
+
+// mapsOneUID reports whether uidMap (the text of /proc/PID/uid_map) maps
+// exactly one uid: one line whose count is 1.
+func mapsOneUID(uidMap string) bool {
+	lines := strings.Split(strings.TrimSpace(uidMap), "\n")
+	if len(lines) != 1 {
+		return false
+	}
+	f := strings.Fields(lines[0])
+	return len(f) == 3 && f[2] == "1"
+}
 
 // trustedOwner reports whether uid is root or this process's user.
 func trustedOwner(uid uint32) bool { return uid == 0 || int(uid) == os.Geteuid() }
@@ -77,7 +102,7 @@ func Dir(path string) error {
 	if !enforced() {
 		return nil
 	}
-	resolved, st, err := walk(path)
+	resolved, st, err := walk(path, false)
 	if err != nil {
 		return err
 	}
@@ -95,70 +120,73 @@ func Dir(path string) error {
 // writable by everyone if it has the sticky bit (as /tmp): a directory
 // made there by this user is then this user's alone. Check the new
 // directory with Dir once it is made (another user could make it first).
-func DirOrParent(path string) error {
+// It returns path resolved (links followed, ".." taken after them): make
+// and write into that path, which is the one checked.
+func DirOrParent(path string) (string, error) {
 	if !enforced() {
-		return nil
+		return path, nil
 	}
-	abs, err := filepath.Abs(path)
+	resolved, st, err := walk(path, true)
 	if err != nil {
-		return err
+		return resolved, err
 	}
-	if _, err := os.Lstat(abs); err == nil {
-		return Dir(abs)
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return resolved, &UntrustedError{Path: resolved, Why: "is not a directory"}
 	}
-	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
-		if _, err := os.Lstat(dir); err == nil {
-			var w walker
-			_, err := w.from("/", append(strings.Split(strings.TrimPrefix(dir, "/"), "/"), "."))
-			return err
-		}
-		if filepath.Dir(dir) == dir {
-			return nil
-		}
+	if st.Mode&0o022 != 0 && !missing(st) {
+		return resolved, &UntrustedError{Path: resolved, Why: "can be written by other users (mode " + modeText(st) + "): use a directory only you can write"}
 	}
+	return resolved, nil
 }
 
+// missingMark is the status walk gives a path whose tail does not exist:
+// the nearest existing ancestor's, with this bit set in Nlink's place.
+const missingMark = ^uint64(0)
+
+// missing reports whether st is walk's status for a path not made yet.
+func missing(st unix.Stat_t) bool { return st.Nlink == missingMark }
+
 // Executable checks that path is a regular executable file that only root
-// or this process's user can change, in directories only they can change.
-func Executable(path string) error {
+// or this process's user can change, in directories only they can change,
+// and returns it resolved (links followed): run that path, the one
+// checked.
+func Executable(path string) (string, error) {
 	var st unix.Stat_t
 	resolved, judged := path, enforced()
 	if judged {
 		var err error
-		if resolved, st, err = walk(path); err != nil {
-			return err
+		if resolved, st, err = walk(path, false); err != nil {
+			return "", err
 		}
 	} else if err := unix.Stat(path, &st); err != nil {
-		return &os.PathError{Op: "stat", Path: path, Err: err}
+		return "", &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return &UntrustedError{Path: resolved, Why: "is not a regular file"}
+		return "", &UntrustedError{Path: resolved, Why: "is not a regular file"}
 	}
 	if st.Mode&0o111 == 0 {
-		return &UntrustedError{Path: resolved, Why: "is not executable"}
+		return "", &UntrustedError{Path: resolved, Why: "is not executable"}
 	}
 	if !judged {
-		return nil
+		return resolved, nil
 	}
 	if !trustedOwner(st.Uid) {
-		return &UntrustedError{Path: resolved, Why: "belongs to " + ownerText(st.Uid) + ": as root, quicbench runs no program another user owns"}
+		return "", &UntrustedError{Path: resolved, Why: "belongs to " + ownerText(st.Uid) + ": as root, quicbench runs no program another user owns"}
 	}
 	if st.Mode&0o022 != 0 {
-		return &UntrustedError{Path: resolved, Why: "can be written by other users (mode " + modeText(st) + "): quicbench runs no program another user can change"}
+		return "", &UntrustedError{Path: resolved, Why: "can be written by other users (mode " + modeText(st) + "): quicbench runs no program another user can change"}
 	}
-	return nil
+	return resolved, nil
 }
 
 // LookPath finds the executable name on PATH, as exec.LookPath does, but
 // only in PATH's directories that pass Dir's checks for the way there
 // (a directory that another user can write, or one below such, is passed
-// over); a name with a slash is checked as it is.
+// over); a name with a slash is checked as it is. It returns the program's
+// resolved path (Executable).
 func LookPath(name string) (string, error) {
 	if strings.Contains(name, "/") {
-		if err := Executable(name); err != nil {
-			return "", err
-		}
-		return name, nil
+		return Executable(name)
 	}
 	var skipped []string
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
@@ -169,11 +197,12 @@ func LookPath(name string) (string, error) {
 		if _, err := os.Stat(path); err != nil {
 			continue
 		}
-		if err := Executable(path); err != nil {
+		resolved, err := Executable(path)
+		if err != nil {
 			skipped = append(skipped, err.Error())
 			continue
 		}
-		return path, nil
+		return resolved, nil
 	}
 	if len(skipped) > 0 {
 		return "", fmt.Errorf("%s: found on PATH only where another user can change it (%s)", name, skipped[0])
@@ -187,21 +216,46 @@ func modeText(st unix.Stat_t) string { return fmt.Sprintf("%04o", st.Mode&0o7777
 // walk resolves path component by component from the root, following
 // links, and checks every directory it passes through and every entry it
 // takes from a directory that others may write. It returns the resolved
-// path and the final entry's status.
-func walk(path string) (string, unix.Stat_t, error) {
-	abs, err := filepath.Abs(path)
+// path and the final entry's status. With tailMissing, the path's last
+// names may not exist yet (plain names only, no ".."): the status is then
+// the nearest existing ancestor's, marked missing.
+func walk(path string, tailMissing bool) (string, unix.Stat_t, error) {
+	abs, err := absolute(path)
 	if err != nil {
 		return "", unix.Stat_t{}, err
 	}
-	var w walker
+	w := walker{tailMissing: tailMissing}
 	st, err := w.from("/", strings.Split(strings.TrimPrefix(abs, "/"), "/"))
+	if w.rest != nil {
+		return filepath.Join(append([]string{w.cur}, w.rest...)...), st, err
+	}
 	return w.cur, st, err
+}
+
+// absolute is path from the root, the working directory (as the kernel
+// names it) put before a relative one, and nothing cleaned away.
+func absolute(path string) (string, error) {
+	if path == "" {
+		return "", &os.PathError{Op: "resolve", Path: path, Err: unix.ENOENT}
+	}
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	wd, err := unix.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	return wd + "/" + path, nil
 }
 
 // walker follows a path; cur is where it has got to, resolved.
 type walker struct {
 	cur   string
 	links int
+	// tailMissing lets the path's last plain names not exist; rest is
+	// then those names.
+	tailMissing bool
+	rest        []string
 }
 
 // from walks names below the directory dir (resolved, checked).
@@ -239,6 +293,11 @@ func (w *walker) step(parent unix.Stat_t, name string, rest []string) (st unix.S
 	}
 	next := filepath.Join(w.cur, name)
 	if err := unix.Lstat(next, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) && w.tailMissing && plainNames(rest) {
+			w.rest = append([]string{name}, rest...)
+			parent.Nlink = missingMark
+			return parent, true, nil
+		}
 		return st, false, &os.PathError{Op: "lstat", Path: next, Err: err}
 	}
 	if parent.Mode&0o022 != 0 && !trustedOwner(st.Uid) {
@@ -267,6 +326,17 @@ func (w *walker) step(parent unix.Stat_t, name string, rest []string) (st unix.S
 	}
 	st, err = w.from(start, append(strings.Split(target, "/"), rest...))
 	return st, true, err
+}
+
+// plainNames reports whether names has no "..": names below a directory
+// that does not exist yet, which the kernel would never resolve.
+func plainNames(names []string) bool {
+	for _, n := range names {
+		if n == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // stat checks the directory dir (already reached by a checked way): owned

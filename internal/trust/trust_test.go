@@ -126,14 +126,109 @@ func TestLinks(t *testing.T) {
 func TestExecutables(t *testing.T) {
 	base := rootTree(t)
 	good := program(t, filepath.Join(base, "good"), 0o755, 0)
-	if err := Executable(good); err != nil {
-		t.Errorf("root's program: %v", err)
+	if got, err := Executable(good); err != nil || got != good {
+		t.Errorf("root's program: %q, %v", got, err)
 	}
-	wantUntrusted(t, Executable(program(t, filepath.Join(base, "owned"), 0o755, stranger)), "belongs to uid 4242")
-	wantUntrusted(t, Executable(program(t, filepath.Join(base, "writable"), 0o777, 0)), "can be written by other users")
-	wantUntrusted(t, Executable(program(t, filepath.Join(base, "plain"), 0o644, 0)), "not executable")
+	wantUntrusted(t, executableErr(program(t, filepath.Join(base, "owned"), 0o755, stranger)), "belongs to uid 4242")
+	wantUntrusted(t, executableErr(program(t, filepath.Join(base, "writable"), 0o777, 0)), "can be written by other users")
+	wantUntrusted(t, executableErr(program(t, filepath.Join(base, "plain"), 0o644, 0)), "not executable")
 	theirs := mkdir(t, filepath.Join(base, "theirs"), 0o755, stranger)
-	wantUntrusted(t, Executable(program(t, filepath.Join(theirs, "tool"), 0o755, 0)), theirs)
+	wantUntrusted(t, executableErr(program(t, filepath.Join(theirs, "tool"), 0o755, 0)), theirs)
+}
+
+// executableErr is Executable's error alone.
+func executableErr(path string) error {
+	_, err := Executable(path)
+	return err
+}
+
+// dirOrParentErr is DirOrParent's error alone.
+func dirOrParentErr(path string) error {
+	_, err := DirOrParent(path)
+	return err
+}
+
+// TestDotDotAfterALinkIsTheKernels is the round-four attack: a stranger's
+// link L in a directory everyone can write, and a path "L/../../usr/bin/env"
+// whose text, cleaned, names root's program while the kernel, following L
+// first, runs the stranger's. The check must walk L as the kernel does.
+func TestDotDotAfterALinkIsTheKernels(t *testing.T) {
+	base := rootTree(t)
+	sticky := mkdir(t, filepath.Join(base, "sticky"), os.ModeSticky|0o777, 0)
+	// root's program where the cleaned text points: base/usr/bin/env.
+	mkdir(t, filepath.Join(base, "usr"), 0o755, 0)
+	mkdir(t, filepath.Join(base, "usr", "bin"), 0o755, 0)
+	program(t, filepath.Join(base, "usr", "bin", "env"), 0o755, 0)
+	// the stranger's tree: home/evil/a, and home/usr/bin/env of theirs.
+	home := mkdir(t, filepath.Join(base, "home"), 0o755, stranger)
+	mkdir(t, filepath.Join(home, "evil"), 0o755, stranger)
+	mkdir(t, filepath.Join(home, "evil", "a"), 0o755, stranger)
+	mkdir(t, filepath.Join(home, "usr"), 0o755, stranger)
+	mkdir(t, filepath.Join(home, "usr", "bin"), 0o755, stranger)
+	program(t, filepath.Join(home, "usr", "bin", "env"), 0o755, stranger)
+	link := filepath.Join(sticky, "L")
+	if err := os.Symlink(filepath.Join(home, "evil", "a"), link); err != nil {
+		t.Fatal(err)
+	}
+	give(t, link, 0o777, stranger)
+	t.Chdir(sticky)
+	for _, path := range []string{"L/../../usr/bin/env", link + "/../../usr/bin/env"} {
+		got, err := Executable(path)
+		if err == nil {
+			t.Errorf("Executable(%q) = %q: the kernel runs %s/usr/bin/env, the stranger's", path, got, home)
+			continue
+		}
+		wantUntrusted(t, err, link)
+		if _, err := LookPath(path); err == nil {
+			t.Errorf("LookPath(%q) passed", path)
+		}
+	}
+	// The same trick for a directory root would make: compare --out L/../runx.
+	for _, path := range []string{"L/../runx", link + "/../runx/deeper"} {
+		if err := dirOrParentErr(path); err == nil {
+			t.Errorf("DirOrParent(%q) passed: root would make it in %s", path, home)
+		} else {
+			wantUntrusted(t, err, link)
+		}
+	}
+}
+
+// TestResolvedIsWhatTheKernelOpens: a link of root's followed by ".." is
+// resolved physically, and the path handed back is the one checked.
+func TestResolvedIsWhatTheKernelOpens(t *testing.T) {
+	base := rootTree(t)
+	deep := mkdir(t, filepath.Join(base, "deep"), 0o755, 0)
+	mkdir(t, filepath.Join(deep, "a"), 0o755, 0)
+	want := program(t, filepath.Join(deep, "tool"), 0o755, 0)
+	program(t, filepath.Join(base, "tool"), 0o755, stranger) // where the cleaned text points
+	if err := os.Symlink(filepath.Join(deep, "a"), filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Executable(filepath.Join(base, "link") + "/../tool")
+	if err != nil || got != want {
+		t.Fatalf("Executable(link/../tool) = %q, %v; want %s", got, err, want)
+	}
+	dir, err := DirOrParent(filepath.Join(base, "link") + "/../new/run")
+	if err != nil || dir != filepath.Join(deep, "new", "run") {
+		t.Fatalf("DirOrParent(link/../new/run) = %q, %v; want %s", dir, err, filepath.Join(deep, "new", "run"))
+	}
+	if err := dirOrParentErr(base + "/absent/../x"); err == nil {
+		t.Error("DirOrParent of absent/../x passed: the kernel resolves no '..' below a missing directory")
+	}
+}
+
+func TestMapsOneUID(t *testing.T) {
+	for text, want := range map[string]bool{
+		"         0       1000          1\n": true,
+		"0 0 4294967295\n":                  false,
+		"0 100000 65536\n":                  false,
+		"0 1000 1\n1 100000 65536\n":        false,
+		"":                                  false,
+	} {
+		if got := mapsOneUID(text); got != want {
+			t.Errorf("mapsOneUID(%q) = %v, want %v", text, got, want)
+		}
+	}
 }
 
 func TestLookPathPassesOverOthersDirectories(t *testing.T) {
@@ -166,12 +261,12 @@ func TestDirOrParent(t *testing.T) {
 	open := mkdir(t, filepath.Join(base, "open"), 0o777, 0)
 	theirs := mkdir(t, filepath.Join(base, "theirs"), 0o755, stranger)
 	for _, path := range []string{filepath.Join(sticky, "new", "run"), filepath.Join(base, "new")} {
-		if err := DirOrParent(path); err != nil {
+		if err := dirOrParentErr(path); err != nil {
 			t.Errorf("%s, to be made: %v", path, err)
 		}
 	}
-	wantUntrusted(t, DirOrParent(filepath.Join(open, "new")), "has no sticky bit")
-	wantUntrusted(t, DirOrParent(filepath.Join(theirs, "new")), "uid 4242")
-	wantUntrusted(t, DirOrParent(theirs), "uid 4242")
-	wantUntrusted(t, DirOrParent(sticky), "can be written by other users")
+	wantUntrusted(t, dirOrParentErr(filepath.Join(open, "new")), "has no sticky bit")
+	wantUntrusted(t, dirOrParentErr(filepath.Join(theirs, "new")), "uid 4242")
+	wantUntrusted(t, dirOrParentErr(theirs), "uid 4242")
+	wantUntrusted(t, dirOrParentErr(sticky), "can be written by other users")
 }
