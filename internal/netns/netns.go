@@ -71,12 +71,19 @@ func (n *Namespace) Do(fn func() error) error {
 
 // Command returns a command that runs name with args in the namespace, via
 // "ip netns exec" (which also gives it the namespace's /sys).
-// The ip command is taken only from a PATH directory no other user can
-// change (trust.LookPath); if there is none, the command fails to start.
+// The ip command and name itself are taken only from a PATH directory no
+// other user can change (trust.LookPath) and handed to ip by their
+// resolved paths, so that ip's own search (which would take an empty PATH
+// entry as the working directory) never chooses the program; if either is
+// not found there, the command fails to start.
 func (n *Namespace) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	ip, err := trust.LookPath("ip")
-	cmd := exec.CommandContext(ctx, ip, append([]string{"netns", "exec", n.Name, name}, args...)...)
-	if err != nil {
+	program, perr := trust.LookPath(name)
+	if perr != nil {
+		program = name
+	}
+	cmd := exec.CommandContext(ctx, ip, append([]string{"netns", "exec", n.Name, program}, args...)...)
+	if err = errors.Join(err, perr); err != nil {
 		cmd.Err = fmt.Errorf("netns %s: %w", n.Name, err)
 	}
 	return cmd

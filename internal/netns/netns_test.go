@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,5 +128,45 @@ func TestBuildRejectsServerCount(t *testing.T) {
 		if _, err := Build("qb-unused", n); err == nil {
 			t.Errorf("Build with %d servers succeeded", n)
 		}
+	}
+}
+
+// TestCommandTakesNoProgramFromTheWorkingDirectory: with an empty entry in
+// root's PATH, "ip netns exec NS sh" would run the sh of the working
+// directory, another user's; Command hands ip the trusted sh by its path.
+func TestCommandTakesNoProgramFromTheWorkingDirectory(t *testing.T) {
+	testenv.RequireRoot(t)
+	theirs := t.TempDir()
+	if err := os.Chmod(theirs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	evil := filepath.Join(theirs, "sh")
+	if err := os.WriteFile(evil, []byte("#!/bin/dash\ntouch "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(evil, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := Create(RunName(os.Getpid(), "path"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Delete()
+	t.Chdir(theirs)
+	t.Setenv("PATH", ":/usr/sbin:/usr/bin:/sbin:/bin")
+	cmd := ns.Command(t.Context(), "sh", "-c", "echo inside")
+	if !filepath.IsAbs(cmd.Args[4]) || filepath.Dir(cmd.Args[4]) == theirs {
+		t.Fatalf("the program handed to ip: %q, want the trusted sh's absolute path", cmd.Args[4])
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "inside" {
+		t.Fatalf("sh in the namespace: %v, %q", err, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the stranger's sh in the working directory ran as root")
+	}
+	if cmd := ns.Command(t.Context(), "no-such-program-here"); cmd.Err == nil {
+		t.Error("a program not on a trusted PATH: the command would start")
 	}
 }
