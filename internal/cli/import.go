@@ -114,8 +114,12 @@ func printViewport(w io.Writer, a *site.Archive, set bool) {
 
 // checkArchiveTarget accepts a new or empty directory, or an archive (its
 // manifest and bodies, nothing else), before anything is read: not a link,
-// not another kind of file.
+// not another kind of file, and, as root, none another user owns or could
+// change (checkOwnOutput, as for --out).
 func checkArchiveTarget(dir string) error {
+	if err := checkOwnOutput(dir, "--to"); err != nil {
+		return fmt.Errorf("--to %s: %w", dir, err)
+	}
 	info, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

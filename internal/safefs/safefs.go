@@ -490,3 +490,39 @@ func RemoveIn(base, name string) error {
 	}
 	return nil
 }
+
+// PruneIn removes, from the directory base/rel, each file or link whose
+// name remove chooses, through the directory's open descriptor: nothing
+// below base is followed (a link there is a LinkError) and a name is never
+// looked up again by path, so a directory swapped for a link between the
+// listing and the removal cannot turn the removal onto another directory.
+// Directories inside are left. A missing base/rel is no error.
+func PruneIn(base, rel string, remove func(name string) bool) error {
+	names, err := components(rel)
+	if err != nil {
+		return err
+	}
+	fd, err := openBelow(base, names)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	dir := os.NewFile(uintptr(fd), filepath.Join(base, rel))
+	defer dir.Close()
+	entries, err := dir.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range entries {
+		if !remove(name) {
+			continue
+		}
+		if err := unix.Unlinkat(fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EISDIR) {
+			errs = append(errs, &os.PathError{Op: "remove", Path: filepath.Join(base, rel, name), Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}

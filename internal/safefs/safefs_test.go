@@ -220,3 +220,53 @@ func TestReadInFollowsNoLink(t *testing.T) {
 		t.Error("a file above the limit was read")
 	}
 }
+
+// TestPruneInFollowsNoLink: a directory to prune that was swapped for a
+// link to a victim's directory is refused, and the victim's files stay;
+// in a real directory only the chosen files go.
+func TestPruneInFollowsNoLink(t *testing.T) {
+	base, victim := t.TempDir(), t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(victim, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(victim, filepath.Join(base, "bodies")); err != nil {
+		t.Fatal(err)
+	}
+	err := PruneIn(base, "bodies", func(string) bool { return true })
+	var link *LinkError
+	if !errors.As(err, &link) {
+		t.Errorf("PruneIn of a linked directory: %v, want a LinkError", err)
+	}
+	if entries, _ := os.ReadDir(victim); len(entries) != 2 {
+		t.Fatalf("the victim's directory holds %d files, want its 2", len(entries))
+	}
+	os.Remove(filepath.Join(base, "bodies"))
+	if err := os.CopyFS(filepath.Join(base, "bodies"), os.DirFS(victim)); err != nil {
+		t.Fatal(err)
+	}
+	if err := PruneIn(base, "bodies", func(name string) bool { return name == "a" }); err != nil {
+		t.Fatal(err)
+	}
+	if got := dirNames(t, filepath.Join(base, "bodies")); got != "b" {
+		t.Errorf("after pruning a: %q, want b", got)
+	}
+	if err := PruneIn(base, "absent", func(string) bool { return true }); err != nil {
+		t.Errorf("a missing directory: %v", err)
+	}
+}
+
+// dirNames is dir's entries' names, joined by spaces.
+func dirNames(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, " ")
+}

@@ -279,3 +279,30 @@ func TestWriteArchiveReplacesAndCleansUp(t *testing.T) {
 		t.Errorf("%d bodies after a canceled write, want 1", len(bodies))
 	}
 }
+
+// TestUnnamedBodiesAreRemovedOnlyInTheArchive: round four's attack swapped
+// the archive's bodies directory for a link to a victim's directory
+// between the manifest's write and the removal of the bodies it does not
+// name; the removal must not follow it.
+func TestUnnamedBodiesAreRemovedOnlyInTheArchive(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "site")
+	if err := WriteArchive(context.Background(), dir, smallArchive()); err != nil {
+		t.Fatal(err)
+	}
+	victim := t.TempDir()
+	for _, name := range []string{"thesis.tex", "data.csv"} {
+		if err := os.WriteFile(filepath.Join(victim, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(filepath.Join(dir, BodiesDir), filepath.Join(dir, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, BodiesDir)); err != nil {
+		t.Fatal(err)
+	}
+	removeUnnamedBodies(dir, manifest{})
+	if entries, _ := os.ReadDir(victim); len(entries) != 2 {
+		t.Errorf("the victim's directory holds %d files after the removal, want its 2", len(entries))
+	}
+}

@@ -90,9 +90,11 @@ func WriteArchive(ctx context.Context, dir string, a *Archive) (err error) {
 			os.RemoveAll(dir)
 			return
 		}
+		ours := map[string]bool{}
 		for _, name := range written {
-			os.Remove(filepath.Join(dir, BodiesDir, name))
+			ours[name] = true
 		}
+		safefs.PruneIn(dir, BodiesDir, func(name string) bool { return ours[name] })
 	}()
 	m, written, err := writeBodies(ctx, dir, a)
 	if err != nil {
@@ -155,18 +157,14 @@ func writeBodies(ctx context.Context, dir string, a *Archive) (manifest, []strin
 }
 
 // removeUnnamedBodies removes the files of dir's bodies directory that m
-// does not name.
+// does not name, through the directory's descriptor (safefs.PruneIn): a
+// bodies directory swapped for a link is refused, never followed.
 func removeUnnamedBodies(dir string, m manifest) {
 	named := map[string]bool{}
 	for _, ex := range m.Exchanges {
 		named[ex.Body] = true
 	}
-	entries, _ := os.ReadDir(filepath.Join(dir, BodiesDir))
-	for _, e := range entries {
-		if !named[e.Name()] {
-			os.Remove(filepath.Join(dir, BodiesDir, e.Name()))
-		}
-	}
+	safefs.PruneIn(dir, BodiesDir, func(name string) bool { return !named[name] })
 }
 
 // ReadArchive reads the archive directory dir. Its files are untrusted: no
