@@ -3,11 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -48,5 +51,63 @@ func TestArchiveTargetsFollowTheOwnershipRule(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(theirs); len(entries) != 0 {
 		t.Errorf("root wrote %d entries into the stranger's directory", len(entries))
+	}
+}
+
+// TestReportReadsArtifactsOnlyInsideTheRun: a run whose artifacts column
+// names a HAR outside its directory ("../", absolute) or a link in its
+// artifacts directory to one outside must not put that HAR's URLs into
+// the report, which anyone may read.
+func TestReportReadsArtifactsOnlyInsideTheRun(t *testing.T) {
+	secretDir := t.TempDir()
+	secret := filepath.Join(secretDir, "secret.har")
+	h := har.New("test", "1")
+	h.Log.Entries = append(h.Log.Entries, har.Entry{StartedDateTime: time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC), Time: 10,
+		Request:  har.Request{Method: "GET", URL: "https://root-only-secret.test/token-a1b2c3", HTTPVersion: "h2"},
+		Response: har.Response{Status: 200, HTTPVersion: "h2"}, Timings: har.Timings{Send: 1, Wait: 5, Receive: 4}})
+	if err := h.WriteFile(secret); err != nil {
+		t.Fatal(err)
+	}
+	for name, artifact := range map[string]string{
+		"dotdot":   "../../../../../../../../.." + secret,
+		"absolute": secret,
+		"link":     "artifacts/link.har",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := copyRun(t, "until")
+			if name == "link" {
+				os.Mkdir(filepath.Join(dir, "artifacts"), 0o755)
+				if err := os.Symlink(secret, filepath.Join(dir, "artifacts", "link.har")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			setColumn(t, dir, "artifacts", artifact)
+			out := filepath.Join(t.TempDir(), "report")
+			var stdout, stderr bytes.Buffer
+			if code := Run(context.Background(), []string{"report", dir, "--out", out}, &stdout, &stderr); code != exitOK {
+				t.Fatalf("report: exit %d: %s", code, stderr.String())
+			}
+			filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					if data, _ := os.ReadFile(path); bytes.Contains(data, []byte("root-only-secret")) {
+						t.Errorf("%s holds the secret HAR's URL", filepath.Base(path))
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// setColumn sets column of every trial of the run in dir to value.
+func setColumn(t *testing.T, dir, column, value string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(dir, "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE trials SET `+column+` = ?`, value); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
@@ -108,19 +109,45 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 	return &Report{Page: Page{Name: name, Facts: facts, FirstNetchecks: firstChecks, Loads: listed, LoadCount: count, RunDir: dir, Claims: claims}, Analysis: a, Figures: figs}, nil
 }
 
-// harOf reads t's HAR artifact, if the run kept one; nil otherwise.
+// maxArtifactHARBytes bounds a load's HAR artifact the report reads: one
+// page load's requests and timings, which quicbench writes without bodies.
+const maxArtifactHARBytes = 64 << 20
+
+// harOf reads t's HAR artifact, if the run kept one; nil otherwise. The
+// artifacts column is the run's, which a user may have edited: the HAR is
+// read only inside the run directory dir (no absolute path, no "..", no
+// link followed below dir, as frames are read) and within a size bound.
 func harOf(dir string, t *results.Trial) *har.HAR {
 	if t == nil {
 		return nil
 	}
 	for _, a := range strings.Split(t.Artifacts, ",") {
-		if strings.HasSuffix(a, ".har") {
-			if h, err := har.ReadFile(filepath.Join(dir, a)); err == nil {
-				return h
-			}
+		if !strings.HasSuffix(a, ".har") || !insideRun(a) {
+			continue
+		}
+		data, err := safefs.ReadIn(dir, a, maxArtifactHARBytes)
+		if err != nil {
+			continue
+		}
+		if h, err := har.Parse(data); err == nil {
+			return h
 		}
 	}
 	return nil
+}
+
+// insideRun reports whether the artifact path a names a file below the
+// run directory as written: relative, with no "." or ".." among its names.
+func insideRun(a string) bool {
+	if a == "" || filepath.IsAbs(a) {
+		return false
+	}
+	for _, name := range strings.Split(a, "/") {
+		if name == "" || name == "." || name == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // waterfallTrials are the loads whose waterfalls the report draws: the

@@ -46,7 +46,7 @@ const (
 func loadFrames(dir string, t results.Trial) ([]visual.Frame, error) {
 	var frameDir string
 	for _, a := range strings.Split(t.Artifacts, ",") {
-		if strings.HasSuffix(a, "-frames") {
+		if strings.HasSuffix(a, "-frames") && insideRun(a) {
 			frameDir = a
 		}
 	}
