@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,20 +21,46 @@ import (
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
-// TestInterruptLeavesNothingBehind starts a real comparison, interrupts it
-// with SIGINT while a browser is loading, and checks that the run exits with
-// status 130, keeps every completed load, and leaves no namespace, TUN device
-// or browser process behind.
+// TestInterruptLeavesNothingBehind starts a real comparison, stops it while
+// a browser is loading (Ctrl-C's SIGINT, a closed terminal's SIGHUP, or
+// the pipe its output goes to closed, as by 'compare … 2>&1 | head -1'),
+// and checks that the run exits with the signal's status (130, 129, 141),
+// keeps every completed load, and leaves no namespace, TUN device or
+// browser process behind.
 func TestInterruptLeavesNothingBehind(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	for _, tc := range []struct {
+		name string
+		want int
+		stop func(cmd *exec.Cmd, stderr io.Closer) error
+	}{
+		{"SIGINT", 130, func(cmd *exec.Cmd, _ io.Closer) error { return cmd.Process.Signal(os.Interrupt) }},
+		{"SIGHUP", 129, func(cmd *exec.Cmd, _ io.Closer) error { return cmd.Process.Signal(syscall.SIGHUP) }},
+		{"closed pipe", 141, func(_ *exec.Cmd, stderr io.Closer) error { return stderr.Close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { interruptCompare(t, tc.want, tc.stop) })
+	}
+}
+
+// interruptCompare runs a comparison, stops it with stop after two loads
+// and checks what it left and its exit status want.
+func interruptCompare(t *testing.T, want int, stop func(cmd *exec.Cmd, stderr io.Closer) error) {
 	bin := quicbenchBinary(t)
 	runDir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "compare", "--runs", "100", "--rtt", "20ms", "--page", "synthetic:8x2KB", "--netcheck=false", "--out", runDir)
-	lines := startWithStderr(t, cmd)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	lines := bufio.NewScanner(stderr)
 	stem := netns.RunName(cmd.Process.Pid, "")
 
-	// Wait for two completed loads, then interrupt during the third.
+	// Wait for two completed loads, then stop it during the third.
 	var seen []string
 	for lines.Scan() {
 		seen = append(seen, lines.Text())
@@ -47,25 +75,26 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 		t.Errorf("during the run, namespaces %v, want a client and a servers namespace", names)
 	}
 	time.Sleep(300 * time.Millisecond) // the third browser is starting or loading
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := stop(cmd, stderr); err != nil {
 		t.Fatal(err)
 	}
+	drained := make(chan struct{})
 	go func() { // drain the rest of stderr so the process never blocks on it
+		defer close(drained)
 		for lines.Scan() {
 			seen = append(seen, lines.Text())
 		}
 	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	var err error
 	select {
 	case err = <-exited:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the run did not exit within 30 s of SIGINT")
+		t.Fatal("the run did not exit within 30 s of being stopped")
 	}
 	var exitErr *exec.ExitError
-	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 130 {
-		t.Errorf("exit: %v, want status 130", err)
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != want {
+		t.Errorf("exit: %v, want status %d", err, want)
 	}
 
 	if names := namespacesWithPrefix(t, stem); len(names) > 0 {
@@ -74,7 +103,17 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	if procs := processesMentioning(runDir); len(procs) > 0 {
 		t.Errorf("processes left behind: %v", procs)
 	}
-	// Every completed load is in the results database, whole.
+	checkKeptLoads(t, runDir, 2)
+	<-drained
+	if all := strings.Join(seen, "\n"); want != 141 && (!strings.Contains(all, "interrupted after") || !strings.Contains(all, "--resume")) {
+		t.Errorf("stderr does not say how to continue:\n%s", all)
+	}
+}
+
+// checkKeptLoads checks that the run in runDir kept at least n loads, each
+// a whole record.
+func checkKeptLoads(t *testing.T, runDir string, n int) {
+	t.Helper()
 	store, err := results.Open(filepath.Join(runDir, results.FileName))
 	if err != nil {
 		t.Fatal(err)
@@ -88,11 +127,8 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 		}
 		return nil
 	})
-	if kept < 2 {
-		t.Errorf("kept %d loads, want at least the 2 completed ones", kept)
-	}
-	if all := strings.Join(seen, "\n"); !strings.Contains(all, "interrupted after") || !strings.Contains(all, "--resume") {
-		t.Errorf("stderr does not say how to continue:\n%s", all)
+	if kept < n {
+		t.Errorf("kept %d loads, want at least the %d completed ones", kept, n)
 	}
 }
 

@@ -209,6 +209,19 @@ func noArgs(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Wri
 	return 0, false
 }
 
+// fileOf is the file w writes to: w itself, or what a writer that wraps a
+// file (quicbench's standard output, watched for a closed pipe) says its
+// file is; false for any other writer.
+func fileOf(w io.Writer) (*os.File, bool) {
+	switch f := w.(type) {
+	case *os.File:
+		return f, true
+	case interface{ File() *os.File }:
+		return f.File(), true
+	}
+	return nil, false
+}
+
 // interruptedOr is exitInterrupted when ctx was canceled (Ctrl-C), else
 // code.
 func interruptedOr(ctx context.Context, code int) int {

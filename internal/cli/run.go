@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -180,7 +179,7 @@ type progress struct {
 
 func newProgress(w io.Writer, s *spec.Spec, total int) *progress {
 	p := &progress{w: w, total: total, levels: varyingLevels(s)}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := fileOf(w); ok && term.IsTerminal(int(f.Fd())) {
 		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(false), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(200*time.Millisecond))
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/quicbench/quicbench/internal/analysis"
@@ -91,10 +90,11 @@ func linkText(s shell.Counters, cfg link.Config) string {
 		PeakQueueBytes: s.PeakQueueBytes, ConfiguredLossPct: 100 * cfg.MeanLoss()})
 }
 
-// serialized returns w itself if it is a file, else w behind a mutex.
+// serialized returns the file w writes to if it is one (fileOf), else w
+// behind a mutex.
 func serialized(w io.Writer) io.Writer {
-	if _, ok := w.(*os.File); ok {
-		return w
+	if f, ok := fileOf(w); ok {
+		return f
 	}
 	return &lockedWriter{w: w}
 }
