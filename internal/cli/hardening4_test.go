@@ -111,3 +111,17 @@ func setColumn(t *testing.T, dir, column, value string) {
 		t.Fatal(err)
 	}
 }
+
+// TestReportRefusesAbsurdValuesInOneLine: every plt_ms at 1e308 made the
+// report panic in the tick code (a sample at 1e308, tested in results,
+// made it draw for minutes); such a run is refused with one line and
+// status 2.
+func TestReportRefusesAbsurdValuesInOneLine(t *testing.T) {
+	dir := copyRun(t, "until")
+	setColumn(t, dir, "plt_ms", "1e308")
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"report", dir, "--out", filepath.Join(t.TempDir(), "r")}, &stdout, &stderr)
+	if code != exitUsage || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "plt_ms holds 1e+308") {
+		t.Errorf("report of a run whose PLTs are 1e308: exit %d, %q", code, stderr.String())
+	}
+}

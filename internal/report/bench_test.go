@@ -92,7 +92,7 @@ func BenchmarkReportHTML1000Settings(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		figs, err := Figures(a, nil)
+		figs, err := Figures(context.Background(), a, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

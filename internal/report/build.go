@@ -93,7 +93,7 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	figs, err := Figures(a, waterfalls)
+	figs, err := Figures(ctx, a, waterfalls)
 	if err != nil {
 		return nil, err
 	}

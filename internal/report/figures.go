@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"image/color"
 	"math"
@@ -87,11 +88,14 @@ func newPlot(title, x, y string) *plot.Plot {
 // two, a grid only of two cells or more; each setting's loads (a strip and
 // a CDF per setting) for a run of a few settings, boxes per page for more;
 // and a waterfall per load of waterfalls, one above the other on one time
-// axis.
-func Figures(a *analysis.Analysis, waterfalls []Waterfall) ([]Figure, error) {
+// axis. Canceling ctx stops it between figures.
+func Figures(ctx context.Context, a *analysis.Analysis, waterfalls []Waterfall) ([]Figure, error) {
 	var figs []Figure
 	add := func(f Figure, err error) error {
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if f.Name != "" {
@@ -105,6 +109,9 @@ func Figures(a *analysis.Analysis, waterfalls []Waterfall) ([]Figure, error) {
 		}
 	}
 	loads, err := loadFigures(a)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"image"
 	_ "image/jpeg"
 	"image/png"
@@ -35,7 +36,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		{URL: "https://www.quicbench.test/obj/0.png", StartMs: 130, ResponseEndMs: 260},
 		{URL: "https://www.quicbench.test/obj/1.png", StartMs: 131, ResponseEndMs: 300},
 	}
-	figs, err := Figures(a, []Waterfall{{Trial: trials[20], Resources: wf}})
+	figs, err := Figures(context.Background(), a, []Waterfall{{Trial: trials[20], Resources: wf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestHARWaterfall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	figs, err := Figures(a, []Waterfall{{Trial: trials[0], HAR: h}})
+	figs, err := Figures(context.Background(), a, []Waterfall{{Trial: trials[0], HAR: h}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,14 +60,21 @@ func deref(v *float64) (float64, bool) {
 }
 
 // lanesOf are the lanes of a load's samples (counts since the navigation
-// started, in time order); a party whose CPU is counted in quicbench's
+// started, in time order) up to end (ms, the time axis's end: a sample
+// after it is not drawn; end ≤ 0: no axis yet, none cut); a party whose CPU is counted in quicbench's
 // (nil) has no lane of its own. No samples, no lanes.
-func lanesOf(samples []results.Sample) []lane {
+func lanesOf(samples []results.Sample, end float64) []lane {
+	if end <= 0 {
+		end = math.Inf(1)
+	}
 	var out []lane
 	for _, k := range laneKinds {
 		l := lane{name: k.name, unit: k.unit, color: k.color}
 		var at, count float64
 		for _, s := range samples {
+			if s.AtMs > end {
+				break
+			}
 			v, ok := k.count(s)
 			if !ok {
 				l.steps = nil
@@ -93,8 +100,9 @@ func lanesOf(samples []results.Sample) []lane {
 // a step a little above it, drawn full).
 func laneScales(ws []Waterfall) map[string]float64 {
 	scales := map[string]float64{}
+	end := waterfallsEnd(ws) * (1 + legendRoom)
 	for _, w := range ws {
-		for _, l := range lanesOf(w.Samples) {
+		for _, l := range lanesOf(w.Samples, end) {
 			for _, s := range l.steps {
 				scales[l.unit] = max(scales[l.unit], s.rate)
 			}

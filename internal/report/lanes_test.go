@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"maps"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,7 +25,7 @@ func TestLanesAreRatesBetweenSamples(t *testing.T) {
 		{AtMs: 120, ClientCPUMs: results.F(125), QuicbenchCPUMs: 7.5, DownBytes: 68750, UpBytes: 625},
 	}
 	got := map[string][]laneStep{}
-	for _, l := range lanesOf(samples) {
+	for _, l := range lanesOf(samples, math.Inf(1)) {
 		got[l.name+" "+l.unit] = l.steps
 	}
 	want := map[string][]laneStep{
@@ -36,7 +37,7 @@ func TestLanesAreRatesBetweenSamples(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(laneStep{}), cmp.Comparer(func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 })); diff != "" {
 		t.Errorf("lanes (-want +got):\n%s", diff)
 	}
-	if lanesOf(nil) != nil {
+	if lanesOf(nil, math.Inf(1)) != nil {
 		t.Error("a load without samples has lanes")
 	}
 }

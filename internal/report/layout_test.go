@@ -110,7 +110,7 @@ func TestLayoutHoldsAtOneFourAndFortySettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		last := trials[len(trials)-1]
-		figs, err := Figures(a, []Waterfall{layoutWaterfall(last), layoutHARWaterfall(last)})
+		figs, err := Figures(context.Background(), a, []Waterfall{layoutWaterfall(last), layoutHARWaterfall(last)})
 		if err != nil {
 			t.Fatal(err)
 		}

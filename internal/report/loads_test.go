@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func analyzedFigures(t *testing.T, trials []results.Trial) (*analysis.Analysis, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	figs, err := Figures(a, nil)
+	figs, err := Figures(context.Background(), a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func TestReportNavigatesWithoutAServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	figs, err := Figures(a, []Waterfall{layoutWaterfall(trials[7])})
+	figs, err := Figures(context.Background(), a, []Waterfall{layoutWaterfall(trials[7])})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,7 +167,7 @@ func TestLabelsNameEveryVaryingFactor(t *testing.T) {
 			t.Errorf("share %+v counts %d pages, want the 2 pages", s.Setting, s.Pages)
 		}
 	}
-	figs, err := Figures(a, nil)
+	figs, err := Figures(context.Background(), a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,16 +68,52 @@ func waterfallsEnd(ws []Waterfall) float64 {
 		}
 		if w.HAR != nil && len(w.HAR.Log.Entries) > 0 {
 			start := harStart(w.HAR)
-			for _, e := range w.HAR.Log.Entries {
-				end = max(end, float64(e.StartedDateTime.Sub(start))/1e6+max(e.Time, 0))
+			for _, e := range drawnEntries(w.HAR.Log.Entries) {
+				end = max(end, axisMs(float64(e.StartedDateTime.Sub(start))/1e6+axisMs(e.Time)))
 			}
 			continue
 		}
-		for _, r := range w.Resources {
-			end = max(end, r.ResponseEndMs)
+		for _, r := range drawnResources(w.Resources) {
+			end = max(end, axisMs(r.ResponseEndMs))
 		}
 	}
 	return end
+}
+
+// maxWaterfallRows bounds the requests a waterfall draws (the first by
+// start, the document first): a real page's HAR has a few hundred, and a
+// HAR of tens of thousands took minutes and gigabytes to draw.
+const maxWaterfallRows = 400
+
+// drawnEntries are the HAR entries a waterfall draws: the first
+// maxWaterfallRows.
+func drawnEntries(entries []har.Entry) []har.Entry {
+	return entries[:min(len(entries), maxWaterfallRows)]
+}
+
+// drawnResources are the resources a waterfall draws: the first
+// maxWaterfallRows.
+func drawnResources(rs []results.Resource) []results.Resource {
+	return rs[:min(len(rs), maxWaterfallRows)]
+}
+
+// rowsNote says how many of total rows a waterfall drew, when it drew
+// fewer; "" when it drew them all.
+func rowsNote(drawn, total int) string {
+	if drawn == total {
+		return ""
+	}
+	return fmt.Sprintf("; the first %d drawn", drawn)
+}
+
+// axisMs is a time on a waterfall's axis (ms from navigation start),
+// within 0 and results.MaxMillis: a HAR a user edited may say anything,
+// and a coordinate near the largest float took minutes to draw.
+func axisMs(v float64) float64 {
+	if !(v > 0) {
+		return 0
+	}
+	return min(v, results.MaxMillis)
 }
 
 // loadMark is a moment of a load drawn across its waterfall.
@@ -119,16 +155,18 @@ func waterfallFigure(w Waterfall, name string, axes sharedAxes) (Figure, error) 
 		return Figure{}, nil
 	}
 	t := w.Trial
-	rs := slices.Clone(w.Resources)
-	slices.SortStableFunc(rs, func(a, b results.Resource) int { return cmp.Compare(a.StartMs, b.StartMs) })
-	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(rs)),
+	all := slices.Clone(w.Resources)
+	slices.SortStableFunc(all, func(a, b results.Resource) int { return cmp.Compare(a.StartMs, b.StartMs) })
+	rs := drawnResources(all)
+	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources%s)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(all), rowsNote(len(rs), len(all))),
 		"ms from navigation start", "")
 	var names []string
 	marks := &tips{}
 	for i, r := range rs {
 		y := float64(len(rs) - 1 - i)
-		marks.add(r.StartMs, y-0.3, r.ResponseEndMs, y+0.3, fmt.Sprintf("%s: %s to %s ms", r.URL, num(r.StartMs, 1), num(r.ResponseEndMs, 1)), "")
-		bar, err := plotter.NewLine(plotter.XYs{{X: r.StartMs, Y: y}, {X: r.ResponseEndMs, Y: y}})
+		from, to := axisMs(r.StartMs), axisMs(r.ResponseEndMs)
+		marks.add(from, y-0.3, to, y+0.3, fmt.Sprintf("%s: %s to %s ms", r.URL, num(r.StartMs, 1), num(r.ResponseEndMs, 1)), "")
+		bar, err := plotter.NewLine(plotter.XYs{{X: from, Y: y}, {X: to, Y: y}})
 		if err != nil {
 			return Figure{}, err
 		}
@@ -152,7 +190,7 @@ const lanesCaption = " Under it, on the same time axis, the load's lanes where i
 // past the axes' end and renders it.
 func finishWaterfall(p *plot.Plot, rows []string, w Waterfall, name, caption string, marks *tips, axes sharedAxes) (Figure, error) {
 	t := w.Trial
-	lanes := lanesOf(w.Samples)
+	lanes := lanesOf(w.Samples, axes.end*(1+legendRoom))
 	laneTicks, bottom, err := drawLanes(p, lanes, axes.lanes, marks)
 	if err != nil {
 		return Figure{}, err
@@ -298,7 +336,8 @@ func connectionNumbers(entries []har.Entry) []int {
 // accept 0-RTT data.
 func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 	h, t := w.HAR, w.Trial
-	entries := documentFirst(h)
+	all := documentFirst(h)
+	entries := drawnEntries(all)
 	start := harStart(h)
 	conns := connectionNumbers(entries)
 	marks, mixed := handshakeMarks(entries, conns, w.Connections)
@@ -306,8 +345,8 @@ func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 	if slices.Max(append(conns, 0)) == 1 {
 		connections = "connection"
 	}
-	title := fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests over %d %s",
-		t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(entries), slices.Max(append(conns, 0)), connections)
+	title := fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests%s over %d %s",
+		t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(all), rowsNote(len(entries), len(all)), slices.Max(append(conns, 0)), connections)
 	if len(mixed) > 0 {
 		title += "; the server saw " + strings.Join(mixed, ", ")
 	}
@@ -317,11 +356,11 @@ func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 	tipped := &tips{}
 	for i, e := range entries {
 		y := float64(len(entries) - 1 - i)
-		x := float64(e.StartedDateTime.Sub(start)) / 1e6
+		x := axisMs(float64(e.StartedDateTime.Sub(start)) / 1e6)
 		label := connectionLabel(conns[i], marks[conns[i]])
-		tipped.add(x, y-0.3, x+max(e.Time, 0), y+0.3, harTip(e, x, label), "")
+		tipped.add(x, y-0.3, axisMs(x+axisMs(e.Time)), y+0.3, harTip(e, x, label), "")
 		for _, ph := range phasesOf(e) {
-			d := ph.get(e.Timings)
+			d := axisMs(ph.get(e.Timings))
 			if d <= 0 {
 				continue
 			}
@@ -335,7 +374,7 @@ func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 				legend[ph.name] = true
 				p.Legend.Add(ph.name, swatch{ph.color})
 			}
-			x += d
+			x = axisMs(x + d)
 		}
 		rows = append(rows, label+shortURL(e.Request.URL))
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -190,6 +191,53 @@ func (t *table) scan(rows *sql.Rows, ptr reflect.Value) error {
 			return fmt.Errorf("column %s: %w", t.cols[i].name, err)
 		}
 		v.FieldByIndex(t.cols[i].index).Set(reflect.ValueOf(tm))
+	}
+	return t.checkBounds(v)
+}
+
+// Bounds of the values a row may hold: a time in ms (a column named
+// *_ms) within MaxMillis of zero, any other number finite and within
+// MaxMagnitude. No load quicbench measures comes near either; a value
+// beyond is a database someone edited or damaged, refused when read
+// rather than drawn or summed.
+const (
+	// MaxMillis is about 11.6 days, in ms.
+	MaxMillis = 1e9
+	// MaxMagnitude bounds counts, rates (bit/s) and shares.
+	MaxMagnitude = 1e15
+)
+
+// OutOfBoundsError is a value a row holds beyond its column's bound.
+type OutOfBoundsError struct {
+	Column string
+	Value  float64
+	Bound  float64
+}
+
+func (e *OutOfBoundsError) Error() string {
+	return fmt.Sprintf("column %s holds %g, outside ±%g: the results database was edited or damaged; correct or delete that row", e.Column, e.Value, e.Bound)
+}
+
+// checkBounds checks row v's numbers against their columns' bounds.
+func (t *table) checkBounds(v reflect.Value) error {
+	for _, c := range t.cols {
+		f := v.FieldByIndex(c.index)
+		if f.Kind() == reflect.Pointer {
+			if f.IsNil() {
+				continue
+			}
+			f = f.Elem()
+		}
+		if f.Kind() != reflect.Float64 {
+			continue
+		}
+		bound := MaxMagnitude
+		if strings.HasSuffix(c.name, "_ms") {
+			bound = MaxMillis
+		}
+		if x := f.Float(); !(math.Abs(x) <= bound) {
+			return &OutOfBoundsError{Column: c.name, Value: x, Bound: bound}
+		}
 	}
 	return nil
 }
