@@ -29,6 +29,13 @@ func (r *Resource) DecodedBody() ([]byte, error) { return DecodeContent(r.Encodi
 // another coding, a body that does not decode, or one that passes
 // MaxDecodedBytes decoded.
 func DecodeContent(coding string, body []byte) ([]byte, error) {
+	return DecodeContentWithin(coding, body, MaxDecodedBytes)
+}
+
+// DecodeContentWithin is DecodeContent with limit (bytes) in place of
+// MaxDecodedBytes: a body that decodes to more fails with a
+// *DecodedTooLargeError once limit bytes are read, never decoded whole.
+func DecodeContentWithin(coding string, body []byte, limit int64) ([]byte, error) {
 	var rd io.Reader
 	var err error
 	in := bytes.NewReader(body)
@@ -47,14 +54,24 @@ func DecodeContent(coding string, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s body: %w", coding, err)
 	}
-	out, err := io.ReadAll(io.LimitReader(rd, MaxDecodedBytes+1))
+	out, err := io.ReadAll(io.LimitReader(rd, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s body: %w", coding, err)
 	}
-	if len(out) > MaxDecodedBytes {
-		return nil, fmt.Errorf("%s body larger than %d bytes decoded", coding, MaxDecodedBytes)
+	if int64(len(out)) > limit {
+		return nil, &DecodedTooLargeError{Coding: coding, Limit: limit}
 	}
 	return out, nil
+}
+
+// DecodedTooLargeError is a body that decodes to more than Limit bytes.
+type DecodedTooLargeError struct {
+	Coding string
+	Limit  int64
+}
+
+func (e *DecodedTooLargeError) Error() string {
+	return fmt.Sprintf("%s body larger than %d bytes decoded", e.Coding, e.Limit)
 }
 
 // ImageOK says whether r is a response a browser shows as an image: a 2xx

@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -53,6 +54,38 @@ type Report struct {
 	// (Options.UpgradeHTTP); RewrittenBodies the text bodies whose
 	// http:// URLs of those hosts were rewritten, RewrittenURLs the URLs.
 	Upgraded, RewrittenBodies, RewrittenURLs int
+}
+
+// nothingToReplay says why an import kept no exchange: when every one
+// of them got no response, that; else none was an https response on
+// port 443, with the reasons the report counted.
+func (r Report) nothingToReplay() error {
+	if r.Entries > 0 && r.NoResponse == r.Entries {
+		return fmt.Errorf("nothing to replay: none of the recording's %d requests has a response (each failed or was blocked while it was recorded, status 0): record the page again", r.Entries)
+	}
+	var why []string
+	for _, c := range []struct {
+		n    int
+		text string
+	}{
+		{r.PlainHTTP, "over plain http: --upgrade-http keeps them as https"},
+		{r.NoResponse, "without a response"},
+		{r.NoBody, "without their body in the recording"},
+		{r.OtherPorts, "on another port than 443"},
+		{r.IPHosts, "to an IP address"},
+		{r.OtherSchemes, "of other schemes"},
+		{r.Informational, "informational (1xx)"},
+		{r.BrowserMade, "made up by the recording browser"},
+	} {
+		if c.n > 0 {
+			why = append(why, fmt.Sprintf("%d %s", c.n, c.text))
+		}
+	}
+	msg := fmt.Sprintf("nothing to replay: of %d exchanges none is an https response on port 443", r.Entries)
+	if len(why) > 0 {
+		msg += " (" + strings.Join(why, "; ") + ")"
+	}
+	return errors.New(msg)
 }
 
 // String lists what was left out, one line each, or "" for nothing.
@@ -270,13 +303,12 @@ func (r *Recording) Finish(document string) (*site.Archive, Report, error) {
 // the recording's time from the document's Date field when the recording
 // did not say it.
 func (c *collector) finish(document, hint string) (*site.Archive, Report, error) {
-	c.applyUpgrades()
-	a := c.archive
-	if len(a.Exchanges) == 0 && c.report.PlainHTTP > 0 {
-		return nil, c.report, fmt.Errorf("nothing to replay: of %d exchanges none is an https response on port 443 (%d are over plain http: --upgrade-http keeps them as https)", c.report.Entries, c.report.PlainHTTP)
+	if err := c.applyUpgrades(); err != nil {
+		return nil, c.report, err
 	}
+	a := c.archive
 	if len(a.Exchanges) == 0 {
-		return nil, c.report, fmt.Errorf("nothing to replay: of %d exchanges none is an https response on port 443", c.report.Entries)
+		return nil, c.report, c.report.nothingToReplay()
 	}
 	document = cmp.Or(document, hint)
 	if rest, ok := strings.CutPrefix(document, "http://"); ok && c.options.UpgradeHTTP {

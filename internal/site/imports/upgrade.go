@@ -2,6 +2,8 @@ package imports
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -51,14 +53,21 @@ func (c *collector) upgradeURL(scheme, host, port string) (newHost string, ok bo
 	return host, true
 }
 
+// MaxRewriteDecodedBytes bounds the bytes an upgrading import decodes to
+// rewrite URLs in, over all its bodies: twice the most a page may hold.
+// A recording whose compressed text decodes to more (a gzip bomb: 40
+// bodies of 256 MiB from 10 MB on disk took 57 s and 1.78 GB) is refused.
+const MaxRewriteDecodedBytes = 2 * site.MaxArchiveBytes
+
 // applyUpgrades finishes an upgrading import: an upgraded exchange whose
 // method and URL a native https exchange also has is left out (counted
 // as plain http: the https one is what the site served over TLS), and
 // the http:// URLs of upgraded hosts are rewritten in every text body and
-// Location field.
-func (c *collector) applyUpgrades() {
+// Location field. It stops between exchanges when c.ctx is done, and
+// fails when the bodies decoded pass MaxRewriteDecodedBytes.
+func (c *collector) applyUpgrades() error {
 	if len(c.upgraded.exchanges) == 0 {
-		return
+		return nil
 	}
 	native := map[string]bool{}
 	for _, ex := range c.archive.Exchanges {
@@ -67,7 +76,11 @@ func (c *collector) applyUpgrades() {
 		}
 	}
 	kept := c.archive.Exchanges[:0]
+	budget := int64(MaxRewriteDecodedBytes)
 	for _, ex := range c.archive.Exchanges {
+		if c.ctx != nil && c.ctx.Err() != nil {
+			return c.ctx.Err()
+		}
 		if c.upgraded.exchanges[ex] && native[ex.Method+" "+ex.URL] {
 			c.report.PlainHTTP++
 			continue
@@ -75,16 +88,20 @@ func (c *collector) applyUpgrades() {
 		if c.upgraded.exchanges[ex] {
 			c.report.Upgraded++
 		}
-		c.rewriteExchange(ex)
+		if err := c.rewriteExchange(ex, &budget); err != nil {
+			return err
+		}
 		kept = append(kept, ex)
 	}
 	c.archive.Exchanges = kept
 	c.archive.Upgraded = c.report.Upgraded
+	return nil
 }
 
 // rewriteExchange rewrites ex's Location field and, for a text body, its
-// upgraded hosts' http:// URLs, coding the body again as it was.
-func (c *collector) rewriteExchange(ex *site.Exchange) {
+// upgraded hosts' http:// URLs, coding the body again as it was; budget
+// is the bytes still to be decoded, less this body's.
+func (c *collector) rewriteExchange(ex *site.Exchange, budget *int64) error {
 	for i, f := range ex.Header {
 		if f.Name == "location" {
 			if v, n := rewriteHTTP([]byte(f.Value), c.upgraded.hosts); n > 0 {
@@ -93,19 +110,29 @@ func (c *collector) rewriteExchange(ex *site.Exchange) {
 		}
 	}
 	if !textual(site.Get(ex.Header, "content-type")) {
-		return
+		return nil
 	}
-	decoded, err := site.DecodeContent(site.Get(ex.Header, "content-encoding"), ex.Body)
+	decoded, err := site.DecodeContentWithin(site.Get(ex.Header, "content-encoding"), ex.Body, min(*budget, site.MaxDecodedBytes))
+	var tooLarge *site.DecodedTooLargeError
+	if errors.As(err, &tooLarge) {
+		// What was decoded counts, whether the body fit or not.
+		if *budget -= tooLarge.Limit; *budget <= 0 {
+			return fmt.Errorf("--upgrade-http: the recording's compressed text bodies decode to more than %d MiB in all (%.200s passed it): it holds a decompression bomb or more than a page; import it without --upgrade-http", MaxRewriteDecodedBytes>>20, ex.URL)
+		}
+		return nil // one body too large to rewrite: served as recorded
+	}
 	if err != nil {
-		return // a coding it cannot read: served as recorded
+		return nil // a coding it cannot read: served as recorded
 	}
+	*budget -= int64(len(decoded))
 	out, n := rewriteHTTP(decoded, c.upgraded.hosts)
 	if n == 0 {
-		return
+		return nil
 	}
 	c.report.RewrittenBodies++
 	c.report.RewrittenURLs += n
 	ex.Body, ex.Header, _ = codeAsRecorded(ex.Header, out)
+	return nil
 }
 
 // textual says whether a content type is text whose URLs a browser

@@ -2,7 +2,10 @@ package imports
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/har"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/sitetest"
 )
 
 func TestRewriteHTTP(t *testing.T) {
@@ -141,4 +145,68 @@ func FuzzRewriteHTTP(f *testing.F) {
 			t.Fatalf("%d rewritten but %d more https in %q", n, got, out)
 		}
 	})
+}
+
+// TestUpgradeGzipBombIsRefused: round four's Mahimahi recording over http
+// whose gzip-coded stylesheets each decode to more than 256 MiB (40 of
+// them, 10 MB on disk) took 57 s and 1.78 GB with --upgrade-http; the
+// import's decoded bytes have a budget, and it stops once they pass it.
+func TestUpgradeGzipBombIsRefused(t *testing.T) {
+	var bomb bytes.Buffer
+	gz, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
+	zeros := make([]byte, 1<<20)
+	for range site.MaxDecodedBytes>>20 + 1 {
+		gz.Write(zeros)
+	}
+	gz.Close()
+	a := &site.Archive{Source: "test", Document: "http://a.test/", Exchanges: []*site.Exchange{
+		{Method: "GET", URL: "http://a.test/", Status: 200, Header: []site.Field{{Name: "content-type", Value: "text/html"}}, Body: []byte(`<link rel=stylesheet href="http://a.test/0.css">`)}}}
+	for i := range 40 {
+		a.Exchanges = append(a.Exchanges, &site.Exchange{Method: "GET", URL: fmt.Sprintf("http://a.test/%d.css", i), Status: 200,
+			Header: []site.Field{{Name: "content-type", Value: "text/css"}, {Name: "content-encoding", Value: "gzip"}}, Body: bomb.Bytes()})
+	}
+	dir := filepath.Join(t.TempDir(), "recording")
+	if err := sitetest.WriteMahimahi(dir, a, false, false); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, _, err := Mahimahi(context.Background(), dir, Options{UpgradeHTTP: true})
+	t.Logf("40 bodies of %d KB each: %v after %v", bomb.Len()>>10, err, time.Since(start))
+	if err == nil || !strings.Contains(err.Error(), "decompression bomb") || !strings.Contains(err.Error(), "without --upgrade-http") {
+		t.Fatalf("error %v, want the decoded budget's refusal", err)
+	}
+	if _, _, err := Mahimahi(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "--upgrade-http") {
+		t.Fatalf("without --upgrade-http: %v, want the plain-http refusal that names it", err)
+	}
+}
+
+// TestUpgradeStopsWhenCanceled: the rewrite loop stops between exchanges.
+func TestUpgradeStopsWhenCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ex := &site.Exchange{Method: "GET", URL: "https://a.test/", Status: 200, Header: []site.Field{{Name: "content-type", Value: "text/html"}}, Body: []byte("http://a.test/")}
+	c := collector{ctx: ctx, archive: &site.Archive{Exchanges: []*site.Exchange{ex}},
+		upgraded: upgrades{exchanges: map[*site.Exchange]bool{ex: true}, hosts: map[string]bool{"a.test": true}}}
+	cancel()
+	if err := c.applyUpgrades(); !errors.Is(err, context.Canceled) {
+		t.Errorf("applyUpgrades with a canceled context: %v", err)
+	}
+}
+
+// TestImportOfRequestsWithoutResponsesSaysSo: a HAR whose entries all have
+// status 0 (requests that failed while recorded) was said to hold no
+// "https response on port 443"; it holds no response at all.
+func TestImportOfRequestsWithoutResponsesSaysSo(t *testing.T) {
+	h := har.New("test", "1")
+	for i := range 3 {
+		h.Log.Entries = append(h.Log.Entries, har.Entry{StartedDateTime: time.Date(2026, 11, 27, 0, 0, i, 0, time.UTC),
+			Request: har.Request{Method: "GET", URL: fmt.Sprintf("https://a.test/%d", i), HTTPVersion: "h2"}, Response: har.Response{Status: 0}})
+	}
+	path := filepath.Join(t.TempDir(), "failed.har")
+	if err := h.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := HAR(context.Background(), path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "none of the recording's 3 requests has a response") || strings.Contains(err.Error(), "port 443") {
+		t.Errorf("error %v, want it to say the requests have no response", err)
+	}
 }

@@ -24,7 +24,8 @@ import (
 
 // WriteMahimahi writes a as an mm-webrecord directory: one protobuf file
 // per exchange, bodies chunked as a server sends them when chunk is true.
-// old writes the format of recordings from before mid-2014.
+// old writes the format of recordings from before mid-2014. An http://
+// URL is recorded on port 80 over HTTP, any other on 443 over HTTPS.
 func WriteMahimahi(dir string, a *site.Archive, old, chunk bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -43,18 +44,22 @@ func WriteMahimahi(dir string, a *site.Archive, old, chunk bool) error {
 			header = append(header, site.Field{Name: "Content-Length", Value: strconv.Itoa(len(body))})
 		}
 		resp := message(fmt.Sprintf("HTTP/1.1 %d %s", ex.Status, http.StatusText(ex.Status)), header, body, old)
+		port, scheme, schemeNumber := uint64(443), "HTTPS", uint64(2)
+		if u.Scheme == "http" {
+			port, scheme, schemeNumber = 80, "HTTP", 1
+		}
 		var rec []byte
 		if old {
 			rec = protowire.AppendTag(rec, 1, protowire.VarintType)
-			rec = protowire.AppendVarint(rec, 443)
-			rec = appendBytes(rec, 2, []byte("HTTPS"))
+			rec = protowire.AppendVarint(rec, port)
+			rec = appendBytes(rec, 2, []byte(scheme))
 			rec = appendBytes(rec, 3, []byte("203.0.113.7"))
 		} else {
 			rec = appendBytes(rec, 1, []byte("203.0.113.7"))
 			rec = protowire.AppendTag(rec, 2, protowire.VarintType)
-			rec = protowire.AppendVarint(rec, 443)
+			rec = protowire.AppendVarint(rec, port)
 			rec = protowire.AppendTag(rec, 3, protowire.VarintType)
-			rec = protowire.AppendVarint(rec, 2)
+			rec = protowire.AppendVarint(rec, schemeNumber)
 		}
 		rec = appendBytes(rec, 4, req)
 		rec = appendBytes(rec, 5, resp)
