@@ -35,6 +35,13 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	fmt.Fprintf(stdout, "%d shards, %d trials merged into %s in %s\n", res.Shards, res.Trials, fs.Arg(0), res.Elapsed.Round(time.Millisecond))
+	if res.Artifacts > 0 || res.ArtifactsSkipped > 0 {
+		fmt.Fprintf(stdout, "%d artifact files carried (HARs, captures, qlogs, frames)", res.Artifacts)
+		if res.ArtifactsSkipped > 0 {
+			fmt.Fprintf(stdout, "; %d links or special files in the shards' artifacts left out", res.ArtifactsSkipped)
+		}
+		fmt.Fprintln(stdout)
+	}
 	if len(res.Missing) > 0 {
 		fmt.Fprintf(stdout, "missing shards (their trials are not in the merged run): %s\n", strings.Join(res.Missing, " "))
 	}

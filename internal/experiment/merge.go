@@ -25,7 +25,11 @@ type MergeResult struct {
 	// Missing are the shards of the plan not given ("3/20"), whose
 	// trials the merged run lacks.
 	Missing []string
-	Elapsed time.Duration
+	// Artifacts counts the files of the shards' artifacts directories
+	// (HARs, captures, qlogs, frames) carried into the merged run;
+	// ArtifactsSkipped what was not a file or directory there (a link).
+	Artifacts, ArtifactsSkipped int
+	Elapsed                     time.Duration
 }
 
 // shardRun is one shard directory's facts.
@@ -35,6 +39,10 @@ type shardRun struct {
 	facts map[string]string
 	spec  string
 }
+
+// artifactsDir is where a run keeps its loads' files (HARs, captures,
+// qlogs, net logs, frames), named in the trials' artifacts column.
+const artifactsDir = "artifacts"
 
 // mergingName is the merged database while it is being made: it becomes
 // results.db only once every shard is in, so that a merge interrupted or
@@ -49,7 +57,8 @@ const mergingName = results.FileName + ".merging"
 // value of another type than its column's. The merged run keeps the first
 // shard's facts and, under "shard I/N: KEY", every shard's fact that
 // differs from them and every netcheck of a network an earlier shard had
-// checked too. Canceling ctx stops it; an interrupted or failed merge
+// checked too, and the shards' artifacts (safefs.CopyTree: no link
+// followed or copied). Canceling ctx stops it; an interrupted or failed merge
 // leaves out as it found it.
 func Merge(ctx context.Context, out string, dirs []string) (_ MergeResult, err error) {
 	start := time.Now()
@@ -100,6 +109,13 @@ func mergeInto(ctx context.Context, out string, shards []shardRun, res *MergeRes
 	}
 	if err := store.Close(); err != nil {
 		return err
+	}
+	for _, sh := range shards {
+		files, skipped, err := safefs.CopyTree(ctx, sh.dir, out, artifactsDir)
+		res.Artifacts, res.ArtifactsSkipped = res.Artifacts+files, res.ArtifactsSkipped+skipped
+		if err != nil {
+			return fmt.Errorf("merged run: artifacts of %s: %w", sh.dir, err)
+		}
 	}
 	if err := safefs.WriteFile(out, "spec.yaml", []byte(shards[0].spec), 0o644); err != nil {
 		return fmt.Errorf("merged run: %w", err)
@@ -272,8 +288,8 @@ func keepNetchecks(store *results.Store, sh shardRun, names []string) error {
 }
 
 // newMergeDir makes out a new merged run's directory and takes its lock:
-// out is new, empty, or holds only what a failed merge left (its lock and
-// partial database), which is removed. undo takes out back to what it was.
+// out is new, empty, or holds only what a failed merge left (its lock,
+// partial database and artifacts), which is removed. undo takes out back to what it was.
 func newMergeDir(out string) (unlock, undo func(), err error) {
 	_, statErr := os.Lstat(out)
 	made := errors.Is(statErr, os.ErrNotExist)
@@ -282,7 +298,7 @@ func newMergeDir(out string) (unlock, undo func(), err error) {
 		return nil, nil, inputErrorf("merged run %s: %v", out, err)
 	}
 	for _, e := range entries {
-		if e.Name() != safefs.LockFile && !strings.HasPrefix(e.Name(), mergingName) {
+		if e.Name() != safefs.LockFile && e.Name() != artifactsDir && !strings.HasPrefix(e.Name(), mergingName) {
 			return nil, nil, inputErrorf("%s is not empty: merge into a new directory", out)
 		}
 	}
@@ -308,9 +324,11 @@ func newMergeDir(out string) (unlock, undo func(), err error) {
 	return unlock, undo, nil
 }
 
-// removePartial removes a merge's partial database and its journals.
+// removePartial removes a merge's partial database, its journals and the
+// artifacts it carried.
 func removePartial(out string) {
 	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
 		os.Remove(filepath.Join(out, mergingName+suffix))
 	}
+	os.RemoveAll(filepath.Join(out, artifactsDir))
 }

@@ -135,3 +135,38 @@ func TestMergeLeavesNothingHalfDone(t *testing.T) {
 		t.Errorf("a shard given twice: %v, want an input error", err)
 	}
 }
+
+// TestMergeCarriesArtifacts: each shard's artifacts (a HAR file and a
+// frames directory) are in the merged run where its trials' artifacts
+// column says; a link among them is neither followed nor copied, and
+// counted.
+func TestMergeCarriesArtifacts(t *testing.T) {
+	dirs := fakeShards(t, 1, nil)
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("root's"), 0o600)
+	for i, dir := range dirs {
+		os.MkdirAll(filepath.Join(dir, "artifacts", fmt.Sprintf("t%d-a1-frames", i)), 0o755)
+		os.WriteFile(filepath.Join(dir, "artifacts", fmt.Sprintf("t%d-a1.har", i)), []byte(fmt.Sprintf(`{"shard":%d}`, i)), 0o644)
+		os.WriteFile(filepath.Join(dir, "artifacts", fmt.Sprintf("t%d-a1-frames", i), "ms_000100.jpg"), []byte("jpeg"), 0o644)
+	}
+	os.Symlink(secret, filepath.Join(dirs[1], "artifacts", "link.har"))
+	out := filepath.Join(t.TempDir(), "merged")
+	res, err := Merge(context.Background(), out, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Artifacts != 4 || res.ArtifactsSkipped != 1 {
+		t.Errorf("carried %d files and left out %d, want 4 and 1", res.Artifacts, res.ArtifactsSkipped)
+	}
+	for i := range dirs {
+		if data, err := os.ReadFile(filepath.Join(out, "artifacts", fmt.Sprintf("t%d-a1.har", i))); err != nil || string(data) != fmt.Sprintf(`{"shard":%d}`, i) {
+			t.Errorf("shard %d's HAR in the merged run: %q, %v", i, data, err)
+		}
+		if _, err := os.Stat(filepath.Join(out, "artifacts", fmt.Sprintf("t%d-a1-frames", i), "ms_000100.jpg")); err != nil {
+			t.Errorf("shard %d's frame: %v", i, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(out, "artifacts", "link.har")); !os.IsNotExist(err) {
+		t.Errorf("the link was carried: %v", err)
+	}
+}

@@ -8,6 +8,7 @@
 package safefs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -433,6 +434,18 @@ func openBelow(base string, names []string) (int, error) {
 // quicbench wrote into one of its directories, following no link below
 // base.
 func ReadIn(base, rel string, limit int64) ([]byte, error) {
+	f, err := OpenIn(base, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, f.Name(), limit)
+}
+
+// OpenIn opens the regular file base/rel for reading, following no link
+// below base (a link is a LinkError, anything but a regular file a
+// NotRegularError, a FIFO never blocks the open).
+func OpenIn(base, rel string) (*os.File, error) {
 	names, err := components(rel)
 	if err != nil {
 		return nil, err
@@ -449,11 +462,68 @@ func ReadIn(base, rel string, limit int64) ([]byte, error) {
 		return nil, explainOpen(dirfd, name, path, err)
 	}
 	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
 		return nil, &NotRegularError{Path: path}
 	}
-	return readLimited(f, path, limit)
+	return f, nil
+}
+
+// CopyTree copies the directory from/rel and what is below it into
+// to/rel (directories 0755, files 0644, each a new file), following no
+// link on either side: a link, FIFO, device or socket below from/rel is
+// not copied but counted in skipped. It stops between files when ctx is
+// done. A missing from/rel copies nothing.
+func CopyTree(ctx context.Context, from, to, rel string) (files, skipped int, err error) {
+	names, err := ListIn(from, rel)
+	if errors.Is(err, unix.ENOENT) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := MkdirAll(to, rel, 0o755); err != nil {
+		return 0, 0, err
+	}
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return files, skipped, err
+		}
+		n, s, err := copyEntry(ctx, from, to, filepath.Join(rel, name))
+		files, skipped = files+n, skipped+s
+		if err != nil {
+			return files, skipped, err
+		}
+	}
+	return files, skipped, nil
+}
+
+// copyEntry copies from/rel, a file or a directory, to to/rel.
+func copyEntry(ctx context.Context, from, to, rel string) (files, skipped int, err error) {
+	src, err := OpenIn(from, rel)
+	var notRegular *NotRegularError
+	var link *LinkError
+	switch {
+	case errors.As(err, &link):
+		return 0, 1, nil
+	case errors.As(err, &notRegular):
+		if _, lerr := ListIn(from, rel); lerr != nil {
+			return 0, 1, nil // not a directory either
+		}
+		return CopyTree(ctx, from, to, rel)
+	case err != nil:
+		return 0, 0, err
+	}
+	defer src.Close()
+	dst, err := Create(to, rel, 0o644)
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return 0, 0, fmt.Errorf("copy %s: %w", rel, err)
+	}
+	return 1, 0, dst.Close()
 }
 
 // ListIn lists the names in the directory base/rel, following no link
