@@ -335,6 +335,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "quicbench compare: interrupted after %d of %d loads; they are kept in %s (continue with quicbench run %s --out %s --resume)\n",
 			res.Done, total, filepath.Join(o.dir, results.FileName), filepath.Join(o.dir, "spec.yaml"), o.dir)
 		return exitInterrupted
+	case err != nil && isUserError(err):
+		fmt.Fprintf(stderr, "quicbench compare: %v (%d completed loads are kept in %s)\n", err, res.Done, o.dir)
+		return exitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "quicbench compare: %v; every completed load is kept: %scontinue with quicbench run %s --out %s --resume\n",
 			err, freeSpace(err), filepath.Join(o.dir, "spec.yaml"), o.dir)

@@ -125,6 +125,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "quicbench run: interrupted; every completed trial is kept: continue with quicbench run %s --out %s --resume\n", path, dir)
 		return exitInterrupted
+	case err != nil && isUserError(err):
+		fmt.Fprintf(stderr, "quicbench run: %v (every completed trial is kept in %s)\n", err, dir)
+		return exitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "quicbench run: %v; every completed trial is kept: %scontinue with --out %s --resume\n", err, freeSpace(err), dir)
 		return exitFailure

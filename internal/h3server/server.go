@@ -19,6 +19,7 @@ import (
 	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/proc"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stacks"
@@ -152,6 +153,9 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err := cfg.Site.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkTargets(cfg.Binary, cfg.Site); err != nil {
+		return nil, err
+	}
 	if err := writeManifest(cfg.Site, cfg.Dir); err != nil {
 		return nil, err
 	}
@@ -162,6 +166,28 @@ func Start(cfg Config) (_ *Server, err error) {
 	}
 	return Run(Process{Name: cfg.Binary, What: "the HTTP/3 server " + cfg.Binary, Cmd: cmd, Files: files,
 		CPU: cfg.CPU, StartTimeout: cfg.StartTimeout, Cache: cfg.Cache})
+}
+
+// checkTargets refuses, for quinn's server, a site with a request target
+// (path and query) longer than its HTTP library takes
+// (server.MaxQuinnRequestTarget), as an input error: that request would
+// get no answer, and the load would fail only as a broken image.
+func checkTargets(binary string, s *site.Site) error {
+	if binary != BinaryQuinn {
+		return nil
+	}
+	for _, o := range s.Origins {
+		for _, r := range o.Resources {
+			target := len(r.Path)
+			if r.Query != "" {
+				target += 1 + len(r.Query)
+			}
+			if target > server.MaxQuinnRequestTarget {
+				return &results.InputError{Err: fmt.Errorf("%s: https://%s%.80s… has a request target of %d bytes; quinn's server (the http crate's URI) takes at most %d: serve this page with --quic-server quic-go or quiche", binary, o.Host, r.Path, target, server.MaxQuinnRequestTarget)}
+			}
+		}
+	}
+	return nil
 }
 
 // Process is a server to start in a process of its own that speaks the

@@ -20,6 +20,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -153,6 +154,7 @@ http {
     keepalive_timeout 300s;
     keepalive_requests 1000000;
     http2_max_concurrent_streams 250;
+    large_client_header_buffers 4 %s;
     types { }
     ssl_protocols TLSv1.3;
     ssl_certificate %s;
@@ -163,7 +165,7 @@ http {
 `, workers, q(filepath.Join(p.dir, "nginx.pid")), q(filepath.Join(p.dir, "error.log")), accessLogFormat,
 		q(filepath.Join(p.dir, "access.log")),
 		q(filepath.Join(p.dir, "tmp", "body")), q(filepath.Join(p.dir, "tmp", "proxy")), q(filepath.Join(p.dir, "tmp", "fastcgi")),
-		q(filepath.Join(p.dir, "tmp", "uwsgi")), q(filepath.Join(p.dir, "tmp", "scgi")),
+		q(filepath.Join(p.dir, "tmp", "uwsgi")), q(filepath.Join(p.dir, "tmp", "scgi")), fmt.Sprintf("%dk", server.MaxHeaderBytes>>10),
 		q(p.certFile), q(p.keyFile), q(filepath.Join(p.dir, "ticket.key")))
 	b.WriteString("    " + commonHeaders(p.cache) + "\n")
 	if p.cache {

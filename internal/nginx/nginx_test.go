@@ -199,3 +199,29 @@ func TestPortTaken(t *testing.T) {
 		t.Errorf("%d nginx processes left", left)
 	}
 }
+
+// TestLongRequestsAreAnswered: nginx takes request headers of up to
+// server.MaxHeaderBytes over h1 and h2, as the other stacks do (its
+// default, 8 KB buffers, refused a long URL the Go origin serves).
+func TestLongRequestsAreAnswered(t *testing.T) {
+	c := newCell(t)
+	srv, err := nginx.Start(c.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, proto := range []string{"h1", "h2"} {
+		cl, _ := c.client(proto)
+		for _, n := range []int{10_000, 100_000} {
+			resp, err := cl.Get("https://www.quicbench.test/long?" + strings.Repeat("a", n))
+			if err != nil {
+				t.Errorf("%s, a URL of %d bytes: %.200s…", proto, n, strings.ReplaceAll(err.Error(), strings.Repeat("a", 100), ""))
+				continue
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 404 {
+				t.Errorf("%s, a URL of %d bytes: status %d, want the site's 404", proto, n, resp.StatusCode)
+			}
+		}
+	}
+}

@@ -84,19 +84,21 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 	// long as the server, so repeat visits can resume.
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
 	srv.tcp = &http.Server{
-		Handler:     srv,
-		TLSConfig:   tlsConf.Clone(),
-		IdleTimeout: 5 * time.Minute,
-		ErrorLog:    log.New(io.Discard, "", 0),
-		ConnState:   srv.conns.tcpState,
+		Handler:        srv,
+		MaxHeaderBytes: server.MaxHeaderBytes,
+		TLSConfig:      tlsConf.Clone(),
+		IdleTimeout:    5 * time.Minute,
+		ErrorLog:       log.New(io.Discard, "", 0),
+		ConnState:      srv.conns.tcpState,
 	}
 	srv.tcp.TLSConfig.NextProtos = []string{"h2", "http/1.1"}
 	srv.quic = &http3.Server{
-		Handler:     srv,
-		TLSConfig:   http3.ConfigureTLSConfig(tlsConf.Clone()),
-		QUICConfig:  &quic.Config{Tracer: srv.tracer, Allow0RTT: true},
-		IdleTimeout: 5 * time.Minute,
-		Logger:      logger,
+		Handler:        srv,
+		MaxHeaderBytes: server.MaxHeaderBytes,
+		TLSConfig:      http3.ConfigureTLSConfig(tlsConf.Clone()),
+		QUICConfig:     &quic.Config{Tracer: srv.tracer, Allow0RTT: true},
+		IdleTimeout:    5 * time.Minute,
+		Logger:         logger,
 		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
 			srv.conns.quicConn(c)
 			return ctx

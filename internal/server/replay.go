@@ -9,6 +9,20 @@ import (
 // MaxUnmatchedListed bounds the unmatched requests a Replay lists.
 const MaxUnmatchedListed = 200
 
+// MaxHeaderBytes is the most a request's header section (request line or
+// pseudo-header fields and fields, its URL among them) may hold on every
+// server stack quicbench runs, in bytes: Go's http.DefaultMaxHeaderBytes,
+// set alike on the Go origin (h1, h2, h3), nginx, quiche and quinn, so
+// that no protocol refuses a request another serves. quinn's HTTP
+// library also takes URLs of at most MaxQuinnRequestTarget bytes.
+const MaxHeaderBytes = 1 << 20
+
+// MaxQuinnRequestTarget is the longest request target (path and query)
+// quinn's server (through the http crate's Uri) accepts, in bytes: a site
+// with a longer one is refused when quinn starts, rather than served
+// without that request.
+const MaxQuinnRequestTarget = 65534
+
 // Replay is what a server's matching of requests against its site did
 // (site.Matcher): requests answered with their exact target's response,
 // with the nearest recorded query's (fuzzy), with the nearest recorded size

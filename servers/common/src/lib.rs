@@ -5,6 +5,11 @@
 //! records (`control`). testdata/ holds the transcripts that this crate's
 //! tests and quicbench's Go tests are both checked against.
 
+/// The most a request's header section (its URL among it) may hold, in
+/// bytes: Go's http.DefaultMaxHeaderBytes, quicbench's server.MaxHeaderBytes,
+/// the same on every server stack.
+pub const MAX_FIELD_SECTION_BYTES: u64 = 1 << 20;
+
 pub mod answer;
 pub mod args;
 pub mod control;

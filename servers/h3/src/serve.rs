@@ -42,8 +42,10 @@ pub async fn accept_loop(ep: quinn::Endpoint, state: Arc<State>) {
 type H3Conn = h3::server::Connection<h3_quinn::Connection, Bytes>;
 
 async fn serve_connection(conn: quinn::Connection, tracked: Arc<Tracked>, state: Arc<State>) {
-    let Ok(mut h3conn): Result<H3Conn, _> =
-        h3::server::Connection::new(h3_quinn::Connection::new(conn)).await
+    let Ok(mut h3conn): Result<H3Conn, _> = h3::server::builder()
+        .max_field_section_size(quicbench_serve::MAX_FIELD_SECTION_BYTES)
+        .build(h3_quinn::Connection::new(conn))
+        .await
     else {
         return;
     };

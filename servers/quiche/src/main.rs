@@ -116,7 +116,9 @@ impl OpenFile {
 fn run(a: Args) -> Result<(), String> {
     let site = Site::load(&a.manifest, &a.bodies)?;
     let config = config(&a)?;
-    let h3_config = quiche::h3::Config::new().map_err(|e| format!("h3: {e}"))?;
+    let mut h3_config = quiche::h3::Config::new().map_err(|e| format!("h3: {e}"))?;
+    // quiche's default (32 KiB) refused requests the other stacks serve.
+    h3_config.set_max_field_section_size(quicbench_serve::MAX_FIELD_SECTION_BYTES);
     let mut sockets = Vec::new();
     for i in 0..a.sockets {
         // SAFETY: quicbench passes a bound UDP socket at each of these
