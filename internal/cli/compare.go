@@ -108,7 +108,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		jsonOut:       fs.Bool("json", false, "print the summary, with every load, as JSON instead of a table"),
 		out:           fs.String("out", "", "run `directory` for results.db, the spec and the certificates (default runs/compare-<time>)"),
 		timeout:       fs.Duration("timeout", spec.DefaultTimeout, "`limit` for one page load, browser start included"),
-		waitLock:      fs.Duration("wait-lock", 0, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes"),
+		waitLock:      fs.Duration("wait-lock", experiment.DefaultWaitLock, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes"),
 		binaries:      newClientBinaries(fs),
 		browser:       fs.String("browser", def(factor.IDBrowser), "browser `mode` (Chromium, Firefox): "+factor.Browsers().Usage()),
 		clientName:    fs.String("client", def(factor.IDClient), "page `loader`: "+factor.Clients().Usage()),
@@ -167,7 +167,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if *f.waitLock < 0 {
 		return nil, fmt.Errorf("--wait-lock %v is negative: give a duration such as 10m, or 0 to wait as long as it takes (%s)", *f.waitLock, compareHelpHint)
 	}
-	return &compareOptions{spec: s, dir: dir, binaries: f.binaries.values(), json: *f.jsonOut, verbose: *f.verbose, waitLock: *f.waitLock, noLanes: !*f.lanes}, nil
+	return &compareOptions{spec: s, dir: dir, binaries: f.binaries.values(), json: *f.jsonOut, verbose: *f.verbose, waitLock: experiment.WaitLockOf(*f.waitLock), noLanes: !*f.lanes}, nil
 }
 
 // spec turns the flags into a spec, through the spec file's own parser.

@@ -63,7 +63,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	retryFailed := fs.Bool("retry-failed", false, "with --resume: run the failed trials again (their earlier attempts are kept)")
 	binaries := newClientBinaries(fs)
 	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
-	waitLock := fs.Duration("wait-lock", 0, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes")
+	waitLock := fs.Duration("wait-lock", experiment.DefaultWaitLock, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes")
 	lanes := fs.Bool("lanes", true, "sample each load's CPU and the link's bytes every 100 ms for the lanes under the report's waterfalls; --lanes=false leaves the loads unwatched")
 	shardText := fs.String("shard", "", "run only shard `I/N` of the plan: whole testbed groups balanced by the plan's estimate (quicbench plan --shards N); merge the shards' directories with quicbench merge")
 	path, code, done := specAndFlags(fs, args, "Usage: quicbench run SPEC [flags]\n\nRuns every trial of a spec file's plan and records each in DIR/results.db the moment it ends.", stdout, stderr)
@@ -109,7 +109,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials))
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinaries: binaries.values(), WaitLock: *waitLock, Facts: experiment.HostFacts(s.Clients(), binaries.values(), Version),
+		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinaries: binaries.values(), WaitLock: experiment.WaitLockOf(*waitLock), Facts: experiment.HostFacts(s.Clients(), binaries.values(), Version),
 		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard, NoLanes: !*lanes,
 	})
 	progress.finish()

@@ -33,6 +33,24 @@ import (
 // measurement lock.
 const MachineLockDir = "/tmp"
 
+// DefaultWaitLock is how long a run waits for the machine's lock unless
+// told otherwise (--wait-lock): any user can hold the lock, and a run
+// that waited forever behind a stranger's would never say so; after it,
+// the run ends naming the holder.
+const DefaultWaitLock = 12 * time.Hour
+
+// WaitForever is a RunConfig.WaitLock that waits as long as it takes.
+const WaitForever time.Duration = -1
+
+// WaitLockOf is the RunConfig.WaitLock of a --wait-lock flag's value,
+// where 0 waits as long as it takes.
+func WaitLockOf(flag time.Duration) time.Duration {
+	if flag == 0 {
+		return WaitForever
+	}
+	return flag
+}
+
 // machineLockPoll is how often a waiting run tries the lock again.
 const machineLockPoll = time.Second
 
@@ -48,8 +66,12 @@ func (e *LockHeldError) Error() string {
 
 // lockMachine takes the measurement lock on dir, waiting while another
 // run holds it (and saying who, when that changes) until ctx is done, or
-// for at most wait when wait is positive.
+// for at most wait when wait is positive (zero: DefaultWaitLock; negative:
+// no limit).
 func lockMachine(ctx context.Context, log *slog.Logger, dir string, wait time.Duration) (func(), error) {
+	if wait == 0 {
+		wait = DefaultWaitLock
+	}
 	fd, err := openLockDir(dir)
 	if err != nil {
 		return nil, err
@@ -149,7 +171,8 @@ func lockHolder(fd int) string {
 func describeProcess(pid int) string {
 	text := fmt.Sprintf("pid %d", pid)
 	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
-		text += " (" + strings.TrimSpace(string(comm)) + ")"
+		// Any user names their own process: escaped, never raw.
+		text += " (" + strings.Trim(strconv.QuoteToASCII(strings.TrimSuffix(string(comm), "\n")), `"`) + ")"
 	}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

@@ -96,3 +96,44 @@ func TestMachineLockWantsARootDirectory(t *testing.T) {
 		t.Error("a link as the lock directory was followed")
 	}
 }
+
+// TestMachineLockHolderIsEscaped: any user names their own process; a
+// name with a terminal escape is printed escaped, never raw.
+func TestMachineLockHolderIsEscaped(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireCommand(t, "flock")
+	dir := t.TempDir()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep")
+	}
+	named := filepath.Join(t.TempDir(), "a\x1b]0;pw\x07b")
+	if err := os.Symlink(sleep, named); err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("flock", "--no-fork", "--exclusive", dir, named, "30")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Process.Kill()
+	time.Sleep(300 * time.Millisecond)
+	_, err = lockMachine(t.Context(), slog.New(slog.DiscardHandler), dir, 500*time.Millisecond)
+	var held *LockHeldError
+	if !errors.As(err, &held) {
+		t.Fatalf("%v, want the lock held", err)
+	}
+	if strings.ContainsAny(held.Holder, "\x1b\x07") || !strings.Contains(held.Holder, `a\x1b]0;pw\ab`) {
+		t.Errorf("holder %q: want its name escaped", held.Holder)
+	}
+}
+
+// TestWaitLockHasADefaultLimit: a run told nothing waits DefaultWaitLock,
+// not forever; --wait-lock 0 waits forever.
+func TestWaitLockHasADefaultLimit(t *testing.T) {
+	if WaitLockOf(0) != WaitForever || WaitLockOf(time.Minute) != time.Minute {
+		t.Errorf("WaitLockOf(0) = %v, WaitLockOf(1m) = %v", WaitLockOf(0), WaitLockOf(time.Minute))
+	}
+	if DefaultWaitLock <= 0 || DefaultWaitLock > 24*time.Hour {
+		t.Errorf("DefaultWaitLock %v", DefaultWaitLock)
+	}
+}

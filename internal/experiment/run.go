@@ -42,7 +42,8 @@ type RunConfig struct {
 	// OnTrial, if set, is called after each recorded trial.
 	OnTrial func(Progress)
 	// WaitLock bounds the wait for the machine's measurement lock while
-	// another run holds it; zero waits as long as it takes.
+	// another run holds it. Zero: DefaultWaitLock; WaitForever (negative)
+	// waits as long as it takes.
 	WaitLock time.Duration
 	// ReadBack reads the run back from its database when Run returns
 	// (RunResult.Recorded): every trial with its resources and
