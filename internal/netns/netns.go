@@ -50,12 +50,40 @@ func Create(name string) (*Namespace, error) {
 		return err
 	})
 	if err != nil {
+		// NewNamed makes the name's file before it fails to mount the
+		// namespace on it (no privilege, as in a user namespace): the
+		// plain file is not left for every later cleanup to trip on.
+		removeNamed(name)
 		if errors.Is(err, os.ErrPermission) {
 			return nil, fmt.Errorf("netns %s: create: permission denied: run quicbench as root", name)
 		}
 		return nil, fmt.Errorf("netns %s: create: %w", name, err)
 	}
 	return &Namespace{Name: name, handle: handle}, nil
+}
+
+// removeNamed removes the named namespace's file in /run/netns: unmounted
+// first when a namespace is mounted on it (the file is then on nsfs),
+// removed as it is when it is a plain file a failed create left. A
+// missing name is no error.
+func removeNamed(name string) error {
+	path := filepath.Join("/run/netns", name)
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return &os.PathError{Op: "statfs", Path: path, Err: err}
+	}
+	if fs.Type == unix.NSFS_MAGIC {
+		if err := unix.Unmount(path, unix.MNT_DETACH); err != nil {
+			return &os.PathError{Op: "unmount", Path: path, Err: err}
+		}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Do runs fn on an OS thread that is in the namespace. Sockets and devices fn
@@ -139,7 +167,7 @@ func (n *Namespace) Netlink() (*netlink.Handle, error) {
 // last process and socket are gone.
 func (n *Namespace) Delete() error {
 	n.handle.Close()
-	if err := netns.DeleteNamed(n.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := removeNamed(n.Name); err != nil {
 		return fmt.Errorf("netns %s: delete: %w", n.Name, err)
 	}
 	return nil
@@ -218,7 +246,7 @@ func RemoveStale() ([]string, error) {
 	var errs []error
 	for _, name := range names {
 		killProcessesIn(name)
-		if err := netns.DeleteNamed(name); err != nil {
+		if err := removeNamed(name); err != nil {
 			errs = append(errs, fmt.Errorf("netns %s: delete: %w", name, err))
 		}
 	}

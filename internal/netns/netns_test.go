@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,5 +170,83 @@ func TestCommandTakesNoProgramFromTheWorkingDirectory(t *testing.T) {
 	}
 	if cmd := ns.Command(t.Context(), "no-such-program-here"); cmd.Err == nil {
 		t.Error("a program not on a trusted PATH: the command would start")
+	}
+}
+
+// deadPID is a pid no process has.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	for pid := 4_000_000; pid < 4_194_304; pid++ {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); os.IsNotExist(err) {
+			return pid
+		}
+	}
+	t.Fatal("no free pid")
+	return 0
+}
+
+// TestStalePlainFileIsRemoved: a plain file that a failed create left in
+// /run/netns (doctor in a user namespace) made cleanup fail forever
+// ("delete: invalid argument"); it is removed like a stale namespace.
+func TestStalePlainFileIsRemoved(t *testing.T) {
+	testenv.RequireRoot(t)
+	if err := os.MkdirAll("/run/netns", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("/run/netns", RunName(deadPID(t), "plain"))
+	if err := os.WriteFile(path, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
+	removed, err := RemoveStale()
+	if err != nil {
+		t.Fatalf("cleanup of a plain file: %v", err)
+	}
+	if !slices.Contains(removed, filepath.Base(path)) {
+		t.Errorf("removed %v, want %s among them", removed, filepath.Base(path))
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", path, err)
+	}
+}
+
+// helperNSEnv names the namespace the helper tries to create.
+const helperNSEnv = "QUICBENCH_NETNS_HELPER_NAME"
+
+// TestHelperCreateInUserNamespace is not a test of its own: run by
+// TestDeniedCreateLeavesNoFile inside a user namespace.
+func TestHelperCreateInUserNamespace(t *testing.T) {
+	name := os.Getenv(helperNSEnv)
+	if name == "" {
+		t.Skip("a helper run inside a user namespace by TestDeniedCreateLeavesNoFile")
+	}
+	if ns, err := Create(name); err == nil {
+		ns.Delete()
+		os.Stdout.WriteString("CREATED\n")
+	}
+}
+
+// TestDeniedCreateLeavesNoFile: in a user namespace, where mounting the
+// namespace is denied, Create leaves no file behind in /run/netns.
+func TestDeniedCreateLeavesNoFile(t *testing.T) {
+	testenv.RequireRoot(t)
+	if err := os.MkdirAll("/run/netns", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := RunName(os.Getpid(), "denied")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCreateInUserNamespace$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperNSEnv+"="+name)
+	one := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: one, GidMappings: one}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "CREATED") {
+		t.Skip("this kernel lets a user namespace mount on /run/netns: nothing to deny")
+	}
+	if _, err := os.Lstat(filepath.Join("/run/netns", name)); !os.IsNotExist(err) {
+		os.Remove(filepath.Join("/run/netns", name))
+		t.Errorf("the denied create left /run/netns/%s: %v", name, err)
 	}
 }
