@@ -13,11 +13,11 @@ import (
 // (a run killed with SIGKILL cannot clean up after itself).
 func runCleanup(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
-	if code, done := noArgs(fs, args, "Usage: quicbench cleanup\n\nRemoves the namespaces and browsers' temporary directories of quicbench runs whose process is gone.", stdout, stderr); done {
+	if code, done := noArgs(fs, args, "Usage: quicbench cleanup\n\nRemoves the namespaces of quicbench runs of any user whose process is gone, and the browsers'\nand work directories root's own killed runs left; another user's directories are theirs, removed\nwhen their next run starts.", stdout, stderr); done {
 		return code
 	}
 	if os.Geteuid() != 0 {
-		fmt.Fprintln(stderr, "quicbench cleanup: it removes what killed runs of any user left behind (their namespaces and browsers' files): run it as root, such as sudo quicbench cleanup")
+		fmt.Fprintln(stderr, "quicbench cleanup: it removes the namespaces killed runs of any user left behind (your own runs' directories go when your next run starts): run it as root, such as sudo quicbench cleanup")
 		return exitUsage
 	}
 	if err := checkPrivileges(); err != nil {
