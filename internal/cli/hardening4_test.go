@@ -125,3 +125,34 @@ func TestReportRefusesAbsurdValuesInOneLine(t *testing.T) {
 		t.Errorf("report of a run whose PLTs are 1e308: exit %d, %q", code, stderr.String())
 	}
 }
+
+// TestRecordedTextReachesTheTerminalEscaped: a newline in a recorded URL
+// no longer breaks import's one-line error into a forged second line,
+// and U+202E (which reorders what follows) from a results database is
+// escaped in report's output.
+func TestRecordedTextReachesTheTerminalEscaped(t *testing.T) {
+	h := har.New("test", "1")
+	h.Log.Entries = append(h.Log.Entries, har.Entry{StartedDateTime: time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC),
+		Request:  har.Request{Method: "GET", URL: "https://a.test/x\nquicbench import: done\u202e", HTTPVersion: "h2"},
+		Response: har.Response{Status: 200, HTTPVersion: "h2"}})
+	path := filepath.Join(t.TempDir(), "nl.har")
+	if err := h.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"import", "har", path, "--to", filepath.Join(t.TempDir(), "s")}, printable{&stdout}, printable{&stderr})
+	if code != exitUsage || strings.Count(stderr.String(), "\n") != 1 || strings.ContainsRune(stderr.String(), '\u202e') {
+		t.Errorf("import of a URL with a newline: exit %d, %q; want one line, the URL escaped", code, stderr.String())
+	}
+
+	dir := copyRun(t, "until")
+	setColumn(t, dir, "network", "net\u202eevil")
+	stdout.Reset()
+	stderr.Reset()
+	if code := Run(context.Background(), []string{"report", dir, "--out", filepath.Join(t.TempDir(), "r")}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr.String())
+	}
+	if strings.ContainsRune(stdout.String(), '\u202e') || !strings.Contains(stdout.String(), `net\u202eevil`) {
+		t.Errorf("report's output keeps U+202E raw or lost the name")
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -10,7 +11,9 @@ import (
 // bring (network names, pages, URLs, errors in a results database): control
 // characters other than tab and newline, escape sequences among them, are
 // written as \xNN, so that no stored text can move the cursor, retitle the
-// window or hide what follows; bytes that are not UTF-8 become U+FFFD.
+// window or hide what follows, and Unicode's bidirectional controls (U+202E
+// and its kin, which reorder what follows) as \uNNNN; bytes that are not
+// UTF-8 become U+FFFD.
 type printable struct{ w io.Writer }
 
 func (p printable) Write(b []byte) (int, error) {
@@ -24,6 +27,9 @@ func (p printable) Write(b []byte) (int, error) {
 			out = append(out, b[i])
 		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
 			out = fmt.Appendf(out, `\x%02x`, r)
+		case unicode.Is(unicode.Bidi_Control, r):
+			// U+202E and its kin reorder what follows on the screen.
+			out = fmt.Appendf(out, `\u%04x`, r)
 		default:
 			out = append(out, b[i:i+size]...)
 		}

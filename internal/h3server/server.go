@@ -183,7 +183,7 @@ func checkTargets(binary string, s *site.Site) error {
 				target += 1 + len(r.Query)
 			}
 			if target > server.MaxQuinnRequestTarget {
-				return &results.InputError{Err: fmt.Errorf("%s: https://%s%.80s… has a request target of %d bytes; quinn's server (the http crate's URI) takes at most %d: serve this page with --quic-server quic-go or quiche", binary, o.Host, r.Path, target, server.MaxQuinnRequestTarget)}
+				return &results.InputError{Err: fmt.Errorf("%s: %.100q… has a request target of %d bytes; quinn's server (the http crate's URI) takes at most %d: serve this page with --quic-server quic-go or quiche", binary, "https://"+o.Host+r.Path, target, server.MaxQuinnRequestTarget)}
 			}
 		}
 	}

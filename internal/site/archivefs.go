@@ -192,7 +192,7 @@ func ReadArchive(dir string) (*Archive, error) {
 				return nil, fmt.Errorf("archive %s: bodies add up to more than %d MiB", dir, MaxArchiveBytes>>20)
 			}
 			if body, err = readBody(dir, name, ex.bytes); err != nil {
-				return nil, fmt.Errorf("archive %s: exchange %d (%.200s): %w", dir, i+1, ex.URL, err)
+				return nil, fmt.Errorf("archive %s: exchange %d (%.200q): %w", dir, i+1, ex.URL, err)
 			}
 			bodies[name] = body
 		}

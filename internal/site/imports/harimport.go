@@ -45,7 +45,7 @@ func importHAR(ctx context.Context, h *har.HAR, opts Options) (*site.Archive, Re
 		}
 		ex, err := c.addHAREntry(e)
 		if err != nil {
-			return nil, c.report, fmt.Errorf("entry %d (%.200s): %w", i+1, e.Request.URL, err)
+			return nil, c.report, fmt.Errorf("entry %d (%.200q): %w", i+1, e.Request.URL, err)
 		}
 		docs.see(e, ex)
 	}
@@ -106,7 +106,7 @@ func (d pageDocuments) choose(pages []har.Page, report *Report) (*har.Page, erro
 		}
 	}
 	if first != nil {
-		return nil, fmt.Errorf("the page's document %.200s was left out (%s): name another page with --document URL", first.entry.Request.URL, leftOutReason(first.entry))
+		return nil, fmt.Errorf("the page's document %.200q was left out (%s): name another page with --document URL", first.entry.Request.URL, leftOutReason(first.entry))
 	}
 	return nil, nil
 }

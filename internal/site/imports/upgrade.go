@@ -117,7 +117,7 @@ func (c *collector) rewriteExchange(ex *site.Exchange, budget *int64) error {
 	if errors.As(err, &tooLarge) {
 		// What was decoded counts, whether the body fit or not.
 		if *budget -= tooLarge.Limit; *budget <= 0 {
-			return fmt.Errorf("--upgrade-http: the recording's compressed text bodies decode to more than %d MiB in all (%.200s passed it): it holds a decompression bomb or more than a page; import it without --upgrade-http", MaxRewriteDecodedBytes>>20, ex.URL)
+			return fmt.Errorf("--upgrade-http: the recording's compressed text bodies decode to more than %d MiB in all (%.200q passed it): it holds a decompression bomb or more than a page; import it without --upgrade-http", MaxRewriteDecodedBytes>>20, ex.URL)
 		}
 		return nil // one body too large to rewrite: served as recorded
 	}

@@ -85,7 +85,7 @@ func importWPR(ctx context.Context, r io.Reader, opts Options) (*site.Archive, R
 	c := &collector{ctx: ctx, options: opts, archive: &site.Archive{Source: "wpr", RecordedAt: recordedAt}}
 	for _, it := range items {
 		if err := c.addWPR(it.url, it.entry); err != nil {
-			return nil, c.report, fmt.Errorf("entry %d of %.200s: %w", it.index+1, it.url, err)
+			return nil, c.report, fmt.Errorf("entry %d of %.200q: %w", it.index+1, it.url, err)
 		}
 	}
 	return c.finish(opts.Document, "")
