@@ -159,6 +159,15 @@ func tunFinding() Finding {
 	return f
 }
 
+// unavailable names why a program cannot run: "not trusted" (it is there,
+// but another user could change it: missing is false) or "missing".
+func unavailable(err error) (value string, missing bool) {
+	if trust.IsUntrusted(err) {
+		return "not trusted", false
+	}
+	return "missing", true
+}
+
 // clientFindings gives each client's version, or what it lacks.
 func clientFindings(binaries map[factor.Client]string) []Finding {
 	var out []Finding
@@ -169,7 +178,8 @@ func clientFindings(binaries map[factor.Client]string) []Finding {
 		f := Finding{Name: string(k.Client)}
 		if err := k.CheckInstalled(binaries[k.Client]); err != nil {
 			isDefault := string(k.Client) == factor.Of(factor.IDClient).Default
-			out = append(out, Finding{Name: f.Name, Value: "missing", Problem: isDefault, Missing: !isDefault, Meaning: err.Error()})
+			value, missing := unavailable(err)
+			out = append(out, Finding{Name: f.Name, Value: value, Problem: isDefault || !missing, Missing: missing && !isDefault, Meaning: err.Error()})
 			continue
 		}
 		f.Value = k.Version(binaries[k.Client])
@@ -196,6 +206,9 @@ func serverFindings(kinds []server.Kind) []Finding {
 		}
 		if err := k.Check(); err != nil {
 			f.Value, f.Missing, f.Meaning = "missing", true, err.Error()
+			if trust.IsUntrusted(err) {
+				f.Value, f.Missing, f.Problem = "not trusted", false, true
+			}
 		}
 		out = append(out, f)
 	}
@@ -206,7 +219,9 @@ func serverFindings(kinds []server.Kind) []Finding {
 // (quicbench slurm --submit).
 func slurmFinding() Finding {
 	f := Finding{Name: "slurm", Value: "ready", Meaning: "quicbench slurm --submit hands a study's shards to Slurm's sbatch as a job array"}
-	if _, err := trust.LookPath("sbatch"); err != nil {
+	if _, err := trust.LookPath("sbatch"); trust.IsUntrusted(err) {
+		f.Value, f.Problem, f.Meaning = "not trusted", true, err.Error()
+	} else if err != nil {
 		f.Value, f.Missing = "missing", true
 		f.Meaning = "quicbench slurm writes job scripts, but --submit needs Slurm's sbatch (" + err.Error() + "): install its client with 'make slurm' and configure it for the cluster"
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/testenv"
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // TestDoctorSaysWhatTheMachineOffers: as root, doctor names every fact
@@ -80,5 +82,39 @@ func TestAMissingServerSaysHowToInstallIt(t *testing.T) {
 	}
 	if n := got[1]; n.Value != "ready" || n.Missing || !strings.Contains(n.Meaning, "--server nginx") {
 		t.Errorf("nginx here: %+v", n)
+	}
+}
+
+// TestAnUntrustedProgramIsNotCalledMissing: a chromium that is there but
+// another user owns was reported "missing"; doctor says it is not trusted,
+// and why, and so for a server stack.
+func TestAnUntrustedProgramIsNotCalledMissing(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	theirs := filepath.Join(dir, "chromium")
+	if err := os.WriteFile(theirs, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range clientFindings(map[factor.Client]string{factor.ClientChromium: theirs}) {
+		if c.Name != "chromium" {
+			continue
+		}
+		found = true
+		if c.Value != "not trusted" || !c.Problem || c.Missing || !strings.Contains(c.Meaning, "uid 4242") {
+			t.Errorf("an untrusted chromium: %+v", c)
+		}
+	}
+	if !found {
+		t.Error("no chromium finding")
+	}
+	_, err := trust.Executable(theirs)
+	got := serverFindings([]server.Kind{{Name: "quiche", QUIC: factor.QUICQuiche, Check: func() error { return err }}})
+	if got[0].Value != "not trusted" || got[0].Missing || !got[0].Problem {
+		t.Errorf("an untrusted server: %+v", got[0])
 	}
 }

@@ -185,6 +185,16 @@ func TestReadArchiveRefusesDamage(t *testing.T) {
 			data, _ := os.ReadFile(p)
 			os.WriteFile(p, bytes.Replace(data, []byte(`"version": 2,`), []byte(`"version": 4, "viewport": {"width": 9, "height": 731, "scale": 2.625},`), 1), 0o644)
 		}, "viewport: a side of 9"},
+		"version 0": {func(t *testing.T, dir string) {
+			p := filepath.Join(dir, ArchiveFile)
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, bytes.Replace(data, []byte(`"version": 2,`), []byte(`"version": 0,`), 1), 0o644)
+		}, "damaged or not quicbench's"},
+		"a newer version": {func(t *testing.T, dir string) {
+			p := filepath.Join(dir, ArchiveFile)
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, bytes.Replace(data, []byte(`"version": 2,`), []byte(`"version": 99,`), 1), 0o644)
+		}, "a newer quicbench wrote it"},
 		"empty viewport": {func(t *testing.T, dir string) {
 			p := filepath.Join(dir, ArchiveFile)
 			data, _ := os.ReadFile(p)

@@ -249,8 +249,11 @@ func parseManifest(data []byte) (*parsedArchive, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("not a valid manifest: %v", err)
 	}
-	if m.Format != archiveFormat || m.Version < 1 || m.Version > archiveVersion {
-		return nil, fmt.Errorf("format %.40q version %d is not %s version 1 to %d: a newer quicbench wrote it", m.Format, m.Version, archiveFormat, archiveVersion)
+	if m.Format == archiveFormat && m.Version > archiveVersion {
+		return nil, fmt.Errorf("format %s version %d is newer than this quicbench reads (1 to %d): a newer quicbench wrote it", archiveFormat, m.Version, archiveVersion)
+	}
+	if m.Format != archiveFormat || m.Version < 1 {
+		return nil, fmt.Errorf("format %.40q version %d is not %s version 1 to %d: the manifest is damaged or not quicbench's; import the recording again", m.Format, m.Version, archiveFormat, archiveVersion)
 	}
 	if len(m.Exchanges) > MaxExchanges {
 		return nil, fmt.Errorf("%d exchanges, above the limit of %d", len(m.Exchanges), MaxExchanges)

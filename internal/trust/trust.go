@@ -188,7 +188,7 @@ func LookPath(name string) (string, error) {
 	if strings.Contains(name, "/") {
 		return Executable(name)
 	}
-	var skipped []string
+	var skipped []error
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
 		if dir == "" || !filepath.IsAbs(dir) {
 			continue // the working directory: never
@@ -199,13 +199,13 @@ func LookPath(name string) (string, error) {
 		}
 		resolved, err := Executable(path)
 		if err != nil {
-			skipped = append(skipped, err.Error())
+			skipped = append(skipped, err)
 			continue
 		}
 		return resolved, nil
 	}
 	if len(skipped) > 0 {
-		return "", fmt.Errorf("%s: found on PATH only where another user can change it (%s)", name, skipped[0])
+		return "", fmt.Errorf("%s: found on PATH only where another user can change it (%w)", name, skipped[0])
 	}
 	return "", fmt.Errorf("%s: %w", name, exec.ErrNotFound)
 }
