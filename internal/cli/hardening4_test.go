@@ -156,3 +156,30 @@ func TestRecordedTextReachesTheTerminalEscaped(t *testing.T) {
 		t.Errorf("report's output keeps U+202E raw or lost the name")
 	}
 }
+
+// TestPlanRefusesAnArchiveRunWouldRefuse: an archive whose body file is
+// missing passed plan and was refused by compare; plan now reads the
+// archive too and says what is wrong, with status 2.
+func TestPlanRefusesAnArchiveRunWouldRefuse(t *testing.T) {
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "site")
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"corpus", "--archive", "1", "--to", archive}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("corpus --archive: exit %d: %s", code, stderr.String())
+	}
+	specPath := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(specPath, []byte("name: t\nrepetitions: 1\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [archive:site]\n  protocols: [h2, h3]\n"), 0o644)
+	stdout.Reset()
+	stderr.Reset()
+	if code := Run(context.Background(), []string{"plan", specPath}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("plan of a sound archive: exit %d: %s", code, stderr.String())
+	}
+	bodies, _ := os.ReadDir(filepath.Join(archive, "bodies"))
+	os.Remove(filepath.Join(archive, "bodies", bodies[0].Name()))
+	stdout.Reset()
+	stderr.Reset()
+	code := Run(context.Background(), []string{"plan", specPath}, &stdout, &stderr)
+	if code != exitUsage || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "page archive:site") {
+		t.Errorf("plan of an archive without a body: exit %d, %q", code, stderr.String())
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/analysis"
+	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
@@ -30,6 +31,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	s, err := spec.Load(path)
+	if err == nil {
+		err = experiment.CheckArchives(s) // what run would refuse, plan refuses
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench plan:", err)
 		return exitUsage

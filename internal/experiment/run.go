@@ -123,7 +123,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if err := checkArchives(cfg.Spec); err != nil {
+	if err := CheckArchives(cfg.Spec); err != nil {
 		return nil, err
 	}
 	// A new run waits for the machine before it writes anything, so that
@@ -162,9 +162,10 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	return r.res, err
 }
 
-// checkArchives reads every archive page of s, so that a missing or
-// damaged archive stops the run before its first trial.
-func checkArchives(s *spec.Spec) error {
+// CheckArchives reads every archive page of s (manifest and bodies), so
+// that a missing or damaged archive stops a run before its first trial,
+// and plan refuses what run would.
+func CheckArchives(s *spec.Spec) error {
 	for _, p := range s.Pages {
 		if p.Kind != factor.PageArchive {
 			continue
