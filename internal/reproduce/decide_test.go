@@ -239,3 +239,64 @@ func TestTheReportOfADecideRunSaysWhichRunToReport(t *testing.T) {
 		t.Errorf("the run it adds to: %v", err)
 	}
 }
+
+// TestAnInterruptedDecideRoundIsKeptAndNotCountedTwice: a --decide round
+// stopped after its h3 loads (Ctrl-C keeps a run's completed loads) is
+// read once by the claims, counts as a round, and the rerun's next round
+// loads a new run that tops up the cells from what the stopped one left,
+// never rewriting or re-reading it.
+func TestAnInterruptedDecideRoundIsKeptAndNotCountedTwice(t *testing.T) {
+	root := t.TempDir()
+	reproductionRun(t, root, "cook2017-quick", "cook2017-quick", map[int64]map[factor.Protocol]float64{1: {"h2": 200, "h3": 100}})
+	reproductionRun(t, root, "cook2017-servers-quick", "cook2017-servers-quick", map[int64]map[factor.Protocol]float64{4: {"h2": 210, "h3": 110}})
+	// Round 1 stopped after its h3 loads: no h2 load of it was recorded.
+	reproductionRun(t, root, "cook2017-servers-quick-decide-1", "cook2017-servers-quick-decide-1", map[int64]map[factor.Protocol]float64{4: {"h3": 104}})
+	rs, err := Resolve("cook", "quick", root, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	if n, err := r.Rounds(); n != 1 || err != nil {
+		t.Fatalf("rounds %d, %v; want the stopped round counted", n, err)
+	}
+	rows, err := r.Rows(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c6 papers.Row
+	for _, row := range rows {
+		if row.Claim.ID == "C6" {
+			c6 = row
+		}
+	}
+	seen := map[string]bool{}
+	for _, ref := range c6.Trials {
+		if seen[ref] {
+			t.Errorf("trial %s read twice", ref)
+		}
+		seen[ref] = true
+	}
+	if c6.Loads != 9 || len(seen) != 9 {
+		t.Fatalf("C6 reads %d loads (%d distinct), want the 6 of its run and the 3 the stopped round kept", c6.Loads, len(seen))
+	}
+	if c6.Verdict != papers.Inconclusive {
+		t.Fatalf("C6 is %s with these loads; the test needs it undecided", c6.Verdict)
+	}
+	exts, err := r.Extensions(rows, 2)
+	if err != nil || len(exts) != 2 {
+		t.Fatalf("round 2: %+v, %v; want a run for each of C6's two specs", exts, err)
+	}
+	cells := map[string]int{}
+	for _, e := range exts {
+		if want := e.Spec.Name; filepath.Base(e.Dir) != want || !strings.HasSuffix(want, "-decide-2") {
+			t.Errorf("round 2 loads into %s, want a run of its own (%s) beside the stopped one", e.Dir, want)
+		}
+		maps.Copy(cells, e.Cells)
+	}
+	// C6 reads h3 on one server (3 loads, cook2017-quick) and on four (6:
+	// 3 of its run, 3 the stopped round kept): the next round gives the
+	// first 3 more, so both end alike, the kept loads counted once.
+	if cells["o1-h3"]-cells["o4-h3"] != 3 {
+		t.Errorf("round 2's loads %v: want one server's cell to get 3 more than four's", cells)
+	}
+}
