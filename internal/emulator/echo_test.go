@@ -56,8 +56,15 @@ func echoRTTs(t *testing.T, topo *netns.Topology, n int, interval time.Duration)
 // a test, in ms: 1 ms plus 2 % of want. Idle, this machine's error is about
 // +0.3 ms at every RTT (BENCHMARKS.md, which holds the accuracy target); a CI
 // host under load measured +2.2 ms at 200 ms. The tests check that the
-// emulator never delays less than configured and not grossly more.
+// emulator never delays less than configured, beyond what its design
+// allows (rttEarly), and not grossly more.
 func rttSlack(want float64) float64 { return 1 + 0.02*want }
+
+// rttEarly is how far below the configured RTT a median may lie, in ms: a
+// delivery may come up to the wake-up lateness estimate early (at most
+// maxLateness), so that deliveries straddle their times, once each way.
+// A make test run measured a median 10 µs under 20 ms.
+var rttEarly = 2 * float64(maxLateness) / float64(time.Millisecond)
 
 // TestUDPEchoRTT measures the RTT error with nanosecond resolution; with -v
 // it prints median and p99 (the RTT benchmark of BENCHMARKS.md).
@@ -72,8 +79,8 @@ func TestUDPEchoRTT(t *testing.T) {
 			m, p99 := median(rtts), sorted[min(len(sorted)-1, int(float64(len(sorted))*0.99))]
 			t.Logf("configured RTT %.0f ms: UDP echo median %.3f ms (error %+.3f), p99 %.3f ms (error %+.3f), max %.3f, %d probes",
 				want, m, m-want, p99, p99-want, sorted[len(sorted)-1], len(rtts))
-			if hi := want + rttSlack(want); m < want || m > hi {
-				t.Errorf("median RTT %.3f ms, want %.0f to %.1f ms", m, want, hi)
+			if lo, hi := want-rttEarly, want+rttSlack(want); m < lo || m > hi {
+				t.Errorf("median RTT %.3f ms, want %.1f to %.1f ms", m, lo, hi)
 			}
 		})
 	}

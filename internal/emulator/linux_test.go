@@ -98,8 +98,8 @@ func TestPingMeasuresConfiguredRTT(t *testing.T) {
 			p99 := sorted[min(len(sorted)-1, int(float64(len(sorted))*0.99))]
 			t.Logf("configured RTT %.0f ms: measured median %.3f ms (error %+.3f), p99 %.3f ms (error %+.3f), %d pings",
 				want, m, m-want, p99, p99-want, len(rtts))
-			if hi := want + rttSlack(want); m < want || m > hi {
-				t.Errorf("median ping RTT %.3f ms, want %.0f to %.1f ms (all: %v)", m, want, hi, rtts)
+			if lo, hi := want-rttEarly, want+rttSlack(want); m < lo || m > hi {
+				t.Errorf("median ping RTT %.3f ms, want %.1f to %.1f ms (all: %v)", m, lo, hi, rtts)
 			}
 		})
 	}

@@ -200,7 +200,7 @@ func TestImportHARSkipsPagesWithoutDocumentAndMadeUpRedirects(t *testing.T) {
 	// Only pages without their document: the error names the first.
 	h.Log.Entries = h.Log.Entries[:1]
 	if _, _, err := importHAR(context.Background(), h, Options{}); err == nil ||
-		!strings.Contains(err.Error(), "document http://plain.test/ was left out") {
+		!strings.Contains(err.Error(), `document "http://plain.test/" was left out`) {
 		t.Errorf("no page with its document: %v", err)
 	}
 }
