@@ -49,15 +49,7 @@ func interruptCompare(t *testing.T, want int, stop func(cmd *exec.Cmd, stderr io
 	bin := quicbenchBinary(t)
 	runDir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "compare", "--runs", "100", "--rtt", "20ms", "--page", "synthetic:8x2KB", "--netcheck=false", "--out", runDir)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	lines := bufio.NewScanner(stderr)
+	lines, stderr := startWithStderrPipe(t, cmd)
 	stem := netns.RunName(cmd.Process.Pid, "")
 
 	// Wait for two completed loads, then stop it during the third.
@@ -87,6 +79,7 @@ func interruptCompare(t *testing.T, want int, stop func(cmd *exec.Cmd, stderr io
 	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	var err error
 	select {
 	case err = <-exited:
 	case <-time.After(30 * time.Second):
@@ -191,6 +184,14 @@ func processesMentioning(s string) []string {
 // the test's cleanup kills it if it still runs.
 func startWithStderr(t *testing.T, cmd *exec.Cmd) *bufio.Scanner {
 	t.Helper()
+	lines, _ := startWithStderrPipe(t, cmd)
+	return lines
+}
+
+// startWithStderrPipe is startWithStderr that also returns the pipe, for
+// a test to close its end.
+func startWithStderrPipe(t *testing.T, cmd *exec.Cmd) (*bufio.Scanner, io.Closer) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -199,5 +200,5 @@ func startWithStderr(t *testing.T, cmd *exec.Cmd) *bufio.Scanner {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	return bufio.NewScanner(stderr)
+	return bufio.NewScanner(stderr), stderr
 }

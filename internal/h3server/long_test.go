@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/quicbench/quicbench/internal/factor"
-	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/site/gen"
@@ -40,7 +38,8 @@ func TestLongRequestsAreAnswered(t *testing.T) {
 			if _, err := FindBinary(c.binary); err != nil {
 				testenv.RequireFile(t, filepath.Join(os.Getenv(EnvBinDir), c.binary), "make deps builds it; set "+EnvBinDir)
 			}
-			port, host := startOnLoopback(t, c.binary, c.quic)
+			s, port, host := startOnPort(t, t.TempDir(), c.binary, c.quic, "cubic")
+			defer s.Close()
 			tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, ServerName: host, NextProtos: []string{http3.NextProtoH3}},
 				Dial: func(ctx context.Context, _ string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
 					return quic.DialAddrEarly(ctx, fmt.Sprintf("127.0.0.1:%d", port), tlsCfg, cfg)
@@ -86,28 +85,4 @@ func syntheticSite(t *testing.T) *site.Site {
 		t.Fatal(err)
 	}
 	return st
-}
-
-// startOnLoopback starts binary on a UDP port of 127.0.0.1 serving a
-// synthetic page and returns the port and the page's host.
-func startOnLoopback(t *testing.T, binary string, quicServer factor.QUICServer) (int, string) {
-	t.Helper()
-	dir := t.TempDir()
-	st := syntheticSite(t)
-	certs, err := origin.NewCerts(dir, st.Hosts(), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	s, err := Start(Config{Binary: binary, QUIC: quicServer, Site: st, Dir: dir, UDP: []*net.UDPConn{conn},
-		CertFile: certs.LeafFile, KeyFile: certs.LeafKeyFile, CC: "cubic"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return conn.LocalAddr().(*net.UDPAddr).Port, st.Hosts()[0]
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/origin"
-	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -46,14 +45,15 @@ func TestOddPathsAndLines(t *testing.T) {
 
 func startIn(t *testing.T, dir, binary string, quic factor.QUICServer, cc factor.CC) *Server {
 	t.Helper()
-	page, err := factor.ParsePage("synthetic:2x1KB")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := gen.Build(page, 1, 1, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, _ := startOnPort(t, dir, binary, quic, cc)
+	return s
+}
+
+// startOnPort starts binary in dir on a UDP port of 127.0.0.1 serving a
+// synthetic page, and returns it, the port and the page's host.
+func startOnPort(t *testing.T, dir, binary string, quic factor.QUICServer, cc factor.CC) (*Server, int, string) {
+	t.Helper()
+	st := syntheticSite(t)
 	certs, err := origin.NewCerts(dir, st.Hosts(), time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func startIn(t *testing.T, dir, binary string, quic factor.QUICServer, cc factor
 	if err != nil {
 		t.Fatalf("start in %q: %v", dir, err)
 	}
-	return s
+	return s, conn.LocalAddr().(*net.UDPAddr).Port, st.Hosts()[0]
 }
 
 // TestPanicsAreShown: a server's failure names its panic, in Rust's

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 // victim is a file outside the base directory that links point at.
@@ -249,24 +251,10 @@ func TestPruneInFollowsNoLink(t *testing.T) {
 	if err := PruneIn(base, "bodies", func(name string) bool { return name == "a" }); err != nil {
 		t.Fatal(err)
 	}
-	if got := dirNames(t, filepath.Join(base, "bodies")); got != "b" {
+	if got := strings.Join(testenv.DirNames(t, filepath.Join(base, "bodies")), " "); got != "b" {
 		t.Errorf("after pruning a: %q, want b", got)
 	}
 	if err := PruneIn(base, "absent", func(string) bool { return true }); err != nil {
 		t.Errorf("a missing directory: %v", err)
 	}
-}
-
-// dirNames is dir's entries' names, joined by spaces.
-func dirNames(t *testing.T, dir string) string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return strings.Join(names, " ")
 }
