@@ -14,6 +14,8 @@
 #   firefox  Firefox ESR, and certutil (libnss3-tools) to put a run's CA
 #            into its profiles
 #   nginx    nginx, the second server stack (its service is not started)
+#   caddy    Caddy, the server stack that serves h1, h2 and h3 from one
+#            process (its service is not started)
 #   slurm    Slurm's client, controller and node daemon and munge (their
 #            services are not started)
 #   tools    what make check and make test need besides: ping and iperf3
@@ -35,15 +37,15 @@ want() {
 }
 for f in "${features[@]}"; do
 	case $f in
-	demo | servers | firefox | nginx | slurm | tools | all) ;;
+	demo | servers | firefox | nginx | caddy | slurm | tools | all) ;;
 	*)
-		echo "install-deps: no feature '$f': give demo, servers, firefox, nginx, slurm, tools or all" >&2
+		echo "install-deps: no feature '$f': give demo, servers, firefox, nginx, caddy, slurm, tools or all" >&2
 		exit 2
 		;;
 	esac
 done
 # make test and make check use every feature.
-want tools && features+=(demo servers firefox nginx slurm)
+want tools && features+=(demo servers firefox nginx caddy slurm)
 
 need=()
 if want demo; then
@@ -57,6 +59,9 @@ fi
 if want nginx; then
 	[ -x /usr/sbin/nginx ] || need+=(nginx)
 	command -v ss >/dev/null 2>&1 || need+=(iproute2)
+fi
+if want caddy; then
+	[ -x /usr/bin/caddy ] || need+=(caddy)
 fi
 if want slurm; then
 	[ -x /usr/sbin/slurmctld ] || need+=(slurmctld)
@@ -92,8 +97,9 @@ if [ ${#need[@]} -gt 0 ]; then
 	echo "install-deps: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	# Keep package scripts from starting services (nginx would listen on
-	# port 80 of this machine); quicbench starts nginx itself, in a namespace.
+	# Keep package scripts from starting services (nginx and Caddy would
+	# listen on port 80 of this machine); quicbench starts them itself, in a
+	# namespace.
 	policy=/usr/sbin/policy-rc.d
 	own_policy=
 	if [ ! -e "$policy" ]; then

@@ -18,7 +18,7 @@ func TestEnumParseAndMessages(t *testing.T) {
 	if err == nil || err.Error() != `protocol "h4" is unknown: use h1, h2 or h3` {
 		t.Errorf("error %v", err)
 	}
-	if got := Servers().Usage(); !strings.HasPrefix(got, "go (Go's net/http") || !strings.Contains(got, " or nginx (") {
+	if got := Servers().Usage(); !strings.HasPrefix(got, "go (Go's net/http") || !strings.Contains(got, ", nginx (") || !strings.Contains(got, " or caddy (") {
 		t.Errorf("usage %q", got)
 	}
 	// Every enumerated factor parses each of its levels and nothing else.

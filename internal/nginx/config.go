@@ -5,100 +5,22 @@
 // access log and the kernel (ss). HTTP/3 stays with quic-go: Debian's nginx
 // 1.22 has no QUIC.
 //
-// This file writes the archive and nginx.conf; server.go runs nginx.
+// This file writes nginx.conf (package sitefiles writes the site); server.go
+// runs nginx.
 package nginx
 
 import (
 	"crypto/rand"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/server"
-	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/sitefiles"
 )
-
-// lastModified is the modification time of every archive file, so that
-// nginx sends the Last-Modified the Go origin sends (origin.LastModified).
-var lastModified = func() time.Time {
-	t, err := time.Parse(time.RFC1123, origin.LastModified)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}()
-
-// location is an exact-match location of nginx.conf: a URL path and the
-// headers its file is served with.
-type location struct {
-	path, contentType string
-	encoding          string // Content-Encoding; "" for none
-}
-
-// writeArchive writes every resource of s to dir/sub/<host>/<path> (a path
-// ending in "/" gets index.html) and returns, per host, the exact-match
-// locations to configure.
-func writeArchive(s *site.Site, dir, sub string) (map[string][]location, error) {
-	locations := map[string][]location{}
-	for _, o := range s.Origins {
-		for _, path := range sortedPaths(o) {
-			res := o.Resources[path]
-			if !safePath(path) {
-				return nil, fmt.Errorf("nginx: resource path %q of %s has characters nginx.conf cannot hold: use letters, digits and / . _ ~ -", path, o.Host)
-			}
-			file := path
-			if strings.HasSuffix(path, "/") {
-				file += "index.html"
-				if o.Resources[file] != nil {
-					return nil, fmt.Errorf("nginx: %s serves both %s and %s, which are one file for nginx", o.Host, path, file)
-				}
-			}
-			rel := filepath.Join(sub, o.Host, filepath.FromSlash(file))
-			dst := filepath.Join(dir, rel)
-			if err := safefs.WriteFile(dir, rel, res.Body, 0o644); err != nil {
-				return nil, fmt.Errorf("nginx: archive: %w", err)
-			}
-			if err := os.Chtimes(dst, lastModified, lastModified); err != nil {
-				return nil, fmt.Errorf("nginx: archive: %w", err)
-			}
-			locations[o.Host] = append(locations[o.Host], location{path, res.ContentType, res.Encoding})
-			if file != path {
-				locations[o.Host] = append(locations[o.Host], location{file, res.ContentType, res.Encoding})
-			}
-		}
-	}
-	return locations, nil
-}
-
-func sortedPaths(o *site.Origin) []string {
-	paths := make([]string, 0, len(o.Resources))
-	for p := range o.Resources {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	return paths
-}
-
-// safePath reports whether p can go into nginx.conf unquoted-safe inside
-// double quotes.
-func safePath(p string) bool {
-	if !strings.HasPrefix(p, "/") {
-		return false
-	}
-	for _, r := range p {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._~-", r)
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
 
 // accessLogFormat is one line per request: connection serial number,
 // client address, HTTP version, "r" if the TLS session was resumed (else
@@ -118,7 +40,7 @@ type confParams struct {
 	cache     bool
 	addrs     map[string]netip.Addr
 	hosts     []string
-	locations map[string][]location
+	locations map[string][]sitefiles.Location
 }
 
 // conf renders nginx.conf. HTTP/2's stream limit is Go's default (250), the
@@ -180,10 +102,10 @@ http {
 			// A location's own add_header replaces the inherited ones:
 			// an encoded file repeats them.
 			extra := ""
-			if loc.encoding != "" {
-				extra = fmt.Sprintf(" add_header Content-Encoding %s always; %s", q(loc.encoding), commonHeaders(p.cache))
+			if loc.Encoding != "" {
+				extra = fmt.Sprintf(" add_header Content-Encoding %s always; %s", q(loc.Encoding), commonHeaders(p.cache))
 			}
-			fmt.Fprintf(&b, "        location = %s { default_type %s;%s }\n", q(loc.path), q(loc.contentType), extra)
+			fmt.Fprintf(&b, "        location = %s { default_type %s;%s }\n", q(loc.Path), q(loc.ContentType), extra)
 		}
 		b.WriteString("        location / { return 404; }\n    }\n")
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/sitefiles"
 
 	"github.com/quicbench/quicbench/internal/trust"
 )
@@ -116,7 +117,7 @@ func Start(cfg Config) (_ *Server, err error) {
 			return nil, fmt.Errorf("nginx: %w", err)
 		}
 	}
-	locations, err := writeArchive(cfg.Site, cfg.Dir, "site")
+	locations, err := sitefiles.Write(cfg.Site, cfg.Dir, "site", "nginx")
 	if err != nil {
 		return nil, err
 	}

@@ -79,6 +79,9 @@ type Kind struct {
 	// socket for it, and the TCP stack's socket options (pacing) are not
 	// set on its sockets; the route's settings still apply.
 	BindsTCP bool
+	// BindsUDP: it binds its QUIC sockets itself, so the testbed binds
+	// no UDP socket for it.
+	BindsUDP bool
 	// Profiles describe the QUIC stacks it runs, one per controller, for
 	// quicbench stacks and the checks of what it reports; nil without
 	// QUIC.
@@ -125,4 +128,8 @@ type Env struct {
 	// listeners sets the per-connection socket options itself
 	// (stacks.PerConnection).
 	Stack stacks.Profile
+	// ServeTCP and ServeQUIC say which of its protocols the testbed asks
+	// of a stack that serves both (h1 and h2, h3): another stack serves
+	// the rest, on the same addresses and port.
+	ServeTCP, ServeQUIC bool
 }

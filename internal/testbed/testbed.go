@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/caddy"
 	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
@@ -40,6 +41,7 @@ func Kinds() []server.Kind {
 		nginx.Kind(),
 		quinn.Kind(),
 		quiche.Kind(),
+		caddy.Kind(),
 	}
 }
 
@@ -221,18 +223,21 @@ func (tb *Testbed) startServers(cfg Config, tcpKind, quicKind server.Kind) error
 	env := server.Env{Site: cfg.Site, Cert: tb.Certs.Leaf, CertFile: tb.Certs.LeafFile, KeyFile: tb.Certs.LeafKeyFile,
 		Namespace: tb.Topo.Servers, Addrs: tb.Addrs, Port: OriginPort, Cache: cfg.Cache, Log: cfg.Log, Stack: cfg.Stack}
 	tcpEnv, quicEnv := env, env
+	tcpEnv.ServeTCP, quicEnv.ServeQUIC = true, true
 	var err error
 	if !tcpKind.BindsTCP {
 		if tcpEnv.TCP, err = tb.listenTCP(cfg.Stack); err != nil {
 			return err
 		}
 	}
-	if quicEnv.UDP, err = tb.listenUDP(); err != nil {
-		return err
+	if !quicKind.BindsUDP {
+		if quicEnv.UDP, err = tb.listenUDP(); err != nil {
+			return err
+		}
 	}
 	quicEnv.CC = cfg.QUIC.CC()
 	if tcpKind.Name == quicKind.Name {
-		tcpEnv.UDP, tcpEnv.CC = quicEnv.UDP, quicEnv.CC
+		tcpEnv.UDP, tcpEnv.CC, tcpEnv.ServeQUIC = quicEnv.UDP, quicEnv.CC, true
 		if err := tb.start(cfg, tcpKind, tcpEnv); err != nil {
 			return err
 		}
