@@ -4,7 +4,7 @@ import "github.com/quicbench/quicbench/internal/factor"
 
 // nepomuceno2018 is seed 000: QUIC against TCP on 100 Alexa pages.
 func nepomuceno2018() Paper {
-	const differs = "h3 (IETF QUIC) against HTTP/1.1, both from quicbench's Go servers, in today's Chromium; generated web2024 pages for 2016's Alexa top 100"
+	const differs = "h3 (IETF QUIC) against HTTP/1.1, both from Caddy (one process, as the paper's), in today's Chromium; generated web2024 pages for 2016's Alexa top 100"
 	h1h3 := protocols("h1", "h3")
 	return Paper{
 		ID:       "nepomuceno2018",
@@ -66,7 +66,7 @@ func nepomuceno2018() Paper {
 			Differs: differs + "; the bound is the table's highest share, 40.62 %",
 		}},
 		Gaps: []Gap{
-			{"Google's QUIC carrying HTTP/2 against TCP carrying HTTP/1.1, both from Caddy", "Google's QUIC is gone from browsers and servers: h3 over IETF QUIC against HTTP/1.1 is the nearest pair"},
+			{"Google's QUIC carrying HTTP/2 against TCP carrying HTTP/1.1", "Google's QUIC is gone from browsers and servers: h3 over IETF QUIC against HTTP/1.1, both from Caddy in one process as in the paper, is the nearest pair"},
 			{"QUIC discovered through Alt-Svc on the first connection, the paper's explanation of its results", "quicbench forces h3 from the first request, as a study of the protocol must"},
 			{"the HAR's phases (Connect, Receive) per page", "the report draws waterfalls from the HARs, but no claim counts phases"},
 		},
