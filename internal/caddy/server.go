@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -70,14 +69,6 @@ type Server struct {
 	path    string // the trusted caddy binary
 	process *proc.Process
 	stderr  *proc.Output
-	// stopping is set before quicbench stops the process (Close): its
-	// exit is then not the server's.
-	stopping *atomic.Bool
-	// exited closes when the Caddy process exits unless quicbench
-	// stopped it; reason then says how.
-	exited   chan struct{}
-	exitOnce sync.Once
-	reason   string
 
 	mu        sync.Mutex
 	readUpTo  int64            // access log bytes parsed so far
@@ -134,7 +125,7 @@ func Start(cfg Config) (_ *Server, err error) {
 		// queries would be served otherwise than recorded.
 		return nil, &results.InputError{Err: fmt.Errorf("caddy replays no recorded pages yet: serve archive pages with --server go and --quic-server quic-go, quinn or quiche")}
 	}
-	s := &Server{cfg: cfg, exited: make(chan struct{})}
+	s := &Server{cfg: cfg}
 	if s.path, err = trust.Executable(cfg.Path); err != nil {
 		return nil, fmt.Errorf("caddy: not run: %w", err)
 	}
@@ -179,8 +170,6 @@ func (s *Server) run() (err error) {
 	if s.process, err = proc.Start(cmd); err != nil {
 		return fmt.Errorf("caddy: start %s: %w", s.path, err)
 	}
-	s.stopping = &atomic.Bool{}
-	go s.watch(s.process, s.stopping, s.stderr)
 	defer func() {
 		if err != nil {
 			s.process.Kill()
@@ -229,15 +218,11 @@ func (s *Server) waitServing() error {
 	return nil
 }
 
-// lastError is the message of the running Caddy's last error line on its
-// standard error, or its last line.
-func (s *Server) lastError() string { return lastErrorOf(s.stderr) }
-
-// lastErrorOf is the message of the last error line in Caddy's standard
-// error out, or its last line.
-func lastErrorOf(out *proc.Output) string {
+// lastError is the message of Caddy's last error line on its standard
+// error, or its last line.
+func (s *Server) lastError() string {
 	last := ""
-	for line := range strings.SplitSeq(out.String(), "\n") {
+	for line := range strings.SplitSeq(s.stderr.String(), "\n") {
 		var e struct {
 			Level, Msg, Error string
 		}
@@ -248,7 +233,7 @@ func lastErrorOf(out *proc.Output) string {
 		}
 	}
 	if last == "" {
-		return out.LastLine()
+		return s.stderr.LastLine()
 	}
 	if strings.Contains(last, "address already in use") {
 		last += ": another server holds the port; stop it, or run without --server caddy"
@@ -256,26 +241,11 @@ func lastErrorOf(out *proc.Output) string {
 	return last
 }
 
-// watch closes s.exited when process exits, unless quicbench stopped it.
-func (s *Server) watch(process *proc.Process, stopping *atomic.Bool, stderr *proc.Output) {
-	<-process.Done()
-	if stopping.Load() {
-		return
-	}
-	s.exitOnce.Do(func() {
-		s.mu.Lock()
-		s.reason = fmt.Sprintf("the server caddy exited: %s (%s)", process.Exited(), lastErrorOf(stderr))
-		s.mu.Unlock()
-		close(s.exited)
-	})
-}
-
 // stop ends Caddy: SIGTERM, then SIGKILL to its group after 3 s.
 func (s *Server) stop() error {
 	if s.process == nil {
 		return nil
 	}
-	s.stopping.Store(true)
 	syscall.Kill(s.process.Pid(), syscall.SIGTERM)
 	select {
 	case <-s.process.Done():
@@ -315,16 +285,18 @@ func (s *Server) CloseConnections() error {
 	return nil
 }
 
-// Exited is closed when a Caddy process exited that quicbench did not
-// stop (its restarts between visits are not exits).
-func (s *Server) Exited() <-chan struct{} { return s.exited }
+// Exited is closed when the Caddy process has exited (a reload between
+// visits keeps the process).
+func (s *Server) Exited() <-chan struct{} { return s.process.Done() }
 
 // ExitReason names Caddy and how it exited, with its last error; "" while
 // it serves.
 func (s *Server) ExitReason() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.reason
+	how := s.process.Exited()
+	if how == "" {
+		return ""
+	}
+	return fmt.Sprintf("the server caddy exited: %s (%s)", how, s.lastError())
 }
 
 // Counts returns the requests Caddy served since Start, per protocol.
