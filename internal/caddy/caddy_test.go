@@ -1,12 +1,18 @@
 package caddy_test
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,14 +28,16 @@ import (
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/site/gen"
+	"github.com/quicbench/quicbench/internal/site/imports"
 	"github.com/quicbench/quicbench/internal/testbed"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
-// cell is a network with a two-origin synthetic page for Caddy to serve.
+// cell is a network with a page for Caddy to serve.
 type cell struct {
 	net   *testbed.Network
 	page  *site.Site
@@ -37,16 +45,24 @@ type cell struct {
 	cfg   caddy.Config
 }
 
+// newCell is a cell with a two-origin synthetic page.
 func newCell(t *testing.T) *cell {
 	t.Helper()
-	testenv.RequireRoot(t)
-	testenv.RequireFile(t, caddy.DefaultPath, "make caddy (apt-get install caddy)")
 	page, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 20_000}, gen.OriginHosts(2), 5)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newCellFor(t, page)
+}
+
+// newCellFor is a cell with page: an address and a certificate for each
+// of its origins.
+func newCellFor(t *testing.T, page *site.Site) *cell {
+	t.Helper()
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, caddy.DefaultPath, "make caddy (apt-get install caddy)")
 	n, err := testbed.StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("cd%d", time.Now().UnixNano()%1e6)),
-		emulator.Config{Up: link.Config{Delay: 5 * time.Millisecond}, Down: link.Config{Delay: 5 * time.Millisecond}}, 2)
+		emulator.Config{Up: link.Config{Delay: 5 * time.Millisecond}, Down: link.Config{Delay: 5 * time.Millisecond}}, len(page.Origins))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,13 +260,244 @@ func TestCacheOnGivesTheCacheFields(t *testing.T) {
 	}
 }
 
-// TestARecordedPageIsRefused: Caddy serves files, so a recorded page,
-// whose statuses and header fields it would not replay, is refused at
-// start with the stacks that replay it.
-func TestARecordedPageIsRefused(t *testing.T) {
-	c := newCell(t)
-	c.cfg.Site.Recorded = true
-	if _, err := caddy.Start(c.cfg); err == nil || !strings.Contains(err.Error(), "--server go") {
-		t.Errorf("a recorded page: %v, want it refused naming the stacks that replay it", err)
+// recordedSite is a small recording with what a replaying server must
+// answer exactly as recorded: queries, several variants of one path, a
+// redirect, bodiless and error statuses, header fields with Caddy's
+// placeholder syntax in them, repeated fields, validators, a POST, an
+// escaped path and a body without a content type.
+func recordedSite() *site.Site {
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 3000)...)
+	res := []*site.Resource{
+		{Path: "/", Query: "lang=en", ContentType: "text/html", Body: []byte("<html><script src=/s.js?v=1></script></html>"),
+			Header: []site.Field{{Name: "NEL", Value: `{"report_to":"default","max_age":604800}`}, {Name: "X-Braces", Value: `{http.request.host} \{x\} }{`}}},
+		{Path: "/s.js", Query: "v=1", ContentType: "text/javascript", Body: []byte("var v = 1;")},
+		{Path: "/s.js", Query: "v=2", ContentType: "text/javascript", Body: []byte("var v = 2;")},
+		{Path: "/only.css", Query: "x=1", ContentType: "text/css", Body: []byte("body{color:red}"),
+			Header: []site.Field{{Name: "ETag", Value: `W/"css-1"`}, {Name: "Cache-Control", Value: "max-age=60"}}},
+		{Path: "/old", Status: 302, ContentType: "text/html", Body: []byte("moved"), Header: []site.Field{{Name: "Location", Value: "/only.css?x=1"}}},
+		{Path: "/beacon", Status: 204, Header: []site.Field{{Name: "Set-Cookie", Value: "a=1"}, {Name: "Set-Cookie", Value: "b=2"}}},
+		{Path: "/gone.js", Status: 404, ContentType: "text/plain", Body: []byte("not here")},
+		{Path: "/api", Method: "POST", ContentType: "application/json", Body: []byte(`{"ok":true}`)},
+		{Path: "/A%20b.png", Body: png, Header: []site.Field{{Name: "Last-Modified", Value: "Tue, 01 Oct 2024 10:00:00 GMT"}}},
+	}
+	o := &site.Origin{Host: "www.quicbench.test", Resources: map[string]*site.Resource{}}
+	for _, r := range res {
+		o.Resources[r.Key()] = r
+	}
+	return &site.Site{Origins: []*site.Origin{o}, DocumentPath: "/", DocumentQuery: "lang=en", Recorded: true}
+}
+
+// replayRequests are requests of recordedSite: exact ones, ones the Go
+// origin answers by a fuzzy match or not at all, HEAD, a range, and (with
+// the cache on) revalidations.
+var replayRequests = []struct {
+	method, target string
+	header         http.Header
+}{
+	{"GET", "/?lang=en", nil},
+	{"GET", "/s.js?v=1", nil},
+	{"GET", "/s.js?v=2", nil},
+	{"GET", "/s.js?v=3", nil}, // two candidates: the Go origin picks one, Caddy none
+	{"GET", "/only.css?x=9", nil},
+	{"GET", "/only.css", nil},
+	{"GET", "/old", nil},
+	{"GET", "/beacon", nil},
+	{"GET", "/gone.js", nil},
+	{"POST", "/api", nil},
+	{"GET", "/api", nil},
+	{"HEAD", "/A%20b.png", nil},
+	{"GET", "/A%20b.png", http.Header{"Range": {"bytes=0-9"}}},
+	{"GET", "/only.css?x=1", http.Header{"If-None-Match": {`W/"css-1"`}}},
+	{"GET", "/only.css?x=1", http.Header{"If-None-Match": {`"other"`}}},
+	{"GET", "/A%20b.png", http.Header{"If-Modified-Since": {"Tue, 01 Oct 2024 10:00:00 GMT"}}},
+	{"GET", "/A%20b.png", http.Header{"If-Modified-Since": {"Tue, 01 Oct 2024 10:00:00 GMT"}, "If-None-Match": {`"x"`}}},
+	{"GET", "/nothing", nil},
+}
+
+// TestReplaysARecordingLikeTheGoOrigin: every request of replayRequests,
+// over h1, h2 and h3, with the cache off and on, gets from Caddy the
+// status, header fields and body the Go origin gives it, except a request
+// only the Go origin's fuzzy matching among several recorded variants
+// answers, which Caddy answers 404 (and its replay counts unmatched).
+func TestReplaysARecordingLikeTheGoOrigin(t *testing.T) {
+	c := newCellFor(t, recordedSite())
+	srv, err := caddy.Start(c.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	goOrigin := c.startGoOrigin(t, goPort)
+	for _, cache := range []bool{false, true} {
+		if err := srv.SetCache(cache); err != nil {
+			t.Fatal(err)
+		}
+		goOrigin.SetCache(cache)
+		for _, proto := range []string{"h1", "h2", "h3"} {
+			// one client each: a session ticket of one is no good to the other
+			cl, goCl := c.client(t, proto), c.client(t, proto)
+			for _, x := range []*http.Client{cl, goCl} {
+				x.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+			}
+			for _, r := range replayRequests {
+				name := fmt.Sprintf("cache %v, %s %s %s %v", cache, proto, r.method, r.target, r.header)
+				got := answer(t, cl, r.method, "https://www.quicbench.test"+r.target, r.header)
+				want := answer(t, goCl, r.method, fmt.Sprintf("https://www.quicbench.test:%d%s", goPort, r.target), r.header)
+				if r.target == "/s.js?v=3" {
+					want = "404"
+				}
+				if got != want {
+					t.Errorf("%s:\ncaddy: %s\ngo:    %s", name, got, want)
+				}
+			}
+		}
+	}
+	// per pass: 13 exact, 2 fuzzy (/only.css), 3 unmatched (/s.js?v=3,
+	// GET /api, /nothing)
+	if rep := srv.TakeReplay(); rep.Exact != 6*13 || rep.Fuzzy != 6*2 || rep.Unmatched != 6*3 {
+		t.Errorf("replay %+v, want 78 exact, 12 fuzzy and 18 unmatched", rep)
+	}
+}
+
+// goPort is where the Go origin serves beside Caddy, on the same
+// addresses.
+const goPort = 8443
+
+// startGoOrigin serves the cell's page from the Go origin on port, TCP and
+// UDP, on each origin's address in the servers namespace.
+func (c *cell) startGoOrigin(t *testing.T, port int) *origin.Server {
+	t.Helper()
+	var lns []origin.Listener
+	err := c.net.Topo.Servers.Do(func() error {
+		for _, addr := range c.cfg.Addrs {
+			tcp, err := net.Listen("tcp4", netip.AddrPortFrom(addr, uint16(port)).String())
+			if err != nil {
+				return err
+			}
+			udp, err := net.ListenPacket("udp4", netip.AddrPortFrom(addr, uint16(port)).String())
+			if err != nil {
+				return err
+			}
+			lns = append(lns, origin.Listener{TCP: tcp, UDP: udp})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := origin.Start(c.page, c.certs.Leaf, lns, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Close()
+		for _, l := range lns {
+			l.Close()
+		}
+	})
+	return srv
+}
+
+// answer is a server's answer to a request as status, header fields
+// (without Date and the framing's Content-Length) and the body's length
+// and hash; "404" for a 404 of a request the site does not have (whose
+// body each server words its own way).
+func answer(t *testing.T, cl *http.Client, method, url string, h http.Header) string {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(req.Header, h)
+	req.Header.Set("Accept-Encoding", "identity") // as sent, not decoded by the client
+	resp, err := cl.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode == 404 && !strings.Contains(url, "gone") {
+		return "404"
+	}
+	resp.Header.Del("Date")
+	resp.Header.Del("Content-Length")
+	return fmt.Sprintf("%d %v %d bytes %x", resp.StatusCode, resp.Header, len(body), sha256.Sum256(body))
+}
+
+// TestAnAnswerCaddyCannotHoldIsRefused: a recorded request target with a
+// brace, which Caddy's matching would read as a placeholder, is refused at
+// start with the resource and the stack that replays it, as bad input.
+func TestAnAnswerCaddyCannotHoldIsRefused(t *testing.T) {
+	page := recordedSite()
+	page.Origins[0].Resources["/x.js?a={b}"] = &site.Resource{Path: "/x.js", Query: "a={b}", Body: []byte("x")}
+	c := newCellFor(t, page)
+	_, err := caddy.Start(c.cfg)
+	var input *results.InputError
+	if !errors.As(err, &input) || !strings.Contains(err.Error(), "/x.js?a=") || !strings.Contains(err.Error(), "--server go") {
+		t.Errorf("a target with a brace: %v, want it refused as input naming it and the Go server", err)
+	}
+}
+
+// sharedSite imports the shared recording name, made by others, as a site.
+func sharedSite(t *testing.T, name string) *site.Site {
+	t.Helper()
+	path := filepath.Join(testenv.SharedRecordings(t), name)
+	read := imports.HAR
+	if strings.HasSuffix(name, ".mahimahi") {
+		read = imports.Mahimahi
+	}
+	a, _, err := read(t.Context(), path, imports.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	s, err := a.Site()
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return s
+}
+
+// TestReplaysSharedRecordingsLikeTheGoOrigin: for two real recordings made
+// by others (a Chrome HAR and a Mahimahi recording of a multi-origin
+// page), every recorded request gets from Caddy over h2 and h3 the answer
+// the Go origin gives it.
+func TestReplaysSharedRecordingsLikeTheGoOrigin(t *testing.T) {
+	for _, name := range []string{"www.nghttp2.org.har", "www.ny.gov.mahimahi"} {
+		t.Run(name, func(t *testing.T) {
+			c := newCellFor(t, sharedSite(t, name))
+			srv, err := caddy.Start(c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			c.startGoOrigin(t, goPort)
+			n := 0
+			for _, proto := range []string{"h2", "h3"} {
+				cl, goCl := c.client(t, proto), c.client(t, proto)
+				for _, x := range []*http.Client{cl, goCl} {
+					x.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+				}
+				for _, o := range c.page.Origins {
+					for _, res := range o.Resources {
+						method := cmp.Or(res.Method, "GET")
+						if method == "HEAD" {
+							continue // both answer HEAD as GET
+						}
+						got := answer(t, cl, method, "https://"+o.Host+res.Target(), nil)
+						want := answer(t, goCl, method, fmt.Sprintf("https://%s:%d%s", o.Host, goPort, res.Target()), nil)
+						if got != want {
+							t.Errorf("%s %s https://%s%s:\ncaddy: %.300s\ngo:    %.300s", proto, method, o.Host, res.Target(), got, want)
+						}
+						n++
+					}
+				}
+			}
+			if rep := srv.TakeReplay(); rep.Exact != int64(n) {
+				t.Errorf("replay %+v, want all %d requests exact", rep, n)
+			}
+			t.Logf("%s: %d requests over h2 and h3, %d origins", name, n, len(c.page.Origins))
+		})
 	}
 }

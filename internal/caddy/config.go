@@ -11,12 +11,16 @@ package caddy
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/netip"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/server"
-	"github.com/quicbench/quicbench/internal/sitefiles"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // accessLogger is the name of the access logs' logger: Caddy logs each
@@ -36,7 +40,8 @@ type confParams struct {
 	cache     bool
 	addrs     map[string]netip.Addr
 	hosts     []string
-	locations map[string][]sitefiles.Location
+	site      *site.Site
+	answers   *answers
 }
 
 // adminAddr is Caddy's admin endpoint: on the loopback of the servers
@@ -97,43 +102,130 @@ func protocols(tcp, quic bool) []string {
 	return out
 }
 
-// routes serve each host's exact paths from its files with the Go
-// origin's header fields, and answer anything else with 404.
+// routes answer each host's requests with its resources (answerRoute),
+// and anything else with 404. A resource that is the only one of its
+// method and path takes every query of it; the others only their own.
 func routes(p confParams) []obj {
+	notFound := obj{"handle": []obj{{"handler": "static_response", "status_code": "404"}}}
 	var out []obj
 	for _, host := range p.hosts {
-		for _, loc := range p.locations[host] {
-			out = append(out, obj{
-				"match":    []obj{{"host": []string{host}, "path": []string{loc.Path}}},
-				"handle":   []obj{headers(loc, p.cache), {"handler": "file_server", "root": filepath.Join(p.dir, "site", host)}},
-				"terminal": true,
-			})
+		var hostRoutes []obj
+		for _, an := range p.answers.list {
+			if an.host == host {
+				hostRoutes = append(hostRoutes, answerRoute(p, an))
+			}
 		}
+		hostRoutes = append(hostRoutes, notFound)
+		out = append(out, obj{"match": []obj{{"host": []string{host}}}, "handle": []obj{{"handler": "subroute", "routes": hostRoutes}}, "terminal": true})
 	}
-	return append(out, obj{"handle": []obj{{"handler": "static_response", "status_code": "404"}}})
+	return append(out, notFound)
 }
 
-// headers is the handler that gives a response the Go origin's fields
-// (origin.Server's policy): Timing-Allow-Origin and
-// Access-Control-Allow-Origin, the cache policy's, the path's type and
-// coding, and none of Caddy's own (Server, Alt-Svc); with the cache off,
-// no ETag or Last-Modified either. Deferred: applied as the response is
-// written, over what the file server set.
-func headers(loc sitefiles.Location, cache bool) obj {
-	set := obj{
-		"Content-Type":                []string{loc.ContentType},
-		"Timing-Allow-Origin":         []string{"*"},
-		"Access-Control-Allow-Origin": []string{"*"},
-		"Cache-Control":               []string{"no-store"},
+// requestMatch matches the requests an answers: its method (GET answering
+// HEAD too) and its request target as sent, or with a fallback, its path
+// with any query.
+func requestMatch(an *answer) obj {
+	methods := []string{an.method}
+	if an.method == http.MethodGet {
+		methods = append(methods, http.MethodHead)
 	}
-	del := []string{"Server", "Alt-Svc"}
-	if cache {
-		set["Cache-Control"] = []string{origin.CacheControl}
-	} else {
-		del = append(del, "Etag", "Last-Modified")
+	const target = "{http.request.orig_uri}"
+	if an.fallback {
+		pattern := "^" + regexp.QuoteMeta(an.path) + `(\?.*)?$`
+		return obj{"method": methods, "vars_regexp": obj{target: obj{"pattern": pattern}}}
 	}
-	if loc.Encoding != "" {
-		set["Content-Encoding"] = []string{loc.Encoding}
+	return obj{"method": methods, "vars": obj{target: []string{an.target}}}
+}
+
+// answerRoute answers the requests match selects with an's resource as
+// the Go origin does: its header fields (origin.ResponseHeader), 304 to
+// a revalidation with the cache on (origin.NotModified), else its status
+// and body.
+func answerRoute(p confParams, an *answer) obj {
+	h := origin.ResponseHeader(p.site, an.res, origin.ETag(an.res), p.cache)
+	steps := []obj{{"handle": responseHeaders(h)}}
+	if p.cache {
+		steps = append(steps, notModifiedRoutes(h)...)
 	}
-	return obj{"handler": "headers", "response": obj{"set": set, "delete": del, "deferred": true}}
+	steps = append(steps, obj{"handle": bodyHandlers(p, an)})
+	return obj{"match": []obj{requestMatch(an)}, "handle": []obj{{"handler": "subroute", "routes": steps}}, "terminal": true}
+}
+
+// ownFields are the fields Caddy or its file server adds that the Go
+// origin does not send unless the resource has them.
+var ownFields = []string{"Server", "Alt-Svc", "Etag", "Last-Modified", "Accept-Ranges"}
+
+// responseHeaders give the response exactly h's fields over Caddy's own
+// (deferred: applied as the response is written, the later handler's
+// first). The later one sets each one-valued field and deletes the rest;
+// the earlier one then adds each value of a repeated field (Set-Cookie),
+// which Caddy's set would join into one.
+func responseHeaders(h http.Header) []obj {
+	set, add := obj{}, obj{}
+	del := []string{}
+	for name, values := range h {
+		escaped := make([]string, len(values))
+		for i, v := range values {
+			escaped[i] = escapeBraces(v)
+		}
+		if len(values) == 1 {
+			set[escapeBraces(name)] = escaped
+		} else {
+			add[escapeBraces(name)] = escaped
+			del = append(del, escapeBraces(name))
+		}
+	}
+	for _, name := range ownFields {
+		if _, ok := h[http.CanonicalHeaderKey(name)]; !ok {
+			del = append(del, name)
+		}
+	}
+	slices.Sort(del)
+	return []obj{
+		{"handler": "headers", "response": obj{"add": add, "deferred": true}},
+		{"handler": "headers", "response": obj{"set": set, "delete": del, "deferred": true}},
+	}
+}
+
+// notModifiedRoutes answer 304 where origin.NotModified would: an
+// If-None-Match equal to the ETag, or without an ETag asked for, an
+// If-Modified-Since equal to the Last-Modified.
+func notModifiedRoutes(h http.Header) []obj {
+	notModified := []obj{{"handler": "static_response", "status_code": "304"}}
+	var out []obj
+	etag, modified := h.Get("Etag"), h.Get("Last-Modified")
+	if etag != "" {
+		out = append(out, obj{"match": []obj{{"header": obj{"If-None-Match": []string{escapeBraces(etag)}}}}, "handle": notModified, "terminal": true})
+	}
+	if modified != "" {
+		cond := obj{"If-Modified-Since": []string{escapeBraces(modified)}}
+		if etag != "" {
+			cond["If-None-Match"] = nil // present, it decides
+		}
+		out = append(out, obj{"match": []obj{{"header": cond}}, "handle": notModified, "terminal": true})
+	}
+	return out
+}
+
+// requestConditions are the request fields the file server would act on
+// by itself (ranges and revalidation), which the Go origin ignores or
+// decides as notModifiedRoutes do.
+var requestConditions = []string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"}
+
+// bodyHandlers send an's status and, if it has one, its body from its
+// file: whole, whatever range or condition the request names.
+func bodyHandlers(p confParams, an *answer) []obj {
+	status := an.res.StatusCode()
+	if an.file == "" {
+		return []obj{{"handler": "static_response", "status_code": strconv.Itoa(status)}}
+	}
+	files := obj{"handler": "file_server", "root": filepath.Join(p.dir, "site")}
+	if status != http.StatusOK {
+		files["status_code"] = strconv.Itoa(status)
+	}
+	return []obj{
+		{"handler": "headers", "request": obj{"delete": requestConditions}},
+		{"handler": "rewrite", "uri": "/" + an.file},
+		files,
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site/gen"
-	"github.com/quicbench/quicbench/internal/sitefiles"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -29,7 +28,7 @@ func TestConfigIsCaddys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	locations, err := sitefiles.Write(page, dir, "site", "caddy")
+	answers, err := newAnswers(page)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +38,7 @@ func TestConfigIsCaddys(t *testing.T) {
 	}
 	for _, c := range []struct{ tcp, quic, cache bool }{{true, true, false}, {true, false, true}, {false, true, false}} {
 		p := confParams{dir: dir, certFile: certs.LeafFile, keyFile: certs.LeafKeyFile, port: 443, tcp: c.tcp, quic: c.quic, cache: c.cache,
-			addrs: addrs, hosts: page.Hosts(), locations: locations}
+			addrs: addrs, hosts: page.Hosts(), site: page, answers: answers}
 		data, err := conf(p)
 		if err != nil {
 			t.Fatal(err)

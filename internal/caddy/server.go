@@ -21,11 +21,9 @@ import (
 	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
-	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
-	"github.com/quicbench/quicbench/internal/sitefiles"
 	"github.com/quicbench/quicbench/internal/trust"
 )
 
@@ -120,21 +118,19 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err := cfg.Site.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Site.Recorded {
-		// Caddy serves files: a recording's statuses, header fields and
-		// queries would be served otherwise than recorded.
-		return nil, &results.InputError{Err: fmt.Errorf("caddy replays no recorded pages yet: serve archive pages with --server go and --quic-server quic-go, quinn or quiche")}
-	}
 	s := &Server{cfg: cfg}
 	if s.path, err = trust.Executable(cfg.Path); err != nil {
 		return nil, fmt.Errorf("caddy: not run: %w", err)
 	}
-	locations, err := sitefiles.Write(cfg.Site, cfg.Dir, "site", "caddy")
+	answers, err := newAnswers(cfg.Site)
 	if err != nil {
 		return nil, err
 	}
+	if err := writeBodies(cfg.Dir, answers); err != nil {
+		return nil, err
+	}
 	s.params = confParams{dir: cfg.Dir, certFile: cfg.CertFile, keyFile: cfg.KeyFile, port: cfg.Port, tcp: cfg.TCP, quic: cfg.QUIC,
-		cache: cfg.Cache, addrs: cfg.Addrs, hosts: cfg.Site.Hosts(), locations: locations}
+		cache: cfg.Cache, addrs: cfg.Addrs, hosts: cfg.Site.Hosts(), site: cfg.Site, answers: answers}
 	if err := s.writeConf(); err != nil {
 		return nil, err
 	}
@@ -142,6 +138,19 @@ func Start(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// writeBodies writes each answer's body to its file below dir/site.
+func writeBodies(dir string, a *answers) error {
+	for _, an := range a.list {
+		if an.file == "" {
+			continue
+		}
+		if err := safefs.WriteFile(dir, filepath.Join("site", an.file), an.res.Body, 0o644); err != nil {
+			return fmt.Errorf("caddy: site: %w", err)
+		}
+	}
+	return nil
 }
 
 func (s *Server) writeConf() error {
@@ -434,10 +443,10 @@ func (s *Server) note(a accessLine) {
 	req := a.Request
 	e := logEntry{remote: net.JoinHostPort(req.RemoteIP, req.RemotePort), proto: req.Proto, alpn: alpnOf(req.Proto, req.TLS.Proto),
 		sni: req.TLS.ServerName, resumed: req.TLS.Resumed}
-	if a.Status == 404 {
+	if kind := s.params.answers.kindOf(req.Host, req.Method, req.URI); kind == site.Unmatched {
 		s.replay.Unmatched(req.Method + " https://" + req.Host + req.URI)
 	} else {
-		s.replay.Matched(site.Exact, a.Size) // Caddy serves exact paths only
+		s.replay.Matched(kind, a.Size)
 	}
 	switch req.Proto {
 	case "HTTP/3.0":

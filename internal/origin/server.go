@@ -156,6 +156,11 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cache := srv.cache.Load()
 	h := w.Header()
 	maps.Copy(h, ResponseHeader(srv.site, res, srv.etags[res], cache))
+	if _, typed := h["Content-Type"]; !typed {
+		// as recorded, none: Go's HTTP/1 and HTTP/2 servers would sniff
+		// one, its HTTP/3 server and the other stacks do not
+		h["Content-Type"] = nil
+	}
 	if cache && NotModified(h, r.Header) {
 		srv.replay.Matched(kind, 0)
 		w.WriteHeader(http.StatusNotModified)

@@ -1,0 +1,49 @@
+package caddy
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/site/imports"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// TestSharedRecordingsAreAnswerable: Caddy can answer every resource of
+// each of the twelve real recordings made by others as recorded (none is
+// refused at start), and each is answered exactly by its own request.
+func TestSharedRecordingsAreAnswerable(t *testing.T) {
+	dir := testenv.SharedRecordings(t)
+	for _, name := range testenv.DirNames(t, dir) {
+		read := imports.HAR
+		switch {
+		case strings.HasSuffix(name, ".mahimahi"):
+			read = imports.Mahimahi
+		case !strings.HasSuffix(name, ".har"):
+			continue
+		}
+		a, _, err := read(t.Context(), filepath.Join(dir, name), imports.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s, err := a.Site()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		answers, err := newAnswers(s)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		fallbacks := 0
+		for _, an := range answers.list {
+			if k := answers.kindOf(an.host, an.method, an.target); k.String() != "exact" {
+				t.Errorf("%s: %s %s%s answers as %s", name, an.method, an.host, an.target, k)
+			}
+			if an.fallback {
+				fallbacks++
+			}
+		}
+		t.Logf("%s: %d answers, %d also for any query of their path", name, len(answers.list), fallbacks)
+	}
+}
