@@ -1,12 +1,16 @@
 package experiment
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/caddy"
 	"github.com/quicbench/quicbench/internal/chromium"
+	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/site/imports"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -55,5 +59,47 @@ factors:
 		if !ok {
 			t.Errorf("trial %s (%s, %s visit): handshakes %q", tr.ID, tr.Protocol, tr.Visit, tr.Handshakes)
 		}
+	}
+}
+
+// TestCaddyReplaysSharedRecordings: Chromium and Firefox load two real
+// recordings made by others, Chrome HARs of www.nghttp2.org and
+// www.kernel.org, from Caddy over h1, h2 and h3: every load verified, no
+// recorded image broken (kernel.org's recording lacks 7 images the page
+// shows), requests answered exactly, none as a variant (Caddy holds
+// none) and no request unmatched that the recording holds a sibling of.
+func TestCaddyReplaysSharedRecordings(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
+	testenv.RequireFile(t, firefox.DefaultPath, "make deps")
+	testenv.RequireFile(t, caddy.DefaultPath, "make caddy (apt-get install caddy)")
+	nghttp2 := importShared(t, "www.nghttp2.org.har", imports.HAR)
+	kernel := importShared(t, "www.kernel.org.har", imports.HAR)
+	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
+retries: 1
+netcheck: false
+factors:
+  networks: [{name: n, rtt: 40ms, down: 20mbit, up: 5mbit}]
+  pages: ["archive:%s", "archive:%s"]
+  servers: [caddy]
+  quic: caddy
+  protocols: [h1, h2, h3]
+  clients: [chromium, firefox]
+`, nghttp2, kernel))
+	trials := trialsOf(t, store)
+	if len(trials) != 12 {
+		t.Fatalf("%d trials, want 12", len(trials))
+	}
+	for _, tr := range trials {
+		name := fmt.Sprintf("%s %s %s", filepath.Base(tr.Page), tr.Client, tr.Protocol)
+		if tr.Status != results.StatusOK || tr.ServerProcess != "caddy" {
+			t.Errorf("%s: %s from %q (%s)", name, tr.Status, tr.ServerProcess, tr.Error)
+			continue
+		}
+		if tr.BrokenImagesUnserved != 0 || tr.ReplayVariant != 0 || tr.ReplayExact == 0 || tr.SiblingUnmatched != 0 {
+			t.Errorf("%s: %d recorded images broken, %d exact, %d variants, %d unmatched with a recorded sibling", name,
+				tr.BrokenImagesUnserved, tr.ReplayExact, tr.ReplayVariant, tr.SiblingUnmatched)
+		}
+		t.Logf("%s: %d exact, %d fuzzy, %d unmatched", name, tr.ReplayExact, tr.ReplayFuzzy, tr.UnmatchedRequests)
 	}
 }

@@ -146,7 +146,7 @@ func servers() []Declared[Server, ServerTraits] {
 	return []Declared[Server, ServerTraits]{
 		{Level[Server]{ServerGo, "Go's net/http, the Go origin in a process of its own"}, ServerTraits{Replays: true}},
 		{Level[Server]{ServerNginx, "Debian's nginx in the servers namespace, the same files and headers over TLS 1.3"}, ServerTraits{}},
-		{Level[Server]{ServerCaddy, "Debian's Caddy in the servers namespace, the same files and headers over TLS 1.3; with quic: caddy, h3 from the same process"}, ServerTraits{}},
+		{Level[Server]{ServerCaddy, "Debian's Caddy in the servers namespace, the same responses and header fields over TLS 1.3 (archive pages as recorded); with quic: caddy, h3 from the same process"}, ServerTraits{Replays: true}},
 	}
 }
 
@@ -323,7 +323,7 @@ func quicServers() []Declared[QUICServer, []CC] {
 		{Level[QUICServer]{QUICGo, "quic-go's http3, the Go origin in a process of its own"}, []CC{CCNewReno}},
 		{Level[QUICServer]{QUICQuinn, "quicbench-h3 (quinn, h3, rustls) in its own process, the same responses and header fields"}, []CC{CCCubic, CCNewReno, CCBBR}},
 		{Level[QUICServer]{QUICQuiche, "quicbench-quiche (Cloudflare's quiche with BoringSSL) in its own process, the same responses and header fields"}, []CC{CCCubic, CCReno, CCBBR2}},
-		{Level[QUICServer]{QUICCaddy, "Debian's Caddy 2.6 (quic-go 0.29 inside) in the servers namespace, the same files and headers"}, []CC{CCNewReno}},
+		{Level[QUICServer]{QUICCaddy, "Debian's Caddy 2.6 (quic-go 0.29 inside) in the servers namespace, the same responses and header fields"}, []CC{CCNewReno}},
 	}
 }
 

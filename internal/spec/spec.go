@@ -523,8 +523,14 @@ func (s *Spec) checkCombinations() error {
 	case slices.ContainsFunc(s.Pages, factor.Page.OwnOrigins) && !slices.Equal(s.LevelsOf(factor.IDOrigins), []string{"1"}):
 		return fmt.Errorf("origins %v: web2024 and archive pages have their own origins; spread only synthetic pages over origins (put them in another spec)", s.LevelsOf(factor.IDOrigins))
 	case slices.ContainsFunc(s.Pages, isArchive) && slices.ContainsFunc(s.LevelsOf(factor.IDServer), func(l string) bool { return !factor.Server(l).Replays() }):
-		replays := factor.ServersThat(factor.Server.Replays)
-		return fmt.Errorf("servers %v: archive pages are replayed by the %s server only (their recorded statuses, headers and queries); use servers: [%s]", s.LevelsOf(factor.IDServer), replays, replays)
+		var not []string
+		for _, l := range s.LevelsOf(factor.IDServer) {
+			if !factor.Server(l).Replays() {
+				not = append(not, l)
+			}
+		}
+		return fmt.Errorf("servers %v: %s replays no archive pages (their recorded statuses, headers and queries): use %s", s.LevelsOf(factor.IDServer),
+			strings.Join(not, " and "), factor.ServersThat(factor.Server.Replays))
 	case len(s.LevelsOf(factor.IDQUIC)) > 1 && !s.Has(factor.IDProtocol, string(factor.H3)):
 		return fmt.Errorf("quic lists %d QUIC stacks but protocols has no h3, which they serve: add h3 or list one QUIC stack", len(s.LevelsOf(factor.IDQUIC)))
 	case s.Trials() > MaxTrials:

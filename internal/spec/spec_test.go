@@ -189,7 +189,7 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "  corpus: {kind: web2024, pages: 2, size: 3}\n", `unknown key "size"`},
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [web2024:2]\n  corpus: {kind: web2024, pages: 2}\n", "page web2024:2 is both in factors.pages and in factors.corpus"},
 		{base + "  corpus: {kind: web2024, pages: 2}\n  origins: [1, 4]\n", "pages have their own origins"},
-		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:sites/a\"]\n  servers: [go, nginx]\n", "archive pages are replayed by the go server only"},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:sites/a\"]\n  servers: [go, nginx]\n", "servers [go nginx]: nginx replays no archive pages (their recorded statuses, headers and queries): use go or caddy"},
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:sites/a\"]\n  origins: [2]\n", "pages have their own origins"},
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:\"]\n", "is not a usable path"},
 		{"repetitions: 1\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [synthetic:10000x1GiB]\n", "above the limit of 256 MiB"},
