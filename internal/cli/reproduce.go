@@ -29,9 +29,10 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	decide := fs.Bool("decide", false, "then add loads to the cells of the inconclusive claims, round after round, until each is decided or --budget is spent (runs OUT/<spec>-decide-<round>/)")
 	budget := fs.Duration("budget", time.Hour, "with --decide: how long its rounds may load pages, such as 2h")
 	seed := fs.Uint64("seed", 0, "the specs' seed instead of their own (other loss draws and trial order, the same pages): a second reproduction, in another --out, shows whether the verdicts hold")
+	sites := fs.String("sites", "", "`directory` of recorded sites (site archives, Mahimahi recording directories, .har or .wprgo files): the paper's claims about pages are also evaluated on them, imported into OUT/sites/, each verdict on real pages beside the one on generated pages")
 	binaries := newClientBinaries(fs)
 	verbose := fs.Bool("verbose", false, "log what the runs do to stderr")
-	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--decide [--budget 2h]]\n       quicbench reproduce --list\n\n" +
+	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--sites DIR] [--decide [--budget 2h]]\n       quicbench reproduce --list\n\n" +
 		"Runs a paper's design (its example specs), then prints one row per claim of the paper: its figure, ours with its\n" +
 		"95 % interval, and agrees, disagrees or inconclusive at the paper's significance level. PAPER is one of\n" +
 		strings.Join(papers.IDs(), ", ") + " (or a first author), or all."
@@ -63,6 +64,11 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !*decide {
 		*budget = 0
 	}
+	if *sites != "" {
+		if code := useSites(ctx, repros, *sites, stdout, stderr); code != exitOK {
+			return code
+		}
+	}
 	for _, r := range repros {
 		if err := checkReproduction(r, binaries.values()); err != nil {
 			fmt.Fprintln(stderr, "quicbench reproduce:", err)
@@ -77,10 +83,40 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return exitOK
 }
 
+// useSites imports the recordings of dir into each reproduction's
+// directory and adds its real-pages run, saying which could not be
+// imported and why.
+func useSites(ctx context.Context, repros []reproduce.Reproduction, dir string, stdout, stderr io.Writer) int {
+	for i := range repros {
+		r := &repros[i]
+		if err := checkOwnOutput(r.Dir, "--out"); err != nil {
+			fmt.Fprintln(stderr, "quicbench reproduce:", err)
+			return exitUsage
+		}
+		sites, err := reproduce.ImportSites(ctx, dir, r.Dir)
+		if err == nil {
+			err = r.UseSites(sites)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "quicbench reproduce:", err)
+			return interruptedOr(ctx, exitUsage)
+		}
+		out := printable{stdout}
+		fmt.Fprintf(out, "%s: %d recorded sites from %s, imported into %s", r.Paper.ID, len(r.Real.Pages), dir, filepath.Join(r.Dir, reproduce.SitesDir))
+		for _, s := range sites {
+			if s.Err != nil {
+				fmt.Fprintf(out, "; %s left out: %v", s.Name, s.Err)
+			}
+		}
+		fmt.Fprintln(out)
+	}
+	return exitOK
+}
+
 // checkReproduction refuses, before anything runs, a reproduction whose
 // clients are missing or whose directory holds another paper's runs.
 func checkReproduction(r reproduce.Reproduction, binaries map[factor.Client]string) error {
-	for _, s := range r.Specs {
+	for _, s := range r.AllSpecs() {
 		if err := checkPrerequisites(s, binaries, r.RunDir(s)); err != nil {
 			return err
 		}
@@ -95,7 +131,7 @@ func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map
 	if r.Scale == papers.Full {
 		r.AdviseSlurm(stdout)
 	}
-	for _, s := range r.Specs {
+	for _, s := range r.AllSpecs() {
 		if code := runReproductionSpec(ctx, r, s, binaries, verbose, stdout, stderr); code != exitOK {
 			return code
 		}
@@ -110,7 +146,7 @@ func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map
 		fmt.Fprintln(stderr, "quicbench reproduce:", err)
 		return interruptedOr(ctx, exitFailure)
 	}
-	for i, s := range r.Specs {
+	for i, s := range r.AllSpecs() {
 		fmt.Fprintf(stdout, "report of %s: %s\n", s.Name, ev.Reports[i])
 	}
 	fmt.Fprintln(stdout)

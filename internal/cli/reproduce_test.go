@@ -23,12 +23,19 @@ func TestReproduceRefusesBadInputInOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Close()
+	os.MkdirAll(filepath.Join(dir, "recordings"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
+	os.WriteFile(filepath.Join(dir, "recordings", "bad.har"), []byte("{"), 0o644)
 	checkUsageErrors(t, []usageCase{
 		{[]string{"reproduce"}, "give a paper: nepomuceno2018, masri, cook2017, wolsing2019, biswal2016 or all"},
 		{[]string{"reproduce", "seed002"}, `no paper "seed002": give one of nepomuceno2018, masri, cook2017, wolsing2019, biswal2016`},
 		{[]string{"reproduce", "cook", "--scale", "huge"}, `--scale: scale "huge" is not quick or paper`},
 		{[]string{"reproduce", "cook", "extra"}, `unexpected argument "extra"`},
 		{[]string{"reproduce", "cook", "--out", filepath.Join(dir, "taken")}, `holds a run of the spec "demo", not of cook2017-quick: give another --out`},
+		{[]string{"reproduce", "nepomuceno2018", "--out", filepath.Join(dir, "n"), "--sites", filepath.Join(dir, "none")}, "--sites: open " + filepath.Join(dir, "none") + ": no such file or directory"},
+		{[]string{"reproduce", "nepomuceno2018", "--out", filepath.Join(dir, "n"), "--sites", filepath.Join(dir, "empty")}, "holds no recordings: give a directory of site archives, Mahimahi recording directories, .har or .wprgo files"},
+		{[]string{"reproduce", "nepomuceno2018", "--out", filepath.Join(dir, "n"), "--sites", filepath.Join(dir, "recordings")}, "--sites: none of the 1 recordings could be imported (bad.har: "},
+		{[]string{"reproduce", "cook", "--out", filepath.Join(dir, "c"), "--sites", filepath.Join(dir, "recordings")}, "--sites: cook2017 makes no claim about pages to test on recorded sites (those that do: nepomuceno2018, wolsing2019)"},
 	})
 }
 

@@ -70,6 +70,11 @@ type Row struct {
 	// Round is the last decide round whose loads the row read: the one
 	// that decided it, or the last one for a claim still undecided.
 	Round int
+	// Real is a claim about pages evaluated on recorded sites
+	// (EvaluateSites); nil when it was not.
+	Real *Row
+	// LeftOut, in a row on recorded sites, are the sites it could not use.
+	LeftOut []LeftOut
 }
 
 // Evaluate sets every claim of p beside the loads of sources. Sources of

@@ -64,8 +64,12 @@ type Paper struct {
 	Metric string
 	// Specs are the example spec files (in examples/) that make up a
 	// reproduction at each scale; runs of one scale never share a setting.
-	Specs  map[Scale][]string
-	Claims []Claim
+	Specs map[Scale][]string
+	// RealPages names, per scale, the example spec whose pages recorded
+	// sites replace (reproduce --sites) to test the claims about pages
+	// (Claim.Pages) on real pages; none for a paper without such claims.
+	RealPages map[Scale]string
+	Claims    []Claim
 	// Gaps are the paper's conditions no claim can test here, with why.
 	Gaps []Gap
 }
@@ -126,6 +130,10 @@ type Claim struct {
 	// NotReproduced, if set, is why the claim cannot be tested here; the
 	// fields that test it are then empty.
 	NotReproduced string
+	// Pages marks a claim about pages: with recorded sites (reproduce
+	// --sites) it is evaluated on them too (Row.Real), with the paper's
+	// RealPages spec run on them.
+	Pages bool
 }
 
 // alpha is the claim's significance level.

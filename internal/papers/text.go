@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -122,13 +123,29 @@ func (r Row) ToDecide() string {
 func WriteTable(w io.Writer, p Paper, rows []Row) {
 	fmt.Fprintf(w, "%s, %q: %d claims: %s\n", p.Cite(), p.Title, len(rows), Tally(rows))
 	fmt.Fprintf(w, "Paper's set-up: %s.\n\n", p.Setup)
+	real := slices.ContainsFunc(rows, func(r Row) bool { return r.Real != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "claim\tverdict\tours [95 % interval]\tpaper\tholds if\tloads used\tsource")
+	header := "claim\tverdict\tours [95 % interval]\tpaper\tholds if\tloads used\tsource"
+	if real {
+		header = "claim\tgenerated pages\tours [95 % interval]\treal pages\tours on real pages\tpaper\tholds if\tloads used\tsource"
+	}
+	fmt.Fprintln(tw, header)
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Claim.ID, r.Verdict, r.Ours(), r.Claim.Figure, cmp.Or(r.HoldsIf(), "-"), r.Used(), r.Claim.Source)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t", r.Claim.ID, r.Verdict, r.Ours())
+		if real {
+			realVerdict, realOurs := "-", "-"
+			if r.Real != nil {
+				realVerdict, realOurs = string(r.Real.Verdict), r.Real.Ours()
+			}
+			fmt.Fprintf(tw, "%s\t%s\t", realVerdict, realOurs)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Claim.Figure, cmp.Or(r.HoldsIf(), "-"), r.Used(), r.Claim.Source)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	if real {
+		writeSites(w, rows)
+	}
 	for _, r := range rows {
 		writeClaim(w, r)
 	}
@@ -159,6 +176,9 @@ func writeClaim(w io.Writer, r Row) {
 	if cov := r.Covers(); cov != "" {
 		fmt.Fprintf(w, "    used:  %s (%s)\n", r.Used(), cov)
 	}
+	if real := r.RealText(); real != "" {
+		fmt.Fprintf(w, "    real pages: %s, %s\n", real, r.Real.Used())
+	}
 	if c.Arithmetic != "" {
 		fmt.Fprintf(w, "    design arithmetic: %s\n", c.Arithmetic)
 	}
@@ -168,17 +188,53 @@ func writeClaim(w io.Writer, r Row) {
 	fmt.Fprintln(w)
 }
 
+// writeSites says which recorded sites the claims about pages read, and
+// which they left out and why.
+func writeSites(w io.Writer, rows []Row) {
+	var used []string
+	var left []LeftOut
+	for _, r := range rows {
+		if r.Real == nil {
+			continue
+		}
+		for _, s := range r.Real.SitesUsed() {
+			if !slices.Contains(used, s) {
+				used = append(used, s)
+			}
+		}
+		for _, l := range r.Real.LeftOut {
+			if !slices.ContainsFunc(left, func(o LeftOut) bool { return o.Site == l.Site }) {
+				left = append(left, l)
+			}
+		}
+	}
+	slices.Sort(used)
+	fmt.Fprintf(w, "Real pages: %d recorded sites: %s.\n", len(used), strings.Join(used, ", "))
+	if len(left) > 0 {
+		fmt.Fprintf(w, "Left out of a claim on real pages: %s.\n", LeftOutText(left))
+	}
+	fmt.Fprintln(w)
+}
+
 // CSVRows are the rows as a table with a header, each with the trial IDs
 // it used.
 func CSVRows(rows []Row) [][]string {
 	out := [][]string{{"paper", "claim", "text", "source", "paper_figure", "statistic", "holds_if", "value", "ci95_low", "ci95_high",
-		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "to_decide", "covers", "differs", "arithmetic", "trials"}}
+		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "to_decide", "covers", "differs", "arithmetic", "trials",
+		"real_verdict", "real_value", "real_ci95_low", "real_ci95_high", "real_settings", "real_loads", "real_sites", "real_left_out", "real_trials"}}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range rows {
 		c := r.Claim
-		out = append(out, []string{r.Paper.ID, c.ID, c.Text, c.Source, c.Figure, r.Statistic(), r.HoldsIf(), num(r.Value), num(r.Lo), num(r.Hi),
+		row := []string{r.Paper.ID, c.ID, c.Text, c.Source, c.Figure, r.Statistic(), r.HoldsIf(), num(r.Value), num(r.Lo), num(r.Hi),
 			num(c.alpha()), num(r.LevelLo), num(r.LevelHi), string(r.Verdict), strconv.Itoa(r.Settings), strconv.Itoa(r.Loads),
-			r.ToDecide(), r.Covers(), cmp.Or(c.NotReproduced, c.Differs), c.Arithmetic, strings.Join(r.Trials, " ")})
+			r.ToDecide(), r.Covers(), cmp.Or(c.NotReproduced, c.Differs), c.Arithmetic, strings.Join(r.Trials, " ")}
+		if re := r.Real; re != nil {
+			row = append(row, string(re.Verdict), num(re.Value), num(re.Lo), num(re.Hi), strconv.Itoa(re.Settings), strconv.Itoa(re.Loads),
+				strings.Join(re.SitesUsed(), " "), LeftOutText(re.LeftOut), strings.Join(re.Trials, " "))
+		} else {
+			row = append(row, "", "", "", "", "", "", "", "", "")
+		}
+		out = append(out, row)
 	}
 	return out
 }

@@ -37,6 +37,8 @@ func wolsing2019() Paper {
 		Metric:   "si",
 		Specs: map[Scale][]string{Quick: {"wolsing2019-quick.yaml", "wolsing2019-sites-quick.yaml", "wolsing2019-bbr-quick.yaml", "wolsing2019-mss-quick.yaml"},
 			Full: {"wolsing2019.yaml"}},
+		// recorded sites replace these specs' pages (reproduce --sites)
+		RealPages: map[Scale]string{Quick: "wolsing2019-sites-quick.yaml", Full: "wolsing2019.yaml"},
 		Claims: []Claim{{
 			ID: "C1", Text: "On DSL, QUIC is faster than tuned TCP (TCP+) by Speed Index",
 			Source: "§4, Fig. 3", Figure: "0.91",
@@ -132,14 +134,14 @@ func wolsing2019() Paper {
 			Reported: "\"For SI even 32 are faster and only 6 show no significant difference\" (QUIC against TCP+, DSL, ANOVA p < 0.01 per site)",
 			Metric:   "si", Location: Mean, Cells: withNetworks(tcpPlus, dsl),
 			Stat: Stat{Kind: Share, Vary: h2h3}, Region: Above(0.5), Alpha: 0.01,
-			Differs: differs + "; a site counts when QUIC's mean is lower, not when an ANOVA finds it significantly lower; \"most\" read as over half",
+			Pages: true, Differs: differs + "; a site counts when QUIC's mean is lower, not when an ANOVA finds it significantly lower; \"most\" read as over half",
 		}, {
 			ID: "C14", Text: "On DSL, QUIC is faster than TCP+ on most sites by page load time",
 			Source: "§4", Figure: "30 of 38 sites (79 %)",
 			Reported: "\"When comparing the runs of TCP+ and QUIC in DSL with PLT as the metric with each other, 30 of the 38 websites yield a significant improvement with QUIC\"",
 			Metric:   "plt", Location: Mean, Cells: withNetworks(tcpPlus, dsl),
 			Stat: Stat{Kind: Share, Vary: h2h3}, Region: Above(0.5), Alpha: 0.01,
-			Differs: differs + "; as C13",
+			Pages: true, Differs: differs + "; as C13",
 		}},
 		Gaps: []Gap{
 			{"Google's QUIC server: gQUIC 43 with paced CUBIC and BBR version 1", "Google's QUIC is gone from servers; quiche's CUBIC does not pace and its BBR is BBRv2 (quinn's BBR is experimental)"},

@@ -53,6 +53,9 @@ type ClaimRow struct {
 	Arithmetic string
 	// Trials are the IDs of the loads used, "run/id" for another run's.
 	Trials []string
+	// Real is what a claim about pages found on recorded sites: verdict,
+	// value, sites used and left out; "" when it was not evaluated there.
+	Real string
 }
 
 // ClaimGap is a condition of the paper no claim can test here, and why.

@@ -58,7 +58,11 @@ func ClaimsOf(ctx context.Context, store *results.Store, seed uint64) (*report.C
 		}
 		sources = append(sources, srcs...)
 	}
-	cl := claimsView(p, papers.Evaluate(p, sources, papers.Options{Seed: seed}))
+	rows := papers.Evaluate(p, sources, papers.Options{Seed: seed})
+	if err := withRealPages(ctx, p, rows, dir, base, seed); err != nil {
+		return nil, err
+	}
+	cl := claimsView(p, rows)
 	cl.Runs, cl.Missing = runs, missing
 	return cl, nil
 }
@@ -76,7 +80,8 @@ func claimsView(p papers.Paper, rows []papers.Row) *report.Claims {
 		c := r.Claim
 		cl.Rows = append(cl.Rows, report.ClaimRow{ID: c.ID, Text: c.Text, Reported: c.Reported, Figure: c.Figure, Source: c.Source,
 			Verdict: string(r.Verdict), Level: r.Level(), ToDecide: r.ToDecide(), Statistic: r.Statistic(), Ours: r.Ours(), HoldsIf: r.HoldsIf(),
-			Used: r.Used(), Covers: r.Covers(), Differs: cmp.Or(c.NotReproduced, c.Differs), Arithmetic: c.Arithmetic, Trials: r.Trials})
+			Used: r.Used(), Covers: r.Covers(), Differs: cmp.Or(c.NotReproduced, c.Differs), Arithmetic: c.Arithmetic, Trials: r.Trials,
+			Real: r.RealText()})
 	}
 	return cl
 }

@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,8 +39,20 @@ type Reproduction struct {
 	// Dir is OUT, or OUT/<paper> when every paper is reproduced.
 	Dir   string
 	Specs []*spec.Spec
+	// Real, with recorded sites (UseSites), is the paper's RealPages spec
+	// run on them, and Sites the recordings; nil and none without.
+	Real  *spec.Spec
+	Sites []Site
 	// Command repeats the reproduction (to continue it).
 	Command string
+}
+
+// AllSpecs are the specs r runs: its own, then the real-pages spec.
+func (r Reproduction) AllSpecs() []*spec.Spec {
+	if r.Real == nil {
+		return r.Specs
+	}
+	return append(slices.Clip(r.Specs), r.Real)
 }
 
 // RunDir is where the run of spec s of r goes.
@@ -112,7 +125,7 @@ func exampleSpec(file string) (*spec.Spec, error) {
 // CheckRuns refuses a reproduction whose directory holds a run of another
 // spec where one of its runs goes.
 func (r Reproduction) CheckRuns() error {
-	for _, s := range r.Specs {
+	for _, s := range r.AllSpecs() {
 		store, err := results.OpenRunOf(r.RunDir(s), s.Name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -139,7 +152,7 @@ type Evaluated struct {
 // with the claims set beside its loads, and the claims table into r.Dir.
 func (r Reproduction) Evaluate(ctx context.Context) (*Evaluated, error) {
 	out := &Evaluated{}
-	for _, s := range r.Specs {
+	for _, s := range r.AllSpecs() {
 		cl, err := reportRun(ctx, r.RunDir(s), r.Paper.Metric)
 		if err != nil {
 			return nil, fmt.Errorf("report of %s: %w", s.Name, err)
