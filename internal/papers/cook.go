@@ -25,13 +25,13 @@ func cook2017() Paper {
 			Source: "§IV-A1, Fig. 3–4", Figure: "≈ 0.24",
 			Reported: "from 0 to 200 ms of delay QUIC's repeat PLT grew by about 400 ms (≈ ×1.2 of ≈ 1,900 ms), HTTP/2's was multiplied by 5",
 			Metric:   "plt", Location: Median, Cells: Cells{factor.IDVisit: {"repeat"}, factor.IDOrigins: oneServer},
-			Stat: Stat{Kind: Interaction, Vary: networks(still, delayed), By: h2h3}, Region: Below(1), Differs: differs,
+			Stat: Stat{Kind: Interaction, Vary: networks(still, delayed), By: h2h3}, PaperValue: 0.24, Region: Below(1), Differs: differs,
 		}, {
 			ID: "C2", Text: "Repeat connections over QUIC are much less sensitive to loss than over HTTP/2",
 			Source: "§IV-A2, Fig. 5–6", Figure: "≈ 0.14",
 			Reported: "from 0 to 20 % loss QUIC's repeat PLT went from about 1,900 to 2,200 ms (×1.16), HTTP/2's from about 800 to 6,500 ms (×8.1)",
 			Metric:   "plt", Location: Median, Cells: Cells{factor.IDVisit: {"repeat"}, factor.IDOrigins: oneServer},
-			Stat: Stat{Kind: Interaction, Vary: networks(still, lossy), By: h2h3}, Region: Below(1),
+			Stat: Stat{Kind: Interaction, Vary: networks(still, lossy), By: h2h3}, PaperValue: 0.14, Region: Below(1),
 			Differs: differs + "; the loss applies in each direction (the paper does not say)",
 		}, {
 			ID: "C3", Text: "QUIC's first connections are far more sensitive to loss than its repeat connections",
@@ -40,14 +40,14 @@ func cook2017() Paper {
 			Metric:   "plt", Location: Median, Cells: Cells{factor.IDProtocol: {"h3"}, factor.IDOrigins: oneServer},
 			Stat: Stat{Kind: Interaction, Vary: networks(still, lossy),
 				By: Contrast{Factor: factor.IDVisit, From: "repeat", To: "first"}},
-			Region: Above(1), Differs: differs,
+			PaperValue: 6.9, Region: Above(1), Differs: differs,
 		}, {
 			ID: "C4", Text: "On very lossy links QUIC outperforms HTTP/2",
 			Source: "§IV-A2, §IV-A3, §V, Fig. 5–6", Figure: "≈ 0.34",
 			Reported: "repeat connections at 20 % loss: QUIC about 2,200 ms, HTTP/2 about 6,500 ms (the paper warns that its HTTP/2 server's absolute times are better than its QUIC server's)",
 			Metric:   "plt", Location: Median,
 			Cells: Cells{factor.IDNetwork: {lossy}, factor.IDVisit: {"repeat"}, factor.IDOrigins: oneServer},
-			Stat:  Stat{Kind: Ratio, Vary: h2h3}, Region: Below(1), Differs: differs,
+			Stat:  Stat{Kind: Ratio, Vary: h2h3}, PaperValue: 0.34, Region: Below(1), Differs: differs,
 		}, {
 			ID: "C5", Text: "A first QUIC connection is more sensitive to delay than a repeat one: its PLT almost doubles from 0 to 200 ms, a repeat one's grows by 400 ms",
 			Source: "§IV-A1, Fig. 3", Figure: "≈ 1.6",
@@ -56,7 +56,7 @@ func cook2017() Paper {
 			Cells: Cells{factor.IDProtocol: {"h3"}, factor.IDOrigins: oneServer},
 			Stat: Stat{Kind: Interaction, Vary: networks(still, delayed),
 				By: Contrast{Factor: factor.IDVisit, From: "repeat", To: "first"}},
-			Region:  Above(1),
+			PaperValue: 1.6, Region: Above(1),
 			Differs: differs + "; the paper's first-connection ratio alone (≈ 2) depends on how long the page takes without delay (about 2 s there, 0.2–0.4 s here), so it is tested against the repeat connections' ratio, as the paper set them side by side",
 		}, {
 			ID: "C6", Text: "Content on 1 or 4 servers loads about equally fast over QUIC",
@@ -64,7 +64,7 @@ func cook2017() Paper {
 			Reported: "\"the PLT performances are relatively similar for 1, 2 and 4 servers\" (QUIC, repeat connections)",
 			Metric:   "plt", Location: Median,
 			Cells: Cells{factor.IDNetwork: {still}, factor.IDProtocol: {"h3"}, factor.IDVisit: {"repeat"}},
-			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDOrigins, From: "1", To: "4"}}, Region: Within(0.9, 1.1),
+			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDOrigins, From: "1", To: "4"}}, PaperValue: 1, Region: Within(0.9, 1.1),
 			Differs: differs + "; \"relatively similar\" read as within 10 %; the network of Fig. 11 is not given (no delay, no loss here)",
 		}, {
 			ID: "C7", Text: "Content on 8 servers loads more slowly over QUIC than on one",
@@ -98,7 +98,7 @@ func cook2017() Paper {
 			Reported: "\"We observe the same performance result for the first ever connection to the website, as shown in Fig. 12 and Fig. 13\" (Fig. 13: with --origin-to-force-quic-on): similar for 1, 2 and 4 servers",
 			Metric:   "plt", Location: Median,
 			Cells: Cells{factor.IDNetwork: {still}, factor.IDProtocol: {"h3"}, factor.IDVisit: {"first"}},
-			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDOrigins, From: "1", To: "4"}}, Region: Within(0.9, 1.1),
+			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDOrigins, From: "1", To: "4"}}, PaperValue: 1, Region: Within(0.9, 1.1),
 			Differs: differs + "; \"the same performance result\" read as C6's: within 10 %; h3 is forced from the first request, as the paper's Fig. 13 forced it",
 		}, {
 			ID: "C11", Text: "First QUIC connections load content on 8 servers more slowly than on one",

@@ -130,6 +130,15 @@ type Claim struct {
 	// NotReproduced, if set, is why the claim cannot be tested here; the
 	// fields that test it are then empty.
 	NotReproduced string
+	// PaperValue is the paper's own result in the statistic's terms (a
+	// share of settings, a ratio, round trips saved), where the paper gives
+	// a number and the claim tests it; 0 where it gives a direction only
+	// or the claim tests design arithmetic.
+	PaperValue float64
+	// PaperScaleOnly, if set, says why a result like the paper's can only
+	// be told at paper scale, with the settings or loads it needs: at
+	// quick scale the claim cannot agree with the paper's own value.
+	PaperScaleOnly string
 	// Pages marks a claim about pages: with recorded sites (reproduce
 	// --sites) it is evaluated on them too (Row.Real), with the paper's
 	// RealPages spec run on them.

@@ -11,6 +11,10 @@ import (
 	"github.com/quicbench/quicbench/internal/results"
 )
 
+// RealRunSuffix ends the name of a paper's real-pages run: its RealPages
+// spec run on recorded sites (reproduce --sites).
+const RealRunSuffix = "-real"
+
 // LeftOut is a recorded site a claim on real pages could not use, and why.
 type LeftOut struct {
 	Site  string // the recording's name

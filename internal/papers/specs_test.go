@@ -71,6 +71,15 @@ func fakeLoad(t *testing.T, pt plan.Trial) results.Trial {
 	tr := results.Trial{ID: pt.ID, Levels: levels}
 	tr.Status = results.StatusOK
 	tr.RTTMs = 50
+	if n := pt.Cell.Network; n != nil {
+		if n.RTT > 0 {
+			tr.RTTMs = float64(n.RTT) / float64(time.Millisecond)
+		}
+		tr.LossUpPct, tr.LossDownPct = 100*n.Up.Loss, 100*n.Down.Loss
+		if n.Up.GilbertElliott != nil || n.Down.GilbertElliott != nil {
+			tr.LossDownPct = max(tr.LossDownPct, 1) // bursty: lossy
+		}
+	}
 	for _, m := range results.MetricList() {
 		if results.VisualMetric(m.Name) && !levels.Visual {
 			continue

@@ -176,6 +176,9 @@ func writeClaim(w io.Writer, r Row) {
 	if cov := r.Covers(); cov != "" {
 		fmt.Fprintf(w, "    used:  %s (%s)\n", r.Used(), cov)
 	}
+	if note := c.PaperScaleNote(); note != "" {
+		fmt.Fprintf(w, "    paper scale only: a result like the paper's agrees at paper scale, not at quick scale: %s\n", note)
+	}
 	if real := r.RealText(); real != "" {
 		fmt.Fprintf(w, "    real pages: %s, %s\n", real, r.Real.Used())
 	}
@@ -220,14 +223,14 @@ func writeSites(w io.Writer, rows []Row) {
 // it used.
 func CSVRows(rows []Row) [][]string {
 	out := [][]string{{"paper", "claim", "text", "source", "paper_figure", "statistic", "holds_if", "value", "ci95_low", "ci95_high",
-		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "to_decide", "covers", "differs", "arithmetic", "trials",
+		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "to_decide", "covers", "differs", "arithmetic", "trials", "paper_scale_only",
 		"real_verdict", "real_value", "real_ci95_low", "real_ci95_high", "real_settings", "real_loads", "real_sites", "real_left_out", "real_trials"}}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range rows {
 		c := r.Claim
 		row := []string{r.Paper.ID, c.ID, c.Text, c.Source, c.Figure, r.Statistic(), r.HoldsIf(), num(r.Value), num(r.Lo), num(r.Hi),
 			num(c.alpha()), num(r.LevelLo), num(r.LevelHi), string(r.Verdict), strconv.Itoa(r.Settings), strconv.Itoa(r.Loads),
-			r.ToDecide(), r.Covers(), cmp.Or(c.NotReproduced, c.Differs), c.Arithmetic, strings.Join(r.Trials, " ")}
+			r.ToDecide(), r.Covers(), cmp.Or(c.NotReproduced, c.Differs), c.Arithmetic, strings.Join(r.Trials, " "), c.PaperScaleNote()}
 		if re := r.Real; re != nil {
 			row = append(row, string(re.Verdict), num(re.Value), num(re.Lo), num(re.Hi), strconv.Itoa(re.Settings), strconv.Itoa(re.Loads),
 				strings.Join(re.SitesUsed(), " "), LeftOutText(re.LeftOut), strings.Join(re.Trials, " "))
@@ -255,8 +258,17 @@ func WriteList(w io.Writer, ps []Paper) {
 		}
 		fmt.Fprintf(w, ".%s\n", year)
 		fmt.Fprintf(w, "    seed file %s; quick: %s; paper: %s\n", p.Seed, strings.Join(p.Specs[Quick], ", "), strings.Join(p.Specs[Full], ", "))
+		if len(p.RealPages) > 0 {
+			fmt.Fprintf(w, "    with --sites, on recorded sites: %s\n", strings.TrimSuffix(p.RealPages[Quick], ".yaml")+RealRunSuffix)
+		}
 		for _, c := range p.Claims {
 			fmt.Fprintf(w, "    %s  %s (%s; paper: %s)\n", c.ID, c.Text, c.Source, c.Figure)
+			if c.Pages {
+				fmt.Fprintln(w, "        about pages: also evaluated on recorded sites (reproduce --sites)")
+			}
+			if note := c.PaperScaleNote(); note != "" {
+				fmt.Fprintf(w, "        paper scale only: %s\n", note)
+			}
 		}
 		for _, g := range p.Gaps {
 			fmt.Fprintf(w, "    not reproduced: %s\n", g.Condition)

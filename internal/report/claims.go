@@ -56,6 +56,9 @@ type ClaimRow struct {
 	// Real is what a claim about pages found on recorded sites: verdict,
 	// value, sites used and left out; "" when it was not evaluated there.
 	Real string
+	// PaperScaleOnly says why a result like the paper's agrees only at
+	// paper scale, and what it needs; "" when it can at quick scale.
+	PaperScaleOnly string
 }
 
 // ClaimGap is a condition of the paper no claim can test here, and why.

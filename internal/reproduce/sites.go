@@ -21,7 +21,7 @@ import (
 
 // RealSuffix ends the name of a paper's real-pages run: its RealPages spec
 // with recorded sites for pages, in OUT/<spec name>-real/.
-const RealSuffix = "-real"
+const RealSuffix = papers.RealRunSuffix
 
 // SitesDir is the directory of a reproduction's recorded sites, imported
 // as site archives: OUT/sites/<recording's name>/. sitesFile in it lists
