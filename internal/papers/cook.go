@@ -80,9 +80,8 @@ func cook2017() Paper {
 			Reported: "TCP+TLS needs 3 RTT before the first request, QUIC 1 (\"2 or 1 RTT\" on a first connection)",
 			Metric:   "ttfb", Location: Median,
 			Cells: Cells{factor.IDNetwork: {delayed}, factor.IDVisit: {"first"}, factor.IDOrigins: oneServer},
-			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, Region: Within(0.5, 1.5),
-			Arithmetic: "the paper counts handshakes, it does not measure them: TCP's 1 RTT and TLS 1.2's 2 against QUIC's 1; with TLS 1.3, which completes in 1 RTT, TCP+TLS needs 2, so QUIC saves 1 RTT, which the region tests (0.5–1.5 RTT)",
-			Differs:    "TLS 1.3 on both sides; the document's first byte (TTFB) measures it",
+			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, PaperValue: 2, Region: Within(1.5, 2.5),
+			Differs: "TLS 1.3 on both sides, which completes in 1 RTT where the paper's TLS 1.2 took 2: the paper's figure as written is tested (1.5–2.5 RTT), and today's stacks are expected to save 1 RTT instead (C12); the document's first byte (TTFB) measures it",
 		}, {
 			ID: "C9", Text: "On a repeat connection QUIC saves two or three round trips: 0 RTT against 2 or 3",
 			Source: "§II, §III-C2, §IV-A", Figure: "2–3 RTT (TLS 1.2)",
@@ -108,6 +107,15 @@ func cook2017() Paper {
 			Cells: Cells{factor.IDNetwork: {still}, factor.IDProtocol: {"h3"}, factor.IDVisit: {"first"}},
 			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDOrigins, From: "1", To: "8"}}, Region: Above(1),
 			Differs: differs + "; the network of Fig. 13 is not given (no delay, no loss here)",
+		}, {
+			ID: "C12", Text: "With TLS 1.3 on both sides, a first QUIC connection saves one round trip before the first request: 1 RTT against TCP+TLS 1.3's 2",
+			Source: "§I, §III-C1 (C8's count with TLS 1.3)", Figure: "1 RTT (TLS 1.3, by the paper's arithmetic)",
+			Reported: "the paper counts TCP's 1 RTT and TLS 1.2's 2 against QUIC's 1 (C8); it does not measure TLS 1.3",
+			Metric:   "ttfb", Location: Median,
+			Cells: Cells{factor.IDNetwork: {delayed}, factor.IDVisit: {"first"}, factor.IDOrigins: oneServer},
+			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, Region: Within(0.5, 1.5),
+			Arithmetic: "a design claim, not the paper's: with TLS 1.3, which completes in 1 RTT, TCP+TLS needs 2 before the first request against QUIC's 1, so QUIC saves 1 RTT, which the region tests (0.5–1.5 RTT)",
+			Differs:    "TLS 1.3 on both sides; the document's first byte (TTFB) measures it",
 		}},
 		Gaps: []Gap{
 			{"4G and ADSL on the public Internet to YouTube's servers, and the load of the network through the day (§IV-A3–4, Fig. 7–8)", "real access networks and Google's servers are not an emulated network"},
