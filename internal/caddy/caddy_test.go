@@ -116,7 +116,17 @@ func atoi(s string) int {
 
 func fetch(t *testing.T, c *http.Client, url string) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := c.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, c, req)
+}
+
+// do sends req with c and reads the whole response.
+func do(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,15 +419,7 @@ func answer(t *testing.T, cl *http.Client, method, url string, h http.Header) st
 	}
 	maps.Copy(req.Header, h)
 	req.Header.Set("Accept-Encoding", "identity") // as sent, not decoded by the client
-	resp, err := cl.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, body := do(t, cl, req)
 	if resp.StatusCode == 404 && !strings.Contains(url, "gone") {
 		return "404"
 	}

@@ -47,10 +47,19 @@ func levelText(c Claim) string {
 // cells, so that its statistic lies well inside its region (want Agrees)
 // or well outside it (Disagrees); other loads keep their values.
 func shapeLoads(c Claim, sources []Source, want Verdict) []Source {
+	target := targetOf(c.Stat.Kind, c.Region, want)
+	wins := int(math.Round(target * float64(len(groupIndex(c, sources)))))
+	return reshape(c, sources, func(tr results.Trial, v float64, slot, group int) float64 {
+		return shaped(c.Stat.Kind, v, tr.RTTMs, slot, target, group < wins)
+	})
+}
+
+// reshape copies sources with the claim's metric, in its cells, set to
+// value(load, its value, its slot, its setting's index); other loads keep
+// their values.
+func reshape(c Claim, sources []Source, value func(tr results.Trial, v float64, slot, group int) float64) []Source {
 	metric, _ := results.MetricNamed(c.Metric)
 	groups := groupIndex(c, sources)
-	target := targetOf(c.Stat.Kind, c.Region, want)
-	wins := int(math.Round(target * float64(len(groups))))
 	out := make([]Source, len(sources))
 	for i, src := range sources {
 		out[i] = Source{Run: src.Run, Trials: make([]results.Trial, len(src.Trials))}
@@ -58,7 +67,7 @@ func shapeLoads(c Claim, sources []Source, want Verdict) []Source {
 			levels := tr.Levels.Factors()
 			slot, ok := slotOf(c.Stat, levels)
 			if v := metric.Value(tr); ok && v != nil && c.Cells.Has(levels) {
-				setMetric(&tr, c.Metric, shaped(c.Stat.Kind, *v, tr.RTTMs, slot, target, groups[groupKey(c.Stat, levels)] < wins))
+				setMetric(&tr, c.Metric, value(tr, *v, slot, groups[groupKey(c.Stat, levels)]))
 			}
 			out[i].Trials[j] = tr
 		}

@@ -115,39 +115,25 @@ func claimOf(t *testing.T, p Paper, id string) Claim {
 // like the paper's result (see TestAPaperLikeResultAgrees); seed draws the
 // settings' pages, which settings win, and the loads' spread.
 func paperLike(c Claim, sources []Source, seed uint64) []Source {
-	metric, _ := results.MetricNamed(c.Metric)
-	groups := groupIndex(c, sources)
+	n := len(groupIndex(c, sources))
 	rng := rand.New(rand.NewPCG(seed, 11))
-	base := make([]float64, len(groups))
+	base := make([]float64, n)
 	for g := range base {
 		base[g] = 1000 * math.Exp(0.5*rng.NormFloat64()) // pages differ
 	}
-	rttPages := c.Stat.Kind == RTTsSaved
-	winner := make([]bool, len(groups))
+	winner := make([]bool, n)
 	if c.Stat.Kind == Share {
-		for _, g := range rng.Perm(len(groups))[:int(math.Round(c.PaperValue*float64(len(groups))))] {
+		for _, g := range rng.Perm(n)[:int(math.Round(c.PaperValue*float64(n)))] {
 			winner[g] = true
 		}
 	}
-	out := make([]Source, len(sources))
-	for i, src := range sources {
-		out[i] = Source{Run: src.Run, Trials: make([]results.Trial, len(src.Trials))}
-		for j, tr := range src.Trials {
-			levels := tr.Levels.Factors()
-			slot, ok := slotOf(c.Stat, levels)
-			if v := metric.Value(tr); ok && v != nil && c.Cells.Has(levels) {
-				g := groups[groupKey(c.Stat, levels)]
-				b := base[g]
-				if rttPages { // the one-server pages of these claims: about ten round trips
-					b = b / 100 * tr.RTTMs
-				}
-				value := paperLikeValue(c.Stat.Kind, c.PaperValue, b, tr.RTTMs, slot, winner[g])
-				setMetric(&tr, c.Metric, value*math.Exp(spreadOf(tr)*rng.NormFloat64()))
-			}
-			out[i].Trials[j] = tr
+	return reshape(c, sources, func(tr results.Trial, _ float64, slot, g int) float64 {
+		b := base[g]
+		if c.Stat.Kind == RTTsSaved { // the one-server pages of these claims: about ten round trips
+			b = b / 100 * tr.RTTMs
 		}
-	}
-	return out
+		return paperLikeValue(c.Stat.Kind, c.PaperValue, b, tr.RTTMs, slot, winner[g]) * math.Exp(spreadOf(tr)*rng.NormFloat64())
+	})
 }
 
 // paperLikeValue is a load's value before its spread: base, and at the
