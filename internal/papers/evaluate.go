@@ -319,6 +319,8 @@ func intervals(c Claim, groups []*group, value float64, locate func([]float64) f
 	slices.Sort(draws)
 	lo, hi = stats.PercentileInterval(draws, 0.95)
 	levelLo, levelHi = stats.PercentileInterval(draws, level)
+	lo, hi = widenSmall(c, groups, value, 0.95, lo, hi)
+	levelLo, levelHi = widenSmall(c, groups, value, level, levelLo, levelHi)
 	return lo, hi, levelLo, levelHi
 }
 

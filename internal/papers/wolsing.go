@@ -79,7 +79,7 @@ func wolsing2019() Paper {
 			Reported: "performance gain of TCP+BBR against TCP+ −0.26; at PLT TCP+BBR keeps pace with QUIC",
 			Metric:   "si", Location: Mean,
 			Cells: Cells{factor.IDNetwork: {mss}, factor.IDProtocol: {"h2"}, factor.IDPage: sites},
-			Stat:  Stat{Kind: Ratio, Vary: stacks("tcp+", "tcp+bbr")}, PaperValue: 0.74, Region: Within(0.64, 0.84), Alpha: 0.01,
+			Stat:  Stat{Kind: Ratio, Vary: stacks("tcp+", "tcp+bbr")}, PaperValue: 0.74, PaperScaleOnly: "its quick scale loads the MSS link 3 times a cell (each load takes tens of seconds), and with so few loads a ratio like the paper's is not told at p < 0.01; the paper's 31 tell it", Region: Within(0.64, 0.84), Alpha: 0.01,
 			Differs: differs + "; the paper's gain ± 0.10",
 		}, {
 			ID: "C7", Text: "On MSS, QUIC with BBR is faster than TCP+ with BBR",
@@ -87,7 +87,7 @@ func wolsing2019() Paper {
 			Reported: "performance gain of QUIC+BBR against TCP+BBR −0.18; −2,091.5 ms of Speed Index",
 			Metric:   "si", Location: Mean,
 			Cells: Cells{factor.IDNetwork: {mss}, factor.IDStack: {"tcp+bbr"}, factor.IDQUIC: {"quiche+bbr2"}, factor.IDPage: sites},
-			Stat:  Stat{Kind: Ratio, Vary: h2h3}, PaperValue: 0.82, Region: Below(1), Alpha: 0.01,
+			Stat:  Stat{Kind: Ratio, Vary: h2h3}, PaperValue: 0.82, PaperScaleOnly: "its quick scale loads the MSS link 3 times a cell (each load takes tens of seconds), and with so few loads a ratio like the paper's is not told at p < 0.01; the paper's 31 tell it", Region: Below(1), Alpha: 0.01,
 			Differs: differs + "; quiche's BBR is BBRv2, Google's QUIC 43 had BBR version 1",
 		}, {
 			ID: "C8", Text: "On DSL and LTE, what QUIC gains over TCP+ on a single-server site is about the one round trip its handshake saves, by the first visual change",
