@@ -116,6 +116,14 @@ func cook2017() Paper {
 			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, Region: Within(0.5, 1.5),
 			Arithmetic: "a design claim, not the paper's: with TLS 1.3, which completes in 1 RTT, TCP+TLS needs 2 before the first request against QUIC's 1, so QUIC saves 1 RTT, which the region tests (0.5–1.5 RTT)",
 			Differs:    "TLS 1.3 on both sides; the document's first byte (TTFB) measures it",
+		}, {
+			ID: "C13", Text: "In a stable network the benefits of QUIC are not obvious: without delay or loss h3 and HTTP/2 load the page about equally fast",
+			Source: "§IV-A3, §V", Figure: "≈ 1",
+			Reported: "\"in case of stable and reliable networks, the benefits of QUIC are not so obvious\"; \"the PLT performances of QUIC and HTTP/2 are very similar\"",
+			Metric:   "plt", Location: Median,
+			Cells: Cells{factor.IDNetwork: {still}, factor.IDOrigins: oneServer},
+			Stat:  Stat{Kind: Ratio, Vary: h2h3}, PaperValue: 1, Region: Within(0.9, 1.1),
+			Differs: differs + "; \"not so obvious\" read as within 10 %, first and repeat connections together; the paper's stable networks were live ADSL and 4G, here no delay and no loss",
 		}},
 		Gaps: []Gap{
 			{"4G and ADSL on the public Internet to YouTube's servers, and the load of the network through the day (§IV-A3–4, Fig. 7–8)", "real access networks and Google's servers are not an emulated network"},
