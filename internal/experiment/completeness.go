@@ -131,7 +131,7 @@ func (c *replayCheck) failure(r server.Replay, out completeness) string {
 	if float64(out.Counted) <= allowed {
 		return ""
 	}
-	return fmt.Sprintf("%d of %d requests matched nothing in the recording (%.1f %%, above the %g %% allowed; replay: {max_unmatched}), e.g. %.200s",
+	return fmt.Sprintf("%d of %d requests matched nothing in the recording (%.1f %%, above the %g %% allowed: --max-unmatched or a spec's replay: {max_unmatched: N%%} allows more), e.g. %.200s",
 		out.Counted, r.Requests(), 100*float64(out.Counted)/float64(r.Requests()), 100*c.maxUnmatched, example)
 }
 
