@@ -95,7 +95,7 @@ func useSites(ctx context.Context, repros []reproduce.Reproduction, dir string, 
 		}
 		sites, err := reproduce.ImportSites(ctx, dir, r.Dir)
 		if err == nil {
-			err = r.UseSites(sites)
+			err = r.UseSites(dir, sites)
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "quicbench reproduce:", err)

@@ -143,7 +143,7 @@ func fields(h http.Header) [][2]string {
 			}
 		}
 	})
-	var out [][2]string
+	out := [][2]string{} // a response without fields has [], never null
 	for _, name := range names {
 		for _, v := range h[name] {
 			out = append(out, [2]string{strings.ToLower(name), v})

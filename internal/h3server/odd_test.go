@@ -10,6 +10,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -53,7 +54,43 @@ func startIn(t *testing.T, dir, binary string, quic factor.QUICServer, cc factor
 // synthetic page, and returns it, the port and the page's host.
 func startOnPort(t *testing.T, dir, binary string, quic factor.QUICServer, cc factor.CC) (*Server, int, string) {
 	t.Helper()
-	st := syntheticSite(t)
+	s, port, err := startSite(t, dir, binary, quic, cc, syntheticSite(t))
+	if err != nil {
+		t.Fatalf("start in %q: %v", dir, err)
+	}
+	return s, port, syntheticSite(t).Hosts()[0]
+}
+
+// TestAResponseWithoutFieldsIsServed: a recorded response with no header
+// field and no content type (www.kernel.org's HAR has one) starts both
+// Rust servers; its manifest once held null for its fields, which they
+// refused.
+func TestAResponseWithoutFieldsIsServed(t *testing.T) {
+	o := &site.Origin{Host: "www.quicbench.test", Resources: map[string]*site.Resource{
+		"/":       {Path: "/", ContentType: "text/html", Body: []byte("<html></html>")},
+		"/beacon": {Path: "/beacon", Status: 204},
+	}}
+	st := &site.Site{Origins: []*site.Origin{o}, DocumentPath: "/", Recorded: true}
+	for _, c := range []struct {
+		binary string
+		quic   factor.QUICServer
+	}{{BinaryQuinn, factor.QUICQuinn}, {BinaryQuiche, factor.QUICQuiche}} {
+		t.Run(c.binary, func(t *testing.T) {
+			if _, err := FindBinary(c.binary); err != nil {
+				testenv.RequireFile(t, filepath.Join(os.Getenv(EnvBinDir), c.binary), "make deps builds it; set "+EnvBinDir)
+			}
+			s, _, err := startSite(t, t.TempDir(), c.binary, c.quic, "cubic", st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+		})
+	}
+}
+
+// startSite starts binary in dir on a UDP port of 127.0.0.1 serving st.
+func startSite(t *testing.T, dir, binary string, quic factor.QUICServer, cc factor.CC, st *site.Site) (*Server, int, error) {
+	t.Helper()
 	certs, err := origin.NewCerts(dir, st.Hosts(), time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -65,10 +102,7 @@ func startOnPort(t *testing.T, dir, binary string, quic factor.QUICServer, cc fa
 	defer conn.Close()
 	s, err := Start(Config{Binary: binary, QUIC: quic, Site: st, Dir: dir, UDP: []*net.UDPConn{conn},
 		CertFile: certs.LeafFile, KeyFile: certs.LeafKeyFile, CC: cc})
-	if err != nil {
-		t.Fatalf("start in %q: %v", dir, err)
-	}
-	return s, conn.LocalAddr().(*net.UDPAddr).Port, st.Hosts()[0]
+	return s, conn.LocalAddr().(*net.UDPAddr).Port, err
 }
 
 // TestPanicsAreShown: a server's failure names its panic, in Rust's

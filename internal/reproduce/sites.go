@@ -180,10 +180,10 @@ func unreadSites(out string) ([]papers.LeftOut, error) {
 	return left, nil
 }
 
-// UseSites adds to r the run of its paper's RealPages spec on the
-// imported sites (Real), named with RealSuffix; a paper without claims
+// UseSites adds to r the run of its paper's RealPages spec on the sites
+// imported from dir (Real), named with RealSuffix; a paper without claims
 // about pages has none.
-func (r *Reproduction) UseSites(sites []Site) error {
+func (r *Reproduction) UseSites(dir string, sites []Site) error {
 	file := r.Paper.RealPages[r.Scale]
 	if file == "" {
 		return fmt.Errorf("--sites: %s makes no claim about pages to test on recorded sites (those that do: %s)", r.Paper.ID, strings.Join(papersWithRealPages(), ", "))
@@ -211,7 +211,7 @@ func (r *Reproduction) UseSites(sites []Site) error {
 		return fmt.Errorf("--sites: %w", err)
 	}
 	r.Sites = sites
-	r.Command += " --sites " + filepath.Dir(sites[0].Archive)
+	r.Command += " --sites " + dir
 	return nil
 }
 

@@ -188,14 +188,15 @@ func TestSitesImportEveryKindOfRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := repros[0]
-	if err := r.UseSites(sites); err != nil {
+	if err := r.UseSites(in, sites); err != nil {
 		t.Fatal(err)
 	}
-	if r.Real.Name != "nepomuceno2018-pages-quick-real" || len(r.Real.Pages) != 4 || r.Real.LevelsOf(factor.IDServer)[0] != "caddy" || len(r.AllSpecs()) != 2 {
-		t.Errorf("the real-pages spec: %s, %d pages, servers %v", r.Real.Name, len(r.Real.Pages), r.Real.LevelsOf(factor.IDServer))
+	if r.Real.Name != "nepomuceno2018-pages-quick-real" || len(r.Real.Pages) != 4 || r.Real.LevelsOf(factor.IDServer)[0] != "caddy" || len(r.AllSpecs()) != 2 ||
+		!strings.HasSuffix(r.Command, " --sites "+in) {
+		t.Errorf("the real-pages spec: %s, %d pages, servers %v; the command to continue %q", r.Real.Name, len(r.Real.Pages), r.Real.LevelsOf(factor.IDServer), r.Command)
 	}
 	cook, _ := Resolve("cook2017", "quick", out, time.Now())
-	if err := cook[0].UseSites(sites); err == nil || !strings.Contains(err.Error(), "makes no claim about pages") {
+	if err := cook[0].UseSites(in, sites); err == nil || !strings.Contains(err.Error(), "makes no claim about pages") {
 		t.Errorf("cook2017 with sites: %v", err)
 	}
 }
