@@ -16,7 +16,7 @@ func wolsing2019() Paper {
 	h2h3 := protocols("h2", "h3")
 	// sites are the generated pages that stand in for the paper's 38
 	// recorded sites; the single-server page is Table 3's alone.
-	sites := []string{"web2024:*"}
+	sites := []string{"web2024:*", "archive:*"} // not the one-server page; recorded sites with --sites
 	tcpPlus := Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: sites}
 	withNetworks := func(c Cells, nets ...string) Cells {
 		out := Cells{factor.IDNetwork: nets}
