@@ -22,13 +22,7 @@ import (
 // three loads of the PLT given.
 func reproductionRun(t *testing.T, root, dir, name string, plt map[int64]map[factor.Protocol]float64) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	store, err := results.Create(filepath.Join(root, dir, results.FileName), map[string]string{"spec_name": name})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := newRun(t, root, dir, name)
 	defer store.Close()
 	for origins, byProto := range plt {
 		for proto, ms := range byProto {
@@ -42,6 +36,19 @@ func reproductionRun(t *testing.T, root, dir, name string, plt map[int64]map[fac
 			}
 		}
 	}
+}
+
+// newRun creates the store of a run of the spec named name in root/dir.
+func newRun(t *testing.T, root, dir, name string) *results.Store {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store, err := results.Create(filepath.Join(root, dir, results.FileName), map[string]string{"spec_name": name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
 }
 
 // buildRun builds the report of the run in dir with its claims, as

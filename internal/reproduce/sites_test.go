@@ -22,13 +22,7 @@ import (
 // in h3Wins, and every load of a page in failed failed with its error.
 func pagesRun(t *testing.T, root, name string, pages []string, h3Wins map[string]bool, failed map[string]string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Join(root, name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	store, err := results.Create(filepath.Join(root, name, results.FileName), map[string]string{"spec_name": name})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := newRun(t, root, name, name)
 	defer store.Close()
 	for i, page := range pages {
 		for _, cache := range []bool{false, true} {
