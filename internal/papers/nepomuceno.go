@@ -24,19 +24,19 @@ func nepomuceno2018() Paper {
 			Source: "§V, Fig. 3c, Table III", Figure: "28.6–39.6 %",
 			Reported: "QUIC faster than TCP on 28.57–39.56 % of the pages per configuration (onLoad, cache disabled)",
 			Metric:   "onload", Location: Mean, Cells: Cells{factor.IDCache: {"off"}},
-			Stat: Stat{Kind: Share, Vary: h1h3}, PaperValue: 0.341, PaperScaleOnly: "its quick scale has 30 settings (10 pages × 3 networks), the paper 1,200 (100 pages × 12 networks)", Region: Below(0.40), Pages: true, Differs: differs,
+			Stat: Stat{Kind: Share, Vary: h1h3}, PaperValue: 0.341, PaperN: 1200, PaperScaleOnly: "its quick scale has 30 settings (10 pages × 3 networks), the paper 1,200 (100 pages × 12 networks)", Region: Below(0.40), Pages: true, Differs: differs,
 		}, {
 			ID: "C2", Text: "With the cache enabled, QUIC wins on fewer pages still: under a third",
 			Source: "Table III", Figure: "16.1–32.2 %",
 			Reported: "QUIC faster than TCP on 16.09–32.18 % of the pages per configuration (onLoad, cache enabled)",
 			Metric:   "onload", Location: Mean, Cells: Cells{factor.IDCache: {"on"}},
-			Stat: Stat{Kind: Share, Vary: h1h3}, PaperValue: 0.2415, PaperScaleOnly: "its quick scale has 30 settings (10 pages × 3 networks), the paper 1,200 (100 pages × 12 networks)", Region: Below(0.33), Pages: true, Differs: differs,
+			Stat: Stat{Kind: Share, Vary: h1h3}, PaperValue: 0.2415, PaperN: 1200, PaperScaleOnly: "its quick scale has 30 settings (10 pages × 3 networks), the paper 1,200 (100 pages × 12 networks)", Region: Below(0.33), Pages: true, Differs: differs,
 		}, {
 			ID: "C3", Text: "By onContentLoaded with the cache enabled, QUIC wins on at most one page in eight",
 			Source: "Table III", Figure: "4.3–12.9 %",
 			Reported: "QUIC faster than TCP on 4.30–12.90 % of the pages per configuration (onContentLoaded, cache enabled)",
 			Metric:   "dcl", Location: Mean, Cells: Cells{factor.IDCache: {"on"}},
-			Stat: Stat{Kind: Share, Vary: h1h3}, PaperValue: 0.086, PaperScaleOnly: "its quick scale has 30 settings (10 pages × 3 networks), the paper 1,200 (100 pages × 12 networks)", Region: Below(0.13), Pages: true, Differs: differs,
+			Stat: Stat{Kind: Share, Vary: h1h3}, PaperValue: 0.086, PaperN: 1200, PaperScaleOnly: "its quick scale has 30 settings (10 pages × 3 networks), the paper 1,200 (100 pages × 12 networks)", Region: Below(0.13), Pages: true, Differs: differs,
 		}, {
 			ID: "C4", Text: "Enabling the cache speeds TCP up more than QUIC",
 			Source: "§VI, Table III", Figure: "> 1",
@@ -64,7 +64,7 @@ func nepomuceno2018() Paper {
 			Source: "§V, Fig. 3d, Table III", Figure: "28.1–40.6 %",
 			Reported: "QUIC faster than TCP on 28.12–40.62 % of the pages per configuration (onContentLoaded, cache disabled)",
 			Metric:   "dcl", Location: Mean, Cells: Cells{factor.IDCache: {"off"}},
-			Stat: Stat{Kind: Share, Vary: h1h3}, PaperValue: 0.3437, PaperScaleOnly: "its quick scale has 30 settings (10 pages × 3 networks), the paper 1,200 (100 pages × 12 networks)", Region: Below(0.41),
+			Stat: Stat{Kind: Share, Vary: h1h3}, PaperValue: 0.3437, PaperN: 1200, PaperScaleOnly: "its quick scale has 30 settings (10 pages × 3 networks), the paper 1,200 (100 pages × 12 networks)", Region: Below(0.41),
 			Pages: true, Differs: differs + "; the bound is the table's highest share, 40.62 %",
 		}},
 		Gaps: []Gap{

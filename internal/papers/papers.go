@@ -135,6 +135,12 @@ type Claim struct {
 	// a number and the claim tests it; 0 where it gives a direction only
 	// or the claim tests design arithmetic.
 	PaperValue float64
+	// PaperN is how many cases (pages, sites, settings) the paper's share
+	// counts, as it states them or its design gives them; 0 for another
+	// claim. A share claim's region holds the paper's own result at this n
+	// (Claim.PaperAgrees), so that it tests the paper's figure and not
+	// merely a direction.
+	PaperN int
 	// PaperScaleOnly, if set, says why a result like the paper's can only
 	// be told at paper scale, with the settings or loads it needs: at
 	// quick scale the claim cannot agree with the paper's own value.

@@ -53,3 +53,15 @@ func (c Claim) PaperScaleNote() string {
 	}
 	return c.PaperScaleOnly
 }
+
+// PaperInterval is the Clopper–Pearson interval, at the claim's level, of
+// the paper's own share: PaperValue of PaperN cases won; ok is false for
+// a claim without both.
+func (c Claim) PaperInterval() (lo, hi float64, ok bool) {
+	if c.Stat.Kind != Share || c.PaperN <= 0 || c.PaperValue <= 0 {
+		return 0, 0, false
+	}
+	won := int(c.PaperValue*float64(c.PaperN) + 0.5)
+	lo, hi = stats.ClopperPearson(won, c.PaperN, 1-c.alpha())
+	return lo, hi, true
+}
