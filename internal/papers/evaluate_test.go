@@ -179,6 +179,8 @@ func TestRegionsReadInTheStatisticsUnits(t *testing.T) {
 	}{
 		{Below(1), Ratio, "< 1"},
 		{Above(0.5), Share, "> 50 %"},
+		{Above(0.55), Share, "> 55 %"},     // 100 × 0.55 is 55.00000000000001
+		{Below(0.2415), Share, "< 24.2 %"}, // to a tenth
 		{Within(0.54, 0.74), Ratio, "0.54–0.74"},
 		{Within(1.5, 2.5), RTTsSaved, "1.5–2.5 RTT"},
 	} {

@@ -255,8 +255,8 @@ func (r Region) highOpen() bool { return math.IsInf(r.High, 1) }
 // "0.54–0.74", "1.5–2.5 RTT".
 func (r Region) Text(k Kind) string {
 	bound := func(v float64) string {
-		if k == Share {
-			v *= 100
+		if k == Share { // a percentage to a tenth at most: 0.55 reads 55, not 55.00000000000001
+			v = math.Round(v*1000) / 10
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
