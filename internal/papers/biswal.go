@@ -125,6 +125,14 @@ func biswal2016() Paper {
 			Cells: Cells{factor.IDNetwork: {"100mbit-rtt10-loss0", "100mbit-rtt200-loss0", "100mbit-rtt10-loss2", "100mbit-rtt200-loss2"}, factor.IDPage: {"web2024:*", "archive:*"}},
 			Stat:  Stat{Kind: Ratio, Vary: h2h3}, Region: Below(1), Pages: true,
 			Differs: differs + "; generated web2024 pages of as few and as many requests (or recorded sites with --sites) for its 30 Alexa sites of 2015; at 100 Mbit/s, a bandwidth the paper does not give for these runs; the geometric mean of the sites' and configurations' ratios, where the paper plots each",
+		}, {
+			ID: "C14", Text: "A longer round trip favours QUIC: with loss, QUIC gains more over HTTP/2 at 200 ms than at 10 ms",
+			Source: "abstract, §3.4", Figure: "< 1",
+			Reported: "\"We find QUIC to perform better overall under poor network conditions (low bandwidth, high latency and high loss)\"; \"the earlier result of QUIC performing better in high RTT and lossy network\" (without loss, §3.2 finds QUIC not improving at 200 ms on pages of large objects)",
+			Metric:   "plt", Location: Median,
+			Cells: Cells{factor.IDNetwork: {"100mbit-rtt10-loss2", "100mbit-rtt200-loss2"}},
+			Stat:  Stat{Kind: Interaction, Vary: h2h3, By: networks("100mbit-rtt10-loss2", "100mbit-rtt200-loss2")}, Region: Below(1),
+			Differs: differs + "; h3/h2 at 200 ms over h3/h2 at 10 ms, both at 100 Mbit/s with 2 % loss, over every page of the scale (at quick scale the generated sites of C13), where the paper draws the trend from its whole grid",
 		}},
 		Gaps: []Gap{
 			{"SPDY 3.1 over Google's QUIC version 23 against HTTP/2 draft 17", "neither exists in today's browsers or servers: h3 against HTTP/2 is the nearest pair"},

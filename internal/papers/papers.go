@@ -145,6 +145,9 @@ type Claim struct {
 	// be told at paper scale, with the settings or loads it needs: at
 	// quick scale the claim cannot agree with the paper's own value.
 	PaperScaleOnly string
+	// NotAtQuick marks a claim none of whose cells the quick scale runs
+	// (PaperScaleOnly says why): there it is not measured.
+	NotAtQuick bool
 	// Pages marks a claim about pages: with recorded sites (reproduce
 	// --sites) it is evaluated on them too (Row.Real), with the paper's
 	// RealPages spec run on them.
