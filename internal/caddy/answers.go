@@ -1,6 +1,7 @@
 package caddy
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -18,6 +19,7 @@ type answer struct {
 	path, target string // escaped path; path and "?query"
 	res          *site.Resource
 	file         string // the body's file name below site/; "" for none
+	etag         string // the entity tag the Go origin gives res (origin.ETag)
 	// fallback says the answer also takes requests for its path with any
 	// other query: the only resource of its method and path, which the
 	// Go origin's matching gives every such request (a fuzzy match).
@@ -49,7 +51,7 @@ func newAnswers(s *site.Site) (*answers, error) {
 			if res.Method == http.MethodHead {
 				continue // the Go origin answers HEAD as GET: never with it
 			}
-			an := &answer{host: o.Host, method: cmpMethod(res.Method), path: res.Path, target: res.Target(), res: res}
+			an := &answer{host: o.Host, method: cmp.Or(res.Method, http.MethodGet), path: res.Path, target: res.Target(), res: res, etag: origin.ETag(res)}
 			if err := answerable(an); err != nil {
 				return nil, &results.InputError{Err: fmt.Errorf("caddy cannot answer %s https://%s%s as recorded: %w; replay this page with --server go", an.method, an.host, an.target, err)}
 			}
@@ -68,14 +70,6 @@ func newAnswers(s *site.Site) (*answers, error) {
 		}
 	}
 	return a, nil
-}
-
-// cmpMethod is a resource's method, GET for "".
-func cmpMethod(m string) string {
-	if m == "" {
-		return http.MethodGet
-	}
-	return m
 }
 
 // answerable says why Caddy's configuration could not answer an exactly

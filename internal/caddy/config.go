@@ -142,7 +142,7 @@ func requestMatch(an *answer) obj {
 // a revalidation with the cache on (origin.NotModified), else its status
 // and body.
 func answerRoute(p confParams, an *answer) obj {
-	h := origin.ResponseHeader(p.site, an.res, origin.ETag(an.res), p.cache)
+	h := origin.ResponseHeader(p.site, an.res, an.etag, p.cache)
 	steps := []obj{{"handle": responseHeaders(h)}}
 	if p.cache {
 		steps = append(steps, notModifiedRoutes(h)...)

@@ -208,7 +208,7 @@ func wolsing2019() Paper {
 		}},
 		Gaps: []Gap{
 			{"Google's QUIC server: gQUIC 43 with paced CUBIC and BBR version 1", "Google's QUIC is gone from servers; quiche's CUBIC does not pace and its BBR is BBRv2 (quinn's BBR is experimental)"},
-			{"NGINX serving TCP", "on this kernel nginx cannot pace (no sch_fq), which TCP+ needs; Go's net/http paces through SO_MAX_PACING_RATE"},
+			{"NGINX serving TCP", "on this kernel nginx cannot pace CUBIC (no sch_fq), which TCP+ needs, while Go's net/http paces through SO_MAX_PACING_RATE; stock TCP and TCP+BBR could run on nginx, but then C3, C4 and C15 would compare servers as well as stacks, so every TCP stack runs on Go"},
 			{"one-way ANOVA per website at p < 0.01", "the claims pool the pages; the verdict reads a 99 % bootstrap interval instead"},
 		},
 	}
