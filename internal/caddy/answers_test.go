@@ -15,11 +15,8 @@ import (
 func TestSharedRecordingsAreAnswerable(t *testing.T) {
 	dir := testenv.SharedRecordings(t)
 	for _, name := range testenv.DirNames(t, dir) {
-		read := imports.HAR
-		switch {
-		case strings.HasSuffix(name, ".mahimahi"):
-			read = imports.Mahimahi
-		case !strings.HasSuffix(name, ".har"):
+		read, ok := imports.ReaderFor(name, strings.HasSuffix(name, ".mahimahi"))
+		if !ok {
 			continue
 		}
 		a, _, err := read(t.Context(), filepath.Join(dir, name), imports.Options{})

@@ -446,10 +446,7 @@ func TestAnAnswerCaddyCannotHoldIsRefused(t *testing.T) {
 func sharedSite(t *testing.T, name string) *site.Site {
 	t.Helper()
 	path := filepath.Join(testenv.SharedRecordings(t), name)
-	read := imports.HAR
-	if strings.HasSuffix(name, ".mahimahi") {
-		read = imports.Mahimahi
-	}
+	read, _ := imports.ReaderFor(name, strings.HasSuffix(name, ".mahimahi"))
 	a, _, err := read(t.Context(), path, imports.Options{})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)

@@ -42,12 +42,6 @@ type Site struct {
 	Err     error
 }
 
-// recordingReaders read the recordings --sites holds, by file name.
-var recordingReaders = []struct {
-	suffix string
-	read   func(context.Context, string, imports.Options) (*site.Archive, imports.Report, error)
-}{{".har", imports.HAR}, {".wprgo", imports.WPR}}
-
 // ImportSites imports each recording in dir — a site archive directory, a
 // Mahimahi recording directory, a HAR (.har) or a WebPageReplay archive
 // (.wprgo) — into OUT/sites/<name>/ (a recording imported there before is
@@ -65,12 +59,11 @@ func ImportSites(ctx context.Context, dir, out string) ([]Site, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		kind, ok := recordingKind(e)
-		if !ok {
+		if !isRecording(e) {
 			continue
 		}
 		s := Site{Name: e.Name(), Archive: filepath.Join(out, SitesDir, e.Name())}
-		if s.Err = importSite(ctx, dir, s, kind); s.Err != nil {
+		if s.Err = importSite(ctx, dir, s, e.IsDir()); s.Err != nil {
 			s.Archive = ""
 		}
 		sites = append(sites, s)
@@ -84,27 +77,20 @@ func ImportSites(ctx context.Context, dir, out string) ([]Site, error) {
 	return sites, writeSitesList(out, sites)
 }
 
-// recordingKind is how a directory entry of --sites is read: "dir" (a
-// site archive or a Mahimahi recording) or a file suffix of
-// recordingReaders; false for what is no recording (a link among them).
-func recordingKind(e fs.DirEntry) (string, bool) {
-	if e.Type()&fs.ModeSymlink != 0 || strings.HasPrefix(e.Name(), ".") {
-		return "", false
+// isRecording says whether a directory entry of --sites is a recording:
+// a directory (a site archive or a Mahimahi recording) or a regular file
+// imports.ReaderFor reads; never a link or a hidden entry.
+func isRecording(e fs.DirEntry) bool {
+	if e.Type()&fs.ModeSymlink != 0 || strings.HasPrefix(e.Name(), ".") || !e.IsDir() && !e.Type().IsRegular() {
+		return false
 	}
-	if e.IsDir() {
-		return "dir", true
-	}
-	for _, r := range recordingReaders {
-		if e.Type().IsRegular() && strings.HasSuffix(strings.ToLower(e.Name()), r.suffix) {
-			return r.suffix, true
-		}
-	}
-	return "", false
+	_, ok := imports.ReaderFor(e.Name(), e.IsDir())
+	return ok
 }
 
-// importSite writes the recording s.Name of dir, of kind, as the site
-// archive s.Archive, unless an archive is there already.
-func importSite(ctx context.Context, dir string, s Site, kind string) error {
+// importSite writes the recording s.Name of dir (a directory if isDir)
+// as the site archive s.Archive, unless an archive is there already.
+func importSite(ctx context.Context, dir string, s Site, isDir bool) error {
 	if _, err := site.ReadArchive(s.Archive); err == nil {
 		return nil
 	}
@@ -112,17 +98,12 @@ func importSite(ctx context.Context, dir string, s Site, kind string) error {
 		return err
 	}
 	src := filepath.Join(dir, s.Name)
-	if kind == "dir" {
+	if isDir {
 		if _, err := os.Lstat(filepath.Join(src, site.ArchiveFile)); err == nil {
 			return copyArchive(ctx, dir, s)
 		}
 	}
-	read := imports.Mahimahi
-	for _, r := range recordingReaders {
-		if r.suffix == kind {
-			read = r.read
-		}
-	}
+	read, _ := imports.ReaderFor(s.Name, isDir)
 	a, _, err := read(ctx, src, imports.Options{})
 	if err != nil {
 		return err
