@@ -10,7 +10,6 @@ import (
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/results"
-	"github.com/quicbench/quicbench/internal/site/imports"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -73,8 +72,8 @@ func TestCaddyReplaysSharedRecordings(t *testing.T) {
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
 	testenv.RequireFile(t, firefox.DefaultPath, "make deps")
 	testenv.RequireFile(t, caddy.DefaultPath, "make caddy (apt-get install caddy)")
-	nghttp2 := importShared(t, "www.nghttp2.org.har", imports.HAR)
-	kernel := importShared(t, "www.kernel.org.har", imports.HAR)
+	nghttp2 := importShared(t, "www.nghttp2.org.har")
+	kernel := importShared(t, "www.kernel.org.har")
 	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
 retries: 1
 netcheck: false

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -15,10 +14,14 @@ import (
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
-// importShared imports the shared recording name with read into an
-// archive directory.
-func importShared(t *testing.T, name string, read func(context.Context, string, imports.Options) (*site.Archive, imports.Report, error)) string {
+// importShared imports the shared recording name (a Mahimahi directory
+// ends in .mahimahi) into an archive directory.
+func importShared(t *testing.T, name string) string {
 	t.Helper()
+	read, ok := imports.ReaderFor(name, strings.HasSuffix(name, ".mahimahi"))
+	if !ok {
+		t.Fatalf("%s is no recording", name)
+	}
 	a, _, err := read(t.Context(), filepath.Join(testenv.SharedRecordings(t), name), imports.Options{})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -41,8 +44,8 @@ func TestReplaySharedRecordings(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
 	testenv.RequireFile(t, firefox.DefaultPath, "make deps")
-	wayfair := importShared(t, "www.wayfair.com.mahimahi", imports.Mahimahi)
-	nghttp2 := importShared(t, "www.nghttp2.org.har", imports.HAR)
+	wayfair := importShared(t, "www.wayfair.com.mahimahi")
+	nghttp2 := importShared(t, "www.nghttp2.org.har")
 	// retries as a run's: wayfair sends Hero_Slider XHRs and ad syncs its
 	// recording lacks in some loads (see BENCHMARKS, round two)
 	res, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
