@@ -93,6 +93,9 @@ type direction struct {
 	// capture is the emulator's: the uplink records what it reads from the
 	// client, the downlink what it writes to the client.
 	capture *atomic.Pointer[pcap.Writer]
+	// packetLog is the emulator's: the fate of every packet, for the
+	// load's breakdown.
+	packetLog *atomic.Pointer[PacketLog]
 }
 
 func newDirection(src, dst tun.Device, cfg link.Config, paths []Path, up bool, opt Options) (*direction, error) {
@@ -100,7 +103,8 @@ func newDirection(src, dst tun.Device, cfg link.Config, paths []Path, up bool, o
 	if err != nil {
 		return nil, err
 	}
-	d := &direction{src: src, dst: dst, up: up, coalesce: opt.Coalesce, model: model, byAddr: map[[4]byte]*path{}}
+	d := &direction{src: src, dst: dst, up: up, coalesce: opt.Coalesce, model: model, byAddr: map[[4]byte]*path{},
+		capture: &atomic.Pointer[pcap.Writer]{}, packetLog: &atomic.Pointer[PacketLog]{}} // Start shares the emulator's
 	d.paths = append(d.paths, &path{})
 	for i, p := range paths {
 		seed := pathSeed(cfg.Seed, i)
@@ -203,7 +207,7 @@ func (d *direction) deliverDue(src source, horizon time.Time) {
 			if pkt.slot != nil && pkt.slot.Dropped() {
 				p.queue.pop()
 				d.waiting.Add(-1)
-				d.free = append(d.free, pkt.buf)
+				d.drop(time.Now(), pkt.buf, pkt.n)
 				continue
 			}
 			if pkt.when().After(horizon) {
@@ -245,18 +249,18 @@ func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 	if p.loss > 0 && p.rng.Float64() < p.loss {
 		d.droppedPath++
 		d.mu.Unlock()
-		d.free = append(d.free, buf)
+		d.drop(now, buf, n)
 		return
 	}
 	at, verdict, slot := d.model.SendTracked(now, n)
 	d.mu.Unlock()
 	if verdict != link.Delivered {
-		d.free = append(d.free, buf)
+		d.drop(now, buf, n)
 		return
 	}
 	if p.queue.len() >= queueCapacity {
 		d.overflow.Add(1)
-		d.free = append(d.free, buf)
+		d.drop(now, buf, n)
 		return
 	}
 	at = at.Add(p.extraDelay - time.Duration(d.offset.Load()))
@@ -277,7 +281,18 @@ func (d *direction) write(src source, pkt packet) {
 	if w := d.capture.Load(); w != nil && !d.up {
 		w.WritePacket(time.Now(), (*pkt.buf)[:pkt.n])
 	}
+	if l := d.packetLog.Load(); l != nil {
+		l.add(time.Now(), (*pkt.buf)[:pkt.n], !d.up, false)
+	}
 	d.free = append(d.free, pkt.buf)
+}
+
+// drop notes a packet the link dropped at now and keeps its buffer.
+func (d *direction) drop(now time.Time, buf *[]byte, n int) {
+	if l := d.packetLog.Load(); l != nil {
+		l.add(now, (*buf)[:n], !d.up, true)
+	}
+	d.free = append(d.free, buf)
 }
 
 // rawFD returns the descriptor of a device that offers one.

@@ -129,6 +129,8 @@ type Emulator struct {
 	stopOnce sync.Once
 	wakers   []*pollSource // the polling loops' sources, woken by Stop
 	capture  atomic.Pointer[pcap.Writer]
+	// packetLog, when set, notes every packet's fate (SetPacketLog).
+	packetLog atomic.Pointer[PacketLog]
 }
 
 // SetCapture starts recording the client side's packets to w, as the client
@@ -163,6 +165,7 @@ func Start(client, servers tun.Device, cfg Config, opt Options) (*Emulator, erro
 	}
 	e := &Emulator{up: up, down: down}
 	up.capture, down.capture = &e.capture, &e.capture
+	up.packetLog, down.packetLog = &e.packetLog, &e.packetLog
 	sources, err := e.sources()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,29 @@
+package breakdown
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Packet is one packet of a load on the emulated link, as the breakdown
+// reads it.
+type Packet struct {
+	// At is when the link delivered the packet, or dropped it, since the
+	// load began.
+	At      time.Duration
+	Down    bool // server to client
+	Dropped bool
+	Conn    Conn
+	// Seq is a TCP segment's first sequence number; Payload its bytes of
+	// payload (of a UDP datagram: its payload).
+	Seq     uint32
+	Payload int
+	SYN     bool
+}
+
+// Conn names a connection from the client's side: the client's address
+// and port, the server's, and whether it runs over UDP (QUIC).
+type Conn struct {
+	Client, Server netip.AddrPort
+	UDP            bool
+}
