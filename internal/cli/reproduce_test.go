@@ -35,7 +35,7 @@ func TestReproduceRefusesBadInputInOneLine(t *testing.T) {
 		{[]string{"reproduce", "nepomuceno2018", "--out", filepath.Join(dir, "n"), "--sites", filepath.Join(dir, "none")}, "--sites: open " + filepath.Join(dir, "none") + ": no such file or directory"},
 		{[]string{"reproduce", "nepomuceno2018", "--out", filepath.Join(dir, "n"), "--sites", filepath.Join(dir, "empty")}, "holds no recordings: give a directory of site archives, Mahimahi recording directories, .har or .wprgo files"},
 		{[]string{"reproduce", "nepomuceno2018", "--out", filepath.Join(dir, "n"), "--sites", filepath.Join(dir, "recordings")}, "--sites: none of the 1 recordings could be imported (bad.har: "},
-		{[]string{"reproduce", "cook", "--out", filepath.Join(dir, "c"), "--sites", filepath.Join(dir, "recordings")}, "--sites: cook2017 makes no claim about pages to test on recorded sites (those that do: nepomuceno2018, wolsing2019)"},
+		{[]string{"reproduce", "cook", "--out", filepath.Join(dir, "c"), "--sites", filepath.Join(dir, "recordings")}, "--sites: cook2017 makes no claim about pages to test on recorded sites (those that do: nepomuceno2018, wolsing2019, biswal2016)"},
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/breakdown"
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
@@ -40,6 +41,9 @@ type Measured struct {
 	// Landed is the document the tab ended on when it was not the page
 	// (client.PageMetrics.Landed); "" when it was.
 	Landed string
+	// Packets are the headers of the packets the link carried and
+	// dropped during the measured visit, for its breakdown.
+	Packets []breakdown.Packet
 }
 
 // primeIfNeeded primes the replay check with an unmeasured load of trial
@@ -166,6 +170,13 @@ type window struct {
 	up0, down0 emulator.Stats
 	tb         *testbed.Testbed
 	reseed     func()
+	packets    *emulator.PacketLog
+}
+
+// logPackets starts a new packet log for the visit to be measured.
+func (w *window) logPackets() {
+	w.packets = emulator.NewPacketLog(time.Now())
+	w.tb.Emulator.SetPacketLog(w.packets)
 }
 
 // open runs ready (nil: nothing), then takes the counts the load starts
@@ -183,6 +194,7 @@ func (w *window) open(ctx context.Context, ready func(context.Context) error) er
 		return err
 	}
 	w.reseed()
+	w.logPackets()
 	w.opened = true
 	return nil
 }
@@ -202,6 +214,7 @@ func (w *window) betweenVisits(ctx context.Context, rtt time.Duration) error {
 		return err
 	}
 	w.reseed() // the measured visit starts from the pair's state
+	w.logPackets()
 	return nil
 }
 
@@ -212,6 +225,8 @@ func (w *window) close(m *Measured) {
 	}
 	up, down := w.tb.Emulator.Stats()
 	m.Up, m.Down = up.Sub(w.up0), down.Sub(w.down0)
+	w.tb.Emulator.SetPacketLog(nil)
+	m.Packets = w.packets.Packets()
 }
 
 // load is one load of trial t, its window opened by ready (see

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/breakdown"
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
@@ -151,6 +152,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 		UpPackets: m.Up.Packets, UpLost: m.Up.DroppedLoss, UpQueueDrops: m.Up.DroppedQueue, UpPathLost: m.Up.DroppedPath, UpPeakQueueBytes: m.Up.PeakQueueBytes,
 		DownPackets: m.Down.Packets, DownLost: m.Down.DroppedLoss, DownQueueDrops: m.Down.DroppedQueue, DownPathLost: m.Down.DroppedPath, DownPeakQueueBytes: m.Down.PeakQueueBytes,
 	}
+	rec.Stalls = stallsOf(rec, m.Packets)
 	if !m.OK() {
 		return
 	}
@@ -228,4 +230,17 @@ func handshakeList(recs []server.ConnRecord) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// stallsOf reads the TCP stalls of rec's measured visit from its packets,
+// with half the round trip the link adds as its one-way delay; none for
+// h3, whose packets are encrypted.
+func stallsOf(rec *results.Trial, packets []breakdown.Packet) results.Stalls {
+	if rec.Protocol == factor.H3 {
+		return results.Stalls{}
+	}
+	oneWay := time.Duration(rec.RTTMs / 2 * float64(time.Millisecond))
+	s := breakdown.Stalls(packets, oneWay)
+	return results.Stalls{TCPLosses: int64(s.Losses), TCPRepaired: int64(s.Repaired), HeldBytes: s.HeldBytes,
+		LossWaitMs: results.F(ms(s.LossWait.Seconds())), HeldMs: results.F(ms(s.HeldTime.Seconds()))}
 }

@@ -33,6 +33,7 @@ type Trial struct {
 	Bound
 	CPU
 	Link
+	Stalls
 	StartedAt  time.Time `parquet:"started_at,timestamp(microsecond)"`
 	FinishedAt time.Time `parquet:"finished_at,timestamp(microsecond)"`
 	// Artifacts are the pcap, qlog, HAR and net log paths in the run
@@ -336,6 +337,26 @@ type Link struct {
 	DownQueueDrops     int64 `parquet:"down_queue_drops"`
 	DownPathLost       int64 `parquet:"down_path_lost"`
 	DownPeakQueueBytes int64 `parquet:"down_peak_queue_bytes"`
+}
+
+// Stalls are what loss cost the measured visit's TCP connections, read
+// after the load from the headers of the packets the emulated link
+// carried and dropped (breakdown.Stalls): tcp_losses data segments the
+// link dropped downstream, tcp_repaired of them whose bytes arrived again;
+// loss_wait_ms the time some connection's byte stream stood still for a
+// lost segment (from when it was due, its drop plus the link's one-way
+// delay, to when its bytes arrived; connections together, overlaps
+// counted once); held_bytes the bytes that arrived behind a missing
+// segment and waited for it, held_ms the time any did (over h2, bytes of
+// other streams may wait: head-of-line blocking). Null for h3 (QUIC's
+// packets are encrypted: its part comes from the servers' records) and in
+// runs made before 2026-11-27.
+type Stalls struct {
+	TCPLosses   int64    `parquet:"tcp_losses"`
+	TCPRepaired int64    `parquet:"tcp_repaired"`
+	LossWaitMs  *float64 `parquet:"loss_wait_ms,optional"`
+	HeldBytes   int64    `parquet:"held_bytes"`
+	HeldMs      *float64 `parquet:"held_ms,optional"`
 }
 
 // F returns a pointer to v, for metrics.

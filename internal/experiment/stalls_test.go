@@ -1,0 +1,65 @@
+package experiment
+
+import (
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// TestLoadsRecordTheirTCPStalls: h2 loads over a link that drops 5 % of
+// the downstream packets record the data segments lost, their repair and
+// the time the streams stood still for them, within what the emulator
+// counted and the load's own time; over a lossless link, none; an h3
+// load records no TCP stalls (null).
+func TestLoadsRecordTheirTCPStalls(t *testing.T) {
+	testenv.RequireRoot(t)
+	res, store, _ := runSpec(t, `seed: 5
+repetitions: 2
+client: loader
+netcheck: false
+factors:
+  networks: [{name: lossy, rtt: 20ms, loss-down: 5}, {name: clean, rtt: 20ms}]
+  pages: [synthetic:16x20KB]
+  protocols: [h2, h3]
+`)
+	if res.Done != 8 || res.Failed != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	var lost int64
+	for _, tr := range trialsOf(t, store) {
+		if tr.Protocol == factor.H3 {
+			if tr.LossWaitMs != nil || tr.HeldMs != nil || tr.TCPLosses != 0 {
+				t.Errorf("%s (h3): TCP stalls %+v, want none", tr.ID, tr.Stalls)
+			}
+			continue
+		}
+		checkStalls(t, tr.Trial)
+		if tr.Network == "clean" && (tr.TCPLosses != 0 || *tr.LossWaitMs != 0 || tr.HeldBytes != 0) {
+			t.Errorf("%s on a clean link: %+v", tr.ID, tr.Stalls)
+		}
+		if tr.Network == "lossy" {
+			lost += tr.TCPLosses
+		}
+	}
+	if lost == 0 {
+		t.Error("no segment lost in two h2 loads of 320 KB at 5 % loss")
+	}
+}
+
+// checkStalls fails an h2 trial whose stalls are missing or exceed what
+// the emulator dropped and the load's own time.
+func checkStalls(t *testing.T, tr results.Trial) {
+	t.Helper()
+	if tr.LossWaitMs == nil || tr.HeldMs == nil || tr.PLT == nil {
+		t.Errorf("%s: stalls %+v, PLT %v: want both times", tr.ID, tr.Stalls, tr.PLT)
+		return
+	}
+	dropped := tr.DownLost + tr.DownQueueDrops + tr.DownPathLost
+	if tr.TCPLosses > dropped || tr.TCPRepaired > tr.TCPLosses || *tr.LossWaitMs > *tr.PLT || *tr.HeldMs > *tr.PLT {
+		t.Errorf("%s: stalls %+v with %d packets dropped downstream and PLT %.0f ms", tr.ID, tr.Stalls, dropped, *tr.PLT)
+	}
+	t.Logf("%s %s: %d lost, %d repaired, waited %.1f ms, %d bytes held %.1f ms (PLT %.0f ms)", tr.Network, tr.Protocol,
+		tr.TCPLosses, tr.TCPRepaired, *tr.LossWaitMs, tr.HeldBytes, *tr.HeldMs, *tr.PLT)
+}
