@@ -152,7 +152,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 		UpPackets: m.Up.Packets, UpLost: m.Up.DroppedLoss, UpQueueDrops: m.Up.DroppedQueue, UpPathLost: m.Up.DroppedPath, UpPeakQueueBytes: m.Up.PeakQueueBytes,
 		DownPackets: m.Down.Packets, DownLost: m.Down.DroppedLoss, DownQueueDrops: m.Down.DroppedQueue, DownPathLost: m.Down.DroppedPath, DownPeakQueueBytes: m.Down.PeakQueueBytes,
 	}
-	rec.Stalls = stallsOf(rec, m.Packets)
+	rec.Stalls = stallsOf(rec, m.Packets, m.Connections)
 	if !m.OK() {
 		return
 	}
@@ -232,15 +232,35 @@ func handshakeList(recs []server.ConnRecord) string {
 	return strings.Join(parts, ",")
 }
 
-// stallsOf reads the TCP stalls of rec's measured visit from its packets,
-// with half the round trip the link adds as its one-way delay; none for
-// h3, whose packets are encrypted.
-func stallsOf(rec *results.Trial, packets []breakdown.Packet) results.Stalls {
+// stallsOf reads the stalls of rec's measured visit: over TCP from its
+// packets, with half the round trip the link adds as its one-way delay;
+// over QUIC (whose packets are encrypted) from the loss records of
+// quic-go's connections, none for the other QUIC servers.
+func stallsOf(rec *results.Trial, packets []breakdown.Packet, conns []server.ConnRecord) results.Stalls {
 	if rec.Protocol == factor.H3 {
-		return results.Stalls{}
+		return quicStalls(rec.QUIC.Server(), conns)
 	}
 	oneWay := time.Duration(rec.RTTMs / 2 * float64(time.Millisecond))
 	s := breakdown.Stalls(packets, oneWay)
 	return results.Stalls{TCPLosses: int64(s.Losses), TCPRepaired: int64(s.Repaired), HeldBytes: s.HeldBytes,
 		LossWaitMs: results.F(ms(s.LossWait.Seconds())), HeldMs: results.F(ms(s.HeldTime.Seconds()))}
+}
+
+// quicStalls is the time the streams of the QUIC connections waited for
+// lost data to be sent again, connections together (overlaps counted
+// once); none for a QUIC server other than quic-go, which records none.
+func quicStalls(q factor.QUICServer, conns []server.ConnRecord) results.Stalls {
+	if q != factor.QUICGo {
+		return results.Stalls{}
+	}
+	var ws []breakdown.Window
+	for _, c := range conns {
+		if c.Transport != "quic" {
+			continue
+		}
+		for _, w := range c.Stalls {
+			ws = append(ws, breakdown.Window{From: w.From, To: w.To})
+		}
+	}
+	return results.Stalls{LossWaitMs: results.F(ms(breakdown.WaitOf(ws).Seconds()))}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+	"github.com/quicbench/quicbench/internal/breakdown"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/server"
 	"golang.org/x/sys/unix"
@@ -21,10 +22,20 @@ type connTracker struct {
 	tcp   map[net.Conn]*server.ConnRecord
 	quic  map[*quic.Conn]*server.ConnRecord
 	order []*server.ConnRecord
+	// traces are the QUIC connections' loss traces by client address.
+	traces map[string]*lossTrace
 }
 
 func newConnTracker() *connTracker {
-	return &connTracker{tcp: map[net.Conn]*server.ConnRecord{}, quic: map[*quic.Conn]*server.ConnRecord{}}
+	return &connTracker{tcp: map[net.Conn]*server.ConnRecord{}, quic: map[*quic.Conn]*server.ConnRecord{}, traces: map[string]*lossTrace{}}
+}
+
+// traceOf notes that the QUIC connection from client address remote has
+// loss trace t.
+func (t *connTracker) traceOf(remote string, trace *lossTrace) {
+	t.mu.Lock()
+	t.traces[remote] = trace
+	t.mu.Unlock()
 }
 
 // tcpState is net/http's ConnState hook.
@@ -87,6 +98,9 @@ func (t *connTracker) snapshot() []server.ConnRecord {
 			rec.Closed = true
 		}
 		refreshQUIC(c, rec)
+		if trace := t.traces[rec.Remote]; trace != nil {
+			rec.Stalls = windows(trace.stalls())
+		}
 	}
 	out := make([]server.ConnRecord, len(t.order))
 	for i, rec := range t.order {
@@ -101,7 +115,7 @@ func (t *connTracker) snapshot() []server.ConnRecord {
 func (t *connTracker) closeAll() {
 	t.mu.Lock()
 	tcp, q := t.tcp, t.quic
-	t.tcp, t.quic, t.order = map[net.Conn]*server.ConnRecord{}, map[*quic.Conn]*server.ConnRecord{}, nil
+	t.tcp, t.quic, t.order, t.traces = map[net.Conn]*server.ConnRecord{}, map[*quic.Conn]*server.ConnRecord{}, nil, map[string]*lossTrace{}
 	t.mu.Unlock()
 	for c := range tcp {
 		c.Close()
@@ -171,4 +185,13 @@ func refreshQUIC(c *quic.Conn, rec *server.ConnRecord) {
 	rec.SmoothedRTTMs = float64(s.SmoothedRTT) / float64(time.Millisecond)
 	rec.CwndBytes = s.CongestionWindow
 	rec.Retransmits = s.PacketsLost
+}
+
+// windows are stalls as a record holds them.
+func windows(stalls []breakdown.Window) []server.Window {
+	out := make([]server.Window, len(stalls))
+	for i, w := range stalls {
+		out[i] = server.Window{From: w.From, To: w.To}
+	}
+	return out
 }

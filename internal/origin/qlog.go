@@ -16,8 +16,20 @@ import (
 // them); "" stops it. A trace is complete once its connection closes.
 func (srv *Server) SetQlogDir(dir string) { srv.qlogDir.Store(&dir) }
 
-// tracer is quic-go's per-connection tracer hook.
+// tracer is quic-go's per-connection tracer hook: every connection's
+// lost and resent data is followed for its record (lossTrace), and
+// written to a qlog file while SetQlogDir has a directory.
 func (srv *Server) tracer(_ context.Context, isClient bool, connID quic.ConnectionID) qlogwriter.Trace {
+	file := srv.qlogFile(isClient, connID)
+	if srv.untraced.Load() {
+		return file
+	}
+	return &lossTrace{file: file, tracker: srv.conns}
+}
+
+// qlogFile starts the qlog file of connection connID in the qlog
+// directory; nil when there is none.
+func (srv *Server) qlogFile(isClient bool, connID quic.ConnectionID) qlogwriter.Trace {
 	dir := srv.qlogDir.Load()
 	if dir == nil || *dir == "" {
 		return nil

@@ -56,6 +56,8 @@ type Server struct {
 	quic    *http3.Server
 	counts  [4]atomic.Int64 // indexed by HTTP major version
 	qlogDir atomic.Pointer[string]
+	// untraced turns the loss traces off (a benchmark's reference).
+	untraced atomic.Bool
 	conns   *connTracker
 	// transports carry the QUIC listeners, one per UDP socket.
 	transports []*quic.Transport

@@ -23,7 +23,7 @@ import (
 
 // startLoopback serves a one-file site on 127.0.0.1 (TCP and UDP on one
 // port) and returns the server, its address and the client TLS config.
-func startLoopback(t *testing.T) (*Server, string, *tls.Config, *site.Site) {
+func startLoopback(t testing.TB) (*Server, string, *tls.Config, *site.Site) {
 	t.Helper()
 	s, err := gen.Files("www.quicbench.test", []int64{50_000}, 1)
 	if err != nil {
@@ -54,7 +54,7 @@ func startLoopback(t *testing.T) (*Server, string, *tls.Config, *site.Site) {
 	return srv, tcp.Addr().String(), clientTLS, s
 }
 
-func get(t *testing.T, c *http.Client, method, url string, header http.Header) *http.Response {
+func get(t testing.TB, c *http.Client, method, url string, header http.Header) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
 	if err != nil {

@@ -348,9 +348,13 @@ type Link struct {
 // delay, to when its bytes arrived; connections together, overlaps
 // counted once); held_bytes the bytes that arrived behind a missing
 // segment and waited for it, held_ms the time any did (over h2, bytes of
-// other streams may wait: head-of-line blocking). Null for h3 (QUIC's
-// packets are encrypted: its part comes from the servers' records) and in
-// runs made before 2026-11-27.
+// other streams may wait: head-of-line blocking). Over h3 (QUIC's packets
+// are encrypted) loss_wait_ms comes from the QUIC server's own loss
+// records instead: the time its streams waited for lost data to be sent
+// again, from the lost packet's sending to the resending (both reach the
+// client a trip later), from quic-go only (null from the other QUIC
+// servers); held_* are null, since QUIC holds no other stream's bytes.
+// Null in runs made before 2026-11-27.
 type Stalls struct {
 	TCPLosses   int64    `parquet:"tcp_losses"`
 	TCPRepaired int64    `parquet:"tcp_repaired"`

@@ -76,6 +76,17 @@ type ConnRecord struct {
 	// Retransmits counts TCP segments retransmitted, or QUIC packets
 	// declared lost (quic-go retransmits their frames in new packets).
 	Retransmits uint64 `json:"retransmits"`
+	// Stalls are the times the connection's streams waited for lost data
+	// to be sent again, each from the lost packet's sending to the
+	// resending (QUIC from quic-go's loss events; none from other
+	// servers, whose TCP stalls are read from the link's packets).
+	Stalls []Window `json:"stalls,omitempty"`
+}
+
+// Window is a stretch of wall-clock time.
+type Window struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
 }
 
 // HandshakeCounts counts records per handshake kind.
