@@ -174,7 +174,7 @@ func TestRecordAsTheServerWritesIt(t *testing.T) {
 		t.Errorf("opened at %v, want %v", got.OpenedAt, want.OpenedAt)
 	}
 	got.OpenedAt = want.OpenedAt
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("record\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -58,7 +58,7 @@ type Server struct {
 	qlogDir atomic.Pointer[string]
 	// untraced turns the loss traces off (a benchmark's reference).
 	untraced atomic.Bool
-	conns   *connTracker
+	conns    *connTracker
 	// transports carry the QUIC listeners, one per UDP socket.
 	transports []*quic.Transport
 	cache      atomic.Bool
