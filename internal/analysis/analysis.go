@@ -127,7 +127,11 @@ type Sample struct {
 	// have one (ms), and ChainRTTs the round trips of their chain.
 	Bounds    []float64
 	ChainRTTs float64
-	Failed    int
+	// LossWaits are the verified loads' waits for lost data (ms,
+	// results.Stalls), and Held the time bytes waited behind a missing
+	// TCP segment (ms): of the loads that recorded them.
+	LossWaits, Held []float64
+	Failed          int
 	Summary   stats.Summary
 	// MedianCI is the 95% bootstrap interval of the median, ms.
 	MedianCILo, MedianCIHi float64
@@ -311,6 +315,12 @@ func (a *Analysis) collect(trials []results.Trial) (map[sampleKey]*Sample, []Set
 		sm.Values, sm.Reps, sm.IDs, measured = append(sm.Values, *v), append(sm.Reps, t.Rep), append(sm.IDs, t.ID), true
 		if t.BoundMs != nil && t.BoundChainRTTs != nil && o.Metric == "plt" {
 			sm.Bounds, sm.ChainRTTs = append(sm.Bounds, *t.BoundMs), *t.BoundChainRTTs
+		}
+		if t.LossWaitMs != nil {
+			sm.LossWaits = append(sm.LossWaits, *t.LossWaitMs)
+		}
+		if t.HeldMs != nil {
+			sm.Held = append(sm.Held, *t.HeldMs)
 		}
 	}
 	return samples, settings, measured

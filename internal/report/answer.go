@@ -39,8 +39,10 @@ func Answer(a *analysis.Analysis) []string {
 			}
 		}
 		sentence := strings.Join(words, "; ") + "."
-		if why := boundShare(c); why != "" {
-			sentence += " " + why
+		for _, why := range []string{boundShare(c), lossShare(c)} {
+			if why != "" {
+				sentence += " " + why
+			}
 		}
 		for _, caveat := range []string{cpuBoundWords(a, c.Setting), failedWords(a, c), networkWords(a, c.Setting)} {
 			if caveat != "" {
@@ -176,6 +178,28 @@ func boundShare(c analysis.Comparison) string {
 	bound := stats.Median(c.Compare.Bounds) - stats.Median(c.Baseline.Bounds)
 	return fmt.Sprintf("Of the difference in medians, %s ms, the lower bound accounts for %s ms (a dependency chain of %s round trips against %s: handshakes and round trips) and the rest, %s ms, is the transport's behaviour, the servers and the browser.",
 		signed(diff, 1), signed(bound, 1), num(c.Compare.ChainRTTs, 1), num(c.Baseline.ChainRTTs, 1), signed(diff-bound, 1))
+}
+
+// lossShare says how the protocols' waits for lost data differ, when every
+// verified load of both recorded one and they differ measurably
+// (Mann–Whitney U at stats.Alpha): the medians, and of the baseline's,
+// the time its bytes were held behind a missing TCP segment.
+func lossShare(c analysis.Comparison) string {
+	b, q := c.Baseline, c.Compare
+	if len(b.LossWaits) == 0 || len(b.LossWaits) != len(b.Values) || len(q.LossWaits) != len(q.Values) {
+		return ""
+	}
+	test := stats.MannWhitney(q.LossWaits, b.LossWaits)
+	if !test.OK || test.P >= stats.Alpha {
+		return ""
+	}
+	mq, mb := stats.Median(q.LossWaits), stats.Median(b.LossWaits)
+	words := fmt.Sprintf("Waits for lost data differed: %s ms for %s against %s ms for %s (medians, %s ms; Mann–Whitney p %s)",
+		num(mq, 1), q.Protocol, num(mb, 1), b.Protocol, signed(mq-mb, 1), pval(test))
+	if len(b.Held) == len(b.Values) && stats.Median(b.Held) > 0 {
+		words += fmt.Sprintf("; %s's bytes waited behind a missing TCP segment for %s ms (median): head-of-line blocking where streams share the connection", b.Protocol, num(stats.Median(b.Held), 1))
+	}
+	return words + "."
 }
 
 // tally counts the verdicts of a run of many settings.
