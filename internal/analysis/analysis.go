@@ -132,7 +132,7 @@ type Sample struct {
 	// TCP segment (ms): of the loads that recorded them.
 	LossWaits, Held []float64
 	Failed          int
-	Summary   stats.Summary
+	Summary         stats.Summary
 	// MedianCI is the 95% bootstrap interval of the median, ms.
 	MedianCILo, MedianCIHi float64
 }
