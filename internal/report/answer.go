@@ -194,7 +194,7 @@ func lossShare(c analysis.Comparison) string {
 		return ""
 	}
 	mq, mb := stats.Median(q.LossWaits), stats.Median(b.LossWaits)
-	words := fmt.Sprintf("Waits for lost data differed: %s ms for %s against %s ms for %s (medians, %s ms; Mann–Whitney p %s)",
+	words := fmt.Sprintf("Waits for lost data differed: %s ms for %s against %s ms for %s (medians, %s ms; Mann–Whitney p = %s)",
 		num(mq, 1), q.Protocol, num(mb, 1), b.Protocol, signed(mq-mb, 1), pval(test))
 	if len(b.Held) == len(b.Values) && stats.Median(b.Held) > 0 {
 		words += fmt.Sprintf("; %s's bytes waited behind a missing TCP segment for %s ms (median): head-of-line blocking where streams share the connection", b.Protocol, num(stats.Median(b.Held), 1))

@@ -1,11 +1,13 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
 )
 
 // TestTheAnswerSaysHowLossWaitsDiffer: h2's loads waited 40–49 ms for
@@ -38,5 +40,34 @@ func TestTheAnswerSaysHowLossWaitsDiffer(t *testing.T) {
 	c.Compare.LossWaits = ramp(10)[:9]
 	if got := lossShare(c); got != "" {
 		t.Errorf("a load without its wait: %q, want nothing", got)
+	}
+}
+
+// TestStallsTable: loads that recorded their waits for lost data get the
+// table that sets the protocols' waits side by side, with h2's bytes held
+// behind missing segments and "-" for h3, which holds none.
+func TestStallsTable(t *testing.T) {
+	var trials []results.Trial
+	for rep := 1; rep <= 5; rep++ {
+		for _, p := range []struct {
+			proto factor.Protocol
+			plt   float64
+			st    results.Stalls
+		}{{"h2", 900, results.Stalls{LossWaitMs: results.F(120), HeldMs: results.F(80)}}, {"h3", 700, results.Stalls{LossWaitMs: results.F(30)}}} {
+			trials = append(trials, results.Trial{ID: "t", Rep: int64(rep),
+				Levels:  results.Levels{Network: "n", Page: "synthetic:1x1KB", Origins: 1, Protocol: p.proto, Visit: "first"},
+				Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(p.plt + float64(rep))}, Stalls: p.st})
+		}
+	}
+	a, err := analysis.Analyze(trials, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	WriteText(&out, Page{Name: "run"}, a)
+	for _, want := range []string{"Waits for lost data (from", "120.0 30.0 -90.0 80.0 -"} {
+		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), want) {
+			t.Errorf("text lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -54,6 +54,7 @@ func WriteText(w io.Writer, pg Page, a *analysis.Analysis) {
 	writePaired(w, a, v)
 	writeStopping(w, a, v)
 	writeBounds(w, a, v)
+	writeStalls(w, a, v)
 	writeCalibration(w, a.Calibration)
 	writeEmulatorLatency(w, a.EmulatorLatency)
 	writeShares(w, a, v)
@@ -256,6 +257,38 @@ func writeBounds(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 			signed(q.Summary.Median-b.Summary.Median, 1), signed(qb-bb, 1), signed(qe-be, 1))
 	}
 	tw.Flush()
+}
+
+// writeStalls sets the protocols' waits for lost data side by side, and
+// the time the baseline's and the compared protocol's bytes waited behind
+// a missing TCP segment, in the settings where both recorded waits.
+func writeStalls(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
+	var rows []analysis.Comparison
+	for _, c := range a.Comparisons {
+		if len(c.Baseline.LossWaits) > 0 && len(c.Compare.LossWaits) > 0 {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	o := a.Options
+	fmt.Fprintln(w, "\nWaits for lost data (from when a lost packet was due, or first sent over QUIC, to when its data arrived again, overlaps counted once) and the time bytes waited behind a missing TCP segment (head-of-line blocking over h2); medians in ms, \"-\" where a protocol records none:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%sloss wait %s\tloss wait %s\tΔ loss wait\theld %s\theld %s\n", variedHeader(v), o.Baseline, o.Compare, o.Baseline, o.Compare)
+	for _, c := range rows {
+		b, q := stats.Median(c.Baseline.LossWaits), stats.Median(c.Compare.LossWaits)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", variedRow(v, c.Setting), num(b, 1), num(q, 1), signed(q-b, 1), medianOrDash(c.Baseline.Held), medianOrDash(c.Compare.Held))
+	}
+	tw.Flush()
+}
+
+// medianOrDash is the median of xs, "-" for none.
+func medianOrDash(xs []float64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	return num(stats.Median(xs), 1)
 }
 
 // writeClaims prints the paper's claims beside the reproduction's loads.
