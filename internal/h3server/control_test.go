@@ -178,3 +178,27 @@ func TestRecordAsTheServerWritesIt(t *testing.T) {
 		t.Errorf("record\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestStallsCrossTheControlProtocol: a Go origin's record with stalls
+// reads back with the same stalls, to the nanosecond; one without has
+// none (the Rust servers send none).
+func TestStallsCrossTheControlProtocol(t *testing.T) {
+	t0 := time.Unix(1764000000, 123456789)
+	rec := server.ConnRecord{Transport: "quic", OpenedAt: t0, Stalls: []server.Window{{From: t0, To: t0.Add(81 * time.Millisecond)}}}
+	data, err := json.Marshal(RecordOf(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	got := r.connRecord().Stalls
+	if len(got) != 1 || !got[0].From.Equal(t0) || got[0].To.Sub(got[0].From) != 81*time.Millisecond {
+		t.Errorf("stalls %v from %s", got, data)
+	}
+	rec.Stalls = nil
+	if data, _ := json.Marshal(RecordOf(rec)); strings.Contains(string(data), "stalls") {
+		t.Errorf("a record without stalls writes them: %s", data)
+	}
+}

@@ -473,6 +473,10 @@ type Record struct {
 	LostPackets      uint64 `json:"lost_packets"`
 	SentPackets      uint64 `json:"sent_packets"`
 	CongestionEvents uint64 `json:"congestion_events"`
+	// StallsUnixNs are the connection's waits for resent data
+	// (server.ConnRecord.Stalls), each [from, to] in Unix ns: the Go
+	// origin's QUIC connections only; the Rust servers leave it out.
+	StallsUnixNs [][2]int64 `json:"stalls_unix_ns,omitempty"`
 }
 
 // Connections returns a record per client connection since the last
@@ -495,8 +499,17 @@ func (r Record) connRecord() server.ConnRecord {
 		Transport: cmp.Or(r.Transport, "quic"), ALPN: r.ALPN, ServerName: r.ServerName, Remote: r.Remote, Handshake: r.Handshake,
 		Requests: r.Requests, OpenedAt: time.Unix(0, r.OpenedUnixNs), Closed: r.Closed,
 		BytesSent: r.BytesSent, BytesReceived: r.BytesReceived, Congestion: r.Congestion,
-		SmoothedRTTMs: r.SmoothedRTTMs, CwndBytes: r.CwndBytes, Retransmits: r.LostPackets,
+		SmoothedRTTMs: r.SmoothedRTTMs, CwndBytes: r.CwndBytes, Retransmits: r.LostPackets, Stalls: windowsOf(r.StallsUnixNs),
 	}
+}
+
+// windowsOf reads stalls in Unix ns; nil for none.
+func windowsOf(ns [][2]int64) []server.Window {
+	var out []server.Window
+	for _, w := range ns {
+		out = append(out, server.Window{From: time.Unix(0, w[0]), To: time.Unix(0, w[1])})
+	}
+	return out
 }
 
 // RecordOf is c as a server of the control protocol reports it.
@@ -505,8 +518,17 @@ func RecordOf(c server.ConnRecord) Record {
 		Transport: c.Transport, ALPN: c.ALPN, ServerName: c.ServerName, Remote: c.Remote, Handshake: c.Handshake,
 		Requests: c.Requests, OpenedUnixNs: c.OpenedAt.UnixNano(), Closed: c.Closed,
 		BytesSent: c.BytesSent, BytesReceived: c.BytesReceived, Congestion: c.Congestion,
-		SmoothedRTTMs: c.SmoothedRTTMs, CwndBytes: c.CwndBytes, LostPackets: c.Retransmits,
+		SmoothedRTTMs: c.SmoothedRTTMs, CwndBytes: c.CwndBytes, LostPackets: c.Retransmits, StallsUnixNs: stallsUnixNs(c.Stalls),
 	}
+}
+
+// stallsUnixNs writes stalls in Unix ns; nil for none.
+func stallsUnixNs(ws []server.Window) [][2]int64 {
+	var out [][2]int64
+	for _, w := range ws {
+		out = append(out, [2]int64{w.From.UnixNano(), w.To.UnixNano()})
+	}
+	return out
 }
 
 // Close stops the server: its standard input closes, which ends it; after
