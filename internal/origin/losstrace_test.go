@@ -33,7 +33,7 @@ func (c *droppingConn) ReadFrom(b []byte) (int, net.Addr, error) {
 	}
 }
 
-// h3Client is an HTTP/3 client of srv at addr whose socket drops every
+// h3Client is an HTTP/3 client of the server at addr whose socket drops every
 // dropEvery-th datagram it receives (0: none).
 func h3Client(t testing.TB, addr string, clientTLS *tls.Config, dropEvery int64) *http.Client {
 	udpAddr, err := net.ResolveUDPAddr("udp4", addr)

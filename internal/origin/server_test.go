@@ -116,23 +116,7 @@ func TestTCPConnectionRecordsAndResumption(t *testing.T) {
 
 func TestQUICResumesWith0RTT(t *testing.T) {
 	srv, addr, clientTLS, _ := startLoopback(t)
-	udpAddr, err := net.ResolveUDPAddr("udp4", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &http3.Transport{
-		TLSClientConfig: clientTLS,
-		Dial: func(ctx context.Context, _ string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
-			pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-			if err != nil {
-				return nil, err
-			}
-			t.Cleanup(func() { pc.Close() })
-			return quic.DialEarly(ctx, pc, udpAddr, tlsCfg, cfg)
-		},
-	}
-	defer tr.Close()
-	c := &http.Client{Transport: tr}
+	c := h3Client(t, addr, clientTLS, 0)
 	url := "https://www.quicbench.test" + gen.FilePath(50_000)
 
 	get(t, c, http.MethodGet, url, nil)
@@ -140,7 +124,7 @@ func TestQUICResumesWith0RTT(t *testing.T) {
 		t.Errorf("first connection = %+v, want quic h3 full, ≥ 50000 B sent, a cwnd", first)
 	}
 	srv.CloseConnections()
-	tr.CloseIdleConnections()
+	c.CloseIdleConnections()
 	get(t, c, http3.MethodGet0RTT, url, nil)
 	if again := onlyConn(t, srv); again.Handshake != server.Handshake0RTT {
 		t.Errorf("second connection's handshake = %q, want %q", again.Handshake, server.Handshake0RTT)
