@@ -97,9 +97,9 @@ func WaitOf(windows []Window) time.Duration {
 			base = w.From
 		}
 	}
-	spans := make([]span, len(windows))
+	spans := make([]Span, len(windows))
 	for i, w := range windows {
-		spans[i] = span{w.From.Sub(base), w.To.Sub(base)}
+		spans[i] = Span{w.From.Sub(base), w.To.Sub(base)}
 	}
 	return unionLength(spans)
 }

@@ -13,8 +13,9 @@ type TCPStalls struct {
 	// bytes arrived again later in the load.
 	Losses, Repaired int
 	// LossWait is the time some connection's byte stream stood still for
-	// a lost segment: from when the segment would have arrived (its drop
-	// plus the link's one-way delay) to when its bytes did, every
+	// a lost segment: from when the segment would have arrived (when the
+	// link took it in, plus the time it would have waited at the
+	// bottleneck and the link's one-way delay) to when its bytes did, every
 	// connection's stalls together with overlaps counted once.
 	LossWait time.Duration
 	// HeldBytes counts bytes that arrived behind a missing segment and
@@ -23,6 +24,8 @@ type TCPStalls struct {
 	// belong to other streams than the lost one: head-of-line blocking.
 	HeldBytes int64
 	HeldTime  time.Duration
+	// Waits are the stalls one by one (LossWait counts their union).
+	Waits []Span
 }
 
 // Stalls reads the TCP stalls of a load's packets, in the order the link
@@ -31,7 +34,7 @@ type TCPStalls struct {
 func Stalls(packets []Packet, oneWay time.Duration) TCPStalls {
 	streams := map[Conn]*stream{}
 	var out TCPStalls
-	var waits, held []span
+	var waits, held []Span
 	for _, p := range packets {
 		if !p.Down || p.Conn.UDP {
 			continue
@@ -55,7 +58,7 @@ func Stalls(packets []Packet, oneWay time.Duration) TCPStalls {
 			waits, held = append(waits, r.waits...), append(held, r.held...)
 		}
 	}
-	out.LossWait, out.HeldTime = unionLength(waits), unionLength(held)
+	out.LossWait, out.HeldTime, out.Waits = unionLength(waits), unionLength(held), waits
 	return out
 }
 
@@ -81,8 +84,8 @@ type lostSegment struct {
 type delivery struct {
 	repaired  int
 	heldBytes int64
-	waits     []span // stalls it ended
-	held      []span // waits of the bytes it released
+	waits     []Span // stalls it ended
+	held      []Span // waits of the bytes it released
 }
 
 func (s *stream) start(next uint32) {
@@ -96,7 +99,7 @@ func (s *stream) drop(p Packet, oneWay time.Duration) {
 	if s.started && !after(end, s.next) {
 		return
 	}
-	s.lost = append(s.lost, lostSegment{end: end, due: p.At + oneWay})
+	s.lost = append(s.lost, lostSegment{end: end, due: p.Sent + p.Bottleneck + oneWay})
 }
 
 // deliver takes an arriving data segment.
@@ -118,7 +121,7 @@ func (s *stream) deliver(p Packet) delivery {
 		}
 		if first.at < p.At { // it waited for this segment
 			d.heldBytes += int64(first.end - first.seq)
-			d.held = append(d.held, span{first.at, p.At})
+			d.held = append(d.held, Span{first.at, p.At})
 		}
 	}
 	s.lost = slices.DeleteFunc(s.lost, func(l lostSegment) bool {
@@ -127,7 +130,7 @@ func (s *stream) deliver(p Packet) delivery {
 		}
 		d.repaired++
 		if p.At > l.due {
-			d.waits = append(d.waits, span{l.due, p.At})
+			d.waits = append(d.waits, Span{l.due, p.At})
 		}
 		return true
 	})

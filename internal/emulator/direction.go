@@ -36,8 +36,12 @@ const readBatch = 64
 
 type packet struct {
 	deliverAt time.Time
-	buf       *[]byte
-	n         int
+	// readAt is when the link took the packet in; bottleneck the time it
+	// waited in the bottleneck's queue and was sent at its rate.
+	readAt     time.Time
+	bottleneck time.Duration
+	buf        *[]byte
+	n          int
 	// slot, under drop-head, moves the delivery earlier or drops the
 	// packet after it was queued; nil under drop-tail.
 	slot *link.Slot
@@ -207,7 +211,7 @@ func (d *direction) deliverDue(src source, horizon time.Time) {
 			if pkt.slot != nil && pkt.slot.Dropped() {
 				p.queue.pop()
 				d.waiting.Add(-1)
-				d.drop(time.Now(), pkt.buf, pkt.n)
+				d.dropQueued(pkt)
 				continue
 			}
 			if pkt.when().After(horizon) {
@@ -248,26 +252,31 @@ func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 	d.mu.Lock()
 	if p.loss > 0 && p.rng.Float64() < p.loss {
 		d.droppedPath++
+		backlog := d.model.Backlog(now)
 		d.mu.Unlock()
-		d.drop(now, buf, n)
+		d.drop(now, backlog, buf, n)
 		return
 	}
 	at, verdict, slot := d.model.SendTracked(now, n)
+	bottleneck := d.model.LastWait()
+	if verdict != link.Delivered {
+		bottleneck = d.model.Backlog(now)
+	}
 	d.mu.Unlock()
 	if verdict != link.Delivered {
-		d.drop(now, buf, n)
+		d.drop(now, bottleneck, buf, n)
 		return
 	}
 	if p.queue.len() >= queueCapacity {
 		d.overflow.Add(1)
-		d.drop(now, buf, n)
+		d.drop(now, bottleneck, buf, n)
 		return
 	}
 	at = at.Add(p.extraDelay - time.Duration(d.offset.Load()))
 	if at.Before(now) {
 		at = now // never before it was read
 	}
-	p.queue.push(packet{deliverAt: at, buf: buf, n: n, slot: slot})
+	p.queue.push(packet{deliverAt: at, readAt: now, bottleneck: bottleneck, buf: buf, n: n, slot: slot})
 	d.waiting.Add(1)
 }
 
@@ -282,17 +291,26 @@ func (d *direction) write(src source, pkt packet) {
 		w.WritePacket(time.Now(), (*pkt.buf)[:pkt.n])
 	}
 	if l := d.packetLog.Load(); l != nil {
-		l.add(time.Now(), (*pkt.buf)[:pkt.n], !d.up, false)
+		l.add(pkt.readAt, time.Now(), pkt.bottleneck, (*pkt.buf)[:pkt.n], !d.up, false)
 	}
 	d.free = append(d.free, pkt.buf)
 }
 
-// drop notes a packet the link dropped at now and keeps its buffer.
-func (d *direction) drop(now time.Time, buf *[]byte, n int) {
+// drop notes a packet the link dropped on arrival at now, which would
+// have waited backlog at the bottleneck, and keeps its buffer.
+func (d *direction) drop(now time.Time, backlog time.Duration, buf *[]byte, n int) {
 	if l := d.packetLog.Load(); l != nil {
-		l.add(now, (*buf)[:n], !d.up, true)
+		l.add(now, now, backlog, (*buf)[:n], !d.up, true)
 	}
 	d.free = append(d.free, buf)
+}
+
+// dropQueued notes a queued packet a drop-head took, and keeps its buffer.
+func (d *direction) dropQueued(pkt packet) {
+	if l := d.packetLog.Load(); l != nil {
+		l.add(pkt.readAt, time.Now(), pkt.bottleneck, (*pkt.buf)[:pkt.n], !d.up, true)
+	}
+	d.free = append(d.free, pkt.buf)
 }
 
 // rawFD returns the descriptor of a device that offers one.

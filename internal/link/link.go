@@ -156,7 +156,9 @@ type Direction struct {
 	// lastDelivery keeps deliveries in order under jitter and when callers'
 	// clocks jitter.
 	lastDelivery time.Time
-	stats        Stats
+	// lastWait is the last delivered packet's time at the bottleneck.
+	lastWait time.Duration
+	stats    Stats
 }
 
 type queuedPacket struct {
@@ -210,6 +212,19 @@ func New(cfg Config, start time.Time) (*Direction, error) {
 	return d, nil
 }
 
+// LastWait is the time the last packet SendTracked delivered waits in the
+// bottleneck's queue and is sent at its rate: 0 on a link without a rate.
+func (d *Direction) LastWait() time.Duration { return d.lastWait }
+
+// Backlog is the time a packet arriving at now would wait in the
+// bottleneck's queue before it is sent: 0 when the queue is empty.
+func (d *Direction) Backlog(now time.Time) time.Duration {
+	if len(d.queued) == 0 {
+		return 0
+	}
+	return max(d.queued[len(d.queued)-1].departure.Sub(now), 0)
+}
+
 // Config returns the configuration of d.
 func (d *Direction) Config() Config { return d.cfg }
 
@@ -255,6 +270,7 @@ func (d *Direction) SendTracked(now time.Time, size int) (deliverAt time.Time, v
 	}
 	before := d.bottleneck.state()
 	departure := d.bottleneck.depart(now, size)
+	d.lastWait = max(departure.Sub(now), 0)
 	delay := d.cfg.Delay
 	if d.cfg.Jitter > 0 {
 		delay += time.Duration((d.rng.Float64()*2 - 1) * float64(d.cfg.Jitter))
