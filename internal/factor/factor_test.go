@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestEnumParseAndMessages(t *testing.T) {
@@ -65,12 +66,13 @@ func TestParseList(t *testing.T) {
 
 func TestPages(t *testing.T) {
 	for in, want := range map[string]Page{
-		"synthetic:32x10KB": {Kind: PageSynthetic, Objects: 32, ObjectBytes: 10_000},
-		"synthetic:2x100B":  {Kind: PageSynthetic, Objects: 2, ObjectBytes: 100},
-		"synthetic:1x1MiB":  {Kind: PageSynthetic, Objects: 1, ObjectBytes: 1 << 20},
-		"synthetic:3x1500":  {Kind: PageSynthetic, Objects: 3, ObjectBytes: 1500},
-		"web2024:7":         {Kind: PageWeb2024, Number: 7, CorpusSeed: 1},
-		"web2024:100@3":     {Kind: PageWeb2024, Number: 100, CorpusSeed: 3},
+		"synthetic:32x10KB":          {Kind: PageSynthetic, Objects: 32, ObjectBytes: 10_000},
+		"synthetic:2x100B":           {Kind: PageSynthetic, Objects: 2, ObjectBytes: 100},
+		"synthetic:1x1MiB":           {Kind: PageSynthetic, Objects: 1, ObjectBytes: 1 << 20},
+		"synthetic:3x1500":           {Kind: PageSynthetic, Objects: 3, ObjectBytes: 1500},
+		"web2024:7":                  {Kind: PageWeb2024, Number: 7, CorpusSeed: 1},
+		"web2024:100@3":              {Kind: PageWeb2024, Number: 100, CorpusSeed: 3},
+		"synthetic:8x10KB+wait200ms": {Kind: PageSynthetic, Objects: 8, ObjectBytes: 10_000, ServerWait: 200 * time.Millisecond},
 	} {
 		p, err := ParsePage(in)
 		if err != nil || p != want {
@@ -84,23 +86,27 @@ func TestPages(t *testing.T) {
 		t.Errorf("%q, %d bytes", p.String(), p.ObjectsBytes())
 	}
 	for in, want := range map[string]string{
-		"cnn.com":            "use synthetic:NxSIZE",
-		"recorded:32x10KB":   "is not supported",
-		"synthetic:0x10KB":   "object count 0 is outside 1 to 10000",
-		"synthetic:10KB":     "lacks the x",
-		"synthetic:ax10KB":   "is not a whole number",
-		"synthetic:1x10":     "object size 10 B is outside 83 B",
-		"synthetic:1x2GB":    "is outside 83 B",
-		"synthetic:1x10mbit": "synthetic:1x10mbit",
-		"synthetic:-1x10KB":  "object count -1",
-		"synthetic:3x":       "synthetic:3x",
-		"synthetic:100000x1": "object count 100000",
-		"synthetic:2x2GiB":   "is outside 83 B",
-		"":                   "is not supported",
-		"web2024:0":          "page number 0 is outside 1 to 100000",
-		"web2024:x":          "page number \"x\" is not a whole number",
-		"web2024:3@-1":       "corpus seed \"-1\"",
-		"web2024:3@":         "corpus seed \"\"",
+		"cnn.com":                  "use synthetic:NxSIZE",
+		"recorded:32x10KB":         "is not supported",
+		"synthetic:0x10KB":         "object count 0 is outside 1 to 10000",
+		"synthetic:10KB":           "lacks the x",
+		"synthetic:ax10KB":         "is not a whole number",
+		"synthetic:1x10":           "object size 10 B is outside 83 B",
+		"synthetic:1x2GB":          "is outside 83 B",
+		"synthetic:1x10mbit":       "synthetic:1x10mbit",
+		"synthetic:-1x10KB":        "object count -1",
+		"synthetic:3x":             "synthetic:3x",
+		"synthetic:100000x1":       "object count 100000",
+		"synthetic:2x2GiB":         "is outside 83 B",
+		"":                         "is not supported",
+		"web2024:0":                "page number 0 is outside 1 to 100000",
+		"web2024:x":                "page number \"x\" is not a whole number",
+		"web2024:3@-1":             "corpus seed \"-1\"",
+		"web2024:3@":               "corpus seed \"\"",
+		"synthetic:8x10KB+wait":    "server wait \"\" is not a positive duration",
+		"synthetic:8x10KB+wait-1s": "is not a positive duration",
+		"synthetic:8x10KB+wait200": "is not a positive duration",
+		"synthetic:8x10KB+wait11s": "server wait 11s is outside 0 to 10s",
 	} {
 		if _, err := ParsePage(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", in, err, want)

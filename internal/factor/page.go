@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/units"
 )
@@ -66,7 +67,18 @@ type Page struct {
 	// Archive is the site archive directory as written (archive): a
 	// relative path is relative to the spec file's directory.
 	Archive string
+	// ServerWait is how long the server holds every response of a
+	// synthetic page before its first byte, its think time, written
+	// "+wait" and a duration after the size, such as
+	// "synthetic:8x10KB+wait200ms"; 0 for none.
+	ServerWait time.Duration
 }
+
+// MaxServerWait bounds a synthetic page's server wait.
+const MaxServerWait = 10 * time.Second
+
+// waitMark separates a synthetic page's size from its server wait.
+const waitMark = "+wait"
 
 // MaxArchivePath bounds the length of an archive page's directory, in bytes.
 const MaxArchivePath = 1024
@@ -102,6 +114,9 @@ func (p Page) String() string {
 			break
 		}
 	}
+	if p.ServerWait > 0 {
+		size += waitMark + p.ServerWait.String()
+	}
 	return fmt.Sprintf("%s:%dx%s", p.Kind, p.Objects, size)
 }
 
@@ -135,6 +150,7 @@ func ParsePage(arg string) (Page, error) {
 	if PageKind(kind) == PageWeb2024 {
 		return parseCorpusPage(arg, rest)
 	}
+	rest, waitText, hasWait := strings.Cut(rest, waitMark)
 	nText, sizeText, ok := strings.Cut(rest, "x")
 	if !ok {
 		return Page{}, fmt.Errorf("page %q lacks the x between count and size: %s", arg, usage)
@@ -148,6 +164,11 @@ func ParsePage(arg string) (Page, error) {
 		return Page{}, fmt.Errorf("page %q: %w", arg, err)
 	}
 	p := Page{Kind: PageKind(kind), Objects: n, ObjectBytes: size}
+	if hasWait {
+		if p.ServerWait, err = time.ParseDuration(waitText); err != nil || p.ServerWait <= 0 {
+			return Page{}, fmt.Errorf("page %q: server wait %q is not a positive duration: write it as Go does, for example synthetic:8x10KB+wait200ms", arg, waitText)
+		}
+	}
 	if err := p.Validate(); err != nil {
 		return Page{}, fmt.Errorf("page %q: %w", arg, err)
 	}
@@ -194,6 +215,8 @@ func (p Page) Validate() error {
 		return fmt.Errorf("object count %d is outside 1 to %d", p.Objects, MaxObjects)
 	case p.ObjectBytes < MinObjectBytes || p.ObjectBytes > MaxObjectBytes:
 		return fmt.Errorf("object size %d B is outside %d B (the smallest valid image) to 1 GiB", p.ObjectBytes, MinObjectBytes)
+	case p.ServerWait < 0 || p.ServerWait > MaxServerWait:
+		return fmt.Errorf("server wait %v is outside 0 to %v", p.ServerWait, MaxServerWait)
 	case p.ObjectsBytes() > MaxPageBytes:
 		return fmt.Errorf("the page's objects add up to %d MB, above the limit of 256 MiB: use fewer or smaller objects", p.ObjectsBytes()/1e6)
 	}
@@ -217,7 +240,7 @@ func ComparePages(a, b string) int {
 	case pa.Generated():
 		return cmp.Or(cmp.Compare(pa.CorpusSeed, pb.CorpusSeed), cmp.Compare(pa.Number, pb.Number))
 	}
-	return cmp.Or(cmp.Compare(pa.Objects, pb.Objects), cmp.Compare(pa.ObjectBytes, pb.ObjectBytes))
+	return cmp.Or(cmp.Compare(pa.Objects, pb.Objects), cmp.Compare(pa.ObjectBytes, pb.ObjectBytes), cmp.Compare(pa.ServerWait, pb.ServerWait))
 }
 
 // pageKindRank orders page kinds: synthetic, generated, then archives.

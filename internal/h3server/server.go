@@ -477,6 +477,10 @@ type Record struct {
 	// (server.ConnRecord.Stalls), each [from, to] in Unix ns: the Go
 	// origin's QUIC connections only; the Rust servers leave it out.
 	StallsUnixNs [][2]int64 `json:"stalls_unix_ns,omitempty"`
+	// ServingUnixNs are the times the server worked on the connection's
+	// requests (server.ConnRecord.Serving), each [from, to] in Unix ns:
+	// the Go origin's only.
+	ServingUnixNs [][2]int64 `json:"serving_unix_ns,omitempty"`
 }
 
 // Connections returns a record per client connection since the last
@@ -500,10 +504,11 @@ func (r Record) connRecord() server.ConnRecord {
 		Requests: r.Requests, OpenedAt: time.Unix(0, r.OpenedUnixNs), Closed: r.Closed,
 		BytesSent: r.BytesSent, BytesReceived: r.BytesReceived, Congestion: r.Congestion,
 		SmoothedRTTMs: r.SmoothedRTTMs, CwndBytes: r.CwndBytes, Retransmits: r.LostPackets, Stalls: windowsOf(r.StallsUnixNs),
+		Serving: windowsOf(r.ServingUnixNs),
 	}
 }
 
-// windowsOf reads stalls in Unix ns; nil for none.
+// windowsOf reads windows in Unix ns; nil for none.
 func windowsOf(ns [][2]int64) []server.Window {
 	var out []server.Window
 	for _, w := range ns {
@@ -518,12 +523,13 @@ func RecordOf(c server.ConnRecord) Record {
 		Transport: c.Transport, ALPN: c.ALPN, ServerName: c.ServerName, Remote: c.Remote, Handshake: c.Handshake,
 		Requests: c.Requests, OpenedUnixNs: c.OpenedAt.UnixNano(), Closed: c.Closed,
 		BytesSent: c.BytesSent, BytesReceived: c.BytesReceived, Congestion: c.Congestion,
-		SmoothedRTTMs: c.SmoothedRTTMs, CwndBytes: c.CwndBytes, LostPackets: c.Retransmits, StallsUnixNs: stallsUnixNs(c.Stalls),
+		SmoothedRTTMs: c.SmoothedRTTMs, CwndBytes: c.CwndBytes, LostPackets: c.Retransmits, StallsUnixNs: unixNs(c.Stalls),
+		ServingUnixNs: unixNs(c.Serving),
 	}
 }
 
-// stallsUnixNs writes stalls in Unix ns; nil for none.
-func stallsUnixNs(ws []server.Window) [][2]int64 {
+// unixNs writes windows in Unix ns; nil for none.
+func unixNs(ws []server.Window) [][2]int64 {
 	var out [][2]int64
 	for _, w := range ws {
 		out = append(out, [2]int64{w.From.UnixNano(), w.To.UnixNano()})

@@ -63,20 +63,28 @@ func (t *connTracker) quicConn(c *quic.Conn) {
 	t.mu.Unlock()
 }
 
-// request counts a request on its connection and refreshes the record.
-func (t *connTracker) request(r *http.Request) {
+// request counts a request on its connection, notes the time the server
+// worked on it (served; none when its From is zero) and refreshes the
+// record.
+func (t *connTracker) request(r *http.Request, served server.Window) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	note := func(rec *server.ConnRecord) {
+		rec.Requests++
+		if !served.From.IsZero() {
+			rec.Serving = append(rec.Serving, served)
+		}
+	}
 	for c, rec := range t.tcp {
 		if !rec.Closed && rec.Remote == r.RemoteAddr {
-			rec.Requests++
+			note(rec)
 			t.refreshTCP(c, rec)
 			return
 		}
 	}
 	for c, rec := range t.quic {
 		if rec.Remote == r.RemoteAddr {
-			rec.Requests++
+			note(rec)
 			refreshQUIC(c, rec)
 			return
 		}

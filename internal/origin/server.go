@@ -143,7 +143,9 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor >= 1 && r.ProtoMajor <= 3 {
 		srv.counts[r.ProtoMajor].Add(1)
 	}
-	defer srv.conns.request(r)
+	served := server.Window{From: time.Now()}
+	defer func() { srv.conns.request(r, served) }()
+	answered := func() { served.To = time.Now() }
 	host, _, err := net.SplitHostPort(r.Host)
 	if err != nil {
 		host = r.Host
@@ -152,9 +154,20 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, kind := srv.match.Match(host, r.Method, r.URL.EscapedPath(), r.URL.RawQuery)
 	if res == nil {
 		srv.replay.Unmatched(r.Method + " https://" + host + r.URL.RequestURI())
+		answered()
 		http.Error(w, fmt.Sprintf("%s%s is not in the site", host, r.URL.Path), http.StatusNotFound)
 		return
 	}
+	if !holdFor(r.Context(), srv.site.ServerWait) {
+		served = server.Window{} // the request ended unanswered
+		return
+	}
+	srv.respond(w, r, res, kind, answered)
+}
+
+// respond writes res's response to r, calling answered just before its
+// first byte goes to the transport.
+func (srv *Server) respond(w http.ResponseWriter, r *http.Request, res *site.Resource, kind site.MatchKind, answered func()) {
 	cache := srv.cache.Load()
 	h := w.Header()
 	maps.Copy(h, ResponseHeader(srv.site, res, srv.etags[res], cache))
@@ -165,6 +178,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if cache && NotModified(h, r.Header) {
 		srv.replay.Matched(kind, 0)
+		answered()
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -177,9 +191,26 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = nil
 	}
 	srv.replay.Matched(kind, len(body))
+	answered()
 	w.WriteHeader(status)
 	if len(body) > 0 {
 		w.Write(body)
+	}
+}
+
+// holdFor waits d, a page's server wait, before a response goes out;
+// false if the request ended first.
+func holdFor(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -81,6 +81,11 @@ type ConnRecord struct {
 	// resending (QUIC from quic-go's loss events; none from other
 	// servers, whose TCP stalls are read from the link's packets).
 	Stalls []Window `json:"stalls,omitempty"`
+	// Serving are the times the server worked on the connection's
+	// requests, each from when the request reached its handler to when
+	// its response's first byte went to the transport (the Go origin's;
+	// none from other servers).
+	Serving []Window `json:"serving,omitempty"`
 }
 
 // Window is a stretch of wall-clock time.

@@ -73,6 +73,10 @@ type Site struct {
 	// Viewport is the viewport a recorded site was recorded at
 	// (Archive.Viewport); zero for the default.
 	Viewport factor.Viewport
+	// ServerWait is how long a server holds every response before its
+	// first byte (a synthetic page's factor.Page.ServerWait); only the Go
+	// origin holds them.
+	ServerWait time.Duration
 }
 
 // WithoutScripts is Subresources less Scripted: what a client that runs

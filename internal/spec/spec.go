@@ -531,6 +531,8 @@ func (s *Spec) checkCombinations() error {
 		}
 		return fmt.Errorf("servers %v: %s replays no archive pages (their recorded statuses, headers and queries): use %s", s.LevelsOf(factor.IDServer),
 			strings.Join(not, " and "), factor.ServersThat(factor.Server.Replays))
+	case slices.ContainsFunc(s.Pages, waits) && !s.onlyGoServes():
+		return fmt.Errorf("a page with a server wait (+wait) needs server go and quic quic-go, the only stacks that hold responses: serve it with them or drop the wait")
 	case len(s.LevelsOf(factor.IDQUIC)) > 1 && !s.Has(factor.IDProtocol, string(factor.H3)):
 		return fmt.Errorf("quic lists %d QUIC stacks but protocols has no h3, which they serve: add h3 or list one QUIC stack", len(s.LevelsOf(factor.IDQUIC)))
 	case s.Trials() > MaxTrials:
@@ -674,6 +676,28 @@ func levels[T comparable](in levelList, what string, parse func(string) (T, erro
 
 // isArchive reports whether p is replayed from a site archive.
 func isArchive(p factor.Page) bool { return p.Kind == factor.PageArchive }
+
+// waits reports whether the server holds p's responses (its server wait).
+func waits(p factor.Page) bool { return p.ServerWait > 0 }
+
+// onlyGoServes reports whether the Go origin serves every protocol: the
+// server factor is go, and the QUIC stacks are quic-go's where h3 runs.
+func (s *Spec) onlyGoServes() bool {
+	for _, l := range s.LevelsOf(factor.IDServer) {
+		if factor.Server(l) != factor.ServerGo {
+			return false
+		}
+	}
+	if !s.Has(factor.IDProtocol, string(factor.H3)) {
+		return true
+	}
+	for _, l := range s.LevelsOf(factor.IDQUIC) {
+		if factor.QUIC(l).Server() != factor.QUICGo {
+			return false
+		}
+	}
+	return true
+}
 
 // ArchiveDir is where the archive page p's directory is: relative to the
 // spec file's directory.

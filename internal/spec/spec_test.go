@@ -191,6 +191,8 @@ func TestBadSpecsNameTheLine(t *testing.T) {
 		{base + "  corpus: {kind: web2024, pages: 2}\n  origins: [1, 4]\n", "pages have their own origins"},
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:sites/a\"]\n  servers: [go, nginx]\n", "servers [go nginx]: nginx replays no archive pages (their recorded statuses, headers and queries): use go or caddy"},
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:sites/a\"]\n  origins: [2]\n", "pages have their own origins"},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:2x10KB+wait50ms]\n  servers: [nginx]\n", "a page with a server wait (+wait) needs server go and quic quic-go"},
+		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [synthetic:2x10KB+wait50ms]\n  protocols: [h2, h3]\n  quic: [quinn+cubic]\n", "needs server go and quic quic-go"},
 		{"repetitions: 2\nfactors:\n  networks: [{rtt: 20ms}]\n  pages: [\"archive:\"]\n", "is not a usable path"},
 		{"repetitions: 1\nfactors:\n  networks: [{rtt: 5ms}]\n  pages: [synthetic:10000x1GiB]\n", "above the limit of 256 MiB"},
 		{"repetitions: 100000\nfactors:\n  networks: [{rtt: 5ms}, {rtt: 6ms}, {rtt: 7ms}, {rtt: 8ms}]\n  pages: [synthetic:1x1KB]\n", "the plan has 1200000 trials, above the limit of 1000000"},

@@ -65,7 +65,7 @@ func Synthetic(spec factor.Page, hosts []string, seed uint64) (*site.Site, error
 		return nil, fmt.Errorf("synthetic page %v: no origin", spec)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	s := &site.Site{DocumentPath: "/"}
+	s := &site.Site{DocumentPath: "/", ServerWait: spec.ServerWait}
 	for _, h := range hosts {
 		s.Origins = append(s.Origins, &site.Origin{Host: h, Resources: map[string]*site.Resource{}})
 	}
