@@ -42,8 +42,10 @@ type Measured struct {
 	// (client.PageMetrics.Landed); "" when it was.
 	Landed string
 	// Packets are the headers of the packets the link carried and
-	// dropped during the measured visit, for its breakdown.
-	Packets []breakdown.Packet
+	// dropped during the measured visit, for its breakdown, on a clock
+	// that starts at PacketsStart (just before navigation).
+	Packets      []breakdown.Packet
+	PacketsStart time.Time
 }
 
 // primeIfNeeded primes the replay check with an unmeasured load of trial
@@ -226,7 +228,7 @@ func (w *window) close(m *Measured) {
 	up, down := w.tb.Emulator.Stats()
 	m.Up, m.Down = up.Sub(w.up0), down.Sub(w.down0)
 	w.tb.Emulator.SetPacketLog(nil)
-	m.Packets = w.packets.Packets()
+	m.Packets, m.PacketsStart = w.packets.Packets(), w.packets.Start()
 }
 
 // load is one load of trial t, its window opened by ready (see

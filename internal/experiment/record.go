@@ -152,10 +152,12 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 		UpPackets: m.Up.Packets, UpLost: m.Up.DroppedLoss, UpQueueDrops: m.Up.DroppedQueue, UpPathLost: m.Up.DroppedPath, UpPeakQueueBytes: m.Up.PeakQueueBytes,
 		DownPackets: m.Down.Packets, DownLost: m.Down.DroppedLoss, DownQueueDrops: m.Down.DroppedQueue, DownPathLost: m.Down.DroppedPath, DownPeakQueueBytes: m.Down.PeakQueueBytes,
 	}
-	rec.Stalls = stallsOf(rec, m.Packets, m.Connections)
+	var lossWaits []breakdown.Span
+	rec.Stalls, lossWaits = stallsOf(rec, m)
 	if !m.OK() {
 		return
 	}
+	rec.Parts = partsOf(m, lossWaits, rec.LossWaitMs != nil, servedByGo(rec))
 	rec.PLT, rec.OnLoad, rec.DCL = results.F(m.PLTMs), results.F(m.OnLoadMs), results.F(m.DCLMs)
 	if m.TTFBMeasured() {
 		rec.TTFB = results.F(m.TTFBMs)
@@ -232,35 +234,81 @@ func handshakeList(recs []server.ConnRecord) string {
 	return strings.Join(parts, ",")
 }
 
-// stallsOf reads the stalls of rec's measured visit: over TCP from its
-// packets, with half the round trip the link adds as its one-way delay;
-// over QUIC (whose packets are encrypted) from the loss records of
-// quic-go's connections, none for the other QUIC servers.
-func stallsOf(rec *results.Trial, packets []breakdown.Packet, conns []server.ConnRecord) results.Stalls {
-	if rec.Protocol == factor.H3 {
-		return quicStalls(rec.QUIC.Server(), conns)
-	}
+// stallsOf reads the stalls of rec's measured visit, and the spans in
+// which some connection's data stood still (nil where none are known):
+// over TCP from its packets, with half the round trip the link adds as
+// its one-way delay; over QUIC (whose packets are encrypted) from the loss
+// records of quic-go's connections, none for the other QUIC servers.
+func stallsOf(rec *results.Trial, m Measured) (results.Stalls, []breakdown.Span) {
 	oneWay := time.Duration(rec.RTTMs / 2 * float64(time.Millisecond))
-	s := breakdown.Stalls(packets, oneWay)
+	if rec.Protocol == factor.H3 {
+		return quicStalls(rec.QUIC.Server(), m.Connections, m.PacketsStart, oneWay)
+	}
+	s := breakdown.Stalls(m.Packets, oneWay)
 	return results.Stalls{TCPLosses: int64(s.Losses), TCPRepaired: int64(s.Repaired), HeldBytes: s.HeldBytes,
-		LossWaitMs: results.F(ms(s.LossWait.Seconds())), HeldMs: results.F(ms(s.HeldTime.Seconds()))}
+		LossWaitMs: results.F(ms(s.LossWait.Seconds())), HeldMs: results.F(ms(s.HeldTime.Seconds()))}, s.Waits
 }
 
 // quicStalls is the time the streams of the QUIC connections waited for
 // lost data to be sent again, connections together (overlaps counted
-// once); none for a QUIC server other than quic-go, which records none.
-func quicStalls(q factor.QUICServer, conns []server.ConnRecord) results.Stalls {
+// once), and the waits on the packet log's clock, which starts at start:
+// each from the lost packet's sending to the resending, a one-way trip
+// later, when the client would have had the data and had it; none for a
+// QUIC server other than quic-go, which records none.
+func quicStalls(q factor.QUICServer, conns []server.ConnRecord, start time.Time, oneWay time.Duration) (results.Stalls, []breakdown.Span) {
 	if q != factor.QUICGo {
-		return results.Stalls{}
+		return results.Stalls{}, nil
 	}
 	var ws []breakdown.Window
+	var spans []breakdown.Span
 	for _, c := range conns {
 		if c.Transport != "quic" {
 			continue
 		}
 		for _, w := range c.Stalls {
 			ws = append(ws, breakdown.Window{From: w.From, To: w.To})
+			spans = append(spans, breakdown.Span{From: w.From.Sub(start) + oneWay, To: w.To.Sub(start) + oneWay})
 		}
 	}
-	return results.Stalls{LossWaitMs: results.F(ms(breakdown.WaitOf(ws).Seconds()))}
+	return results.Stalls{LossWaitMs: results.F(ms(breakdown.WaitOf(ws).Seconds()))}, spans
 }
+
+// partsOf takes the measured visit of a load that completed apart
+// (breakdown.Apart) over its PLT, given its loss waits, if they are known
+// (else part_loss_ms is null), and whether its server records the time it
+// works on requests (else part_server_ms is null, and that time counts as
+// the client's); none without a packet log.
+func partsOf(m Measured, lossWaits []breakdown.Span, lossKnown, servingKnown bool) results.Parts {
+	if len(m.Packets) == 0 {
+		return results.Parts{}
+	}
+	var serving []breakdown.Span
+	for _, c := range m.Connections {
+		for _, w := range c.Serving {
+			serving = append(serving, breakdown.Span{From: w.From.Sub(m.PacketsStart), To: w.To.Sub(m.PacketsStart)})
+		}
+	}
+	plt := time.Duration(m.PLTMs * float64(time.Millisecond))
+	p := breakdown.Apart(m.Packets, plt, lossWaits, serving)
+	out := results.Parts{PartLinkMs: msOf(p.Link), PartHandshakeMs: msOf(p.Handshake),
+		PartRoundTripsMs: msOf(p.RoundTrips), PartClientMs: msOf(p.Client)}
+	if lossKnown {
+		out.PartLossMs = msOf(p.Loss)
+	}
+	if servingKnown {
+		out.PartServerMs = msOf(p.Server)
+	}
+	return out
+}
+
+// servedByGo reports whether the Go origin served rec's protocol: the
+// only server that records the time it works on requests.
+func servedByGo(rec *results.Trial) bool {
+	if rec.Protocol == factor.H3 {
+		return rec.QUIC.Server() == factor.QUICGo
+	}
+	return rec.Server == factor.ServerGo
+}
+
+// msOf is d in ms, for a column.
+func msOf(d time.Duration) *float64 { return results.F(ms(d.Seconds())) }

@@ -34,6 +34,7 @@ type Trial struct {
 	CPU
 	Link
 	Stalls
+	Parts
 	StartedAt  time.Time `parquet:"started_at,timestamp(microsecond)"`
 	FinishedAt time.Time `parquet:"finished_at,timestamp(microsecond)"`
 	// Artifacts are the pcap, qlog, HAR and net log paths in the run
@@ -361,6 +362,33 @@ type Stalls struct {
 	LossWaitMs  *float64 `parquet:"loss_wait_ms,optional"`
 	HeldBytes   int64    `parquet:"held_bytes"`
 	HeldMs      *float64 `parquet:"held_ms,optional"`
+}
+
+// Parts are the measured load's time from navigation start to its load
+// event (plt_ms) taken apart into what it waited on (breakdown.Apart), in
+// ms, read after the load from the headers of the packets the emulated
+// link carried, the stalls above and the server's records. Each instant
+// counts once, for the first of these that held at it, so they add up to
+// plt_ms: part_link_ms a packet waited at the bottleneck or was sent at
+// its rate; part_loss_ms some connection's data stood still for lost data
+// (null from QUIC servers other than quic-go, whose loss time then counts
+// in the parts below); part_handshake_ms a connection was in its TCP and
+// TLS or QUIC handshake; part_round_trips_ms packets were in flight but
+// none at the bottleneck (requests' and responses' trips, where a
+// congestion window or pacing keeps the link from filling);
+// part_server_ms nothing was in flight and the server worked on a request
+// (from the Go origin's records; null from other servers, whose time then
+// counts as the client's); part_client_ms nothing was in flight and no
+// server worked (the browser working). The packets' clock starts when the
+// harness opened the load's window, just before navigation. Null for a
+// failed load and in runs made before 2026-11-27.
+type Parts struct {
+	PartLossMs       *float64 `parquet:"part_loss_ms,optional"`
+	PartLinkMs       *float64 `parquet:"part_link_ms,optional"`
+	PartHandshakeMs  *float64 `parquet:"part_handshake_ms,optional"`
+	PartRoundTripsMs *float64 `parquet:"part_round_trips_ms,optional"`
+	PartServerMs     *float64 `parquet:"part_server_ms,optional"`
+	PartClientMs     *float64 `parquet:"part_client_ms,optional"`
 }
 
 // F returns a pointer to v, for metrics.
