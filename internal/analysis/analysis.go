@@ -131,8 +131,12 @@ type Sample struct {
 	// results.Stalls), and Held the time bytes waited behind a missing
 	// TCP segment (ms): of the loads that recorded them.
 	LossWaits, Held []float64
-	Failed          int
-	Summary         stats.Summary
+	// Parts are the verified loads' parts of their time (partsOf), a row
+	// each in Values' order; a row is nil for a load without them. Only
+	// where the metric is the PLT, which they take apart.
+	Parts   [][]float64
+	Failed  int
+	Summary stats.Summary
 	// MedianCI is the 95% bootstrap interval of the median, ms.
 	MedianCILo, MedianCIHi float64
 }
@@ -159,6 +163,9 @@ type Comparison struct {
 	Paired *stats.PairedRatio
 	// Verdict is from Mann–Whitney U (PLTs are rarely normal) at α = 0.01.
 	Verdict stats.Verdict
+	// Why takes the difference apart into the parts of the loads' time;
+	// nil unless the metric is the PLT and every load recorded its parts.
+	Why *Why
 }
 
 // StackANOVA is the one-way ANOVA across the TCP stacks, or the QUIC
@@ -322,6 +329,9 @@ func (a *Analysis) collect(trials []results.Trial) (map[sampleKey]*Sample, []Set
 		if t.HeldMs != nil {
 			sm.Held = append(sm.Held, *t.HeldMs)
 		}
+		if o.Metric == "plt" {
+			sm.Parts = append(sm.Parts, partsOf(t))
+		}
 	}
 	return samples, settings, measured
 }
@@ -394,6 +404,7 @@ func compareSamples(s Setting, b, c Sample, reps int, seed uint64) Comparison {
 			cmp.Paired = &p
 		}
 	}
+	cmp.Why = whyOf(cmp, reps, seed)
 	return cmp
 }
 

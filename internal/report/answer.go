@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,7 +40,7 @@ func Answer(a *analysis.Analysis) []string {
 			}
 		}
 		sentence := strings.Join(words, "; ") + "."
-		for _, why := range []string{boundShare(c), lossShare(c)} {
+		for _, why := range []string{boundShare(c), cmp.Or(whyWords(c), lossShare(c))} {
 			if why != "" {
 				sentence += " " + why
 			}

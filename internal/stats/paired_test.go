@@ -92,3 +92,20 @@ func TestBootstrapRatioCI(t *testing.T) {
 		t.Errorf("ratio %v, interval [%v, %v]", r, lo, hi)
 	}
 }
+
+// TestBootstrapDiffCI: the interval holds the difference of the medians,
+// excludes 0 for samples 30 apart and holds it for samples alike.
+func TestBootstrapDiffCI(t *testing.T) {
+	q := []float64{90, 95, 100, 105, 110, 92, 98}
+	tt := []float64{120, 125, 130, 135, 140, 122, 128}
+	lo, hi := BootstrapDiffCI(q, tt, 0.95, 2000, 1)
+	if d := Median(q) - Median(tt); !(lo <= d && d <= hi) || hi >= 0 || lo < -50 {
+		t.Errorf("difference %v, interval [%v, %v]", d, lo, hi)
+	}
+	if lo, hi := BootstrapDiffCI(q, q, 0.95, 2000, 1); !(lo <= 0 && 0 <= hi) {
+		t.Errorf("alike samples: interval [%v, %v] without 0", lo, hi)
+	}
+	if lo, hi := BootstrapDiffCI(nil, q, 0.95, 2000, 1); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("an empty sample: [%v, %v], want NaN", lo, hi)
+	}
+}

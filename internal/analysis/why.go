@@ -1,0 +1,157 @@
+package analysis
+
+import (
+	"math"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/stats"
+)
+
+// PartNames name the parts of a load's time (results.Parts) as the answer
+// says them, in the order a load's time is taken apart.
+func PartNames() []string {
+	return []string{"the link", "loss recovery", "handshakes", "round trips", "the servers", "the client"}
+}
+
+// Part indexes of PartNames.
+const (
+	PartLink = iota
+	PartLoss
+	PartHandshake
+	PartRoundTrips
+	PartServer
+	PartClient
+)
+
+// partsOf are trial t's parts in PartNames' order, ms (NaN for a part it
+// did not record: the loss of an h3 load from a QUIC server other than
+// quic-go, the server time of a server other than Go's), with its time
+// held behind a missing TCP segment last (0 over h3: QUIC holds no
+// stream's bytes for another's loss); nil for a trial without parts.
+func partsOf(t results.Trial) []float64 {
+	p := t.Parts
+	if p.PartLinkMs == nil || p.PartHandshakeMs == nil || p.PartRoundTripsMs == nil || p.PartClientMs == nil {
+		return nil
+	}
+	held := orNaN(t.HeldMs)
+	if t.Protocol == factor.H3 {
+		held = 0
+	}
+	return []float64{*p.PartLinkMs, orNaN(p.PartLossMs), *p.PartHandshakeMs, *p.PartRoundTripsMs, orNaN(p.PartServerMs), *p.PartClientMs, held}
+}
+
+// orNaN is *v, or NaN for nil.
+func orNaN(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
+}
+
+// PartDiff is how one part of the loads' time differed, compare −
+// baseline, in ms: over pairs, the Hodges–Lehmann estimate of the median
+// of the paired differences with its 95 % interval; else the difference
+// of the medians with a 95 % bootstrap interval. Measurable: the interval
+// excludes 0. Known is false where some load did not record the part.
+type PartDiff struct {
+	Diff, Lo, Hi      float64
+	Measurable, Known bool
+}
+
+// Why is a comparison's difference taken apart: the difference of the
+// loads' PLTs and of each part of them (PartNames' order), and of the
+// time bytes waited behind a missing TCP segment (head-of-line blocking;
+// part of loss recovery). Loads counts the pairs, or the smaller
+// sample's loads.
+type Why struct {
+	Paired bool
+	Loads  int
+	Total  PartDiff
+	Parts  []PartDiff
+	Held   PartDiff
+}
+
+// whyOf takes the difference of c's loads apart, when the metric is the
+// PLT and every verified load of both samples recorded its parts; nil
+// otherwise.
+func whyOf(c Comparison, reps int, seed uint64) *Why {
+	b, q := c.Baseline, c.Compare
+	if !hasParts(b) || !hasParts(q) {
+		return nil
+	}
+	w := &Why{Paired: c.Paired != nil}
+	column := func(s Sample, i int) []float64 {
+		out := make([]float64, len(s.Parts))
+		for k, row := range s.Parts {
+			out[k] = row[i]
+		}
+		return out
+	}
+	width := len(PartNames()) + 1
+	for i := -1; i < width; i++ {
+		var bv, qv []float64
+		if i < 0 {
+			bv, qv = b.Values, q.Values
+		} else {
+			bv, qv = column(b, i), column(q, i)
+		}
+		d := partDiff(c, bv, qv, reps, seed+uint64(i+1))
+		switch {
+		case i < 0:
+			w.Total = d
+		case i < width-1:
+			w.Parts = append(w.Parts, d)
+		default:
+			w.Held = d
+		}
+	}
+	w.Loads = min(len(b.Values), len(q.Values))
+	if c.Paired != nil {
+		w.Loads = c.Paired.Pairs
+	}
+	return w
+}
+
+// hasParts reports whether every verified load of s recorded its parts.
+func hasParts(s Sample) bool {
+	if len(s.Values) == 0 || len(s.Parts) != len(s.Values) {
+		return false
+	}
+	for _, row := range s.Parts {
+		if row == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// partDiff is one part's difference between the baseline's values bv and
+// the compared protocol's qv (aligned with the samples' loads).
+func partDiff(c Comparison, bv, qv []float64, reps int, seed uint64) PartDiff {
+	for _, v := range append(append([]float64{}, bv...), qv...) {
+		if math.IsNaN(v) {
+			return PartDiff{}
+		}
+	}
+	d := PartDiff{Known: true}
+	if c.Paired != nil {
+		q, t := pairsByRep(Sample{Values: qv, Reps: c.Compare.Reps}, Sample{Values: bv, Reps: c.Baseline.Reps})
+		diffs := make([]float64, len(q))
+		for i := range q {
+			diffs[i] = q[i] - t[i]
+		}
+		var ok bool
+		d.Diff, d.Lo, d.Hi, ok = stats.HodgesLehmann(diffs, 0.95)
+		d.Measurable = ok && (d.Lo > 0 || d.Hi < 0)
+		return d
+	}
+	d.Diff = stats.Median(qv) - stats.Median(bv)
+	d.Lo, d.Hi = stats.BootstrapDiffCI(qv, bv, 0.95, reps, seed)
+	d.Measurable = len(qv) >= minWhyLoads && len(bv) >= minWhyLoads && (d.Lo > 0 || d.Hi < 0)
+	return d
+}
+
+// minWhyLoads is the fewest loads per protocol whose medians' bootstrap
+// interval the answer trusts to call a part's difference measurable.
+const minWhyLoads = 6
