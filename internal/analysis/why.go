@@ -52,11 +52,14 @@ func orNaN(v *float64) float64 {
 // PartDiff is how one part of the loads' time differed, compare −
 // baseline, in ms: over pairs, the Hodges–Lehmann estimate of the median
 // of the paired differences with its 95 % interval; else the difference
-// of the medians with a 95 % bootstrap interval. Measurable: the interval
-// excludes 0. Known is false where some load did not record the part.
+// of the medians with a 95 % bootstrap interval. Interval is false when
+// the loads are too few for one (fewer than 6 pairs, or than minWhyLoads
+// loads a protocol): Lo and Hi are then the whole range. Measurable: there
+// is an interval and it excludes 0. Known is false where some load did
+// not record the part.
 type PartDiff struct {
-	Diff, Lo, Hi      float64
-	Measurable, Known bool
+	Diff, Lo, Hi                float64
+	Interval, Measurable, Known bool
 }
 
 // Why is a comparison's difference taken apart: the difference of the
@@ -141,14 +144,14 @@ func partDiff(c Comparison, bv, qv []float64, reps int, seed uint64) PartDiff {
 		for i := range q {
 			diffs[i] = q[i] - t[i]
 		}
-		var ok bool
-		d.Diff, d.Lo, d.Hi, ok = stats.HodgesLehmann(diffs, 0.95)
-		d.Measurable = ok && (d.Lo > 0 || d.Hi < 0)
+		d.Diff, d.Lo, d.Hi, d.Interval = stats.HodgesLehmann(diffs, 0.95)
+		d.Measurable = d.Interval && (d.Lo > 0 || d.Hi < 0)
 		return d
 	}
 	d.Diff = stats.Median(qv) - stats.Median(bv)
 	d.Lo, d.Hi = stats.BootstrapDiffCI(qv, bv, 0.95, reps, seed)
-	d.Measurable = len(qv) >= minWhyLoads && len(bv) >= minWhyLoads && (d.Lo > 0 || d.Hi < 0)
+	d.Interval = len(qv) >= minWhyLoads && len(bv) >= minWhyLoads
+	d.Measurable = d.Interval && (d.Lo > 0 || d.Hi < 0)
 	return d
 }
 

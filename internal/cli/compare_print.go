@@ -37,6 +37,9 @@ type compareRun struct {
 	Answer      []string `json:"answer,omitempty"`
 	WallSeconds float64  `json:"wall_seconds"`
 	Dir         string   `json:"run_dir"`
+	// analysis is what Answer was read from; its parts table is printed
+	// (the loads' parts are in Trials).
+	analysis *analysis.Analysis
 }
 
 // compareOf is the comparison of the run that res read back from dir.
@@ -80,7 +83,7 @@ func (r *compareRun) summarize(trials []results.Trial, conns []results.Connectio
 	r.CPU = analysis.CPUs(trials, factor.H3, factor.H2)
 	if a, err := analysis.Analyze(trials, analysis.Options{}); err == nil {
 		a.Calibration = cals
-		r.Answer = report.Answer(a)
+		r.Answer, r.analysis = report.Answer(a), a
 	}
 }
 
@@ -135,6 +138,9 @@ func printSummary(w io.Writer, r *compareRun) {
 	}
 	for _, sentence := range r.Answer {
 		fmt.Fprintf(w, "Answer: %s\n", sentence)
+	}
+	if r.analysis != nil {
+		report.WriteParts(w, r.analysis)
 	}
 	if len(r.Replay) > 0 {
 		report.WriteWork(w, r.Replay)

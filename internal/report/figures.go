@@ -116,6 +116,9 @@ func Figures(ctx context.Context, a *analysis.Analysis, waterfalls []Waterfall) 
 		return nil, err
 	}
 	figs = append(figs, loads...)
+	if err := add(partsBars(a)); err != nil {
+		return nil, err
+	}
 	if len(loads) == 0 { // many settings: boxes per page instead
 		boxes, err := boxplots(a)
 		if err != nil {

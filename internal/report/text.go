@@ -55,6 +55,7 @@ func WriteText(w io.Writer, pg Page, a *analysis.Analysis) {
 	writeStopping(w, a, v)
 	writeBounds(w, a, v)
 	writeStalls(w, a, v)
+	WriteParts(w, a)
 	writeCalibration(w, a.Calibration)
 	writeEmulatorLatency(w, a.EmulatorLatency)
 	writeShares(w, a, v)
