@@ -24,8 +24,24 @@ type TCPStalls struct {
 	// belong to other streams than the lost one: head-of-line blocking.
 	HeldBytes int64
 	HeldTime  time.Duration
-	// Waits are the stalls one by one (LossWait counts their union).
-	Waits []Span
+	// Waits are the stalls one by one, each with its connection
+	// (LossWait counts their union).
+	Waits []ConnSpan
+}
+
+// ConnSpan is a span of one connection.
+type ConnSpan struct {
+	Conn Conn
+	Span
+}
+
+// Spans are the spans of cs without their connections.
+func Spans(cs []ConnSpan) []Span {
+	out := make([]Span, len(cs))
+	for i, c := range cs {
+		out[i] = c.Span
+	}
+	return out
 }
 
 // Stalls reads the TCP stalls of a load's packets, in the order the link
@@ -34,7 +50,8 @@ type TCPStalls struct {
 func Stalls(packets []Packet, oneWay time.Duration) TCPStalls {
 	streams := map[Conn]*stream{}
 	var out TCPStalls
-	var waits, held []Span
+	var waits []ConnSpan
+	var held []Span
 	for _, p := range packets {
 		if !p.Down || p.Conn.UDP {
 			continue
@@ -55,10 +72,13 @@ func Stalls(packets []Packet, oneWay time.Duration) TCPStalls {
 			r := s.deliver(p)
 			out.Repaired += r.repaired
 			out.HeldBytes += r.heldBytes
-			waits, held = append(waits, r.waits...), append(held, r.held...)
+			for _, w := range r.waits {
+				waits = append(waits, ConnSpan{p.Conn, w})
+			}
+			held = append(held, r.held...)
 		}
 	}
-	out.LossWait, out.HeldTime, out.Waits = unionLength(waits), unionLength(held), waits
+	out.LossWait, out.HeldTime, out.Waits = unionLength(Spans(waits)), unionLength(held), waits
 	return out
 }
 

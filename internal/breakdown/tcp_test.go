@@ -129,7 +129,7 @@ func TestStallsListTheWaits(t *testing.T) {
 	ps := []Packet{syn(connA, 7, 0), data(connA, 7, 0, 10*ms, false), data(connA, 7, 1, 11*ms, true),
 		data(connA, 7, 2, 12*ms, false), data(connA, 7, 1, 60*ms, false)}
 	got := Stalls(ps, 20*ms).Waits
-	if want := []Span{{31 * ms, 60 * ms}}; !slices.Equal(got, want) {
+	if want := []ConnSpan{{connA, Span{31 * ms, 60 * ms}}}; !slices.Equal(got, want) {
 		t.Errorf("waits %v, want %v", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -125,8 +126,9 @@ func rateValues(c link.Config) (rate int64, trace string, traceMean *float64) {
 	return c.RateBitsPerSecond, "", nil
 }
 
-// fillOutcome copies a load's outcome, metrics and link counters into rec.
-func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
+// fillOutcome copies a load's outcome, metrics, link counters, stalls and
+// parts into rec, and returns its losses.
+func fillOutcome(rec *results.Trial, m Measured, artifacts []string) []results.Loss {
 	rec.Status, rec.Error = results.StatusOK, ""
 	if !m.OK() {
 		rec.Status, rec.Error = results.StatusFailed, m.Failure
@@ -152,12 +154,13 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 		UpPackets: m.Up.Packets, UpLost: m.Up.DroppedLoss, UpQueueDrops: m.Up.DroppedQueue, UpPathLost: m.Up.DroppedPath, UpPeakQueueBytes: m.Up.PeakQueueBytes,
 		DownPackets: m.Down.Packets, DownLost: m.Down.DroppedLoss, DownQueueDrops: m.Down.DroppedQueue, DownPathLost: m.Down.DroppedPath, DownPeakQueueBytes: m.Down.PeakQueueBytes,
 	}
-	var lossWaits []breakdown.Span
-	rec.Stalls, lossWaits = stallsOf(rec, m)
+	var waits []breakdown.ConnSpan
+	rec.Stalls, waits = stallsOf(rec, m)
+	losses := lossRows(m.Packets, waits)
 	if !m.OK() {
-		return
+		return losses
 	}
-	rec.Parts = partsOf(m, lossWaits, rec.LossWaitMs != nil, servedByGo(rec))
+	rec.Parts = partsOf(m, breakdown.Spans(waits), rec.LossWaitMs != nil, servedByGo(rec))
 	rec.PLT, rec.OnLoad, rec.DCL = results.F(m.PLTMs), results.F(m.OnLoadMs), results.F(m.DCLMs)
 	if m.TTFBMeasured() {
 		rec.TTFB = results.F(m.TTFBMs)
@@ -168,6 +171,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) {
 	}
 	rec.FCP, rec.LCP = positive(m.FCPMs), positive(m.LCPMs)
 	rec.VisualMetrics = visualValues(m.Result)
+	return losses
 }
 
 // positive is v, or nil for 0 (not reported).
@@ -239,7 +243,7 @@ func handshakeList(recs []server.ConnRecord) string {
 // over TCP from its packets, with half the round trip the link adds as
 // its one-way delay; over QUIC (whose packets are encrypted) from the loss
 // records of quic-go's connections, none for the other QUIC servers.
-func stallsOf(rec *results.Trial, m Measured) (results.Stalls, []breakdown.Span) {
+func stallsOf(rec *results.Trial, m Measured) (results.Stalls, []breakdown.ConnSpan) {
 	oneWay := time.Duration(rec.RTTMs / 2 * float64(time.Millisecond))
 	if rec.Protocol == factor.H3 {
 		return quicStalls(rec.QUIC.Server(), m.Connections, m.PacketsStart, oneWay)
@@ -255,19 +259,21 @@ func stallsOf(rec *results.Trial, m Measured) (results.Stalls, []breakdown.Span)
 // each from the lost packet's sending to the resending, a one-way trip
 // later, when the client would have had the data and had it; none for a
 // QUIC server other than quic-go, which records none.
-func quicStalls(q factor.QUICServer, conns []server.ConnRecord, start time.Time, oneWay time.Duration) (results.Stalls, []breakdown.Span) {
+func quicStalls(q factor.QUICServer, conns []server.ConnRecord, start time.Time, oneWay time.Duration) (results.Stalls, []breakdown.ConnSpan) {
 	if q != factor.QUICGo {
 		return results.Stalls{}, nil
 	}
 	var ws []breakdown.Window
-	var spans []breakdown.Span
+	var spans []breakdown.ConnSpan
 	for _, c := range conns {
 		if c.Transport != "quic" {
 			continue
 		}
+		client, _ := netip.ParseAddrPort(c.Remote) // the zero address if it is none
 		for _, w := range c.Stalls {
 			ws = append(ws, breakdown.Window{From: w.From, To: w.To})
-			spans = append(spans, breakdown.Span{From: w.From.Sub(start) + oneWay, To: w.To.Sub(start) + oneWay})
+			spans = append(spans, breakdown.ConnSpan{Conn: breakdown.Conn{Client: client, UDP: true},
+				Span: breakdown.Span{From: w.From.Sub(start) + oneWay, To: w.To.Sub(start) + oneWay}})
 		}
 	}
 	return results.Stalls{LossWaitMs: results.F(ms(breakdown.WaitOf(ws).Seconds()))}, spans
@@ -308,6 +314,38 @@ func servedByGo(rec *results.Trial) bool {
 		return rec.QUIC.Server() == factor.QUICGo
 	}
 	return rec.Server == factor.ServerGo
+}
+
+// lossRows are the drops among a measured visit's packets and its
+// connections' waits for lost data, as the losses table keeps them.
+func lossRows(packets []breakdown.Packet, waits []breakdown.ConnSpan) []results.Loss {
+	var out []results.Loss
+	for _, p := range packets {
+		if p.Dropped {
+			at := ms(p.At.Seconds())
+			out = append(out, results.Loss{Kind: results.LossDrop, Client: p.Conn.Client.String(), Server: p.Conn.Server.String(),
+				Transport: transportOf(p.Conn), Down: p.Down, Bytes: int64(p.Payload), FromMs: at, ToMs: at})
+		}
+	}
+	for _, w := range waits {
+		l := results.Loss{Kind: results.LossWait, Transport: transportOf(w.Conn), Down: true, FromMs: ms(w.From.Seconds()), ToMs: ms(w.To.Seconds())}
+		if w.Conn.Client.IsValid() {
+			l.Client = w.Conn.Client.String()
+		}
+		if w.Conn.Server.IsValid() {
+			l.Server = w.Conn.Server.String()
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// transportOf names c's transport as the losses table does.
+func transportOf(c breakdown.Conn) string {
+	if c.UDP {
+		return "udp"
+	}
+	return "tcp"
 }
 
 // msOf is d in ms, for a column.

@@ -274,13 +274,14 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 		r.cfg.Log.Info("trial failed", "trial", t.ID, "attempt", number, "err", m.Failure)
 	}
 	rec.FinishedAt = time.Now()
-	fillOutcome(&rec, m, artifacts)
+	losses := fillOutcome(&rec, m, artifacts)
 	if m.OK() {
 		rec.Overhead = results.F(ms(rec.FinishedAt.Sub(r.lastRecorded).Seconds()) - m.PLTMs - m.FirstVisitPLTMs)
 	}
 	r.lastRecorded = rec.FinishedAt
 	r.stop.record(t, rec)
-	if err := r.store.AddTrial(rec, resourcesOf(m), connectionsOf(m), m.Samples...); err != nil {
+	rows := results.LoadRows{Resources: resourcesOf(m), Connections: connectionsOf(m), Samples: m.Samples, Losses: losses}
+	if err := r.store.AddLoad(rec, rows); err != nil {
 		return err
 	}
 	r.recorded(rec)

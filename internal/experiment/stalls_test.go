@@ -40,6 +40,7 @@ factors:
 		if tr.Network == "lossy" && tr.LossWaitMs != nil {
 			waited[tr.Protocol] += *tr.LossWaitMs
 		}
+		checkLossRows(t, store, tr.Trial)
 	}
 	if waited[factor.H2] == 0 || waited[factor.H3] == 0 {
 		t.Errorf("loss waits over two loads of 320 KB at 5 %% loss: %v, want some for h2 and h3", waited)
@@ -70,4 +71,30 @@ func checkStalls(t *testing.T, tr results.Trial) {
 	}
 	t.Logf("%s %s: %d lost, %d repaired, waited %.1f ms, %d bytes held %.1f ms (PLT %.0f ms)", tr.Network, tr.Protocol,
 		tr.TCPLosses, tr.TCPRepaired, *tr.LossWaitMs, tr.HeldBytes, *tr.HeldMs, *tr.PLT)
+}
+
+// checkLossRows fails a trial whose losses table disagrees with its
+// counters: as many drops as the emulator counted, each named by its
+// connection, and a wait for lost data wherever the trial waited.
+func checkLossRows(t *testing.T, store *results.Store, tr results.Trial) {
+	t.Helper()
+	losses, err := store.LossesOf(tr.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drops, waits int64
+	for _, l := range losses {
+		switch {
+		case l.Kind == results.LossDrop && l.Client != "" && l.Server != "" && l.FromMs == l.ToMs:
+			drops++
+		case l.Kind == results.LossWait && l.ToMs > l.FromMs:
+			waits++
+		default:
+			t.Errorf("%s: loss row %+v", tr.ID, l)
+		}
+	}
+	counted := tr.DownLost + tr.DownQueueDrops + tr.DownPathLost + tr.UpLost + tr.UpQueueDrops + tr.UpPathLost
+	if drops != counted || (tr.LossWaitMs != nil && *tr.LossWaitMs > 0) != (waits > 0) {
+		t.Errorf("%s: %d drops and %d waits in the losses table, %d drops counted, loss wait %v", tr.ID, drops, waits, counted, tr.LossWaitMs)
+	}
 }

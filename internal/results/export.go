@@ -21,8 +21,9 @@ const (
 	Parquet = "parquet"
 )
 
-// Export writes trials.<format>, resources.<format>, connections.<format>
-// and samples.<format> (a run made before samples were kept: none) into
+// Export writes trials.<format>, resources.<format>, connections.<format>,
+// samples.<format> and losses.<format> (a run made before samples or
+// losses were kept: none) into
 // dir and returns their paths. Every column keeps
 // its type: in Parquet numbers are INT64 or DOUBLE, flags BOOLEAN, times
 // TIMESTAMP and the paths a LIST of structs; in JSON lines numbers, booleans,
@@ -44,6 +45,7 @@ func (s *Store) Export(ctx context.Context, dir, format string) ([]string, error
 		{"resources", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.resources, s.EachResource) }},
 		{"connections", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.connections, s.EachConnection) }},
 		{"samples", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.samples, s.EachSample) }},
+		{"losses", func(w io.Writer) error { return writeRows(ctx, w, format, s.t.losses, s.EachLoss) }},
 	} {
 		name := x.name + "." + format
 		if err := writeFile(dir, name, x.write); err != nil {

@@ -29,7 +29,8 @@ func exportedStore(t *testing.T) (*Store, string) {
 	res := []Resource{{URL: "https://a/1.png", Protocol: "h3", StartMs: 1.5, ResponseEndMs: 9.25, TransferBytes: 1100, Status: 200}}
 	conns := []Connection{{Conn: 1, Transport: "quic", ALPN: "h3", Handshake: "0rtt", Requests: 2, OpenedAt: time.Unix(1_800_000_000, 0), BytesSent: 5000, SRTTMs: 101.5}}
 	samples := []Sample{{AtMs: 50.5, ClientCPUMs: F(31.25), QuicbenchCPUMs: 4, UpBytes: 1200, DownBytes: 64000}}
-	if err := s.AddTrial(trial("c1-r1", 1, true), res, conns, samples...); err != nil {
+	losses := []Loss{{Kind: LossDrop, Client: "10.0.0.2:40000", Server: "10.0.1.1:443", Transport: "tcp", Down: true, Bytes: 1448, FromMs: 120.5, ToMs: 120.5}}
+	if err := s.AddLoad(trial("c1-r1", 1, true), LoadRows{Resources: res, Connections: conns, Samples: samples, Losses: losses}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AddTrial(trial("c2-r1", 2, false), nil, nil); err != nil {
@@ -45,7 +46,7 @@ func TestExportFormats(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
-		if len(files) != 4 || !strings.HasSuffix(files[2], "connections."+format) || !strings.HasSuffix(files[3], "samples."+format) {
+		if len(files) != 5 || !strings.HasSuffix(files[2], "connections."+format) || !strings.HasSuffix(files[3], "samples."+format) || !strings.HasSuffix(files[4], "losses."+format) {
 			t.Fatalf("%s: files %v", format, files)
 		}
 		switch format {
@@ -65,6 +66,10 @@ func TestExportFormats(t *testing.T) {
 			samples, err := parquet.ReadFile[Sample](files[3])
 			if err != nil || len(samples) != 1 || samples[0].TrialID != "c1-r1" || samples[0].DownBytes != 64000 || *samples[0].ClientCPUMs != 31.25 {
 				t.Errorf("parquet samples read back: %+v, %v", samples, err)
+			}
+			losses, err := parquet.ReadFile[Loss](files[4])
+			if err != nil || len(losses) != 1 || losses[0].TrialID != "c1-r1" || losses[0].Kind != LossDrop || !losses[0].Down || losses[0].Bytes != 1448 || losses[0].FromMs != 120.5 {
+				t.Errorf("parquet losses read back: %+v, %v", losses, err)
 			}
 			// parquet-go v0.32 reads a null into a pointer of an embedded
 			// struct as a pointer to zero, so the nulls are checked with

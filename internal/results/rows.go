@@ -9,6 +9,19 @@ import (
 // AddTrial commits a trial with its resources, connections and samples
 // (none for a load that was not sampled) in one transaction.
 func (s *Store) AddTrial(t Trial, resources []Resource, conns []Connection, samples ...Sample) error {
+	return s.AddLoad(t, LoadRows{Resources: resources, Connections: conns, Samples: samples})
+}
+
+// LoadRows are the rows a trial's load adds beside its trial row.
+type LoadRows struct {
+	Resources   []Resource
+	Connections []Connection
+	Samples     []Sample
+	Losses      []Loss
+}
+
+// AddLoad commits a trial with its load's rows in one transaction.
+func (s *Store) AddLoad(t Trial, l LoadRows) error {
 	tx, err := s.db.Begin()
 	if err != nil {
 		return s.explain("save trial", err)
@@ -17,14 +30,17 @@ func (s *Store) AddTrial(t Trial, resources []Resource, conns []Connection, samp
 	if _, err := tx.Exec(s.t.trials.insert(), s.t.trials.args(reflect.ValueOf(t))...); err != nil {
 		return s.explain("save trial "+t.ID, err)
 	}
-	if err := insertAll(tx, s.t.resources, resources, func(r *Resource) { r.TrialID = t.ID }); err != nil {
+	if err := insertAll(tx, s.t.resources, l.Resources, func(r *Resource) { r.TrialID = t.ID }); err != nil {
 		return s.explain("save resources", err)
 	}
-	if err := insertAll(tx, s.t.connections, conns, func(c *Connection) { c.TrialID = t.ID }); err != nil {
+	if err := insertAll(tx, s.t.connections, l.Connections, func(c *Connection) { c.TrialID = t.ID }); err != nil {
 		return s.explain("save connections", err)
 	}
-	if err := insertAll(tx, s.t.samples, samples, func(x *Sample) { x.TrialID = t.ID }); err != nil {
+	if err := insertAll(tx, s.t.samples, l.Samples, func(x *Sample) { x.TrialID = t.ID }); err != nil {
 		return s.explain("save samples", err)
+	}
+	if err := insertAll(tx, s.t.losses, l.Losses, func(x *Loss) { x.TrialID = t.ID }); err != nil {
+		return s.explain("save losses", err)
 	}
 	return s.explainErr("save trial "+t.ID, tx.Commit())
 }
@@ -134,6 +150,18 @@ func (s *Store) EachSample(fn func(Sample) error) error {
 // that was not sampled.
 func (s *Store) SamplesOf(trialID string) ([]Sample, error) {
 	return collect[Sample](s, s.t.samples, "SELECT "+s.t.samples.selectList("")+" FROM samples WHERE trial_id = ? ORDER BY at_ms", trialID)
+}
+
+// EachLoss calls fn for every loss, grouped by trial in plan order; fn
+// must not use the store.
+func (s *Store) EachLoss(fn func(Loss) error) error {
+	return each(s, s.t.losses, "SELECT "+s.t.losses.selectList("x.")+" FROM losses x JOIN trials t ON t.trial_id = x.trial_id ORDER BY t.seq, x.from_ms", nil, fn)
+}
+
+// LossesOf returns one trial's losses, in time order: none for a load
+// that lost nothing, or was made before losses were kept.
+func (s *Store) LossesOf(trialID string) ([]Loss, error) {
+	return collect[Loss](s, s.t.losses, "SELECT "+s.t.losses.selectList("")+" FROM losses WHERE trial_id = ? ORDER BY from_ms", trialID)
 }
 
 // ResourcesOf returns one trial's resources.

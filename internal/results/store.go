@@ -29,13 +29,14 @@ const FileName = "results.db"
 const (
 	schemaMeta     = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
 	schemaNetworks = "CREATE TABLE networks (name TEXT PRIMARY KEY, config TEXT NOT NULL, netcheck TEXT NOT NULL, checked_at TEXT NOT NULL);\n"
-	schemaIndexes  = "CREATE INDEX resources_trial ON resources (trial_id);\nCREATE INDEX connections_trial ON connections (trial_id);\n" + samplesIndex
+	schemaIndexes  = "CREATE INDEX resources_trial ON resources (trial_id);\nCREATE INDEX connections_trial ON connections (trial_id);\n" + samplesIndex + lossesIndex
 	samplesIndex   = "CREATE INDEX samples_trial ON samples (trial_id);\n"
+	lossesIndex    = "CREATE INDEX losses_trial ON losses (trial_id);\n"
 )
 
 // tables are the row types' tables of a store.
 type tables struct {
-	trials, attempts, resources, connections, samples, testbeds *table
+	trials, attempts, resources, connections, samples, losses, testbeds *table
 }
 
 func newTables() tables {
@@ -45,13 +46,14 @@ func newTables() tables {
 		resources:   newTable("resources", reflect.TypeFor[Resource]()),
 		connections: newTable("connections", reflect.TypeFor[Connection]()),
 		samples:     newTable("samples", reflect.TypeFor[Sample]()),
+		losses:      newTable("losses", reflect.TypeFor[Loss]()),
 		testbeds:    newTable("testbeds", reflect.TypeFor[Testbed]()),
 	}
 }
 
 // all are every row type's table.
 func (t tables) all() []*table {
-	return []*table{t.trials, t.attempts, t.resources, t.connections, t.samples, t.testbeds}
+	return []*table{t.trials, t.attempts, t.resources, t.connections, t.samples, t.losses, t.testbeds}
 }
 
 // schema is the whole database's schema.
@@ -59,7 +61,7 @@ func (t tables) schema() string {
 	return schemaMeta + schemaNetworks +
 		t.trials.create("PRIMARY KEY (trial_id)") +
 		t.attempts.create("PRIMARY KEY (trial_id, attempt)") +
-		t.resources.create("") + t.connections.create("") + t.samples.create("") +
+		t.resources.create("") + t.connections.create("") + t.samples.create("") + t.losses.create("") +
 		t.testbeds.create("PRIMARY KEY (setup)") + schemaIndexes
 }
 

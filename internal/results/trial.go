@@ -439,6 +439,39 @@ type Connection struct {
 	Retransmits int64 `parquet:"retransmits"`
 }
 
+// Loss is a packet the emulated link dropped during a trial's measured
+// load, or a time one of its connections' data stood still for lost data,
+// in ms on the load's packet clock (from when the harness opened its
+// window, just before navigation). Kind is LossDrop (from_ms = to_ms, the
+// drop; bytes its payload) or LossWait (from when the lost data was due,
+// or over QUIC first sent, to when it arrived or was sent again). Client is
+// the connection's client address and port as the server saw it, Server
+// the server's address and port ("" for a wait the QUIC server reported,
+// whose record names the client only); transport "tcp" or "udp"; down:
+// servers → client.
+type Loss struct {
+	TrialID   string  `parquet:"trial_id"`
+	Kind      string  `parquet:"kind"`
+	Client    string  `parquet:"client"`
+	Server    string  `parquet:"server"`
+	Transport string  `parquet:"transport"`
+	Down      bool    `parquet:"down"`
+	Bytes     int64   `parquet:"bytes"`
+	FromMs    float64 `parquet:"from_ms"`
+	ToMs      float64 `parquet:"to_ms"`
+}
+
+// Kinds of Loss rows.
+const (
+	LossDrop = "drop"
+	LossWait = "wait"
+)
+
+// MarshalJSON writes the loss with its columns' names, in order.
+func (l Loss) MarshalJSON() ([]byte, error) {
+	return newTable("", reflect.TypeOf(l)).marshal(reflect.ValueOf(l))
+}
+
 // Sample is what a trial's measured load had used at one moment since
 // its navigation started, counted from then: the parties' CPU time and the
 // bytes each direction of the emulated link delivered. A load is sampled

@@ -15,7 +15,7 @@ func (s *Store) upgrade(mode int) error {
 		if err != nil {
 			return s.explain("read the schema", err)
 		}
-		if len(have) == 0 && t == s.t.samples { // the one table added since
+		if len(have) == 0 && (t == s.t.samples || t == s.t.losses) { // the tables added since
 			if err := s.addTable(t, mode); err != nil {
 				return err
 			}
@@ -45,13 +45,18 @@ func (s *Store) upgrade(mode int) error {
 }
 
 // addTable makes table t, which a database made by an earlier quicbench
-// lacks, with its index (only the samples' is added since); a store that may not write reads it as empty.
+// lacks, with its index (only the samples' and the losses' are added
+// since); a store that may not write reads it as empty.
 func (s *Store) addTable(t *table, mode int) error {
 	if mode != readWrite {
 		t.missing = true
 		return nil
 	}
-	if _, err := s.db.Exec(t.create("") + samplesIndex); err != nil {
+	index := samplesIndex
+	if t == s.t.losses {
+		index = lossesIndex
+	}
+	if _, err := s.db.Exec(t.create("") + index); err != nil {
 		return s.explain("add table "+t.name, err)
 	}
 	return nil

@@ -85,12 +85,17 @@ func TestOlderDatabaseReadsAndExportsWithoutSamples(t *testing.T) {
 	if err := s.CheckTypes(context.Background()); err != nil {
 		t.Errorf("check types of an older run: %v", err)
 	}
+	if got, err := s.LossesOf("c1-r1"); err != nil || len(got) != 0 {
+		t.Errorf("losses of an older run: %v, %v", got, err)
+	}
 	files, err := s.Export(context.Background(), t.TempDir(), CSV)
-	if err != nil || len(files) != 4 {
+	if err != nil || len(files) != 5 {
 		t.Fatalf("export of an older run: %v, %v", files, err)
 	}
-	if rows := testenv.ReadCSV(t, files[3]); len(rows) != 1 || rows[0][0] != "trial_id" {
-		t.Errorf("samples of an older run exported as %v, want the header alone", rows)
+	for _, f := range files[3:] {
+		if rows := testenv.ReadCSV(t, f); len(rows) != 1 || rows[0][0] != "trial_id" {
+			t.Errorf("%s of an older run exported as %v, want the header alone", f, rows)
+		}
 	}
 }
 
