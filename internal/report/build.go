@@ -88,7 +88,11 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 		if err != nil {
 			return nil, err
 		}
-		waterfalls = append(waterfalls, Waterfall{Trial: *t, Resources: res, HAR: harOf(dir, t), Connections: conns, Samples: samples})
+		losses, err := store.LossesOf(t.ID)
+		if err != nil {
+			return nil, err
+		}
+		waterfalls = append(waterfalls, Waterfall{Trial: *t, Resources: res, HAR: harOf(dir, t), Connections: conns, Samples: samples, Losses: losses})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

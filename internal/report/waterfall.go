@@ -22,14 +22,15 @@ import (
 // Waterfall is one load to draw as a waterfall: its trial, its Resource
 // Timing, its HAR when the run kept one (nil otherwise), whose phases the
 // waterfall then shows, the connections the servers saw, whose resumed
-// and 0-RTT handshakes the HAR's rows then mark, and its samples, drawn
-// as lanes under it.
+// and 0-RTT handshakes the HAR's rows then mark, its samples, drawn as
+// lanes under it, and its losses, marked on its rows.
 type Waterfall struct {
 	Trial       results.Trial
 	Resources   []results.Resource
 	HAR         *har.HAR
 	Connections []results.Connection
 	Samples     []results.Sample
+	Losses      []results.Loss
 }
 
 // sharedAxes are what the waterfalls of a report share, so that a
@@ -161,10 +162,12 @@ func waterfallFigure(w Waterfall, name string, axes sharedAxes) (Figure, error) 
 	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources%s)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(all), rowsNote(len(rs), len(all))),
 		"ms from navigation start", "")
 	var names []string
+	var drawn []drawnRow
 	marks := &tips{}
 	for i, r := range rs {
 		y := float64(len(rs) - 1 - i)
 		from, to := axisMs(r.StartMs), axisMs(r.ResponseEndMs)
+		drawn = append(drawn, drawnRow{host: serverName(r.URL), from: from, to: to, y: y})
 		marks.add(from, y-0.3, to, y+0.3, fmt.Sprintf("%s: %s to %s ms", r.URL, num(r.StartMs, 1), num(r.ResponseEndMs, 1)), "")
 		bar, err := plotter.NewLine(plotter.XYs{{X: from, Y: y}, {X: to, Y: y}})
 		if err != nil {
@@ -175,7 +178,13 @@ func waterfallFigure(w Waterfall, name string, axes sharedAxes) (Figure, error) 
 		p.Add(bar)
 		names = append(names, shortURL(r.URL))
 	}
-	return finishWaterfall(p, names, w, name, "One load's Resource Timing: a bar from each resource's start to its last byte; the lines across mark DCL, FCP, LCP and the load event (PLT)."+lanesCaption, marks, axes)
+	caption := "One load's Resource Timing: a bar from each resource's start to its last byte; the lines across mark DCL, FCP, LCP and the load event (PLT)." + lanesCaption
+	if n, err := drawLosses(p, drawn, w, marks); err != nil {
+		return Figure{}, err
+	} else if n > 0 {
+		caption += lossesCaption
+	}
+	return finishWaterfall(p, names, w, name, caption, marks, axes)
 }
 
 // legendRoom is how far a waterfall's time axis runs past its end, as a
@@ -352,11 +361,13 @@ func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 	}
 	p := newPlot(title+")", "ms from navigation start", "")
 	var rows []string
+	var drawn []drawnRow
 	legend := map[string]bool{}
 	tipped := &tips{}
 	for i, e := range entries {
 		y := float64(len(entries) - 1 - i)
 		x := axisMs(float64(e.StartedDateTime.Sub(start)) / 1e6)
+		drawn = append(drawn, drawnRow{host: serverName(e.Request.URL), from: x, to: axisMs(x + axisMs(e.Time)), y: y})
 		label := connectionLabel(conns[i], marks[conns[i]])
 		tipped.add(x, y-0.3, axisMs(x+axisMs(e.Time)), y+0.3, harTip(e, x, label), "")
 		for _, ph := range phasesOf(e) {
@@ -378,7 +389,13 @@ func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 		}
 		rows = append(rows, label+shortURL(e.Request.URL))
 	}
-	return finishWaterfall(p, rows, w, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one), marked resumed or 0-RTT when the server saw its TLS session resumed, or its early data accepted (where a host's connections differ, the title counts them: which is which, the HAR cannot tell); the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis."+lanesCaption, tipped, axes)
+	lossWords := ""
+	if n, err := drawLosses(p, drawn, w, tipped); err != nil {
+		return Figure{}, err
+	} else if n > 0 {
+		lossWords = lossesCaption
+	}
+	return finishWaterfall(p, rows, w, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one), marked resumed or 0-RTT when the server saw its TLS session resumed, or its early data accepted (where a host's connections differ, the title counts them: which is which, the HAR cannot tell); the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis."+lanesCaption+lossWords, tipped, axes)
 }
 
 // connectionLabel prefixes a row with its connection's number and its

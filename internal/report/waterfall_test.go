@@ -123,3 +123,35 @@ func TestAProtocolsWaterfallsShareTheirTimeAxis(t *testing.T) {
 		t.Errorf("shared axis ends at %v ms, want the slow load's PLT, 900", end)
 	}
 }
+
+// TestLossesAreMarkedOnTheirConnectionsRows: a drop and a wait on b.test's
+// only connection are marked on its row; a drop on one of a.test's two
+// HTTP/1.1 connections, which the HAR cannot tell apart, and a bare
+// acknowledgement's are not.
+func TestLossesAreMarkedOnTheirConnectionsRows(t *testing.T) {
+	h := waterfallHAR(time.Unix(1_800_000_000, 0))
+	tr := results.Trial{ID: "c-r1", Levels: results.Levels{Protocol: "h3", Network: "n", Page: "p"}}
+	tr.PLT = results.F(260)
+	w := Waterfall{HAR: h, Trial: tr,
+		Connections: []results.Connection{{Remote: "10.0.0.2:40000", ServerName: "a.test", Requests: 2}, {Remote: "10.0.0.2:40001", ServerName: "a.test", Requests: 1},
+			{Remote: "10.0.0.2:40002", ServerName: "b.test", Requests: 1}},
+		Losses: []results.Loss{
+			{Kind: results.LossDrop, Client: "10.0.0.2:40002", Transport: "udp", Down: true, Bytes: 1200, FromMs: 150, ToMs: 150},
+			{Kind: results.LossWait, Client: "10.0.0.2:40002", Transport: "udp", Down: true, FromMs: 160, ToMs: 190},
+			{Kind: results.LossDrop, Client: "10.0.0.2:40000", Transport: "tcp", Down: true, Bytes: 1448, FromMs: 130, ToMs: 130},
+			{Kind: results.LossDrop, Client: "10.0.0.2:40002", Transport: "tcp", Down: false, Bytes: 0, FromMs: 170, ToMs: 170},
+		}}
+	f, err := harWaterfall(w, "waterfall", sharedAxes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(f.SVG)
+	for _, want := range []string{"dropped a packet of 1200 bytes to the client at 150.0 ms", "one stream of the QUIC connection to b.test stood still for lost data from 160.0 to 190.0 ms"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the waterfall lacks the tip %q", want)
+		}
+	}
+	if strings.Contains(svg, "1448 bytes") || strings.Contains(svg, "of 0 bytes") || !strings.Contains(f.Caption, "Red crosses") {
+		t.Errorf("marks a.test's loss or a bare acknowledgement, or its caption lacks the marks: %q", f.Caption)
+	}
+}
