@@ -31,7 +31,7 @@ const (
 // PageKinds is the page-kind part of the page factor.
 func PageKinds() Enum[PageKind] {
 	return Enum[PageKind]{What: "page kind", Levels: []Level[PageKind]{
-		{PageSynthetic, "synthetic:NxSIZE, an HTML document with N images of SIZE bytes (KB = 1000 B, KiB = 1024 B)"},
+		{PageSynthetic, "synthetic:NxSIZE, an HTML document with N images of SIZE bytes (KB = 1000 B, KiB = 1024 B); synthetic:NxSIZE+waitDURATION has the server hold every response that long (Go origin)"},
 		{PageWeb2024, "web2024:N, page N of a generated corpus shaped like the web of 2024 (CSS, fonts, scripts, images, third-party origins; web2024:N@SEED for corpus SEED)"},
 		{PageArchive, "archive:DIR, a recorded site replayed from the site archive DIR (quicbench import, quicbench record)"},
 	}}
