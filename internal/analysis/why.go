@@ -8,45 +8,22 @@ import (
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
-// PartNames name the parts of a load's time (results.Parts) as the answer
-// says them, in the order a load's time is taken apart.
-func PartNames() []string {
-	return []string{"the link", "loss recovery", "handshakes", "round trips", "the servers", "the client"}
-}
-
-// Part indexes of PartNames.
-const (
-	PartLink = iota
-	PartLoss
-	PartHandshake
-	PartRoundTrips
-	PartServer
-	PartClient
-)
-
-// partsOf are trial t's parts in PartNames' order, ms (NaN for a part it
-// did not record: the loss of an h3 load from a QUIC server other than
-// quic-go, the server time of a server other than Go's), with its time
-// held behind a missing TCP segment last (0 over h3: QUIC holds no
-// stream's bytes for another's loss); nil for a trial without parts.
+// partsOf are trial t's parts (results.Parts.Values), with its time held
+// behind a missing TCP segment last (0 over h3: QUIC holds no stream's
+// bytes for another's loss); nil for a trial without parts.
 func partsOf(t results.Trial) []float64 {
-	p := t.Parts
-	if p.PartLinkMs == nil || p.PartHandshakeMs == nil || p.PartRoundTripsMs == nil || p.PartClientMs == nil {
+	values := t.Parts.Values()
+	if values == nil {
 		return nil
 	}
-	held := orNaN(t.HeldMs)
-	if t.Protocol == factor.H3 {
+	held := math.NaN()
+	switch {
+	case t.Protocol == factor.H3:
 		held = 0
+	case t.HeldMs != nil:
+		held = *t.HeldMs
 	}
-	return []float64{*p.PartLinkMs, orNaN(p.PartLossMs), *p.PartHandshakeMs, *p.PartRoundTripsMs, orNaN(p.PartServerMs), *p.PartClientMs, held}
-}
-
-// orNaN is *v, or NaN for nil.
-func orNaN(v *float64) float64 {
-	if v == nil {
-		return math.NaN()
-	}
-	return *v
+	return append(values, held)
 }
 
 // PartDiff is how one part of the loads' time differed, compare −
@@ -63,7 +40,7 @@ type PartDiff struct {
 }
 
 // Why is a comparison's difference taken apart: the difference of the
-// loads' PLTs and of each part of them (PartNames' order), and of the
+// loads' PLTs and of each part of them (results.PartNames' order), and of the
 // time bytes waited behind a missing TCP segment (head-of-line blocking;
 // part of loss recovery). Loads counts the pairs, or the smaller
 // sample's loads.
@@ -91,7 +68,7 @@ func whyOf(c Comparison, reps int, seed uint64) *Why {
 		}
 		return out
 	}
-	width := len(PartNames()) + 1
+	width := len(results.PartNames()) + 1
 	for i := -1; i < width; i++ {
 		var bv, qv []float64
 		if i < 0 {

@@ -43,11 +43,11 @@ factors:
   pages: [synthetic:4x2KB]
   protocols: [h2, h3]
 `, 12)
-	hs := w.Parts[analysis.PartHandshake]
+	hs := w.Parts[results.PartHandshake]
 	if !hs.Measurable || hs.Diff > -160 || hs.Diff < -240 {
 		t.Errorf("handshakes differ by %+v, want about one round trip less (−200 ms), measurably", hs)
 	}
-	checkDominant(t, w, analysis.PartHandshake)
+	checkDominant(t, w, results.PartHandshake)
 }
 
 // TestLossRecoveryIsWhatLossCostsH2: h2 loads at 2 % downstream loss
@@ -76,13 +76,13 @@ factors:
 			t.Errorf("%s: %d segments repaired but no bytes held behind them: %+v", tr.ID, tr.TCPRepaired, tr.Stalls)
 		}
 	}
-	grew := make([]float64, len(analysis.PartNames()))
+	grew := make([]float64, len(results.PartNames()))
 	for i := range grew {
 		grew[i] = medianOf(parts["lossy"], i) - medianOf(parts["clean"], i)
 	}
-	t.Logf("what 2 %% loss added to h2's parts (medians, ms): %v %v", analysis.PartNames(), grew)
-	if largest := argMax(grew); largest != analysis.PartLoss {
-		t.Errorf("the part that grew most is %s (%v), want loss recovery", analysis.PartNames()[largest], grew)
+	t.Logf("what 2 %% loss added to h2's parts (medians, ms): %v %v", results.PartNames(), grew)
+	if largest := argMax(grew); largest != results.PartLoss {
+		t.Errorf("the part that grew most is %s (%v), want loss recovery", results.PartNames()[largest], grew)
 	}
 }
 
@@ -100,7 +100,7 @@ factors:
   protocols: [h2, h3]
 `, 2) {
 		p := partValues(tr)
-		if argMax(p) != analysis.PartLink || p[analysis.PartLink] < 0.8**tr.PLT {
+		if argMax(p) != results.PartLink || p[results.PartLink] < 0.8**tr.PLT {
 			t.Errorf("%s %s: parts %v of PLT %.0f ms, want the link's above 80 %%", tr.ID, tr.Protocol, p, *tr.PLT)
 		}
 	}
@@ -120,7 +120,7 @@ factors:
   protocols: [h2, h3]
 `, 2) {
 		p := partValues(tr)
-		if argMax(p) != analysis.PartServer || p[analysis.PartServer] < 320 || p[analysis.PartServer] > 420 {
+		if argMax(p) != results.PartServer || p[results.PartServer] < 320 || p[results.PartServer] > 420 {
 			t.Errorf("%s %s: parts %v, want the servers' largest, about 2 × 200 ms", tr.ID, tr.Protocol, p)
 		}
 	}
@@ -155,7 +155,7 @@ func loadsOf(t *testing.T, spec string, loads int) []results.Trial {
 	var out []results.Trial
 	for _, tr := range trialsOf(t, store) {
 		checkPartsAddUp(t, tr.Trial)
-		t.Logf("%s %s PLT %.1f ms: %v %v", tr.Network, tr.Protocol, *tr.PLT, analysis.PartNames(), partValues(tr.Trial))
+		t.Logf("%s %s PLT %.1f ms: %v %v", tr.Network, tr.Protocol, *tr.PLT, results.PartNames(), partValues(tr.Trial))
 		out = append(out, tr.Trial)
 	}
 	return out
@@ -190,26 +190,20 @@ func checkDominant(t *testing.T, w *analysis.Why, want int) {
 		sum += d.Diff
 	}
 	if got := argMax(sizes); got != want {
-		t.Errorf("the largest difference is in %s, want %s: %+v", analysis.PartNames()[got], analysis.PartNames()[want], w.Parts)
+		t.Errorf("the largest difference is in %s, want %s: %+v", results.PartNames()[got], results.PartNames()[want], w.Parts)
 	}
 	if gap := math.Abs(sum - w.Total.Diff); gap > max(partsToleranceMs, partsToleranceShare*math.Abs(w.Total.Diff)) {
 		t.Errorf("the parts' differences add up to %.1f ms, the PLTs' is %.1f ms", sum, w.Total.Diff)
 	}
 }
 
-// partValues are tr's parts in analysis.PartNames' order, ms (NaN where
+// partValues are tr's parts in results.PartNames' order, ms (NaN where
 // one is missing).
 func partValues(tr results.Trial) []float64 {
-	p := tr.Parts
-	out := []float64{}
-	for _, v := range []*float64{p.PartLinkMs, p.PartLossMs, p.PartHandshakeMs, p.PartRoundTripsMs, p.PartServerMs, p.PartClientMs} {
-		if v == nil {
-			out = append(out, math.NaN())
-		} else {
-			out = append(out, *v)
-		}
+	if v := tr.Parts.Values(); v != nil {
+		return v
 	}
-	return out
+	return slices.Repeat([]float64{math.NaN()}, len(results.PartNames()))
 }
 
 // medianOf is the median of column i of rows.

@@ -75,6 +75,9 @@ type Row struct {
 	Real *Row
 	// LeftOut, in a row on recorded sites, are the sites it could not use.
 	LeftOut []LeftOut
+	// Breakdown is, for a claim with an explanation, its loads taken
+	// apart; nil otherwise or where no setting's loads recorded parts.
+	Breakdown *Breakdown
 }
 
 // Evaluate sets every claim of p beside the loads of sources. Sources of
@@ -123,6 +126,11 @@ type group struct {
 	samples [4][]float64
 	trials  []string
 	rttMs   float64
+	// plt and parts are, at the contrast's two levels, the loads' PLTs
+	// and parts (results.Parts.Values; nil for a load without), for the
+	// claim's breakdown.
+	plt   [2][]float64
+	parts [2][][]float64
 }
 
 func evaluateClaim(p Paper, c Claim, sources []Source, o Options, stream uint64) Row {
@@ -141,6 +149,7 @@ func evaluateClaim(p Paper, c Claim, sources []Source, o Options, stream uint64)
 	row.Value = statistic(c.Stat.Kind, groups, func(g *group, i int) float64 { return locate(g.samples[i]) })
 	row.Lo, row.Hi, row.LevelLo, row.LevelHi = intervals(c, groups, row.Value, locate, o, stream)
 	row.Verdict = decide(c.Region, row.LevelLo, row.LevelHi)
+	row.Breakdown = breakdownOf(c, groups)
 	if row.Verdict == Inconclusive {
 		row.Need = needOf(row)
 	}
@@ -179,6 +188,9 @@ func collect(c Claim, sources []Source) []*group {
 			}
 			g.samples[slot] = append(g.samples[slot], *v)
 			g.trials = append(g.trials, trialRef(src.Run, t.ID))
+			if slot < 2 && t.PLT != nil {
+				g.plt[slot], g.parts[slot] = append(g.plt[slot], *t.PLT), append(g.parts[slot], t.Parts.Values())
+			}
 		}
 	}
 	return order

@@ -1,6 +1,9 @@
 package papers
 
-import "github.com/quicbench/quicbench/internal/factor"
+import (
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/results"
+)
 
 // masri is seed 001: synthetic pages over QUIC and HTTP/2 in a netem lab.
 func masri() Paper {
@@ -62,6 +65,7 @@ func masri() Paper {
 			Metric:   "onload", Location: Mean,
 			Cells: Cells{factor.IDNetwork: {"rtt200ms-loss2"}, factor.IDPage: larger},
 			Stat:  Stat{Kind: Ratio, Vary: h2h3}, PaperValue: 0.57, Region: Below(1), Differs: differs,
+			Explains: &Explanation{Says: "§4.1 on Figure 10: as loss was introduced, \"because of QUIC's built in Forward Error Correction, it began to perform better than TCP immediately\"; on Figure 11, QUIC outperforms TCP \"as TCPs head of line blocking occurs\"", Part: results.PartLoss},
 		}, {
 			ID: "C7", Text: "With 2 % loss at 200 ms, TCP is still faster on most pages of 100 B objects",
 			Source: "§4.1, Figure 10, Fig. 13", Figure: "1.49",
@@ -76,7 +80,8 @@ func masri() Paper {
 			Metric:   "onload", Location: Mean,
 			Cells: Cells{factor.IDNetwork: {"rtt5ms-loss2", "rtt100ms-loss2", "rtt200ms-loss2"}},
 			Stat:  Stat{Kind: Share, Vary: h2h3}, PaperValue: 0.83, PaperN: 24, Region: Above(0.6),
-			Differs: differs + "; the share of pages and lossy networks where QUIC's mean is lower; \"all scenarios\" read as over 60 %: the paper's own Figure 10 has four exceptions, and its 20 of 24 has a 95 % interval of 63–95 %",
+			Differs:  differs + "; the share of pages and lossy networks where QUIC's mean is lower; \"all scenarios\" read as over 60 %: the paper's own Figure 10 has four exceptions, and its 20 of 24 has a 95 % interval of 63–95 %",
+			Explains: &Explanation{Says: "§4.1 on Figure 10: as loss was introduced, \"because of QUIC's built in Forward Error Correction, it began to perform better than TCP immediately\"; on Figure 11, QUIC outperforms TCP \"as TCPs head of line blocking occurs\"", Part: results.PartLoss},
 		}, {
 			ID: "C9", Text: "QUIC does reasonably well on small pages of a few small objects",
 			Source: "§5, Figure 10", Figure: "≤ 1 (0.81 with 2 % loss at 100 ms)",

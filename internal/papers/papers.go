@@ -152,6 +152,10 @@ type Claim struct {
 	// --sites) it is evaluated on them too (Row.Real), with the paper's
 	// RealPages spec run on them.
 	Pages bool
+	// Explains, if set, is the paper's reason for what the claim finds:
+	// the reproduction sets the claim's loads taken apart beside it
+	// (Row.Breakdown).
+	Explains *Explanation
 }
 
 // alpha is the claim's significance level.

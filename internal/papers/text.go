@@ -185,6 +185,9 @@ func writeClaim(w io.Writer, r Row) {
 	if c.Arithmetic != "" {
 		fmt.Fprintf(w, "    design arithmetic: %s\n", c.Arithmetic)
 	}
+	if why := r.WhyText(); why != "" {
+		fmt.Fprintf(w, "    why:   %s\n", why)
+	}
 	if c.Differs != "" {
 		fmt.Fprintf(w, "    differs: %s\n", c.Differs)
 	}
@@ -224,7 +227,7 @@ func writeSites(w io.Writer, rows []Row) {
 func CSVRows(rows []Row) [][]string {
 	out := [][]string{{"paper", "claim", "text", "source", "paper_figure", "statistic", "holds_if", "value", "ci95_low", "ci95_high",
 		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "to_decide", "covers", "differs", "arithmetic", "trials", "paper_scale_only",
-		"real_verdict", "real_value", "real_ci95_low", "real_ci95_high", "real_settings", "real_loads", "real_sites", "real_left_out", "real_trials"}}
+		"real_verdict", "real_value", "real_ci95_low", "real_ci95_high", "real_settings", "real_loads", "real_sites", "real_left_out", "real_trials", "why"}}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range rows {
 		c := r.Claim
@@ -237,7 +240,7 @@ func CSVRows(rows []Row) [][]string {
 		} else {
 			row = append(row, "", "", "", "", "", "", "", "", "")
 		}
-		out = append(out, row)
+		out = append(out, append(row, r.WhyText()))
 	}
 	return out
 }

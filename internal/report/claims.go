@@ -59,6 +59,9 @@ type ClaimRow struct {
 	// PaperScaleOnly says why a result like the paper's agrees only at
 	// paper scale, and what it needs; "" when it can at quick scale.
 	PaperScaleOnly string
+	// Why sets the paper's reason for the claim beside its loads taken
+	// apart; "" for a claim without one.
+	Why string
 }
 
 // ClaimGap is a condition of the paper no claim can test here, and why.

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/quicbench/quicbench/internal/analysis"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
@@ -37,13 +38,13 @@ func whyWords(c analysis.Comparison) string {
 	head := fmt.Sprintf("Why, %s against %s (%s, 95 %% intervals): of %s ms %s", c.Compare.Protocol, c.Baseline.Protocol, how, signed(w.Total.Diff, 1), interval(w.Total))
 	var shown []string
 	rest := w.Total.Diff
-	names := analysis.PartNames()
+	names := results.PartNames()
 	for i, d := range w.Parts {
 		if !d.Measurable {
 			continue
 		}
 		words := fmt.Sprintf("%s %s ms %s", names[i], signed(d.Diff, 1), interval(d))
-		if i == analysis.PartLoss && w.Held.Measurable {
+		if i == results.PartLoss && w.Held.Measurable {
 			words += fmt.Sprintf(" (head-of-line blocking: bytes held behind a missing TCP segment %s ms %s)", signed(w.Held.Diff, 1), interval(w.Held))
 		}
 		shown = append(shown, words)
@@ -61,7 +62,7 @@ func estimates(w *analysis.Why) []string {
 	var out []string
 	for i, d := range w.Parts {
 		if d.Known {
-			out = append(out, fmt.Sprintf("%s %s ms", analysis.PartNames()[i], signed(d.Diff, 1)))
+			out = append(out, fmt.Sprintf("%s %s ms", results.PartNames()[i], signed(d.Diff, 1)))
 		}
 	}
 	return out
@@ -102,7 +103,7 @@ func partRows(a *analysis.Analysis) []partRow {
 }
 
 // WriteParts sets the protocols' loads taken apart side by side, per
-// setting: the medians of each part (analysis.PartNames) and of the PLT
+// setting: the medians of each part (results.PartNames) and of the PLT
 // over the verified loads, with "-" for a part a protocol's loads did not
 // record; nothing when no load recorded its parts.
 func WriteParts(w io.Writer, a *analysis.Analysis) {
@@ -113,10 +114,10 @@ func WriteParts(w io.Writer, a *analysis.Analysis) {
 	v := analysis.VariedIn(a.Comparisons)
 	fmt.Fprintln(w, "\nEach load's time taken apart: the link (a packet at the bottleneck), loss recovery, handshakes, round trips (in flight, none at the bottleneck), the servers (working on a request, nothing in flight) and the client (nothing in flight, no server working). Medians in ms over the verified loads; a load's parts add up to its PLT, their medians need not; \"-\" where a protocol's loads record none:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\tPLT\t%s\n", variedHeader(v), strings.Join(analysis.PartNames(), "\t"))
+	fmt.Fprintf(tw, "%sprotocol\tPLT\t%s\n", variedHeader(v), strings.Join(results.PartNames(), "\t"))
 	for _, r := range rows {
 		cells := []string{string(r.sample.Protocol), num(stats.Median(r.sample.Values), 1)}
-		for i := range analysis.PartNames() {
+		for i := range results.PartNames() {
 			cells = append(cells, partMedian(r.sample, i))
 		}
 		fmt.Fprintf(tw, "%s%s\n", variedRow(v, r.setting), strings.Join(cells, "\t"))
@@ -141,7 +142,7 @@ func partsBars(a *analysis.Analysis) (Figure, error) {
 	marks := &tips{}
 	var below *plotter.BarChart
 	base := make([]float64, len(rows))
-	for i, name := range analysis.PartNames() {
+	for i, name := range results.PartNames() {
 		values := make(plotter.Values, len(rows))
 		for k, r := range rows {
 			values[k] = partValue(r.sample, i)

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"math"
 	"reflect"
 	"time"
 
@@ -389,6 +390,41 @@ type Parts struct {
 	PartRoundTripsMs *float64 `parquet:"part_round_trips_ms,optional"`
 	PartServerMs     *float64 `parquet:"part_server_ms,optional"`
 	PartClientMs     *float64 `parquet:"part_client_ms,optional"`
+}
+
+// PartNames name the parts of a load's time (Parts) in words, in the
+// order a load's time is taken apart.
+func PartNames() []string {
+	return []string{"the link", "loss recovery", "handshakes", "round trips", "the servers", "the client"}
+}
+
+// Indexes of PartNames and Parts.Values.
+const (
+	PartLink = iota
+	PartLoss
+	PartHandshake
+	PartRoundTrips
+	PartServer
+	PartClient
+)
+
+// Values are p's parts in PartNames' order, ms, with NaN for a part the
+// load did not record (the loss of an h3 load from a QUIC server other
+// than quic-go, the server time of a server other than Go's); nil for a
+// load without parts.
+func (p Parts) Values() []float64 {
+	if p.PartLinkMs == nil || p.PartHandshakeMs == nil || p.PartRoundTripsMs == nil || p.PartClientMs == nil {
+		return nil
+	}
+	out := make([]float64, 0, 6)
+	for _, v := range []*float64{p.PartLinkMs, p.PartLossMs, p.PartHandshakeMs, p.PartRoundTripsMs, p.PartServerMs, p.PartClientMs} {
+		if v == nil {
+			out = append(out, math.NaN())
+		} else {
+			out = append(out, *v)
+		}
+	}
+	return out
 }
 
 // F returns a pointer to v, for metrics.
