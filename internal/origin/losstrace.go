@@ -45,14 +45,13 @@ type lossRecorder struct {
 // RecordEvent notes the events of sent and lost application data, and
 // the connection's start (its client's address names its record).
 func (r *lossRecorder) RecordEvent(e qlogwriter.Event) {
-	now := time.Now()
 	switch e := e.(type) {
 	case qlog.StartedConnection:
 		r.trace.tracker.traceOf(e.Remote.IPv4.String(), r.trace)
 	case qlog.PacketSent:
 		if ranges := streamRanges(e.Frames); len(ranges) > 0 && appData(e.Header.PacketType) {
 			r.trace.mu.Lock()
-			r.trace.resends.Sent(now, int64(e.Header.PacketNumber), ranges)
+			r.trace.resends.Sent(time.Now(), int64(e.Header.PacketNumber), ranges)
 			r.trace.mu.Unlock()
 		}
 	case qlog.PacketLost:

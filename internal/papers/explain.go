@@ -127,7 +127,7 @@ func (r Row) WhyText() string {
 	if e := b.Parts[c.Explains.Part]; e.Known {
 		named = effectText(e)
 	}
-	return fmt.Sprintf("the paper's reason: %s. The PLT taken apart, %s, %s per setting over %d settings: %s in all; %s. The part the paper's reason points at, %s, moved %s",
+	return fmt.Sprintf("the paper's reason: %s. The PLT taken apart, %s, %s per setting over %d settings: %s in all; %s. The part the paper's reason points at, %s, moved %s.",
 		c.Explains.Says, c.Stat.Vary, c.Location, b.Settings, effectText(b.Total), strings.Join(parts, ", "), results.PartNames()[c.Explains.Part], named)
 }
 

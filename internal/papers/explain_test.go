@@ -50,7 +50,7 @@ func TestAClaimIsTakenApartBesideThePapersReason(t *testing.T) {
 		t.Errorf("parts add up to %.3f ms, total %.3f ms, want −150", sum, b.Total.Ms)
 	}
 	why := row.WhyText()
-	for _, want := range []string{"the paper's reason: the handshake's round trip", "h3 against h2, mean per setting over 2 settings", "handshakes -1.00 RTT (-100.0 ms)", "points at, handshakes, moved -1.00 RTT"} {
+	for _, want := range []string{"the paper's reason: the handshake's round trip", "h3 against h2, mean per setting over 2 settings", "handshakes -1.00 RTT (-100.0 ms)", "points at, handshakes, moved -1.00 RTT (-100.0 ms)."} {
 		if !strings.Contains(why, want) {
 			t.Errorf("%q lacks %q", why, want)
 		}

@@ -118,26 +118,6 @@ func signedRankP(dist []float64, w, n int) float64 {
 	return math.Min(1, 2*math.Min(lower, upper))
 }
 
-// BootstrapDiffCI is the percentile bootstrap confidence interval of
-// median(q) − median(t) at level, resampling each sample on its own (reps
-// resamples from seed). NaN for an empty sample.
-func BootstrapDiffCI(q, t []float64, level float64, reps int, seed uint64) (lo, hi float64) {
-	if len(q) == 0 || len(t) == 0 || reps < 1 {
-		return math.NaN(), math.NaN()
-	}
-	rng := rand.New(rand.NewPCG(seed, 0xd1ff))
-	diffs := make([]float64, reps)
-	sq, st := make([]float64, 0, len(q)), make([]float64, 0, len(t))
-	for r := range diffs {
-		sq, st = Resample(rng, q, sq[:0]), Resample(rng, t, st[:0])
-		slices.Sort(sq)
-		slices.Sort(st)
-		diffs[r] = quantileSorted(sq, 0.5) - quantileSorted(st, 0.5)
-	}
-	slices.Sort(diffs)
-	return PercentileInterval(diffs, level)
-}
-
 // HodgesLehmann is the Hodges–Lehmann estimate of the median of paired
 // differences d (the median of the Walsh averages (dᵢ + dⱼ)/2, i ≤ j) and
 // its confidence interval at level, from the signed-rank distribution
@@ -211,18 +191,32 @@ func PairRatios(q, t []float64, level float64) PairedRatio {
 // median(q)/median(t) at level, resampling each sample on its own (reps
 // resamples from seed). NaN for an empty sample.
 func BootstrapRatioCI(q, t []float64, level float64, reps int, seed uint64) (lo, hi float64) {
+	return bootstrapMediansCI(q, t, level, reps, rand.NewPCG(seed, 0x7a71), func(mq, mt float64) float64 { return mq / mt })
+}
+
+// BootstrapDiffCI is the percentile bootstrap confidence interval of
+// median(q) − median(t) at level, resampling each sample on its own (reps
+// resamples from seed). NaN for an empty sample.
+func BootstrapDiffCI(q, t []float64, level float64, reps int, seed uint64) (lo, hi float64) {
+	return bootstrapMediansCI(q, t, level, reps, rand.NewPCG(seed, 0xd1ff), func(mq, mt float64) float64 { return mq - mt })
+}
+
+// bootstrapMediansCI is the percentile bootstrap confidence interval at
+// level of of(median(q), median(t)), resampling each sample on its own
+// (reps resamples drawn from src). NaN for an empty sample.
+func bootstrapMediansCI(q, t []float64, level float64, reps int, src rand.Source, of func(mq, mt float64) float64) (lo, hi float64) {
 	if len(q) == 0 || len(t) == 0 || reps < 1 {
 		return math.NaN(), math.NaN()
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x7a71))
-	ratios := make([]float64, reps)
+	rng := rand.New(src)
+	values := make([]float64, reps)
 	sq, st := make([]float64, 0, len(q)), make([]float64, 0, len(t))
-	for r := range ratios {
+	for r := range values {
 		sq, st = Resample(rng, q, sq[:0]), Resample(rng, t, st[:0])
 		slices.Sort(sq)
 		slices.Sort(st)
-		ratios[r] = quantileSorted(sq, 0.5) / quantileSorted(st, 0.5)
+		values[r] = of(quantileSorted(sq, 0.5), quantileSorted(st, 0.5))
 	}
-	slices.Sort(ratios)
-	return PercentileInterval(ratios, level)
+	slices.Sort(values)
+	return PercentileInterval(values, level)
 }
