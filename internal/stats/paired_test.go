@@ -109,3 +109,36 @@ func TestBootstrapDiffCI(t *testing.T) {
 		t.Errorf("an empty sample: [%v, %v], want NaN", lo, hi)
 	}
 }
+
+// TestHodgesLehmannShiftInvertsMannWhitney: over random samples of 3 to
+// 12 values, the shift's 99 % interval excludes 0 exactly when Mann–Whitney
+// rejects at α = 0.01, and holds the estimate.
+func TestHodgesLehmannShiftInvertsMannWhitney(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	rejected := 0
+	for trial := range 400 {
+		x, y := make([]float64, 3+rng.IntN(10)), make([]float64, 3+rng.IntN(10))
+		shift := float64(trial%4) * 0.8
+		for i := range x {
+			x[i] = rng.NormFloat64() + shift
+		}
+		for i := range y {
+			y[i] = rng.NormFloat64()
+		}
+		est, lo, hi, ok := HodgesLehmannShift(x, y, 0.99)
+		test := MannWhitney(x, y)
+		excludes := ok && (lo > 0 || hi < 0)
+		if excludes != (test.P < 0.01) || est < lo || est > hi {
+			t.Fatalf("n %d, %d: interval [%.3f, %.3f] (ok %v) around %.3f, Mann–Whitney p %.4f", len(x), len(y), lo, hi, ok, est, test.P)
+		}
+		if excludes {
+			rejected++
+		}
+	}
+	if rejected < 50 {
+		t.Errorf("only %d of 400 rejected: the shifts are too small to test the inversion", rejected)
+	}
+	if _, _, _, ok := HodgesLehmannShift([]float64{1, 2}, []float64{3, 4}, 0.99); ok {
+		t.Error("2 against 2 values gave a 99 % interval: Mann–Whitney cannot reach p < 0.01 with them")
+	}
+}
