@@ -137,7 +137,8 @@ type Sample struct {
 	Parts   [][]float64
 	Failed  int
 	Summary stats.Summary
-	// MedianCI is the 95% bootstrap interval of the median, ms.
+	// MedianCI is the bootstrap interval of the median at 1 − stats.Alpha
+	// (99 %), ms.
 	MedianCILo, MedianCIHi float64
 }
 
@@ -150,18 +151,38 @@ type Comparison struct {
 	// median(compare)/median(baseline) (Biswal and Gnawali 2016), Gain
 	// (mean(compare) − mean(baseline))/mean(baseline) (Wolsing et al. 2019).
 	Diff, Ratio, Gain float64
-	// RatioLo and RatioHi are the 95 % bootstrap interval of Ratio,
-	// resampling each protocol's loads on their own.
-	RatioLo, RatioHi   float64
+	// Level is the confidence of every interval the comparison gives, 1 −
+	// stats.Alpha (0.99): that of its verdict.
+	Level float64
+	// Estimate is the typical ratio compare/baseline the verdict reads,
+	// with its interval RatioLo–RatioHi at Level (IntervalOK false when
+	// the loads are too few for one: the whole range): over pairs, the
+	// Hodges–Lehmann estimate of the paired ratios with the Wilcoxon
+	// signed-rank test inverted; else the Hodges–Lehmann ratio of the two
+	// samples with the Mann–Whitney test inverted. The interval excludes 1
+	// exactly when the verdict's test rejects (without ties).
+	Estimate, RatioLo, RatioHi float64
+	IntervalOK                 bool
+	// Unpaired is the two samples' Hodges–Lehmann ratio with its interval
+	// at Level whether or not the loads were paired: Estimate's where they
+	// were not.
+	UnpairedRatio, UnpairedLo, UnpairedHi float64
+	// Test is the test the verdict reads: Wilcoxon signed-rank over pairs,
+	// else Mann–Whitney; Welch and MannWhitney are given besides.
+	Test               stats.Test
 	Welch, MannWhitney stats.Test
+	// NeedLoads is, for a verdict of too few loads, the loads a protocol
+	// (pairs, over pairs) with which the test could reach α; 0 otherwise.
+	NeedLoads int
 	// Stopping is how the setting's repetitions ended under the run's
 	// until rule; nil without one.
 	Stopping *Stopping
 	// Paired is the analysis of the pairs of loads of equal repetition,
 	// when every load started from its repetition's link seeds (spec
-	// pairing); nil otherwise.
+	// pairing), at Level; nil otherwise.
 	Paired *stats.PairedRatio
-	// Verdict is from Mann–Whitney U (PLTs are rarely normal) at α = 0.01.
+	// Verdict is Test's at α = stats.Alpha (0.01), faster or slower as
+	// Estimate is below or above 1 (rank tests: PLTs are rarely normal).
 	Verdict stats.Verdict
 	// Why takes the difference apart into the parts of the loads' time;
 	// nil unless the metric is the PLT and every load recorded its parts.
@@ -348,7 +369,7 @@ func summarize(ctx context.Context, samples map[sampleKey]*Sample, o Options) er
 		h := fnv.New64a()
 		h.Write([]byte(k.seedText()))
 		sm.Summary = stats.Summarize(sm.Values)
-		sm.MedianCILo, sm.MedianCIHi = stats.BootstrapMedianCI(sm.Values, 0.95, o.BootstrapReps, o.Seed^h.Sum64())
+		sm.MedianCILo, sm.MedianCIHi = stats.BootstrapMedianCI(sm.Values, 1-stats.Alpha, o.BootstrapReps, o.Seed^h.Sum64())
 	}
 	return nil
 }
@@ -390,22 +411,44 @@ func noMeasureError(m string) error {
 
 // compareSamples compares sample c with baseline b in setting s.
 func compareSamples(s Setting, b, c Sample, reps int, seed uint64) Comparison {
-	cmp := Comparison{Setting: s, Baseline: b, Compare: c,
+	cmp := Comparison{Setting: s, Baseline: b, Compare: c, Level: 1 - stats.Alpha,
 		Diff: stats.DiffOfMeans(c.Values, b.Values), Ratio: stats.RatioOfMedians(c.Values, b.Values), Gain: stats.Gain(c.Values, b.Values),
 		Welch: stats.Welch(c.Values, b.Values), MannWhitney: stats.MannWhitney(c.Values, b.Values)}
-	cmp.RatioLo, cmp.RatioHi = stats.BootstrapRatioCI(c.Values, b.Values, 0.95, reps, seed)
 	if len(b.Values) == 0 || len(c.Values) == 0 {
 		cmp.Diff, cmp.Ratio, cmp.Gain = math.NaN(), math.NaN(), math.NaN()
 	}
-	cmp.Verdict = stats.Decide(cmp.MannWhitney, c.Values, b.Values)
+	cmp.Test = cmp.MannWhitney
+	cmp.Estimate, cmp.RatioLo, cmp.RatioHi, cmp.IntervalOK = stats.HodgesLehmannRatio(c.Values, b.Values, cmp.Level)
+	cmp.UnpairedRatio, cmp.UnpairedLo, cmp.UnpairedHi = cmp.Estimate, cmp.RatioLo, cmp.RatioHi
+	need := stats.LoadsToReach(stats.Alpha)
 	if b.Paired && c.Paired {
 		if q, t := pairsByRep(c, b); len(q) > 0 {
-			p := stats.PairRatios(q, t, 0.95)
-			cmp.Paired = &p
+			p := stats.PairRatios(q, t, cmp.Level)
+			cmp.Paired, cmp.Test, need = &p, p.Test, stats.PairsToReach(stats.Alpha)
+			cmp.Estimate, cmp.RatioLo, cmp.RatioHi, cmp.IntervalOK = p.Ratio, p.Lo, p.Hi, p.CIOK
 		}
+	}
+	cmp.Verdict = decide(cmp.Test, cmp.Estimate)
+	if cmp.Verdict == stats.TooFewSamples && cmp.Test.OK {
+		cmp.NeedLoads = need
 	}
 	cmp.Why = whyOf(cmp, reps, seed)
 	return cmp
+}
+
+// decide is test's verdict at stats.Alpha, faster or slower as the
+// estimated ratio is below or above 1; too few samples when the test did
+// not run or cannot reach α with its loads.
+func decide(test stats.Test, ratio float64) stats.Verdict {
+	switch {
+	case !test.OK || test.MinP >= stats.Alpha:
+		return stats.TooFewSamples
+	case test.P >= stats.Alpha:
+		return stats.NoDifference
+	case ratio < 1:
+		return stats.Faster
+	}
+	return stats.Slower
 }
 
 // pairsByRep are the values of the repetitions both samples have, in

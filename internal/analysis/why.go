@@ -28,10 +28,11 @@ func partsOf(t results.Trial) []float64 {
 
 // PartDiff is how one part of the loads' time differed, compare −
 // baseline, in ms: over pairs, the Hodges–Lehmann estimate of the median
-// of the paired differences with its 95 % interval; else the difference
-// of the medians with a 95 % bootstrap interval. Interval is false when
-// the loads are too few for one (fewer than 6 pairs, or than minWhyLoads
-// loads a protocol): Lo and Hi are then the whole range. Measurable: there
+// of the paired differences with its interval at the comparison's Level
+// (99 %); else the difference of the medians with a bootstrap interval at
+// that level. Interval is false when the loads are too few for one (fewer
+// than 8 pairs, or than minWhyLoads loads a protocol): Lo and Hi are then
+// the whole range. Measurable: there
 // is an interval and it excludes 0. Known is false where some load did
 // not record the part.
 type PartDiff struct {
@@ -121,17 +122,18 @@ func partDiff(c Comparison, bv, qv []float64, reps int, seed uint64) PartDiff {
 		for i := range q {
 			diffs[i] = q[i] - t[i]
 		}
-		d.Diff, d.Lo, d.Hi, d.Interval = stats.HodgesLehmann(diffs, 0.95)
+		d.Diff, d.Lo, d.Hi, d.Interval = stats.HodgesLehmann(diffs, c.Level)
 		d.Measurable = d.Interval && (d.Lo > 0 || d.Hi < 0)
 		return d
 	}
 	d.Diff = stats.Median(qv) - stats.Median(bv)
-	d.Lo, d.Hi = stats.BootstrapDiffCI(qv, bv, 0.95, reps, seed)
+	d.Lo, d.Hi = stats.BootstrapDiffCI(qv, bv, c.Level, reps, seed)
 	d.Interval = len(qv) >= minWhyLoads && len(bv) >= minWhyLoads
 	d.Measurable = d.Interval && (d.Lo > 0 || d.Hi < 0)
 	return d
 }
 
 // minWhyLoads is the fewest loads per protocol whose medians' bootstrap
-// interval the answer trusts to call a part's difference measurable.
-const minWhyLoads = 6
+// interval the answer trusts to call a part's difference measurable: as
+// many as Mann–Whitney needs to reach α at 0.01 and more.
+const minWhyLoads = 8

@@ -40,7 +40,7 @@ const (
 	defaultUp       = "5mbit"
 	defaultQueue    = "200ms"
 	defaultPage     = "synthetic:32x10KB"
-	defaultRuns     = 5
+	defaultRuns     = 10 // a paired test at α = 0.01 needs 8 (stats.PairsToReach)
 	maxRuns         = 10_000
 	compareHelpHint = "see quicbench compare -h"
 )

@@ -147,14 +147,27 @@ func boundByText(sc analysis.SettingCPU) string {
 }
 
 // against says in words how c's compared protocol did against its
-// baseline; full adds the medians.
+// baseline; full adds the medians. The verdict's test, its ratio and the
+// interval at the verdict's level go together, so that an interval that
+// excludes 1 never stands beside "not measurably different".
 func against(c analysis.Comparison, full bool) string {
 	b, q := c.Baseline.Protocol, c.Compare.Protocol
-	p := "= " + pval(c.MannWhitney)
+	p := "= " + pval(c.Test)
 	if after, ok := strings.CutPrefix(p, "= <"); ok {
 		p = "< " + after
 	}
-	stat := fmt.Sprintf("ratio of medians %s, 95 %% CI %s–%s; Mann–Whitney p %s", num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), p)
+	test := "Mann–Whitney"
+	if c.Paired != nil {
+		test = fmt.Sprintf("Wilcoxon signed-rank over %d pairs", c.Paired.Pairs)
+	}
+	interval := fmt.Sprintf("%s CI %s–%s", levelText(), num(c.RatioLo, 3), num(c.RatioHi, 3))
+	if !c.IntervalOK {
+		interval = "too few loads for a " + levelText() + " interval"
+	}
+	stat := fmt.Sprintf("ratio of medians %s; Hodges–Lehmann %s, %s; %s p %s", num(c.Ratio, 3), num(c.Estimate, 3), interval, test, p)
+	if c.Stopping != nil && c.Stopping.Rep > 0 {
+		stat += "; the verdict is the until rule's sequential test's, which holds α over its looks (its stop and interval are in its table)"
+	}
 	if full {
 		stat = fmt.Sprintf("median %s against %s ms; ", num(c.Compare.Summary.Median, 1), num(c.Baseline.Summary.Median, 1)) + stat
 	}
@@ -164,9 +177,21 @@ func against(c analysis.Comparison, full bool) string {
 	case stats.Slower:
 		return fmt.Sprintf("%s was slower than %s by %s (%s)", q, b, percent(c.Ratio-1), stat)
 	case stats.NoDifference:
-		return fmt.Sprintf("%s was not measurably different from %s (%s)", q, b, stat)
+		return fmt.Sprintf("%s was not measurably different from %s at α = %g (%s)", q, b, stats.Alpha, stat)
 	}
-	return fmt.Sprintf("%s and %s had too few loads to tell apart (%s)", q, b, stat)
+	return fmt.Sprintf("%s and %s had too few loads to tell apart at α = %g%s (%s)", q, b, stats.Alpha, needWords(c), stat)
+}
+
+// needWords says how many loads c's test needs to reach α, where it has
+// too few: ": the paired test needs 8 rounds, this run has 5".
+func needWords(c analysis.Comparison) string {
+	switch {
+	case c.NeedLoads == 0:
+		return ""
+	case c.Paired != nil:
+		return fmt.Sprintf(": the paired test needs %d rounds, this run has %d", c.NeedLoads, c.Paired.Pairs)
+	}
+	return fmt.Sprintf(": Mann–Whitney needs %d loads of each, this run has %d and %d", c.NeedLoads, len(c.Compare.Values), len(c.Baseline.Values))
 }
 
 // boundShare says how much of the difference in medians the lower bound

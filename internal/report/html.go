@@ -157,8 +157,8 @@ func tables(a *analysis.Analysis, claims *Claims) map[string][][]string {
 	b, c := string(a.Options.Baseline), string(a.Options.Compare)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	cmps := [][]string{append(settingHeader(), "n_"+b, "n_"+c, "failed_"+b, "failed_"+c, "mean_"+b, "mean_"+c, "median_"+b, "median_"+c,
-		"sd_"+b, "sd_"+c, "p25_"+c, "p75_"+c, "median_ci95_lo_"+c, "median_ci95_hi_"+c, "diff_ms", "ratio", "gain", "p_mann_whitney", "p_welch", "verdict",
-		"ratio_ci95_lo", "ratio_ci95_hi", "pairs", "paired_ratio", "paired_ci95_lo", "paired_ci95_hi", "p_wilcoxon",
+		"sd_"+b, "sd_"+c, "p25_"+c, "p75_"+c, "median_ci99_lo_"+c, "median_ci99_hi_"+c, "diff_ms", "ratio", "gain", "p_mann_whitney", "p_welch", "verdict",
+		"verdict_ratio", "verdict_ci99_lo", "verdict_ci99_hi", "verdict_test", "p_verdict", "pairs", "paired_ratio", "paired_ci99_lo", "paired_ci99_hi", "p_wilcoxon",
 		"bound_median_"+b, "bound_median_"+c, "trials_used", "stopped_after_rep", "stop_reason")}
 	for _, x := range a.Comparisons {
 		row := append(settingCells(x.Setting),
@@ -166,7 +166,7 @@ func tables(a *analysis.Analysis, claims *Claims) map[string][][]string {
 			f(x.Baseline.Summary.Mean), f(x.Compare.Summary.Mean), f(x.Baseline.Summary.Median), f(x.Compare.Summary.Median),
 			f(x.Baseline.Summary.StdDev), f(x.Compare.Summary.StdDev), f(x.Compare.Summary.P25), f(x.Compare.Summary.P75),
 			f(x.Compare.MedianCILo), f(x.Compare.MedianCIHi), f(x.Diff), f(x.Ratio), f(x.Gain), f(x.MannWhitney.P), f(x.Welch.P), string(x.Verdict),
-			f(x.RatioLo), f(x.RatioHi))
+			f(x.Estimate), f(x.RatioLo), f(x.RatioHi), x.Test.Name, f(x.Test.P))
 		row = append(row, pairedCells(x.Paired, f)...)
 		row = append(row, f(medianOrNaN(x.Baseline.Bounds)), f(medianOrNaN(x.Compare.Bounds)))
 		cmps = append(cmps, append(row, stoppingCells(x.Stopping)...))
@@ -197,7 +197,7 @@ func tables(a *analysis.Analysis, claims *Claims) map[string][][]string {
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num": num, "pct": percent, "pval": pval, "onoff": onOff, "verdict": VerdictText,
+	"num": num, "pct": percent, "pval": pval, "onoff": onOff, "verdict": VerdictText, "ratioCI": ratioInterval,
 	"opt": func(v *float64) string { return optional(v, 1) }, "ratio": ratioText, "waits": waitsText, "boundRule": func() string { return BoundRule },
 	"frac":   func(a, b int) float64 { return float64(a) / float64(b) },
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
@@ -223,8 +223,8 @@ p.answer { font-size: 16px; max-width: 1100px }
 <p>{{.A.Trials}} trials, {{.A.Failed}} failed (failed loads are counted, never measured).
 Metric: {{.Metric}} in ms. {{.A.Options.Compare}} is compared with {{.A.Options.Baseline}}:
 ratio = median({{.A.Options.Compare}}) / median({{.A.Options.Baseline}}), Diff = mean({{.A.Options.Compare}}) − mean({{.A.Options.Baseline}}),
-gain = Diff / mean({{.A.Options.Baseline}}). Verdict: Mann–Whitney U, two-sided, α = 0.01; Welch's t-test p is shown beside it.
-95% confidence intervals of medians: percentile bootstrap, {{.A.Options.BootstrapReps}} resamples.</p>
+gain = Diff / mean({{.A.Options.Baseline}}). Verdict at α = 0.01: Wilcoxon signed-rank over paired loads, else Mann–Whitney U, two-sided; beside it, at the same level, its ratio (Hodges–Lehmann) with the 99 % interval that inverts the test, so the interval excludes 1 exactly when the verdict says faster or slower. Welch's t-test p is shown too.
+99 % confidence intervals of medians: percentile bootstrap, {{.A.Options.BootstrapReps}} resamples.</p>
 {{with .Answer}}<h2>Answer</h2>
 {{range .}}<p class="answer">{{.}}</p>
 {{end}}{{end}}{{with .Page.Claims}}<h2 id="claims">Claims of {{.Cite}}</h2>
@@ -246,34 +246,34 @@ disagrees when it lies wholly outside, and is inconclusive when it straddles a b
 {{end}}{{end}}
 <h2>Comparisons</h2>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
-<th>n {{.A.Options.Baseline}}</th><th>n {{.A.Options.Compare}}</th><th>failed</th><th>median {{.A.Options.Baseline}}</th><th>median {{.A.Options.Compare}} [95% CI]</th>
-<th>ratio [95% CI]</th><th>paired ratio [95% CI], pairs, p (Wilcoxon)</th><th>Diff, ms</th><th>gain</th><th>p (MWU)</th><th>p (Welch)</th><th class="l">verdict</th></tr>
+<th>n {{.A.Options.Baseline}}</th><th>n {{.A.Options.Compare}}</th><th>failed</th><th>median {{.A.Options.Baseline}}</th><th>median {{.A.Options.Compare}} [99% CI]</th>
+<th>ratio of medians</th><th>the verdict's ratio [99% CI], test, p</th><th>Diff, ms</th><th>gain</th><th>p (MWU)</th><th>p (Welch)</th><th class="l">verdict</th></tr>
 {{range .A.Comparisons}}<tr{{if not $.Page.Loads}} id="{{anchor .Setting}}"{{end}} class="{{if eq (print .Verdict) "faster"}}faster{{else if eq (print .Verdict) "slower"}}slower{{end}}{{if or .Baseline.Failed .Compare.Failed}} fail{{end}}">
 <td class="l">{{if $.Page.Loads}}<a href="#{{anchor .Setting}}">{{.Setting.Network}}</a>{{else}}{{.Setting.Network}}{{end}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
 <td>{{len .Baseline.Values}}</td><td>{{len .Compare.Values}}</td><td class="f">{{.Baseline.Failed}} + {{.Compare.Failed}}</td>
 <td>{{num .Baseline.Summary.Median 1}}</td><td>{{num .Compare.Summary.Median 1}} [{{num .Compare.MedianCILo 1}}, {{num .Compare.MedianCIHi 1}}]</td>
-<td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{with .Paired}}{{num .Ratio 3}} [{{num .Lo 3}}, {{num .Hi 3}}], {{.Pairs}}, {{pval .Test}}{{else}}not paired{{end}}</td><td>{{num .Diff 1}}</td><td>{{pct .Gain}}</td><td>{{pval .MannWhitney}}</td><td>{{pval .Welch}}</td>
+<td>{{num .Ratio 3}}</td><td>{{ratioCI .}}, {{if .Paired}}Wilcoxon over {{.Paired.Pairs}} pairs{{else}}Mann–Whitney{{end}}, {{pval .Test}}</td><td>{{num .Diff 1}}</td><td>{{pct .Gain}}</td><td>{{pval .MannWhitney}}</td><td>{{pval .Welch}}</td>
 <td class="l v">{{verdict .}}</td></tr>
 {{end}}</table>
 {{if .A.Pairs}}<h2>Every other pair of protocols</h2>
 <p>{{.PairsTitle}}.</p>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
-<th class="l">pair</th><th>n earlier</th><th>n later</th><th>median earlier</th><th>median later [95% CI]</th><th>ratio [95% CI]</th><th>p (MWU)</th><th class="l">verdict</th></tr>
+<th class="l">pair</th><th>n earlier</th><th>n later</th><th>median earlier</th><th>median later [99% CI]</th><th>ratio of medians</th><th>the verdict's ratio [99% CI]</th><th>p (its test)</th><th class="l">verdict</th></tr>
 {{range .A.Pairs}}<tr class="{{if eq (print .Verdict) "faster"}}faster{{else if eq (print .Verdict) "slower"}}slower{{end}}">
 <td class="l">{{if $.Page.Loads}}<a href="#{{anchor .Setting}}">{{.Setting.Network}}</a>{{else}}{{.Setting.Network}}{{end}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
 <td class="l">{{.Compare.Protocol}}/{{.Baseline.Protocol}}</td><td>{{len .Baseline.Values}}</td><td>{{len .Compare.Values}}</td>
 <td>{{num .Baseline.Summary.Median 1}}</td><td>{{num .Compare.Summary.Median 1}} [{{num .Compare.MedianCILo 1}}, {{num .Compare.MedianCIHi 1}}]</td>
-<td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{pval .MannWhitney}}</td><td class="l v">{{verdict .}}</td></tr>
+<td>{{num .Ratio 3}}</td><td>{{ratioCI .}}</td><td>{{pval .Test}}</td><td class="l v">{{verdict .}}</td></tr>
 {{end}}</table>{{end}}
 {{if .A.LevelPairs}}<h2>Pairs of stacks, servers and clients</h2>
 <p>{{.LevelPairsTitle}}.</p>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
-<th class="l">protocol</th><th class="l">factor</th><th class="l">pair</th><th>n earlier</th><th>n later</th><th>median earlier</th><th>median later [95% CI]</th><th>ratio [95% CI]</th><th>p (MWU)</th><th class="l">verdict</th></tr>
+<th class="l">protocol</th><th class="l">factor</th><th class="l">pair</th><th>n earlier</th><th>n later</th><th>median earlier</th><th>median later [99% CI]</th><th>ratio of medians</th><th>the verdict's ratio [99% CI]</th><th>p (its test)</th><th class="l">verdict</th></tr>
 {{range .A.LevelPairs}}<tr class="{{if eq (print .Verdict) "faster"}}faster{{else if eq (print .Verdict) "slower"}}slower{{end}}">
 <td class="l">{{.Setting.Network}}</td><td class="l">{{.Setting.Page}}</td>{{range $.Varied.Values .Setting}}<td class="l">{{.}}</td>{{end}}
 <td class="l">{{.Baseline.Protocol}}</td><td class="l">{{.FactorName}}</td><td class="l">{{.Later}}/{{.Earlier}}</td><td>{{len .Baseline.Values}}</td><td>{{len .Compare.Values}}</td>
 <td>{{num .Baseline.Summary.Median 1}}</td><td>{{num .Compare.Summary.Median 1}} [{{num .Compare.MedianCILo 1}}, {{num .Compare.MedianCIHi 1}}]</td>
-<td>{{num .Ratio 3}} [{{num .RatioLo 3}}, {{num .RatioHi 3}}]</td><td>{{pval .MannWhitney}}</td><td class="l v">{{verdict .Comparison}}</td></tr>
+<td>{{num .Ratio 3}}</td><td>{{ratioCI .Comparison}}</td><td>{{pval .Comparison.Test}}</td><td class="l v">{{verdict .Comparison}}</td></tr>
 {{end}}</table>{{end}}
 {{range .A.Experimental}}<p><strong>Experimental QUIC stack</strong> {{.}}</p>
 {{end}}{{if .A.Shares}}<h2>{{.ShareTitle}}</h2>
@@ -369,11 +369,11 @@ func renderHTML(dir string, pg Page, a *analysis.Analysis, figs []Figure) ([]byt
 // pairsTable is a.Pairs as CSV rows, with a header.
 func pairsTable(a *analysis.Analysis, f func(float64) string) [][]string {
 	rows := [][]string{append(settingHeader(), "later", "earlier", "n_earlier", "n_later", "median_earlier", "median_later",
-		"median_ci95_lo_later", "median_ci95_hi_later", "ratio", "ratio_ci95_lo", "ratio_ci95_hi", "p_mann_whitney", "p_welch", "verdict")}
+		"median_ci99_lo_later", "median_ci99_hi_later", "ratio", "verdict_ratio", "verdict_ci99_lo", "verdict_ci99_hi", "p_verdict", "p_mann_whitney", "p_welch", "verdict")}
 	for _, x := range a.Pairs {
 		rows = append(rows, append(settingCells(x.Setting), string(x.Compare.Protocol), string(x.Baseline.Protocol),
 			strconv.Itoa(len(x.Baseline.Values)), strconv.Itoa(len(x.Compare.Values)), f(x.Baseline.Summary.Median), f(x.Compare.Summary.Median),
-			f(x.Compare.MedianCILo), f(x.Compare.MedianCIHi), f(x.Ratio), f(x.RatioLo), f(x.RatioHi), f(x.MannWhitney.P), f(x.Welch.P), string(x.Verdict)))
+			f(x.Compare.MedianCILo), f(x.Compare.MedianCIHi), f(x.Ratio), f(x.Estimate), f(x.RatioLo), f(x.RatioHi), f(x.Test.P), f(x.MannWhitney.P), f(x.Welch.P), string(x.Verdict)))
 	}
 	return rows
 }

@@ -22,7 +22,7 @@ func writeLevelPairs(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 	}
 	fmt.Fprintf(w, "\n%s:\n", LevelPairsTitle(a.Options))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\tfactor\tpair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", variedHeader(v))
+	fmt.Fprintf(tw, "%sprotocol\tfactor\tpair\tn\tmedian earlier\tmedian later [%s CI]\tratio of medians\tratio (HL) [%s CI]\tp (test)\tverdict\n", variedHeader(v), levelText(), levelText())
 	for _, p := range a.LevelPairs {
 		c := p.Comparison
 		fmt.Fprintf(tw, "%s%s\t%s\t%s/%s\t%s\n", variedRow(v, c.Setting),
@@ -34,12 +34,12 @@ func writeLevelPairs(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 // levelPairsTable is a.LevelPairs as CSV rows, with a header.
 func levelPairsTable(a *analysis.Analysis, f func(float64) string) [][]string {
 	rows := [][]string{append(settingHeader(), "protocol", "factor", "later", "earlier", "n_earlier", "n_later", "median_earlier", "median_later",
-		"median_ci95_lo_later", "median_ci95_hi_later", "ratio", "ratio_ci95_lo", "ratio_ci95_hi", "p_mann_whitney", "p_welch", "verdict")}
+		"median_ci99_lo_later", "median_ci99_hi_later", "ratio", "verdict_ratio", "verdict_ci99_lo", "verdict_ci99_hi", "p_verdict", "p_mann_whitney", "p_welch", "verdict")}
 	for _, p := range a.LevelPairs {
 		c := p.Comparison
 		rows = append(rows, append(settingCells(c.Setting), string(c.Baseline.Protocol), p.FactorName(), p.Later, p.Earlier,
 			strconv.Itoa(len(c.Baseline.Values)), strconv.Itoa(len(c.Compare.Values)), f(c.Baseline.Summary.Median), f(c.Compare.Summary.Median),
-			f(c.Compare.MedianCILo), f(c.Compare.MedianCIHi), f(c.Ratio), f(c.RatioLo), f(c.RatioHi), f(c.MannWhitney.P), f(c.Welch.P), string(c.Verdict)))
+			f(c.Compare.MedianCILo), f(c.Compare.MedianCIHi), f(c.Ratio), f(c.Estimate), f(c.RatioLo), f(c.RatioHi), f(c.Test.P), f(c.MannWhitney.P), f(c.Welch.P), string(c.Verdict)))
 	}
 	return rows
 }

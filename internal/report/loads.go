@@ -90,7 +90,7 @@ func loadStrip(name, setting string, samples []analysis.Sample, metric string) (
 		protocols = append(protocols, fmt.Sprintf("%s (n = %d)", sm.Protocol, len(sm.Values)))
 		// The median's region first: the points' lie over it.
 		marks.add(float64(i)-0.3, sm.Summary.Median, float64(i)+0.3, sm.Summary.Median,
-			fmt.Sprintf("%s median: %s ms, 95%% CI %s–%s, n = %d", sm.Protocol, num(sm.Summary.Median, 1), num(sm.MedianCILo, 1), num(sm.MedianCIHi, 1), len(sm.Values)), "")
+			fmt.Sprintf("%s median: %s ms, %s CI %s–%s, n = %d", sm.Protocol, num(sm.Summary.Median, 1), levelText(), num(sm.MedianCILo, 1), num(sm.MedianCIHi, 1), len(sm.Values)), "")
 		pts := make(plotter.XYs, len(sm.Values))
 		for j, val := range sm.Values {
 			pts[j] = plotter.XY{X: float64(i) + 0.25*(rng.Float64()-0.5), Y: val}

@@ -129,7 +129,7 @@ func TestTheAnswerInWords(t *testing.T) {
 		t.Fatalf("answer %q, want one sentence", answer)
 	}
 	c := a.Comparisons[0]
-	for _, want := range []string{"demo, synthetic:32x10KB, with unlimited client CPU: h3 was faster than h2 by " + percent(1-c.Ratio), "95 % CI", "Mann–Whitney p = " + pval(c.MannWhitney),
+	for _, want := range []string{"demo, synthetic:32x10KB, with unlimited client CPU: h3 was faster than h2 by " + percent(1-c.Ratio), "99 % CI", "Mann–Whitney p = " + pval(c.MannWhitney),
 		"h3 was faster than h1 by", "median " + num(c.Compare.Summary.Median, 1) + " against " + num(c.Baseline.Summary.Median, 1) + " ms"} {
 		if !strings.Contains(answer[0], want) {
 			t.Errorf("answer %q lacks %q", answer[0], want)
@@ -137,7 +137,7 @@ func TestTheAnswerInWords(t *testing.T) {
 	}
 	many, _ := analyzedFigures(t, fakeTrials())
 	got := Answer(many)
-	if len(got) != 8 || !strings.HasPrefix(got[0], "fast tcp, synthetic:8x10KB, with unlimited client CPU: h3 was not measurably different from h2 (") ||
+	if len(got) != 8 || !strings.HasPrefix(got[0], "fast tcp, synthetic:8x10KB, with unlimited client CPU: h3 was not measurably different from h2 at α = 0.01 (") ||
 		!strings.Contains(got[4], "faster than h2 by") || !strings.Contains(got[4], "Mann–Whitney p < 1e-6") {
 		t.Errorf("answer of eight settings %q", got)
 	}

@@ -268,7 +268,7 @@ func TestPairedAnalysis(t *testing.T) {
 	if c.Paired == nil || c.Paired.Pairs != 30 || !(c.Paired.Lo < 0.95 && 0.95 < c.Paired.Hi) || c.Paired.Test.P >= 0.01 {
 		t.Fatalf("paired analysis %+v", c.Paired)
 	}
-	if paired, unpaired := c.Paired.Hi-c.Paired.Lo, c.RatioHi-c.RatioLo; paired > unpaired/4 {
+	if paired, unpaired := c.Paired.Hi-c.Paired.Lo, c.UnpairedHi-c.UnpairedLo; paired > unpaired/4 {
 		t.Errorf("paired CI width %.3f not far below the unpaired %.3f", paired, unpaired)
 	}
 	var out bytes.Buffer

@@ -25,8 +25,8 @@ func onOff(b bool) string {
 func WriteText(w io.Writer, pg Page, a *analysis.Analysis) {
 	o := a.Options
 	fmt.Fprintf(w, "%s: %d trials (%d failed); metric %s in ms; %s against %s\n", pg.Name, a.Trials, a.Failed, analysis.MetricLabel(o.Metric), o.Compare, o.Baseline)
-	fmt.Fprintf(w, "Verdict: Mann–Whitney U, two-sided, α = %g; ratio = median(%s)/median(%s); diff = mean(%s) − mean(%s); gain = diff/mean(%s).\n\n",
-		stats.Alpha, o.Compare, o.Baseline, o.Compare, o.Baseline, o.Baseline)
+	fmt.Fprintf(w, "Verdict: Wilcoxon signed-rank over paired loads, else Mann–Whitney U, two-sided, α = %g, with its ratio (Hodges–Lehmann) and the %s interval that inverts it, so the interval excludes 1 exactly when the verdict says faster or slower; every interval is at %s; ratio of medians = median(%s)/median(%s); diff = mean(%s) − mean(%s); gain = diff/mean(%s).\n\n",
+		stats.Alpha, levelText(), levelText(), o.Compare, o.Baseline, o.Compare, o.Baseline, o.Baseline)
 	if answer := Answer(a); len(answer) > 0 {
 		fmt.Fprintln(w, "Answer:")
 		for _, line := range answer {
@@ -37,13 +37,13 @@ func WriteText(w io.Writer, pg Page, a *analysis.Analysis) {
 	writeClaims(w, pg.Claims)
 	v := analysis.VariedIn(a.Comparisons)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [95%% CI]\tratio [95%% CI]\tdiff\tgain\tp (MWU)\tp (Welch)\tverdict\n",
-		variedHeader(v), o.Baseline, o.Compare, o.Baseline, o.Compare)
+	fmt.Fprintf(tw, "%sn %s\tn %s\tfailed\tmedian %s\tmedian %s [%s CI]\tratio of medians\tratio (HL) [%s CI]\tdiff\tgain\tp (test)\tp (MWU)\tp (Welch)\tverdict\n",
+		variedHeader(v), o.Baseline, o.Compare, o.Baseline, o.Compare, levelText(), levelText())
 	for _, c := range a.Comparisons {
-		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\n", variedRow(v, c.Setting),
+		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%s\t%s [%s, %s]\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", variedRow(v, c.Setting),
 			len(c.Baseline.Values), len(c.Compare.Values), c.Baseline.Failed+c.Compare.Failed,
 			num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
-			num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), signed(c.Diff, 1), percent(c.Gain), pval(c.MannWhitney), pval(c.Welch), VerdictText(c))
+			num(c.Ratio, 3), ratioInterval(c), signed(c.Diff, 1), percent(c.Gain), testP(c), pval(c.MannWhitney), pval(c.Welch), VerdictText(c))
 	}
 	tw.Flush()
 	writePairs(w, a, v)
@@ -68,7 +68,7 @@ func WriteText(w io.Writer, pg Page, a *analysis.Analysis) {
 
 // PairsTitle says what the table of the other protocol pairs holds.
 func PairsTitle(o analysis.Options) string {
-	return fmt.Sprintf("Every other pair of the run's protocols, the later against the earlier (h3 against h2 and h1, h2 against h1): ratio = median(later)/median(earlier) of %s, verdict by Mann–Whitney U at α = %g", analysis.MetricLabel(o.Metric), stats.Alpha)
+	return fmt.Sprintf("Every other pair of the run's protocols, the later against the earlier (h3 against h2 and h1, h2 against h1): ratio = median(later)/median(earlier) of %s; the verdict at α = %g and its %s interval (Hodges–Lehmann, the test inverted) by Wilcoxon signed-rank over paired loads, else Mann–Whitney U", analysis.MetricLabel(o.Metric), stats.Alpha, levelText())
 }
 
 // writePairs writes a.Pairs: per setting, each pair's loads, medians,
@@ -79,7 +79,7 @@ func writePairs(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 	}
 	fmt.Fprintf(w, "\n%s:\n", PairsTitle(a.Options))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%spair\tn\tmedian earlier\tmedian later [95%% CI]\tratio [95%% CI]\tp (MWU)\tverdict\n", variedHeader(v))
+	fmt.Fprintf(tw, "%spair\tn\tmedian earlier\tmedian later [%s CI]\tratio of medians\tratio (HL) [%s CI]\tp (test)\tverdict\n", variedHeader(v), levelText(), levelText())
 	for _, c := range a.Pairs {
 		fmt.Fprintf(tw, "%s%s/%s\t%s\n", variedRow(v, c.Setting),
 			c.Compare.Protocol, c.Baseline.Protocol, pairText(c))
@@ -88,12 +88,34 @@ func writePairs(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 }
 
 // pairText is a pair's cells after its name, tab-separated: both sides'
-// loads, medians (the later's with its interval), the ratio with its
-// interval, Mann–Whitney's p and the verdict.
+// loads, medians (the later's with its interval), the ratio of medians,
+// the verdict's ratio with its interval, its test's p and the verdict.
 func pairText(c analysis.Comparison) string {
-	return fmt.Sprintf("%d, %d\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%s", len(c.Baseline.Values), len(c.Compare.Values),
+	return fmt.Sprintf("%d, %d\t%s\t%s [%s, %s]\t%s\t%s\t%s\t%s", len(c.Baseline.Values), len(c.Compare.Values),
 		num(c.Baseline.Summary.Median, 1), num(c.Compare.Summary.Median, 1), num(c.Compare.MedianCILo, 1), num(c.Compare.MedianCIHi, 1),
-		num(c.Ratio, 3), num(c.RatioLo, 3), num(c.RatioHi, 3), pval(c.MannWhitney), VerdictText(c))
+		num(c.Ratio, 3), ratioInterval(c), testP(c), VerdictText(c))
+}
+
+// levelText is the level of every interval beside a verdict, "99 %":
+// 1 − stats.Alpha.
+func levelText() string { return strconv.FormatFloat(100*(1-stats.Alpha), 'g', -1, 64) + " %" }
+
+// ratioInterval is the verdict's ratio with its interval, "0.790 [0.640,
+// 0.941]", or with "too few loads" where there is none.
+func ratioInterval(c analysis.Comparison) string {
+	if !c.IntervalOK {
+		return num(c.Estimate, 3) + " [too few loads]"
+	}
+	return fmt.Sprintf("%s [%s, %s]", num(c.Estimate, 3), num(c.RatioLo, 3), num(c.RatioHi, 3))
+}
+
+// testP is the p of the verdict's test with its name, "0.016 (MWU)" or
+// "0.0625 (Wilcoxon)".
+func testP(c analysis.Comparison) string {
+	if c.Paired != nil {
+		return pval(c.Test) + " (Wilcoxon)"
+	}
+	return pval(c.Test) + " (MWU)"
 }
 
 // header is a table's first cells: network, page and the factors that
@@ -158,14 +180,18 @@ func writeANOVAs(w io.Writer, anovas []analysis.StackANOVA, v analysis.Varied, w
 }
 
 // VerdictText is the comparison's verdict, saying why when the loads were
-// too few for the test.
+// too few for the test, and how many it would need.
 func VerdictText(c analysis.Comparison) string {
-	t := c.MannWhitney
+	t := c.Test
 	switch {
 	case c.Verdict != stats.TooFewSamples:
 		return string(c.Verdict)
 	case !t.OK:
 		return fmt.Sprintf("%s (%s)", c.Verdict, t.Reason)
+	case c.Paired != nil && c.NeedLoads > 0:
+		return fmt.Sprintf("%s (%d pairs: p ≥ %.2g; the paired test needs %d)", c.Verdict, c.Paired.Pairs, t.MinP, c.NeedLoads)
+	case c.NeedLoads > 0:
+		return fmt.Sprintf("%s (with %d and %d loads p ≥ %.2g; Mann–Whitney needs %d each)", c.Verdict, len(c.Baseline.Values), len(c.Compare.Values), t.MinP, c.NeedLoads)
 	}
 	return fmt.Sprintf("%s (with %d and %d loads p ≥ %.2g)", c.Verdict, len(c.Baseline.Values), len(c.Compare.Values), t.MinP)
 }
@@ -215,9 +241,9 @@ func writePaired(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 		return
 	}
 	o := a.Options
-	fmt.Fprintf(w, "\nPaired loads (each repetition's loads started from the same link state): ratio = median of %s/%s over pairs (Hodges–Lehmann), Wilcoxon signed-rank test:\n", o.Compare, o.Baseline)
+	fmt.Fprintf(w, "\nPaired loads (each repetition's loads started from the same link state): ratio = median of %s/%s over pairs (Hodges–Lehmann), Wilcoxon signed-rank test, the verdict's; beside it the width of the unpaired interval (Mann–Whitney inverted):\n", o.Compare, o.Baseline)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%spairs\tratio [95%% CI]\tCI width paired\tCI width unpaired\tp (Wilcoxon)\n", variedHeader(v))
+	fmt.Fprintf(tw, "%spairs\tratio [%s CI]\tCI width paired\tCI width unpaired\tp (Wilcoxon)\n", variedHeader(v), levelText())
 	for _, c := range paired {
 		p := c.Paired
 		ci := fmt.Sprintf("%s [%s, %s]", num(p.Ratio, 3), num(p.Lo, 3), num(p.Hi, 3))
@@ -226,7 +252,7 @@ func writePaired(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 			ci, width = num(p.Ratio, 3)+" [too few pairs]", "-"
 		}
 		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\n", variedRow(v, c.Setting),
-			p.Pairs, ci, width, num(c.RatioHi-c.RatioLo, 3), pval(p.Test))
+			p.Pairs, ci, width, num(c.UnpairedHi-c.UnpairedLo, 3), pval(p.Test))
 	}
 	tw.Flush()
 }

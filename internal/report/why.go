@@ -32,10 +32,10 @@ func whyWords(c analysis.Comparison) string {
 		how = fmt.Sprintf("Hodges–Lehmann estimates of the paired differences over %d pairs", w.Loads)
 	}
 	if !w.Total.Interval {
-		return fmt.Sprintf("Why, %s against %s (%s, too few for 95 %% intervals, so no part is called measurable): of %s ms, %s.",
-			c.Compare.Protocol, c.Baseline.Protocol, how, signed(w.Total.Diff, 1), strings.Join(estimates(w), ", "))
+		return fmt.Sprintf("Why, %s against %s (%s, too few for %s intervals, so no part is called measurable): of %s ms, %s.",
+			c.Compare.Protocol, c.Baseline.Protocol, how, levelText(), signed(w.Total.Diff, 1), strings.Join(estimates(w), ", "))
 	}
-	head := fmt.Sprintf("Why, %s against %s (%s, 95 %% intervals): of %s ms %s", c.Compare.Protocol, c.Baseline.Protocol, how, signed(w.Total.Diff, 1), interval(w.Total))
+	head := fmt.Sprintf("Why, %s against %s (%s, %s intervals): of %s ms %s", c.Compare.Protocol, c.Baseline.Protocol, how, levelText(), signed(w.Total.Diff, 1), interval(w.Total))
 	var shown []string
 	rest := w.Total.Diff
 	names := results.PartNames()

@@ -333,3 +333,42 @@ func Decide(test Test, q, t []float64) Verdict {
 	}
 	return Slower
 }
+
+// HodgesLehmannRatio is HodgesLehmannShift on the logarithms of positive
+// times q and t, as a ratio: the typical q/t with its interval at level,
+// the Mann–Whitney test (which ranks logarithms as it ranks the times)
+// inverted.
+func HodgesLehmannRatio(q, t []float64, level float64) (ratio, lo, hi float64, ok bool) {
+	est, l, h, ok := HodgesLehmannShift(logs(q), logs(t), level)
+	return math.Exp(est), math.Exp(l), math.Exp(h), ok
+}
+
+// logs are the natural logarithms of xs.
+func logs(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = math.Log(x)
+	}
+	return out
+}
+
+// LoadsToReach is the fewest loads a protocol (as many each) with which
+// the Mann–Whitney test can give p < alpha: its smallest p, two-sided, is
+// 2 / C(2n, n).
+func LoadsToReach(alpha float64) int {
+	n := 1
+	for 2*math.Exp(-lchoose(2*n, n)) >= alpha {
+		n++
+	}
+	return n
+}
+
+// PairsToReach is the fewest pairs with which the Wilcoxon signed-rank
+// test can give p < alpha: its smallest p, two-sided, is 2 / 2ⁿ.
+func PairsToReach(alpha float64) int {
+	n := 1
+	for 2*math.Pow(2, -float64(n)) >= alpha {
+		n++
+	}
+	return n
+}

@@ -142,3 +142,19 @@ func TestHodgesLehmannShiftInvertsMannWhitney(t *testing.T) {
 		t.Error("2 against 2 values gave a 99 % interval: Mann–Whitney cannot reach p < 0.01 with them")
 	}
 }
+
+func TestLoadsAndPairsToReach(t *testing.T) {
+	if n := LoadsToReach(0.01); n != 5 {
+		t.Errorf("Mann–Whitney at 0.01 needs %d loads a protocol, want 5 (2/252 = 0.0079; 4 give 2/70)", n)
+	}
+	if n := PairsToReach(0.01); n != 8 {
+		t.Errorf("Wilcoxon at 0.01 needs %d pairs, want 8 (2/256; 7 give 2/128)", n)
+	}
+	if n := PairsToReach(0.05); n != 6 {
+		t.Errorf("Wilcoxon at 0.05 needs %d pairs, want 6", n)
+	}
+	r, lo, hi, ok := HodgesLehmannRatio([]float64{80, 82, 84, 86, 88}, []float64{100, 102, 104, 106, 108}, 0.99)
+	if !ok || hi >= 1 || r < lo || r > hi || math.Abs(r-0.82) > 0.02 {
+		t.Errorf("ratio %.3f [%.3f, %.3f] (ok %v), want about 0.82 with an interval below 1", r, lo, hi, ok)
+	}
+}
