@@ -29,20 +29,20 @@ const (
 	partsToleranceShare = 0.1
 )
 
-// TestHandshakesDominateAtALongRoundTrip: over 6 pairs at 200 ms, h3 beats
+// TestHandshakesDominateAtALongRoundTrip: over 8 pairs at 200 ms, h3 beats
 // h2 by one round trip, which the handshakes part explains, measurably
 // and more than any other part.
 func TestHandshakesDominateAtALongRoundTrip(t *testing.T) {
 	testenv.RequireRoot(t)
 	w := whyOfRun(t, `seed: 3
-repetitions: 6
+repetitions: 8
 client: loader
 netcheck: false
 factors:
   networks: [{name: far, rtt: 200ms}]
   pages: [synthetic:4x2KB]
   protocols: [h2, h3]
-`, 12)
+`, 16)
 	hs := w.Parts[results.PartHandshake]
 	if !hs.Measurable || hs.Diff > -160 || hs.Diff < -240 {
 		t.Errorf("handshakes differ by %+v, want about one round trip less (−200 ms), measurably", hs)
