@@ -147,7 +147,7 @@ func TestDefaultsAreTheDemoScenario(t *testing.T) {
 	}
 	want, err := spec.Parse([]byte(`name: compare
 seed: 1
-repetitions: 5
+repetitions: 10
 retries: 0
 netcheck: true
 factors:

@@ -32,13 +32,14 @@ func Tally(rows []Row) string {
 	return strings.Join(parts, ", ")
 }
 
-// Ours writes our value with its 95 % interval: "0.61 [0.55, 0.68]".
+// Ours writes our value with its interval at the paper's level, the one
+// the verdict reads: "0.61 [0.55, 0.68]".
 func (r Row) Ours() string {
 	k := r.Claim.Stat.Kind
 	if r.Verdict == NotMeasured || r.Verdict == NotReproduced {
 		return "-"
 	}
-	return fmt.Sprintf("%s [%s, %s]", FormatValue(k, r.Value), FormatValue(k, r.Lo), FormatValue(k, r.Hi))
+	return fmt.Sprintf("%s [%s, %s]", FormatValue(k, r.Value), FormatValue(k, r.LevelLo), FormatValue(k, r.LevelHi))
 }
 
 // Used says which loads the row read: "40 loads in 4 settings", and
@@ -98,15 +99,16 @@ func (r Row) HoldsIf() string {
 	return r.Claim.Region.Text(r.Claim.Stat.Kind)
 }
 
-// Level notes the interval the verdict read when the paper's level is not
-// 5 %: "verdict at p < 0.01: 99 % interval [0.52, 0.71]"; "" otherwise.
+// Level notes, when the paper's level is not 5 %, that the interval
+// beside the verdict is at it, with the 95 % one: "at the paper's p <
+// 0.01: a 99 % interval (95 %: [0.55, 0.68])"; "" otherwise.
 func (r Row) Level() string {
 	a := r.Claim.alpha()
 	if a == 0.05 || r.Verdict == NotMeasured || r.Verdict == NotReproduced {
 		return ""
 	}
 	k := r.Claim.Stat.Kind
-	return fmt.Sprintf("verdict at the paper's p < %g: %g %% interval [%s, %s]", a, 100*(1-a), FormatValue(k, r.LevelLo), FormatValue(k, r.LevelHi))
+	return fmt.Sprintf("at the paper's p < %g: a %g %% interval (95 %%: [%s, %s])", a, 100*(1-a), FormatValue(k, r.Lo), FormatValue(k, r.Hi))
 }
 
 // ToDecide says what an inconclusive row lacks to be decided ("" for
@@ -125,9 +127,9 @@ func WriteTable(w io.Writer, p Paper, rows []Row) {
 	fmt.Fprintf(w, "Paper's set-up: %s.\n\n", p.Setup)
 	real := slices.ContainsFunc(rows, func(r Row) bool { return r.Real != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	header := "claim\tverdict\tours [95 % interval]\tpaper\tholds if\tloads used\tsource"
+	header := "claim\tverdict\tours [interval at the paper's level]\tpaper\tholds if\tloads used\tsource"
 	if real {
-		header = "claim\tgenerated pages\tours [95 % interval]\treal pages\tours on real pages\tpaper\tholds if\tloads used\tsource"
+		header = "claim\tgenerated pages\tours [interval at the paper's level]\treal pages\tours on real pages\tpaper\tholds if\tloads used\tsource"
 	}
 	fmt.Fprintln(tw, header)
 	for _, r := range rows {

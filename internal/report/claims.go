@@ -38,7 +38,8 @@ type ClaimRow struct {
 	Verdict, Level string
 	// ToDecide says what an inconclusive claim lacks to be decided.
 	ToDecide string
-	// Statistic names our statistic, Ours is its value and 95 % interval,
+	// Statistic names our statistic, Ours is its value and its interval at
+	// the paper's level (the verdict's),
 	// HoldsIf the region where the claim holds ("" for a claim not
 	// reproduced).
 	Statistic, Ours, HoldsIf string

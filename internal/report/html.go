@@ -231,7 +231,7 @@ gain = Diff / mean({{.A.Options.Baseline}}). Verdict at α = 0.01: Wilcoxon sign
 <p>&ldquo;{{.Title}}&rdquo;{{with .Venue}}, {{.}}{{end}}: {{len .Rows}} claims, {{.Tally}}; {{readFrom .}}.
 The paper's set-up: {{.Setup}}. A claim agrees when our interval at the paper's significance level lies inside the region where it holds,
 disagrees when it lies wholly outside, and is inconclusive when it straddles a bound.</p>
-<table><tr><th class="l">claim</th><th class="l">verdict</th><th>ours [95 % interval]</th><th>paper</th><th>holds if</th><th class="l">loads used</th><th class="l">source</th><th class="l">what differs</th></tr>
+<table><tr><th class="l">claim</th><th class="l">verdict</th><th>ours [interval at the paper's level]</th><th>paper</th><th>holds if</th><th class="l">loads used</th><th class="l">source</th><th class="l">what differs</th></tr>
 {{range .Rows}}<tr class="{{.Verdict}}"><td class="l"><b>{{.ID}}</b> {{.Text}}<br><small>{{with .Statistic}}{{.}}. {{end}}Paper: {{.Reported}}</small></td>
 <td class="l v">{{.Verdict}}{{with .Level}}<br><small>{{.}}</small>{{end}}{{with .ToDecide}}<br><small>to decide: {{.}}</small>{{end}}{{with .Real}}<br><small>on real pages: {{.}}</small>{{end}}{{with .PaperScaleOnly}}<br><small>paper scale only: {{.}}</small>{{end}}{{with .Why}}<br><small>why: {{.}}</small>{{end}}</td><td>{{.Ours}}</td><td>{{.Figure}}</td><td>{{or .HoldsIf "-"}}</td>
 <td class="l">{{.Used}}{{with .Covers}}<br><small>{{.}}</small>{{end}}{{with claimLoads . (len $.Page.Loads)}}<details><summary>the loads</summary>{{range .}}{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}} {{end}}</details>{{end}}</td>
