@@ -90,7 +90,7 @@ func TestExportAsAnotherUser(t *testing.T) {
 	if after := testenv.DirNames(t, run); !slices.Equal(before, after) {
 		t.Errorf("the run directory changed from %v to %v", before, after)
 	}
-	if got := testenv.DirNames(t, to); !slices.Equal(got, []string{"connections.csv", "resources.csv", "samples.csv", "trials.csv"}) {
+	if got := testenv.DirNames(t, to); !slices.Equal(got, []string{"connections.csv", "losses.csv", "resources.csv", "samples.csv", "trials.csv"}) {
 		t.Errorf("exported %v", got)
 	}
 }
