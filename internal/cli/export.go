@@ -18,7 +18,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	format := fs.String("format", "csv", "`format`: csv, jsonl or parquet")
 	to := fs.String("to", "", "output `directory` (default DIR/export)")
-	dir, code, done := dirAndFlags(fs, args, "Usage: quicbench export DIR [flags]\n\nWrites the run in DIR as trials.<format> (one row per trial: factors, metrics, status),\nresources.<format> (one row per Resource Timing entry), connections.<format> (one row per\nconnection a server saw) and samples.<format> (each load's CPU and link bytes every 100 ms),\nready for pandas or DuckDB.", stdout, stderr)
+	dir, code, done := dirAndFlags(fs, args, "Usage: quicbench export DIR [flags]\n\nWrites the run in DIR as trials.<format> (one row per trial: factors, metrics, status),\nresources.<format> (one row per Resource Timing entry), connections.<format> (one row per\nconnection a server saw), samples.<format> (each load's CPU and link bytes every 100 ms) and\nlosses.<format> (every packet the link dropped in a load, and every wait for lost data),\nready for pandas or DuckDB.", stdout, stderr)
 	if done {
 		return code
 	}
