@@ -23,6 +23,21 @@ type ResourceTiming struct {
 	ResponseEndMs float64 `json:"response_end_ms"`
 	TransferBytes int64   `json:"transfer_bytes"` // header and body bytes on the wire (0 if from cache)
 	Status        int     `json:"status"`         // HTTP status, 0 if the browser did not expose it
+	Phases
+}
+
+// Phases are when a Resource Timing entry's phases began, in ms since
+// navigation start, as the browser exposed them: 0 where it did not (a
+// cross-origin response without Timing-Allow-Origin, a client that does
+// not say). A reused connection's DNS and connect phases take no time;
+// TLSStartMs is 0 without TLS or with a reused connection.
+type Phases struct {
+	DNSStartMs      float64 `json:"dns_start_ms"`
+	ConnectStartMs  float64 `json:"connect_start_ms"`
+	ConnectEndMs    float64 `json:"connect_end_ms"`
+	TLSStartMs      float64 `json:"tls_start_ms"`
+	RequestStartMs  float64 `json:"request_start_ms"`
+	ResponseStartMs float64 `json:"response_start_ms"`
 }
 
 // PageMetrics is what the page reports after its load event, in milliseconds
@@ -50,8 +65,11 @@ type PageMetrics struct {
 	DCLMs       float64 `json:"dcl_ms"`    // domContentLoadedEventStart: DOMContentLoaded fires
 	OnLoadMs    float64 `json:"onload_ms"` // loadEventStart: the load event fires (HAR's onLoad)
 	PLTMs       float64 `json:"plt_ms"`    // loadEventEnd: the page load time
-	// Resources are the Resource Timing entries of the page.
+	// Resources are the Resource Timing entries of the page, and Document
+	// the document's Navigation Timing entry in the same terms (zero for a
+	// client that gives none).
 	Resources []ResourceTiming `json:"resources"`
+	Document  ResourceTiming   `json:"document"`
 	// FCPMs is First Contentful Paint (Paint Timing) and LCPMs the latest
 	// Largest Contentful Paint candidate, read with the other metrics, or
 	// up to 0.5 s later when the first paint came after the load event (a

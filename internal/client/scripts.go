@@ -15,6 +15,11 @@ import (
 const MetricsJS = `(() => {
   const nav = performance.getEntriesByType('navigation')[0];
   if (!nav || nav.loadEventEnd === 0) return null;
+  const timing = r => ({
+    url: r.name, protocol: r.nextHopProtocol, start_ms: r.startTime,
+    response_end_ms: r.responseEnd, transfer_bytes: r.transferSize, status: r.responseStatus || 0,
+    dns_start_ms: r.domainLookupStart, connect_start_ms: r.connectStart, connect_end_ms: r.connectEnd,
+    tls_start_ms: r.secureConnectionStart, request_start_ms: r.requestStart, response_start_ms: r.responseStart});
   const imgs = Array.from(document.images);
   const broken = imgs.filter(i => i.complete && (i.currentSrc || i.getAttribute('src')) && i.naturalWidth === 0);
   return {
@@ -27,9 +32,8 @@ const MetricsJS = `(() => {
     dcl_ms: nav.domContentLoadedEventStart,
     onload_ms: nav.loadEventStart,
     plt_ms: nav.loadEventEnd,
-    resources: performance.getEntriesByType('resource').map(r => ({
-      url: r.name, protocol: r.nextHopProtocol, start_ms: r.startTime,
-      response_end_ms: r.responseEnd, transfer_bytes: r.transferSize, status: r.responseStatus || 0})),
+    resources: performance.getEntriesByType('resource').map(timing),
+    document: timing(nav),
     fcp_ms: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || 0,
     lcp_ms: window.__quicbenchLCP || 0,
     images: imgs.length,

@@ -205,12 +205,32 @@ func visualValues(r client.Result) results.VisualMetrics {
 
 // resourcesOf is the load's Resource Timing entries as rows.
 func resourcesOf(m Measured) []results.Resource {
-	out := make([]results.Resource, 0, len(m.Resources))
+	out := make([]results.Resource, 0, len(m.Resources)+1)
+	if d := m.Document; d.URL != "" && d.ResponseEndMs > 0 {
+		r := resourceOf(d, true)
+		out = append(out, r)
+	}
 	for _, rt := range m.Resources {
-		out = append(out, results.Resource{URL: rt.URL, Protocol: rt.Protocol, StartMs: rt.StartMs,
-			ResponseEndMs: rt.ResponseEndMs, TransferBytes: rt.TransferBytes, Status: int64(rt.Status)})
+		out = append(out, resourceOf(rt, false))
 	}
 	return out
+}
+
+// resourceOf is a Resource Timing entry (or the document's Navigation
+// Timing entry) as a row: a phase the browser did not expose (0) is null.
+// The document's phases may start at 0, navigation start.
+func resourceOf(rt client.ResourceTiming, navigation bool) results.Resource {
+	known := func(v float64) *float64 {
+		if v <= 0 && !(navigation && v == 0 && rt.RequestStartMs > 0) {
+			return nil
+		}
+		return results.F(v)
+	}
+	p := rt.Phases
+	return results.Resource{URL: rt.URL, Protocol: rt.Protocol, Navigation: navigation, StartMs: rt.StartMs,
+		DNSStartMs: known(p.DNSStartMs), ConnectStartMs: known(p.ConnectStartMs), ConnectEndMs: known(p.ConnectEndMs),
+		TLSStartMs: known(p.TLSStartMs), RequestStartMs: known(p.RequestStartMs), ResponseStartMs: known(p.ResponseStartMs),
+		ResponseEndMs: rt.ResponseEndMs, TransferBytes: rt.TransferBytes, Status: int64(rt.Status)}
 }
 
 // connectionsOf is the servers' connection records as rows.

@@ -149,36 +149,43 @@ func loadMarks(t results.Trial) []loadMark {
 	return out
 }
 
-// waterfallFigure draws one load's resources from its Resource Timing: a
-// bar from each resource's start to its response end, in start order.
+// waterfallFigure draws one load's resources from its Resource Timing,
+// the document's Navigation Timing row first, then in start order: each
+// row in its phases (rtPhases), a phase the browser did not expose drawn
+// as unknown.
 func waterfallFigure(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 	if len(w.Resources) == 0 {
 		return Figure{}, nil
 	}
 	t := w.Trial
-	all := slices.Clone(w.Resources)
-	slices.SortStableFunc(all, func(a, b results.Resource) int { return cmp.Compare(a.StartMs, b.StartMs) })
+	all := documentFirstResources(w.Resources)
 	rs := drawnResources(all)
 	p := newPlot(fmt.Sprintf("Waterfall of trial %s: %s on %s, %s, PLT %s ms (%d resources%s)", t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(all), rowsNote(len(rs), len(all))),
 		"ms from navigation start", "")
 	var names []string
 	var drawn []drawnRow
 	marks := &tips{}
+	legend := map[string]bool{}
 	for i, r := range rs {
 		y := float64(len(rs) - 1 - i)
 		from, to := axisMs(r.StartMs), axisMs(r.ResponseEndMs)
 		drawn = append(drawn, drawnRow{host: serverName(r.URL), from: from, to: to, y: y})
 		marks.add(from, y-0.3, to, y+0.3, fmt.Sprintf("%s: %s to %s ms", r.URL, num(r.StartMs, 1), num(r.ResponseEndMs, 1)), "")
-		bar, err := plotter.NewLine(plotter.XYs{{X: from, Y: y}, {X: to, Y: y}})
-		if err != nil {
-			return Figure{}, err
+		for _, ph := range rtPhases(r) {
+			seg, err := plotter.NewLine(plotter.XYs{{X: axisMs(ph.from), Y: y}, {X: axisMs(ph.to), Y: y}})
+			if err != nil {
+				return Figure{}, err
+			}
+			seg.Width, seg.Color = vg.Points(6), ph.phase.color
+			p.Add(seg)
+			if !legend[ph.phase.name] {
+				legend[ph.phase.name] = true
+				p.Legend.Add(ph.phase.name, swatch{ph.phase.color})
+			}
 		}
-		bar.Width = vg.Points(6)
-		bar.Color = compareColor
-		p.Add(bar)
 		names = append(names, shortURL(r.URL))
 	}
-	caption := "One load's Resource Timing: a bar from each resource's start to its last byte; the lines across mark DCL, FCP, LCP and the load event (PLT)." + lanesCaption
+	caption := "One load's Resource Timing, as WebPageTest draws it: the document's row (Navigation Timing) first, then each resource from its start, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, waiting for the first byte, content download); a row whose phases the client did not expose (a cross-origin response without Timing-Allow-Origin, or the built-in loader, which times none) is drawn as not exposed, never as zero; the lines across mark DCL, FCP, LCP and the load event (PLT)." + lanesCaption
 	if n, err := drawLosses(p, drawn, w, marks); err != nil {
 		return Figure{}, err
 	} else if n > 0 {

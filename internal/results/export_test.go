@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func exportedStore(t *testing.T) (*Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	res := []Resource{{URL: "https://a/1.png", Protocol: "h3", StartMs: 1.5, ResponseEndMs: 9.25, TransferBytes: 1100, Status: 200}}
+	res := []Resource{{URL: "https://a/1.png", Protocol: "h3", StartMs: 1.5, RequestStartMs: F(2), ResponseEndMs: 9.25, TransferBytes: 1100, Status: 200}}
 	conns := []Connection{{Conn: 1, Transport: "quic", ALPN: "h3", Handshake: "0rtt", Requests: 2, OpenedAt: time.Unix(1_800_000_000, 0), BytesSent: 5000, SRTTMs: 101.5}}
 	samples := []Sample{{AtMs: 50.5, ClientCPUMs: F(31.25), QuicbenchCPUMs: 4, UpBytes: 1200, DownBytes: 64000}}
 	losses := []Loss{{Kind: LossDrop, Client: "10.0.0.2:40000", Server: "10.0.1.1:443", Transport: "tcp", Down: true, Bytes: 1448, FromMs: 120.5, ToMs: 120.5}}
@@ -99,7 +100,8 @@ func checkCSV(t *testing.T, files []string) {
 		recs[2][col["unmatched_urls"]] != "" || recs[1][col["replay_fuzzy"]] != "1" || recs[1][col["ge_p_up_pct"]] != "" || recs[1][col["started_at"]] != "2027-01-15T08:00:00Z" {
 		t.Errorf("csv trials: %v", recs)
 	}
-	if rr := testenv.ReadCSV(t, files[1]); len(rr) != 2 || rr[1][0] != "c1-r1" || rr[1][4] != "9.25" {
+	if rr := testenv.ReadCSV(t, files[1]); len(rr) != 2 || rr[1][0] != "c1-r1" || rr[1][slices.Index(rr[0], "response_end_ms")] != "9.25" ||
+		rr[1][slices.Index(rr[0], "request_start_ms")] != "2" || rr[1][slices.Index(rr[0], "dns_start_ms")] != "" {
 		t.Errorf("csv resources: %v", rr)
 	}
 	if cr := testenv.ReadCSV(t, files[2]); len(cr) != 2 || cr[1][0] != "c1-r1" || cr[0][6] != "handshake" || cr[1][6] != "0rtt" {

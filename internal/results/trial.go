@@ -435,15 +435,28 @@ func (t Trial) MarshalJSON() ([]byte, error) {
 	return newTable("", reflect.TypeOf(t)).marshal(reflect.ValueOf(t))
 }
 
-// Resource is one Resource Timing entry of a trial's load.
+// Resource is one Resource Timing entry of a trial's load, or its
+// document's Navigation Timing entry (Navigation; runs before 2026-11-27
+// have none). Times are in ms since navigation start; the phases' starts
+// (DNS, connect and its end, TLS, request, response: the first byte) are
+// null where the browser did not expose them (a cross-origin response
+// without Timing-Allow-Origin, the built-in loader, runs before
+// 2026-11-27).
 type Resource struct {
-	TrialID       string  `parquet:"trial_id"`
-	URL           string  `parquet:"url"`
-	Protocol      string  `parquet:"protocol"` // nextHopProtocol
-	StartMs       float64 `parquet:"start_ms"`
-	ResponseEndMs float64 `parquet:"response_end_ms"`
-	TransferBytes int64   `parquet:"transfer_bytes"` // 0 if from the cache
-	Status        int64   `parquet:"status"`
+	TrialID         string   `parquet:"trial_id"`
+	URL             string   `parquet:"url"`
+	Protocol        string   `parquet:"protocol"` // nextHopProtocol
+	Navigation      bool     `parquet:"navigation"`
+	StartMs         float64  `parquet:"start_ms"`
+	DNSStartMs      *float64 `parquet:"dns_start_ms,optional"`
+	ConnectStartMs  *float64 `parquet:"connect_start_ms,optional"`
+	ConnectEndMs    *float64 `parquet:"connect_end_ms,optional"`
+	TLSStartMs      *float64 `parquet:"tls_start_ms,optional"`
+	RequestStartMs  *float64 `parquet:"request_start_ms,optional"`
+	ResponseStartMs *float64 `parquet:"response_start_ms,optional"`
+	ResponseEndMs   float64  `parquet:"response_end_ms"`
+	TransferBytes   int64    `parquet:"transfer_bytes"` // 0 if from the cache
+	Status          int64    `parquet:"status"`
 }
 
 // MarshalJSON writes the resource with its columns' names, in order.
