@@ -181,16 +181,22 @@ func partsBars(a *analysis.Analysis) (Figure, error) {
 // partValue is the median of part i over s's loads that recorded it, 0
 // for none.
 func partValue(s analysis.Sample, i int) float64 {
+	xs := recorded(s, i)
+	if len(xs) == 0 {
+		return 0
+	}
+	return stats.Median(xs)
+}
+
+// recorded are part i of s's loads that recorded it.
+func recorded(s analysis.Sample, i int) []float64 {
 	var xs []float64
 	for _, row := range s.Parts {
 		if row != nil && !math.IsNaN(row[i]) {
 			xs = append(xs, row[i])
 		}
 	}
-	if len(xs) == 0 {
-		return 0
-	}
-	return stats.Median(xs)
+	return xs
 }
 
 // hasAnyParts reports whether some load of s recorded its parts.
@@ -200,12 +206,4 @@ func hasAnyParts(s analysis.Sample) bool {
 
 // partMedian is the median of part i over s's loads that recorded it,
 // "-" for none.
-func partMedian(s analysis.Sample, i int) string {
-	var xs []float64
-	for _, row := range s.Parts {
-		if row != nil && !math.IsNaN(row[i]) {
-			xs = append(xs, row[i])
-		}
-	}
-	return medianOrDash(xs)
-}
+func partMedian(s analysis.Sample, i int) string { return medianOrDash(recorded(s, i)) }
