@@ -174,6 +174,12 @@ type Comparison struct {
 	// NeedLoads is, for a verdict of too few loads, the loads a protocol
 	// (pairs, over pairs) with which the test could reach α; 0 otherwise.
 	NeedLoads int
+	// RoundsNeeded is, for a verdict of no measurable difference, the
+	// rounds (pairs; loads each, unpaired) with which a fixed test at α
+	// would find the estimated ratio with probability RoundsPower, at
+	// the spread these loads show (stats.PairsFor, stats.RepetitionsFor);
+	// above MaxRoundsNeeded it is MaxRoundsNeeded+1; 0 otherwise.
+	RoundsNeeded int
 	// Stopping is how the setting's repetitions ended under the run's
 	// until rule; nil without one.
 	Stopping *Stopping
@@ -432,8 +438,34 @@ func compareSamples(s Setting, b, c Sample, reps int, seed uint64) Comparison {
 	if cmp.Verdict == stats.TooFewSamples && cmp.Test.OK {
 		cmp.NeedLoads = need
 	}
+	roundsNeeded(&cmp)
 	cmp.Why = whyOf(cmp, reps, seed)
 	return cmp
+}
+
+// RoundsPower is the probability of a verdict RoundsNeeded plans for.
+const RoundsPower = 0.8
+
+// MaxRoundsNeeded caps RoundsNeeded: a ratio that close to 1 at that
+// spread is no difference a run can show.
+const MaxRoundsNeeded = 1000
+
+// roundsNeeded sets c.RoundsNeeded for a verdict of no difference: from
+// the pairs' spread of log ratios where c is paired, else from the two
+// samples' pooled spread of logs.
+func roundsNeeded(c *Comparison) {
+	c.RoundsNeeded = 0
+	if c.Verdict != stats.NoDifference {
+		return
+	}
+	var n int
+	if c.Paired != nil {
+		q, t := pairsByRep(c.Compare, c.Baseline)
+		n = stats.PairsFor(stats.LogRatioSD(q, t), c.Estimate, stats.Alpha, RoundsPower)
+	} else {
+		n = stats.RepetitionsFor(stats.PooledLogSD(c.Compare.Values, c.Baseline.Values), c.Estimate, stats.Alpha, RoundsPower)
+	}
+	c.RoundsNeeded = min(n, MaxRoundsNeeded+1)
 }
 
 // decide is test's verdict at stats.Alpha, faster or slower as the

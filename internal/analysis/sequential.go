@@ -24,19 +24,22 @@ type Replay struct {
 
 // Stopping is how a setting's repetitions ended under the rule: the
 // repetition after which it stopped (0: not yet, the run is incomplete),
-// the look that stopped it and its boundary, and the trials it took.
+// the look that stopped it (or, not stopped, the last look made: Rep 0,
+// Looked its repetition) and its boundary, and the trials it took.
 type Stopping struct {
 	Rep    int
+	Looked int // the repetition of Look: Rep, or the last look of a run not stopped (0: none yet)
 	Look   stats.Look
 	Bound  float64
 	Trials int // those of repetitions up to Rep (all, when not stopped)
 	All    int // every trial of the setting in the run
+	Min    int // the rule's first look
 }
 
 // stopping replays the rule over a comparison's loads, if the rule
-// compares its protocols on PLT. The sequential verdict replaces the fixed
-// test's: testing the final sample at α after looking many times would
-// not hold α.
+// compares its protocols on PLT. The sequential verdict and its repeated
+// interval replace the fixed test's and interval: testing the final
+// sample at α after looking many times would not hold α.
 func stopping(c *Comparison, o Options) {
 	u := o.Until
 	if u == nil || o.Metric != "plt" || u.Baseline != c.Baseline.Protocol || u.Compare != c.Compare.Protocol {
@@ -47,19 +50,41 @@ func stopping(c *Comparison, o Options) {
 	for _, r := range append(append([]int64{}, c.Compare.Reps...), c.Baseline.Reps...) {
 		last = max(last, int(r))
 	}
-	st := &Stopping{All: len(c.Baseline.Values) + len(c.Compare.Values) + c.Baseline.Failed + c.Compare.Failed}
+	st := &Stopping{All: len(c.Baseline.Values) + len(c.Compare.Values) + c.Baseline.Failed + c.Compare.Failed, Min: u.Seq.Min}
 	st.Trials = st.All
 	seq := *u.Seq
 	seq.Paired = c.Baseline.Paired && c.Compare.Paired // as the run judged them
 	if rep, look, ok := seq.Replay(q, t, last, u.Seed); ok {
-		st.Rep, st.Look, st.Bound = rep, look, seq.Bound(rep)
+		st.Rep, st.Looked, st.Look = rep, rep, look
 		st.Trials = c.Baseline.Failed + c.Compare.Failed + len(upToRep(c.Baseline.Reps, rep)) + len(upToRep(c.Compare.Reps, rep))
+	} else if n := min(last, seq.Max); n >= seq.Min {
+		st.Looked, st.Look = n, seq.LookAt(n, q, t, u.Seed)
 	}
+	st.Bound = seq.Bound(st.Looked)
 	c.Stopping = st
-	c.Verdict = stats.NoDifference
-	if st.Rep > 0 {
-		c.Verdict = st.Look.Verdict // the sequential test's, or the interval's at a precision stop
+	sequentialVerdict(c, st)
+}
+
+// sequentialVerdict sets c's verdict and its interval from the rule's
+// look: the look's repeated interval, whose side of 1 the verdict is;
+// too few loads before the first look.
+func sequentialVerdict(c *Comparison, st *Stopping) {
+	c.NeedLoads = 0
+	if st.Looked == 0 {
+		c.Verdict, c.NeedLoads, c.RoundsNeeded = stats.TooFewSamples, st.Min, 0
+		c.IntervalOK = false
+		return
 	}
+	l := st.Look
+	c.Verdict = l.Verdict
+	c.Estimate, c.RatioLo, c.RatioHi, c.IntervalOK = l.Estimate, l.Lo, l.Hi, l.IntervalOK
+	if !l.IntervalOK { // the look's test cannot reach its level with these loads
+		c.Verdict, c.NeedLoads = stats.TooFewSamples, stats.LoadsToReach(1-l.Level)
+		if c.Paired != nil {
+			c.NeedLoads = stats.PairsToReach(1 - l.Level)
+		}
+	}
+	roundsNeeded(c)
 }
 
 // byRep is a sample's values by repetition.

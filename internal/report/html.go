@@ -159,16 +159,17 @@ func tables(a *analysis.Analysis, claims *Claims) map[string][][]string {
 	cmps := [][]string{append(settingHeader(), "n_"+b, "n_"+c, "failed_"+b, "failed_"+c, "mean_"+b, "mean_"+c, "median_"+b, "median_"+c,
 		"sd_"+b, "sd_"+c, "p25_"+c, "p75_"+c, "median_ci99_lo_"+c, "median_ci99_hi_"+c, "diff_ms", "ratio", "gain", "p_mann_whitney", "p_welch", "verdict",
 		"verdict_ratio", "verdict_ci99_lo", "verdict_ci99_hi", "verdict_test", "p_verdict", "pairs", "paired_ratio", "paired_ci99_lo", "paired_ci99_hi", "p_wilcoxon",
-		"bound_median_"+b, "bound_median_"+c, "trials_used", "stopped_after_rep", "stop_reason")}
+		"bound_median_"+b, "bound_median_"+c, "rounds_needed", "trials_used", "stopped_after_rep", "stop_reason")}
 	for _, x := range a.Comparisons {
 		row := append(settingCells(x.Setting),
 			strconv.Itoa(len(x.Baseline.Values)), strconv.Itoa(len(x.Compare.Values)), strconv.Itoa(x.Baseline.Failed), strconv.Itoa(x.Compare.Failed),
 			f(x.Baseline.Summary.Mean), f(x.Compare.Summary.Mean), f(x.Baseline.Summary.Median), f(x.Compare.Summary.Median),
 			f(x.Baseline.Summary.StdDev), f(x.Compare.Summary.StdDev), f(x.Compare.Summary.P25), f(x.Compare.Summary.P75),
 			f(x.Compare.MedianCILo), f(x.Compare.MedianCIHi), f(x.Diff), f(x.Ratio), f(x.Gain), f(x.MannWhitney.P), f(x.Welch.P), string(x.Verdict),
-			f(x.Estimate), f(x.RatioLo), f(x.RatioHi), x.Test.Name, f(x.Test.P))
+			f(x.Estimate), f(x.RatioLo), f(x.RatioHi))
+		row = append(row, verdictTestCells(x, f)...)
 		row = append(row, pairedCells(x.Paired, f)...)
-		row = append(row, f(medianOrNaN(x.Baseline.Bounds)), f(medianOrNaN(x.Compare.Bounds)))
+		row = append(row, f(medianOrNaN(x.Baseline.Bounds)), f(medianOrNaN(x.Compare.Bounds)), strconv.Itoa(x.RoundsNeeded))
 		cmps = append(cmps, append(row, stoppingCells(x.Stopping)...))
 	}
 	shares := [][]string{append(settingHeader(), "metric", "pages", "faster", "share", "significantly_faster")}
@@ -392,6 +393,16 @@ func medianOrNaN(xs []float64) float64 {
 		return math.NaN()
 	}
 	return stats.Median(xs)
+}
+
+// verdictTestCells are the verdict's test and its p; under an until rule
+// "sequential <test>" and no p (the verdict is the look's repeated
+// interval's, whose p after many looks a fixed test would not give).
+func verdictTestCells(c analysis.Comparison, f func(float64) string) []string {
+	if c.Stopping != nil {
+		return []string{"sequential " + c.Test.Name, ""}
+	}
+	return []string{c.Test.Name, f(c.Test.P)}
 }
 
 // stoppingCells are a comparison's until columns: empty without a rule.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -329,6 +330,59 @@ func TestStoppingReplay(t *testing.T) {
 	WriteText(&out, Page{Name: "run"}, a)
 	if !strings.Contains(out.String(), "Repetitions until the answer is known") || !strings.Contains(out.String(), "verdict: faster") {
 		t.Errorf("text lacks the stopping table:\n%s", out.String())
+	}
+	if answer := strings.Join(Answer(a), "\n"); !strings.Contains(answer, "99 % repeated CI") || strings.Contains(answer, " p = ") {
+		t.Errorf("the answer under an until rule should give the look's repeated interval and no fixed test's p:\n%s", answer)
+	}
+}
+
+// TestUntilVerdictsAgreeWithTheirIntervals: under an until rule, over
+// settings from clearly different to alike, stopped or not, every
+// comparison's verdict is the side of 1 its printed interval lies on, and
+// a setting not yet at its first look has too few loads, saying when the
+// rule looks.
+func TestUntilVerdictsAgreeWithTheirIntervals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var trials []results.Trial
+	effects := []float64{0.6, 0.8, 0.88, 0.94, 1, 1.1}
+	for i, effect := range effects {
+		reps := 30
+		if i == len(effects)-1 {
+			reps = 3 // before the first look
+		}
+		for rep := 1; rep <= reps; rep++ {
+			link := math.Exp(0.3 * rng.NormFloat64())
+			for _, proto := range []factor.Protocol{"h2", "h3"} {
+				v := 1000 * link * math.Exp(0.1*rng.NormFloat64())
+				if proto == "h3" {
+					v *= effect
+				}
+				trials = append(trials, results.Trial{ID: "t", Rep: int64(rep), Seeds: results.Seeds{Paired: true},
+					Levels:  results.Levels{Network: "effect-" + strconv.FormatFloat(effect, 'g', -1, 64), Page: "synthetic:1x1KB", Origins: 1, Stack: "tcp", Server: "go", Protocol: proto, Visit: "first"},
+					Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(v)}})
+			}
+		}
+	}
+	seq, _ := stats.NewSequential(stats.Alpha, 8, 30, 0.01)
+	a, err := analysis.Analyze(trials, analysis.Options{Until: &analysis.UntilRule{Seq: seq, Seed: 1, Baseline: "h2", Compare: "h3", CIRatio: 0.01}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[stats.Verdict]bool{}
+	for _, c := range a.Comparisons {
+		seen[c.Verdict] = true
+		excludes := c.IntervalOK && (c.RatioHi < 1 || c.RatioLo > 1)
+		switch {
+		case c.Verdict == stats.Faster && !(excludes && c.RatioHi < 1), c.Verdict == stats.Slower && !(excludes && c.RatioLo > 1),
+			c.Verdict == stats.NoDifference && excludes, c.Verdict == stats.TooFewSamples && excludes:
+			t.Errorf("%s: verdict %s beside [%.3f, %.3f] (ok %v)", c.Setting.Network(), c.Verdict, c.RatioLo, c.RatioHi, c.IntervalOK)
+		}
+		if c.Verdict == stats.TooFewSamples && !strings.Contains(against(c, false), "the until rule looks first after 8 repetitions") {
+			t.Errorf("%s: too few loads without when the rule looks: %s", c.Setting.Network(), against(c, false))
+		}
+	}
+	if !seen[stats.Faster] || !seen[stats.NoDifference] || !seen[stats.TooFewSamples] {
+		t.Errorf("verdicts seen %v: want faster, no difference and too few loads among the settings", seen)
 	}
 }
 

@@ -110,12 +110,21 @@ func ratioInterval(c analysis.Comparison) string {
 }
 
 // testP is the p of the verdict's test with its name, "0.016 (MWU)" or
-// "0.0625 (Wilcoxon)".
+// "0.0625 (Wilcoxon)"; under an until rule, the look the verdict is
+// from, "sequential, look 12 (Wilcoxon)": a fixed test's p after many
+// looks would not hold α.
 func testP(c analysis.Comparison) string {
+	name := "MWU"
 	if c.Paired != nil {
-		return pval(c.Test) + " (Wilcoxon)"
+		name = "Wilcoxon"
 	}
-	return pval(c.Test) + " (MWU)"
+	if st := c.Stopping; st != nil {
+		if st.Looked == 0 {
+			return fmt.Sprintf("sequential, no look yet (%s)", name)
+		}
+		return fmt.Sprintf("sequential, look %d (%s)", st.Looked, name)
+	}
+	return pval(c.Test) + " (" + name + ")"
 }
 
 // header is a table's first cells: network, page and the factors that
@@ -186,6 +195,10 @@ func VerdictText(c analysis.Comparison) string {
 	switch {
 	case c.Verdict != stats.TooFewSamples:
 		return string(c.Verdict)
+	case c.Stopping != nil && c.Stopping.Looked == 0:
+		return fmt.Sprintf("%s (the until rule looks first after %d repetitions)", c.Verdict, c.Stopping.Min)
+	case c.Stopping != nil:
+		return fmt.Sprintf("%s (the look after %d repetitions needs %d for its %s)", c.Verdict, c.Stopping.Looked, c.NeedLoads, lookLevelText(c.Stopping.Look.Level))
 	case !t.OK:
 		return fmt.Sprintf("%s (%s)", c.Verdict, t.Reason)
 	case c.Paired != nil && c.NeedLoads > 0:

@@ -206,19 +206,18 @@ func HodgesLehmannShift(x, y []float64, level float64) (est, lo, hi float64, ok 
 	if len(x) == 0 || len(y) == 0 {
 		return math.NaN(), math.NaN(), math.NaN(), false
 	}
+	return hodgesLehmannAt(differences(x, y), rankSumCritical(len(x), len(y), (1-level)/2))
+}
+
+// differences are a−b for every a of x and b of y.
+func differences(x, y []float64) []float64 {
 	diffs := make([]float64, 0, len(x)*len(y))
 	for _, a := range x {
 		for _, b := range y {
 			diffs = append(diffs, a-b)
 		}
 	}
-	slices.Sort(diffs)
-	est = quantileSorted(diffs, 0.5)
-	k := rankSumCritical(len(x), len(y), (1-level)/2)
-	if k < 1 {
-		return est, diffs[0], diffs[len(diffs)-1], false
-	}
-	return est, diffs[k-1], diffs[len(diffs)-k], true
+	return diffs
 }
 
 // rankSumCritical is the largest k with P(U ≤ k−1) ≤ tail for samples of
@@ -242,7 +241,7 @@ func rankSumCritical(m, n int, tail float64) int {
 		return k
 	}
 	mn := float64(m * n)
-	z, _ := ZForConfidence(1 - 2*tail)
+	z := zUpper(tail)
 	return int(math.Floor(mn/2 - z*math.Sqrt(mn*float64(m+n+1)/12)))
 }
 

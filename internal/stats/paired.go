@@ -129,19 +129,28 @@ func HodgesLehmann(d []float64, level float64) (est, lo, hi float64, ok bool) {
 	if n == 0 {
 		return math.NaN(), math.NaN(), math.NaN(), false
 	}
+	walsh := walshAverages(d)
+	return hodgesLehmannAt(walsh, signedRankCritical(n, (1-level)/2)) // W+ ≤ k−1 has probability ≤ α/2
+}
+
+// walshAverages are the averages (d[i]+d[j])/2 of every i ≤ j.
+func walshAverages(d []float64) []float64 {
+	n := len(d)
 	walsh := make([]float64, 0, n*(n+1)/2)
 	for i := range d {
 		for j := i; j < n; j++ {
 			walsh = append(walsh, (d[i]+d[j])/2)
 		}
 	}
-	slices.Sort(walsh)
-	est = quantileSorted(walsh, 0.5)
-	k := signedRankCritical(n, (1-level)/2) // W+ ≤ k−1 has probability ≤ α/2
-	if k < 1 {
-		return est, walsh[0], walsh[len(walsh)-1], false
-	}
-	return est, walsh[k-1], walsh[len(walsh)-k], true
+	return walsh
+}
+
+// hodgesLehmannAt is the median of the averages or differences a with the
+// interval from their k-th smallest to their k-th largest (the whole
+// range and false for k < 1); it reorders a.
+func hodgesLehmannAt(a []float64, k int) (est, lo, hi float64, ok bool) {
+	est, lo, hi = medianAndTails(a, max(k, 1))
+	return est, lo, hi, k >= 1
 }
 
 // signedRankCritical is the largest k with P(W+ ≤ k−1) ≤ tail for n
@@ -161,7 +170,7 @@ func signedRankCritical(n int, tail float64) int {
 		return k
 	}
 	fn := float64(n)
-	z, _ := ZForConfidence(1 - 2*tail)
+	z := zUpper(tail)
 	return int(math.Floor(fn*(fn+1)/4 - z*math.Sqrt(fn*(fn+1)*(2*fn+1)/24)))
 }
 

@@ -55,3 +55,36 @@ func PooledLogSD(x, y []float64) float64 {
 	}
 	return math.Sqrt(ss / float64(len(x)+len(y)-2))
 }
+
+// PairsFor is the pairs a paired comparison needs to find a typical ratio
+// of ratio with probability power at significance level alpha (two-sided),
+// when the pairs' log ratios have standard deviation sdLogRatio: the
+// one-sample normal approximation n = σ² (z₁₋α/₂ + z_power)² / ln(ratio)²,
+// divided by the signed-rank test's efficiency (3/π, as Mann–Whitney's),
+// plus one, and at least PairsToReach(alpha). It returns 0 for a ratio of
+// 1 or a non-positive spread.
+func PairsFor(sdLogRatio, ratio, alpha, power float64) int {
+	effect := math.Abs(math.Log(ratio))
+	if effect == 0 || !(sdLogRatio > 0) || alpha <= 0 || alpha >= 1 || power <= 0 || power >= 1 {
+		return 0
+	}
+	z := distuv.UnitNormal.Quantile(1-alpha/2) + distuv.UnitNormal.Quantile(power)
+	n := sdLogRatio * sdLogRatio * z * z / (effect * effect) / MannWhitneyEfficiency
+	return max(int(math.Ceil(n))+1, PairsToReach(alpha))
+}
+
+// LogRatioSD is the standard deviation of the log ratios of pairs
+// (q[i], t[i]) of positive values (two or more pairs); NaN otherwise.
+func LogRatioSD(q, t []float64) float64 {
+	if len(q) < 2 || len(q) != len(t) {
+		return math.NaN()
+	}
+	d := make([]float64, len(q))
+	for i := range q {
+		if q[i] <= 0 || t[i] <= 0 {
+			return math.NaN()
+		}
+		d[i] = math.Log(q[i] / t[i])
+	}
+	return StdDev(d)
+}

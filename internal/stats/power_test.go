@@ -51,3 +51,29 @@ func TestRepetitionsForEdges(t *testing.T) {
 		t.Error("a pooled SD from one value or a zero")
 	}
 }
+
+// TestPairsFor: the paired plan against the normal formula, its floor at
+// the pairs the signed-rank test needs for α, and a wider spread or a
+// smaller effect needing more pairs; pairs sharing a large link effect
+// need far fewer rounds than unpaired loads of the same spread.
+func TestPairsFor(t *testing.T) {
+	// σ 0.2, ratio 0.9: ⌈(0.2·(2.576+0.842)/0.1054)² / 0.955⌉ + 1 = ⌈44.07⌉ + 1 = 46.
+	if n := PairsFor(0.2, 0.9, 0.01, 0.8); n != 46 {
+		t.Errorf("PairsFor(0.2, 0.9) = %d, want 46", n)
+	}
+	if n := PairsFor(0.01, 0.5, 0.01, 0.8); n != PairsToReach(0.01) {
+		t.Errorf("a huge effect needs %d pairs, want the floor %d", n, PairsToReach(0.01))
+	}
+	if PairsFor(0.3, 0.9, 0.01, 0.8) <= PairsFor(0.2, 0.9, 0.01, 0.8) || PairsFor(0.2, 0.95, 0.01, 0.8) <= PairsFor(0.2, 0.9, 0.01, 0.8) {
+		t.Error("more spread or less effect did not need more pairs")
+	}
+	if PairsFor(0.2, 1, 0.01, 0.8) != 0 || PairsFor(0, 0.9, 0.01, 0.8) != 0 {
+		t.Error("no effect or no spread should give 0")
+	}
+	if sd := LogRatioSD([]float64{2, 4}, []float64{1, 1}); math.Abs(sd-math.Log(2)/math.Sqrt2) > 1e-12 {
+		t.Errorf("LogRatioSD = %g, want ln 2/√2", sd)
+	}
+	if !math.IsNaN(LogRatioSD([]float64{1}, []float64{1})) {
+		t.Error("one pair has no spread")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -16,9 +17,14 @@ import (
 // at after every repetition from Min to Max, with Lan and DeMets'
 // O'Brien–Fleming-type α-spending function α(t) = 2 − 2Φ(z_{α/2}/√t) at
 // information fraction t = n/Max: early looks need overwhelming evidence,
-// and the error rate over all looks stays at Alpha. A setting also stops,
-// without a verdict, once the 95 % interval of the ratio of medians is
-// within ±CIRatio of the ratio (precision reached), or at Max.
+// and the error rate over all looks stays at Alpha. Each look reads its
+// verdict from a repeated confidence interval (Jennison and Turnbull): the
+// Hodges–Lehmann interval of the ratio at the look's level 2Φ(b)−1 for
+// its boundary b, which inverts the rank test at that boundary, so a
+// verdict and the interval beside it always agree and the intervals hold
+// 1 − Alpha together over all looks. A setting also stops, without a
+// verdict, once the 95 % interval of the ratio is within ±CIRatio of the
+// ratio (precision reached), or at Max.
 type Sequential struct {
 	Alpha    float64 // two-sided error rate over all looks, such as 0.01
 	Min, Max int     // repetitions of the first and the last look
@@ -30,6 +36,29 @@ type Sequential struct {
 	Paired bool
 	// bounds[k] is the |z| that rejects at look k (n = Min + k).
 	bounds []float64
+	// criticals caches the rank tests' critical values at the looks'
+	// levels: the exact distributions cost most of a look.
+	criticals *criticals
+}
+
+// criticals are critical ranks by look and sample sizes.
+type criticals struct {
+	mu sync.Mutex
+	k  map[[4]int]int // look, paired (1) or not (0), sizes
+}
+
+// at is the critical rank at look n for sizes a and b (b 0 when paired),
+// from compute on first use.
+func (c *criticals) at(n, paired, a, b int, compute func() int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := [4]int{n, paired, a, b}
+	k, ok := c.k[key]
+	if !ok {
+		k = compute()
+		c.k[key] = k
+	}
+	return k
 }
 
 // Stop reasons.
@@ -44,7 +73,7 @@ func NewSequential(alpha float64, min, max int, ciRatio float64) (*Sequential, e
 	if !(alpha > 0 && alpha < 1) || min < 2 || max < min || ciRatio < 0 {
 		return nil, fmt.Errorf("sequential test: α %g, min %d, max %d, ci %g: need 0 < α < 1, 2 ≤ min ≤ max, ci ≥ 0", alpha, min, max, ciRatio)
 	}
-	s := &Sequential{Alpha: alpha, Min: min, Max: max, CIRatio: ciRatio}
+	s := &Sequential{Alpha: alpha, Min: min, Max: max, CIRatio: ciRatio, criticals: &criticals{k: map[[4]int]int{}}}
 	var times []float64
 	for n := min; n <= max; n++ {
 		times = append(times, float64(n)/float64(max))
@@ -63,40 +92,63 @@ func (s *Sequential) Bound(n int) float64 {
 }
 
 // Look is the decision after n repetitions with samples q (compared) and
-// t (baseline): stop or go on, and why. ratioLo and ratioHi are the 95 %
-// interval of median(q)/median(t).
+// t (baseline): stop or go on, and why.
 type Look struct {
 	Stop   bool
 	Reason string // StopVerdict, StopPrecision or StopMax when Stop
 	Z      float64
-	// Verdict is Faster or Slower for StopVerdict, the interval's side of
-	// 1 for StopPrecision, else NoDifference.
+	// Verdict is Faster or Slower when the repeated interval excludes 1
+	// (StopVerdict), else NoDifference.
 	Verdict Verdict
-	// RatioLo and RatioHi are the interval of the ratio at the look.
+	// RatioLo and RatioHi are the 95 % interval of the ratio at the look,
+	// whose width the precision stop reads.
 	RatioLo, RatioHi float64
+	// Level is the look's level, 2Φ(b)−1 for its boundary b (1 outside
+	// Min to Max); Estimate the Hodges–Lehmann ratio q/t and Lo–Hi its
+	// repeated interval at Level (IntervalOK false when the loads are too
+	// few for one at that level).
+	Level, Estimate, Lo, Hi float64
+	IntervalOK              bool
 }
 
-// Decide looks at the samples after n repetitions. The test statistic is
-// Mann–Whitney's U in its normal approximation (with the tie and
-// continuity corrections), which the boundaries assume.
+// LookLevel is the level of the repeated interval at the look after n
+// repetitions: 2Φ(b)−1 for its boundary b, 1 outside Min to Max.
+func (s *Sequential) LookLevel(n int) float64 {
+	b := s.Bound(n)
+	if math.IsInf(b, 1) {
+		return 1
+	}
+	return 1 - 2*distuv.UnitNormal.Survival(b)
+}
+
+// repeated sets l's repeated interval from the Hodges–Lehmann estimate
+// est with interval lo–hi (ok) at l.Level, and the verdict it reads.
+func (l *Look) repeated(est, lo, hi float64, ok bool) {
+	l.Estimate, l.Lo, l.Hi, l.IntervalOK = est, lo, hi, ok
+	if ok && (hi < 1 || lo > 1) {
+		l.Stop, l.Reason, l.Verdict = true, StopVerdict, intervalVerdict(lo, hi)
+	}
+}
+
+// Decide looks at the samples after n repetitions: a verdict where the
+// repeated interval (the Mann–Whitney test inverted at the look's level)
+// excludes 1. Z is Mann–Whitney's U in its normal approximation (with the
+// tie and continuity corrections), for the tables; ratioLo and ratioHi
+// are the 95 % interval the precision stop reads.
 func (s *Sequential) Decide(n int, q, t []float64, ratioLo, ratioHi float64) Look {
-	l := Look{Verdict: NoDifference, RatioLo: ratioLo, RatioHi: ratioHi}
-	if n < s.Min {
+	l := Look{Verdict: NoDifference, RatioLo: ratioLo, RatioHi: ratioHi, Level: s.LookLevel(n)}
+	if n < s.Min || len(q) == 0 || len(t) == 0 {
 		return l
 	}
 	u, tieTerm, _ := rankSumU(q, t)
-	if z, ok := mannWhitneyZ(u, tieTerm, len(q), len(t)); ok {
-		l.Z = z
-		if l.Z >= s.Bound(n) {
-			l.Stop, l.Reason, l.Verdict = true, StopVerdict, Slower
-			if Median(q) < Median(t) {
-				l.Verdict = Faster
-			}
-			return l
-		}
+	l.Z, _ = mannWhitneyZ(u, tieTerm, len(q), len(t))
+	k := s.criticals.at(n, 0, len(q), len(t), func() int { return rankSumCritical(len(q), len(t), (1-l.Level)/2) })
+	est, lo, hi, ok := hodgesLehmannAt(differences(logs(q), logs(t)), k)
+	if l.repeated(math.Exp(est), math.Exp(lo), math.Exp(hi), ok); l.Stop {
+		return l
 	}
 	if r := RatioOfMedians(q, t); s.CIRatio > 0 && r > 0 && ratioHi-ratioLo <= 2*s.CIRatio*r {
-		l.Stop, l.Reason, l.Verdict = true, StopPrecision, intervalVerdict(l.RatioLo, l.RatioHi)
+		l.Stop, l.Reason = true, StopPrecision
 		return l
 	}
 	return s.atMax(l, n)
@@ -246,9 +298,10 @@ func upTo(byRep map[int]float64, n int) []float64 {
 }
 
 // lookPaired is LookAt for paired loads: the repetitions up to n with a
-// value on both sides, their log ratios tested with the signed-rank test
-// (normal approximation, which the boundaries assume) and their median
-// ratio's Hodges–Lehmann interval.
+// value on both sides, their log ratios' Hodges–Lehmann interval at the
+// look's level (the signed-rank test inverted) for the verdict, Z the
+// signed-rank statistic's normal approximation, and the 95 % interval for
+// the precision stop.
 func (s *Sequential) lookPaired(n int, q, t map[int]float64) Look {
 	var d []float64
 	for r := 1; r <= n; r++ {
@@ -258,43 +311,30 @@ func (s *Sequential) lookPaired(n int, q, t map[int]float64) Look {
 			d = append(d, math.Log(a/b))
 		}
 	}
-	l := Look{Verdict: NoDifference, RatioLo: math.NaN(), RatioHi: math.NaN()}
+	l := Look{Verdict: NoDifference, RatioLo: math.NaN(), RatioHi: math.NaN(), Level: s.LookLevel(n)}
 	if n < s.Min || len(d) == 0 {
 		return l
 	}
-	interval := func() (ratio float64, ok bool) { // computed only where needed: it costs a sort of n² averages
-		est, lo, hi, ok := HodgesLehmann(d, 0.95)
-		l.RatioLo, l.RatioHi = math.Exp(lo), math.Exp(hi)
-		return math.Exp(est), ok
-	}
 	wPlus, tieTerm, _, m := signedRanks(d)
-	if z, ok := signedRankZ(wPlus, tieTerm, m); ok {
-		l.Z = z
-		if z >= s.Bound(n) {
-			l.Stop, l.Reason, l.Verdict = true, StopVerdict, Slower
-			if wPlus < float64(m*(m+1))/4 { // more weight on negative log ratios: q faster
-				l.Verdict = Faster
-			}
-			interval()
-			return l
-		}
+	l.Z, _ = signedRankZ(wPlus, tieTerm, m)
+	walsh := walshAverages(d) // selection reorders it, which neither use minds
+	k95 := s.criticals.at(0, 1, len(d), 0, func() int { return signedRankCritical(len(d), 0.025) })
+	est, lo95, hi95, ok95 := hodgesLehmannAt(walsh, k95)
+	l.RatioLo, l.RatioHi = math.Exp(lo95), math.Exp(hi95)
+	k := s.criticals.at(n, 1, len(d), 0, func() int { return signedRankCritical(len(d), (1-l.Level)/2) })
+	r, lo, hi, ok := hodgesLehmannAt(walsh, k)
+	if l.repeated(math.Exp(r), math.Exp(lo), math.Exp(hi), ok); l.Stop {
+		return l
 	}
-	if s.CIRatio > 0 {
-		if r, ok := interval(); ok && l.RatioHi-l.RatioLo <= 2*s.CIRatio*r {
-			l.Stop, l.Reason, l.Verdict = true, StopPrecision, intervalVerdict(l.RatioLo, l.RatioHi)
-			return l
-		}
+	if s.CIRatio > 0 && ok95 && l.RatioHi-l.RatioLo <= 2*s.CIRatio*math.Exp(est) {
+		l.Stop, l.Reason = true, StopPrecision
+		return l
 	}
-	if l = s.atMax(l, n); l.Stop && math.IsNaN(l.RatioLo) {
-		interval()
-	}
-	return l
+	return s.atMax(l, n)
 }
 
-// intervalVerdict is the answer of a setting stopped for precision: its
-// interval of the ratio, below 1 (faster), above (slower) or across it.
-// The rule stopped on the interval's width, not its place, so the
-// interval keeps its coverage.
+// intervalVerdict is the side of 1 an interval of the ratio lies on:
+// below (faster), above (slower) or across it.
 func intervalVerdict(lo, hi float64) Verdict {
 	switch {
 	case hi < 1:

@@ -131,3 +131,43 @@ func TestPairedSequentialFalsePositiveRate(t *testing.T) {
 	}
 	t.Logf("a 10 %% difference: mean repetitions paired %.1f, unpaired %.1f", float64(pairedN)/200, float64(unpairedN)/200)
 }
+
+// TestLooksReadTheirVerdictFromTheirInterval: at every look of simulated
+// studies with and without a difference, paired and not, a look has a
+// verdict exactly when its repeated interval excludes 1, on the side the
+// interval lies; the looks' levels rise to the fixed test's 99 % where
+// the rule has one look.
+func TestLooksReadTheirVerdictFromTheirInterval(t *testing.T) {
+	if one, _ := NewSequential(Alpha, 12, 12, 0); math.Abs(one.LookLevel(12)-0.99) > 1e-9 {
+		t.Errorf("one look's level %.6f, want 0.99", one.LookLevel(12))
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	verdicts := 0
+	for _, paired := range []bool{false, true} {
+		seq, _ := NewSequential(Alpha, 8, 30, 0.02)
+		seq.Paired = paired
+		if seq.LookLevel(8) <= seq.LookLevel(30) || seq.LookLevel(30) <= 0.99 || seq.LookLevel(7) != 1 {
+			t.Errorf("levels %.5f at 8, %.5f at 30, %v before Min: want falling towards (above) 0.99", seq.LookLevel(8), seq.LookLevel(30), seq.LookLevel(7))
+		}
+		for _, effect := range []float64{1, 0.9, 1.15} {
+			for range 40 {
+				q, b := map[int]float64{}, map[int]float64{}
+				for n := 1; n <= 30; n++ {
+					link := math.Exp(0.3 * rng.NormFloat64())
+					q[n], b[n] = effect*link*math.Exp(0.15*rng.NormFloat64()), link*math.Exp(0.15*rng.NormFloat64())
+					l := seq.LookAt(n, q, b, 9)
+					excludes := l.IntervalOK && (l.Hi < 1 || l.Lo > 1)
+					if (l.Verdict != NoDifference) != excludes || (l.Verdict == Faster) != (excludes && l.Hi < 1) {
+						t.Fatalf("paired %v, effect %g, look %d: verdict %s beside repeated interval [%.3f, %.3f] (ok %v)", paired, effect, n, l.Verdict, l.Lo, l.Hi, l.IntervalOK)
+					}
+					if excludes {
+						verdicts++
+					}
+				}
+			}
+		}
+	}
+	if verdicts == 0 {
+		t.Error("no look had a verdict: the test checked nothing")
+	}
+}

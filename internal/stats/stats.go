@@ -160,6 +160,12 @@ const (
 	Z999 = 3.2905267314919255
 )
 
+// zUpper is the standard normal quantile with tail above it: 2.576 for
+// 0.005. Any tail, where ZForConfidence knows three levels.
+func zUpper(tail float64) float64 {
+	return distuv.UnitNormal.Quantile(1 - tail)
+}
+
 // ZForConfidence returns the two-sided normal quantile of a confidence level
 // of 0.95, 0.99 or 0.999, and false for any other level.
 func ZForConfidence(level float64) (float64, bool) {
@@ -172,4 +178,84 @@ func ZForConfidence(level float64) (float64, bool) {
 		return Z999, true
 	}
 	return 0, false
+}
+
+// orderStats is what sorting a would put at positions at (each from 0 to
+// len(a)−1), found by selection in O(len(a)) per position instead of a
+// sort; it reorders a.
+func orderStats(a []float64, at ...int) map[int]float64 {
+	order := slices.Clone(at)
+	slices.Sort(order)
+	out := make(map[int]float64, len(order))
+	from := 0
+	for _, i := range order {
+		selectKth(a[from:], i-from)
+		out[i], from = a[i], i
+	}
+	return out
+}
+
+// selectKth reorders a so that a[k] is what sorting would put there, with
+// nothing larger before it and nothing smaller after (Hoare's selection,
+// median-of-three pivots).
+func selectKth(a []float64, k int) {
+	lo, hi := 0, len(a)-1
+	for hi > lo {
+		mid := lo + (hi-lo)/2
+		if a[mid] < a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] < a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] < a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		pivot, i, j := a[mid], lo, hi
+		for i <= j {
+			for a[i] < pivot {
+				i++
+			}
+			for pivot < a[j] {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i, j = i+1, j-1
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// medianAndTails is the median of a (interpolated as quantileSorted) and
+// its k-th smallest and k-th largest values (k from 1; none for k < 1),
+// by selection; it reorders a.
+func medianAndTails(a []float64, k int) (median, low, high float64) {
+	n := len(a)
+	h := 0.5 * float64(n-1)
+	m := int(math.Floor(h))
+	at := []int{m}
+	if m+1 < n {
+		at = append(at, m+1)
+	}
+	if k >= 1 {
+		at = append(at, k-1, n-k)
+	}
+	v := orderStats(a, at...)
+	median = v[m]
+	if m+1 < n {
+		median += (h - float64(m)) * (v[m+1] - v[m])
+	}
+	if k >= 1 {
+		low, high = v[k-1], v[n-k]
+	}
+	return median, low, high
 }

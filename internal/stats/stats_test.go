@@ -3,6 +3,8 @@ package stats
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -94,5 +96,32 @@ func TestNormalQuantiles(t *testing.T) {
 	}
 	if _, ok := ZForConfidence(0.9); ok {
 		t.Error("accepted an unsupported level")
+	}
+}
+
+// TestOrderStatsAgreeWithSorting: selection finds at every asked position
+// what sorting puts there, on random arrays with many ties, and the
+// median and tails equal quantileSorted's and the sorted ends.
+func TestOrderStatsAgreeWithSorting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 300 {
+		n := 1 + rng.IntN(60)
+		a := make([]float64, n)
+		for i := range a {
+			a[i] = float64(rng.IntN(1 + trial%20)) // trial%20 == 0: all equal
+		}
+		sorted := slices.Clone(a)
+		slices.Sort(sorted)
+		at := []int{rng.IntN(n), rng.IntN(n), n - 1, 0}
+		for i, v := range orderStats(slices.Clone(a), at...) {
+			if v != sorted[i] {
+				t.Fatalf("%v at %d: selected %g, sorted %g", a, i, v, sorted[i])
+			}
+		}
+		k := 1 + rng.IntN((n+1)/2)
+		med, lo, hi := medianAndTails(slices.Clone(a), k)
+		if med != quantileSorted(sorted, 0.5) || lo != sorted[k-1] || hi != sorted[n-k] {
+			t.Fatalf("%v, k %d: median %g lo %g hi %g, sorted gives %g %g %g", a, k, med, lo, hi, quantileSorted(sorted, 0.5), sorted[k-1], sorted[n-k])
+		}
 	}
 }
