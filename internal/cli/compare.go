@@ -101,7 +101,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		quicServer:    fs.String("quic-server", string(factor.QUIC(def(factor.IDQUIC)).Server()), "the `server` for h3: "+factor.QUICServers().Usage()+" (quicbench stacks)"),
 		quicCC:        fs.String("quic-cc", "", "the h3 server's congestion `control`: "+factor.Controllers().Usage()+"; each server's, its default first: "+factor.ControllersUsage()),
 		origins:       fs.Int("origins", 1, "spread the page's objects round-robin over this `number` of origins (host names), each on its own server address; server N is origin N for --path"),
-		until:         fs.Float64("until", 0, "stop repeating once the 95 % CI of the h3/h2 ratio is within ± this `fraction` (such as 0.03), or a sequential test gives a verdict, after at least 10 rounds (fewer if --runs is smaller); --runs is then the most"),
+		until:         fs.Float64("until", 0, "look after every round from the 10th (fewer if --runs is smaller) and stop once the h3/h2 ratio's repeated 99 % interval (group-sequential, O'Brien–Fleming) excludes 1, or once its 95 % CI is within ± this `fraction` (such as 0.03); --runs is then the most, the budget"),
 		runs:          fs.Int("runs", defaultRuns, "`rounds`: each loads the page once per protocol, in shuffled order"),
 		retries:       fs.Int("retries", 0, "more `attempts` for a failed load (a failed load is recorded with its attempts either way)"),
 		seed:          fs.Uint64("seed", spec.DefaultSeed, "`seed` of the loss decisions, page bytes and load order (the same as a spec's seed)"),

@@ -62,7 +62,11 @@ func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
 		}
 		cals = append(cals, calibrationOf(name, r.Netcheck))
 	}
-	r.summarize(trials, conns, cals)
+	until, err := report.UntilOf(rec.StopRule, trials, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the comparison's until rule: %w", err)
+	}
+	r.summarize(trials, conns, cals, until)
 	return r, nil
 }
 
@@ -76,12 +80,13 @@ func calibrationOf(network string, r *netcheck.Report) analysis.Calibration {
 }
 
 // summarize reads the run's numbers and its answer from its trials, the
-// servers' connections and the networks' netchecks.
-func (r *compareRun) summarize(trials []results.Trial, conns []results.Connection, cals []analysis.Calibration) {
+// servers' connections and the networks' netchecks, under the run's until
+// rule (nil: none).
+func (r *compareRun) summarize(trials []results.Trial, conns []results.Connection, cals []analysis.Calibration, until *analysis.UntilRule) {
 	r.Summary = analysis.SummarizeRun(trials, conns)
 	r.Replay = analysis.Works(trials)
 	r.CPU = analysis.CPUs(trials, factor.H3, factor.H2)
-	if a, err := analysis.Analyze(trials, analysis.Options{}); err == nil {
+	if a, err := analysis.Analyze(trials, analysis.Options{Until: until}); err == nil {
 		a.Calibration = cals
 		r.Answer, r.analysis = report.Answer(a), a
 	}
@@ -140,6 +145,7 @@ func printSummary(w io.Writer, r *compareRun) {
 		fmt.Fprintf(w, "Answer: %s\n", sentence)
 	}
 	if r.analysis != nil {
+		report.WriteStopping(w, r.analysis)
 		report.WriteParts(w, r.analysis)
 	}
 	if len(r.Replay) > 0 {

@@ -258,7 +258,7 @@ func TestSummaryGolden(t *testing.T) {
 	cals := []analysis.Calibration{calibrationOf("demo", &netcheck.Report{Lines: []netcheck.Line{
 		{Check: "rtt", Configured: "40 ms", Measured: "40.2 ms", Result: netcheck.Pass},
 		{Check: "goodput down", Configured: "10.000 Mbit/s", Measured: "8.612 Mbit/s", Result: netcheck.Fail}}})}
-	r.summarize(trials, conns, cals)
+	r.summarize(trials, conns, cals, nil)
 	if answer := strings.Join(r.Answer, " "); !strings.Contains(answer, "1 of its 9 loads failed (h1 1)") || !strings.Contains(answer, "goodput down configured 10.000 Mbit/s, measured 8.612 Mbit/s") {
 		t.Errorf("the answer does not state the failed load and the network's netcheck: %q", answer)
 	}

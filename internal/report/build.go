@@ -212,6 +212,13 @@ func untilRule(store *results.Store, trials []results.Trial, replay *analysis.Re
 	if err != nil {
 		return nil, err
 	}
+	return UntilOf(r, trials, replay)
+}
+
+// UntilOf is the stored rule r (nil: none) as the analysis replays it
+// over trials, or for a run without one the rule replay gives; nil for
+// neither.
+func UntilOf(r *results.StopRule, trials []results.Trial, replay *analysis.Replay) (*analysis.UntilRule, error) {
 	if r == nil && replay != nil && len(trials) > 0 {
 		r = &results.StopRule{Min: replay.Min, CIRatio: replay.CIRatio, Seed: uint64(trials[0].Seed)}
 		for _, t := range trials {

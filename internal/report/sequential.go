@@ -9,6 +9,12 @@ import (
 	"github.com/quicbench/quicbench/internal/stats"
 )
 
+// WriteStopping shows how each setting's repetitions ended under the
+// run's until rule; nothing without one.
+func WriteStopping(w io.Writer, a *analysis.Analysis) {
+	writeStopping(w, a, analysis.VariedIn(a.Comparisons))
+}
+
 // writeStopping shows how each setting's repetitions ended.
 func writeStopping(w io.Writer, a *analysis.Analysis, v analysis.Varied) {
 	u := a.Options.Until

@@ -243,6 +243,8 @@ type Recorded struct {
 	Trials    []TrialDetail     `json:"trials"`
 	Testbeds  []Testbed         `json:"testbeds"`
 	Netchecks map[string]string `json:"-"`
+	// StopRule is the run's until rule; nil without one.
+	StopRule *StopRule `json:"-"`
 }
 
 // TrialDetail is a trial with its resources and connections.
@@ -255,9 +257,13 @@ type TrialDetail struct {
 // ReadAll reads the whole run back, for a comparison's summary: the
 // trials joined with their resources and connections.
 func (s *Store) ReadAll() (*Recorded, error) {
-	r := &Recorded{}
+	rule, err := s.StopRule()
+	if err != nil {
+		return nil, err
+	}
+	r := &Recorded{StopRule: rule}
 	index := map[string]int{}
-	err := s.EachTrial(func(t Trial) error {
+	err = s.EachTrial(func(t Trial) error {
 		index[t.ID] = len(r.Trials)
 		r.Trials = append(r.Trials, TrialDetail{Trial: t})
 		return nil
