@@ -147,7 +147,9 @@ func boundByText(sc analysis.SettingCPU) string {
 }
 
 // against says in words how c's compared protocol did against its
-// baseline; full adds the medians. The verdict's test, its ratio and the
+// baseline, by the verdict's estimate (the Hodges–Lehmann ratio its
+// interval surrounds, not the ratio of medians, which a bimodal sample
+// can put far from it); full adds the medians. The verdict's test, its ratio and the
 // interval at the verdict's level go together, so that an interval that
 // excludes 1 never stands beside "not measurably different".
 func against(c analysis.Comparison, full bool) string {
@@ -165,9 +167,9 @@ func against(c analysis.Comparison, full bool) string {
 	}
 	switch c.Verdict {
 	case stats.Faster:
-		return fmt.Sprintf("%s was faster than %s by %s (%s)", q, b, percent(1-c.Ratio), stat)
+		return fmt.Sprintf("%s was faster than %s by %s (%s)", q, b, percent(1-c.Estimate), stat)
 	case stats.Slower:
-		return fmt.Sprintf("%s was slower than %s by %s (%s)", q, b, percent(c.Ratio-1), stat)
+		return fmt.Sprintf("%s was slower than %s by %s (%s)", q, b, percent(c.Estimate-1), stat)
 	case stats.NoDifference:
 		return fmt.Sprintf("%s was not measurably different from %s at α = %g (%s)%s", q, b, stats.Alpha, stat, roundsWords(c))
 	}

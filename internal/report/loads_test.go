@@ -129,7 +129,7 @@ func TestTheAnswerInWords(t *testing.T) {
 		t.Fatalf("answer %q, want one sentence", answer)
 	}
 	c := a.Comparisons[0]
-	for _, want := range []string{"demo, synthetic:32x10KB, with unlimited client CPU: h3 was faster than h2 by " + percent(1-c.Ratio), "99 % CI", "Mann–Whitney p = " + pval(c.MannWhitney),
+	for _, want := range []string{"demo, synthetic:32x10KB, with unlimited client CPU: h3 was faster than h2 by " + percent(1-c.Estimate), "99 % CI", "Mann–Whitney p = " + pval(c.MannWhitney),
 		"h3 was faster than h1 by", "median " + num(c.Compare.Summary.Median, 1) + " against " + num(c.Baseline.Summary.Median, 1) + " ms"} {
 		if !strings.Contains(answer[0], want) {
 			t.Errorf("answer %q lacks %q", answer[0], want)

@@ -166,8 +166,11 @@ func waterfallFigure(w Waterfall, name string, axes sharedAxes) (Figure, error) 
 	var drawn []drawnRow
 	marks := &tips{}
 	legend := map[string]bool{}
+	conns, unplaced := rtConnections(rs)
+	markKinds(conns, w.Connections)
+	offset := connRowsOffset(conns)
 	for i, r := range rs {
-		y := float64(len(rs) - 1 - i)
+		y := float64(len(rs)-1-i) + offset
 		from, to := axisMs(r.StartMs), axisMs(r.ResponseEndMs)
 		drawn = append(drawn, drawnRow{host: serverName(r.URL), from: from, to: to, y: y})
 		marks.add(from, y-0.3, to, y+0.3, fmt.Sprintf("%s: %s to %s ms", r.URL, num(r.StartMs, 1), num(r.ResponseEndMs, 1)), "")
@@ -185,7 +188,15 @@ func waterfallFigure(w Waterfall, name string, axes sharedAxes) (Figure, error) 
 		}
 		names = append(names, shortURL(r.URL))
 	}
+	connNames, err := connViewRows(p, conns, marks)
+	if err != nil {
+		return Figure{}, err
+	}
+	names = append(names, connNames...)
 	caption := "One load's Resource Timing, as WebPageTest draws it: the document's row (Navigation Timing) first, then each resource from its start, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, waiting for the first byte, content download); a row whose phases the client did not expose (a cross-origin response without Timing-Allow-Origin, or the built-in loader, which times none) is drawn as not exposed, never as zero; the lines across mark DCL, FCP, LCP and the load event (PLT)." + lanesCaption
+	if len(conns) > 0 {
+		caption += connCaption + connCaptionRT + unplacedWords(unplaced)
+	}
 	if n, err := drawLosses(p, drawn, w, marks); err != nil {
 		return Figure{}, err
 	} else if n > 0 {
@@ -371,8 +382,11 @@ func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 	var drawn []drawnRow
 	legend := map[string]bool{}
 	tipped := &tips{}
+	view := harConnections(entries, conns, start)
+	markKinds(view, w.Connections)
+	offset := connRowsOffset(view)
 	for i, e := range entries {
-		y := float64(len(entries) - 1 - i)
+		y := float64(len(entries)-1-i) + offset
 		x := axisMs(float64(e.StartedDateTime.Sub(start)) / 1e6)
 		drawn = append(drawn, drawnRow{host: serverName(e.Request.URL), from: x, to: axisMs(x + axisMs(e.Time)), y: y})
 		label := connectionLabel(conns[i], marks[conns[i]])
@@ -401,6 +415,14 @@ func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 		return Figure{}, err
 	} else if n > 0 {
 		lossWords = lossesCaption
+	}
+	connNames, err := connViewRows(p, view, tipped)
+	if err != nil {
+		return Figure{}, err
+	}
+	rows = append(rows, connNames...)
+	if len(view) > 0 {
+		lossWords = connCaption + lossWords
 	}
 	return finishWaterfall(p, rows, w, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one), marked resumed or 0-RTT when the server saw its TLS session resumed, or its early data accepted (where a host's connections differ, the title counts them: which is which, the HAR cannot tell); the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis."+lanesCaption+lossWords, tipped, axes)
 }
