@@ -22,7 +22,7 @@ import (
 
 const shardSpec = `name: sharded
 seed: 5
-repetitions: 2
+repetitions: 1
 client: loader
 netcheck: false
 factors:
@@ -67,7 +67,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Trials != 16 || len(got) != len(want) || len(res.Missing) != 0 {
+	if res.Trials != 8 || len(got) != len(want) || len(res.Missing) != 0 {
 		t.Fatalf("merged %d trials (%d read), the whole run has %d; missing %v", res.Trials, len(got), len(want), res.Missing)
 	}
 	for id, lv := range want {

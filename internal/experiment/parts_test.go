@@ -29,9 +29,11 @@ const (
 	partsToleranceShare = 0.1
 )
 
-// TestHandshakesDominateAtALongRoundTrip: over 8 pairs at 200 ms, h3 beats
+// TestHandshakesDominateAtALongRoundTrip: over 8 pairs at 100 ms, h3 beats
 // h2 by one round trip, which the handshakes part explains, measurably
-// and more than any other part.
+// and more than any other part. (BENCHMARKS.md's table is at 200 ms; 100
+// ms halves the test's time and keeps the round trip far above the
+// emulator's and the loader's milliseconds.)
 func TestHandshakesDominateAtALongRoundTrip(t *testing.T) {
 	testenv.RequireRoot(t)
 	w := whyOfRun(t, `seed: 3
@@ -39,13 +41,13 @@ repetitions: 8
 client: loader
 netcheck: false
 factors:
-  networks: [{name: far, rtt: 200ms}]
+  networks: [{name: far, rtt: 100ms}]
   pages: [synthetic:4x2KB]
   protocols: [h2, h3]
 `, 16)
 	hs := w.Parts[results.PartHandshake]
-	if !hs.Measurable || hs.Diff > -160 || hs.Diff < -240 {
-		t.Errorf("handshakes differ by %+v, want about one round trip less (−200 ms), measurably", hs)
+	if !hs.Measurable || hs.Diff > -80 || hs.Diff < -120 {
+		t.Errorf("handshakes differ by %+v, want about one round trip less (−100 ms), measurably", hs)
 	}
 	checkDominant(t, w, results.PartHandshake)
 }

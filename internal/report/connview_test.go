@@ -69,7 +69,7 @@ func TestTheConnectionViewFromResourceTiming(t *testing.T) {
 		{URL: "https://a.test/", Protocol: "h3", Navigation: true, ConnectStartMs: f(1), TLSStartMs: f(1), ConnectEndMs: f(51), RequestStartMs: f(51), ResponseStartMs: f(101), ResponseEndMs: 110},
 		{URL: "https://a.test/1.png", Protocol: "h3", StartMs: 120, ConnectStartMs: f(120), ConnectEndMs: f(120), RequestStartMs: f(120), ResponseStartMs: f(170), ResponseEndMs: 180},
 		{URL: "https://a.test/2.png", Protocol: "h3", StartMs: 120, ConnectStartMs: f(120), ConnectEndMs: f(120), RequestStartMs: f(121), ResponseStartMs: f(171), ResponseEndMs: 185},
-		{URL: "https://a.test/3.png", Protocol: "h3", StartMs: 122, ResponseEndMs: 190}, // phases hidden
+		{URL: "https://a.test/3.png", Protocol: "h3", StartMs: 122, ResponseEndMs: 190},  // phases hidden
 		{URL: "https://cdn.test/x.js", Protocol: "h3", StartMs: 125, ResponseEndMs: 300}, // hidden, no connection seen to its host
 	}
 	conns, unplaced = rtConnections(h3)
