@@ -16,14 +16,14 @@ for seed in $(seq 1 "$n"); do
 	make -s demo DEMO_FLAGS="--seed $seed --out $work/demo-$seed" >"$work/out-$seed" 2>&1
 	secs=$(($(date +%s) - start))
 	out="$work/out-$seed"
-	rounds=$(grep -o 'round [0-9]*' "$out" | tail -1 | cut -d' ' -f2)
+	answer=$(grep '^Answer:' "$out" | head -1 | sed 's/); h3 was [a-z ]* h1.*//')
 	stop=$(grep -A2 '^Repetitions until' "$out" | tail -1 | grep -o 'repetition [0-9]*  [a-z:]* *[a-z ]*' | sed 's/  */ /g' || true)
-	verdict=$(grep '^Answer:' "$out" | head -1 | grep -o 'h3 was [a-z ]* h2[^(]*\|h3 and h2 had too few loads' | head -1)
-	interval=$(grep '^Answer:' "$out" | head -1 | grep -o 'Hodges–Lehmann [0-9.]*, 99 % repeated CI [0-9.–]*' | head -1)
-	needs=$(grep '^Answer:' "$out" | head -1 | grep -o 'a run of about [0-9]* rounds' | head -1 || true)
+	verdict=$(echo "$answer" | grep -o 'h3 was [a-z ]* h2[^(]*\|h3 and h2 had too few loads' | head -1)
+	interval=$(echo "$answer" | grep -o 'Hodges–Lehmann [0-9.]*, 99 % repeated CI [0-9.–]*' | head -1)
+	needs=$(echo "$answer" | grep -o 'a run of about [0-9]* rounds' | head -1 || true)
 	case "$verdict" in
 	*"was faster than h2"* | *"was slower than h2"*) decided=$((decided + 1)) ;;
 	esac
-	echo "seed $seed | ${secs} s | ${rounds} rounds | ${stop} | ${verdict} | ${interval} | ${needs}"
+	echo "seed $seed | ${secs} s | ${stop} | ${verdict} | ${interval} | ${needs}"
 done
 echo "decided: $decided of $n"

@@ -420,10 +420,28 @@ func header(s *spec.Spec) string {
 			levels = append(levels, f.What+" "+l)
 		}
 	}
-	runs := "runs"
-	if s.Repetitions == 1 {
-		runs = "run"
+	runs := fmt.Sprintf("%d runs", s.Repetitions)
+	switch {
+	case s.Until != nil:
+		runs = fmt.Sprintf("rounds until the answer is known (a look after each from the %s, at most %d)", ordinal(s.Until.Min), s.Repetitions)
+	case s.Repetitions == 1:
+		runs = "1 run"
 	}
-	return fmt.Sprintf("%s on %s; %s; %d %s × %s, seed %d", s.Pages[0], s.Networks[0].Describe(), strings.Join(levels, ", "),
-		s.Repetitions, runs, strings.Join(s.LevelsOf(factor.IDProtocol), ","), s.Seed)
+	return fmt.Sprintf("%s on %s; %s; %s × %s, seed %d", s.Pages[0], s.Networks[0].Describe(), strings.Join(levels, ", "),
+		runs, strings.Join(s.LevelsOf(factor.IDProtocol), ","), s.Seed)
+}
+
+// ordinal is n in words' order: 1st, 2nd, 3rd, 10th, 11th, 22nd.
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }

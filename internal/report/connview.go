@@ -81,7 +81,7 @@ func hostOf(raw string) string {
 }
 
 // rtConnections infers the connections of a load from its Resource Timing
-// (rs, the document first, then by start), which names none: a request
+// (rs), which names none, in the order the requests went out: a request
 // whose timing shows a connect phase opened a connection to its host;
 // any other went over one already open, HTTP/1.1's the one that fell idle
 // last before the request began (one request at a time), h2's and h3's
@@ -90,7 +90,7 @@ func hostOf(raw string) string {
 // counted in unplaced otherwise.
 func rtConnections(rs []results.Resource) (conns []viewConn, unplaced int) {
 	byHost := map[string][]int{} // indexes into conns
-	for _, r := range rs {
+	for _, r := range byRequestStart(rs) {
 		host := hostOf(r.URL)
 		if r.RequestStartMs == nil {
 			if open := byHost[host]; len(open) == 1 && !h1Protocol(r.Protocol) {
@@ -109,6 +109,21 @@ func rtConnections(rs []results.Resource) (conns []viewConn, unplaced int) {
 		conns[i].requests = append(conns[i].requests, span{*r.RequestStartMs, r.ResponseEndMs})
 	}
 	return conns, unplaced
+}
+
+// byRequestStart is rs in the order their requests went out (a request
+// the browser queued starts its fetch long before), those whose request
+// start is hidden by their fetch start.
+func byRequestStart(rs []results.Resource) []results.Resource {
+	out := slices.Clone(rs)
+	at := func(r results.Resource) float64 {
+		if r.RequestStartMs != nil {
+			return *r.RequestStartMs
+		}
+		return r.StartMs
+	}
+	slices.SortStableFunc(out, func(a, b results.Resource) int { return cmp.Compare(at(a), at(b)) })
+	return out
 }
 
 // connectionFor is the index of the open connection (of candidates) that
@@ -188,22 +203,31 @@ func harConnections(entries []har.Entry, numbers []int, start time.Time) []viewC
 
 // markKinds sets the server's handshake kind on conns: a host's
 // connections take the kind the server saw for every connection to it
-// (with a request on it); a host whose connections the server saw differ
-// keeps none (the browser's connections cannot be matched to the
-// server's one by one).
+// (with a request on it); where the server saw them differ, each of the
+// host's rows says how many of each ("4 full, 1 resumed"): the browser's
+// connections cannot be matched to the server's one by one.
 func markKinds(conns []viewConn, server []results.Connection) {
-	kinds := map[string]map[string]bool{}
+	kinds := map[string]map[string]int{}
 	for _, c := range server {
 		if c.Requests > 0 {
 			if kinds[c.ServerName] == nil {
-				kinds[c.ServerName] = map[string]bool{}
+				kinds[c.ServerName] = map[string]int{}
 			}
-			kinds[c.ServerName][c.Handshake] = true
+			kinds[c.ServerName][c.Handshake]++
 		}
 	}
 	for i := range conns {
-		if seen := kinds[conns[i].host]; len(seen) == 1 {
+		seen := kinds[conns[i].host]
+		var parts []string
+		for _, kind := range slices.Sorted(maps.Keys(seen)) {
+			parts = append(parts, fmt.Sprintf("%d %s", seen[kind], cmp.Or(handshakeMark(kind), kind)))
+		}
+		switch len(seen) {
+		case 0:
+		case 1:
 			conns[i].kind = slices.Collect(maps.Keys(seen))[0]
+		default:
+			conns[i].kind = "of the server's: " + strings.Join(parts, ", ")
 		}
 	}
 }
@@ -221,11 +245,14 @@ func connLabel(n int, c viewConn) string {
 	return fmt.Sprintf("c%d %s %s %s, %d %s", n, c.protocol, cmp.Or(c.host, "?"), kind, len(c.requests), requests)
 }
 
+// receiveAlternate is every other request's shade on a connection row.
+var receiveAlternate = color.RGBA{R: 0x6b, G: 0xae, B: 0xd6, A: 0xff}
+
 // connAlive is the colour of a connection open between its requests.
 var connAlive = color.RGBA{R: 0xcc, G: 0xcc, B: 0xcc, A: 0xff}
 
 // connCaption tells a waterfall's connection view.
-const connCaption = " Under the requests, the connection view: one row per connection (HTTP/1.1 opens up to six to a host, h2 and h3 one), labelled with its protocol, host, the handshake the server saw (full, resumed or 0-RTT; unknown where a host's connections differed) and the requests it carried, drawn with its handshake in the phases' colours, a thin line while it was open, and each request it carried from its request to its response's end in the receive colour."
+const connCaption = " Under the requests, the connection view: one row per connection (HTTP/1.1 opens up to six to a host, h2 and h3 one), labelled with its protocol, host, the handshake the server saw (full, resumed or 0-RTT; where the server saw a host's connections differ, how many of each, since the browser's connections cannot be matched to the server's one by one) and the requests it carried, drawn with its handshake in the phases' colours, a thin line while it was open, and each request it carried from its request to its response's end in the receive colour (every other one lighter)."
 
 // connCaptionRT adds how a Resource Timing waterfall found its
 // connections.
@@ -267,8 +294,12 @@ func drawConnSegments(p *plot.Plot, c viewConn, row float64) error {
 		connect = quicPhases[2]
 	}
 	segments := []segment{{span{c.handshake.from, c.tlsAt}, connect.color, 6}, {span{c.tlsAt, c.handshake.to}, tls.color, 6}}
-	for _, r := range c.requests {
-		segments = append(segments, segment{r, harPhases[6].color, 4})
+	for i, r := range c.requests { // alternate shades, as back-to-back requests would merge
+		shade := harPhases[6].color
+		if i%2 == 1 {
+			shade = receiveAlternate
+		}
+		segments = append(segments, segment{r, shade, 4})
 	}
 	for _, s := range segments {
 		if !(s.s.to > s.s.from) {
@@ -296,7 +327,11 @@ func connViewRows(p *plot.Plot, conns []viewConn, marks *tips) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	return append([]string{fmt.Sprintf("— %d connections —", len(conns))}, labels...), nil
+	heading := fmt.Sprintf("— %d connections —", len(conns))
+	if len(conns) == 1 {
+		heading = "— 1 connection —"
+	}
+	return append([]string{heading}, labels...), nil
 }
 
 // connRowsOffset is how far a waterfall's request rows sit above 0 to
