@@ -161,3 +161,16 @@ func TestTheConnectionViewOfBrowsersHARs(t *testing.T) {
 		t.Error("no shared HAR had connections to check")
 	}
 }
+
+// TestLongURLsAreCutInTheMiddle: a row's URL of hundreds of characters
+// keeps its host and path's start and its end, within maxRowLabel.
+func TestLongURLsAreCutInTheMiddle(t *testing.T) {
+	long := "https://securepubads.g.doubleclick.net/gampad/ads?gdfp_req=1&" + strings.Repeat("x", 400) + "&end=1"
+	got := shortURL(long)
+	if n := len([]rune(got)); n != maxRowLabel || !strings.HasPrefix(got, "securepubads.g.doubleclick.net/gampad/ads") || !strings.HasSuffix(got, "&end=1") || !strings.Contains(got, "…") {
+		t.Errorf("shortURL = %q (%d runes)", got, n)
+	}
+	if got := shortURL("https://a.test/x.png"); got != "a.test/x.png" {
+		t.Errorf("a short URL changed: %q", got)
+	}
+}

@@ -262,13 +262,23 @@ func nameRows(p *plot.Plot, rows []string, lanes []plot.Tick) {
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 }
 
-// shortURL is u without its scheme.
+// shortURL is u without its scheme, cut in the middle to maxRowLabel
+// characters where longer (a query string of hundreds pushed the rows off
+// the figure): its host and path's start, "…", its end.
 func shortURL(u string) string {
 	if _, rest, ok := strings.Cut(u, "://"); ok {
-		return rest
+		u = rest
 	}
-	return u
+	r := []rune(u)
+	if len(r) <= maxRowLabel {
+		return u
+	}
+	head := maxRowLabel * 2 / 3
+	return string(r[:head]) + "…" + string(r[len(r)-(maxRowLabel-head-1):])
 }
+
+// maxRowLabel is the most characters of a waterfall row's URL.
+const maxRowLabel = 64
 
 // harPhase is one phase of a request as a HAR times it, with its colour.
 type harPhase struct {
