@@ -35,7 +35,10 @@ func whyWords(c analysis.Comparison) string {
 		return fmt.Sprintf("Why, %s against %s (%s, too few for %s intervals, so no part is called measurable): of %s ms, %s.",
 			c.Compare.Protocol, c.Baseline.Protocol, how, levelText(), signed(w.Total.Diff, 1), strings.Join(estimates(w), ", "))
 	}
-	head := fmt.Sprintf("Why, %s against %s (%s, %s intervals): of %s ms %s", c.Compare.Protocol, c.Baseline.Protocol, how, levelText(), signed(w.Total.Diff, 1), interval(w.Total))
+	// The PLTs' difference in ms stands without its interval: the verdict
+	// reads their ratio, whose interval, on another scale (and under an
+	// until rule at another level), is the one that decides.
+	head := fmt.Sprintf("Why, %s against %s (%s, the parts' %s intervals): of %s ms", c.Compare.Protocol, c.Baseline.Protocol, how, levelText(), signed(w.Total.Diff, 1))
 	var shown []string
 	rest := w.Total.Diff
 	names := results.PartNames()
