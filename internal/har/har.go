@@ -168,7 +168,10 @@ func Parse(b []byte) (*HAR, error) {
 	if err := json.Unmarshal(b, &h); err != nil {
 		var syntax *json.SyntaxError
 		var typ *json.UnmarshalTypeError
+		var when *time.ParseError
 		switch {
+		case errors.As(err, &when):
+			return nil, errors.New("a startedDateTime is neither an RFC 3339 time (such as 2024-05-01T10:00:00.000Z) nor empty")
 		case errors.As(err, &syntax):
 			return nil, fmt.Errorf("not JSON (byte %d): %s", syntax.Offset, syntax.Error())
 		case errors.As(err, &typ):
@@ -180,4 +183,64 @@ func Parse(b []byte) (*HAR, error) {
 		return nil, errors.New("no log.version: not a HAR file")
 	}
 	return &h, nil
+}
+
+// lenientTime is a HAR's startedDateTime as some tools write it: an
+// RFC 3339 time, or empty or null where they kept none (TracerBench's
+// HARs), which reads as the zero time.
+type lenientTime struct{ time.Time }
+
+// UnmarshalJSON reads an RFC 3339 time, "" or null.
+func (t *lenientTime) UnmarshalJSON(b []byte) error {
+	if s := string(b); s == `""` || s == "null" {
+		t.Time = time.Time{}
+		return nil
+	}
+	return t.Time.UnmarshalJSON(b)
+}
+
+// UnmarshalJSON reads an entry whose startedDateTime may be empty (the
+// zero time: the exporter kept none).
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	type plain Entry // without this method
+	var raw struct {
+		plain
+		StartedDateTime lenientTime `json:"startedDateTime"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*e = Entry(raw.plain)
+	e.StartedDateTime = raw.StartedDateTime.Time
+	return nil
+}
+
+// UnmarshalJSON reads a page whose startedDateTime may be empty.
+func (p *Page) UnmarshalJSON(b []byte) error {
+	type plain Page
+	var raw struct {
+		plain
+		StartedDateTime lenientTime `json:"startedDateTime"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*p = Page(raw.plain)
+	p.StartedDateTime = raw.StartedDateTime.Time
+	return nil
+}
+
+// EffectiveMethod is the request's method: Method, or where an exporter left it
+// empty, the HTTP/2 pseudo-header :method it kept among the headers
+// (TracerBench's HARs); "" if neither says.
+func (r Request) EffectiveMethod() string {
+	if r.Method != "" {
+		return r.Method
+	}
+	for _, h := range r.Headers {
+		if h.Name == ":method" {
+			return h.Value
+		}
+	}
+	return ""
 }

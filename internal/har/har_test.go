@@ -68,3 +68,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestEmptyStartTimesAndPseudoHeaderMethods: a HAR whose entries and pages
+// have empty or null startedDateTime and whose methods appear only as
+// the :method pseudo-header (as TracerBench writes them) parses, with zero
+// times and the pseudo-header's method; a time that is neither RFC 3339
+// nor empty is still refused.
+func TestEmptyStartTimesAndPseudoHeaderMethods(t *testing.T) {
+	doc := `{"log":{"version":"1.2","creator":{"name":"TracerBench"},"pages":[{"startedDateTime":"","id":"p1","title":"https://a.test/"}],
+	"entries":[{"pageref":"p1","startedDateTime":"","request":{"method":"","url":"https://a.test/","headers":[{"name":":method","value":"GET"}]},"response":{"status":200}},
+	{"startedDateTime":null,"request":{"method":"POST","url":"https://a.test/x"},"response":{"status":204}},
+	{"startedDateTime":"2020-01-02T03:04:05.5Z","request":{"url":"https://a.test/y"},"response":{"status":200}}]}}`
+	h, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := h.Log.Entries
+	if !h.Log.Pages[0].StartedDateTime.IsZero() || !e[0].StartedDateTime.IsZero() || !e[1].StartedDateTime.IsZero() || e[2].StartedDateTime.Year() != 2020 || e[0].Pageref != "p1" {
+		t.Errorf("times %v %v %v %v", h.Log.Pages[0].StartedDateTime, e[0].StartedDateTime, e[1].StartedDateTime, e[2].StartedDateTime)
+	}
+	if e[0].Request.EffectiveMethod() != "GET" || e[1].Request.EffectiveMethod() != "POST" || e[2].Request.EffectiveMethod() != "" {
+		t.Errorf("methods %q %q %q", e[0].Request.EffectiveMethod(), e[1].Request.EffectiveMethod(), e[2].Request.EffectiveMethod())
+	}
+	if _, err := Parse([]byte(strings.Replace(doc, `"startedDateTime":""`, `"startedDateTime":"yesterday"`, 1))); err == nil || !strings.Contains(err.Error(), "startedDateTime is neither an RFC 3339 time") || strings.Contains(err.Error(), "yesterday") {
+		t.Errorf("a startedDateTime that is no time: %v, want it named without echoing it", err)
+	}
+}

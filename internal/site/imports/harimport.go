@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"mime"
+	"net/http"
 	"strings"
 	"time"
 
@@ -66,22 +67,30 @@ func importHAR(ctx context.Context, h *har.HAR, opts Options) (*site.Archive, Re
 }
 
 // pageDocument is a HAR page's document: the page's first answered GET
-// (status 200), and its exchange (nil if the import left it out).
+// (status 200, or a 304 whose body the browser stored) of HTML, else its
+// first answered GET of any type; and its exchange (nil if the import
+// left it out).
 type pageDocument struct {
 	entry    har.Entry
 	exchange *site.Exchange
+	html     bool
 }
 
 // pageDocuments are the documents of a HAR's pages by page ID.
 type pageDocuments map[string]pageDocument
 
 // see notes entry e (kept as ex, or left out if ex is nil) if it is the
-// first answered GET of its page.
+// page's first answered GET, or its first of HTML where the first was not.
 func (d pageDocuments) see(e har.Entry, ex *site.Exchange) {
-	if _, seen := d[e.Pageref]; seen || e.Pageref == "" || !strings.EqualFold(e.Request.Method, "GET") || e.Response.Status != 200 {
+	answered := e.Response.Status == http.StatusOK || revalidated(e.Response)
+	if e.Pageref == "" || !strings.EqualFold(e.Request.EffectiveMethod(), "GET") || !answered {
 		return
 	}
-	d[e.Pageref] = pageDocument{entry: e, exchange: ex}
+	html := site.TypeOf(e.Response.Content.MimeType) == "html"
+	if seen, ok := d[e.Pageref]; ok && (seen.html || !html) {
+		return
+	}
+	d[e.Pageref] = pageDocument{entry: e, exchange: ex, html: html}
 }
 
 // choose is the HAR's first page whose document the import kept, counting
@@ -96,6 +105,9 @@ func (d pageDocuments) choose(pages []har.Page, report *Report) (*har.Page, erro
 		if !ok {
 			continue
 		}
+		if doc.exchange != nil && !doc.html {
+			return nil, fmt.Errorf("the page's document would be %.200q, a %.40q response, not an HTML page: name the page with --document URL", doc.entry.Request.URL, doc.entry.Response.Content.MimeType)
+		}
 		if doc.exchange != nil {
 			report.PagesLeftAside += aside
 			return &pages[i], nil
@@ -106,7 +118,7 @@ func (d pageDocuments) choose(pages []har.Page, report *Report) (*har.Page, erro
 		}
 	}
 	if first != nil {
-		return nil, fmt.Errorf("the page's document %.200q was left out (%s): name another page with --document URL", first.entry.Request.URL, leftOutReason(first.entry))
+		return nil, leftOutDocument(first.entry)
 	}
 	return nil, nil
 }
@@ -132,7 +144,32 @@ func (c *collector) addHAREntry(e har.Entry) (*site.Exchange, error) {
 			c.agents.note(f.Value)
 		}
 	}
-	return c.addDecoded(e.Request.Method, e.Request.URL, e.ServerIPAddress, e.Response.Status, header, body)
+	method := e.Request.EffectiveMethod()
+	if e.Request.Method == "" && method != "" {
+		c.report.PseudoMethods++
+	}
+	status := e.Response.Status
+	if revalidated(e.Response) {
+		c.report.Revalidated++
+		status, header = http.StatusOK, withContentType(header, e.Response.Content.MimeType)
+	}
+	return c.addDecoded(method, e.Request.URL, e.ServerIPAddress, status, header, body)
+}
+
+// revalidated says whether r is a 304 whose body the recording browser
+// stored from its cache (Firefox writes it into content.text): the page
+// was loaded with that body, so it replays as a 200 with it.
+func revalidated(r har.Response) bool {
+	return r.Status == http.StatusNotModified && r.Content.Text != nil && *r.Content.Text != ""
+}
+
+// withContentType is header with a Content-Type of mimeType where it has
+// none (a 304 carries its resource's type only in the HAR's content).
+func withContentType(header []site.Field, mimeType string) []site.Field {
+	if mimeType == "" || site.Get(lowerNames(header), "content-type") != "" {
+		return header
+	}
+	return append(header, site.Field{Name: "Content-Type", Value: mimeType})
 }
 
 // madeByBrowser says whether the recording browser made response r up
@@ -158,7 +195,7 @@ func (c *collector) harBody(e har.Entry) (body []byte, ok bool, err error) {
 		c.report.Entries++
 		c.report.NoResponse++
 		return nil, false, nil
-	case r.Status == 304, r.Content.Text == nil && r.Content.Size > 0: // a 304's body came from the recording browser's cache
+	case r.Status == http.StatusNotModified && !revalidated(r), r.Content.Text == nil && r.Content.Size > 0: // a 304's body came from the recording browser's cache, and this HAR lacks it
 		c.report.Entries++
 		c.report.NoBody++
 		return nil, false, nil
@@ -221,14 +258,19 @@ func harRecordedAt(h *har.HAR) time.Time {
 	return first.UTC()
 }
 
-// leftOutReason says why an import leaves out entry e, as far as the
-// entry tells.
-func leftOutReason(e har.Entry) string {
-	switch u := e.Request.URL; {
+// leftOutDocument says why the import left out a page's document e, and
+// the fix: --upgrade-http for one over plain http (its body, if the HAR
+// has it, then replays as https), else another page.
+func leftOutDocument(e har.Entry) error {
+	u := e.Request.URL
+	plain := len(u) >= 7 && strings.EqualFold(u[:7], "http://")
+	switch {
+	case plain && e.Response.Content.Text != nil:
+		return fmt.Errorf("the page's document %.200q is over plain http, which the testbed does not serve: import again with --upgrade-http to replay it (and the page's other http:// exchanges) over https", u)
+	case plain:
+		return fmt.Errorf("the page's document %.200q is over plain http and the HAR holds no body for it: export the HAR with content and import it with --upgrade-http, or name another page with --document URL", u)
 	case e.Response.Content.Text == nil:
-		return "the HAR holds no body for it: export the HAR with content"
-	case len(u) >= 7 && strings.EqualFold(u[:7], "http://"):
-		return "plain http: --upgrade-http keeps it as https"
+		return fmt.Errorf("the page's document %.200q was left out: the HAR holds no body for it (export the HAR with content), or name another page with --document URL", u)
 	}
-	return "not an https exchange on port 443 to a host name"
+	return fmt.Errorf("the page's document %.200q was left out: it is not an https exchange on port 443 to a host name; name another page with --document URL", u)
 }

@@ -50,6 +50,17 @@ type Report struct {
 	// KeptUTF8 counts a HAR's text bodies kept in UTF-8 because the
 	// charset their Content-Type names is unknown or cannot hold them.
 	KeptUTF8 int
+	// Redirects counts the recorded redirects the replay starts with: the
+	// load begins at Start and follows them to the document, as the
+	// recorded load did.
+	Redirects int
+	Start     string
+	// PseudoMethods counts a HAR's entries whose method was empty but for
+	// the :method pseudo-header among their headers, taken from it.
+	PseudoMethods int
+	// Revalidated counts 304 responses whose body the recording browser
+	// stored (Firefox's HARs): kept as 200 with that body.
+	Revalidated int
 	// Upgraded counts exchanges over http:// kept as https://
 	// (Options.UpgradeHTTP); RewrittenBodies the text bodies whose
 	// http:// URLs of those hosts were rewritten, RewrittenURLs the URLs.
@@ -116,6 +127,11 @@ func (r Report) String() string {
 	line(r.Reencoded, "bodies recorded decoded compressed again as their Content-Encoding says")
 	line(r.Decoded, "bodies whose Content-Encoding cannot be redone served uncompressed")
 	line(r.KeptUTF8, "text bodies kept in UTF-8: the charset their Content-Type names is unknown or cannot hold them")
+	if r.Redirects > 0 {
+		fmt.Fprintf(&b, "  %d recorded redirects replayed before the document, as the recording paid them: loads start at %.200q\n", r.Redirects, r.Start)
+	}
+	line(r.PseudoMethods, "entries without a method but for the :method pseudo-header took it from there")
+	line(r.Revalidated, "304 responses whose body the recording browser stored kept as 200 with that body")
 	return b.String()
 }
 
@@ -324,6 +340,9 @@ func (c *collector) finish(document, hint string) (*site.Archive, Report, error)
 		u.Host = strings.ToLower(u.Host)
 		document = u.String()
 	}
+	if c.options.Document == "" {
+		document = c.redirectChainStart(document)
+	}
 	a.Document = document
 	if err := a.Check(); err != nil {
 		return nil, c.report, err
@@ -337,6 +356,61 @@ func (c *collector) finish(document, hint string) (*site.Archive, Report, error)
 		a.Viewport, _ = factor.ViewportOfUserAgent(a.UserAgent)
 	}
 	return a, c.report, nil
+}
+
+// maxRedirects bounds the recorded redirects an import follows back
+// from the document (browsers follow 20).
+const maxRedirects = 20
+
+// redirectChainStart is where the recorded load of document began: the
+// URL of the recorded GET redirect (3xx with a Location) to it recorded
+// before it, and of the redirect to that, and so on; document when none
+// leads to it. The replay then starts there and the load pays the
+// redirects' round trips as the recorded one did (a www. page that sent
+// phones to m.). Counted in the report.
+func (c *collector) redirectChainStart(document string) string {
+	exchanges := c.archive.Exchanges
+	before := slices.IndexFunc(exchanges, func(ex *site.Exchange) bool { return ex.Method == "GET" && ex.URL == document })
+	if before < 0 {
+		return document
+	}
+	seen := map[string]bool{document: true}
+	for range maxRedirects {
+		from := redirectTo(exchanges[:before], document)
+		if from < 0 || seen[exchanges[from].URL] {
+			break
+		}
+		document, before = exchanges[from].URL, from
+		seen[document] = true
+		c.report.Redirects++
+		c.report.Start = document
+	}
+	return document
+}
+
+// redirectTo is the index of the last GET redirect in exchanges whose
+// Location, resolved against its URL, is target; −1 for none.
+func redirectTo(exchanges []*site.Exchange, target string) int {
+	for i := len(exchanges) - 1; i >= 0; i-- {
+		ex := exchanges[i]
+		if ex.Method != "GET" || ex.Status < 300 || ex.Status > 399 {
+			continue
+		}
+		loc := site.Get(ex.Header, "location")
+		base, err := url.Parse(ex.URL)
+		if loc == "" || err != nil {
+			continue
+		}
+		next, err := base.Parse(loc)
+		if err != nil {
+			continue
+		}
+		next.Host, next.Fragment = strings.ToLower(next.Host), ""
+		if next.String() == target {
+			return i
+		}
+	}
+	return -1
 }
 
 // maxCandidates bounds the pages an import that cannot choose lists.

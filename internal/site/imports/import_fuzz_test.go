@@ -58,6 +58,10 @@ func FuzzImportWPR(f *testing.F) {
 func FuzzImportHAR(f *testing.F) {
 	f.Add([]byte(`{"log":{"version":"1.2","pages":[{"id":"p"}],"entries":[{"pageref":"p","request":{"method":"GET","url":"https://a.test/"},"response":{"status":200,"headers":[{"name":"Content-Type","value":"text/html"},{"name":"Content-Encoding","value":"br"}],"content":{"size":2,"text":"hi"}}}]}}`))
 	f.Add([]byte(`{"log":{"version":"1.2","entries":[{"request":{"method":"GET","url":"http://a.test:81/"},"response":{"status":304,"content":{"size":9}}}]}}`))
+	// TracerBench's shape (empty times, :method only), a revalidated
+	// document, and a redirect loop.
+	f.Add([]byte(`{"log":{"version":"1.2","pages":[{"id":"p","startedDateTime":""}],"entries":[{"pageref":"p","startedDateTime":"","request":{"method":"","url":"https://a.test/","headers":[{"name":":method","value":"GET"}]},"response":{"status":304,"content":{"mimeType":"text/html","text":"<p>"}}}]}}`))
+	f.Add([]byte(`{"log":{"version":"1.2","entries":[{"request":{"method":"GET","url":"https://a.test/"},"response":{"status":302,"headers":[{"name":"Location","value":"/b"}],"content":{"text":""}}},{"request":{"method":"GET","url":"https://a.test/b"},"response":{"status":301,"headers":[{"name":"Location","value":"/"}],"content":{"text":""}}},{"request":{"method":"GET","url":"https://a.test/"},"response":{"status":200,"headers":[{"name":"Content-Type","value":"text/html"}],"content":{"text":"<p>"}}}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := har.Parse(data)
 		if err != nil {

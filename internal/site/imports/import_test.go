@@ -176,7 +176,7 @@ func TestImportBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, rep, err = importHAR(harPath)
-	if err == nil || !strings.Contains(err.Error(), "holds no body for it: export the HAR with content") || rep.NoBody < 1 {
+	if err == nil || !strings.Contains(err.Error(), "holds no body for it (export the HAR with content)") || rep.NoBody < 1 {
 		t.Errorf("a HAR without bodies: error %v, report %+v", err, rep)
 	}
 }
