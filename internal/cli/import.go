@@ -104,6 +104,9 @@ func printViewport(w io.Writer, a *site.Archive, set bool) {
 	switch _, device := factor.ViewportOfUserAgent(a.UserAgent); {
 	case set:
 		fmt.Fprintf(w, "replays at the viewport %v (--viewport)\n", vp)
+	case a.ViewportSource != "" && a.ViewportSource != "the default":
+		fmt.Fprintf(w, "replays at the viewport %v, decided by %s, so that the page asks for the images recorded (--viewport desktop replays at %v)\n",
+			vp, a.ViewportSource, factor.DefaultViewport())
 	case device != "":
 		fmt.Fprintf(w, "recorded in a mobile browser (%s): replays at its viewport %v, so that the page asks for the images recorded (--viewport desktop replays at %v)\n",
 			device, vp, factor.DefaultViewport())

@@ -113,6 +113,44 @@ var devices = []struct {
 	{"iPhone", Viewport{390, 844, 3, true}},
 }
 
+// iPhoneEras are the iPhone viewport of each iOS version a User-Agent
+// names, as the iPhones of its years showed pages: from the original
+// (320 × 480 at 1) to the iPhone 12 onwards (390 × 844 at 3); from iOS
+// (the first of its era) on.
+var iPhoneEras = []struct {
+	fromIOS  int
+	viewport Viewport
+}{
+	{1, Viewport{320, 480, 1, true}},  // iPhone, 3G, 3GS
+	{4, Viewport{320, 480, 2, true}},  // iPhone 4, 4S
+	{7, Viewport{320, 568, 2, true}},  // iPhone 5, 5s
+	{8, Viewport{375, 667, 2, true}},  // iPhone 6, 7, 8
+	{13, Viewport{375, 812, 3, true}}, // iPhone X, 11 Pro
+	{14, Viewport{390, 844, 3, true}}, // iPhone 12 and later
+}
+
+// iPhoneOfItsEra is the viewport of the iPhone an iPhone User-Agent's
+// iOS version ("CPU iPhone OS 4_0 like Mac OS X") dates, and the device in
+// words; ok is false for a User-Agent without one.
+func iPhoneOfItsEra(ua string) (Viewport, string, bool) {
+	_, rest, found := strings.Cut(ua, "iPhone OS ")
+	if !found || !strings.Contains(ua, "iPhone;") && !strings.Contains(ua, "(iPhone") {
+		return Viewport{}, "", false
+	}
+	digits := rest[:len(rest)-len(strings.TrimLeft(rest, "0123456789"))]
+	major, err := strconv.Atoi(digits)
+	if err != nil || major < 1 {
+		return Viewport{}, "", false
+	}
+	v := iPhoneEras[0].viewport
+	for _, e := range iPhoneEras {
+		if major >= e.fromIOS {
+			v = e.viewport
+		}
+	}
+	return v, fmt.Sprintf("iPhone (iOS %d)", major), true
+}
+
 // genericPhone is the viewport of a phone's browser the User-Agent does
 // not name a known device for: Lighthouse's mobile emulation (a Moto G
 // Power).
@@ -124,6 +162,9 @@ var genericPhone = Viewport{412, 823, 1.75, true}
 // browser, and the zero Viewport (the default) for a desktop browser, a
 // tablet or an empty ua.
 func ViewportOfUserAgent(ua string) (Viewport, string) {
+	if v, device, ok := iPhoneOfItsEra(ua); ok {
+		return v, device
+	}
 	for _, d := range devices {
 		if strings.Contains(ua, d.token) {
 			return d.viewport, d.token

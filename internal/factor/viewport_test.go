@@ -43,6 +43,12 @@ func TestViewportOfUserAgent(t *testing.T) {
 		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/95.0.4638.54 Safari/537.36":                    {},
 		"Mozilla/5.0 (iPad; CPU OS 16_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148":                        {},
 		"": {},
+		// An iPhone at the screen of its iOS's years: 2010's iPhone 4, not a 2020s one.
+		"Mozilla/5.0 (iPhone; U; CPU iPhone OS 4_0 like Mac OS X; en-us) AppleWebKit/532.9 (KHTML, like Gecko) Version/4.0.5 Mobile/8A293 Safari/6531.22.7": {320, 480, 2, true},
+		"Mozilla/5.0 (iPhone; U; CPU iPhone OS 3_1_3 like Mac OS X; en-us) AppleWebKit/528.18 (KHTML, like Gecko) Version/4.0 Mobile/7E18 Safari/528.16":    {320, 480, 1, true},
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 10_3 like Mac OS X) AppleWebKit/602.1.50 (KHTML, like Gecko) Version/10.0 Mobile/14E5239e Safari/602.1":         {375, 667, 2, true},
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1":           {390, 844, 3, true},
+		"Mozilla/5.0 (iPhone; CPU iPhone OS like Mac OS X) Mobile/15E148":                                                                                   {390, 844, 3, true}, // no version: the named device's
 	} {
 		if got, _ := ViewportOfUserAgent(ua); got != want {
 			t.Errorf("ViewportOfUserAgent(%.60q) = %+v, want %+v", ua, got, want)

@@ -36,6 +36,11 @@ type Archive struct {
 	// browser); zero for the default, a desktop's. A replay loads the page
 	// at it, so that it asks for the responsive images recorded.
 	Viewport factor.Viewport
+	// ViewportSource says what decided Viewport: the recording's own
+	// requests (which image candidates it fetched), its User-Agent, the
+	// import's --viewport, or the default; "" in archives made before it
+	// was recorded.
+	ViewportSource string
 	// Upgraded counts exchanges recorded over http:// that the import kept
 	// as https:// (imports.Options.UpgradeHTTP): their text bodies' URLs
 	// were rewritten, so the page is not byte for byte as recorded.

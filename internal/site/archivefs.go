@@ -11,7 +11,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -28,7 +30,7 @@ const (
 	// archiveVersion is the newest version: 2 added recorded_at, 3
 	// upgraded_http. Versions 1 to 3 are read; an archive is written as 2
 	// unless it has upgraded exchanges, so that older readers read it.
-	archiveVersion = 4
+	archiveVersion = 5
 	// maxManifestBytes bounds the manifest: 10,000 exchanges with
 	// generous header sections.
 	maxManifestBytes = 64 << 20
@@ -48,9 +50,11 @@ type manifest struct {
 	UpgradedHTTP int `json:"upgraded_http,omitempty"`
 	// UserAgent is the recording browser's User-Agent and Viewport the
 	// viewport the recording was made at (Archive); version 4.
-	UserAgent string             `json:"user_agent,omitempty"`
-	Viewport  *factor.Viewport   `json:"viewport,omitempty"`
-	Exchanges []manifestExchange `json:"exchanges"`
+	UserAgent string           `json:"user_agent,omitempty"`
+	Viewport  *factor.Viewport `json:"viewport,omitempty"`
+	// ViewportSource says what decided the viewport (Archive); version 5.
+	ViewportSource string             `json:"viewport_source,omitempty"`
+	Exchanges      []manifestExchange `json:"exchanges"`
 }
 
 // manifestExchange is one exchange; Body is the SHA-256 of its body.
@@ -126,6 +130,9 @@ func writeBodies(ctx context.Context, dir string, a *Archive) (manifest, []strin
 			m.Viewport = &a.Viewport
 		}
 	}
+	if a.ViewportSource != "" {
+		m.Version, m.ViewportSource = 5, a.ViewportSource
+	}
 	if !a.RecordedAt.IsZero() {
 		m.RecordedAt = a.RecordedAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -198,7 +205,7 @@ func ReadArchive(dir string) (*Archive, error) {
 		}
 		ex.Body = body
 	}
-	out := &Archive{Source: a.Source, Document: a.Document, RecordedAt: a.RecordedAt, Upgraded: a.Upgraded, UserAgent: a.UserAgent, Viewport: a.Viewport}
+	out := &Archive{Source: a.Source, Document: a.Document, RecordedAt: a.RecordedAt, Upgraded: a.Upgraded, UserAgent: a.UserAgent, Viewport: a.Viewport, ViewportSource: a.ViewportSource}
 	for _, ex := range a.Exchanges {
 		out.Exchanges = append(out.Exchanges, ex.Exchange)
 	}
@@ -230,6 +237,9 @@ type parsedExchange struct {
 	bytes    int64
 }
 
+// maxViewportSource bounds a manifest's viewport_source.
+const maxViewportSource = 300
+
 // parsedArchive is a manifest checked for form, bodies not yet read.
 type parsedArchive struct {
 	Source, Document string
@@ -237,6 +247,7 @@ type parsedArchive struct {
 	Upgraded         int
 	UserAgent        string
 	Viewport         factor.Viewport
+	ViewportSource   string
 	Exchanges        []parsedExchange
 }
 
@@ -261,7 +272,10 @@ func parseManifest(data []byte) (*parsedArchive, error) {
 	if m.UpgradedHTTP < 0 || m.UpgradedHTTP > len(m.Exchanges) {
 		return nil, fmt.Errorf("upgraded_http %d is outside 0 to its %d exchanges", m.UpgradedHTTP, len(m.Exchanges))
 	}
-	out := &parsedArchive{Source: m.Source, Document: m.Document, Upgraded: m.UpgradedHTTP, UserAgent: m.UserAgent}
+	if len(m.ViewportSource) > maxViewportSource || strings.IndexFunc(m.ViewportSource, unicode.IsControl) >= 0 {
+		return nil, fmt.Errorf("viewport_source is longer than %d bytes or holds a control character: import the recording again", maxViewportSource)
+	}
+	out := &parsedArchive{Source: m.Source, Document: m.Document, Upgraded: m.UpgradedHTTP, UserAgent: m.UserAgent, ViewportSource: m.ViewportSource}
 	if m.Viewport != nil {
 		if m.Viewport.IsZero() {
 			return nil, fmt.Errorf("viewport is empty: leave it out for the default")

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
-	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -351,10 +350,7 @@ func (c *collector) finish(document, hint string) (*site.Archive, Report, error)
 		a.RecordedAt = documentDate(a)
 	}
 	a.UserAgent = c.agents.common()
-	a.Viewport = c.options.Viewport
-	if !c.options.SetViewport {
-		a.Viewport, _ = factor.ViewportOfUserAgent(a.UserAgent)
-	}
+	a.Viewport, a.ViewportSource = c.screenOf(a)
 	return a, c.report, nil
 }
 

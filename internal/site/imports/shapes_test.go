@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/har"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // text is a pointer to s, for a HAR body.
@@ -114,5 +116,65 @@ func TestRedirectChainIsReplayedFirst(t *testing.T) {
 	// --document names the page as given: no chain.
 	if a, _, err := importHAR(context.Background(), h, Options{Document: "https://m.shop.test/?from=www"}); err != nil || a.Document != "https://m.shop.test/?from=www" {
 		t.Errorf("--document: %v, %v", a, err)
+	}
+}
+
+// screenHAR is a phone's recording (a Pixel 2's User-Agent, 2.625 px per
+// CSS px) of a page that offers two images in srcsets and a background in
+// a stylesheet's image-set, each at the densities offered, of which it
+// holds the fetched ones.
+func screenHAR(offered string, fetched ...string) *har.HAR {
+	page := `<html><link rel=stylesheet href="/s.css"><img srcset="/a.png 1x, /a@2x.png 2x` + offered + `"><img src="/b.png" srcset='/b@2x.png 2x, /b@3x.png 3x'></html>`
+	css := `div{background-image:image-set(url("/c.png") 1x, url("/c@2x.png") 2x)}`
+	h := &har.HAR{Log: har.Log{Version: "1.2", Entries: []har.Entry{
+		harEntry("", "https://www.yelp.test/", 200, text(page), "Content-Type", "text/html"),
+		harEntry("", "https://www.yelp.test/s.css", 200, text(css), "Content-Type", "text/css"),
+	}}}
+	h.Log.Entries[1].Response.Content.MimeType = "text/css"
+	for _, f := range fetched {
+		e := harEntry("", "https://www.yelp.test/"+f, 200, text("PNG"), "Content-Type", "image/png")
+		e.Response.Content.MimeType = "image/png"
+		h.Log.Entries = append(h.Log.Entries, e)
+	}
+	for i := range h.Log.Entries {
+		h.Log.Entries[i].Request.Headers = []har.NameValue{{Name: "User-Agent", Value: "Mozilla/5.0 (Linux; Android 8.0.0; Pixel 2) Mobile Safari/537.36"}}
+	}
+	return h
+}
+
+// TestTheRecordingsImagesDecideTheScreen: a phone's recording whose own
+// requests fetched the 1x candidates (yelp's shape: emulated at 1x) replays
+// at 1x, and the archive says why; one that fetched the 3x candidate a
+// 2.625 screen fetches keeps the User-Agent's screen, confirmed; a single
+// choice decides nothing; --viewport wins over both.
+func TestTheRecordingsImagesDecideTheScreen(t *testing.T) {
+	a, _, err := importHAR(context.Background(), screenHAR("", "a.png", "b.png", "c.png"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Viewport != (factor.Viewport{Width: 411, Height: 731, Scale: 1, Mobile: true}) || !strings.Contains(a.ViewportSource, "the recording's requests: 2 of its 2 image choices") {
+		t.Errorf("fetched the 1x candidates: viewport %v, source %q", a.Viewport, a.ViewportSource)
+	}
+	a, _, _ = importHAR(context.Background(), screenHAR(", /a@3x.png 3x", "a@3x.png", "b@3x.png", "c@2x.png"), Options{})
+	if a.Viewport.Scale != 2.625 || !strings.Contains(a.ViewportSource, "the User-Agent: Pixel 2, as 3 of the recording's 3 image choices") {
+		t.Errorf("fetched what 2.625 fetches: viewport %v, source %q", a.Viewport, a.ViewportSource)
+	}
+	a, _, _ = importHAR(context.Background(), screenHAR("", "a.png"), Options{})
+	if a.Viewport.Scale != 2.625 || a.ViewportSource != "the User-Agent: Pixel 2" {
+		t.Errorf("one choice: viewport %v, source %q", a.Viewport, a.ViewportSource)
+	}
+	desk := factor.DefaultViewport()
+	a, _, _ = importHAR(context.Background(), screenHAR("", "a.png", "b.png", "c.png"), Options{Viewport: desk, SetViewport: true})
+	if a.Viewport != desk || a.ViewportSource != "--viewport" {
+		t.Errorf("--viewport: %v, %q", a.Viewport, a.ViewportSource)
+	}
+	dir := t.TempDir()
+	a, _, _ = importHAR(context.Background(), screenHAR("", "a.png", "b.png", "c.png"), Options{})
+	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
+		t.Fatal(err)
+	}
+	back, err := site.ReadArchive(dir)
+	if err != nil || back.ViewportSource != a.ViewportSource || back.Viewport != a.Viewport {
+		t.Errorf("read back: %v, %q, %v", err, back.ViewportSource, back.Viewport)
 	}
 }

@@ -109,7 +109,7 @@ func TestImportUpgradeHTTP(t *testing.T) {
 	checkUpgradedArchive(t, a)
 }
 
-// checkUpgradedArchive writes a and reads it back: version 3, the count
+// checkUpgradedArchive writes a and reads it back: version 5, the count
 // kept.
 func checkUpgradedArchive(t *testing.T, a *site.Archive) {
 	t.Helper()
@@ -118,8 +118,8 @@ func checkUpgradedArchive(t *testing.T, a *site.Archive) {
 		t.Fatal(err)
 	}
 	manifest, err := os.ReadFile(filepath.Join(dir, site.ArchiveFile))
-	if err != nil || !strings.Contains(string(manifest), `"version": 3,`) || !strings.Contains(string(manifest), `"upgraded_http": 3,`) {
-		t.Fatalf("manifest (%v) lacks version 3 and upgraded_http: %.300s", err, manifest)
+	if err != nil || !strings.Contains(string(manifest), `"version": 5,`) || !strings.Contains(string(manifest), `"upgraded_http": 3,`) {
+		t.Fatalf("manifest (%v) lacks version 5 (a viewport_source) and upgraded_http: %.300s", err, manifest)
 	}
 	back, err := site.ReadArchive(dir)
 	if err != nil || back.Upgraded != 3 {
