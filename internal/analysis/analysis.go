@@ -239,6 +239,9 @@ type Analysis struct {
 	// Work is, for recorded pages, what each protocol's loads did per
 	// setting (the replay's completeness).
 	Work []SettingWork
+	// Unmatched is, per recorded page, what its verified loads asked for
+	// that the recording lacked, each request with its cause.
+	Unmatched []SiteUnmatched
 	// CPU is each protocol's CPU per load and party, per setting whose
 	// loads measured it.
 	CPU []SettingCPU
@@ -306,6 +309,7 @@ func AnalyzeContext(ctx context.Context, trials []results.Trial, o Options) (*An
 	a.ClientANOVAs = stackANOVAs(samples, factor.IDClient, nil)
 	a.Shares = Shares(a.Comparisons)
 	a.Work = works(trials)
+	a.Unmatched = Unmatched(trials)
 	a.CPU = cpus(trials, o.Compare, o.Baseline)
 	a.Experimental = experimental(trials)
 	return a, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 )
@@ -71,6 +72,9 @@ type completeness struct {
 	// firstCounted is the first unmatched request that counts, the
 	// example a failure names.
 	firstCounted string
+	// Causes are the cause of each listed unmatched request
+	// (server.Replay.UnmatchedRequests), in its order: results.Cause*.
+	Causes []string
 	// BrokenRecorded are broken images the recording holds no image for;
 	// BrokenUnserved broken images it lacks (or whose host it lacks).
 	BrokenRecorded, BrokenUnserved int64
@@ -168,18 +172,22 @@ func (c *replayCheck) groups(r server.Replay, out *completeness) map[string]bool
 		method, u, _ := strings.Cut(bare, " ")
 		if c.own[u] {
 			out.BrowserOwn++
+			out.Causes = append(out.Causes, results.CauseBrowserOwn)
 			continue
 		}
 		if c.hasSibling(method, u) {
 			out.Sibling++
 			out.noteCounted(req)
+			out.Causes = append(out.Causes, results.CauseSibling)
 			continue
 		}
 		key := steadyKey(bare)
 		if groups[key] = true; c.steady[key] {
 			out.Steady++
+			out.Causes = append(out.Causes, results.CauseSteady)
 		} else {
 			out.noteCounted(req)
+			out.Causes = append(out.Causes, results.CauseUnrecorded)
 		}
 	}
 	return groups

@@ -2,10 +2,12 @@ package experiment
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
 )
@@ -117,6 +119,20 @@ func TestReplayCheckSiblingsAreNeverExcused(t *testing.T) {
 	m = loadWith("GET https://img.news.test/ic/960x540/other.html")
 	if got := c.judge(m); got.Steady != 1 || got.Counted != 0 || !m.OK() {
 		t.Errorf("unmatched without a sibling, unmatched before: %+v, failure %q", got, m.Failure)
+	}
+}
+
+// TestEachUnmatchedRequestCarriesItsCause: every listed unmatched request
+// gets its cause, in order, and the causes add up to the counts.
+func TestEachUnmatchedRequestCarriesItsCause(t *testing.T) {
+	c := newReplayCheck(recordedSite(t), 0.5)
+	c.learn(loadWith("GET https://www.news.test/beacon?t=1"))
+	m := loadWith("GET https://www.news.test/favicon.ico", "GET https://www.news.test/beacon?t=2",
+		"GET https://img.news.test/ic/960x540/p1.jpg", "GET https://cdn.news.test/lib/new.js")
+	got := c.judge(m)
+	want := []string{results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded}
+	if !slices.Equal(got.Causes, want) || got.BrowserOwn != 1 || got.Steady != 1 || got.Sibling != 1 || got.Counted != 2 {
+		t.Errorf("causes %q, counts %+v: want %q", got.Causes, got, want)
 	}
 }
 

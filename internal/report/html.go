@@ -191,6 +191,9 @@ func tables(a *analysis.Analysis, claims *Claims) map[string][][]string {
 		}
 	}
 	out := map[string][][]string{"comparisons": cmps, "pairs": pairsTable(a, f), "levels": levelPairsTable(a, f), "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}
+	if len(a.Unmatched) > 0 {
+		out["unmatched"] = unmatchedTable(a)
+	}
 	if claims != nil {
 		out["claims"] = claims.CSV
 	}

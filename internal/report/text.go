@@ -60,6 +60,7 @@ func WriteText(w io.Writer, pg Page, a *analysis.Analysis) {
 	writeEmulatorLatency(w, a.EmulatorLatency)
 	writeShares(w, a, v)
 	writeWork(w, a.Work, v)
+	writeUnmatched(w, a.Unmatched)
 	writeCPU(w, a.CPU, o, v)
 	writeANOVAs(w, a.ANOVAs, v.Without(factor.IDStack), "TCP stacks (Wolsing et al. 2019)", "stacks")
 	writeANOVAs(w, a.QUICANOVAs, v.Without(factor.IDQUIC), "QUIC stacks (Wolsing et al. 2019)", "stacks")

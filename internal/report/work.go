@@ -1,11 +1,15 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/quicbench/quicbench/internal/analysis"
+	"github.com/quicbench/quicbench/internal/results"
 )
 
 // WriteWork writes the replay's completeness of one setting's loads (a
@@ -35,4 +39,56 @@ func writeWork(w io.Writer, sws []analysis.SettingWork, v analysis.Varied) {
 		}
 	}
 	tw.Flush()
+}
+
+// maxUnmatchedListed bounds the requests the text report lists per site.
+const maxUnmatchedListed = 10
+
+// unmatchedCauses are the causes in the order the report gives them:
+// the excused first.
+var unmatchedCauses = []string{results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded}
+
+// writeUnmatched lists, per recorded page, the distinct requests its
+// verified loads asked for that the recording lacked, by cause, and the
+// screen it was replayed at.
+func writeUnmatched(w io.Writer, sites []analysis.SiteUnmatched) {
+	if len(sites) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nWhat recorded pages asked for that their recording lacked, per page over its verified loads: distinct requests by cause (%s and %s are excused; %s, the recording holding the file at other sizes, and %s count against the tolerance); all in unmatched.csv:\n",
+		results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded)
+	for _, s := range sites {
+		var parts []string
+		for _, c := range unmatchedCauses {
+			parts = append(parts, fmt.Sprintf("%s %d", c, s.ByCause[c]))
+		}
+		fmt.Fprintf(w, "  %s at %s, %d loads: %s\n", s.Page, cmp.Or(s.Screen, "an unrecorded screen"), s.Loads, strings.Join(parts, ", "))
+		for _, u := range s.URLs[:min(len(s.URLs), maxUnmatchedListed)] {
+			fmt.Fprintf(w, "    %s (%s, %d loads)\n", shortRequest(u.Request), u.Cause, u.Loads)
+		}
+		if len(s.URLs) > maxUnmatchedListed {
+			fmt.Fprintf(w, "    and %d more\n", len(s.URLs)-maxUnmatchedListed)
+		}
+	}
+}
+
+// shortRequest is "METHOD URL" with the URL cut as a waterfall row's.
+func shortRequest(req string) string {
+	method, u, ok := strings.Cut(req, " ")
+	if !ok {
+		return shortURL(req)
+	}
+	return method + " " + shortURL(u)
+}
+
+// unmatchedTable is a.Unmatched as CSV rows, with a header.
+func unmatchedTable(a *analysis.Analysis) [][]string {
+	rows := [][]string{{"page", "screen", "loads", "request", "cause", "excused", "in_loads"}}
+	for _, s := range a.Unmatched {
+		for _, u := range s.URLs {
+			excused := u.Cause == results.CauseBrowserOwn || u.Cause == results.CauseSteady
+			rows = append(rows, []string{s.Page, s.Screen, strconv.Itoa(s.Loads), u.Request, u.Cause, strconv.FormatBool(excused), strconv.Itoa(u.Loads)})
+		}
+	}
+	return rows
 }

@@ -53,3 +53,41 @@ func TestWorkMarksProtocolsThatDidDifferentWork(t *testing.T) {
 		t.Errorf("text:\n%s", out.String())
 	}
 }
+
+// TestUnmatchedPerSite: a recorded page's verified loads' unmatched
+// requests are listed once each with their cause and how many loads asked
+// for them, the excused first, with the screen the page was replayed at;
+// a failed load's are not, and unmatched.csv holds them all.
+func TestUnmatchedPerSite(t *testing.T) {
+	load := func(status string, urls, causes []string) results.Trial {
+		tr := results.Trial{ID: "t", Levels: results.Levels{Page: "archive:sites/yelp", Protocol: "h2"}, Outcome: results.Outcome{Status: status}}
+		tr.UnmatchedURLs, tr.UnmatchedCauses = urls, causes
+		tr.ViewportWidth, tr.ViewportHeight, tr.ViewportScale, tr.ViewportMobile = 411, 731, 1, true
+		return tr
+	}
+	beacon, icon, img := "GET https://www.yelp.test/beacon", "GET https://www.yelp.test/favicon.ico", "GET https://s.yelp.test/img/r@2x.png"
+	trials := []results.Trial{
+		load(results.StatusOK, []string{icon, beacon}, []string{results.CauseBrowserOwn, results.CauseUnrecorded}),
+		load(results.StatusOK, []string{icon, beacon, img}, []string{results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling}),
+		load(results.StatusFailed, []string{"GET https://x.test/y"}, []string{results.CauseUnrecorded}),
+	}
+	sites := analysis.Unmatched(trials)
+	if len(sites) != 1 || sites[0].Loads != 2 || sites[0].Screen != "411x731@1,mobile" || len(sites[0].URLs) != 4 ||
+		sites[0].ByCause[results.CauseSteady] != 1 || sites[0].ByCause[results.CauseUnrecorded] != 1 {
+		t.Fatalf("sites %+v", sites)
+	}
+	var out bytes.Buffer
+	writeUnmatched(&out, sites)
+	for _, want := range []string{"archive:sites/yelp at 411x731@1,mobile, 2 loads: browser's own 1, steady 1, sibling 1, unrecorded 1",
+		"GET www.yelp.test/favicon.ico (browser's own, 2 loads)", "GET s.yelp.test/img/r@2x.png (sibling, 1 loads)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "x.test") {
+		t.Error("a failed load's unmatched request was listed")
+	}
+	if rows := unmatchedTable(&analysis.Analysis{Unmatched: sites}); len(rows) != 5 || rows[1][5] != "true" {
+		t.Errorf("unmatched.csv rows %q", rows)
+	}
+}

@@ -161,6 +161,14 @@ type Outcome struct {
 	UnmatchedRequests int64 `parquet:"unmatched_requests"`
 }
 
+// Causes of an unmatched request (ReplayValues.UnmatchedCauses).
+const (
+	CauseBrowserOwn = "browser's own" // favicon, icons, manifest: excused
+	CauseSteady     = "steady"        // unmatched in an earlier load of the testbed, no sibling recorded: excused
+	CauseSibling    = "sibling"       // the recording holds the same file at other sizes: counted
+	CauseUnrecorded = "unrecorded"    // first unmatched in this load, no sibling: counted
+)
+
 // ReplayValues are how the servers matched the measured load's requests
 // against the site (all exact for a generated page): answered from the
 // exact recorded request, from the nearest recorded query of the same
@@ -182,6 +190,9 @@ type Outcome struct {
 // for a cross-origin resource without Timing-Allow-Origin), neither the
 // document nor the browser's own requests (a manifest) included; what the servers count also has requests after the load
 // (beacons, late frames), whose number varies from load to load.
+// unmatched_causes gives each listed unmatched request's cause, in
+// order: CauseBrowserOwn, CauseSteady (both excused), CauseSibling or
+// CauseUnrecorded (both counted).
 // Broken images are those the browser
 // could not show that the recording holds no image for (recorded) or
 // lacks (unserved); a broken image the recording holds fails the load.
@@ -190,6 +201,7 @@ type ReplayValues struct {
 	ReplayFuzzy          int64   `parquet:"replay_fuzzy"`
 	ReplayVariant        int64   `parquet:"replay_variant"`
 	UnmatchedURLs        Strings `parquet:"unmatched_urls,list"`
+	UnmatchedCauses      Strings `parquet:"unmatched_causes,list"`
 	BrowserOwnUnmatched  int64   `parquet:"browser_own_unmatched"`
 	SteadyUnmatched      int64   `parquet:"steady_unmatched"`
 	SiblingUnmatched     int64   `parquet:"sibling_unmatched"`

@@ -1,0 +1,95 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/quicbench/quicbench/internal/results"
+)
+
+// UnmatchedURL is one request a recorded page's loads asked for that the
+// recording did not hold, with why it was or was not excused
+// (results.Cause*) and in how many loads.
+type UnmatchedURL struct {
+	Request string // "METHOD URL"
+	Cause   string
+	Loads   int
+}
+
+// SiteUnmatched is what a recorded page's verified loads asked for that
+// the recording lacked, per distinct request, and the screen the page was
+// replayed at ("411x731@1,mobile"; "" where no load says).
+type SiteUnmatched struct {
+	Page    string
+	Screen  string
+	Loads   int
+	ByCause map[string]int // distinct requests per cause
+	URLs    []UnmatchedURL // by cause, then loads, most first
+}
+
+// Unmatched is, per recorded page with unmatched requests, each distinct
+// unmatched request of its verified loads with its cause, from the
+// trials' unmatched_urls and unmatched_causes (runs made before the
+// causes were recorded list none).
+func Unmatched(trials []results.Trial) []SiteUnmatched {
+	byPage := map[string]*SiteUnmatched{}
+	seen := map[string]map[UnmatchedURL]int{}
+	screens := map[string]map[string]int{}
+	for _, t := range trials {
+		if t.Status != results.StatusOK || len(t.UnmatchedCauses) == 0 {
+			continue
+		}
+		s := byPage[t.Page]
+		if s == nil {
+			s = &SiteUnmatched{Page: t.Page, ByCause: map[string]int{}}
+			byPage[t.Page], seen[t.Page], screens[t.Page] = s, map[UnmatchedURL]int{}, map[string]int{}
+		}
+		s.Loads++
+		if t.ViewportWidth > 0 {
+			screens[t.Page][screenText(t.VisualMetrics)]++
+		}
+		for i, req := range t.UnmatchedURLs {
+			if i < len(t.UnmatchedCauses) {
+				seen[t.Page][UnmatchedURL{Request: req, Cause: t.UnmatchedCauses[i]}]++
+			}
+		}
+	}
+	var out []SiteUnmatched
+	for _, page := range slices.Sorted(maps.Keys(byPage)) {
+		s := byPage[page]
+		s.Screen = mostCommon(screens[page])
+		for u, n := range seen[page] {
+			u.Loads = n
+			s.URLs = append(s.URLs, u)
+			s.ByCause[u.Cause]++
+		}
+		slices.SortFunc(s.URLs, func(a, b UnmatchedURL) int {
+			return cmp.Or(cmp.Compare(a.Cause, b.Cause), cmp.Compare(b.Loads, a.Loads), cmp.Compare(a.Request, b.Request))
+		})
+		out = append(out, *s)
+	}
+	return out
+}
+
+// screenText is a load's viewport in words: "411x731@1,mobile".
+func screenText(v results.VisualMetrics) string {
+	text := fmt.Sprintf("%dx%d@%g", v.ViewportWidth, v.ViewportHeight, v.ViewportScale)
+	if v.ViewportMobile {
+		text += ",mobile"
+	}
+	return text
+}
+
+// mostCommon is the key counted most (the first in order on a tie), ""
+// for none.
+func mostCommon(counts map[string]int) string {
+	best := ""
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if counts[k] > counts[best] {
+			best = k
+		}
+	}
+	return best
+}
