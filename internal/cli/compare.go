@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ type compareOptions struct {
 	waitLock time.Duration
 	// noLanes leaves the loads unsampled (--lanes=false).
 	noLanes bool
+	// cpuNote says why the client has the cores it has when --client-cpu
+	// was left to auto; "" otherwise.
+	cpuNote string
 }
 
 // Defaults of compare: the demo scenario.
@@ -63,6 +67,9 @@ type compareFlags struct {
 	netLog, har, lanes                                      *bool
 	deterministic                                           *optionalBool
 	maxUnmatched, viewport                                  *string
+	// cpuNote is why --client-cpu auto chose the client's cores
+	// (resolvedClientCPU); "" when the flag named them.
+	cpuNote string
 }
 
 // optionalBool is a boolean flag that also knows whether it was given.
@@ -112,7 +119,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		binaries:      newClientBinaries(fs),
 		browser:       fs.String("browser", def(factor.IDBrowser), "browser `mode` (Chromium, Firefox): "+factor.Browsers().Usage()),
 		clientName:    fs.String("client", def(factor.IDClient), "page `loader`: "+factor.Clients().Usage()),
-		clientCPU:     fs.String("client-cpu", def(factor.IDClientCPU), "the `cores` the browser may use (such as 1 or 0.5), capped by a cgroup as a slower device's CPU would be, leaving the rest to the emulator and servers; unlimited by default"),
+		clientCPU:     fs.String("client-cpu", clientCPUAuto, "the `cores` the browser may use (such as 1 or 0.5, or unlimited), capped by a cgroup as a slower device's CPU would be, leaving the rest to the emulator and servers; auto: 1 on a machine of fewer than 4 cores (where an unlimited browser waits for a CPU behind the emulator and servers), else unlimited"),
 		verbose:       fs.Bool("verbose", false, "log what the run does to stderr"),
 		capture:       fs.Bool("pcap", false, "record each load's client-side packets to artifacts/<trial>-a<attempt>.pcap in the run directory (Wireshark reads them); adds a copy per packet"),
 		netLog:        fs.Bool("netlog", false, "keep the browser's own network log of each load in artifacts/<trial>-a<attempt>-netlog/: Chromium's NetLog (netlog-viewer reads it) or Firefox's HTTP log; the logging costs CPU during the load, and needs --browser fresh"),
@@ -167,7 +174,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if *f.waitLock < 0 {
 		return nil, fmt.Errorf("--wait-lock %v is negative: give a duration such as 10m, or 0 to wait as long as it takes (%s)", *f.waitLock, compareHelpHint)
 	}
-	return &compareOptions{spec: s, dir: dir, binaries: f.binaries.values(), json: *f.jsonOut, verbose: *f.verbose, waitLock: experiment.WaitLockOf(*f.waitLock), noLanes: !*f.lanes}, nil
+	return &compareOptions{spec: s, dir: dir, binaries: f.binaries.values(), json: *f.jsonOut, verbose: *f.verbose, waitLock: experiment.WaitLockOf(*f.waitLock), noLanes: !*f.lanes, cpuNote: f.cpuNote}, nil
 }
 
 // spec turns the flags into a spec, through the spec file's own parser.
@@ -242,7 +249,7 @@ func (f *compareFlags) levels(s *spec.Spec) error {
 		{"--stack", *f.stack, factor.IDStack}, {"--server", *f.server, factor.IDServer}, {"--quic-server", string(quic), factor.IDQUIC},
 		{"--visit", *f.visit, factor.IDVisit}, {"--cache", *f.cache, factor.IDCache}, {"--client", *f.clientName, factor.IDClient},
 		{"--browser", *f.browser, factor.IDBrowser}, {"--origins", strconv.Itoa(*f.origins), factor.IDOrigins},
-		{"--visual", string(factor.VisualOf(*f.visual)), factor.IDVisual}, {"--client-cpu", *f.clientCPU, factor.IDClientCPU},
+		{"--visual", string(factor.VisualOf(*f.visual)), factor.IDVisual}, {"--client-cpu", f.resolvedClientCPU(runtime.NumCPU()), factor.IDClientCPU},
 	} {
 		if l.id == factor.IDClient && strings.Contains(l.text, ",") {
 			return fmt.Errorf("--client takes one client: to compare clients, list them in a spec (factors: {clients: [%.100s]}) and run it with quicbench run",
@@ -255,6 +262,34 @@ func (f *compareFlags) levels(s *spec.Spec) error {
 		s.Levels[l.id] = []string{level}
 	}
 	return nil
+}
+
+// clientCPUAuto is --client-cpu's default: one core for the client on a
+// machine of fewer than autoCPUCores, else unlimited.
+const clientCPUAuto = "auto"
+
+// autoCPUCores is the fewest cores on which --client-cpu auto leaves the
+// browser unlimited: on two, an unlimited browser's threads waited for a
+// CPU 11–17 % of each demo load and every load of three real sites was
+// CPU-bound (BENCHMARKS.md).
+const autoCPUCores = 4
+
+// resolvedClientCPU is --client-cpu's level on a machine of cores CPUs,
+// auto resolved, and notes in f.cpuNote why auto chose it.
+func (f *compareFlags) resolvedClientCPU(cores int) string {
+	if *f.clientCPU != clientCPUAuto {
+		return *f.clientCPU
+	}
+	client, err := factor.Of(factor.IDClient).Parse(*f.clientName)
+	if err != nil || !factor.Client(client).Capabilities().CPUCap { // the built-in loader: no cap to set (--client reports a bad name)
+		return string(factor.ClientCPUUnlimited)
+	}
+	if cores < autoCPUCores {
+		f.cpuNote = fmt.Sprintf("client CPU 1 by default on a machine of fewer than %d cores (this one has %d): --client-cpu unlimited lifts it", autoCPUCores, cores)
+		return "1"
+	}
+	f.cpuNote = fmt.Sprintf("client CPU unlimited by default on a machine of %d cores or more (this one has %d)", autoCPUCores, cores)
+	return string(factor.ClientCPUUnlimited)
 }
 
 // controller is --quic-cc's controller, "" for the server's default.
@@ -318,7 +353,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	s := o.spec
 	total := s.Repetitions * len(s.Protocols())
-	fmt.Fprintln(stderr, header(s))
+	fmt.Fprintln(stderr, header(s, o.cpuNote))
 	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinaries: o.binaries, ReadBack: true, WaitLock: o.waitLock, NoLanes: o.noLanes,
 		Facts: experiment.HostFacts(s.Clients(), o.binaries, Version), Log: newLogger(stderr, o.verbose),
 		OnTrial: func(p experiment.Progress) { fmt.Fprintln(printable{stderr}, loadLine(p, total)) }})
@@ -409,8 +444,9 @@ func loadLine(p experiment.Progress, total int) string {
 
 // header describes the comparison in one line: its page and network, the
 // level of every other factor but the protocol (an implicit one only when
-// it is not its default), the runs, protocols and seed.
-func header(s *spec.Spec) string {
+// it is not its default), the runs, protocols and seed, and cpuNote (why
+// the client has its cores, when --client-cpu chose) if given.
+func header(s *spec.Spec, cpuNote string) string {
 	var levels []string
 	for _, f := range factor.Table() {
 		if f.ID == factor.IDNetwork || f.ID == factor.IDPage || f.ID == factor.IDProtocol {
@@ -427,8 +463,12 @@ func header(s *spec.Spec) string {
 	case s.Repetitions == 1:
 		runs = "1 run"
 	}
-	return fmt.Sprintf("%s on %s; %s; %s × %s, seed %d", s.Pages[0], s.Networks[0].Describe(), strings.Join(levels, ", "),
+	line := fmt.Sprintf("%s on %s; %s; %s × %s, seed %d", s.Pages[0], s.Networks[0].Describe(), strings.Join(levels, ", "),
 		runs, strings.Join(s.LevelsOf(factor.IDProtocol), ","), s.Seed)
+	if cpuNote != "" {
+		line += " (" + cpuNote + ")"
+	}
+	return line
 }
 
 // ordinal is n in words' order: 1st, 2nd, 3rd, 10th, 11th, 22nd.

@@ -113,7 +113,7 @@ func printCompare(w io.Writer, o *compareOptions, res *experiment.RunResult) ([]
 			*compareRun
 		}{string(o.spec.Source), r})
 	}
-	fmt.Fprintln(w, header(o.spec))
+	fmt.Fprintln(w, header(o.spec, o.cpuNote))
 	// The configured loss is the network's, also when no load was
 	// recorded (an interrupted comparison).
 	net := o.spec.Networks[0]

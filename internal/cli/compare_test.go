@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +146,10 @@ func TestDefaultsAreTheDemoScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	autoCPU := "unlimited" // --client-cpu auto on this machine
+	if runtime.NumCPU() < autoCPUCores {
+		autoCPU = "1"
+	}
 	want, err := spec.Parse([]byte(`name: compare
 seed: 1
 repetitions: 10
@@ -159,6 +164,7 @@ factors:
   visits: [first]
   cache: [off]
   origins: [1]
+  client_cpu: [` + autoCPU + `]
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -268,4 +274,36 @@ func TestSummaryGolden(t *testing.T) {
 	var got bytes.Buffer
 	printSummary(&got, r)
 	testenv.Golden(t, filepath.Join("testdata", "compare_summary.golden"), got.Bytes(), *update)
+}
+
+// TestClientCPUAuto: --client-cpu auto gives a browser one core on a
+// machine of fewer than 4 cores and none below 4 otherwise, says so in the
+// first line, and leaves the built-in loader (which cannot be capped)
+// unlimited; a named level stays as named.
+func TestClientCPUAuto(t *testing.T) {
+	flags := func(client, cpu string) *compareFlags { return &compareFlags{clientName: &client, clientCPU: &cpu} }
+	f := flags("chromium", "auto")
+	if got := f.resolvedClientCPU(2); got != "1" || !strings.Contains(f.cpuNote, "fewer than 4 cores (this one has 2)") {
+		t.Errorf("2 cores: %q, note %q", got, f.cpuNote)
+	}
+	f = flags("firefox", "auto")
+	if got := f.resolvedClientCPU(8); got != "unlimited" || !strings.Contains(f.cpuNote, "4 cores or more (this one has 8)") {
+		t.Errorf("8 cores: %q, note %q", got, f.cpuNote)
+	}
+	f = flags("loader", "auto")
+	if got := f.resolvedClientCPU(2); got != "unlimited" || f.cpuNote != "" {
+		t.Errorf("the loader: %q, note %q", got, f.cpuNote)
+	}
+	f = flags("chromium", "0.5")
+	if got := f.resolvedClientCPU(2); got != "0.5" || f.cpuNote != "" {
+		t.Errorf("named: %q, note %q", got, f.cpuNote)
+	}
+	o, err := parseCompare(nil, time.Now(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := o.spec
+	if line := header(s, "client CPU 1 by default"); !strings.HasSuffix(line, "(client CPU 1 by default)") {
+		t.Errorf("first line %q lacks the note", line)
+	}
 }
