@@ -50,9 +50,11 @@ func Unmatched(trials []results.Trial) []SiteUnmatched {
 		if t.ViewportWidth > 0 {
 			screens[t.Page][screenText(t.VisualMetrics)]++
 		}
-		for i, req := range t.UnmatchedURLs {
-			if i < len(t.UnmatchedCauses) {
-				seen[t.Page][UnmatchedURL{Request: req, Cause: t.UnmatchedCauses[i]}]++
+		inLoad := map[UnmatchedURL]bool{} // a load may ask twice: counted once
+		for i, req := range t.UnmatchedURLs[:min(len(t.UnmatchedURLs), len(t.UnmatchedCauses))] {
+			if u := (UnmatchedURL{Request: req, Cause: t.UnmatchedCauses[i]}); !inLoad[u] {
+				inLoad[u] = true
+				seen[t.Page][u]++
 			}
 		}
 	}

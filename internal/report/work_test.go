@@ -68,7 +68,7 @@ func TestUnmatchedPerSite(t *testing.T) {
 	beacon, icon, img := "GET https://www.yelp.test/beacon", "GET https://www.yelp.test/favicon.ico", "GET https://s.yelp.test/img/r@2x.png"
 	trials := []results.Trial{
 		load(results.StatusOK, []string{icon, beacon}, []string{results.CauseBrowserOwn, results.CauseUnrecorded}),
-		load(results.StatusOK, []string{icon, beacon, img}, []string{results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling}),
+		load(results.StatusOK, []string{icon, beacon, img, beacon}, []string{results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling, results.CauseSteady}),
 		load(results.StatusFailed, []string{"GET https://x.test/y"}, []string{results.CauseUnrecorded}),
 	}
 	sites := analysis.Unmatched(trials)
@@ -79,7 +79,7 @@ func TestUnmatchedPerSite(t *testing.T) {
 	var out bytes.Buffer
 	writeUnmatched(&out, sites)
 	for _, want := range []string{"archive:sites/yelp at 411x731@1,mobile, 2 loads: browser's own 1, steady 1, sibling 1, unrecorded 1",
-		"GET www.yelp.test/favicon.ico (browser's own, 2 loads)", "GET s.yelp.test/img/r@2x.png (sibling, 1 loads)"} {
+		"GET www.yelp.test/favicon.ico (browser's own, 2 loads)", "GET s.yelp.test/img/r@2x.png (sibling, 1 loads)", "GET www.yelp.test/beacon (steady, 1 loads)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, out.String())
 		}
