@@ -27,6 +27,10 @@ func WriteText(w io.Writer, pg Page, a *analysis.Analysis) {
 	fmt.Fprintf(w, "%s: %d trials (%d failed); metric %s in ms; %s against %s\n", pg.Name, a.Trials, a.Failed, analysis.MetricLabel(o.Metric), o.Compare, o.Baseline)
 	fmt.Fprintf(w, "Verdict: Wilcoxon signed-rank over paired loads, else Mann–Whitney U, two-sided, α = %g, with its ratio (Hodges–Lehmann) and the %s interval that inverts it, so the interval excludes 1 exactly when the verdict says faster or slower; every interval is at %s; ratio of medians = median(%s)/median(%s); diff = mean(%s) − mean(%s); gain = diff/mean(%s).\n\n",
 		stats.Alpha, levelText(), levelText(), o.Compare, o.Baseline, o.Compare, o.Baseline, o.Baseline)
+	if u := o.Until; u != nil {
+		fmt.Fprintf(w, "Under the run's until rule, %s against %s is judged at the look that stopped each setting: its verdict is the side of 1 that look's repeated interval lies on (Wilcoxon or Mann–Whitney inverted at the look's level, above %s, so that the looks' intervals hold %s together), and that interval is the one given.\n\n",
+			u.Compare, u.Baseline, levelText(), levelText())
+	}
 	if answer := Answer(a); len(answer) > 0 {
 		fmt.Fprintln(w, "Answer:")
 		for _, line := range answer {
