@@ -221,7 +221,9 @@ func mustSynthetic(t *testing.T) *site.Site {
 // Chrome's own new tab) fails naming the page it went to, not with the
 // missing page's 404 alone; one whose script sends it to a page the
 // recording holds (as www.bbc.co.uk sends a browser outside the UK to
-// www.bbc.com) is that page's load, and the trial says where it landed.
+// www.bbc.com) is that page's load, and the trial says where it landed;
+// one an import started at its recorded redirect chain (www. → m.)
+// follows it and lands on the page the chain ends at.
 func TestAPageThatLeavesItselfIsNamed(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
@@ -238,16 +240,26 @@ func TestAPageThatLeavesItselfIsNamed(t *testing.T) {
 	}
 	left := leaving("left", "/webhp?ie=UTF-8&rct=j")
 	moved := leaving("moved", "/home", &site.Exchange{Method: "GET", URL: "https://www.moved.test/home", Status: 200, Header: html, Body: []byte("<p>home</p>")})
+	// An import that found a recorded redirect chain (www. → m.) starts
+	// the page at its first URL: the load follows the 301 to the other
+	// host, as the recorded one did, and lands on the m. page.
+	redirected := filepath.Join(t.TempDir(), "redirected")
+	chain := &site.Archive{Source: "test", Document: "https://www.shop.test/", Exchanges: []*site.Exchange{
+		{Method: "GET", URL: "https://www.shop.test/", Status: 301, Header: []site.Field{{Name: "Location", Value: "https://m.shop.test/"}}},
+		{Method: "GET", URL: "https://m.shop.test/", Status: 200, Header: html, Body: []byte("<!doctype html><p>m</p>")}}}
+	if err := site.WriteArchive(context.Background(), redirected, chain); err != nil {
+		t.Fatal(err)
+	}
 	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
 retries: 0
 netcheck: false
 factors:
   networks: [{name: fast, rtt: 10ms}]
-  pages: ["archive:%s", "archive:%s"]
+  pages: ["archive:%s", "archive:%s", "archive:%s"]
   protocols: [h2]
-`, left, moved))
+`, left, moved, redirected))
 	trials := trialsOf(t, store)
-	if len(trials) != 2 {
+	if len(trials) != 3 {
 		t.Fatalf("%d trials, want one per page", len(trials))
 	}
 	for _, tr := range trials {
@@ -260,6 +272,10 @@ factors:
 		case "moved":
 			if tr.Status != results.StatusOK || tr.LandedURL != "https://www.moved.test/home" {
 				t.Errorf("moved: %s (%s), landed on %q, want a verified load that landed on /home", tr.Status, tr.Error, tr.LandedURL)
+			}
+		case "redirected":
+			if tr.Status != results.StatusOK || tr.LandedURL != "https://m.shop.test/" || tr.ServerRequests < 2 {
+				t.Errorf("redirected: %s (%s), landed on %q, %d requests served: want a verified load through the recorded 301 to m.shop.test", tr.Status, tr.Error, tr.LandedURL, tr.ServerRequests)
 			}
 		}
 	}
