@@ -22,7 +22,9 @@
 # documents loads landed on when the page navigated itself elsewhere and
 # the unmatched requests of loads that had steady ones. About 10 s per load; needs root (or runs
 # rootless) and bin/quicbench (make build), and Firefox for its default clients (make firefox).
-# Usage: [CLIENTS="chromium firefox"] scripts/bench-real-sites.sh [DIR] [RUNS]
+# CLIENT_CPU (default auto) is compare's --client-cpu; the column cpu counts
+# each site's CPU-bound verified loads over its protocols.
+# Usage: [CLIENTS="chromium firefox"] [CLIENT_CPU=auto] scripts/bench-real-sites.sh [DIR] [RUNS]
 set -euo pipefail
 if [ -n "${1:-}" ]; then
 	[ -d "$1" ] || { echo "bench-real-sites: $1 is no directory of recordings: give one" >&2; exit 2; }
@@ -33,11 +35,12 @@ qb=${QB:-./bin/quicbench}
 dir=${dir:-../shared/recordings}
 runs=${2:-3}
 clients=${CLIENTS:-chromium firefox}
+client_cpu=${CLIENT_CPU:-auto}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quicbench-real.XXXXXX") # mode 0700, a name nobody chose
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 [ -d "$dir" ] || { echo "bench-real-sites: $dir is no directory of recordings: give one" >&2; exit 2; }
-echo "== real recordings in $dir, $runs rounds × h1,h2,h3 in $clients, 40 ms, 20/5 Mbit/s, $(nproc) cores, $(date -u +%Y-%m-%d)"
+echo "== real recordings in $dir, $runs rounds × h1,h2,h3 in $clients, 40 ms, 20/5 Mbit/s, client CPU $client_cpu, $(nproc) cores, $(date -u +%Y-%m-%d)"
 for rec in "$dir"/*; do
 	name=$(basename "$rec")
 	[ -L "$rec" ] && continue
@@ -55,7 +58,7 @@ done
 [ -f "$work/sites" ] || { echo "no recording in $dir"; exit 2; }
 for client in $clients; do
 	for name in $(cat "$work/sites"); do
-		"$qb" compare --client "$client" --page "archive:$work/$name" --protocols h1,h2,h3 --runs "$runs" --rtt 40ms --loss 0 --down 20mbit --up 5mbit \
+		"$qb" compare --client "$client" --client-cpu "$client_cpu" --page "archive:$work/$name" --protocols h1,h2,h3 --runs "$runs" --rtt 40ms --loss 0 --down 20mbit --up 5mbit \
 			--netcheck=false --json --out "$work/run-$client-$name" >"$work/$client-$name.json" 2>"$work/$client-$name.err" || true
 	done
 done
@@ -68,7 +71,7 @@ for client in clients:
     total = verified = same = sites = leaked = 0
     failures, excused, landed = [], {}, {}
     print(f"\n-- {client}")
-    print(f"{'site':30} {'resp':>4} {'orig':>4} {'viewport':>20}  " + "  ".join(f"{p + ' ok/n':>7} {'load':>4} {'srv':>4} {'var':>3} {'own':>3} {'std':>3} {'sib':>3} {'oth':>3} {'brk':>5}" for p in P) + "  work")
+    print(f"{'site':30} {'resp':>4} {'orig':>4} {'viewport':>20}  " + "  ".join(f"{p + ' ok/n':>7} {'load':>4} {'srv':>4} {'var':>3} {'own':>3} {'std':>3} {'sib':>3} {'oth':>3} {'brk':>5}" for p in P) + "  work       cpu")
     for name in names:
         imp = open(f"{work}/{name}.import").read()
         m = re.search(r"(\d+) origins?, (\d+) responses?", imp)
@@ -106,7 +109,8 @@ for client in clients:
         ok_meds = [x for x in medians if x == x]
         alike = len(ok_meds) == 3 and (max(ok_meds) - min(ok_meds)) <= 0.02 * min(ok_meds)
         same += alike
-        print(f"{name:30} {m.group(2) if m else '?':>4} {m.group(1) if m else '?':>4} {vp:>20}  " + "  ".join(cols) + ("  same" if alike else "  DIFFERENT"))
+        bound = sum(p.get("cpu_bound_loads", 0) for sc in run.get("cpu") or [] for p in sc["protocols"])
+        print(f"{name:30} {m.group(2) if m else '?':>4} {m.group(1) if m else '?':>4} {vp:>20}  " + "  ".join(cols) + ("  same     " if alike else "  DIFFERENT") + f"  {bound:>3} bound")
     for f in failures:
         print("failed:", f)
     for name, c in landed.items():
