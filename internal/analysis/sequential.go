@@ -25,12 +25,11 @@ type Replay struct {
 // Stopping is how a setting's repetitions ended under the rule: the
 // repetition after which it stopped (0: not yet, the run is incomplete),
 // the look that stopped it (or, not stopped, the last look made: Rep 0,
-// Looked its repetition) and its boundary, and the trials it took.
+// Looked its repetition; its level is Look.Level), and the trials it took.
 type Stopping struct {
 	Rep    int
 	Looked int // the repetition of Look: Rep, or the last look of a run not stopped (0: none yet)
 	Look   stats.Look
-	Bound  float64
 	Trials int // those of repetitions up to Rep (all, when not stopped)
 	All    int // every trial of the setting in the run
 	Min    int // the rule's first look
@@ -60,7 +59,6 @@ func stopping(c *Comparison, o Options) {
 	} else if n := min(last, seq.Max); n >= seq.Min {
 		st.Looked, st.Look = n, seq.LookAt(n, q, t, u.Seed)
 	}
-	st.Bound = seq.Bound(st.Looked)
 	c.Stopping = st
 	sequentialVerdict(c, st)
 }

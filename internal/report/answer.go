@@ -183,11 +183,20 @@ func fixedTestWords(c analysis.Comparison) string {
 	if after, ok := strings.CutPrefix(p, "= <"); ok {
 		p = "< " + after
 	}
-	test := "Mann–Whitney"
+	test := testName(c)
 	if c.Paired != nil {
-		test = fmt.Sprintf("Wilcoxon signed-rank over %d pairs", c.Paired.Pairs)
+		test += fmt.Sprintf(" over %d pairs", c.Paired.Pairs)
 	}
 	return test + " p " + p
+}
+
+// testName is the verdict's rank test: Wilcoxon signed-rank over pairs,
+// else Mann–Whitney.
+func testName(c analysis.Comparison) string {
+	if c.Paired != nil {
+		return "Wilcoxon signed-rank"
+	}
+	return "Mann–Whitney"
 }
 
 // sequentialWords is the until rule's look the verdict is from, with its
@@ -197,10 +206,7 @@ func fixedTestWords(c analysis.Comparison) string {
 // hold 99 % together)".
 func sequentialWords(c analysis.Comparison) string {
 	st := c.Stopping
-	test := "Mann–Whitney"
-	if c.Paired != nil {
-		test = "Wilcoxon signed-rank"
-	}
+	test := testName(c)
 	if st.Looked == 0 {
 		return fmt.Sprintf("the until rule's sequential %s test looks first after %d repetitions", test, st.Min)
 	}

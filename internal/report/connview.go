@@ -130,7 +130,7 @@ func byRequestStart(rs []results.Resource) []results.Resource {
 // r went over, or −1 when r opened one: its timing shows a connect phase,
 // or no candidate was free (HTTP/1.1's all busy) or open.
 func connectionFor(conns []viewConn, candidates []int, r results.Resource) int {
-	if r.ConnectStartMs != nil && r.ConnectEndMs != nil && *r.ConnectEndMs > *r.ConnectStartMs {
+	if handshakeOf(r).opened() {
 		return -1
 	}
 	if !h1Protocol(r.Protocol) {
@@ -153,21 +153,15 @@ func connectionFor(conns []viewConn, candidates []int, r results.Resource) int {
 // HTTP/1.1 request may start on it: Resource Timing's times round.
 const idleSlackMs = 0.5
 
-// openedBy is the connection request r opened to host: its handshake
-// from r's connect phase, none shown where r's timing has none.
+// openedBy is the connection request r opened to host, with r's
+// handshake; none shown (at r's request start) where r's timing has none.
 func openedBy(r results.Resource, host string) viewConn {
-	c := viewConn{host: host, protocol: shortProtocol(r.Protocol)}
-	at := *r.RequestStartMs
-	if r.ConnectStartMs != nil && r.ConnectEndMs != nil && *r.ConnectEndMs > *r.ConnectStartMs {
-		c.handshake = span{*r.ConnectStartMs, *r.ConnectEndMs}
-		c.tlsAt = c.handshake.to
-		if r.TLSStartMs != nil && *r.TLSStartMs >= c.handshake.from && c.protocol != "h3" {
-			c.tlsAt = *r.TLSStartMs
-		}
-		return c
+	hs := handshakeOf(r)
+	if !hs.opened() {
+		at := *r.RequestStartMs
+		hs = handshake{at, at, at}
 	}
-	c.handshake, c.tlsAt = span{at, at}, at
-	return c
+	return viewConn{host: host, protocol: shortProtocol(r.Protocol), handshake: span{hs.from, hs.to}, tlsAt: hs.tlsAt}
 }
 
 // harConnections are the connections of a HAR's entries (numbers from
@@ -289,10 +283,7 @@ type segment struct {
 
 // drawConnSegments draws c's handshake phases and its requests on row.
 func drawConnSegments(p *plot.Plot, c viewConn, row float64) error {
-	connect, tls := harPhases[2], harPhases[3]
-	if c.protocol == "h3" {
-		connect = quicPhases[2]
-	}
+	connect, tls := handshakePhases(c.protocol)
 	segments := []segment{{span{c.handshake.from, c.tlsAt}, connect.color, 6}, {span{c.tlsAt, c.handshake.to}, tls.color, 6}}
 	for i, r := range c.requests { // alternate shades, as back-to-back requests would merge
 		shade := harPhases[6].color

@@ -28,33 +28,60 @@ func rtPhases(r results.Resource) []drawnPhase {
 	if r.RequestStartMs == nil || r.ResponseStartMs == nil {
 		return []drawnPhase{{unknownPhase, r.StartMs, r.ResponseEndMs}}
 	}
-	connect, tls := harPhases[2], harPhases[3]
-	if r.Protocol == "h3" {
-		connect = quicPhases[2]
-	}
-	at := func(v *float64, or float64) float64 {
-		if v == nil {
-			return or
-		}
-		return *v
-	}
+	connect, tls := handshakePhases(r.Protocol)
 	req, resp := *r.RequestStartMs, *r.ResponseStartMs
-	dns, conn := at(r.DNSStartMs, req), at(r.ConnectStartMs, req)
-	connEnd := at(r.ConnectEndMs, conn)
-	tlsAt := at(r.TLSStartMs, connEnd)
-	if tlsAt < conn || r.Protocol == "h3" {
-		tlsAt = connEnd // no TLS phase of its own: none, or QUIC's handshake holds it
-	}
+	dns := orElse(r.DNSStartMs, req)
+	hs := handshakeOf(r)
 	phases := []drawnPhase{
-		{harPhases[0], r.StartMs, min(dns, conn, req)},
-		{harPhases[1], dns, conn},
-		{connect, conn, tlsAt},
-		{tls, tlsAt, connEnd},
-		{harPhases[0], connEnd, req},
+		{harPhases[0], r.StartMs, min(dns, hs.from, req)},
+		{harPhases[1], dns, hs.from},
+		{connect, hs.from, hs.tlsAt},
+		{tls, hs.tlsAt, hs.to},
+		{harPhases[0], hs.to, req},
 		{harPhases[5], req, resp},
 		{harPhases[6], resp, r.ResponseEndMs},
 	}
 	return slices.DeleteFunc(phases, func(p drawnPhase) bool { return p.to <= p.from })
+}
+
+// handshake is a connection's handshake: from its connect start to its
+// end, TLS from tlsAt (= to where it has no phase of its own: QUIC's
+// handshake holds it, or there was none); from == to for none.
+type handshake struct{ from, tlsAt, to float64 }
+
+// handshakeOf is the handshake Resource Timing row r shows, at its
+// request start where it shows none (a reused connection). r's request
+// start must be exposed.
+func handshakeOf(r results.Resource) handshake {
+	req := *r.RequestStartMs
+	from := orElse(r.ConnectStartMs, req)
+	to := orElse(r.ConnectEndMs, from)
+	tlsAt := orElse(r.TLSStartMs, to)
+	if tlsAt < from || shortProtocol(r.Protocol) == "h3" {
+		tlsAt = to
+	}
+	return handshake{from, tlsAt, to}
+}
+
+// opened reports whether h is a handshake that took time: r opened a
+// connection.
+func (h handshake) opened() bool { return h.to > h.from }
+
+// handshakePhases are a protocol's handshake phases: TCP connect and TLS,
+// or QUIC's handshake (and no TLS phase of its own) over h3.
+func handshakePhases(protocol string) (connect, tls harPhase) {
+	if shortProtocol(protocol) == "h3" {
+		return quicPhases[2], harPhases[3]
+	}
+	return harPhases[2], harPhases[3]
+}
+
+// orElse is *v, or or where v is nil.
+func orElse(v *float64, or float64) float64 {
+	if v == nil {
+		return or
+	}
+	return *v
 }
 
 // documentFirstResources are rs in start order with the document's

@@ -309,8 +309,7 @@ var quicPhases = []harPhase{
 
 // phasesOf are the phases of entry e: QUIC's for a response over HTTP/3.
 func phasesOf(e har.Entry) []harPhase {
-	v := strings.ToLower(e.Response.HTTPVersion)
-	if v == "h3" || strings.HasPrefix(v, "h3-") || strings.Contains(v, "http/3") {
+	if shortProtocol(e.Response.HTTPVersion) == "h3" {
 		return quicPhases
 	}
 	return harPhases

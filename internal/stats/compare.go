@@ -338,7 +338,17 @@ func Decide(test Test, q, t []float64) Verdict {
 // the Mann–Whitney test (which ranks logarithms as it ranks the times)
 // inverted.
 func HodgesLehmannRatio(q, t []float64, level float64) (ratio, lo, hi float64, ok bool) {
-	est, l, h, ok := HodgesLehmannShift(logs(q), logs(t), level)
+	if len(q) == 0 || len(t) == 0 {
+		return math.NaN(), math.NaN(), math.NaN(), false
+	}
+	return hodgesLehmannRatioAt(q, t, rankSumCritical(len(q), len(t), (1-level)/2))
+}
+
+// hodgesLehmannRatioAt is HodgesLehmannRatio with the interval from the
+// k-th smallest to the k-th largest log ratio (a critical rank already
+// found).
+func hodgesLehmannRatioAt(q, t []float64, k int) (ratio, lo, hi float64, ok bool) {
+	est, l, h, ok := hodgesLehmannAt(differences(logs(q), logs(t)), k)
 	return math.Exp(est), math.Exp(l), math.Exp(h), ok
 }
 

@@ -41,7 +41,12 @@ type Sequential struct {
 	criticals *criticals
 }
 
-// criticals are critical ranks by look and sample sizes.
+// precisionLook is the look key of the 95 % interval's critical rank,
+// which the precision stop reads at every look alike.
+const precisionLook = 0
+
+// criticals are critical ranks by look (precisionLook for the 95 %
+// interval) and sample sizes.
 type criticals struct {
 	mu sync.Mutex
 	k  map[[4]int]int // look, paired (1) or not (0), sizes
@@ -143,8 +148,7 @@ func (s *Sequential) Decide(n int, q, t []float64, ratioLo, ratioHi float64) Loo
 	u, tieTerm, _ := rankSumU(q, t)
 	l.Z, _ = mannWhitneyZ(u, tieTerm, len(q), len(t))
 	k := s.criticals.at(n, 0, len(q), len(t), func() int { return rankSumCritical(len(q), len(t), (1-l.Level)/2) })
-	est, lo, hi, ok := hodgesLehmannAt(differences(logs(q), logs(t)), k)
-	if l.repeated(math.Exp(est), math.Exp(lo), math.Exp(hi), ok); l.Stop {
+	if l.repeated(hodgesLehmannRatioAt(q, t, k)); l.Stop {
 		return l
 	}
 	if r := RatioOfMedians(q, t); s.CIRatio > 0 && r > 0 && ratioHi-ratioLo <= 2*s.CIRatio*r {
@@ -318,7 +322,7 @@ func (s *Sequential) lookPaired(n int, q, t map[int]float64) Look {
 	wPlus, tieTerm, _, m := signedRanks(d)
 	l.Z, _ = signedRankZ(wPlus, tieTerm, m)
 	walsh := walshAverages(d) // selection reorders it, which neither use minds
-	k95 := s.criticals.at(0, 1, len(d), 0, func() int { return signedRankCritical(len(d), 0.025) })
+	k95 := s.criticals.at(precisionLook, 1, len(d), 0, func() int { return signedRankCritical(len(d), 0.025) })
 	est, lo95, hi95, ok95 := hodgesLehmannAt(walsh, k95)
 	l.RatioLo, l.RatioHi = math.Exp(lo95), math.Exp(hi95)
 	k := s.criticals.at(n, 1, len(d), 0, func() int { return signedRankCritical(len(d), (1-l.Level)/2) })
