@@ -85,7 +85,7 @@ func workOf(p factor.Protocol, ts []results.Trial) Work {
 		Fuzzy:       median(func(t results.Trial) int64 { return t.ReplayFuzzy }),
 		Variant:     median(func(t results.Trial) int64 { return t.ReplayVariant }),
 		Unmatched:   median(func(t results.Trial) int64 { return t.UnmatchedRequests }),
-		BrowserOwn:  median(func(t results.Trial) int64 { return t.BrowserOwnUnmatched + t.SteadyUnmatched })}
+		BrowserOwn:  median(func(t results.Trial) int64 { return t.BrowserOwnUnmatched + t.HeldNavigations + t.SteadyUnmatched })}
 }
 
 // settingTrials are one setting's verified trials, per protocol in the

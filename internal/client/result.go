@@ -88,6 +88,10 @@ type PageMetrics struct {
 	// UnknownHosts are the requests to hosts the testbed does not serve,
 	// listed by browsers asked to (Request.ListUnknownHosts).
 	UnknownHosts UnknownHostRequests `json:"unknown_hosts"`
+	// HeldNavigations are the page's navigations of the tab to documents
+	// the recording lacks, which the browser held (Request.Documents), as
+	// "METHOD URL": the first MaxBrokenListed.
+	HeldNavigations []string `json:"held_navigations,omitempty"`
 }
 
 // UnknownHostRequests are the requests of a load that failed because the
@@ -221,6 +225,12 @@ type Request struct {
 	// or holds no image for it): such images do not fail the load. Nil:
 	// every broken image fails it.
 	ExcuseImage func(url string) bool
+	// Documents, if not nil, are the URLs without query the tab may go to
+	// (site.Site.Documents): a navigation the page makes to any other
+	// document is held before it starts, where the browser can
+	// (HoldJS), and listed in PageMetrics.HeldNavigations; the tab stays
+	// on the page, as it did where the page was recorded.
+	Documents []string
 	// ListUnknownHosts asks the browser to list the requests it could not
 	// send because their host is none of Hosts (PageMetrics.UnknownHosts):
 	// a recording's servers cannot count what never reaches them. It

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +41,7 @@ const MetricsJS = `(() => {
     images: imgs.length,
     broken_images: broken.length,
     broken_image_urls: broken.slice(0, 200).map(i => i.currentSrc || i.src),
+    held_navigations: window.__quicbenchHeld || [],
   };
 })()`
 
@@ -53,6 +56,34 @@ try {
     for (const e of list.getEntries()) window.__quicbenchLCP = e.startTime;
   }).observe({type: 'largest-contentful-paint', buffered: true});
 } catch (e) {}`
+
+// HoldJS is the script that holds the tab on its page: a navigation of
+// the top-level document to another document, made by the page, whose
+// URL without query is none of documents is cancelled before it starts
+// (the Navigation API's navigate event, where the browser has it) and
+// listed in window.__quicbenchHeld as "METHOD URL" (the first
+// MaxBrokenListed). A navigation cancelled only when its response comes
+// (a 204) would not do: the browser stops the page's loading when a
+// navigation starts, and its load event never fires.
+func HoldJS(documents []string) string {
+	list, _ := json.Marshal(documents) // strings always marshal
+	return fmt.Sprintf(holdTemplate, list, MaxBrokenListed)
+}
+
+// holdTemplate is HoldJS with its documents (a JSON array) and its
+// listing bound to fill.
+const holdTemplate = `if (window.top === window && window.navigation) {
+  const documents = new Set(%s);
+  window.__quicbenchHeld = [];
+  navigation.addEventListener('navigate', e => {
+    const to = new URL(e.destination.url);
+    if (e.destination.sameDocument || e.navigationType === 'traverse' || !e.cancelable ||
+        !/^https?:$/.test(to.protocol) || documents.has(to.origin + to.pathname)) return;
+    e.preventDefault();
+    to.hash = '';
+    if (window.__quicbenchHeld.length < %d) window.__quicbenchHeld.push((e.formData ? 'POST ' : 'GET ') + to.href);
+  });
+}`
 
 // PaintJS reads First Contentful Paint and the latest Largest Contentful
 // Paint candidate.

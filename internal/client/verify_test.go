@@ -1,6 +1,7 @@
 package client
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +67,21 @@ func TestDeterministicClockStart(t *testing.T) {
 	}
 	if js := DeterministicJS(time.Time{}); !strings.Contains(js, "let now = 1700000000000;") {
 		t.Errorf("clock without a recording time: %s", js)
+	}
+}
+
+// TestHoldJSListsTheDocumentsAsData: the documents go into the script as
+// one JSON array, so a URL with quotes or a line separator stays a string,
+// and the listing is bounded.
+func TestHoldJSListsTheDocumentsAsData(t *testing.T) {
+	js := HoldJS([]string{"https://www.a.test/", "https://www.a.test/x'\"\u2028</script>"})
+	if !strings.Contains(js, `new Set(["https://www.a.test/","https://www.a.test/x'\"\u2028\u003c/script\u003e"])`) {
+		t.Errorf("documents not one JSON array:\n%s", js)
+	}
+	if !strings.Contains(js, fmt.Sprintf("length < %d", MaxBrokenListed)) || !strings.Contains(js, "e.preventDefault()") {
+		t.Errorf("no bound or no hold:\n%s", js)
+	}
+	if js := HoldJS([]string{}); !strings.Contains(js, "new Set([])") {
+		t.Errorf("no documents: %s", js)
 	}
 }

@@ -166,6 +166,9 @@ func (v *visit) setUp() string {
 	if v.req.Deterministic {
 		source = DeterministicJS(v.req.ClockStart) + "\n" + source
 	}
+	if v.req.Documents != nil {
+		source += "\n" + HoldJS(v.req.Documents)
+	}
 	if err := v.tab.AddScript(v.ctx, source); err != nil {
 		return fmt.Sprintf("set up page: %v", err)
 	}

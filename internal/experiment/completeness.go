@@ -29,7 +29,10 @@ import (
 // page recorded on a 2× display asked for its 2× images, and the 1×
 // images a load here asks for are missing whenever it asks. The first
 // measured load of a testbed has earlier loads too: a recorded page's
-// testbed starts with an unmeasured priming load (prime).
+// testbed starts with an unmeasured priming load (prime). The tab's
+// navigation away from the page to a URL the recording lacks is held by
+// the browser and the tab stays (client.Request.Documents): the page loads
+// as it was recorded, and the held navigation is not counted.
 type replayCheck struct {
 	page    *site.Site
 	matcher *site.Matcher
@@ -45,6 +48,9 @@ type replayCheck struct {
 	steady map[string]bool
 	// primed says the priming load ran (or was tried).
 	primed bool
+	// documents are where a recorded page's tab may go (site.Site.Documents;
+	// nil for a generated page, whose loads hold nothing).
+	documents []string
 	// images caches imageFault's verdicts by URL: Verify and judge ask
 	// for the same broken images, and the site does not change.
 	images map[string]imageVerdict
@@ -60,15 +66,18 @@ func newReplayCheck(page *site.Site, maxUnmatched float64) *replayCheck {
 	for _, u := range page.BrowserOwn() {
 		c.own[u] = true
 	}
+	if page.Recorded {
+		c.documents = page.Documents()
+	}
 	return c
 }
 
 // completeness is a load's replay beyond what the servers counted.
 type completeness struct {
-	// BrowserOwn and Steady are the unmatched requests not counted;
-	// Counted the rest, among them Sibling, those the recording holds a
-	// sibling of.
-	BrowserOwn, Steady, Sibling, Counted int64
+	// BrowserOwn, Held (the tab's navigations away, held) and
+	// Steady are the unmatched requests not counted; Counted the rest,
+	// among them Sibling, those the recording holds a sibling of.
+	BrowserOwn, Held, Steady, Sibling, Counted int64
 	// firstCounted is the first unmatched request that counts, the
 	// example a failure names.
 	firstCounted string
@@ -90,7 +99,7 @@ func (c *replayCheck) judge(m *Measured) completeness {
 	var out completeness
 	out.LoadRequests, out.LoadBytes = c.loadWork(m.Result)
 	groups := c.groups(m.Replay, &out)
-	out.Counted = m.Replay.Unmatched - out.BrowserOwn - out.Steady
+	out.Counted = m.Replay.Unmatched - out.BrowserOwn - out.Held - out.Steady
 	c.remember(groups)
 	for _, u := range m.BrokenImageURLs {
 		if recorded, served := c.imageFault(u); recorded {
@@ -164,15 +173,26 @@ func (c *replayCheck) learn(m *Measured) {
 }
 
 // groups are the groups (steadyKey) of r's unmatched requests but the
-// browser's own; out counts those and the steady ones.
+// browser's own and the held navigations; out counts those and the steady
+// ones.
 func (c *replayCheck) groups(r server.Replay, out *completeness) map[string]bool {
 	groups := map[string]bool{}
+	held := map[string]int{}
+	for _, req := range r.HeldNavigations {
+		held[req]++
+	}
 	for _, req := range r.UnmatchedRequests {
 		bare := withoutQuery(req)
 		method, u, _ := strings.Cut(bare, " ")
 		if c.own[u] {
 			out.BrowserOwn++
 			out.Causes = append(out.Causes, results.CauseBrowserOwn)
+			continue
+		}
+		if held[req] > 0 {
+			held[req]--
+			out.Held++
+			out.Causes = append(out.Causes, results.CauseNavigation)
 			continue
 		}
 		if c.hasSibling(method, u) {

@@ -127,12 +127,32 @@ func TestReplayCheckSiblingsAreNeverExcused(t *testing.T) {
 func TestEachUnmatchedRequestCarriesItsCause(t *testing.T) {
 	c := newReplayCheck(recordedSite(t), 0.5)
 	c.learn(loadWith("GET https://www.news.test/beacon?t=1"))
-	m := loadWith("GET https://www.news.test/favicon.ico", "GET https://www.news.test/beacon?t=2",
+	m := loadWith("GET https://www.news.test/favicon.ico", "GET https://www.news.test/webhp?rct=j", "GET https://www.news.test/beacon?t=2",
 		"GET https://img.news.test/ic/960x540/p1.jpg", "GET https://cdn.news.test/lib/new.js")
+	m.Replay.HeldNavigations = []string{"GET https://www.news.test/webhp?rct=j"}
 	got := c.judge(m)
-	want := []string{results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded}
-	if !slices.Equal(got.Causes, want) || got.BrowserOwn != 1 || got.Steady != 1 || got.Sibling != 1 || got.Counted != 2 {
+	want := []string{results.CauseBrowserOwn, results.CauseNavigation, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded}
+	if !slices.Equal(got.Causes, want) || got.BrowserOwn != 1 || got.Held != 1 || got.Steady != 1 || got.Sibling != 1 || got.Counted != 2 {
 		t.Errorf("causes %q, counts %+v: want %q", got.Causes, got, want)
+	}
+}
+
+// TestAHeldNavigationIsNotCounted: a page whose script sends the tab to a
+// page the recording lacks stayed (the browser held the navigation): the held
+// navigation does not count, even on a page whose tolerance is 0, and the
+// same URL requested by the page (not the tab) still does.
+func TestAHeldNavigationIsNotCounted(t *testing.T) {
+	c := newReplayCheck(recordedSite(t), 0)
+	nav := "GET https://www.news.test/webhp?ie=UTF-8&rct=j"
+	m := loadWith(nav)
+	m.Replay.HeldNavigations = []string{nav}
+	if got := c.judge(m); got.Held != 1 || got.Counted != 0 || !m.OK() {
+		t.Errorf("a held navigation: %+v, failure %q", got, m.Failure)
+	}
+	m = loadWith(nav, nav)
+	m.Replay.HeldNavigations = []string{nav}
+	if got := c.judge(m); got.Held != 1 || got.Counted != 1 || m.OK() {
+		t.Errorf("a held navigation and a fetch of its URL: %+v, failure %q; want one held and one counted, failing", got, m.Failure)
 	}
 }
 

@@ -257,7 +257,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 		CacheAllowed:  cache && visit.Loads() > 1,
 		Visual:        c.Levels.Visual().On(),
 		Deterministic: b.deterministic, ClockStart: page.RecordedAt, Viewport: b.viewport,
-		ExcuseImage: b.replay.excuseImage, ListUnknownHosts: !b.replay.strict,
+		ExcuseImage: b.replay.excuseImage, ListUnknownHosts: !b.replay.strict, Documents: b.replay.documents,
 		Ready:         func(ctx context.Context) error { readyErr = w.open(ctx, ready); return readyErr },
 		BetweenVisits: func(ctx context.Context) error { return w.betweenVisits(ctx, c.Network.RTT) },
 		Navigating:    cpu.begin,
@@ -308,10 +308,11 @@ func checkServed(tb *testbed.Testbed, m *Measured, p factor.Protocol, before ser
 	if m.Replay, err = tb.TakeReplay(); err != nil {
 		return err
 	}
-	// Requests to hosts the testbed does not serve never reached a server:
-	// they are unmatched too.
-	unknown := m.UnknownHosts
+	// Requests to hosts the testbed does not serve never reached a server,
+	// nor did the navigations the browser held: they are unmatched too.
+	unknown, held := m.UnknownHosts, m.HeldNavigations
 	m.Replay = m.Replay.Add(server.Replay{Unmatched: int64(unknown.Count), UnmatchedRequests: unknown.Requests})
+	m.Replay = m.Replay.Add(server.Replay{Unmatched: int64(len(held)), UnmatchedRequests: held, HeldNavigations: held})
 	return nil
 }
 

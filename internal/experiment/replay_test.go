@@ -10,6 +10,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/firefox"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/site/gen"
@@ -218,15 +219,17 @@ func mustSynthetic(t *testing.T) *site.Site {
 
 // TestAPageThatLeavesItselfIsNamed: a recorded page whose script sends the
 // tab to a page the recording lacks (as Google's new tab page does outside
-// Chrome's own new tab) fails naming the page it went to, not with the
-// missing page's 404 alone; one whose script sends it to a page the
-// recording holds (as www.bbc.co.uk sends a browser outside the UK to
-// www.bbc.com) is that page's load, and the trial says where it landed;
-// one an import started at its recorded redirect chain (www. → m.)
-// follows it and lands on the page the chain ends at.
+// Chrome's own new tab) stays on the page as recorded, in Chromium and
+// Firefox: the browser holds the navigation before it starts, and the
+// load is verified with the navigation held and named; one whose script sends it to a page the recording holds
+// (as www.bbc.co.uk sends a browser outside the UK to www.bbc.com) is that
+// page's load, and the trial says where it landed; one an import started
+// at its recorded redirect chain (www. → m.) follows it and lands on the
+// page the chain ends at.
 func TestAPageThatLeavesItselfIsNamed(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, firefox.DefaultPath, "make deps")
 	html := []site.Field{{Name: "Content-Type", Value: "text/html"}}
 	leaving := func(name, to string, also ...*site.Exchange) string {
 		doc := "https://www." + name + ".test/newtab?ie=UTF-8"
@@ -257,25 +260,28 @@ factors:
   networks: [{name: fast, rtt: 10ms}]
   pages: ["archive:%s", "archive:%s", "archive:%s"]
   protocols: [h2]
+  clients: [chromium, firefox]
 `, left, moved, redirected))
 	trials := trialsOf(t, store)
-	if len(trials) != 3 {
-		t.Fatalf("%d trials, want one per page", len(trials))
+	if len(trials) != 6 {
+		t.Fatalf("%d trials, want one per page and browser", len(trials))
 	}
 	for _, tr := range trials {
 		switch filepath.Base(tr.Page) {
 		case "left":
-			if tr.Status != results.StatusFailed || !strings.Contains(tr.Error, "the tab left the page for https://www.left.test/webhp?ie=UTF-8&rct=j") ||
-				!strings.Contains(tr.Error, "which answered 404") {
-				t.Errorf("left: %s: %q, want a failure naming the page the tab went to", tr.Status, tr.Error)
+			held := slices.Index(tr.UnmatchedURLs, "GET https://www.left.test/webhp?ie=UTF-8&rct=j")
+			if tr.Status != results.StatusOK || tr.LandedURL != "" || tr.HeldNavigations != 1 || held < 0 ||
+				len(tr.UnmatchedCauses) != len(tr.UnmatchedURLs) || tr.UnmatchedCauses[held] != results.CauseNavigation {
+				t.Errorf("left, %s: %s (%s), landed on %q, unmatched %q (%q): want a verified load that stayed, its navigation held",
+					tr.Client, tr.Status, tr.Error, tr.LandedURL, tr.UnmatchedURLs, tr.UnmatchedCauses)
 			}
 		case "moved":
 			if tr.Status != results.StatusOK || tr.LandedURL != "https://www.moved.test/home" {
-				t.Errorf("moved: %s (%s), landed on %q, want a verified load that landed on /home", tr.Status, tr.Error, tr.LandedURL)
+				t.Errorf("moved, %s: %s (%s), landed on %q, want a verified load that landed on /home", tr.Client, tr.Status, tr.Error, tr.LandedURL)
 			}
 		case "redirected":
 			if tr.Status != results.StatusOK || tr.LandedURL != "https://m.shop.test/" || tr.ServerRequests < 2 {
-				t.Errorf("redirected: %s (%s), landed on %q, %d requests served: want a verified load through the recorded 301 to m.shop.test", tr.Status, tr.Error, tr.LandedURL, tr.ServerRequests)
+				t.Errorf("redirected, %s: %s (%s), landed on %q, %d requests served: want a verified load through the recorded 301 to m.shop.test", tr.Client, tr.Status, tr.Error, tr.LandedURL, tr.ServerRequests)
 			}
 		}
 	}

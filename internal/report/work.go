@@ -46,7 +46,13 @@ const maxUnmatchedListed = 10
 
 // unmatchedCauses are the causes in the order the report gives them:
 // the excused first.
-var unmatchedCauses = []string{results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded}
+var unmatchedCauses = []string{results.CauseBrowserOwn, results.CauseNavigation, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded}
+
+// excusedCause says whether an unmatched request of cause does not count
+// against a recording's tolerance.
+func excusedCause(cause string) bool {
+	return cause == results.CauseBrowserOwn || cause == results.CauseNavigation || cause == results.CauseSteady
+}
 
 // writeUnmatched lists, per recorded page, the distinct requests its
 // verified loads asked for that the recording lacked, by cause, and the
@@ -55,8 +61,8 @@ func writeUnmatched(w io.Writer, sites []analysis.SiteUnmatched) {
 	if len(sites) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nWhat recorded pages asked for that their recording lacked, per page over its verified loads: distinct requests by cause (%s and %s are excused; %s, the recording holding the file at other sizes, and %s count against the tolerance); all in unmatched.csv:\n",
-		results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded)
+	fmt.Fprintf(w, "\nWhat recorded pages asked for that their recording lacked, per page over its verified loads: distinct requests by cause (%s, %s (the tab sent away from the page to one the recording lacks, held so that it stayed) and %s are excused; %s, the recording holding the file at other sizes, and %s count against the tolerance); all in unmatched.csv:\n",
+		results.CauseBrowserOwn, results.CauseNavigation, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded)
 	for _, s := range sites {
 		var parts []string
 		for _, c := range unmatchedCauses {
@@ -86,7 +92,7 @@ func unmatchedTable(a *analysis.Analysis) [][]string {
 	rows := [][]string{{"page", "screen", "loads", "request", "cause", "excused", "in_loads"}}
 	for _, s := range a.Unmatched {
 		for _, u := range s.URLs {
-			excused := u.Cause == results.CauseBrowserOwn || u.Cause == results.CauseSteady
+			excused := excusedCause(u.Cause)
 			rows = append(rows, []string{s.Page, s.Screen, strconv.Itoa(s.Loads), u.Request, u.Cause, strconv.FormatBool(excused), strconv.Itoa(u.Loads)})
 		}
 	}

@@ -66,19 +66,21 @@ func TestUnmatchedPerSite(t *testing.T) {
 		return tr
 	}
 	beacon, icon, img := "GET https://www.yelp.test/beacon", "GET https://www.yelp.test/favicon.ico", "GET https://s.yelp.test/img/r@2x.png"
+	nav := "GET https://www.yelp.test/webhp?rct=j"
 	trials := []results.Trial{
-		load(results.StatusOK, []string{icon, beacon}, []string{results.CauseBrowserOwn, results.CauseUnrecorded}),
+		load(results.StatusOK, []string{icon, beacon, nav}, []string{results.CauseBrowserOwn, results.CauseUnrecorded, results.CauseNavigation}),
 		load(results.StatusOK, []string{icon, beacon, img, beacon}, []string{results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling, results.CauseSteady}),
 		load(results.StatusFailed, []string{"GET https://x.test/y"}, []string{results.CauseUnrecorded}),
 	}
 	sites := analysis.Unmatched(trials)
-	if len(sites) != 1 || sites[0].Loads != 2 || sites[0].Screen != "411x731@1,mobile" || len(sites[0].URLs) != 4 ||
+	if len(sites) != 1 || sites[0].Loads != 2 || sites[0].Screen != "411x731@1,mobile" || len(sites[0].URLs) != 5 ||
 		sites[0].ByCause[results.CauseSteady] != 1 || sites[0].ByCause[results.CauseUnrecorded] != 1 {
 		t.Fatalf("sites %+v", sites)
 	}
 	var out bytes.Buffer
 	writeUnmatched(&out, sites)
-	for _, want := range []string{"archive:sites/yelp at 411x731@1,mobile, 2 loads: browser's own 1, steady 1, sibling 1, unrecorded 1",
+	for _, want := range []string{"archive:sites/yelp at 411x731@1,mobile, 2 loads: browser's own 1, held navigation 1, steady 1, sibling 1, unrecorded 1",
+		"GET www.yelp.test/webhp?rct=j (held navigation, 1 loads)",
 		"GET www.yelp.test/favicon.ico (browser's own, 2 loads)", "GET s.yelp.test/img/r@2x.png (sibling, 1 loads)", "GET www.yelp.test/beacon (steady, 1 loads)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, out.String())
@@ -87,7 +89,7 @@ func TestUnmatchedPerSite(t *testing.T) {
 	if strings.Contains(out.String(), "x.test") {
 		t.Error("a failed load's unmatched request was listed")
 	}
-	if rows := unmatchedTable(&analysis.Analysis{Unmatched: sites}); len(rows) != 5 || rows[1][5] != "true" {
+	if rows := unmatchedTable(&analysis.Analysis{Unmatched: sites}); len(rows) != 6 || rows[1][5] != "true" || rows[2][4] != results.CauseNavigation || rows[2][5] != "true" {
 		t.Errorf("unmatched.csv rows %q", rows)
 	}
 }

@@ -164,9 +164,13 @@ type Outcome struct {
 // Causes of an unmatched request (ReplayValues.UnmatchedCauses).
 const (
 	CauseBrowserOwn = "browser's own" // favicon, icons, manifest: excused
-	CauseSteady     = "steady"        // unmatched in an earlier load of the testbed, no sibling recorded: excused
-	CauseSibling    = "sibling"       // the recording holds the same file at other sizes: counted
-	CauseUnrecorded = "unrecorded"    // first unmatched in this load, no sibling: counted
+	// CauseNavigation is the tab's navigation away from the page to a URL
+	// the recording lacks, which the browser held so that the tab stays on
+	// the page as recorded (client.Request.Documents): excused.
+	CauseNavigation = "held navigation"
+	CauseSteady     = "steady"     // unmatched in an earlier load of the testbed, no sibling recorded: excused
+	CauseSibling    = "sibling"    // the recording holds the same file at other sizes: counted
+	CauseUnrecorded = "unrecorded" // first unmatched in this load, no sibling: counted
 )
 
 // ReplayValues are how the servers matched the measured load's requests
@@ -179,7 +183,10 @@ const (
 // first 200 are listed as "METHOD URL"); a recording's requests to hosts
 // it lacks fail to resolve in the browser and never reach a server: the
 // browser lists them and they are unmatched too. Of the unmatched, the browser's
-// own (favicon, icons, manifest) and the steady ones (unmatched in an
+// own (favicon, icons, manifest), the tab's navigations away from the page
+// to URLs the recording lacks (held_navigations: the browser held them,
+// and the tab stayed; a page's scripts may leave a page outside the
+// browser it was recorded in) and the steady ones (unmatched in an
 // earlier load of the testbed, with no sibling in the recording) do not
 // count against a recording's tolerance; sibling_unmatched are those the
 // recording holds a sibling of (the same file name beside other sizes),
@@ -191,8 +198,8 @@ const (
 // document nor the browser's own requests (a manifest) included; what the servers count also has requests after the load
 // (beacons, late frames), whose number varies from load to load.
 // unmatched_causes gives each listed unmatched request's cause, in
-// order: CauseBrowserOwn, CauseSteady (both excused), CauseSibling or
-// CauseUnrecorded (both counted).
+// order: CauseBrowserOwn, CauseNavigation, CauseSteady (all three
+// excused), CauseSibling or CauseUnrecorded (both counted).
 // Broken images are those the browser
 // could not show that the recording holds no image for (recorded) or
 // lacks (unserved); a broken image the recording holds fails the load.
@@ -203,6 +210,7 @@ type ReplayValues struct {
 	UnmatchedURLs        Strings `parquet:"unmatched_urls,list"`
 	UnmatchedCauses      Strings `parquet:"unmatched_causes,list"`
 	BrowserOwnUnmatched  int64   `parquet:"browser_own_unmatched"`
+	HeldNavigations      int64   `parquet:"held_navigations"`
 	SteadyUnmatched      int64   `parquet:"steady_unmatched"`
 	SiblingUnmatched     int64   `parquet:"sibling_unmatched"`
 	ServedBytes          int64   `parquet:"served_bytes"`

@@ -37,6 +37,11 @@ type Replay struct {
 	// UnmatchedRequests are the first MaxUnmatchedListed unmatched
 	// requests as "METHOD URL".
 	UnmatchedRequests []string `json:"unmatched_requests"`
+	// HeldNavigations are the unmatched requests that were the tab's
+	// navigations away from the page to URLs the recording lacks, which
+	// the browser held (client.Request.Documents) and no server saw, as
+	// "METHOD URL"; each is among UnmatchedRequests too.
+	HeldNavigations []string `json:"held_navigations,omitempty"`
 	// BodyBytes counts the bytes of the bodies sent (none for HEAD, 304
 	// and 404 answers).
 	BodyBytes int64 `json:"body_bytes"`
@@ -44,9 +49,15 @@ type Replay struct {
 
 // Add returns r and o together, the list still bounded.
 func (r Replay) Add(o Replay) Replay {
-	list := append(r.UnmatchedRequests[:len(r.UnmatchedRequests):len(r.UnmatchedRequests)], o.UnmatchedRequests...)
 	return Replay{Exact: r.Exact + o.Exact, Fuzzy: r.Fuzzy + o.Fuzzy, Variant: r.Variant + o.Variant, Unmatched: r.Unmatched + o.Unmatched,
-		UnmatchedRequests: list[:min(len(list), MaxUnmatchedListed)], BodyBytes: r.BodyBytes + o.BodyBytes}
+		UnmatchedRequests: boundedJoin(r.UnmatchedRequests, o.UnmatchedRequests),
+		HeldNavigations:   boundedJoin(r.HeldNavigations, o.HeldNavigations), BodyBytes: r.BodyBytes + o.BodyBytes}
+}
+
+// boundedJoin is a then b in a new slice of at most MaxUnmatchedListed.
+func boundedJoin(a, b []string) []string {
+	list := append(a[:len(a):len(a)], b...)
+	return list[:min(len(list), MaxUnmatchedListed)]
 }
 
 // Requests counts the requests of every kind.

@@ -55,6 +55,23 @@ func TestArchiveSite(t *testing.T) {
 	}
 }
 
+// TestDocumentsAreWhereTheTabMayGo: the HTML documents and redirects a
+// recording holds, without their queries; neither a stylesheet nor a
+// POST.
+func TestDocumentsAreWhereTheTabMayGo(t *testing.T) {
+	a := smallArchive()
+	a.Exchanges = append(a.Exchanges, &Exchange{Method: "GET", URL: "https://m.a.test/home?x=1", Status: 200,
+		Header: []Field{{"Content-Type", "application/xhtml+xml; charset=utf-8"}}, Body: []byte("<html/>")})
+	s, err := a.Site()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"https://m.a.test/home", "https://www.a.test/", "https://www.a.test/old"}
+	if diff := cmp.Diff(want, s.Documents()); diff != "" {
+		t.Errorf("documents (-want +got):\n%s", diff)
+	}
+}
+
 // TestMatcher: exact target first, then the nearest query among the same
 // method and path; other paths, hosts and methods do not match.
 func TestMatcher(t *testing.T) {

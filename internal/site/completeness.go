@@ -10,7 +10,9 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"io"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/andybalholm/brotli"
@@ -189,3 +191,23 @@ func iconHref(z *html.Tokenizer) (string, bool) {
 	}
 	return "", false
 }
+
+// Documents are the URLs, without query, a tab may navigate to and stay
+// within the recording: its GET resources that are HTML documents or
+// redirects, sorted. A page's scripts that send the tab anywhere else
+// (Google's new tab page does, outside Chrome's own new tab) leave the
+// recording; the browser holds such a navigation (client.Request.Documents).
+func (s *Site) Documents() []string {
+	seen := map[string]bool{}
+	for _, o := range s.Origins {
+		for _, r := range o.Resources {
+			if (r.Method == "" || r.Method == "GET") && (isRedirect(r.StatusCode()) || TypeOf(r.ContentType) == "html") {
+				seen[(&url.URL{Scheme: "https", Host: o.Host, Path: r.Path}).String()] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// isRedirect says whether status sends the browser elsewhere (3xx, but 304).
+func isRedirect(status int) bool { return status >= 300 && status < 400 && status != 304 }
