@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/quicbench/quicbench/internal/results"
 )
@@ -18,34 +19,49 @@ type UnmatchedURL struct {
 	Loads   int
 }
 
-// SiteUnmatched is what a recorded page's verified loads asked for that
-// the recording lacked, per distinct request, and the screen the page was
-// replayed at ("411x731@1,mobile"; "" where no load says).
-type SiteUnmatched struct {
-	Page    string
-	Screen  string
+// VariantURL is one request a recorded page's loads asked for that the
+// servers answered with a variant: the response recorded for the same
+// file at another size (Served, its request target), in how many loads.
+type VariantURL struct {
+	Request string // "METHOD URL"
+	Served  string
 	Loads   int
-	ByCause map[string]int // distinct requests per cause
-	URLs    []UnmatchedURL // by cause, then loads, most first
+}
+
+// SiteUnmatched is what a recorded page's verified loads asked for that
+// the recording lacked, per distinct request, what of it was answered with
+// a variant, and the screen the page was replayed at ("411x731@1,mobile";
+// "" where no load says).
+type SiteUnmatched struct {
+	Page     string
+	Screen   string
+	Loads    int
+	ByCause  map[string]int // distinct requests per cause
+	URLs     []UnmatchedURL // by cause, then loads, most first
+	Variants []VariantURL   // by loads, most first
 }
 
 // Unmatched is, per recorded page with unmatched requests, each distinct
 // unmatched request of its verified loads with its cause, from the
 // trials' unmatched_urls and unmatched_causes (runs made before the
-// causes were recorded list none).
+// causes were recorded list none), and each distinct request answered with
+// a variant (variant_urls).
 func Unmatched(trials []results.Trial) []SiteUnmatched {
 	byPage := map[string]*SiteUnmatched{}
 	seen := map[string]map[UnmatchedURL]int{}
+	variants := map[string]map[VariantURL]int{}
 	screens := map[string]map[string]int{}
 	for _, t := range trials {
-		if t.Status != results.StatusOK || len(t.UnmatchedCauses) == 0 {
+		if t.Status != results.StatusOK || len(t.UnmatchedCauses)+len(t.VariantURLs) == 0 {
 			continue
 		}
 		s := byPage[t.Page]
 		if s == nil {
 			s = &SiteUnmatched{Page: t.Page, ByCause: map[string]int{}}
 			byPage[t.Page], seen[t.Page], screens[t.Page] = s, map[UnmatchedURL]int{}, map[string]int{}
+			variants[t.Page] = map[VariantURL]int{}
 		}
+		countVariants(variants[t.Page], t.VariantURLs)
 		s.Loads++
 		if t.ViewportWidth > 0 {
 			screens[t.Page][screenText(t.VisualMetrics)]++
@@ -70,9 +86,32 @@ func Unmatched(trials []results.Trial) []SiteUnmatched {
 		slices.SortFunc(s.URLs, func(a, b UnmatchedURL) int {
 			return cmp.Or(cmp.Compare(a.Cause, b.Cause), cmp.Compare(b.Loads, a.Loads), cmp.Compare(a.Request, b.Request))
 		})
+		for v, n := range variants[page] {
+			v.Loads = n
+			s.Variants = append(s.Variants, v)
+		}
+		slices.SortFunc(s.Variants, func(a, b VariantURL) int {
+			return cmp.Or(cmp.Compare(b.Loads, a.Loads), cmp.Compare(a.Request, b.Request))
+		})
 		out = append(out, *s)
 	}
 	return out
+}
+
+// countVariants counts each distinct variant of one load's listed
+// ("METHOD URL TARGET") once into loads.
+func countVariants(loads map[VariantURL]int, listed []string) {
+	inLoad := map[VariantURL]bool{}
+	for _, entry := range listed {
+		f := strings.SplitN(entry, " ", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if v := (VariantURL{Request: f[0] + " " + f[1], Served: f[2]}); !inLoad[v] {
+			inLoad[v] = true
+			loads[v]++
+		}
+	}
 }
 
 // screenText is a load's viewport in words: "411x731@1,mobile".

@@ -320,6 +320,9 @@ factors:
 		if tr.Status != results.StatusOK || tr.ReplayVariant != 1 || tr.BrokenImagesUnserved+tr.BrokenImagesRecorded != 0 {
 			t.Errorf("%s: %s (%s): %d variants, %d+%d broken images", tr.Client, tr.Status, tr.Error, tr.ReplayVariant, tr.BrokenImagesRecorded, tr.BrokenImagesUnserved)
 		}
+		if want := (results.Strings{"GET https://www.phone.test/ic/960x540/p1.png /ic/480x270/p1.png"}); !slices.Equal(tr.VariantURLs, want) {
+			t.Errorf("%s: variants listed %q, want %q", tr.Client, tr.VariantURLs, want)
+		}
 		if want := "GET https://www.phone.test/vp?w=411&r=2.625"; !slices.Contains(tr.UnmatchedURLs, want) {
 			t.Errorf("%s: the page saw %v, want %s", tr.Client, tr.UnmatchedURLs, want)
 		}

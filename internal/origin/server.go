@@ -162,6 +162,9 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		served = server.Window{} // the request ended unanswered
 		return
 	}
+	if kind == site.Variant {
+		srv.replay.VariantServed(r.Method+" https://"+host+r.URL.RequestURI(), res.Target())
+	}
 	srv.respond(w, r, res, kind, answered)
 }
 

@@ -48,6 +48,10 @@ const maxUnmatchedListed = 10
 // the excused first.
 var unmatchedCauses = []string{results.CauseBrowserOwn, results.CauseNavigation, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded}
 
+// variantCause is unmatched.csv's cause of a request answered with a
+// variant (not unmatched: its served column names what answered it).
+const variantCause = "variant"
+
 // excusedCause says whether an unmatched request of cause does not count
 // against a recording's tolerance.
 func excusedCause(cause string) bool {
@@ -55,25 +59,31 @@ func excusedCause(cause string) bool {
 }
 
 // writeUnmatched lists, per recorded page, the distinct requests its
-// verified loads asked for that the recording lacked, by cause, and the
-// screen it was replayed at.
+// verified loads asked for that the recording lacked, by cause, those
+// answered with a variant, and the screen it was replayed at.
 func writeUnmatched(w io.Writer, sites []analysis.SiteUnmatched) {
 	if len(sites) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nWhat recorded pages asked for that their recording lacked, per page over its verified loads: distinct requests by cause (%s, %s (the tab sent away from the page to one the recording lacks, held so that it stayed) and %s are excused; %s, the recording holding the file at other sizes, and %s count against the tolerance); all in unmatched.csv:\n",
+	fmt.Fprintf(w, "\nWhat recorded pages asked for that their recording lacked, per page over its verified loads: distinct requests by cause (%s, %s (the tab sent away from the page to one the recording lacks, held so that it stayed) and %s are excused; %s, the recording holding the file at other sizes, and %s count against the tolerance), and those answered with a variant (the recording's response for the same file at another size); all in unmatched.csv:\n",
 		results.CauseBrowserOwn, results.CauseNavigation, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded)
 	for _, s := range sites {
 		var parts []string
 		for _, c := range unmatchedCauses {
 			parts = append(parts, fmt.Sprintf("%s %d", c, s.ByCause[c]))
 		}
-		fmt.Fprintf(w, "  %s at %s, %d loads: %s\n", s.Page, cmp.Or(s.Screen, "an unrecorded screen"), s.Loads, strings.Join(parts, ", "))
+		fmt.Fprintf(w, "  %s at %s, %d loads: %s; variants %d\n", s.Page, cmp.Or(s.Screen, "an unrecorded screen"), s.Loads, strings.Join(parts, ", "), len(s.Variants))
 		for _, u := range s.URLs[:min(len(s.URLs), maxUnmatchedListed)] {
 			fmt.Fprintf(w, "    %s (%s, %d loads)\n", shortRequest(u.Request), u.Cause, u.Loads)
 		}
 		if len(s.URLs) > maxUnmatchedListed {
 			fmt.Fprintf(w, "    and %d more\n", len(s.URLs)-maxUnmatchedListed)
+		}
+		for _, v := range s.Variants[:min(len(s.Variants), maxUnmatchedListed)] {
+			fmt.Fprintf(w, "    %s (variant: served %s, %d loads)\n", shortRequest(v.Request), shortURL(v.Served), v.Loads)
+		}
+		if len(s.Variants) > maxUnmatchedListed {
+			fmt.Fprintf(w, "    and %d more variants\n", len(s.Variants)-maxUnmatchedListed)
 		}
 	}
 }
@@ -87,13 +97,18 @@ func shortRequest(req string) string {
 	return method + " " + shortURL(u)
 }
 
-// unmatchedTable is a.Unmatched as CSV rows, with a header.
+// unmatchedTable is a.Unmatched as CSV rows, with a header: each
+// unmatched request with its cause and whether it is excused, and each
+// request answered with a variant with the recorded target served.
 func unmatchedTable(a *analysis.Analysis) [][]string {
-	rows := [][]string{{"page", "screen", "loads", "request", "cause", "excused", "in_loads"}}
+	rows := [][]string{{"page", "screen", "loads", "request", "cause", "excused", "in_loads", "served"}}
 	for _, s := range a.Unmatched {
 		for _, u := range s.URLs {
 			excused := excusedCause(u.Cause)
-			rows = append(rows, []string{s.Page, s.Screen, strconv.Itoa(s.Loads), u.Request, u.Cause, strconv.FormatBool(excused), strconv.Itoa(u.Loads)})
+			rows = append(rows, []string{s.Page, s.Screen, strconv.Itoa(s.Loads), u.Request, u.Cause, strconv.FormatBool(excused), strconv.Itoa(u.Loads), ""})
+		}
+		for _, v := range s.Variants {
+			rows = append(rows, []string{s.Page, s.Screen, strconv.Itoa(s.Loads), v.Request, variantCause, "", strconv.Itoa(v.Loads), v.Served})
 		}
 	}
 	return rows

@@ -57,7 +57,8 @@ func TestWorkMarksProtocolsThatDidDifferentWork(t *testing.T) {
 // TestUnmatchedPerSite: a recorded page's verified loads' unmatched
 // requests are listed once each with their cause and how many loads asked
 // for them, the excused first, with the screen the page was replayed at;
-// a failed load's are not, and unmatched.csv holds them all.
+// a failed load's are not; the requests answered with a variant are listed
+// once each with what served them; unmatched.csv holds them all.
 func TestUnmatchedPerSite(t *testing.T) {
 	load := func(status string, urls, causes []string) results.Trial {
 		tr := results.Trial{ID: "t", Levels: results.Levels{Page: "archive:sites/yelp", Protocol: "h2"}, Outcome: results.Outcome{Status: status}}
@@ -70,16 +71,21 @@ func TestUnmatchedPerSite(t *testing.T) {
 	trials := []results.Trial{
 		load(results.StatusOK, []string{icon, beacon, nav}, []string{results.CauseBrowserOwn, results.CauseUnrecorded, results.CauseNavigation}),
 		load(results.StatusOK, []string{icon, beacon, img, beacon}, []string{results.CauseBrowserOwn, results.CauseSteady, results.CauseSibling, results.CauseSteady}),
+		load(results.StatusOK, nil, nil),
 		load(results.StatusFailed, []string{"GET https://x.test/y"}, []string{results.CauseUnrecorded}),
 	}
+	variant := "GET https://s.yelp.test/img/r@1x.png /img/r@2x.png"
+	trials[1].VariantURLs = results.Strings{variant, variant}
+	trials[2].VariantURLs = results.Strings{variant}
 	sites := analysis.Unmatched(trials)
-	if len(sites) != 1 || sites[0].Loads != 2 || sites[0].Screen != "411x731@1,mobile" || len(sites[0].URLs) != 5 ||
+	if len(sites) != 1 || sites[0].Loads != 3 || len(sites[0].Variants) != 1 || sites[0].Variants[0].Loads != 2 || sites[0].Screen != "411x731@1,mobile" || len(sites[0].URLs) != 5 ||
 		sites[0].ByCause[results.CauseSteady] != 1 || sites[0].ByCause[results.CauseUnrecorded] != 1 {
 		t.Fatalf("sites %+v", sites)
 	}
 	var out bytes.Buffer
 	writeUnmatched(&out, sites)
-	for _, want := range []string{"archive:sites/yelp at 411x731@1,mobile, 2 loads: browser's own 1, held navigation 1, steady 1, sibling 1, unrecorded 1",
+	for _, want := range []string{"archive:sites/yelp at 411x731@1,mobile, 3 loads: browser's own 1, held navigation 1, steady 1, sibling 1, unrecorded 1; variants 1",
+		"GET s.yelp.test/img/r@1x.png (variant: served /img/r@2x.png, 2 loads)",
 		"GET www.yelp.test/webhp?rct=j (held navigation, 1 loads)",
 		"GET www.yelp.test/favicon.ico (browser's own, 2 loads)", "GET s.yelp.test/img/r@2x.png (sibling, 1 loads)", "GET www.yelp.test/beacon (steady, 1 loads)"} {
 		if !strings.Contains(out.String(), want) {
@@ -89,7 +95,8 @@ func TestUnmatchedPerSite(t *testing.T) {
 	if strings.Contains(out.String(), "x.test") {
 		t.Error("a failed load's unmatched request was listed")
 	}
-	if rows := unmatchedTable(&analysis.Analysis{Unmatched: sites}); len(rows) != 6 || rows[1][5] != "true" || rows[2][4] != results.CauseNavigation || rows[2][5] != "true" {
+	if rows := unmatchedTable(&analysis.Analysis{Unmatched: sites}); len(rows) != 7 || rows[1][5] != "true" || rows[2][4] != results.CauseNavigation || rows[2][5] != "true" ||
+		rows[6][4] != "variant" || rows[6][7] != "/img/r@2x.png" {
 		t.Errorf("unmatched.csv rows %q", rows)
 	}
 }

@@ -197,7 +197,9 @@ const (
 // for a cross-origin resource without Timing-Allow-Origin), neither the
 // document nor the browser's own requests (a manifest) included; what the servers count also has requests after the load
 // (beacons, late frames), whose number varies from load to load.
-// unmatched_causes gives each listed unmatched request's cause, in
+// variant_urls lists the first 200 requests answered with a variant as
+// "METHOD URL TARGET", TARGET the recorded request target whose response
+// answered. unmatched_causes gives each listed unmatched request's cause, in
 // order: CauseBrowserOwn, CauseNavigation, CauseSteady (all three
 // excused), CauseSibling or CauseUnrecorded (both counted).
 // Broken images are those the browser
@@ -209,6 +211,7 @@ type ReplayValues struct {
 	ReplayVariant        int64   `parquet:"replay_variant"`
 	UnmatchedURLs        Strings `parquet:"unmatched_urls,list"`
 	UnmatchedCauses      Strings `parquet:"unmatched_causes,list"`
+	VariantURLs          Strings `parquet:"variant_urls,list"`
 	BrowserOwnUnmatched  int64   `parquet:"browser_own_unmatched"`
 	HeldNavigations      int64   `parquet:"held_navigations"`
 	SteadyUnmatched      int64   `parquet:"steady_unmatched"`

@@ -42,6 +42,10 @@ type Replay struct {
 	// the browser held (client.Request.Documents) and no server saw, as
 	// "METHOD URL"; each is among UnmatchedRequests too.
 	HeldNavigations []string `json:"held_navigations,omitempty"`
+	// Variants are the first MaxUnmatchedListed requests answered with a
+	// variant, as "METHOD URL TARGET": the request, then the recorded
+	// request target (path and query) whose response answered it.
+	Variants []string `json:"variants,omitempty"`
 	// BodyBytes counts the bytes of the bodies sent (none for HEAD, 304
 	// and 404 answers).
 	BodyBytes int64 `json:"body_bytes"`
@@ -51,7 +55,8 @@ type Replay struct {
 func (r Replay) Add(o Replay) Replay {
 	return Replay{Exact: r.Exact + o.Exact, Fuzzy: r.Fuzzy + o.Fuzzy, Variant: r.Variant + o.Variant, Unmatched: r.Unmatched + o.Unmatched,
 		UnmatchedRequests: boundedJoin(r.UnmatchedRequests, o.UnmatchedRequests),
-		HeldNavigations:   boundedJoin(r.HeldNavigations, o.HeldNavigations), BodyBytes: r.BodyBytes + o.BodyBytes}
+		HeldNavigations:   boundedJoin(r.HeldNavigations, o.HeldNavigations), Variants: boundedJoin(r.Variants, o.Variants),
+		BodyBytes: r.BodyBytes + o.BodyBytes}
 }
 
 // boundedJoin is a then b in a new slice of at most MaxUnmatchedListed.
@@ -84,6 +89,16 @@ func (l *ReplayLog) Matched(kind site.MatchKind, bodyBytes int) {
 		l.r.Exact++
 	}
 	l.r.BodyBytes += int64(bodyBytes)
+}
+
+// VariantServed lists a request ("METHOD URL") answered with the variant
+// recorded at target; Matched counts it.
+func (l *ReplayLog) VariantServed(request, target string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.r.Variants) < MaxUnmatchedListed {
+		l.r.Variants = append(l.r.Variants, request+" "+target)
+	}
 }
 
 // Unmatched notes a request the site does not have, as "METHOD URL".

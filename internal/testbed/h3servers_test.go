@@ -49,6 +49,7 @@ func recordedSite() *site.Site {
 		res("/post", "", "POST", 201, "made"),
 		res("/gone", "", "", 204, ""),
 		res("/moved", "", "", 301, "", site.Field{Name: "Location", Value: "/"}),
+		{Path: "/ic/480x270/p.png", ContentType: "image/png", Body: []byte("png")},
 	} {
 		o.Resources[r.Key()] = r
 	}
@@ -113,6 +114,9 @@ func TestOwnProcessServersAnswerAsTheGoOrigin(t *testing.T) {
 			if goReplay.Unmatched == 0 || (s.Recorded && goReplay.Fuzzy == 0) {
 				t.Errorf("replay: quic-go %+v; want fuzzy and unmatched requests", goReplay)
 			}
+			if variant := "GET https://rec.test/ic/960x540/p.png /ic/480x270/p.png"; s.Recorded && (len(goReplay.Variants) == 0 || goReplay.Variants[0] != variant) {
+				t.Errorf("replay: quic-go's variants %q, want %q first", goReplay.Variants, variant)
+			}
 			for _, q := range ownProcess {
 				answers, replay := answersOf(t, startQUICTestbed(t, s, q), exchanges)
 				// The same exact and fuzzy matches, 404s and body bytes.
@@ -141,7 +145,8 @@ func compareAnswers(t *testing.T, q factor.QUIC, exchanges []exchange, want, got
 }
 
 // exchangesOf lists a GET of every resource (its recorded method for a
-// recorded one), a near-miss query and an unknown path, then the same
+// recorded one), a near-miss query, an unknown path and an image at
+// another size (a variant of a recorded one's), then the same
 // with the cache on, each followed by a conditional request.
 func exchangesOf(s *site.Site) []exchange {
 	var out []exchange
@@ -151,7 +156,7 @@ func exchangesOf(s *site.Site) []exchange {
 			out = append(out, exchange{method: cmpOr(r.Method, "GET"), url: "https://" + o.Host + r.Target()})
 		}
 		out = append(out, exchange{method: "GET", url: "https://" + o.Host + "/a?v=2"}, exchange{method: "HEAD", url: "https://" + o.Host + "/"},
-			exchange{method: "GET", url: "https://" + o.Host + "/not-in-the-site"})
+			exchange{method: "GET", url: "https://" + o.Host + "/not-in-the-site"}, exchange{method: "GET", url: "https://" + o.Host + "/ic/960x540/p.png"})
 	}
 	return out
 }

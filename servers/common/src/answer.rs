@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 
 use crate::control::Control;
-use crate::site::Site;
+use crate::site::{MatchKind, Site};
 
 /// A request's fields that decide its answer.
 pub struct Request<'a> {
@@ -47,6 +47,12 @@ pub fn answer(control: &Control, site: &Site, req: &Request) -> Answer {
         control.note_unmatched(format!("{} https://{}{}", req.method, req.host, req.target));
         return not_found(req.host, path, head);
     };
+    if kind == MatchKind::Variant {
+        control.note_variant(
+            format!("{} https://{}{}", req.method, req.host, req.target),
+            res.target(),
+        );
+    }
     let cache = control.cache.load(Ordering::SeqCst);
     if cache && not_modified(req.headers, &res.etag, &res.last_modified) {
         control.note_match(kind, 0);

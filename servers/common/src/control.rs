@@ -34,6 +34,11 @@ struct Replay {
     variant: u64,
     unmatched: u64,
     unmatched_requests: Vec<String>,
+    /// "METHOD URL TARGET" per request answered with a variant: the
+    /// recorded target that answered it (the Go side's Variants, left out
+    /// when empty as Go leaves it out).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    variants: Vec<String>,
     body_bytes: u64,
 }
 
@@ -128,6 +133,15 @@ impl Control {
         r.unmatched += 1;
         if r.unmatched_requests.len() < MAX_UNMATCHED_LISTED {
             r.unmatched_requests.push(request);
+        }
+    }
+
+    /// Lists a request ("METHOD URL") answered with the variant recorded at
+    /// target; note_match counts it.
+    pub fn note_variant(&self, request: String, target: &str) {
+        let mut r = self.replay.lock().unwrap();
+        if r.variants.len() < MAX_UNMATCHED_LISTED {
+            r.variants.push(format!("{request} {target}"));
         }
     }
 

@@ -92,6 +92,14 @@ pub struct Site {
     by_name: HashMap<String, HashMap<String, Vec<(String, usize)>>>,
 }
 
+impl Response {
+    /// The recorded request target: the path, then "?" and the query if it
+    /// has one.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+}
+
 impl Site {
     /// A site without responses, for tests of what needs none.
     #[cfg(test)]
