@@ -15,7 +15,9 @@
 # (own), unmatched in an earlier load with no recorded sibling (steady:
 # beacons, ads, what the recording never held), with a recorded sibling
 # (sib, never excused), the rest (other); broken images (recorded as no
-# image / lacking from the recording). Then per client the share of
+# image / lacking from the recording), the navigations the browser held
+# (hld: the page sent the tab to a document the recording lacks) and where
+# the viewport came from (from). Then per client the share of
 # verified loads, the loads failed for another load's requests, whether
 # each site's protocols did the same work (median requests up to the load
 # event within 2 %), the reason of each failed load and, per site, the
@@ -69,14 +71,19 @@ names = open(f"{work}/sites").read().split()
 P = ("h1", "h2", "h3")
 for client in clients:
     total = verified = same = sites = leaked = 0
-    failures, excused, landed = [], {}, {}
+    failures, excused, landed, variants, held = [], {}, {}, {}, {}
     print(f"\n-- {client}")
-    print(f"{'site':30} {'resp':>4} {'orig':>4} {'viewport':>20}  " + "  ".join(f"{p + ' ok/n':>7} {'load':>4} {'srv':>4} {'var':>3} {'own':>3} {'std':>3} {'sib':>3} {'oth':>3} {'brk':>5}" for p in P) + "  work       cpu")
+    print(f"{'site':30} {'resp':>4} {'orig':>4} {'viewport':>20} {'from':>14}  " + "  ".join(f"{p + ' ok/n':>7} {'load':>4} {'srv':>4} {'var':>3} {'own':>3} {'hld':>3} {'std':>3} {'sib':>3} {'oth':>3} {'brk':>5}" for p in P) + "  work       cpu")
     for name in names:
         imp = open(f"{work}/{name}.import").read()
         m = re.search(r"(\d+) origins?, (\d+) responses?", imp)
         vp = re.search(r"viewport (\d+x\d+@[\d.]+(?:,mobile)?)", imp)
         vp = vp.group(1) if vp else "?"
+        try:
+            source = json.load(open(f"{work}/{name}/archive.json")).get("viewport_source") or "?"
+        except (OSError, ValueError):
+            source = "?"
+        source = {"the default": "default", "the User-Agent": "user agent"}.get(source, source)[:14]
         try:
             run = json.load(open(f"{work}/{client}-{name}.json"))
         except (OSError, ValueError):
@@ -95,12 +102,17 @@ for client in clients:
             total, verified = total + len(ts), verified + len(ok)
             med = lambda f: statistics.median([f(t) for t in ok]) if ok else float("nan")
             medians.append(med(lambda t: t["load_requests"]))
-            other = med(lambda t: t["unmatched_requests"] - t["browser_own_unmatched"] - t["steady_unmatched"] - t["sibling_unmatched"])
+            other = med(lambda t: t["unmatched_requests"] - t["browser_own_unmatched"] - t.get("held_navigations", 0) - t["steady_unmatched"] - t["sibling_unmatched"])
             brk = f"{med(lambda t: t['broken_images_recorded']):.0f}/{med(lambda t: t['broken_images_unserved']):.0f}"
             cols.append(f"{len(ok):>3}/{len(ts):<3} {med(lambda t: t['load_requests']):>4.0f} {med(lambda t: t['server_requests']):>4.0f} "
-                        f"{med(lambda t: t['replay_variant']):>3.0f} {med(lambda t: t['browser_own_unmatched']):>3.0f} {med(lambda t: t['steady_unmatched']):>3.0f} "
+                        f"{med(lambda t: t['replay_variant']):>3.0f} {med(lambda t: t['browser_own_unmatched']):>3.0f} {med(lambda t: t.get('held_navigations', 0)):>3.0f} {med(lambda t: t['steady_unmatched']):>3.0f} "
                         f"{med(lambda t: t['sibling_unmatched']):>3.0f} {other:>3.0f} {brk:>5}")
             for t in ok:
+                for v in t.get("variant_urls") or []:
+                    variants.setdefault(name, collections.Counter())[v[:160]] += 1
+                for u, c in zip(t.get("unmatched_urls") or [], t.get("unmatched_causes") or []):
+                    if c == "held navigation":
+                        held.setdefault(name, collections.Counter())[u[:110]] += 1
                 if t.get("landed_url"):
                     landed.setdefault(name, collections.Counter())[t["landed_url"][:110]] += 1
                 if t["steady_unmatched"]:
@@ -110,11 +122,15 @@ for client in clients:
         alike = len(ok_meds) == 3 and (max(ok_meds) - min(ok_meds)) <= 0.02 * min(ok_meds)
         same += alike
         bound = sum(p.get("cpu_bound_loads", 0) for sc in run.get("cpu") or [] for p in sc["protocols"])
-        print(f"{name:30} {m.group(2) if m else '?':>4} {m.group(1) if m else '?':>4} {vp:>20}  " + "  ".join(cols) + ("  same     " if alike else "  DIFFERENT") + f"  {bound:>3} bound")
+        print(f"{name:30} {m.group(2) if m else '?':>4} {m.group(1) if m else '?':>4} {vp:>20} {source:>14}  " + "  ".join(cols) + ("  same     " if alike else "  DIFFERENT") + f"  {bound:>3} bound")
     for f in failures:
         print("failed:", f)
     for name, c in landed.items():
         print(f"landed elsewhere (the page's own navigation, to a page the recording holds), {name}: " + "; ".join(f"{u} ×{n}" for u, n in c.most_common(3)))
+    for name, c in held.items():
+        print(f"navigations held (the tab stayed on the recorded page), {name}: " + "; ".join(f"{u} ×{n}" for u, n in c.most_common(3)))
+    for name, c in variants.items():
+        print(f"variants served (request, then the recorded target that answered), {name}: {len(c)} distinct: " + "; ".join(f"{u} ×{n}" for u, n in c.most_common(3)))
     for name, c in excused.items():
         print(f"unmatched in loads with steady ones, {name}: " + "; ".join(f"{u} ×{n}" for u, n in c.most_common(6)))
     print(f"{client}: verified loads {verified} of {total} ({100 * verified / max(total, 1):.1f} %); failed for another protocol's requests: {leaked}; "

@@ -22,6 +22,9 @@ type tab struct {
 	har          *harRecorder
 	unknown      *client.UnknownHostLog
 	subscription string
+	// docError is Firefox's name of the last failed navigation request,
+	// under subscription.
+	docError documentError
 	// version is quicbench's, the HAR's creator's.
 	version string
 	// close disposes of the tab (and of a fresh browser); failed says the
@@ -119,13 +122,18 @@ func (t *tab) MarkUnknown(m *client.PageMetrics) {
 
 // Navigate goes to url and waits until its document is complete.
 func (t *tab) Navigate(ctx context.Context, url string) error {
-	return t.bidi.call(ctx, "browsingContext.navigate", map[string]any{
+	err := t.bidi.call(ctx, "browsingContext.navigate", map[string]any{
 		"context": t.context, "url": url, "wait": "complete",
 	}, nil)
+	if err != nil && ctx.Err() == nil {
+		return t.docError.explain(err)
+	}
+	return err
 }
 
 // networkEvent hands a network event to the tab's watchers.
 func (t *tab) networkEvent(method string, params json.RawMessage) {
+	t.docError.note(t.context, method, params)
 	if t.har != nil {
 		t.har.event(method, params)
 	}

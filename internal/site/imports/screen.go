@@ -14,16 +14,25 @@ import (
 
 // This file reads the screen a recording was made at from its own
 // requests: where a page offers an image at several pixel densities
-// (srcset's 1x, 2x; CSS image-set), the candidate the recording browser
-// fetched says its device pixel ratio, which a User-Agent only guesses
-// (a phone's browser may have been emulated at 1x).
+// (srcset's 1x, 2x; CSS image-set; srcset's widths, 320w, 640w, over the
+// slot its sizes give at the viewport's width), the candidate the
+// recording browser fetched says its device pixel ratio, which a
+// User-Agent only guesses (a phone's browser may have been emulated at
+// 1x).
 
 // densityChoice is one offer of an image at several densities (offered,
-// ascending) whose fetched candidate the recording shows.
+// ascending) whose fetched candidate the recording shows; byWidth says the
+// densities are widths over the image's slot, not the page's own.
 type densityChoice struct {
 	offered []float64
 	fetched float64
+	byWidth bool
 }
+
+// commonDensities are device pixel ratios screens have, tried beside the
+// User-Agent's and those a page's x descriptors name: a width-described
+// choice's densities (such as 640/411) are no screen's.
+var commonDensities = []float64{1, 2, 3}
 
 // picks reports whether a browser at device pixel ratio dpr fetches c's
 // fetched candidate: the smallest density at or above dpr, else the
@@ -37,8 +46,16 @@ func (c densityChoice) picks(dpr float64) bool {
 	return c.offered[len(c.offered)-1] == c.fetched
 }
 
-// srcsetAttr finds srcset attributes' values in HTML.
-var srcsetAttr = regexp.MustCompile(`(?is)\bsrcset\s*=\s*("([^"]*)"|'([^']*)')`)
+// srcsetTag finds the HTML tags with a srcset attribute, or a lazy
+// loader's (data-srcset, which its script makes the srcset).
+var srcsetTag = regexp.MustCompile(`(?is)<[a-z][a-z0-9-]*\s[^>]*?srcset[^>]*>`)
+
+// srcsetAttr and sizesAttr find a tag's srcset and sizes values, or a
+// lazy loader's (data-srcset, data-sizes).
+var (
+	srcsetAttr = regexp.MustCompile(`(?is)[\s-]srcset\s*=\s*("([^"]*)"|'([^']*)')`)
+	sizesAttr  = regexp.MustCompile(`(?is)[\s-]sizes\s*=\s*("([^"]*)"|'([^']*)')`)
+)
 
 // imageSet finds CSS image-set() and -webkit-image-set() arguments.
 var imageSet = regexp.MustCompile(`(?is)image-set\(\s*((?:[^()]|\([^()]*\))*)\)`)
@@ -47,8 +64,9 @@ var imageSet = regexp.MustCompile(`(?is)image-set\(\s*((?:[^()]|\([^()]*\))*)\)`
 const maxScreenBodyBytes = 4 << 20
 
 // densityChoices are the offers of images at several densities in the
-// recording's HTML and CSS whose one fetched candidate it holds.
-func densityChoices(exchanges []*site.Exchange) []densityChoice {
+// recording's HTML and CSS whose one fetched candidate it holds, widths
+// read at a viewport viewportWidth CSS px wide.
+func densityChoices(exchanges []*site.Exchange, viewportWidth float64) []densityChoice {
 	fetched := map[string]bool{}
 	for _, ex := range exchanges {
 		if ex.Method == "GET" {
@@ -70,7 +88,7 @@ func densityChoices(exchanges []*site.Exchange) []densityChoice {
 			continue
 		}
 		for _, set := range candidateSets(string(body), kind) {
-			if c, ok := fetchedDensity(set, base, fetched); ok {
+			if c, ok := fetchedDensity(set, base, fetched, viewportWidth); ok {
 				out = append(out, c)
 			}
 		}
@@ -78,34 +96,84 @@ func densityChoices(exchanges []*site.Exchange) []densityChoice {
 	return out
 }
 
-// candidateSets are the density-described candidate lists in body: each
-// srcset's, in HTML; each image-set's, in HTML (inline styles) and CSS.
-func candidateSets(body, kind string) []string {
-	var sets []string
+// candidateSet is one list of an image's candidates, with the sizes of
+// its element ("" for none, or for an image-set).
+type candidateSet struct{ list, sizes string }
+
+// candidateSets are the candidate lists in body: each srcset (or
+// data-srcset) of an HTML tag with the tag's sizes (or data-sizes); each
+// image-set's, in HTML (inline styles) and CSS.
+func candidateSets(body, kind string) []candidateSet {
+	var sets []candidateSet
 	if kind == "html" {
-		for _, m := range srcsetAttr.FindAllStringSubmatch(body, -1) {
-			sets = append(sets, m[2]+m[3])
+		for _, tag := range srcsetTag.FindAllString(body, -1) {
+			sizes := ""
+			if sz := sizesAttr.FindStringSubmatch(tag); sz != nil {
+				sizes = sz[2] + sz[3]
+			}
+			for _, m := range srcsetAttr.FindAllStringSubmatch(tag, -1) {
+				sets = append(sets, candidateSet{list: m[2] + m[3], sizes: sizes})
+			}
 		}
 	}
 	for _, m := range imageSet.FindAllStringSubmatch(body, -1) {
-		sets = append(sets, m[1])
+		sets = append(sets, candidateSet{list: m[1]})
 	}
 	return sets
 }
 
-// candidate is one image URL with its density.
+// slotWidth is the width in CSS px of an image whose element's sizes is
+// sizes, on a viewport viewportWidth wide: 100vw without sizes, else a
+// single length in px or vw; ok is false for anything else (media
+// conditions, calc(), auto), which needs the layout to read.
+func slotWidth(sizes string, viewportWidth float64) (float64, bool) {
+	sizes = strings.ToLower(strings.TrimSpace(sizes))
+	unit, scale := "vw", viewportWidth/100
+	if sizes == "" {
+		return viewportWidth, viewportWidth > 0
+	}
+	if strings.HasSuffix(sizes, "px") {
+		unit, scale = "px", 1
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(sizes, unit), 64)
+	if err != nil || !(v > 0) || v*scale > 1e5 {
+		return 0, false
+	}
+	return v * scale, true
+}
+
+// candidate is one image URL with its density, or its width (w
+// descriptor; 0 for none).
 type candidate struct {
-	url     string
-	density float64
+	url            string
+	density, width float64
 }
 
 // fetchedDensity is the choice set offers, when it offers two densities
-// or more (x descriptors; a candidate without one is 1x) and the
-// recording fetched exactly one of its candidates.
-func fetchedDensity(set string, base *url.URL, fetched map[string]bool) (densityChoice, bool) {
+// or more (x descriptors, a candidate without one 1x; or w descriptors
+// over the slot its sizes give at viewportWidth, all its candidates
+// described so) and the recording fetched exactly one of its candidates.
+func fetchedDensity(set candidateSet, base *url.URL, fetched map[string]bool, viewportWidth float64) (densityChoice, bool) {
 	var c densityChoice
+	cands := parseCandidates(set.list)
+	widths := 0
+	for _, cand := range cands {
+		if cand.width > 0 {
+			widths++
+		}
+	}
+	if widths > 0 {
+		slot, ok := slotWidth(set.sizes, viewportWidth)
+		if !ok || widths != len(cands) {
+			return c, false
+		}
+		for i := range cands {
+			cands[i].density = cands[i].width / slot
+		}
+		c.byWidth = true
+	}
 	got := 0
-	for _, cand := range parseCandidates(set) {
+	for _, cand := range cands {
 		if !slices.Contains(c.offered, cand.density) {
 			c.offered = append(c.offered, cand.density)
 		}
@@ -122,8 +190,8 @@ func fetchedDensity(set string, base *url.URL, fetched map[string]bool) (density
 	return c, len(c.offered) >= 2 && got == 1
 }
 
-// parseCandidates splits a srcset or image-set list into its candidates;
-// those with a width descriptor (w), which need the layout to read, are
+// parseCandidates splits a srcset or image-set list into its candidates,
+// each with its density or width; one whose descriptor does not parse is
 // left out.
 func parseCandidates(set string) []candidate {
 	var out []candidate
@@ -141,7 +209,11 @@ func parseCandidates(set string) []candidate {
 			d := strings.ToLower(fields[len(fields)-1])
 			switch {
 			case strings.HasSuffix(d, "w"):
-				continue
+				v, err := strconv.ParseFloat(strings.TrimSuffix(d, "w"), 64)
+				if err != nil || !(v > 0) || v > 1e5 {
+					continue
+				}
+				c.width = v
 			case strings.HasSuffix(d, "x"):
 				v, err := strconv.ParseFloat(strings.TrimSuffix(d, "x"), 64)
 				if err != nil || !(v > 0) {
@@ -168,8 +240,13 @@ func densityOf(choices []densityChoice, prefer float64) (dpr float64, votes int,
 		return 0, 0, false
 	}
 	tried := []float64{prefer}
+	for _, d := range commonDensities {
+		if !slices.Contains(tried, d) {
+			tried = append(tried, d)
+		}
+	}
 	for _, c := range choices {
-		if !slices.Contains(tried, c.fetched) {
+		if !c.byWidth && !slices.Contains(tried, c.fetched) {
 			tried = append(tried, c.fetched)
 		}
 	}
@@ -201,7 +278,7 @@ func (c *collector) screenOf(a *site.Archive) (factor.Viewport, string) {
 	if device != "" {
 		source = "the User-Agent: " + device
 	}
-	choices := densityChoices(a.Exchanges)
+	choices := densityChoices(a.Exchanges, float64(v.OrDefault().Width))
 	dpr, votes, ok := densityOf(choices, v.OrDefault().Scale)
 	switch {
 	case !ok:

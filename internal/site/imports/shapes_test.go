@@ -2,6 +2,7 @@ package imports
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -140,6 +141,50 @@ func screenHAR(offered string, fetched ...string) *har.HAR {
 		h.Log.Entries[i].Request.Headers = []har.NameValue{{Name: "User-Agent", Value: "Mozilla/5.0 (Linux; Android 8.0.0; Pixel 2) Mobile Safari/537.36"}}
 	}
 	return h
+}
+
+// TestWidthDescribedImagesDecideTheScreen: srcsets of widths (320w, 640w)
+// say the screen through the slot their sizes give at the viewport's
+// width (100vw without sizes; a lazy loader's data-srcset and data-sizes
+// alike): a phone's recording that fetched what a 1x screen fetches
+// replays at 1x, one that fetched what 2.625 fetches keeps the
+// User-Agent's; a sizes with a media condition needs the layout and says
+// nothing.
+func TestWidthDescribedImagesDecideTheScreen(t *testing.T) {
+	page := `<html><img srcset="/w320.png 320w, /w640.png 640w, /w1080.png 1080w" alt=x>
+<div class=lazyload data-sizes="50vw" data-srcset='/h200.png 200w, /h400.png 400w, /h600.png 600w'></div>
+<img sizes="(min-width: 600px) 50vw, 100vw" srcset="/m1.png 100w, /m2.png 2000w"></html>`
+	har := func(fetched ...string) *har.HAR {
+		h := screenHAR("")
+		h.Log.Entries = h.Log.Entries[:1]
+		h.Log.Entries[0].Response.Content.Text = &page
+		ua := h.Log.Entries[0].Request.Headers
+		for _, f := range append(fetched, "m1.png") {
+			e := harEntry("", "https://www.yelp.test/"+f, 200, text("PNG"), "Content-Type", "image/png")
+			e.Response.Content.MimeType, e.Request.Headers = "image/png", ua
+			h.Log.Entries = append(h.Log.Entries, e)
+		}
+		return h
+	}
+	a, _, err := importHAR(context.Background(), har("w640.png", "h400.png"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Viewport.Scale != 1 || !strings.Contains(a.ViewportSource, "2 of its 2 image choices at several densities fetched what a 1x screen fetches") {
+		t.Errorf("fetched what 1x fetches: viewport %v, source %q", a.Viewport, a.ViewportSource)
+	}
+	a, _, _ = importHAR(context.Background(), har("w1080.png", "h600.png"), Options{})
+	if a.Viewport.Scale != 2.625 || !strings.Contains(a.ViewportSource, "as 2 of the recording's 2 image choices") {
+		t.Errorf("fetched what 2.625 fetches: viewport %v, source %q", a.Viewport, a.ViewportSource)
+	}
+	if w, ok := slotWidth("(min-width: 600px) 50vw, 100vw", 411); ok {
+		t.Errorf("a media condition read as %g px", w)
+	}
+	for sizes, want := range map[string]float64{"": 411, "50vw": 205.5, " 120px ": 120} {
+		if w, ok := slotWidth(sizes, 411); !ok || math.Abs(w-want) > 1e-9 {
+			t.Errorf("sizes %q: %g, %v; want %g", sizes, w, ok, want)
+		}
+	}
 }
 
 // TestTheRecordingsImagesDecideTheScreen: a phone's recording whose own

@@ -18,14 +18,20 @@ import (
 func TestSharedRecordingsKeepTheirViewport(t *testing.T) {
 	dir := testenv.SharedRecordings(t)
 	pixel2 := factor.Viewport{Width: 411, Height: 731, Scale: 2.625, Mobile: true}
+	pixel2at1 := pixel2
+	pixel2at1.Scale = 1
 	for _, c := range []struct {
 		name    string
 		read    func(context.Context, string, Options) (*site.Archive, Report, error)
 		want    factor.Viewport
 		agentOf string
 	}{
-		{"www.wayfair.com.mahimahi", Mahimahi, pixel2, "Pixel 2"},
-		{"www.bbc.co.uk.mahimahi", Mahimahi, pixel2, "Pixel 2"},
+		// Pixel 2s emulated at 1x, as their srcsets' widths show (and
+		// cbsnews's densities)
+		{"www.wayfair.com.mahimahi", Mahimahi, pixel2at1, "Pixel 2"},
+		{"www.bbc.co.uk.mahimahi", Mahimahi, pixel2at1, "Pixel 2"},
+		{"www.cbsnews.com.mahimahi", Mahimahi, pixel2at1, "Pixel 2"},
+		{"www.att.com.mahimahi", Mahimahi, pixel2, "Pixel 2"},
 		{"www.amazon.com.mahimahi", Mahimahi, factor.Viewport{}, "X11; Linux x86_64"},
 		{"www.kernel.org.har", HAR, factor.Viewport{}, ""},
 		{"www.nghttp2.org.har", HAR, factor.Viewport{}, "Chrome/"},

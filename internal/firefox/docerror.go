@@ -1,0 +1,69 @@
+package firefox
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// documentError keeps Firefox's own name (BiDi's errorText) of the last
+// failed navigation request of a tab: browsingContext.navigate names a
+// failure by the error page it reached, and where it reads that page's
+// address too early it says only "Address rejected". Safe for concurrent
+// use: events arrive on the connection's reading goroutine.
+type documentError struct {
+	mu   sync.Mutex
+	name string
+}
+
+// note takes a BiDi network event of the tab whose browsing context is
+// top: a fetchError of a navigation request (its navigation set) of top
+// itself (not of a frame) is kept.
+func (d *documentError) note(top, method string, params json.RawMessage) {
+	if method != "network.fetchError" {
+		return
+	}
+	var e struct {
+		Context    string  `json:"context"`
+		Navigation *string `json:"navigation"`
+		ErrorText  string  `json:"errorText"`
+	}
+	if json.Unmarshal(params, &e) != nil || e.Navigation == nil || e.Context != top || e.ErrorText == "" {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.name = e.ErrorText
+}
+
+// explain adds to a failed navigation's error the name Firefox gave the
+// document's failure and what to do about it, where a navigation request
+// failed; err as it is otherwise.
+func (d *documentError) explain(err error) error {
+	d.mu.Lock()
+	name := d.name
+	d.mu.Unlock()
+	if name == "" {
+		return err
+	}
+	return fmt.Errorf("%w: Firefox failed the page's document with %.100s%s", err, name, documentErrorFix(name))
+}
+
+// documentErrorFix says, for Firefox's name of a document's failure, what
+// it means for a replay and what to do; "" for a name it does not know.
+func documentErrorFix(name string) string {
+	switch {
+	case name == unknownHostError:
+		return " (the document's host is none the testbed serves: the recording lacks it; name the page with --document)"
+	case strings.HasPrefix(name, "SSL_ERROR_") || strings.HasPrefix(name, "SEC_ERROR_") || strings.HasPrefix(name, "MOZILLA_PKIX_ERROR_"):
+		return " (Firefox refused the TLS connection or the run's certificate for the document's host; quicbench cleanup, then run again; report it if it stays)"
+	case name == "NS_ERROR_INVALID_CONTENT_ENCODING" || name == "NS_ERROR_CORRUPTED_CONTENT" || name == "NS_ERROR_NET_PARTIAL_TRANSFER":
+		return " (the recorded response's header fields do not fit its body, such as a Content-Encoding its body does not have: import the recording again, or name another page with --document)"
+	case name == "NS_ERROR_PORT_ACCESS_NOT_ALLOWED":
+		return " (the document's URL names a port Firefox refuses: name the page on port 443 with --document)"
+	case strings.HasPrefix(name, "NS_ERROR_NET_") || name == "NS_ERROR_CONNECTION_REFUSED":
+		return " (the connection to the testbed's server broke: the run directory's server logs say why)"
+	}
+	return ""
+}

@@ -1,0 +1,45 @@
+package firefox
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestADocumentsFailureIsNamed: a fetchError of the tab's own navigation
+// names a failed navigation's cause with what to do; a frame's, a
+// subresource's and another event are not taken for it.
+func TestADocumentsFailureIsNamed(t *testing.T) {
+	var d documentError
+	failed := errors.New("browsingContext.navigate: unknown error: Error: Address rejected")
+	if err := d.explain(failed); err != failed {
+		t.Errorf("without a failed document: %v, want the error as it is", err)
+	}
+	for _, ev := range []struct{ method, params string }{
+		{"network.fetchError", `{"context":"frame","navigation":"n1","errorText":"NS_ERROR_NET_RESET"}`},
+		{"network.fetchError", `{"context":"top","navigation":null,"errorText":"NS_ERROR_UNKNOWN_HOST"}`},
+		{"network.responseCompleted", `{"context":"top","navigation":"n1"}`},
+		{"network.fetchError", `not json`},
+	} {
+		d.note("top", ev.method, []byte(ev.params))
+	}
+	if err := d.explain(failed); err != failed {
+		t.Errorf("after a frame's and a subresource's failures: %v, want the error as it is", err)
+	}
+	d.note("top", "network.fetchError", []byte(`{"context":"top","navigation":"n2","errorText":"NS_ERROR_INVALID_CONTENT_ENCODING"}`))
+	err := d.explain(failed)
+	if !errors.Is(err, failed) || !strings.Contains(err.Error(), "Firefox failed the page's document with NS_ERROR_INVALID_CONTENT_ENCODING (the recorded response's header fields do not fit its body") {
+		t.Errorf("after the document's failure: %v", err)
+	}
+	for name, want := range map[string]string{
+		"SSL_ERROR_BAD_CERT_DOMAIN":        "certificate",
+		"NS_ERROR_PORT_ACCESS_NOT_ALLOWED": "port 443",
+		"NS_ERROR_CONNECTION_REFUSED":      "server logs",
+		"NS_ERROR_UNKNOWN_HOST":            "--document",
+		"NS_ERROR_SOMETHING_NEW":           "",
+	} {
+		if got := documentErrorFix(name); !strings.Contains(got, want) || (want == "") != (got == "") {
+			t.Errorf("%s: %q, want one saying %q", name, got, want)
+		}
+	}
+}
