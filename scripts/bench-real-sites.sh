@@ -83,7 +83,8 @@ for client in clients:
             source = json.load(open(f"{work}/{name}/archive.json")).get("viewport_source") or "?"
         except (OSError, ValueError):
             source = "?"
-        source = {"the default": "default", "the User-Agent": "user agent"}.get(source, source)[:14]
+        source = ("requests" if source.startswith("the recording's requests") else "user agent" if source.startswith("the User-Agent") else
+                  "default" if source == "the default" else source[:14])
         try:
             run = json.load(open(f"{work}/{client}-{name}.json"))
         except (OSError, ValueError):

@@ -333,3 +333,38 @@ factors:
 		}
 	}
 }
+
+// TestFirefoxNamesADocumentItCouldNotShow: a recorded document whose
+// header fields do not fit its body (a Content-Encoding its body does not
+// have) fails in Firefox with Firefox's own name of the failure and what
+// to do, not with its navigation's error page alone.
+func TestFirefoxNamesADocumentItCouldNotShow(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, firefox.DefaultPath, "make deps")
+	a := &site.Archive{Source: "test", Document: "https://www.broken.test/", Exchanges: []*site.Exchange{
+		{Method: "GET", URL: "https://www.broken.test/", Status: 200,
+			Header: []site.Field{{Name: "Content-Type", Value: "text/html"}, {Name: "Content-Encoding", Value: "gzip"}},
+			Body:   []byte("<!doctype html><p>not gzip</p>")},
+	}}
+	dir := filepath.Join(t.TempDir(), "broken")
+	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
+		t.Fatal(err)
+	}
+	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
+retries: 0
+netcheck: false
+factors:
+  networks: [{name: fast, rtt: 10ms}]
+  pages: ["archive:%s"]
+  protocols: [h2]
+  clients: [firefox]
+`, dir))
+	trials := trialsOf(t, store)
+	want := "Firefox failed the page's document with NS_ERROR_INVALID_CONTENT_ENCODING (the recorded response's header fields do not fit its body"
+	if len(trials) != 1 || trials[0].Status != results.StatusFailed || !strings.Contains(trials[0].Error, want) {
+		for _, tr := range trials {
+			t.Errorf("%s: %q", tr.Status, tr.Error)
+		}
+		t.Errorf("%d trials, want one failed naming %q", len(trials), want)
+	}
+}

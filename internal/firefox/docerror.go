@@ -3,6 +3,7 @@ package firefox
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -37,18 +38,32 @@ func (d *documentError) note(top, method string, params json.RawMessage) {
 	d.name = e.ErrorText
 }
 
+// errorName finds a Firefox error's name in a text.
+var errorName = regexp.MustCompile(`\b(?:NS_ERROR|SSL_ERROR|SEC_ERROR|MOZILLA_PKIX_ERROR)_[A-Z0-9_]+`)
+
 // explain adds to a failed navigation's error the name Firefox gave the
-// document's failure and what to do about it, where a navigation request
-// failed; err as it is otherwise.
+// document's failure, from the tab's failed navigation request or from
+// the error itself, and what to do about it; for an error page Firefox
+// did not name ("Address rejected"), where to look.
 func (d *documentError) explain(err error) error {
 	d.mu.Lock()
 	name := d.name
 	d.mu.Unlock()
 	if name == "" {
-		return err
+		name = errorName.FindString(err.Error())
 	}
-	return fmt.Errorf("%w: Firefox failed the page's document with %.100s%s", err, name, documentErrorFix(name))
+	switch {
+	case name != "":
+		return fmt.Errorf("%w: Firefox failed the page's document with %.100s%s", err, name, documentErrorFix(name))
+	case strings.Contains(err.Error(), addressRejected):
+		return fmt.Errorf("%w: Firefox reached an error page for the page's document without naming its cause (a response it cannot show, such as a download, or one its network refused; the same page's load in Chromium, or --har, shows the document's answer)", err)
+	}
+	return err
 }
+
+// addressRejected is what Firefox's BiDi navigate says of an error page
+// whose cause it could not read.
+const addressRejected = "Address rejected"
 
 // documentErrorFix says, for Firefox's name of a document's failure, what
 // it means for a replay and what to do; "" for a name it does not know.
