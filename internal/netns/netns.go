@@ -237,7 +237,8 @@ func pidOf(name string) (int, bool) {
 
 // RemoveStale kills the processes left inside the namespaces listed by Stale
 // (such as nginx workers whose master died with its run), deletes the
-// namespaces, and returns their names.
+// namespaces and the host's nftables tables of uplinks whose runs are gone
+// (OrphanUplinkTables), and returns their names.
 func RemoveStale() ([]string, error) {
 	names, err := Stale()
 	if err != nil {
@@ -250,7 +251,8 @@ func RemoveStale() ([]string, error) {
 			errs = append(errs, fmt.Errorf("netns %s: delete: %w", name, err))
 		}
 	}
-	return names, errors.Join(errs...)
+	tables, err := removeOrphanUplinks()
+	return append(names, tables...), errors.Join(append(errs, err)...)
 }
 
 // killProcessesIn sends SIGKILL to every process whose network namespace is

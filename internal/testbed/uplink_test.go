@@ -1,0 +1,183 @@
+package testbed
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// remoteAddr is the stand-in remote site's address: TEST-NET-3, routed
+// only by this machine's host namespace to the site's own namespace.
+var remoteAddr = netip.MustParseAddr("203.0.113.10")
+
+// remoteSite is a namespace outside the testbed, joined to the host's
+// namespace by a veth pair and reached through the host's routing: a
+// stand-in for a server on the internet.
+func remoteSite(t *testing.T) *netns.Namespace {
+	t.Helper()
+	ns, err := netns.Create(netns.RunName(os.Getpid(), fmt.Sprintf("rs%d", time.Now().UnixNano()%1e6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Delete() })
+	hostEnd := fmt.Sprintf("qbr%06d", time.Now().UnixNano()%1e6)
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: hostEnd}, PeerName: "site0", PeerNamespace: netlink.NsFd(nsFd(t, ns))}
+	if err := netlink.LinkAdd(veth); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { netlink.LinkDel(veth) })
+	mask := net.CIDRMask(24, 32)
+	gw := netip.MustParseAddr("203.0.113.1")
+	must(t, netlink.AddrAdd(veth, &netlink.Addr{IPNet: &net.IPNet{IP: gw.AsSlice(), Mask: mask}}))
+	must(t, netlink.LinkSetUp(veth))
+	h, err := ns.Netlink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, name := range []string{"lo", "site0"} {
+		l, err := h.LinkByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "site0" {
+			must(t, h.AddrAdd(l, &netlink.Addr{IPNet: &net.IPNet{IP: remoteAddr.AsSlice(), Mask: mask}}))
+		}
+		must(t, h.LinkSetUp(l))
+		if name == "site0" {
+			must(t, h.RouteAdd(&netlink.Route{Gw: gw.AsSlice(), LinkIndex: l.Attrs().Index}))
+		}
+	}
+	return ns
+}
+
+// nsFd is the descriptor of ns's network namespace.
+func nsFd(t *testing.T, ns *netns.Namespace) int {
+	t.Helper()
+	f, err := os.Open("/run/netns/" + ns.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return int(f.Fd())
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUplinkReachesAServerBeyondTheHost: with an uplink, the client
+// namespace reaches a server in a namespace of its own beyond the host's
+// routing, every packet through the emulator (a TCP handshake takes the
+// emulated round trip), and the server sees the host's address, not the
+// testbed's; closing the uplink removes its host end and leaves the
+// host's forwarding as it was.
+func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
+	testenv.RequireRoot(t)
+	forwardBefore, _ := os.ReadFile("/proc/sys/net/ipv4/ip_forward")
+	site := remoteSite(t)
+	ln, err := site.Listen("tcp4", netip.AddrPortFrom(remoteAddr, 80).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	seen := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		seen <- c.RemoteAddr().String()
+		c.Close()
+	}()
+	const oneWay = 25 * time.Millisecond
+	n, err := StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("up%d", time.Now().UnixNano()%1e6)),
+		emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	up, err := n.Topo.AddUplink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	c, err := n.Topo.Client.DialContext(t.Context(), "tcp4", netip.AddrPortFrom(remoteAddr, 80).String())
+	if err != nil {
+		t.Fatalf("dial the remote site through the uplink: %v", err)
+	}
+	handshake := time.Since(start)
+	c.Close()
+	t.Logf("TCP handshake through the uplink: %v (emulated RTT %v)", handshake, 2*oneWay)
+	if handshake < 2*oneWay || handshake > 2*oneWay+500*time.Millisecond {
+		t.Errorf("TCP handshake %v, want the emulated round trip of %v (and little more)", handshake, 2*oneWay)
+	}
+	if from := <-seen; !strings.HasPrefix(from, "203.0.113.1:") {
+		t.Errorf("the site saw %s, want the host's address 203.0.113.1", from)
+	}
+	if upStats, downStats := n.Emulator.Stats(); upStats.Packets == 0 || downStats.Packets == 0 {
+		t.Errorf("emulator saw %+v up, %+v down; want the connection's packets both ways", upStats, downStats)
+	}
+	if err := up.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := netlink.LinkByName(up.HostLink); err == nil {
+		t.Errorf("the uplink's host end %s is still there", up.HostLink)
+	}
+	if orphans, err := netns.OrphanUplinkTables(); err != nil || len(orphans) != 0 {
+		t.Errorf("nftables tables left: %q, %v", orphans, err)
+	}
+	if after, _ := os.ReadFile("/proc/sys/net/ipv4/ip_forward"); string(after) != string(forwardBefore) {
+		t.Errorf("host forwarding %q after, %q before", after, forwardBefore)
+	}
+}
+
+// TestAnUplinkLeftByADeadRunIsCleanedUp: a run that died leaves its
+// uplink's host table (its veth goes with its namespace); cleanup removes
+// the table and puts the host's forwarding back.
+func TestAnUplinkLeftByADeadRunIsCleanedUp(t *testing.T) {
+	testenv.RequireRoot(t)
+	forwardBefore, _ := os.ReadFile("/proc/sys/net/ipv4/ip_forward")
+	n, err := StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("ud%d", time.Now().UnixNano()%1e6)), emulator.Config{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := n.Topo.AddUplink()
+	if err != nil {
+		n.Close()
+		t.Fatal(err)
+	}
+	n.Close() // as a run that died: the uplink is never closed
+	deadline := time.Now().Add(5 * time.Second)
+	for _, err := netlink.LinkByName(up.HostLink); err == nil && time.Now().Before(deadline); _, err = netlink.LinkByName(up.HostLink) {
+		time.Sleep(10 * time.Millisecond) // the namespace ends, and its veth, a moment after its name
+	}
+	if orphans, err := netns.OrphanUplinkTables(); err != nil || len(orphans) != 1 {
+		t.Fatalf("orphan tables %q, %v; want the dead uplink's", orphans, err)
+	}
+	removed, err := netns.RemoveStale()
+	if err != nil || !slices.ContainsFunc(removed, func(s string) bool { return strings.Contains(s, up.HostLink) }) {
+		t.Errorf("cleanup removed %q, %v; want the uplink's table", removed, err)
+	}
+	if orphans, _ := netns.OrphanUplinkTables(); len(orphans) != 0 {
+		t.Errorf("tables left after cleanup: %q", orphans)
+	}
+	if after, _ := os.ReadFile("/proc/sys/net/ipv4/ip_forward"); string(after) != string(forwardBefore) {
+		t.Errorf("host forwarding %q after cleanup, %q before", after, forwardBefore)
+	}
+}
