@@ -41,11 +41,13 @@ check: deps
 	@scripts/check.sh
 
 # Every test, unit and integration (real namespaces, emulator, servers and
-# Chromium; needs root), after check. -p 1: packages run one after another,
-# so two timed page loads never run at once on this 2-core machine.
+# Chromium; needs root), after check; the pure packages check ran
+# (scripts/pure-packages) are not run twice. -p 1: packages run one after
+# another, so two timed page loads never run at once on this 2-core machine.
 test: check
 	$(CARGO) test --quiet --release --locked --manifest-path servers/Cargo.toml
-	QUICBENCH_BIN=$(CURDIR)/bin $(GO) test -count=1 -p 1 -timeout 20m ./...
+	QUICBENCH_BIN=$(CURDIR)/bin $(GO) test -count=1 -p 1 -timeout 20m \
+		$$($(GO) list ./... | grep -vxF $$(grep -v '^#' scripts/pure-packages | sed 's|^|-e github.com/quicbench/quicbench/internal/|'))
 
 # Every paper's quick reproduction (quicbench reproduce all: the five
 # papers' claims beside our measurement, about two hours), into

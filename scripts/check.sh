@@ -25,6 +25,7 @@ go vet ./...
 "$cargo" fmt --all --check --manifest-path "$manifest"
 "$cargo" clippy --quiet --release --locked --all-targets --manifest-path "$manifest" -- -D warnings
 
-# The pure packages: logic, parsers, statistics, the store and the report.
-pure=(factor netconf units link stats visual spec plan results har presets safefs site pcap loader report h3server server)
+# The pure packages (scripts/pure-packages): logic, parsers, statistics,
+# the store and the report.
+mapfile -t pure < <(grep -v '^#' scripts/pure-packages)
 go test -count=1 "${pure[@]/#/./internal/}"
