@@ -131,3 +131,16 @@ func TestAgentSuffix(t *testing.T) {
 		t.Errorf("lookupReason %v", got)
 	}
 }
+
+func TestBaseRTTChanged(t *testing.T) {
+	b := BaseRTT{Median: 20 * time.Millisecond}
+	for after, want := range map[time.Duration]bool{21 * time.Millisecond: false, 26 * time.Millisecond: true, 14 * time.Millisecond: true, 20500 * time.Microsecond: false} {
+		if got := b.Changed(BaseRTT{Median: after}, 0.2); got != want {
+			t.Errorf("20 ms then %v: changed %v, want %v", after, got, want)
+		}
+	}
+	small := BaseRTT{Median: 200 * time.Microsecond}
+	if small.Changed(BaseRTT{Median: 900 * time.Microsecond}, 0.2) {
+		t.Error("a change under a millisecond counted")
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -96,14 +97,16 @@ func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	seen := make(chan string, 1)
+	seen := make(chan string, 8)
 	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			seen <- c.RemoteAddr().String()
+			c.Close()
 		}
-		seen <- c.RemoteAddr().String()
-		c.Close()
 	}()
 	const oneWay = 25 * time.Millisecond
 	n, err := StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("up%d", time.Now().UnixNano()%1e6)),
@@ -130,6 +133,13 @@ func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
 	if from := <-seen; !strings.HasPrefix(from, "203.0.113.1:") {
 		t.Errorf("the site saw %s, want the host's address 203.0.113.1", from)
 	}
+	// The path beyond the emulator, measured from the servers namespace:
+	// the host's routing alone, far below the emulated round trip.
+	base, err := live.MeasureBaseRTT(t.Context(), n.Topo.Servers.DialContext, netip.AddrPortFrom(remoteAddr, 80), 3, time.Second)
+	if err != nil || base.Handshakes != 3 || base.Median > 10*time.Millisecond {
+		t.Errorf("base RTT %v, %v; want 3 handshakes well under the emulated %v", base, err, 2*oneWay)
+	}
+	t.Logf("base RTT beyond the emulator: %v", base)
 	if upStats, downStats := n.Emulator.Stats(); upStats.Packets == 0 || downStats.Packets == 0 {
 		t.Errorf("emulator saw %+v up, %+v down; want the connection's packets both ways", upStats, downStats)
 	}
