@@ -350,8 +350,13 @@ func OrphanUplinkTables() ([]string, error) {
 
 // removeOrphanUplinks deletes OrphanUplinkTables, puts the host's
 // forwarding back as the first uplink found it, and returns their names.
+// Where nftables cannot be read (a kernel without it, no privilege), no
+// uplink can have been made: nothing to do.
 func removeOrphanUplinks() ([]string, error) {
 	names, err := OrphanUplinkTables()
+	if errors.Is(err, unix.EPROTONOSUPPORT) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOENT) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
