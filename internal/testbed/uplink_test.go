@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -12,10 +13,15 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/quicbench/quicbench/internal/chromium"
+	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/emulator"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -191,3 +197,69 @@ func TestAnUplinkLeftByADeadRunIsCleanedUp(t *testing.T) {
 		t.Errorf("host forwarding %q after cleanup, %q before", after, forwardBefore)
 	}
 }
+
+// TestChromiumLoadsASiteBeyondTheHostPerProtocol: Chromium in the client
+// namespace loads a site served from a namespace of its own beyond the
+// host's routing (the Go origin: h1, h2 and h3 on 203.0.113.10:443, its
+// name pinned to that address as --resolve will), through the uplink and
+// the emulator, each protocol forced and seen by the browser, and every
+// load pays the emulated round trips.
+func TestChromiumLoadsASiteBeyondTheHostPerProtocol(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	const host = "www.standin.test"
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 5_000}, []string{host}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs, err := origin.NewCerts(t.TempDir(), []string{host}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := remoteSite(t)
+	var ln origin.Listener
+	at := netip.AddrPortFrom(remoteAddr, 443).String()
+	if ln.TCP, err = remote.Listen("tcp4", at); err != nil {
+		t.Fatal(err)
+	}
+	if ln.UDP, err = remote.ListenPacket("udp4", at); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := origin.Start(s, certs.Leaf, []origin.Listener{ln}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	const oneWay = 20 * time.Millisecond
+	n, err := StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("uc%d", time.Now().UnixNano()%1e6)),
+		emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	up, err := n.Topo.AddUplink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	c := &chromium.Chromium{Namespace: n.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	t.Cleanup(c.Close)
+	for _, p := range []factor.Protocol{factor.H1, factor.H2, factor.H3} {
+		res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: p, Hosts: s.Hosts(),
+			Addrs: map[string]netip.Addr{host: remoteAddr}, SPKIHash: certs.SPKIHash, CAFile: certs.CAFile, Expected: s.Subresources})
+		if err != nil || !res.OK() {
+			t.Errorf("%s: %v %s", p, err, res.Failure)
+			continue
+		}
+		// a connection's handshake and the document's request: two round trips at least
+		if res.DocumentProtocol != p.NextHop() || res.TTFBMs < ms(2*oneWay) {
+			t.Errorf("%s: document over %q, TTFB %.1f ms; want %s and at least the emulated %v", p, res.DocumentProtocol, res.TTFBMs, p.NextHop(), 2*oneWay)
+		}
+		t.Logf("%s: TTFB %.1f ms, PLT %.1f ms", p, res.TTFBMs, res.PLTMs)
+	}
+	if got := srv.Counts(); got.H1 == 0 || got.H2 == 0 || got.H3 == 0 {
+		t.Errorf("the stand-in served %+v, want requests over each protocol", got)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
