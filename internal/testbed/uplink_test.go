@@ -81,6 +81,24 @@ func nsFd(t *testing.T, ns *netns.Namespace) int {
 	return int(f.Fd())
 }
 
+// networkWithUplink is a network of oneWay delay each way, tagged tag,
+// with an uplink; both go when the test ends.
+func networkWithUplink(t *testing.T, tag string, oneWay time.Duration) (*Network, *netns.Uplink) {
+	t.Helper()
+	n, err := StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("%s%d", tag, time.Now().UnixNano()%1e6)),
+		emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	up, err := n.Topo.AddUplink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	return n, up
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -115,16 +133,7 @@ func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
 		}
 	}()
 	const oneWay = 25 * time.Millisecond
-	n, err := StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("up%d", time.Now().UnixNano()%1e6)),
-		emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
-	up, err := n.Topo.AddUplink()
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, up := networkWithUplink(t, "up", oneWay)
 	start := time.Now()
 	c, err := n.Topo.Client.DialContext(t.Context(), "tcp4", netip.AddrPortFrom(remoteAddr, 80).String())
 	if err != nil {
@@ -231,17 +240,7 @@ func TestChromiumLoadsASiteBeyondTheHostPerProtocol(t *testing.T) {
 	}
 	defer srv.Close()
 	const oneWay = 20 * time.Millisecond
-	n, err := StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("uc%d", time.Now().UnixNano()%1e6)),
-		emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
-	up, err := n.Topo.AddUplink()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
+	n, _ := networkWithUplink(t, "uc", oneWay)
 	c := &chromium.Chromium{Namespace: n.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	t.Cleanup(c.Close)
 	for _, p := range []factor.Protocol{factor.H1, factor.H2, factor.H3} {
