@@ -21,6 +21,35 @@ import (
 
 // writeArchiveOf saves generated page number n as a site archive, less the
 // resources drop picks, and returns its directory and request count.
+// writeTestArchive writes a into a new directory name of the test's
+// temporary directory and returns it.
+func writeTestArchive(t *testing.T, name string, a *site.Archive) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// oneLoadSpec is a spec of one h2 load of each archive in dirs by each of
+// clients ("chromium, firefox"), behind 10 ms, without netcheck.
+func oneLoadSpec(clients string, dirs ...string) string {
+	var pages []string
+	for _, d := range dirs {
+		pages = append(pages, fmt.Sprintf("%q", "archive:"+d))
+	}
+	return fmt.Sprintf(`repetitions: 1
+retries: 0
+netcheck: false
+factors:
+  networks: [{name: fast, rtt: 10ms}]
+  pages: [%s]
+  protocols: [h2]
+  clients: [%s]
+`, strings.Join(pages, ", "), clients)
+}
+
 func writeArchiveOf(t *testing.T, n int, drop func(*site.Exchange) bool) (string, int) {
 	t.Helper()
 	s, err := gen.Web2024(factor.Page{Kind: factor.PageWeb2024, Number: n, CorpusSeed: 1})
@@ -131,7 +160,7 @@ func TestReplayImportedRecordings(t *testing.T) {
 	}
 	src := site.ArchiveOf(s, "test")
 	dir := t.TempDir()
-	var pages []string
+	var archives []string
 	for name, write := range map[string]func(string) error{
 		"mahimahi": func(p string) error { return sitetest.WriteMahimahi(p, src, false, true) },
 		"har":      func(p string) error { return sitetest.WriteHAR(p, src) },
@@ -150,16 +179,9 @@ func TestReplayImportedRecordings(t *testing.T) {
 		if err := site.WriteArchive(context.Background(), archive, a); err != nil {
 			t.Fatal(err)
 		}
-		pages = append(pages, fmt.Sprintf("%q", "archive:"+archive))
+		archives = append(archives, archive)
 	}
-	res, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
-retries: 0
-netcheck: false
-factors:
-  networks: [{name: fast, rtt: 10ms}]
-  pages: [%s]
-  protocols: [h2]
-`, strings.Join(pages, ", ")))
+	res, store, _ := runSpec(t, oneLoadSpec("chromium", archives...))
 	if res.Done != 3 {
 		t.Fatalf("result %+v", res)
 	}
@@ -235,33 +257,17 @@ func TestAPageThatLeavesItselfIsNamed(t *testing.T) {
 		doc := "https://www." + name + ".test/newtab?ie=UTF-8"
 		a := &site.Archive{Source: "test", Document: doc, Exchanges: append([]*site.Exchange{{Method: "GET", URL: doc, Status: 200, Header: html,
 			Body: []byte(`<!doctype html><title>ntp</title><script>location.replace('` + to + `')</script>`)}}, also...)}
-		dir := filepath.Join(t.TempDir(), name)
-		if err := site.WriteArchive(context.Background(), dir, a); err != nil {
-			t.Fatal(err)
-		}
-		return dir
+		return writeTestArchive(t, name, a)
 	}
 	left := leaving("left", "/webhp?ie=UTF-8&rct=j")
 	moved := leaving("moved", "/home", &site.Exchange{Method: "GET", URL: "https://www.moved.test/home", Status: 200, Header: html, Body: []byte("<p>home</p>")})
 	// An import that found a recorded redirect chain (www. → m.) starts
 	// the page at its first URL: the load follows the 301 to the other
 	// host, as the recorded one did, and lands on the m. page.
-	redirected := filepath.Join(t.TempDir(), "redirected")
-	chain := &site.Archive{Source: "test", Document: "https://www.shop.test/", Exchanges: []*site.Exchange{
+	redirected := writeTestArchive(t, "redirected", &site.Archive{Source: "test", Document: "https://www.shop.test/", Exchanges: []*site.Exchange{
 		{Method: "GET", URL: "https://www.shop.test/", Status: 301, Header: []site.Field{{Name: "Location", Value: "https://m.shop.test/"}}},
-		{Method: "GET", URL: "https://m.shop.test/", Status: 200, Header: html, Body: []byte("<!doctype html><p>m</p>")}}}
-	if err := site.WriteArchive(context.Background(), redirected, chain); err != nil {
-		t.Fatal(err)
-	}
-	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
-retries: 0
-netcheck: false
-factors:
-  networks: [{name: fast, rtt: 10ms}]
-  pages: ["archive:%s", "archive:%s", "archive:%s"]
-  protocols: [h2]
-  clients: [chromium, firefox]
-`, left, moved, redirected))
+		{Method: "GET", URL: "https://m.shop.test/", Status: 200, Header: html, Body: []byte("<!doctype html><p>m</p>")}}})
+	_, store, _ := runSpec(t, oneLoadSpec("chromium, firefox", left, moved, redirected))
 	trials := trialsOf(t, store)
 	if len(trials) != 6 {
 		t.Fatalf("%d trials, want one per page and browser", len(trials))
@@ -341,24 +347,12 @@ factors:
 func TestFirefoxNamesADocumentItCouldNotShow(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, firefox.DefaultPath, "make deps")
-	a := &site.Archive{Source: "test", Document: "https://www.broken.test/", Exchanges: []*site.Exchange{
+	dir := writeTestArchive(t, "broken", &site.Archive{Source: "test", Document: "https://www.broken.test/", Exchanges: []*site.Exchange{
 		{Method: "GET", URL: "https://www.broken.test/", Status: 200,
 			Header: []site.Field{{Name: "Content-Type", Value: "text/html"}, {Name: "Content-Encoding", Value: "gzip"}},
 			Body:   []byte("<!doctype html><p>not gzip</p>")},
-	}}
-	dir := filepath.Join(t.TempDir(), "broken")
-	if err := site.WriteArchive(context.Background(), dir, a); err != nil {
-		t.Fatal(err)
-	}
-	_, store, _ := runSpec(t, fmt.Sprintf(`repetitions: 1
-retries: 0
-netcheck: false
-factors:
-  networks: [{name: fast, rtt: 10ms}]
-  pages: ["archive:%s"]
-  protocols: [h2]
-  clients: [firefox]
-`, dir))
+	}})
+	_, store, _ := runSpec(t, oneLoadSpec("firefox", dir))
 	trials := trialsOf(t, store)
 	want := "Firefox failed the page's document with NS_ERROR_INVALID_CONTENT_ENCODING (the recorded response's header fields do not fit its body"
 	if len(trials) != 1 || trials[0].Status != results.StatusFailed || !strings.Contains(trials[0].Error, want) {

@@ -10,6 +10,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -155,7 +156,7 @@ func (p Policy) Resolve(ctx context.Context, r Resolver, o Overrides, host strin
 
 // lookupReason is a lookup error without the resolver's own prefix.
 func lookupReason(err error) error {
-	if dnsErr, ok := err.(*net.DNSError); ok {
+	if dnsErr := (*net.DNSError)(nil); errors.As(err, &dnsErr) {
 		if dnsErr.IsNotFound {
 			return fmt.Errorf("no such host")
 		}

@@ -201,7 +201,7 @@ func (s *Site) Documents() []string {
 	seen := map[string]bool{}
 	for _, o := range s.Origins {
 		for _, r := range o.Resources {
-			if (r.Method == "" || r.Method == "GET") && (isRedirect(r.StatusCode()) || TypeOf(r.ContentType) == "html") {
+			if (r.Method == "" || r.Method == "GET") && (IsRedirect(r.StatusCode()) || TypeOf(r.ContentType) == "html") {
 				seen[(&url.URL{Scheme: "https", Host: o.Host, Path: r.Path}).String()] = true
 			}
 		}
@@ -209,5 +209,6 @@ func (s *Site) Documents() []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// isRedirect says whether status sends the browser elsewhere (3xx, but 304).
-func isRedirect(status int) bool { return status >= 300 && status < 400 && status != 304 }
+// IsRedirect says whether a response of status sends the browser
+// elsewhere (3xx, but 304 Not Modified).
+func IsRedirect(status int) bool { return status >= 300 && status < 400 && status != 304 }

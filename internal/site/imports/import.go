@@ -389,7 +389,7 @@ func (c *collector) redirectChainStart(document string) string {
 func redirectTo(exchanges []*site.Exchange, target string) int {
 	for i := len(exchanges) - 1; i >= 0; i-- {
 		ex := exchanges[i]
-		if ex.Method != "GET" || ex.Status < 300 || ex.Status > 399 {
+		if ex.Method != "GET" || !site.IsRedirect(ex.Status) {
 			continue
 		}
 		loc := site.Get(ex.Header, "location")
