@@ -14,6 +14,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
@@ -67,6 +68,11 @@ type compareFlags struct {
 	netLog, har, lanes                                      *bool
 	deterministic                                           *optionalBool
 	maxUnmatched, viewport                                  *string
+	// live are the flags of a live page (--page url:…).
+	resolve      repeated
+	allowPrivate *bool
+	maxLoads     *int
+	liveCA       *string
 	// cpuNote is why --client-cpu auto chose the client's cores
 	// (resolvedClientCPU); "" when the flag named them.
 	cpuNote string
@@ -99,7 +105,7 @@ func (o *optionalBool) IsBoolFlag() bool { return true }
 func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 	protocols := factor.Protocols().Values()
 	def := func(id factor.ID) string { return factor.Of(id).Default }
-	return &compareFlags{
+	f := &compareFlags{
 		net:           addNetworkFlags(fs, networkDefaults{rtt: defaultRTT, loss: defaultLoss, down: defaultDown, up: defaultUp, queue: defaultQueue}),
 		page:          fs.String("page", defaultPage, "the `page`: "+factor.PageKinds().Usage()),
 		protos:        fs.String("protocols", joinLevels(protocols), "comma-separated `list` of "+factor.Protocols().Names()),
@@ -134,8 +140,22 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		pairing:       fs.Bool("pairing", true, "start the protocols' loads of each round from the same link state (the same loss and jitter draws), and analyse them as pairs; --pairing=false draws each load's losses afresh"),
 		lanes:         fs.Bool("lanes", true, "sample each load's CPU (browser, servers, quicbench) and the bytes the link delivered each way every 100 ms, for the lanes under the report's waterfalls (results.db's samples); --lanes=false leaves the loads unwatched (the sampling wakes quicbench's process ten times a second)"),
 		check:         fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
+		allowPrivate:  fs.Bool("allow-private", false, "let a live page's hosts resolve to private, loopback or link-local addresses (a staging server on your own network); refused by default, so that a mistyped URL cannot aim a benchmark at an internal service"),
+		maxLoads:      fs.Int("max-loads", 0, "stop a live page's run after this `number` of loads (retries included), its loads so far kept; 0: no cap. Live loads are spaced one second apart per origin either way"),
+		liveCA:        fs.String("ca", "", "PEM `file` of a staging site's certificate authority: a live page's chains signed by it are accepted"),
 	}
+	fs.Var(&f.resolve, "resolve", "`host=addr[,addr]`: pin a live page's host to an address (a staging server), or host alone: another host the page loads from, resolved by this machine; repeat for more hosts. A live load reaches only its page's host and these")
+	return f
 }
+
+// repeated is a flag that may be given many times, each value kept.
+type repeated []string
+
+// String is the values, comma-separated.
+func (r *repeated) String() string { return strings.Join(*r, ",") }
+
+// Set keeps one more value.
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 // optionalBoolFlag defines a boolean flag whose absence is nil.
 func optionalBoolFlag(fs *flag.FlagSet, name, usage string) *optionalBool {
@@ -212,11 +232,36 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 	if *f.until != 0 {
 		s.Until = &spec.Until{Min: min(defaultMinRuns, *f.runs), CIRatio: *f.until}
 	}
+	if err := f.liveRules(s); err != nil {
+		return nil, err
+	}
 	text, err := spec.Format(s)
 	if err != nil {
 		return nil, err
 	}
 	return spec.Parse(text)
+}
+
+// liveRules puts the live page's flags into s, each error naming its
+// flag.
+func (f *compareFlags) liveRules(s *spec.Spec) error {
+	s.Live = spec.Live{Resolve: live.Overrides{}, AllowPrivate: *f.allowPrivate, MaxLoads: *f.maxLoads, CA: *f.liveCA}
+	for _, r := range f.resolve {
+		if err := s.Live.Resolve.ParseResolve(r); err != nil {
+			return err
+		}
+	}
+	if err := inRange("max-loads", *f.maxLoads, 0, spec.MaxLiveLoads); err != nil {
+		return fmt.Errorf("--max-loads: %w", err)
+	}
+	if s.Live.CA != "" {
+		abs, err := filepath.Abs(s.Live.CA)
+		if err != nil {
+			return fmt.Errorf("--ca: %w", err)
+		}
+		s.Live.CA = abs
+	}
+	return nil
 }
 
 // levels parses the flags that give a factor its one level (its

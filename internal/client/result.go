@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -181,6 +182,12 @@ type Request struct {
 	CAFile string
 	// Expected are the absolute URLs that must load for the load to count.
 	Expected []string
+	// VerifyHosts, if not nil, are a live page's hosts whose requests
+	// must all come over Protocol (what loads is not known beforehand,
+	// so Expected is empty): a request to one of them over another
+	// protocol fails the load; requests to other hosts are not judged
+	// (LiveVerdict counts them).
+	VerifyHosts []string
 	// Visit is factor.FirstVisit (the zero value) or factor.RepeatVisit.
 	Visit factor.Visit
 	// Ready runs once the client can load (a fresh browser started, the
@@ -376,6 +383,10 @@ func Verify(req Request, m PageMetrics) []string {
 	if n := unexcusedBroken(req, m); n > 0 {
 		problems = append(problems, fmt.Sprintf("%d of %d images broken", n, m.Images))
 	}
+	if v := LiveVerdictOf(req, m); v.WrongProtocol > 0 {
+		problems = append(problems, fmt.Sprintf("%d requests to %s not over %s", v.WrongProtocol, strings.Join(req.VerifyHosts, ", "), want))
+		example = v.Example
+	}
 	if len(problems) > 0 && example != "" {
 		problems = append(problems, "e.g. "+example)
 	}
@@ -395,4 +406,40 @@ func unexcusedBroken(req Request, m PageMetrics) int {
 		}
 	}
 	return max(n, 0)
+}
+
+// LiveVerdict is how a live load's requests divide (Request.VerifyHosts).
+type LiveVerdict struct {
+	// Verified came over the protocol asked for from a host it is asked
+	// of; WrongProtocol came over another; Excluded went to other hosts,
+	// or did not say their protocol (a response from the cache of a
+	// service worker).
+	Verified, WrongProtocol, Excluded int
+	// Example is the first request over another protocol, with it.
+	Example string
+}
+
+// LiveVerdictOf divides m's resources as req's VerifyHosts say; zero for
+// a load that is not a live one.
+func LiveVerdictOf(req Request, m PageMetrics) LiveVerdict {
+	var v LiveVerdict
+	if req.VerifyHosts == nil {
+		return v
+	}
+	want := req.Protocol.NextHop()
+	for _, r := range m.Resources {
+		u, err := url.Parse(r.URL)
+		switch {
+		case err != nil || !slices.Contains(req.VerifyHosts, u.Hostname()) || r.Protocol == "":
+			v.Excluded++
+		case r.Protocol == want || (req.CacheAllowed && r.TransferBytes == 0):
+			v.Verified++
+		default:
+			v.WrongProtocol++
+			if v.Example == "" {
+				v.Example = fmt.Sprintf("%.200s over %q", r.URL, r.Protocol)
+			}
+		}
+	}
+	return v
 }

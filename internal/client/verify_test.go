@@ -85,3 +85,29 @@ func TestHoldJSListsTheDocumentsAsData(t *testing.T) {
 		t.Errorf("no documents: %s", js)
 	}
 }
+
+// TestLiveVerdict: a live load's requests to the hosts it verifies must
+// come over the protocol asked for; those to other hosts, or that do not
+// name a protocol, are excluded, not judged.
+func TestLiveVerdict(t *testing.T) {
+	req := Request{URL: "https://www.site.test/", Protocol: factor.H3, VerifyHosts: []string{"www.site.test", "static.site.test"}}
+	m := PageMetrics{DocumentProtocol: "h3", DocumentStatus: 200, PLTMs: 100, Resources: []ResourceTiming{
+		{URL: "https://www.site.test/app.js", Protocol: "h3"},
+		{URL: "https://static.site.test/a.png", Protocol: "h3", Status: 404},
+		{URL: "https://ads.other.test/x.js", Protocol: "h2"},
+		{URL: "https://www.site.test/sw-cached.css", Protocol: ""},
+	}}
+	if v := LiveVerdictOf(req, m); v != (LiveVerdict{Verified: 2, Excluded: 2}) {
+		t.Errorf("verdict %+v, want 2 verified and 2 excluded", v)
+	}
+	if p := Verify(req, m); len(p) != 0 {
+		t.Errorf("problems %q, want none: a live site's own statuses and other hosts are not the load's", p)
+	}
+	m.Resources[1].Protocol = "h2"
+	if p := strings.Join(Verify(req, m), "; "); !strings.Contains(p, "1 requests to www.site.test, static.site.test not over h3") || !strings.Contains(p, "https://static.site.test/a.png over \"h2\"") {
+		t.Errorf("problems %q, want the request over h2 named", p)
+	}
+	if v := LiveVerdictOf(Request{Protocol: factor.H3}, m); v != (LiveVerdict{}) {
+		t.Errorf("a load that is not live: %+v", v)
+	}
+}

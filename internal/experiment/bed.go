@@ -48,12 +48,15 @@ type bed struct {
 	clientCPU map[factor.Client]*cpuuse.Group
 	// laneEvery is how often a load's lanes are sampled (0: not at all).
 	laneEvery time.Duration
+	// live is what a live page's testbed knows of the site; nil for a
+	// page the testbed serves.
+	live *liveState
 }
 
 // startTestbed builds the testbed of setup: its page from the page seed,
 // its link from the link seeds, its servers and stack, and a page loader
 // of the spec's client.
-func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
+func (r *runner) startTestbed(_ context.Context, setup *plan.Setup) (*bed, error) {
 	page, err := gen.Build(setup.Page, setup.Levels.Origins(), setup.PageSeed, r.spec.ArchiveDir(setup.Page))
 	if err != nil {
 		return nil, err
@@ -74,33 +77,43 @@ func (r *runner) startTestbed(setup *plan.Setup) (*bed, error) {
 	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
 		paired: r.spec.Pairing, viewport: r.spec.ViewportOr(page.Viewport), replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
 		clientCPU: map[factor.Client]*cpuuse.Group{}, laneEvery: laneInterval(r.cpu, r.cfg.NoLanes)}
+	if err := r.addClients(b); err != nil {
+		return nil, errors.Join(err, b.close())
+	}
+	return b, nil
+}
+
+// addClients makes a client of each of the spec's client levels in b's
+// client namespace, with its CPU group where it runs in a process of its
+// own.
+func (r *runner) addClients(b *bed) error {
 	for _, c := range r.spec.Clients() {
 		kind, err := clientKind(c)
 		if err != nil {
-			return nil, errors.Join(err, b.close())
+			return err
 		}
-		env := client.Env{Binary: r.cfg.ClientBinaries[c], Namespace: tb.Topo.Client, ProfileDir: r.work, Timeout: r.spec.Timeout,
-			Warm: r.spec.Browser() == factor.BrowserWarm && c.Capabilities().Warm, NewGoClient: goClients(tb),
+		env := client.Env{Binary: r.cfg.ClientBinaries[c], Namespace: b.Topo.Client, ProfileDir: r.work, Timeout: r.spec.Timeout,
+			Warm: r.spec.Browser() == factor.BrowserWarm && c.Capabilities().Warm, NewGoClient: goClients(b.Testbed),
 			Version: r.cfg.Facts["quicbench_version"]}
 		if kind.OwnProcess && r.cpu != nil {
 			if env.CPU, err = r.cpu.Group(clientGroup(c)); err != nil {
-				return nil, errors.Join(err, b.close())
+				return err
 			}
 			if r.spec.CapsClientCPU() {
 				if err := env.CPU.Cappable(); err != nil {
-					return nil, errors.Join(err, b.close())
+					return err
 				}
 			}
 			if r.split {
 				if err := env.CPU.Confine(); err != nil {
-					return nil, errors.Join(err, b.close())
+					return err
 				}
 			}
 			b.clientCPU[c] = env.CPU
 		}
 		b.clients[c] = kind.New(env)
 	}
-	return b, nil
+	return nil
 }
 
 // expected are the page's requests client c must make: all of them for a
@@ -125,13 +138,15 @@ func (b *bed) close() error {
 func (b *bed) record(setup *plan.Setup) results.Testbed {
 	st := b.Stack
 	l := setup.Levels
-	return results.Testbed{Key: setup.Key(), Network: setup.Network.Name, Page: setup.Page.String(), Origins: int64(l.Origins()),
+	rec := results.Testbed{Key: setup.Key(), Network: setup.Network.Name, Page: setup.Page.String(), Origins: int64(l.Origins()),
 		Stack: string(l.Stack()), Server: string(l.Server()),
 		QUICServer: string(l.QUIC().Server()), QUICCC: string(l.QUIC().CC()), QUICInitialWindowBytes: int64(b.QUICTransport.InitialWindowBytes), QUICPacing: b.QUICTransport.Pacing, QUICHyStart: b.QUICTransport.HyStart,
 		Congestion: st.Congestion, RouteCongestion: st.RouteCongestion,
 		InitCwnd: int64(st.InitCwnd), InitRwnd: int64(st.InitRwnd), SlowStartAfterIdle: st.SlowStartAfterIdle,
 		TCPRmem: st.TCPRmem, TCPWmem: st.TCPWmem, Pacing: st.Pacing,
 		PathLatencyMs: ms(b.calibration.Measured.Seconds()), CompensationMs: ms((b.calibration.Up + b.calibration.Down).Seconds()), StartedAt: time.Now()}
+	b.live.record(&rec)
+	return rec
 }
 
 // calibrate measures the emulator's own latency on the setup's network and

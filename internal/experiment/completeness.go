@@ -90,6 +90,9 @@ type completeness struct {
 	// LoadRequests and LoadBytes are the page's work up to its load
 	// event (loadWork).
 	LoadRequests, LoadBytes int64
+	// LiveExcluded are a live load's requests its verification left out
+	// (liveState.judge).
+	LiveExcluded int64
 }
 
 // judge classifies load m's unmatched requests and broken images, fails

@@ -250,7 +250,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 	var connErr, readyErr error
 	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.clientCPU[c.Levels.Client()], p, b.laneEvery)
 	defer cpu.close()
-	r, err := b.clients[c.Levels.Client()].Load(ctx, client.Request{
+	req := client.Request{
 		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,
 		Expected: b.expected(c.Levels.Client()), Visit: visit, HARPath: files.har, NetLogDir: files.netLog,
@@ -265,7 +265,11 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 			cpu.finish()
 			m.Connections, connErr = tb.Connections()
 		},
-	})
+	}
+	if b.live != nil {
+		b.live.shape(&req, p)
+	}
+	r, err := b.clients[c.Levels.Client()].Load(ctx, req)
 	w.close(&m)
 	if errors.Is(readyErr, context.DeadlineExceeded) && ctx.Err() == nil {
 		readyErr = nil // the load's own timeout: r.Failure says so
@@ -278,6 +282,10 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 	m.Result = r
 	m.Landed = r.Landed(page.DocumentURL())
 	m.CPU, m.Samples = cpu.record(), cpu.laneSamples()
+	if b.live != nil {
+		m.Completeness = b.live.judge(b, &m, req)
+		return m, nil
+	}
 	if err := checkServed(tb, &m, p, w.before); err != nil {
 		return m, err
 	}

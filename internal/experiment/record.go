@@ -144,7 +144,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) []results.L
 	rec.ReplayValues = results.ReplayValues{ReplayExact: m.Replay.Exact, ReplayFuzzy: m.Replay.Fuzzy, ReplayVariant: m.Replay.Variant,
 		UnmatchedURLs: m.Replay.UnmatchedRequests, UnmatchedCauses: c.Causes, VariantURLs: m.Replay.Variants, BrowserOwnUnmatched: c.BrowserOwn, HeldNavigations: c.Held, SteadyUnmatched: c.Steady, SiblingUnmatched: c.Sibling,
 		ServedBytes: m.Replay.BodyBytes, BrokenImagesRecorded: c.BrokenRecorded, BrokenImagesUnserved: c.BrokenUnserved}
-	rec.LoadRequests, rec.LoadBytes = c.LoadRequests, c.LoadBytes
+	rec.LoadRequests, rec.LoadBytes, rec.LiveExcluded = c.LoadRequests, c.LoadBytes, c.LiveExcluded
 	rec.Connections = int64(len(m.Connections))
 	rec.Handshakes = handshakeList(m.Connections)
 	rec.TCPCongestion = tcpCongestion(m.Connections)

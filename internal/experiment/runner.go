@@ -12,6 +12,7 @@ import (
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -44,6 +45,8 @@ type runner struct {
 	// work is the run's private work directory (safefs.NewWorkDir): the
 	// browsers' profiles and templates, never in the run directory.
 	work string
+	// pacer spaces the loads of live pages (politeness) and caps them.
+	pacer live.Pacer
 	// lastRecorded is when the last trial of the current testbed was
 	// recorded, or when the testbed became ready: a trial's overhead is
 	// what it took since, beyond its loads.
@@ -66,7 +69,7 @@ func newRunner(cfg RunConfig) (_ *runner, err error) {
 			store.Close()
 		}
 	}()
-	r := &runner{cfg: cfg, spec: cfg.Spec, store: store, res: &RunResult{Total: len(p.Trials)}}
+	r := &runner{cfg: cfg, spec: cfg.Spec, store: store, res: &RunResult{Total: len(p.Trials)}, pacer: live.Pacer{MaxLoads: cfg.Spec.Live.MaxLoads}}
 	if cfg.Resume && cfg.RetryFailed {
 		if r.earlier, err = store.ForgetFailed(); err != nil {
 			return nil, err
@@ -180,11 +183,18 @@ func (r *runner) setup(ctx context.Context, trials []plan.Trial) error {
 		return nil
 	}
 	setup := trials[0].Cell.Setup
-	bed, err := r.startTestbed(setup)
+	start := r.startTestbed
+	if setup.Page.Kind == factor.PageLive {
+		start = r.startLiveTestbed
+	}
+	bed, err := start(ctx, setup)
 	if err != nil {
 		return err
 	}
 	runErr := r.trials(ctx, bed, trials)
+	if bed.live != nil && ctx.Err() == nil {
+		bed.live.measureAfter(ctx, bed.Topo.Servers)
+	}
 	recErr := r.store.SaveTestbed(bed.record(setup))
 	return errors.Join(runErr, recErr, bed.close())
 }
@@ -239,7 +249,11 @@ func (r *runner) allSkipped(trials []plan.Trial) bool {
 
 // trial runs one trial with its retries and records it.
 func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
-	rec, err := newRecord(r.spec, t, bed.page)
+	page := bed.page
+	if bed.live != nil {
+		page = nil // what a live page loads is known only by its loads
+	}
+	rec, err := newRecord(r.spec, t, page)
 	if err != nil {
 		return err
 	}
@@ -304,6 +318,9 @@ func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt in
 		return Measured{}, nil, err
 	}
 	if err := primeIfNeeded(ctx, bed, t); err != nil {
+		return Measured{}, nil, err
+	}
+	if err := r.pace(ctx, bed); err != nil {
 		return Measured{}, nil, err
 	}
 	quiet := startQuiesce(ctx, bed, t.Cell.Network.RTT, r.cfg.Log)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/units"
 )
 
@@ -26,6 +27,9 @@ const (
 	// PageArchive is a recorded site replayed from a site archive
 	// directory: "archive:DIR" (made by quicbench import or record).
 	PageArchive PageKind = "archive"
+	// PageLive is a deployed site's page, loaded where it is served
+	// through the emulated link: "url:https://host/path".
+	PageLive PageKind = "url"
 )
 
 // PageKinds is the page-kind part of the page factor.
@@ -34,6 +38,7 @@ func PageKinds() Enum[PageKind] {
 		{PageSynthetic, "synthetic:NxSIZE, an HTML document with N images of SIZE bytes (KB = 1000 B, KiB = 1024 B); synthetic:NxSIZE+waitDURATION has the server hold every response that long (Go origin)"},
 		{PageWeb2024, "web2024:N, page N of a generated corpus shaped like the web of 2024 (CSS, fonts, scripts, images, third-party origins; web2024:N@SEED for corpus SEED)"},
 		{PageArchive, "archive:DIR, a recorded site replayed from the site archive DIR (quicbench import, quicbench record)"},
+		{PageLive, "url:https://HOST/PATH, your own deployed site, loaded live through the emulated link and the host's network (--resolve pins a staging address)"},
 	}}
 }
 
@@ -67,6 +72,8 @@ type Page struct {
 	// Archive is the site archive directory as written (archive): a
 	// relative path is relative to the spec file's directory.
 	Archive string
+	// URL is a live page's https URL, as live.ParseURL gives it (live).
+	URL string
 	// ServerWait is how long the server holds every response of a
 	// synthetic page before its first byte, its think time, written
 	// "+wait" and a duration after the size, such as
@@ -85,7 +92,9 @@ const MaxArchivePath = 1024
 
 // OwnOrigins reports whether the page brings its own origins (a generated
 // or recorded page) rather than being spread over the origins factor.
-func (p Page) OwnOrigins() bool { return p.Generated() || p.Kind == PageArchive }
+func (p Page) OwnOrigins() bool {
+	return p.Generated() || p.Kind == PageArchive || p.Kind == PageLive
+}
 
 // Generated reports whether the page comes from a generated corpus, which
 // has its own origins.
@@ -97,6 +106,9 @@ func (p Page) Generated() bool { return p.Kind == PageWeb2024 }
 func (p Page) String() string {
 	if p.Kind == PageArchive {
 		return string(p.Kind) + ":" + p.Archive
+	}
+	if p.Kind == PageLive {
+		return string(p.Kind) + ":" + p.URL
 	}
 	if p.Generated() {
 		if p.CorpusSeed == 1 {
@@ -135,7 +147,7 @@ func (p Page) ObjectsBytes() int64 {
 
 // ParsePage parses a page such as "synthetic:32x10KB" or "web2024:7".
 func ParsePage(arg string) (Page, error) {
-	const usage = "use synthetic:NxSIZE, for example synthetic:32x10KB, web2024:N, for example web2024:7, or archive:DIR"
+	const usage = "use synthetic:NxSIZE, for example synthetic:32x10KB, web2024:N, for example web2024:7, archive:DIR or url:https://HOST/PATH"
 	kind, rest, ok := strings.Cut(arg, ":")
 	if !ok || !PageKinds().Has(PageKind(kind)) {
 		return Page{}, fmt.Errorf("page %.300q is not supported: %s", arg, usage)
@@ -149,6 +161,13 @@ func ParsePage(arg string) (Page, error) {
 	}
 	if PageKind(kind) == PageWeb2024 {
 		return parseCorpusPage(arg, rest)
+	}
+	if PageKind(kind) == PageLive {
+		u, err := live.ParseURL(rest)
+		if err != nil {
+			return Page{}, err
+		}
+		return Page{Kind: PageLive, URL: u.String()}, nil
 	}
 	rest, waitText, hasWait := strings.Cut(rest, waitMark)
 	nText, sizeText, ok := strings.Cut(rest, "x")
@@ -202,6 +221,13 @@ func (p Page) Validate() error {
 		}
 		return nil
 	}
+	if p.Kind == PageLive {
+		u, err := live.ParseURL(p.URL)
+		if err == nil && u.String() != p.URL {
+			err = fmt.Errorf("live page URL %.100q is not as written: write it as %.100q", p.URL, u.String())
+		}
+		return err
+	}
 	if p.Generated() {
 		if p.Number < 1 || p.Number > MaxCorpusPage {
 			return fmt.Errorf("page number %d is outside 1 to %d", p.Number, MaxCorpusPage)
@@ -237,13 +263,16 @@ func ComparePages(a, b string) int {
 		return cmp.Compare(pageKindRank(pa.Kind), pageKindRank(pb.Kind))
 	case pa.Kind == PageArchive:
 		return strings.Compare(pa.Archive, pb.Archive)
+	case pa.Kind == PageLive:
+		return strings.Compare(pa.URL, pb.URL)
 	case pa.Generated():
 		return cmp.Or(cmp.Compare(pa.CorpusSeed, pb.CorpusSeed), cmp.Compare(pa.Number, pb.Number))
 	}
 	return cmp.Or(cmp.Compare(pa.Objects, pb.Objects), cmp.Compare(pa.ObjectBytes, pb.ObjectBytes), cmp.Compare(pa.ServerWait, pb.ServerWait))
 }
 
-// pageKindRank orders page kinds: synthetic, generated, then archives.
+// pageKindRank orders page kinds: synthetic, generated, archives, then
+// live pages.
 func pageKindRank(k PageKind) int {
-	return slices.Index([]PageKind{PageSynthetic, PageWeb2024, PageArchive}, k)
+	return slices.Index([]PageKind{PageSynthetic, PageWeb2024, PageArchive, PageLive}, k)
 }

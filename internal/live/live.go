@@ -39,7 +39,10 @@ func ParseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("live page URL %.100q carries a user name or password: leave them out", raw)
 	case u.Hostname() == "":
 		return nil, fmt.Errorf("live page URL %.100q names no host: %s", raw, fix)
+	case u.Port() != "" && u.Port() != "443":
+		return nil, fmt.Errorf("live page URL %.100q names port %s: a live page is loaded from port 443, where HTTP/3 is forced", raw, u.Port())
 	}
+	u.Host = u.Hostname()
 	u.Fragment, u.RawFragment = "", ""
 	if u.Path == "" {
 		u.Path = "/"
@@ -48,17 +51,26 @@ func ParseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// Overrides are --resolve's addresses by host name, which the host's
-// resolver is not asked for.
+// Overrides are --resolve's hosts: each host a live load may reach
+// beside the page's own, with the addresses it is pinned to (the host's
+// resolver is not asked), or none where the host's resolver is to give
+// them.
 type Overrides map[string][]netip.Addr
 
-// ParseResolve reads one --resolve value, "host=addr[,addr…]", into o.
+// ParseResolve reads one --resolve value into o: "host=addr[,addr…]", or
+// "host" alone for a host the host's resolver resolves.
 func (o Overrides) ParseResolve(arg string) error {
-	const fix = "write --resolve host=addr[,addr…], such as --resolve www.example.com=203.0.113.10"
-	host, list, ok := strings.Cut(arg, "=")
+	const fix = "write --resolve host=addr[,addr…], such as --resolve www.example.com=203.0.113.10, or --resolve host alone for another host the page loads from"
+	host, list, withAddrs := strings.Cut(arg, "=")
 	host = strings.ToLower(strings.TrimSpace(host))
-	if !ok || host == "" || list == "" || strings.ContainsAny(host, "/:@ ") {
+	if host == "" || (withAddrs && list == "") || strings.ContainsAny(host, "/:@ \x00") {
 		return fmt.Errorf("--resolve %.100q: %s", arg, fix)
+	}
+	if !withAddrs {
+		if _, ok := o[host]; !ok {
+			o[host] = nil
+		}
+		return nil
 	}
 	for _, text := range strings.Split(list, ",") {
 		addr, err := netip.ParseAddr(strings.TrimSpace(text))
@@ -129,8 +141,8 @@ type Resolver interface {
 // testbed carries IPv4 only.
 func (p Policy) Resolve(ctx context.Context, r Resolver, o Overrides, host string) ([]netip.Addr, error) {
 	host = strings.ToLower(host)
-	addrs, given := o[host]
-	if !given {
+	addrs := o[host]
+	if len(addrs) == 0 {
 		if ip, err := netip.ParseAddr(host); err == nil {
 			addrs = []netip.Addr{ip}
 		} else if addrs, err = r.LookupNetIP(ctx, "ip4", host); err != nil {

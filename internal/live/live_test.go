@@ -11,6 +11,9 @@ import (
 )
 
 func TestParseURL(t *testing.T) {
+	if u, err := ParseURL("https://a.test:443/x"); err != nil || u.String() != "https://a.test/x" {
+		t.Errorf("port 443: %v, %v", u, err)
+	}
 	u, err := ParseURL("https://WWW.Example.com#top")
 	if err != nil || u.String() != "https://www.example.com/" {
 		t.Errorf("got %v, %v", u, err)
@@ -21,6 +24,7 @@ func TestParseURL(t *testing.T) {
 		"https:///path":                                      "names no host",
 		"https://a.test/x y":                                 "spaces or control characters",
 		"https://a.test/" + strings.Repeat("a", MaxURLBytes): "too long",
+		"https://a.test:8443/":                               "names port 8443",
 	} {
 		if _, err := ParseURL(raw); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%.40q: %v, want an error saying %q", raw, err, want)
@@ -36,7 +40,13 @@ func TestParseResolve(t *testing.T) {
 	if got := o["www.example.test"]; len(got) != 2 || got[1] != netip.MustParseAddr("203.0.113.11") {
 		t.Errorf("overrides %v", o)
 	}
-	for _, bad := range []string{"www.example.test", "=1.2.3.4", "a.test=", "a.test=300.1.1.1", "a.test:443=1.2.3.4"} {
+	if err := o.ParseResolve("Static.Example.test"); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := o["static.example.test"]; !ok || len(got) != 0 {
+		t.Errorf("a host alone: %v, %v; want it listed without addresses", got, ok)
+	}
+	for _, bad := range []string{"", "=1.2.3.4", "a.test=", "a.test=300.1.1.1", "a.test:443=1.2.3.4"} {
 		if err := (Overrides{}).ParseResolve(bad); err == nil || !strings.Contains(err.Error(), "--resolve") {
 			t.Errorf("%q: %v, want a --resolve error", bad, err)
 		}
@@ -88,6 +98,10 @@ func TestResolveRefusesWhatIsNotPublic(t *testing.T) {
 	}
 	if got, err := p.Resolve(ctx, r, o, "intranet.test"); err != nil || got[0] != netip.MustParseAddr("203.0.113.30") {
 		t.Errorf("--resolve wins over the resolver: %v, %v", got, err)
+	}
+	o.ParseResolve("www.example.test")
+	if got, err := p.Resolve(ctx, r, o, "www.example.test"); err != nil || len(got) != 2 {
+		t.Errorf("a host --resolve names alone: %v, %v; want the resolver's addresses", got, err)
 	}
 	o = Overrides{}
 	o.ParseResolve("staging.test=192.168.1.5")

@@ -159,6 +159,12 @@ type Outcome struct {
 	// UnmatchedRequests counts the requests of the measured load the
 	// site did not have: the servers answered 404, and the trial failed.
 	UnmatchedRequests int64 `parquet:"unmatched_requests"`
+	// LiveExcluded counts a live load's requests left out of its
+	// verification: to hosts the run does not pin (never sent; listed in
+	// unmatched_urls with cause "host not pinned"), and over another
+	// protocol to pinned hosts that do not offer the one asked for (an h3
+	// load's requests to a host without HTTP/3).
+	LiveExcluded int64 `parquet:"live_excluded"`
 }
 
 // Causes of an unmatched request (ReplayValues.UnmatchedCauses).
@@ -171,6 +177,10 @@ const (
 	CauseSteady     = "steady"     // unmatched in an earlier load of the testbed, no sibling recorded: excused
 	CauseSibling    = "sibling"    // the recording holds the same file at other sizes: counted
 	CauseUnrecorded = "unrecorded" // first unmatched in this load, no sibling: counted
+	// CauseUnpinned is a live page's request to a host the run does not
+	// pin (the page's own and --resolve's): the browser did not send it.
+	// Excused, and counted in live_excluded.
+	CauseUnpinned = "host not pinned"
 )
 
 // ReplayValues are how the servers matched the measured load's requests
@@ -619,6 +629,17 @@ type Testbed struct {
 	PathLatencyMs  float64   `parquet:"path_latency_ms"`
 	CompensationMs float64   `parquet:"compensation_ms"`
 	StartedAt      time.Time `parquet:"started_at,timestamp(microsecond)"`
+	// BaseRTTMs is a live page's own round trip beyond the emulator: the
+	// median of TCP handshakes from the servers namespace to its origin's
+	// port 443, before the setup's first load; BaseRTTAfterMs the same
+	// after its last. Nil for pages the testbed serves.
+	BaseRTTMs      *float64 `parquet:"base_rtt_ms,optional"`
+	BaseRTTAfterMs *float64 `parquet:"base_rtt_after_ms,optional"`
+	// LiveOrigins are the hosts a live page's loads may reach with what
+	// each offered before the first load, "host addr: h3 h2 http/1.1",
+	// joined by "; ": h3 where it advertised HTTP/3 (Alt-Svc), h2 where
+	// its TLS handshake chose it. "" for pages the testbed serves.
+	LiveOrigins string `parquet:"live_origins"`
 }
 
 // Attempt is a failed attempt of a trial.

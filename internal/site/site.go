@@ -77,6 +77,23 @@ type Site struct {
 	// first byte (a synthetic page's factor.Page.ServerWait); only the Go
 	// origin holds them.
 	ServerWait time.Duration
+	// Live says the page is a deployed site's, served where it is
+	// deployed: its Origins name the hosts a load may reach and hold no
+	// resources, and what it loads is not known beforehand.
+	Live bool
+}
+
+// LiveSite is the site of the live page at u (an https URL, as
+// live.ParseURL gives it) whose loads may reach hosts: u's host first,
+// then the others, each once.
+func LiveSite(u *url.URL, hosts []string) *Site {
+	s := &Site{Live: true, DocumentPath: u.EscapedPath(), DocumentQuery: u.RawQuery}
+	for _, h := range append([]string{u.Hostname()}, hosts...) {
+		if !slices.ContainsFunc(s.Origins, func(o *Origin) bool { return o.Host == h }) {
+			s.Origins = append(s.Origins, &Origin{Host: h})
+		}
+	}
+	return s
 }
 
 // WithoutScripts is Subresources less Scripted: what a client that runs
@@ -145,6 +162,9 @@ func (s *Site) Validate() error {
 			return fmt.Errorf("site has two origins named %q: give each origin its own host name", o.Host)
 		}
 		seen[o.Host] = true
+	}
+	if s.Live {
+		return nil
 	}
 	doc := target(s.DocumentPath, s.DocumentQuery)
 	if s.Origins[0].Resources[doc] == nil {

@@ -39,7 +39,9 @@ type file struct {
 	// Pairing starts the loads of a repetition from the same link state.
 	Pairing   *bool     `yaml:"pairing"`
 	Artifacts Artifacts `yaml:"artifacts"`
-	Factors   factors   `yaml:"factors"`
+	// Live are the rules of live pages (url:…).
+	Live    liveNode `yaml:"live"`
+	Factors factors  `yaml:"factors"`
 }
 
 // factors is the factors: mapping, each key a factor's spec key (see
@@ -307,6 +309,9 @@ func Format(s *Spec) ([]byte, error) {
 	}
 	if !s.Pairing {
 		add(root, "pairing", str("false"))
+	}
+	if l := liveYAML(s.Live); l != nil {
+		add(root, "live", l)
 	}
 	art := flowMapping()
 	add(art, "pcap", str(strconv.FormatBool(s.Artifacts.Pcap)))

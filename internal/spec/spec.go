@@ -100,6 +100,9 @@ type Spec struct {
 	// networks (BENCHMARKS.md).
 	Pairing   bool
 	Artifacts Artifacts
+	// Live are the rules of the live pages (url:…): the hosts they may
+	// reach, the addresses allowed, the loads' cap, a staging CA.
+	Live Live
 	// Networks and Pages are the levels of the two factors whose levels
 	// carry more than their text: a network's numbers, a page's make-up.
 	Networks []*netconf.Network
@@ -282,6 +285,10 @@ func (s *Spec) scalars(f file) error {
 		}
 		s.Viewport = &v
 	}
+	var err error
+	if s.Live, err = liveOf(f.Live); err != nil {
+		return err
+	}
 	if m := f.Replay.MaxUnmatched; m != "" {
 		v, err := units.ParsePercent(m)
 		if err != nil {
@@ -438,6 +445,9 @@ func (s *Spec) Validate() error {
 		return err
 	}
 	if err := s.checkCombinations(); err != nil {
+		return err
+	}
+	if err := s.checkLive(); err != nil {
 		return err
 	}
 	return s.checkNetworks()

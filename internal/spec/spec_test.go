@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -235,7 +237,8 @@ func TestFormatRoundTrips(t *testing.T) {
 	}
 	for _, text := range []string{full, "repetitions: 1\nfactors:\n  networks: [{rtt: 20ms, gilbert: \"1,30\", drop-head: true, down-trace: " + trace + "}]\n  pages: [synthetic:1x1KB]\n",
 		"repetitions: 1\nviewport: 411x731@2.625,mobile\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n",
-		"repetitions: 1\nviewport: desktop\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n"} {
+		"repetitions: 1\nviewport: desktop\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n",
+		"repetitions: 1\nlive: {resolve: [www.example.test=203.0.113.10, static.example.test], allow_private: true, max_loads: 30, ca: ca.pem}\nfactors: {networks: [{rtt: 20ms}], pages: [\"url:https://www.example.test/shop\"]}\n"} {
 		a, err := Parse([]byte(text))
 		if err != nil {
 			t.Fatal(err)
@@ -250,8 +253,35 @@ func TestFormatRoundTrips(t *testing.T) {
 			t.Fatalf("Format wrote a spec that does not parse: %v\n%s", err, out)
 		}
 		a.Source, a.SHA256, b.Source, b.SHA256 = nil, "", nil, ""
-		if diff := cmp.Diff(a, b, cmp.AllowUnexported(netconf.Network{})); diff != "" {
+		if diff := cmp.Diff(a, b, cmp.AllowUnexported(netconf.Network{}), cmpopts.EquateComparable(netip.Addr{})); diff != "" {
 			t.Errorf("round trip differs (-parsed +formatted):\n%s\n%s", diff, out)
+		}
+	}
+}
+
+// TestLiveRules: a live page's rules read into typed values, and what a
+// live page cannot do is refused with the fix.
+func TestLiveRules(t *testing.T) {
+	s, err := Parse([]byte("repetitions: 1\nlive: {resolve: [WWW.example.test=203.0.113.10, static.example.test], max_loads: 30}\nfactors: {networks: [{rtt: 20ms}], pages: [\"url:https://www.example.test/\"]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := s.Live.Resolve["www.example.test"]; !ok || len(a) != 1 || a[0].String() != "203.0.113.10" || !s.HasLive() || s.Live.MaxLoads != 30 {
+		t.Errorf("live %+v", s.Live)
+	}
+	if a, ok := s.Live.Resolve["static.example.test"]; !ok || len(a) != 0 {
+		t.Errorf("a host alone: %v, %v", a, ok)
+	}
+	const page = "factors: {networks: [{rtt: 20ms}], pages: [\"url:https://www.example.test/\"]"
+	for text, want := range map[string]string{
+		"repetitions: 1\nlive: {resolve: [a=b]}\n" + page + "}\n":                                              "is no IP address",
+		"repetitions: 1\nlive: {max_loads: -1}\n" + page + "}\n":                                               "max_loads -1 is outside",
+		"repetitions: 1\nartifacts: {qlog: true}\n" + page + "}\n":                                             "leave qlog out",
+		"repetitions: 1\n" + page + ", servers: [nginx]}\n":                                                    "leave servers out",
+		"repetitions: 1\nlive: {max_loads: 3}\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n": "no page is a live one",
+	} {
+		if _, err := Parse([]byte(text)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
 		}
 	}
 }
@@ -261,7 +291,7 @@ func TestFormatRoundTrips(t *testing.T) {
 // readers below it (an allow-list: a new import has to be added here, on
 // purpose), never what builds namespaces, servers, emulators or browsers.
 func TestImportsNoRuntimePackage(t *testing.T) {
-	allowed := []string{"units", "factor", "link", "presets", "netconf", "safefs", "trust", "spec", "plan"}
+	allowed := []string{"units", "factor", "link", "live", "presets", "netconf", "safefs", "trust", "spec", "plan"}
 	for _, pkg := range []string{".", "../plan"} {
 		testenv.DependsOnlyOn(t, pkg, allowed, nil)
 	}

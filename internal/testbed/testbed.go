@@ -115,6 +115,9 @@ type Testbed struct {
 	// sockets are closed by Close: a socket left open would keep the
 	// deleted namespace alive for as long as the process runs.
 	sockets []interface{ Close() error }
+	// uplink carries a live page's traffic to the host's network (nil
+	// for a testbed that serves its page).
+	uplink *netns.Uplink
 }
 
 // running is a started server stack with what it was started from.
@@ -286,6 +289,9 @@ func ServerGroup(name string) string { return "server-" + name }
 // ServerOf names the server stack that serves p, and says whether it runs
 // in a process of its own (in its ServerGroup) or in quicbench's.
 func (tb *Testbed) ServerOf(p factor.Protocol) (name string, ownProcess bool) {
+	if len(tb.servers) == 0 {
+		return "", false // a live page's servers are the site's own
+	}
 	r := tb.servers[0]
 	if p == factor.H3 {
 		r = tb.servers[tb.h3]
@@ -419,7 +425,12 @@ func (tb *Testbed) SetCache(on bool) error {
 
 // SetQlogDir makes the h3 server write a qlog of every connection that
 // starts from now on into dir; "" stops it.
-func (tb *Testbed) SetQlogDir(dir string) error { return tb.servers[tb.h3].SetQlogDir(dir) }
+func (tb *Testbed) SetQlogDir(dir string) error {
+	if len(tb.servers) == 0 {
+		return errors.New("qlog: a live page's servers are the site's own: quicbench cannot record their qlog")
+	}
+	return tb.servers[tb.h3].SetQlogDir(dir)
+}
 
 // Counts is the requests every server served so far, per protocol.
 func (tb *Testbed) Counts() (server.Counts, error) {
@@ -474,6 +485,9 @@ func (tb *Testbed) Close() error {
 	errs := []error{tb.each(func(s server.Server) error { return s.Close() })}
 	for _, s := range tb.sockets {
 		s.Close() // already closed by its server, or never served
+	}
+	if tb.uplink != nil {
+		errs = append(errs, tb.uplink.Close())
 	}
 	errs = append(errs, tb.Network.Close())
 	return errors.Join(errs...)

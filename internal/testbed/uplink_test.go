@@ -2,8 +2,6 @@ package testbed
 
 import (
 	"fmt"
-	"log/slog"
-	"net"
 	"net/netip"
 	"os"
 	"slices"
@@ -20,66 +18,9 @@ import (
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/netns"
-	"github.com/quicbench/quicbench/internal/origin"
-	"github.com/quicbench/quicbench/internal/site/gen"
+	"github.com/quicbench/quicbench/internal/testbed/standin"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
-
-// remoteAddr is the stand-in remote site's address: TEST-NET-3, routed
-// only by this machine's host namespace to the site's own namespace.
-var remoteAddr = netip.MustParseAddr("203.0.113.10")
-
-// remoteSite is a namespace outside the testbed, joined to the host's
-// namespace by a veth pair and reached through the host's routing: a
-// stand-in for a server on the internet.
-func remoteSite(t *testing.T) *netns.Namespace {
-	t.Helper()
-	ns, err := netns.Create(netns.RunName(os.Getpid(), fmt.Sprintf("rs%d", time.Now().UnixNano()%1e6)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ns.Delete() })
-	hostEnd := fmt.Sprintf("qbr%06d", time.Now().UnixNano()%1e6)
-	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: hostEnd}, PeerName: "site0", PeerNamespace: netlink.NsFd(nsFd(t, ns))}
-	if err := netlink.LinkAdd(veth); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { netlink.LinkDel(veth) })
-	mask := net.CIDRMask(24, 32)
-	gw := netip.MustParseAddr("203.0.113.1")
-	must(t, netlink.AddrAdd(veth, &netlink.Addr{IPNet: &net.IPNet{IP: gw.AsSlice(), Mask: mask}}))
-	must(t, netlink.LinkSetUp(veth))
-	h, err := ns.Netlink()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	for _, name := range []string{"lo", "site0"} {
-		l, err := h.LinkByName(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name == "site0" {
-			must(t, h.AddrAdd(l, &netlink.Addr{IPNet: &net.IPNet{IP: remoteAddr.AsSlice(), Mask: mask}}))
-		}
-		must(t, h.LinkSetUp(l))
-		if name == "site0" {
-			must(t, h.RouteAdd(&netlink.Route{Gw: gw.AsSlice(), LinkIndex: l.Attrs().Index}))
-		}
-	}
-	return ns
-}
-
-// nsFd is the descriptor of ns's network namespace.
-func nsFd(t *testing.T, ns *netns.Namespace) int {
-	t.Helper()
-	f, err := os.Open("/run/netns/" + ns.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return int(f.Fd())
-}
 
 // networkWithUplink is a network of oneWay delay each way, tagged tag,
 // with an uplink; both go when the test ends.
@@ -99,13 +40,6 @@ func networkWithUplink(t *testing.T, tag string, oneWay time.Duration) (*Network
 	return n, up
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestUplinkReachesAServerBeyondTheHost: with an uplink, the client
 // namespace reaches a server in a namespace of its own beyond the host's
 // routing, every packet through the emulator (a TCP handshake takes the
@@ -115,8 +49,8 @@ func must(t *testing.T, err error) {
 func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
 	testenv.RequireRoot(t)
 	forwardBefore, _ := os.ReadFile("/proc/sys/net/ipv4/ip_forward")
-	site := remoteSite(t)
-	ln, err := site.Listen("tcp4", netip.AddrPortFrom(remoteAddr, 80).String())
+	site := standin.Namespace(t)
+	ln, err := site.Listen("tcp4", netip.AddrPortFrom(standin.Addr, 80).String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +69,7 @@ func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
 	const oneWay = 25 * time.Millisecond
 	n, up := networkWithUplink(t, "up", oneWay)
 	start := time.Now()
-	c, err := n.Topo.Client.DialContext(t.Context(), "tcp4", netip.AddrPortFrom(remoteAddr, 80).String())
+	c, err := n.Topo.Client.DialContext(t.Context(), "tcp4", netip.AddrPortFrom(standin.Addr, 80).String())
 	if err != nil {
 		t.Fatalf("dial the remote site through the uplink: %v", err)
 	}
@@ -150,7 +84,7 @@ func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
 	}
 	// The path beyond the emulator, measured from the servers namespace:
 	// the host's routing alone, far below the emulated round trip.
-	base, err := live.MeasureBaseRTT(t.Context(), n.Topo.Servers.DialContext, netip.AddrPortFrom(remoteAddr, 80), 3, time.Second)
+	base, err := live.MeasureBaseRTT(t.Context(), n.Topo.Servers.DialContext, netip.AddrPortFrom(standin.Addr, 80), 3, time.Second)
 	if err != nil || base.Handshakes != 3 || base.Median > 10*time.Millisecond {
 		t.Errorf("base RTT %v, %v; want 3 handshakes well under the emulated %v", base, err, 2*oneWay)
 	}
@@ -216,36 +150,15 @@ func TestAnUplinkLeftByADeadRunIsCleanedUp(t *testing.T) {
 func TestChromiumLoadsASiteBeyondTheHostPerProtocol(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	const host = "www.standin.test"
-	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: 4, ObjectBytes: 5_000}, []string{host}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certs, err := origin.NewCerts(t.TempDir(), []string{host}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	remote := remoteSite(t)
-	var ln origin.Listener
-	at := netip.AddrPortFrom(remoteAddr, 443).String()
-	if ln.TCP, err = remote.Listen("tcp4", at); err != nil {
-		t.Fatal(err)
-	}
-	if ln.UDP, err = remote.ListenPacket("udp4", at); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := origin.Start(s, certs.Leaf, []origin.Listener{ln}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	st := standin.Serve(t, 4, 5_000, false)
+	s, certs, srv, host := st.Site, st.Certs, st.Server, standin.Host
 	const oneWay = 20 * time.Millisecond
 	n, _ := networkWithUplink(t, "uc", oneWay)
 	c := &chromium.Chromium{Namespace: n.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	t.Cleanup(c.Close)
 	for _, p := range []factor.Protocol{factor.H1, factor.H2, factor.H3} {
 		res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: p, Hosts: s.Hosts(),
-			Addrs: map[string]netip.Addr{host: remoteAddr}, SPKIHash: certs.SPKIHash, CAFile: certs.CAFile, Expected: s.Subresources})
+			Addrs: map[string]netip.Addr{host: standin.Addr}, SPKIHash: certs.SPKIHash, CAFile: certs.CAFile, Expected: s.Subresources})
 		if err != nil || !res.OK() {
 			t.Errorf("%s: %v %s", p, err, res.Failure)
 			continue

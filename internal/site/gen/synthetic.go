@@ -11,13 +11,15 @@ import (
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
 // Build builds the site of page: a synthetic page spread over origins
 // origins with its bytes from seed, a page of a generated corpus (which
 // has its own origins and seed), or the site an archive directory
-// recorded (archiveDir, the page's directory resolved).
+// recorded (archiveDir, the page's directory resolved), or a live page's
+// site of its own host alone (the run adds the hosts it pins).
 func Build(page factor.Page, origins int, seed uint64, archiveDir string) (*site.Site, error) {
 	switch page.Kind {
 	case factor.PageWeb2024:
@@ -28,6 +30,12 @@ func Build(page factor.Page, origins int, seed uint64, archiveDir string) (*site
 			return nil, err
 		}
 		return a.Site()
+	case factor.PageLive:
+		u, err := live.ParseURL(page.URL)
+		if err != nil {
+			return nil, err
+		}
+		return site.LiveSite(u, nil), nil
 	}
 	return Synthetic(page, OriginHosts(origins), seed)
 }

@@ -1,0 +1,106 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/chromium"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/testbed/standin"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// liveSpec is a spec of one round of protocols over a live page of the
+// stand-in site, pinned to its address, its CA trusted, with extra live:
+// keys.
+func liveSpec(st *standin.Site, protocols, extra string) string {
+	return fmt.Sprintf(`repetitions: 1
+retries: 0
+netcheck: false
+live: {resolve: ["%s=%s"], ca: %q%s}
+factors:
+  networks: [{name: n, rtt: 40ms, down: 20mbit, up: 5mbit}]
+  pages: ["url:https://%s/"]
+  protocols: [%s]
+`, standin.Host, standin.Addr, st.Certs.CAFile, extra, standin.Host, protocols)
+}
+
+// TestCompareALiveSite: a live page (the stand-in site beyond the host's
+// routing, pinned as --resolve pins it, its staging CA given) loads in
+// Chromium over h1, h2 and h3, each forced and verified from the
+// browser's records and the capture; the testbed records what the origin
+// offered and the round trip beyond the emulator; the stand-in served
+// each protocol's requests; and --max-loads stops a run at its cap,
+// its loads so far kept.
+func TestCompareALiveSite(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
+	st := standin.Serve(t, 6, 10_000, true)
+	res, store, _ := runSpec(t, liveSpec(st, "h1, h2, h3", ", max_loads: 3"))
+	if res.Done != 3 || res.Failed != 0 {
+		t.Fatalf("result %+v, want 3 verified loads", res)
+	}
+	for _, tr := range trialsOf(t, store) {
+		p := tr.Levels.Protocol
+		if tr.Status != results.StatusOK || tr.DocumentProtocol != p.NextHop() || tr.LiveExcluded != 0 || tr.LoadRequests != 6 {
+			t.Errorf("%s: %s %q, document over %q, %d excluded, %d requests; want verified over %s, all 6 images", p, tr.Status, tr.Error, tr.DocumentProtocol, tr.LiveExcluded, tr.LoadRequests, p.NextHop())
+		}
+		// the emulated 40 ms: a connection and the document's request take two round trips at least
+		if tr.TTFB == nil || *tr.TTFB < 40 {
+			t.Errorf("%s: TTFB %v, want the emulated round trip paid", p, tr.TTFB)
+		}
+	}
+	tbs, err := store.Testbeds()
+	if err != nil || len(tbs) != 1 {
+		t.Fatalf("testbeds %+v, %v", tbs, err)
+	}
+	tb := tbs[0]
+	if tb.LiveOrigins != standin.Host+" "+standin.Addr.String()+": h3 h2 http/1.1" {
+		t.Errorf("live origins %q", tb.LiveOrigins)
+	}
+	if tb.BaseRTTMs == nil || *tb.BaseRTTMs > 10 || tb.BaseRTTAfterMs == nil {
+		t.Errorf("base RTT %v before, %v after; want the host's routing alone, far under the emulated 40 ms", tb.BaseRTTMs, tb.BaseRTTAfterMs)
+	}
+	t.Logf("live origins %q, base RTT %.2f ms before, %.2f ms after", tb.LiveOrigins, *tb.BaseRTTMs, *tb.BaseRTTAfterMs)
+	if got := st.Server.Counts(); got.H1 == 0 || got.H2 == 0 || got.H3 == 0 {
+		t.Errorf("the stand-in served %+v, want requests over each protocol", got)
+	}
+
+	s, err := spec.Parse([]byte(liveSpec(st, "h2, h3", ", max_loads: 1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	capped, err := Run(context.Background(), RunConfig{Spec: s, Dir: dir})
+	var input *InputError
+	if !errors.As(err, &input) || !strings.Contains(err.Error(), "--max-loads 1") || capped.Done != 1 {
+		t.Errorf("a run past --max-loads 1: %+v, %v; want it stopped after its one load, that load kept", capped, err)
+	}
+}
+
+// TestALiveSiteIsRefusedWithTheReason: a page whose origin does not
+// advertise HTTP/3 is refused before any load when h3 is asked for, and
+// a host pinned to a private address is refused without --allow-private;
+// each is one line that says what to do.
+func TestALiveSiteIsRefusedWithTheReason(t *testing.T) {
+	testenv.RequireRoot(t)
+	st := standin.Serve(t, 1, 1_000, false)
+	for text, want := range map[string]string{
+		liveSpec(st, "h3", ""): "does not offer HTTP/3: its answer had no Alt-Svc h3=\":443\"",
+		strings.Replace(liveSpec(st, "h2", ""), standin.Addr.String(), "192.168.7.7", 1): "a private address: aiming a benchmark there needs --allow-private",
+	} {
+		s, err := spec.Parse([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), RunConfig{Spec: s, Dir: t.TempDir()})
+		var input *InputError
+		if !errors.As(err, &input) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") || res.Done != 0 {
+			t.Errorf("%+v, %v; want no load and one line saying %q", res, err, want)
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package experiment
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/cpuuse"
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/live"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/plan"
+	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/server"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/testbed"
+)
+
+// liveState is what a live page's testbed knows beyond a bed's: what each
+// host it may reach offered, and the path's own round trip beyond the
+// emulator, before and after the loads.
+type liveState struct {
+	offers      []live.Offer
+	base, after live.BaseRTT
+	// target is the page's origin, where the base RTT is measured.
+	target netip.AddrPort
+}
+
+// Probing bounds of a live page's testbed.
+const (
+	liveProbeTimeout = 10 * time.Second
+	baseRTTTries     = 5
+	baseRTTTimeout   = 3 * time.Second
+	// maxCABytes bounds a staging CA's PEM file.
+	maxCABytes = 1 << 20
+)
+
+// startLiveTestbed builds the testbed of a live page: its hosts resolved
+// and checked against the policy, the network with an uplink and no
+// servers, what each host offers probed from beyond the emulator, and the
+// path's own round trip measured. A host that cannot be reached, or a
+// page that does not offer a protocol the spec asks for, stops the run
+// with one line that says why.
+func (r *runner) startLiveTestbed(ctx context.Context, setup *plan.Setup) (*bed, error) {
+	u, err := live.ParseURL(setup.Page.URL)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	hosts := slices.Sorted(maps.Keys(r.spec.Live.Resolve))
+	page := site.LiveSite(u, hosts)
+	addrs, err := r.resolveLive(ctx, page.Hosts())
+	if err != nil {
+		return nil, err
+	}
+	roots, err := r.liveRoots()
+	if err != nil {
+		return nil, err
+	}
+	if err := safefs.MkdirAll(r.cfg.Dir, "testbed", 0o755); err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	tb, err := testbed.StartLive(testbed.LiveConfig{Stem: netns.NewRunName("r"), Link: testbed.LinkOf(setup.Network, setup.UpSeed, setup.DownSeed),
+		Site: page, Addrs: addrs, CAFile: r.spec.LiveCA()})
+	if err != nil {
+		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
+	}
+	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, paired: r.spec.Pairing,
+		viewport: r.spec.ViewportOr(factor.Viewport{}), replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
+		clientCPU: map[factor.Client]*cpuuse.Group{}, laneEvery: laneInterval(r.cpu, r.cfg.NoLanes),
+		live: &liveState{target: netip.AddrPortFrom(addrs[u.Hostname()], 443)}}
+	if err := r.probeLive(ctx, b, u, roots); err != nil {
+		return nil, errors.Join(err, b.close())
+	}
+	if err := r.addClients(b); err != nil {
+		return nil, errors.Join(err, b.close())
+	}
+	return b, nil
+}
+
+// resolveLive resolves each host (the spec's --resolve addresses first,
+// else the host's resolver), refusing addresses the policy does not
+// allow; each host gets its first address.
+func (r *runner) resolveLive(ctx context.Context, hosts []string) (map[string]netip.Addr, error) {
+	policy := live.Policy{AllowPrivate: r.spec.Live.AllowPrivate}
+	addrs := map[string]netip.Addr{}
+	for _, h := range hosts {
+		got, err := policy.Resolve(ctx, net.DefaultResolver, r.spec.Live.Resolve, h)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &InputError{Err: err}
+		}
+		addrs[h] = got[0]
+	}
+	return addrs, nil
+}
+
+// liveRoots reads the spec's staging CA (nil for none).
+func (r *runner) liveRoots() (*x509.CertPool, error) {
+	path := r.spec.LiveCA()
+	if path == "" {
+		return nil, nil
+	}
+	pem, err := safefs.ReadRegular(path, maxCABytes)
+	if err != nil {
+		return nil, inputErrorf("--ca: %v", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, inputErrorf("--ca %s holds no PEM certificate: give the staging site's CA certificate in PEM", filepath.Base(path))
+	}
+	return pool, nil
+}
+
+// probeLive asks each host what it offers, from the servers namespace
+// (beyond the emulator, through the uplink), tells the browser the leaf
+// keys a staging CA vouched for, refuses a page without a protocol the
+// spec asks for, and measures the page origin's round trip.
+func (r *runner) probeLive(ctx context.Context, b *bed, u *url.URL, roots *x509.CertPool) error {
+	dial := live.DialFunc(b.Topo.Servers.DialContext)
+	var keys []string
+	for _, h := range b.page.Hosts() {
+		path := "/"
+		if h == u.Hostname() {
+			path = u.RequestURI()
+		}
+		offer, err := live.Probe(ctx, dial, h, b.Addrs[h], path, live.DefaultAgentSuffix, roots, liveProbeTimeout)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &InputError{Err: fmt.Errorf("live page: %w", err)}
+		}
+		b.live.offers = append(b.live.offers, offer)
+		if offer.LeafSPKI != "" && !slices.Contains(keys, offer.LeafSPKI) {
+			keys = append(keys, offer.LeafSPKI)
+		}
+	}
+	b.Certs.SPKIHash = strings.Join(keys, ",")
+	page := b.live.offers[0]
+	for _, p := range r.spec.Protocols() {
+		if p == factor.H3 && !page.H3 {
+			return inputErrorf("%s does not offer HTTP/3: its answer had no Alt-Svc h3=\":443\" (Alt-Svc %q): leave h3 out (--protocols h1,h2), or turn HTTP/3 on at the site", page.Host, page.AltSvc)
+		}
+		if p == factor.H2 && !page.H2 {
+			return inputErrorf("%s does not offer HTTP/2: its TLS handshake chose http/1.1: leave h2 out (--protocols h1,h3)", page.Host)
+		}
+	}
+	var err error
+	b.live.base, err = live.MeasureBaseRTT(ctx, dial, b.live.target, baseRTTTries, baseRTTTimeout)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("live page: the round trip beyond the emulator to %s: %w", page.Host, err)
+	}
+	r.cfg.Log.Info("live page", "origins", b.live.origins(), "base_rtt", b.live.base.String())
+	return err
+}
+
+// origins are the hosts with what each offered, as the testbed record
+// keeps them.
+func (l *liveState) origins() string {
+	var parts []string
+	for _, o := range l.offers {
+		parts = append(parts, fmt.Sprintf("%s %s: %s", o.Host, o.Addr, o.Protocols()))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// hostsOffering are the hosts that offer p: every host h1, those whose
+// TLS chose h2 for h2, those that advertised h3 for h3.
+func (l *liveState) hostsOffering(p factor.Protocol) []string {
+	var out []string
+	for _, o := range l.offers {
+		if p == factor.H1 || (p == factor.H2 && o.H2) || (p == factor.H3 && o.H3) {
+			out = append(out, o.Host)
+		}
+	}
+	return out
+}
+
+// measureAfter measures the base RTT again after the loads, so that the
+// record says whether the path changed during them.
+func (l *liveState) measureAfter(ctx context.Context, servers *netns.Namespace) {
+	l.after, _ = live.MeasureBaseRTT(ctx, live.DialFunc(servers.DialContext), l.target, baseRTTTries, baseRTTTimeout)
+}
+
+// record puts what the live page's testbed measured into its record.
+func (l *liveState) record(rec *results.Testbed) {
+	if l == nil {
+		return
+	}
+	rec.LiveOrigins = l.origins()
+	if l.base.Handshakes > 0 {
+		rec.BaseRTTMs = results.F(float64(l.base.Median) / float64(time.Millisecond))
+	}
+	if l.after.Handshakes > 0 {
+		rec.BaseRTTAfterMs = results.F(float64(l.after.Median) / float64(time.Millisecond))
+	}
+}
+
+// judge verifies a live load beyond what the browser said: the capture
+// holds no traffic of the other transport to the addresses of the hosts
+// that offer the protocol (a forced h3 load falling back to TCP, an h2
+// load's QUIC); the requests to hosts the run does not pin are listed
+// (never sent: cause "host not pinned") and with the requests over
+// another protocol to hosts that do not offer it, counted as excluded.
+func (l *liveState) judge(b *bed, m *Measured, req client.Request) completeness {
+	var out completeness
+	out.LoadRequests, out.LoadBytes = b.replay.loadWork(m.Result)
+	unknown := m.UnknownHosts
+	m.Replay = server.Replay{Unmatched: int64(unknown.Count), UnmatchedRequests: unknown.Requests}
+	for range unknown.Requests {
+		out.Causes = append(out.Causes, results.CauseUnpinned)
+	}
+	out.Steady = int64(unknown.Count) // excused: the rule a live run states
+	out.LiveExcluded = int64(unknown.Count + client.LiveVerdictOf(req, m.PageMetrics).Excluded)
+	if m.OK() {
+		m.Failure = otherTransport(m, req, b.Addrs)
+	}
+	return out
+}
+
+// otherTransport names the first packet of the load to a verified host's
+// address on port 443 over the transport the protocol does not use; ""
+// when there is none.
+func otherTransport(m *Measured, req client.Request, addrs map[string]netip.Addr) string {
+	verified := map[netip.Addr]string{}
+	for _, h := range req.VerifyHosts {
+		verified[addrs[h]] = h
+	}
+	for h, a := range addrs { // an address a host without the protocol shares is not judged
+		if !slices.Contains(req.VerifyHosts, h) {
+			delete(verified, a)
+		}
+	}
+	wantUDP := req.Protocol == factor.H3
+	for _, p := range m.Packets {
+		host, ok := verified[p.Conn.Server.Addr()]
+		if ok && p.Conn.Server.Port() == 443 && p.Conn.UDP != wantUDP {
+			transport := "TCP"
+			if p.Conn.UDP {
+				transport = "UDP (QUIC)"
+			}
+			return fmt.Sprintf("the capture holds %s to %s (%s:443) in an %s load: the browser did not keep to the protocol asked for", transport, host, p.Conn.Server.Addr(), req.Protocol)
+		}
+	}
+	return ""
+}
+
+// shape makes req a live load's of protocol p: QUIC forced on the hosts
+// that advertise h3, the requests to the hosts that offer p verified,
+// those to hosts the run does not pin listed (the browser cannot resolve
+// them), and the site's own broken images not the load's fault.
+func (l *liveState) shape(req *client.Request, p factor.Protocol) {
+	req.Hosts, req.VerifyHosts = l.hostsOffering(factor.H3), l.hostsOffering(p)
+	if req.VerifyHosts == nil {
+		req.VerifyHosts = []string{}
+	}
+	req.Expected, req.Documents, req.Deterministic = nil, nil, false
+	req.ListUnknownHosts = true
+	req.ExcuseImage = func(string) bool { return true }
+}
+
+// pace waits, for a live page, until its origins may be loaded again
+// (one load per second per origin), and notes the load's start; past
+// the run's cap of loads it stops the run, its trials so far kept.
+func (r *runner) pace(ctx context.Context, b *bed) error {
+	if b.live == nil {
+		return nil
+	}
+	origins := b.page.Hosts()
+	wait, err := r.pacer.Wait(time.Now(), origins)
+	if err != nil {
+		return &InputError{Err: err}
+	}
+	if err := client.Pause(ctx, wait); err != nil {
+		return err
+	}
+	r.pacer.Started(time.Now(), origins)
+	return nil
+}

@@ -1,0 +1,129 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/live"
+)
+
+// Live are the rules of a run's live pages (url:…), the spec's live:
+// mapping.
+type Live struct {
+	// Resolve are the hosts a load may reach beside each page's own, with
+	// the addresses they are pinned to (none: the host's resolver), and
+	// the page's host's own address where it is given (live.Overrides).
+	Resolve live.Overrides
+	// AllowPrivate lets a host resolve to a private or loopback address.
+	AllowPrivate bool
+	// MaxLoads caps the run's loads of live pages (0: no cap).
+	MaxLoads int
+	// CA is a PEM file of the certificate authority of a staging site
+	// (relative to the spec's directory): its chains are accepted. "":
+	// the system's roots alone.
+	CA string
+}
+
+// liveNode is live: {resolve: [host=addr, host], allow_private: false,
+// max_loads: 100, ca: staging-ca.pem}.
+type liveNode struct {
+	Resolve      []string `yaml:"resolve"`
+	AllowPrivate bool     `yaml:"allow_private"`
+	MaxLoads     int      `yaml:"max_loads"`
+	CA           string   `yaml:"ca"`
+}
+
+// MaxLiveLoads bounds live.max_loads.
+const MaxLiveLoads = 1_000_000
+
+// liveOf converts the live: mapping.
+func liveOf(n liveNode) (Live, error) {
+	l := Live{Resolve: live.Overrides{}, AllowPrivate: n.AllowPrivate, MaxLoads: n.MaxLoads, CA: n.CA}
+	for _, r := range n.Resolve {
+		if err := l.Resolve.ParseResolve(r); err != nil {
+			return Live{}, fmt.Errorf("live: resolve: %w", err)
+		}
+	}
+	if n.MaxLoads < 0 || n.MaxLoads > MaxLiveLoads {
+		return Live{}, fmt.Errorf("live: max_loads %d is outside 0 (no cap) to %d", n.MaxLoads, MaxLiveLoads)
+	}
+	if len(n.CA) > factor.MaxArchivePath || strings.ContainsAny(n.CA, "\x00\r\n") {
+		return Live{}, fmt.Errorf("live: ca %.100q is not a usable path: give the PEM file of the staging site's CA", n.CA)
+	}
+	return l, nil
+}
+
+// liveYAML is s.Live as the live: mapping; nil when it holds nothing.
+func liveYAML(l Live) *yaml.Node {
+	if len(l.Resolve) == 0 && !l.AllowPrivate && l.MaxLoads == 0 && l.CA == "" {
+		return nil
+	}
+	n := mapping()
+	if len(l.Resolve) > 0 {
+		var entries []string
+		for _, host := range slices.Sorted(maps.Keys(l.Resolve)) {
+			entry := host
+			if addrs := l.Resolve[host]; len(addrs) > 0 {
+				var text []string
+				for _, a := range addrs {
+					text = append(text, a.String())
+				}
+				entry += "=" + strings.Join(text, ",")
+			}
+			entries = append(entries, entry)
+		}
+		add(n, "resolve", list(entries))
+	}
+	if l.AllowPrivate {
+		add(n, "allow_private", str("true"))
+	}
+	if l.MaxLoads > 0 {
+		add(n, "max_loads", str(strconv.Itoa(l.MaxLoads)))
+	}
+	if l.CA != "" {
+		add(n, "ca", str(l.CA))
+	}
+	return n
+}
+
+// HasLive says whether a page of the spec is a live one.
+func (s *Spec) HasLive() bool {
+	return slices.ContainsFunc(s.Pages, func(p factor.Page) bool { return p.Kind == factor.PageLive })
+}
+
+// LiveCA is where the live CA file is: relative to the spec file's
+// directory; "" for none.
+func (s *Spec) LiveCA() string {
+	if s.Live.CA == "" || filepath.IsAbs(s.Live.CA) {
+		return s.Live.CA
+	}
+	return filepath.Join(s.Dir, s.Live.CA)
+}
+
+// checkLive refuses what a live page cannot do: artifacts of servers it
+// does not run, more than one live rule without a live page.
+func (s *Spec) checkLive() error {
+	if !s.HasLive() {
+		if len(s.Live.Resolve) > 0 || s.Live.MaxLoads > 0 || s.Live.CA != "" || s.Live.AllowPrivate {
+			return fmt.Errorf("live: is given but no page is a live one: give a page url:https://HOST/PATH, or leave live: out")
+		}
+		return nil
+	}
+	if s.Artifacts.Qlog {
+		return fmt.Errorf("artifacts: qlog records the testbed's own h3 server, and a live page is served by the site's: leave qlog out (pcap and har work)")
+	}
+	for _, id := range []factor.ID{factor.IDServer, factor.IDQUIC, factor.IDStack, factor.IDOrigins, factor.IDCache} {
+		fc := factor.Of(id)
+		if levels := s.LevelsOf(id); len(levels) > 0 && !slices.Equal(levels, []string{fc.Default}) {
+			return fmt.Errorf("factors: %s %v chooses what the testbed's servers do, and a live page is served by the site's own: leave %s out", fc.SpecKey, levels, fc.SpecKey)
+		}
+	}
+	return nil
+}

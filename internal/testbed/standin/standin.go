@@ -1,0 +1,124 @@
+// Package standin stands up, for tests of live pages, a "remote" site:
+// the Go origin serving h1, h2 and h3 on port 443 of a TEST-NET-3 address
+// in a network namespace of its own, joined to the host's namespace by a
+// veth pair and reached only through the host's routing, as a server on
+// the internet is. No test traffic leaves this machine.
+package standin
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/netns"
+	"github.com/quicbench/quicbench/internal/origin"
+	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/site/gen"
+)
+
+// Addr is the stand-in's address, and Gateway the host's end of its link:
+// TEST-NET-3, routed only by this machine's host namespace.
+var (
+	Addr    = netip.MustParseAddr("203.0.113.10")
+	Gateway = netip.MustParseAddr("203.0.113.1")
+)
+
+// Host is the stand-in site's name (pinned to Addr as --resolve does).
+const Host = "www.standin.test"
+
+// Namespace is a namespace outside any testbed holding Addr, joined to
+// the host's namespace; it goes when the test ends.
+func Namespace(t testing.TB) *netns.Namespace {
+	t.Helper()
+	tag := time.Now().UnixNano() % 1e6
+	ns, err := netns.Create(netns.RunName(os.Getpid(), fmt.Sprintf("rs%d", tag)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Delete() })
+	f, err := os.Open("/run/netns/" + ns.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("qbr%06d", tag)}, PeerName: "site0", PeerNamespace: netlink.NsFd(int(f.Fd()))}
+	if err := netlink.LinkAdd(veth); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { netlink.LinkDel(veth) })
+	mask := net.CIDRMask(24, 32)
+	must(t, netlink.AddrAdd(veth, &netlink.Addr{IPNet: &net.IPNet{IP: Gateway.AsSlice(), Mask: mask}}))
+	must(t, netlink.LinkSetUp(veth))
+	h, err := ns.Netlink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	lo, err := h.LinkByName("lo")
+	must(t, err)
+	must(t, h.LinkSetUp(lo))
+	end, err := h.LinkByName("site0")
+	must(t, err)
+	must(t, h.AddrAdd(end, &netlink.Addr{IPNet: &net.IPNet{IP: Addr.AsSlice(), Mask: mask}}))
+	must(t, h.LinkSetUp(end))
+	must(t, h.RouteAdd(&netlink.Route{Gw: Gateway.AsSlice(), LinkIndex: end.Attrs().Index}))
+	return ns
+}
+
+// Site is a stand-in's site and the server that serves it.
+type Site struct {
+	*site.Site
+	Certs  *origin.Certs
+	Server *origin.Server
+}
+
+// Serve serves a synthetic page of objects images of size bytes as Host
+// from a new stand-in namespace: h1 and h2 over TCP and h3 over UDP on
+// Addr:443, every response advertising HTTP/3 (Alt-Svc: h3=":443") when
+// altSvc is set. Its certificates are made for the test (Certs.CAFile is
+// their CA). It stops when the test ends.
+func Serve(t testing.TB, objects int, size int64, altSvc bool) *Site {
+	t.Helper()
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: objects, ObjectBytes: size}, []string{Host}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if altSvc {
+		for _, r := range s.Origins[0].Resources {
+			r.Header = append(r.Header, site.Field{Name: "Alt-Svc", Value: `h3=":443"; ma=86400`})
+		}
+	}
+	certs, err := origin.NewCerts(t.TempDir(), []string{Host}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := Namespace(t)
+	var ln origin.Listener
+	at := netip.AddrPortFrom(Addr, 443).String()
+	if ln.TCP, err = ns.Listen("tcp4", at); err != nil {
+		t.Fatal(err)
+	}
+	if ln.UDP, err = ns.ListenPacket("udp4", at); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := origin.Start(s, certs.Leaf, []origin.Listener{ln}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return &Site{Site: s, Certs: certs, Server: srv}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
