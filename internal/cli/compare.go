@@ -494,8 +494,8 @@ func loadLine(p experiment.Progress, total int) string {
 func header(s *spec.Spec, cpuNote string) string {
 	var levels []string
 	for _, f := range factor.Table() {
-		if f.ID == factor.IDNetwork || f.ID == factor.IDPage || f.ID == factor.IDProtocol {
-			continue
+		if f.ID == factor.IDNetwork || f.ID == factor.IDPage || f.ID == factor.IDProtocol || (f.Served && s.HasLive()) {
+			continue // a live page's servers are the site's own
 		}
 		if l := s.LevelsOf(f.ID)[0]; !f.Implicit || l != f.Default {
 			levels = append(levels, f.What+" "+l)

@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/netcheck"
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/report"
@@ -118,13 +120,14 @@ func printCompare(w io.Writer, o *compareOptions, res *experiment.RunResult) ([]
 	// recorded (an interrupted comparison).
 	net := o.spec.Networks[0]
 	r.Summary.Up.ConfiguredLossPct, r.Summary.Down.ConfiguredLossPct = 100*net.Up.MeanLoss(), 100*net.Down.MeanLoss()
-	printSummary(w, r)
+	printSummary(w, r, net.RTT)
 	return unanswered, nil
 }
 
 // printSummary writes the comparison table, the link counters, the stack
-// and the netcheck.
-func printSummary(w io.Writer, r *compareRun) {
+// (a live page's origins and the round trip beyond the emulated rtt) and
+// the netcheck.
+func printSummary(w io.Writer, r *compareRun, rtt time.Duration) {
 	s := r.Summary
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "protocol\tok\tfailed\tPLT median\tPLT mean\tPLT p25\tPLT p75\tDCL median\tTTFB median\tPLT/h2\tobserved\thandshakes\t")
@@ -136,7 +139,11 @@ func printSummary(w io.Writer, r *compareRun) {
 	tw.Flush()
 	fmt.Fprintln(w, "Times in ms from navigation start; PLT = loadEventEnd, DCL = DOMContentLoaded, TTFB = first byte of the document.")
 	fmt.Fprintln(w, "Handshakes: the servers' connections in the verified loads, by kind (full, resumed, 0rtt, incomplete).")
-	fmt.Fprintln(w, "Only verified loads (every object over the requested protocol, as seen by browser and server) are in the statistics.")
+	if len(r.Testbeds) > 0 && r.Testbeds[0].LiveOrigins != "" {
+		fmt.Fprintln(w, "Only verified loads are in the statistics: a live site's requests to its pinned hosts that offer the protocol came over it in the browser's records, and the capture holds no packet of the other transport to them (the site's own servers count nothing for quicbench); requests to other hosts are not sent and are listed (--resolve HOST pins one).")
+	} else {
+		fmt.Fprintln(w, "Only verified loads (every object over the requested protocol, as seen by browser and server) are in the statistics.")
+	}
 	printPaints(w, s.Protocols)
 	for _, t := range s.Failed {
 		fmt.Fprintf(w, "failed: round %d %s: %s\n", t.Rep, t.Protocol, t.Error)
@@ -156,6 +163,10 @@ func printSummary(w io.Writer, r *compareRun) {
 	}
 	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkTotalsText(s.Up), linkTotalsText(s.Down))
 	for _, tb := range r.Testbeds {
+		if tb.LiveOrigins != "" {
+			fmt.Fprintln(w, liveText(tb, rtt))
+			continue
+		}
 		fmt.Fprintln(w, stackText(tb))
 		if tb.QUICServer != "" {
 			fmt.Fprintln(w, quicStackText(tb))
@@ -168,6 +179,26 @@ func printSummary(w io.Writer, r *compareRun) {
 	if r.Netcheck != nil {
 		printNetcheckSummary(w, r.Netcheck)
 	}
+}
+
+// liveText is a live page's origins with what each offered, and the
+// network's round trip: rtt emulated plus the path's own beyond the
+// emulator, and whether it changed during the run.
+func liveText(tb results.Testbed, rtt time.Duration) string {
+	line := "live site: " + tb.LiveOrigins
+	if tb.BaseRTTMs == nil {
+		return line + "; the round trip beyond the emulator was not measured"
+	}
+	line += fmt.Sprintf("; RTT %s emulated + %.1f ms measured to the origin", rtt, *tb.BaseRTTMs)
+	if after := tb.BaseRTTAfterMs; after != nil {
+		ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+		if live.MedianChanged(ms(*tb.BaseRTTMs), ms(*after), live.PathTolerance) {
+			line += fmt.Sprintf(", %.1f ms after the loads: the path changed during the run (more than %.0f %%), so the loads did not all cross the same network", *after, 100*live.PathTolerance)
+		} else {
+			line += fmt.Sprintf(" (%.1f ms after the loads)", *after)
+		}
+	}
+	return line
 }
 
 // stackText is the servers' TCP stack as read back.

@@ -272,7 +272,7 @@ func TestSummaryGolden(t *testing.T) {
 		t.Errorf("h3 ratio %v, want 950/1050", got)
 	}
 	var got bytes.Buffer
-	printSummary(&got, r)
+	printSummary(&got, r, 100*time.Millisecond)
 	testenv.Golden(t, filepath.Join("testdata", "compare_summary.golden"), got.Bytes(), *update)
 }
 

@@ -53,7 +53,7 @@ const (
 // page that does not offer a protocol the spec asks for, stops the run
 // with one line that says why.
 func (r *runner) startLiveTestbed(ctx context.Context, setup *plan.Setup) (*bed, error) {
-	u, err := live.ParseURL(setup.Page.URL)
+	u, err := factor.ParseLiveURL(setup.Page.URL)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}

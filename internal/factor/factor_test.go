@@ -233,3 +233,25 @@ func TestClientCPUIsInAKeyOnlyWhenLimited(t *testing.T) {
 		t.Errorf("key %q lacks client_cpu=0.5", k)
 	}
 }
+
+func TestParseLiveURL(t *testing.T) {
+	if u, err := ParseLiveURL("https://a.test:443/x"); err != nil || u.String() != "https://a.test/x" {
+		t.Errorf("port 443: %v, %v", u, err)
+	}
+	u, err := ParseLiveURL("https://WWW.Example.com#top")
+	if err != nil || u.String() != "https://www.example.com/" {
+		t.Errorf("got %v, %v", u, err)
+	}
+	for raw, want := range map[string]string{
+		"http://www.example.com/":      "is not https",
+		"https://user:pw@example.com/": "user name or password",
+		"https:///path":                "names no host",
+		"https://a.test/x y":           "spaces or control characters",
+		"https://a.test/" + strings.Repeat("a", MaxLiveURLBytes): "too long",
+		"https://a.test:8443/": "names port 8443",
+	} {
+		if _, err := ParseLiveURL(raw); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.40q: %v, want an error saying %q", raw, err, want)
+		}
+	}
+}

@@ -3,12 +3,12 @@ package factor
 import (
 	"cmp"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/units"
 )
 
@@ -72,7 +72,7 @@ type Page struct {
 	// Archive is the site archive directory as written (archive): a
 	// relative path is relative to the spec file's directory.
 	Archive string
-	// URL is a live page's https URL, as live.ParseURL gives it (live).
+	// URL is a live page's https URL, as ParseLiveURL gives it (live).
 	URL string
 	// ServerWait is how long the server holds every response of a
 	// synthetic page before its first byte, its think time, written
@@ -163,7 +163,7 @@ func ParsePage(arg string) (Page, error) {
 		return parseCorpusPage(arg, rest)
 	}
 	if PageKind(kind) == PageLive {
-		u, err := live.ParseURL(rest)
+		u, err := ParseLiveURL(rest)
 		if err != nil {
 			return Page{}, err
 		}
@@ -222,7 +222,7 @@ func (p Page) Validate() error {
 		return nil
 	}
 	if p.Kind == PageLive {
-		u, err := live.ParseURL(p.URL)
+		u, err := ParseLiveURL(p.URL)
 		if err == nil && u.String() != p.URL {
 			err = fmt.Errorf("live page URL %.100q is not as written: write it as %.100q", p.URL, u.String())
 		}
@@ -275,4 +275,36 @@ func ComparePages(a, b string) int {
 // live pages.
 func pageKindRank(k PageKind) int {
 	return slices.Index([]PageKind{PageSynthetic, PageWeb2024, PageArchive, PageLive}, k)
+}
+
+// MaxLiveURLBytes bounds a live page's URL, in bytes.
+const MaxLiveURLBytes = 2048
+
+// ParseLiveURL reads a live page's URL: https, a host name (no user or
+// password), at most MaxLiveURLBytes; the fragment dropped.
+func ParseLiveURL(raw string) (*url.URL, error) {
+	const fix = "give the page's https URL, such as url:https://www.example.com/"
+	if len(raw) > MaxLiveURLBytes || strings.ContainsAny(raw, "\x00\r\n\t ") {
+		return nil, fmt.Errorf("live page URL %.100q is too long or holds spaces or control characters: %s", raw, fix)
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("live page URL %.100q does not parse: %s", raw, fix)
+	case u.Scheme != "https":
+		return nil, fmt.Errorf("live page URL %.100q is not https (HTTP/2 and HTTP/3 need TLS): %s", raw, fix)
+	case u.User != nil:
+		return nil, fmt.Errorf("live page URL %.100q carries a user name or password: leave them out", raw)
+	case u.Hostname() == "":
+		return nil, fmt.Errorf("live page URL %.100q names no host: %s", raw, fix)
+	case u.Port() != "" && u.Port() != "443":
+		return nil, fmt.Errorf("live page URL %.100q names port %s: a live page is loaded from port 443, where HTTP/3 is forced", raw, u.Port())
+	}
+	u.Host = u.Hostname()
+	u.Fragment, u.RawFragment = "", ""
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	u.Host = strings.ToLower(u.Host)
+	return u, nil
 }

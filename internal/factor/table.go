@@ -84,7 +84,11 @@ type Factor struct {
 	// of trial IDs: the factor came after runs had been made, whose trial
 	// IDs stay what they were.
 	Implicit bool
-	Store    Storage
+	// Served says the factor chooses what the testbed's servers do (their
+	// stacks, origins, cache): a live page, served by the site's own
+	// servers, has only its default.
+	Served bool
+	Store  Storage
 	// Enum lists an enumerated factor's levels with their meanings, in
 	// the order help texts show them; nil for network, page and origins.
 	Enum *Enum[string]
@@ -114,14 +118,14 @@ func declare() []Factor {
 		{ID: IDNetwork, Column: "network", SpecKey: "networks", Scope: ScopeSetup, What: "network", Plural: "networks"},
 		{ID: IDPage, Column: "page", SpecKey: "pages", Scope: ScopeSetup, What: "page", Plural: "pages",
 			parse: func(s string) (string, error) { p, err := ParsePage(s); return p.String(), err }},
-		{ID: IDOrigins, Column: "origins", SpecKey: "origins", Scope: ScopeSetup, What: "origins", Plural: "origins", Default: "1", Store: StoreCount,
+		{ID: IDOrigins, Column: "origins", SpecKey: "origins", Scope: ScopeSetup, What: "origins", Plural: "origins", Default: "1", Store: StoreCount, Served: true,
 			parse: func(s string) (string, error) { n, err := ParseOrigins(s); return strconv.Itoa(n), err }, words: originWords},
-		enumFactor(IDStack, "stack", "stacks", ScopeSetup, "TCP stacks", Stacks(), StackTCP, nil),
-		enumFactor(IDServer, "server", "servers", ScopeSetup, "server stacks", Servers(), ServerGo, suffix("server")),
-		implicit(enumFactor(IDQUIC, "quic", "quic", ScopeSetup, "QUIC stacks", QUICs(), QUICGoNewReno, nil)),
+		served(enumFactor(IDStack, "stack", "stacks", ScopeSetup, "TCP stacks", Stacks(), StackTCP, nil)),
+		served(enumFactor(IDServer, "server", "servers", ScopeSetup, "server stacks", Servers(), ServerGo, suffix("server"))),
+		served(implicit(enumFactor(IDQUIC, "quic", "quic", ScopeSetup, "QUIC stacks", QUICs(), QUICGoNewReno, nil))),
 		all(enumFactor(IDProtocol, "protocol", "protocols", ScopeCell, "protocols", Protocols(), "", nil)),
 		enumFactor(IDVisit, "visit", "visits", ScopeCell, "visits", Visits(), FirstVisit, suffix("visit")),
-		flagKey(flag(enumFactor(IDCache, "cache", "cache", ScopeCell, "cache levels", Caches(), CacheOff, prefix("cache")))),
+		served(flagKey(flag(enumFactor(IDCache, "cache", "cache", ScopeCell, "cache levels", Caches(), CacheOff, prefix("cache"))))),
 		implicit(enumFactor(IDClient, "client", "clients", ScopeCell, "clients", Clients(), ClientChromium, nil)),
 		{ID: IDClientCPU, Column: "client_cpu", SpecKey: "client_cpu", Scope: ScopeCell, What: "client CPU", Plural: "client CPU levels",
 			Default: string(ClientCPUUnlimited), Implicit: true, Store: StoreCores,
@@ -144,6 +148,9 @@ func enumFactor[T ~string](id ID, column, key string, scope Scope, plural string
 }
 
 func implicit(f Factor) Factor { f.Implicit = true; return f }
+
+// served marks a factor of the testbed's servers (Factor.Served).
+func served(f Factor) Factor { f.Served = true; return f }
 
 // all gives a spec that leaves the factor out every level.
 func all(f Factor) Factor { f.AllByDefault = true; return f }

@@ -58,13 +58,24 @@ func MeasureBaseRTT(ctx context.Context, dial DialFunc, target netip.AddrPort, t
 	return BaseRTT{Target: target, Median: times[len(times)/2], Min: times[0], Max: times[len(times)-1], Handshakes: len(times)}, nil
 }
 
+// PathTolerance is how far a base RTT measured after a run may be from
+// the one before, as a fraction of it, before the answer says the path
+// changed during the run.
+const PathTolerance = 0.25
+
 // Changed says whether a base RTT measured again after a run differs from
 // b by more than tolerance of b (and more than a millisecond): the path
 // changed during the run.
 func (b BaseRTT) Changed(after BaseRTT, tolerance float64) bool {
-	diff := after.Median - b.Median
+	return MedianChanged(b.Median, after.Median, tolerance)
+}
+
+// MedianChanged says whether after differs from before by more than
+// tolerance of before and more than a millisecond.
+func MedianChanged(before, after time.Duration, tolerance float64) bool {
+	diff := after - before
 	if diff < 0 {
 		diff = -diff
 	}
-	return diff > time.Millisecond && float64(diff) > tolerance*float64(b.Median)
+	return diff > time.Millisecond && float64(diff) > tolerance*float64(before)
 }

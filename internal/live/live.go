@@ -1,5 +1,5 @@
 // Package live holds the rules of loading a deployed site rather than a
-// page quicbench serves: which URL is a live page, where its hosts
+// page quicbench serves (its URL is factor.ParseLiveURL's): where its hosts
 // resolve (the host's resolver, or --resolve for a staging address), which
 // addresses a benchmark may aim at (never a private or loopback one
 // without --allow-private, so that a mistyped URL cannot benchmark an
@@ -14,42 +14,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"net/url"
 	"slices"
 	"strings"
 )
-
-// MaxURLBytes bounds a live page's URL, in bytes.
-const MaxURLBytes = 2048
-
-// ParseURL reads a live page's URL: https, a host name (no user or
-// password), at most MaxURLBytes; the fragment dropped.
-func ParseURL(raw string) (*url.URL, error) {
-	const fix = "give the page's https URL, such as url:https://www.example.com/"
-	if len(raw) > MaxURLBytes || strings.ContainsAny(raw, "\x00\r\n\t ") {
-		return nil, fmt.Errorf("live page URL %.100q is too long or holds spaces or control characters: %s", raw, fix)
-	}
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("live page URL %.100q does not parse: %s", raw, fix)
-	case u.Scheme != "https":
-		return nil, fmt.Errorf("live page URL %.100q is not https (HTTP/2 and HTTP/3 need TLS): %s", raw, fix)
-	case u.User != nil:
-		return nil, fmt.Errorf("live page URL %.100q carries a user name or password: leave them out", raw)
-	case u.Hostname() == "":
-		return nil, fmt.Errorf("live page URL %.100q names no host: %s", raw, fix)
-	case u.Port() != "" && u.Port() != "443":
-		return nil, fmt.Errorf("live page URL %.100q names port %s: a live page is loaded from port 443, where HTTP/3 is forced", raw, u.Port())
-	}
-	u.Host = u.Hostname()
-	u.Fragment, u.RawFragment = "", ""
-	if u.Path == "" {
-		u.Path = "/"
-	}
-	u.Host = strings.ToLower(u.Host)
-	return u, nil
-}
 
 // Overrides are --resolve's hosts: each host a live load may reach
 // beside the page's own, with the addresses it is pinned to (the host's

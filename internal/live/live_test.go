@@ -10,28 +10,6 @@ import (
 	"time"
 )
 
-func TestParseURL(t *testing.T) {
-	if u, err := ParseURL("https://a.test:443/x"); err != nil || u.String() != "https://a.test/x" {
-		t.Errorf("port 443: %v, %v", u, err)
-	}
-	u, err := ParseURL("https://WWW.Example.com#top")
-	if err != nil || u.String() != "https://www.example.com/" {
-		t.Errorf("got %v, %v", u, err)
-	}
-	for raw, want := range map[string]string{
-		"http://www.example.com/":                            "is not https",
-		"https://user:pw@example.com/":                       "user name or password",
-		"https:///path":                                      "names no host",
-		"https://a.test/x y":                                 "spaces or control characters",
-		"https://a.test/" + strings.Repeat("a", MaxURLBytes): "too long",
-		"https://a.test:8443/":                               "names port 8443",
-	} {
-		if _, err := ParseURL(raw); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%.40q: %v, want an error saying %q", raw, err, want)
-		}
-	}
-}
-
 func TestParseResolve(t *testing.T) {
 	o := Overrides{}
 	if err := o.ParseResolve("WWW.example.test=203.0.113.10,::ffff:203.0.113.11"); err != nil {

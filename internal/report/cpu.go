@@ -24,6 +24,15 @@ func optional(v *float64, prec int) string {
 	return num(*v, prec)
 }
 
+// serverCPUText is the server's CPU cell: its stack and its CPU, or that
+// a live site's servers are its own, not measured here.
+func serverCPUText(p analysis.CPU) string {
+	if p.Server == "" && p.ServerMs == nil {
+		return "the site's own"
+	}
+	return p.Server + " " + optional(p.ServerMs, 1)
+}
+
 // writeCPU writes the CPU per load, party and setting, the compared
 // protocol's CPU against the baseline's, and a warning per setting whose
 // loads were CPU-bound.
@@ -44,8 +53,8 @@ func writeCPU(w io.Writer, scs []analysis.SettingCPU, o analysis.Options, v anal
 			if i == 0 && sc.TotalRatio > 0 {
 				ratios = fmt.Sprintf("%s, %s, %s", num(sc.TotalRatio, 2), ratioText(sc.ClientRatio), ratioText(sc.ServerRatio))
 			}
-			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s %s\t%s\t(%s)\t%s %%\t%s\t%s\t%d %s\t%s\n", variedRow(v, sc.Setting),
-				p.Protocol, p.Loads, num(p.WindowMs, 0), optional(p.ClientMs, 1), p.Server, optional(p.ServerMs, 1),
+			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t(%s)\t%s %%\t%s\t%s\t%d %s\t%s\n", variedRow(v, sc.Setting),
+				p.Protocol, p.Loads, num(p.WindowMs, 0), optional(p.ClientMs, 1), serverCPUText(p),
 				num(p.Quicbench, 1), num(p.Emulator, 1), num(p.IdlePct, 0), num(p.TotalMs, 1), waitsText(p), p.Bound, parenthesized(p.BoundBy), ratios)
 		}
 	}

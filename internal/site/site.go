@@ -84,7 +84,7 @@ type Site struct {
 }
 
 // LiveSite is the site of the live page at u (an https URL, as
-// live.ParseURL gives it) whose loads may reach hosts: u's host first,
+// factor.ParseLiveURL gives it) whose loads may reach hosts: u's host first,
 // then the others, each once.
 func LiveSite(u *url.URL, hosts []string) *Site {
 	s := &Site{Live: true, DocumentPath: u.EscapedPath(), DocumentQuery: u.RawQuery}

@@ -119,9 +119,8 @@ func (s *Spec) checkLive() error {
 	if s.Artifacts.Qlog {
 		return fmt.Errorf("artifacts: qlog records the testbed's own h3 server, and a live page is served by the site's: leave qlog out (pcap and har work)")
 	}
-	for _, id := range []factor.ID{factor.IDServer, factor.IDQUIC, factor.IDStack, factor.IDOrigins, factor.IDCache} {
-		fc := factor.Of(id)
-		if levels := s.LevelsOf(id); len(levels) > 0 && !slices.Equal(levels, []string{fc.Default}) {
+	for _, fc := range factor.Table() {
+		if levels := s.LevelsOf(fc.ID); fc.Served && len(levels) > 0 && !slices.Equal(levels, []string{fc.Default}) {
 			return fmt.Errorf("factors: %s %v chooses what the testbed's servers do, and a live page is served by the site's own: leave %s out", fc.SpecKey, levels, fc.SpecKey)
 		}
 	}

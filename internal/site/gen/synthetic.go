@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/factor"
-	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
@@ -31,7 +30,7 @@ func Build(page factor.Page, origins int, seed uint64, archiveDir string) (*site
 		}
 		return a.Site()
 	case factor.PageLive:
-		u, err := live.ParseURL(page.URL)
+		u, err := factor.ParseLiveURL(page.URL)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/chromium"
+	"github.com/quicbench/quicbench/internal/testbed/standin"
+	"github.com/quicbench/quicbench/internal/testenv"
+)
+
+// TestCompareALiveSiteThenReportAndExport: compare --page url:… against
+// the stand-in site (pinned by --resolve, its CA by --ca) answers with
+// what the origin offered and the round trip beyond the emulator, and its
+// run reads back through report and export as every other run does.
+func TestCompareALiveSiteThenReportAndExport(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
+	st := standin.Serve(t, 4, 5_000, true)
+	dir := filepath.Join(t.TempDir(), "live")
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"compare", "--page", "url:https://" + standin.Host + "/", "--resolve", standin.Host + "=" + standin.Addr.String(),
+		"--ca", st.Certs.CAFile, "--protocols", "h2,h3", "--runs", "2", "--rtt", "40ms", "--loss", "0", "--netcheck=false", "--out", dir}, &stdout, &stderr)
+	out := stdout.String()
+	if code != exitOK {
+		t.Fatalf("compare exited %d: %s\n%s", code, stderr.String(), out)
+	}
+	for _, want := range []string{"url:https://www.standin.test/ on ", "h3  ", "live site: www.standin.test 203.0.113.10: h3 h2 http/1.1; RTT 40ms emulated + ", "ms measured to the origin", "Answer:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare's output lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("compare's answer:\n%s", out)
+	if strings.Contains(out, "failed:") {
+		t.Errorf("a live load failed:\n%s", out)
+	}
+	stdout.Reset()
+	if code := Run(context.Background(), []string{"report", dir}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("report exited %d: %s", code, stderr.String())
+	}
+	if code := Run(context.Background(), []string{"export", dir}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("export exited %d: %s", code, stderr.String())
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "export", "trials.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rows, _ := strings.Cut(string(csv), "\n")
+	if !strings.Contains(header, "live_excluded") || strings.Count(rows, "url:https://www.standin.test/") != 4 {
+		t.Errorf("export: header %.300q…, %d rows of the live page; want live_excluded and 4 loads", header, strings.Count(rows, "url:https://www.standin.test/"))
+	}
+}
