@@ -210,7 +210,7 @@ func (l *liveState) record(rec *results.Testbed) {
 }
 
 // judge verifies a live load beyond what the browser said: the capture
-// holds no traffic of the other transport to the addresses of the hosts
+// holds no packet the client sent over the other transport to the hosts
 // that offer the protocol (a forced h3 load falling back to TCP, an h2
 // load's QUIC); the requests to hosts the run does not pin are listed
 // (never sent: cause "host not pinned") and with the requests over
@@ -231,9 +231,12 @@ func (l *liveState) judge(b *bed, m *Measured, req client.Request) completeness 
 	return out
 }
 
-// otherTransport names the first packet of the load to a verified host's
-// address on port 443 over the transport the protocol does not use; ""
-// when there is none.
+// otherTransport names the first packet the client sent in the load to a
+// verified host's address on port 443 over the transport the protocol
+// does not use; "" when there is none. The site's own packets are not
+// judged: a server still sends to a connection of an earlier load's
+// browser (QUIC's probes) until its idle timeout, which quicbench cannot
+// shorten on a site it does not run.
 func otherTransport(m *Measured, req client.Request, addrs map[string]netip.Addr) string {
 	verified := map[netip.Addr]string{}
 	for _, h := range req.VerifyHosts {
@@ -247,7 +250,7 @@ func otherTransport(m *Measured, req client.Request, addrs map[string]netip.Addr
 	wantUDP := req.Protocol == factor.H3
 	for _, p := range m.Packets {
 		host, ok := verified[p.Conn.Server.Addr()]
-		if ok && p.Conn.Server.Port() == 443 && p.Conn.UDP != wantUDP {
+		if ok && !p.Down && p.Conn.Server.Port() == 443 && p.Conn.UDP != wantUDP {
 			transport := "TCP"
 			if p.Conn.UDP {
 				transport = "UDP (QUIC)"

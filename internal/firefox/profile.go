@@ -141,7 +141,8 @@ func hostsFile(addrs map[string]netip.Addr) []byte {
 }
 
 // makeCertDB makes an NSS certificate database in dir that trusts the CA
-// in caFile for servers, with certutil.
+// in caFile for servers, with certutil; with caFile "" (a live public
+// site), Firefox's own roots alone.
 func makeCertDB(dir, caFile string) error {
 	certutil, err := trust.LookPath("certutil")
 	if err != nil {
@@ -151,6 +152,9 @@ func makeCertDB(dir, caFile string) error {
 	steps := [][]string{
 		{"-N", "-d", db, "--empty-password"},
 		{"-A", "-d", db, "-n", "quicbench run CA", "-t", "C,,", "-i", caFile},
+	}
+	if caFile == "" {
+		steps = steps[:1]
 	}
 	for _, args := range steps {
 		if out, err := exec.Command(certutil, args...).CombinedOutput(); err != nil {

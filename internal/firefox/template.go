@@ -38,9 +38,6 @@ func templateEntries() []string {
 // templateFor returns the template profile for req's CA, making it on
 // first use.
 func (f *Firefox) templateFor(ctx context.Context, req client.Request) (string, error) {
-	if req.CAFile == "" {
-		return "", fmt.Errorf("firefox: the request names no certificate authority to trust")
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.template != "" && f.templateCA == req.CAFile {

@@ -52,9 +52,13 @@ type Uplink struct {
 	forwardWas string
 }
 
-// AddUplink joins t to the host's network (Uplink). On error it removes
-// what it added.
-func (t *Topology) AddUplink() (_ *Uplink, err error) {
+// AddUplink joins t to the host's network (Uplink), carrying only packets
+// to the addresses in allow (nil: to any): the servers namespace refuses
+// the others with an ICMP error (administratively prohibited), so that
+// nothing the run did not pin leaves the machine and a lookup the client
+// tries of an unpinned name fails at once. On error it removes what it
+// added.
+func (t *Topology) AddUplink(allow []netip.Addr) (_ *Uplink, err error) {
 	u := &Uplink{servers: t.Servers}
 	defer func() {
 		if err != nil {
@@ -69,6 +73,11 @@ func (t *Topology) AddUplink() (_ *Uplink, err error) {
 	}
 	if err := u.setupServersEnd(); err != nil {
 		return nil, err
+	}
+	if allow != nil {
+		if err := allowOnly(int(u.servers.handle), nftTablePrefix+"pinned", uplinkPeer, allow); err != nil {
+			return nil, err
+		}
 	}
 	if err := u.setupHostEnd(); err != nil {
 		return nil, err
@@ -239,6 +248,43 @@ func masquerade(nsFd int, name string, match []expr.Any) error {
 	}
 	return nil
 }
+
+// allowOnly adds the nftables table name, whose forward chain refuses
+// (ICMP host unreachable, administratively prohibited) every packet
+// leaving by the interface link to an address not in allow, in the
+// namespace of nsFd.
+func allowOnly(nsFd int, name, link string, allow []netip.Addr) error {
+	c, err := nftConn(nsFd)
+	if err != nil {
+		return err
+	}
+	table := c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: name})
+	chain := c.AddChain(&nftables.Chain{Name: "forward", Table: table, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter})
+	set := &nftables.Set{Table: table, Name: "allowed", KeyType: nftables.TypeIPAddr}
+	var elems []nftables.SetElement
+	for _, a := range allow {
+		if a.Is4() {
+			elems = append(elems, nftables.SetElement{Key: a.AsSlice()})
+		}
+	}
+	if err := c.AddSet(set, elems); err != nil {
+		return fmt.Errorf("nftables set of %s: %w", name, err)
+	}
+	exprs := append(outOf(link, true),
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: 4},
+		&expr.Lookup{SourceRegister: 1, SetName: set.Name, SetID: set.ID, Invert: true},
+		&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: icmpAdminProhibited})
+	c.AddRule(&nftables.Rule{Table: table, Chain: chain, Exprs: exprs})
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("nftables table %s: %w", name, err)
+	}
+	return nil
+}
+
+// icmpAdminProhibited is ICMP's "communication administratively
+// prohibited" code of destination unreachable.
+const icmpAdminProhibited = 13
 
 // nftConn is an nftables connection to the namespace of nsFd (-1: this
 // process's).

@@ -31,8 +31,8 @@ type LiveConfig struct {
 
 // StartLive builds a cell for a live page: the namespaces and the
 // emulator as Start builds them, with no servers, and an uplink that
-// carries what the client sends beyond the servers namespace to the
-// host's network. On error it removes whatever it had created.
+// carries what the client sends to the pinned addresses (Addrs) beyond
+// the servers namespace to the host's network, and refuses the rest. On error it removes whatever it had created.
 func StartLive(cfg LiveConfig) (_ *Testbed, err error) {
 	if !cfg.Site.Live {
 		return nil, errors.New("testbed: StartLive needs a live site")
@@ -52,7 +52,11 @@ func StartLive(cfg LiveConfig) (_ *Testbed, err error) {
 	if tb.Network, err = StartNetwork(cfg.Stem, cfg.Link, 1); err != nil {
 		return nil, err
 	}
-	if tb.uplink, err = tb.Topo.AddUplink(); err != nil {
+	var pinned []netip.Addr
+	for _, a := range cfg.Addrs {
+		pinned = append(pinned, a)
+	}
+	if tb.uplink, err = tb.Topo.AddUplink(pinned); err != nil {
 		return nil, fmt.Errorf("live testbed: %w", err)
 	}
 	return tb, nil

@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"os"
@@ -23,8 +24,8 @@ import (
 )
 
 // networkWithUplink is a network of oneWay delay each way, tagged tag,
-// with an uplink; both go when the test ends.
-func networkWithUplink(t *testing.T, tag string, oneWay time.Duration) (*Network, *netns.Uplink) {
+// with an uplink to allow (nil: anywhere); both go when the test ends.
+func networkWithUplink(t *testing.T, tag string, oneWay time.Duration, allow []netip.Addr) (*Network, *netns.Uplink) {
 	t.Helper()
 	n, err := StartNetwork(netns.RunName(os.Getpid(), fmt.Sprintf("%s%d", tag, time.Now().UnixNano()%1e6)),
 		emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay}}, 1)
@@ -32,7 +33,7 @@ func networkWithUplink(t *testing.T, tag string, oneWay time.Duration) (*Network
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Close() })
-	up, err := n.Topo.AddUplink()
+	up, err := n.Topo.AddUplink(allow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
 		}
 	}()
 	const oneWay = 25 * time.Millisecond
-	n, up := networkWithUplink(t, "up", oneWay)
+	n, up := networkWithUplink(t, "up", oneWay, nil)
 	start := time.Now()
 	c, err := n.Topo.Client.DialContext(t.Context(), "tcp4", netip.AddrPortFrom(standin.Addr, 80).String())
 	if err != nil {
@@ -106,6 +107,45 @@ func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
 	}
 }
 
+// TestAnUplinkCarriesOnlyThePinnedAddresses: an uplink given the
+// addresses it may carry reaches those, and refuses any other at once
+// (an ICMP error back through the emulator, not a timeout), a name
+// server's among them.
+func TestAnUplinkCarriesOnlyThePinnedAddresses(t *testing.T) {
+	testenv.RequireRoot(t)
+	site := standin.Namespace(t)
+	ln, err := site.Listen("tcp4", netip.AddrPortFrom(standin.Addr, 80).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for c, err := ln.Accept(); err == nil; c, err = ln.Accept() {
+			c.Close()
+		}
+	}()
+	n, _ := networkWithUplink(t, "ua", 5*time.Millisecond, []netip.Addr{standin.Addr})
+	c, err := n.Topo.Client.DialContext(t.Context(), "tcp4", netip.AddrPortFrom(standin.Addr, 80).String())
+	if err != nil {
+		t.Fatalf("dial the pinned address: %v", err)
+	}
+	c.Close()
+	for _, other := range []string{"203.0.113.99:80", "192.0.2.53:53"} {
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		start := time.Now()
+		c, err := n.Topo.Client.DialContext(ctx, "tcp4", other)
+		cancel()
+		if err == nil {
+			c.Close()
+		}
+		if took := time.Since(start); err == nil || took > time.Second {
+			t.Errorf("dial %s, which is not pinned: %v after %v; want it refused at once", other, err, took)
+		} else {
+			t.Logf("dial %s, not pinned: %v after %v", other, err, took.Round(time.Millisecond))
+		}
+	}
+}
+
 // TestAnUplinkLeftByADeadRunIsCleanedUp: a run that died leaves its
 // uplink's host table (its veth goes with its namespace); cleanup removes
 // the table and puts the host's forwarding back.
@@ -116,7 +156,7 @@ func TestAnUplinkLeftByADeadRunIsCleanedUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := n.Topo.AddUplink()
+	up, err := n.Topo.AddUplink([]netip.Addr{standin.Addr})
 	if err != nil {
 		n.Close()
 		t.Fatal(err)
@@ -153,7 +193,7 @@ func TestChromiumLoadsASiteBeyondTheHostPerProtocol(t *testing.T) {
 	st := standin.Serve(t, 4, 5_000, false)
 	s, certs, srv, host := st.Site, st.Certs, st.Server, standin.Host
 	const oneWay = 20 * time.Millisecond
-	n, _ := networkWithUplink(t, "uc", oneWay)
+	n, _ := networkWithUplink(t, "uc", oneWay, []netip.Addr{standin.Addr})
 	c := &chromium.Chromium{Namespace: n.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
 	t.Cleanup(c.Close)
 	for _, p := range []factor.Protocol{factor.H1, factor.H2, factor.H3} {
