@@ -88,6 +88,12 @@ func (t *tab) AddScript(_ context.Context, source string) error {
 	return err
 }
 
+// SetUserAgent overrides the tab's User-Agent.
+func (t *tab) SetUserAgent(_ context.Context, ua string) error {
+	_, err := chromedp.Call(t.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua})
+	return err
+}
+
 // SetViewport fixes the viewport: its size in CSS pixels, its device
 // pixels per CSS pixel, and a mobile browser's layout (the page's
 // <meta name=viewport>, overlay scrollbars).

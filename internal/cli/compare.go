@@ -73,6 +73,7 @@ type compareFlags struct {
 	allowPrivate *bool
 	maxLoads     *int
 	liveCA       *string
+	agentSuffix  *string
 	// cpuNote is why --client-cpu auto chose the client's cores
 	// (resolvedClientCPU); "" when the flag named them.
 	cpuNote string
@@ -142,6 +143,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		check:         fs.Bool("netcheck", true, "measure the network first (about 10 s) and store the result in the run directory; --netcheck=false skips it"),
 		allowPrivate:  fs.Bool("allow-private", false, "let a live page's hosts resolve to private, loopback or link-local addresses (a staging server on your own network); refused by default, so that a mistyped URL cannot aim a benchmark at an internal service"),
 		maxLoads:      fs.Int("max-loads", 0, "stop a live page's run after this `number` of loads (retries included), its loads so far kept; 0: no cap. Live loads are spaced one second apart per origin either way"),
+		agentSuffix:   fs.String("user-agent-suffix", "", "`text` that ends the browser's User-Agent on a live page's loads, so that the site's operators can tell them from their users' (default \""+live.DefaultAgentSuffix+"\")"),
 		liveCA:        fs.String("ca", "", "PEM `file` of a staging site's certificate authority: a live page's chains signed by it are accepted"),
 	}
 	fs.Var(&f.resolve, "resolve", "`host=addr[,addr]`: pin a live page's host to an address (a staging server), or host alone: another host the page loads from, resolved by this machine; repeat for more hosts. A live load reaches only its page's host and these")
@@ -245,7 +247,12 @@ func (f *compareFlags) spec() (*spec.Spec, error) {
 // liveRules puts the live page's flags into s, each error naming its
 // flag.
 func (f *compareFlags) liveRules(s *spec.Spec) error {
-	s.Live = spec.Live{Resolve: live.Overrides{}, AllowPrivate: *f.allowPrivate, MaxLoads: *f.maxLoads, CA: *f.liveCA}
+	s.Live = spec.Live{Resolve: live.Overrides{}, AllowPrivate: *f.allowPrivate, MaxLoads: *f.maxLoads, CA: *f.liveCA, AgentSuffix: *f.agentSuffix}
+	if s.Live.AgentSuffix != "" {
+		if err := live.CheckAgentSuffix(s.Live.AgentSuffix); err != nil {
+			return err
+		}
+	}
 	for _, r := range f.resolve {
 		if err := s.Live.Resolve.ParseResolve(r); err != nil {
 			return err

@@ -243,6 +243,10 @@ type Request struct {
 	// a recording's servers cannot count what never reaches them. It
 	// costs the browser its network events during the load.
 	ListUnknownHosts bool
+	// UserAgentSuffix, if set, ends the browser's own User-Agent (a live
+	// site's operators can tell the benchmark's loads from their
+	// users').
+	UserAgentSuffix string
 	// CacheAllowed accepts resources that came from the browser's cache
 	// (no bytes transferred) whatever protocol they name: the site is
 	// cacheable and this is a repeat visit.
@@ -295,6 +299,9 @@ type Result struct {
 	ViewportHeight int     `json:"viewport_height,omitempty"`
 	ViewportScale  float64 `json:"viewport_scale,omitempty"`
 	ViewportMobile bool    `json:"viewport_mobile,omitempty"`
+	// UserAgent is the User-Agent the tab sent when the request gave a
+	// suffix; "" when it sent its own.
+	UserAgent string `json:"user_agent,omitempty"`
 	// Frames are a visual load's frames, in time order from navigation
 	// start; Visual their metrics and VisualComputeMs the time it took to
 	// decode the frames and compute them.

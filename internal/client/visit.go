@@ -23,6 +23,9 @@ type Tab interface {
 	// layout by the page's <meta name=viewport>. It returns the viewport
 	// it set (Mobile false where the browser cannot).
 	SetViewport(ctx context.Context, vp factor.Viewport) (factor.Viewport, error)
+	// SetUserAgent makes the tab send ua as its User-Agent, in its
+	// requests' header field and as navigator.userAgent.
+	SetUserAgent(ctx context.Context, ua string) error
 	// WatchNetwork starts watching the tab's requests: for a HAR if har
 	// (then it returns the HAR's log), and, if unknown is not nil, for the
 	// requests to hosts the testbed does not serve, filed in unknown.
@@ -177,6 +180,9 @@ func (v *visit) setUp() string {
 		return fmt.Sprintf("set up page: viewport: %v", err)
 	}
 	v.res.ViewportWidth, v.res.ViewportHeight, v.res.ViewportScale, v.res.ViewportMobile = vp.Width, vp.Height, vp.Scale, vp.Mobile
+	if failure := v.appendUserAgent(); failure != "" {
+		return failure
+	}
 	if v.req.HARPath == "" && !v.req.ListUnknownHosts {
 		return ""
 	}
@@ -188,6 +194,23 @@ func (v *visit) setUp() string {
 	}
 	if v.har == nil && v.req.HARPath != "" {
 		return "watch the network: the browser gave no HAR"
+	}
+	return ""
+}
+
+// appendUserAgent ends the tab's User-Agent with the request's suffix,
+// if it has one. It returns a failure text.
+func (v *visit) appendUserAgent() string {
+	if v.req.UserAgentSuffix == "" {
+		return ""
+	}
+	var ua string
+	if err := v.tab.Evaluate(v.ctx, "navigator.userAgent", &ua); err != nil || ua == "" {
+		return fmt.Sprintf("set up page: read the User-Agent: %v", err)
+	}
+	v.res.UserAgent = ua + " " + v.req.UserAgentSuffix
+	if err := v.tab.SetUserAgent(v.ctx, v.res.UserAgent); err != nil {
+		return fmt.Sprintf("set up page: User-Agent: %v", err)
 	}
 	return ""
 }

@@ -32,7 +32,9 @@ type scriptedTab struct {
 	paint       string // what PaintJS reads (FCP, LCP); "" is [12.5, 40]
 }
 
-func (t *scriptedTab) AddScript(context.Context, string) error { return nil }
+func (t *scriptedTab) AddScript(context.Context, string) error    { return nil }
+func (t *scriptedTab) SetUserAgent(context.Context, string) error { return nil }
+
 func (t *scriptedTab) SetViewport(_ context.Context, vp factor.Viewport) (factor.Viewport, error) {
 	t.viewport = vp
 	return vp, nil

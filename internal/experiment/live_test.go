@@ -9,6 +9,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/chromium"
 	"github.com/quicbench/quicbench/internal/firefox"
+	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/testbed/standin"
@@ -36,7 +37,8 @@ factors:
 // Chromium and Firefox over h1, h2 and h3, each forced and verified from the
 // browser's records and the capture; the testbed records what the origin
 // offered and the round trip beyond the emulator; the stand-in served
-// each protocol's requests; and --max-loads stops a run at its cap,
+// each protocol's requests, every one with the run's User-Agent suffix
+// (the browsers' own User-Agents before it); and --max-loads stops a run at its cap,
 // its loads so far kept.
 func TestCompareALiveSite(t *testing.T) {
 	testenv.RequireRoot(t)
@@ -73,6 +75,19 @@ func TestCompareALiveSite(t *testing.T) {
 	t.Logf("live origins %q, base RTT %.2f ms before, %.2f ms after", tb.LiveOrigins, *tb.BaseRTTMs, *tb.BaseRTTAfterMs)
 	if got := st.Server.Counts(); got.H1 == 0 || got.H2 == 0 || got.H3 == 0 {
 		t.Errorf("the stand-in served %+v, want requests over each protocol", got)
+	}
+	// every request the stand-in saw, the probe's and both browsers', names the benchmark
+	browsers := 0
+	for agent, n := range st.UserAgents() {
+		if !strings.HasSuffix(agent, live.DefaultAgentSuffix) {
+			t.Errorf("%d requests with User-Agent %q, want it to end with %q", n, agent, live.DefaultAgentSuffix)
+		}
+		if strings.Contains(agent, "Chrome/") || strings.Contains(agent, "Firefox/") {
+			browsers++
+		}
+	}
+	if browsers != 2 {
+		t.Errorf("User-Agents %v, want Chromium's and Firefox's own with the suffix", st.UserAgents())
 	}
 
 	s, err := spec.Parse([]byte(liveSpec(st, "h2, h3", "chromium", ", max_loads: 1")))

@@ -35,6 +35,8 @@ type liveState struct {
 	base, after live.BaseRTT
 	// target is the page's origin, where the base RTT is measured.
 	target netip.AddrPort
+	// agentSuffix ends the browsers' User-Agent.
+	agentSuffix string
 }
 
 // Probing bounds of a live page's testbed.
@@ -78,7 +80,7 @@ func (r *runner) startLiveTestbed(ctx context.Context, setup *plan.Setup) (*bed,
 	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, paired: r.spec.Pairing,
 		viewport: r.spec.ViewportOr(factor.Viewport{}), replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
 		clientCPU: map[factor.Client]*cpuuse.Group{}, laneEvery: laneInterval(r.cpu, r.cfg.NoLanes),
-		live: &liveState{target: netip.AddrPortFrom(addrs[u.Hostname()], 443)}}
+		live: &liveState{target: netip.AddrPortFrom(addrs[u.Hostname()], 443), agentSuffix: r.spec.Live.AgentSuffixOrDefault()}}
 	if err := r.probeLive(ctx, b, u, roots); err != nil {
 		return nil, errors.Join(err, b.close())
 	}
@@ -136,7 +138,7 @@ func (r *runner) probeLive(ctx context.Context, b *bed, u *url.URL, roots *x509.
 		if h == u.Hostname() {
 			path = u.RequestURI()
 		}
-		offer, err := live.Probe(ctx, dial, h, b.Addrs[h], path, live.DefaultAgentSuffix, roots, liveProbeTimeout)
+		offer, err := live.Probe(ctx, dial, h, b.Addrs[h], path, b.live.agentSuffix, roots, liveProbeTimeout)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -264,14 +266,15 @@ func otherTransport(m *Measured, req client.Request, addrs map[string]netip.Addr
 // shape makes req a live load's of protocol p: QUIC forced on the hosts
 // that advertise h3, the requests to the hosts that offer p verified,
 // those to hosts the run does not pin listed (the browser cannot resolve
-// them), and the site's own broken images not the load's fault.
+// them), the site's own broken images not the load's fault, and the
+// browser's User-Agent ending with the run's suffix.
 func (l *liveState) shape(req *client.Request, p factor.Protocol) {
 	req.Hosts, req.VerifyHosts = l.hostsOffering(factor.H3), l.hostsOffering(p)
 	if req.VerifyHosts == nil {
 		req.VerifyHosts = []string{}
 	}
 	req.Expected, req.Documents, req.Deterministic = nil, nil, false
-	req.ListUnknownHosts = true
+	req.ListUnknownHosts, req.UserAgentSuffix = true, l.agentSuffix
 	req.ExcuseImage = func(string) bool { return true }
 }
 

@@ -81,6 +81,11 @@ func (t *tab) AddScript(ctx context.Context, source string) error {
 	return nil
 }
 
+// SetUserAgent overrides the tab's User-Agent (BiDi's emulation module).
+func (t *tab) SetUserAgent(ctx context.Context, ua string) error {
+	return t.bidi.call(ctx, "emulation.setUserAgentOverride", map[string]any{"userAgent": ua, "contexts": []string{t.context}}, nil)
+}
+
 // SetViewport sets the tab's viewport: its size in CSS pixels and its
 // device pixel ratio. WebDriver BiDi has no mobile layout: a mobile
 // viewport is its size and ratio alone in Firefox.

@@ -67,7 +67,14 @@ type Server struct {
 	replay     server.ReplayLog
 	wg         sync.WaitGroup
 	log        *slog.Logger
+	// watch is called with every request before it is answered (Watch).
+	watch atomic.Pointer[func(*http.Request)]
 }
+
+// Watch has f called with every request from now on, before it is
+// answered, from the server's goroutines (a stand-in site's tests read
+// what the browser sent); nil stops it.
+func (srv *Server) Watch(f func(r *http.Request)) { srv.watch.Store(&f) }
 
 // Start serves s on every listener in lns with certificate cert, until Close.
 func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logger) (*Server, error) {
@@ -142,6 +149,9 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor >= 1 && r.ProtoMajor <= 3 {
 		srv.counts[r.ProtoMajor].Add(1)
+	}
+	if watch := srv.watch.Load(); watch != nil && *watch != nil {
+		(*watch)(r)
 	}
 	served := server.Window{From: time.Now()}
 	defer func() { srv.conns.request(r, served) }()

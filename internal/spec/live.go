@@ -29,6 +29,17 @@ type Live struct {
 	// (relative to the spec's directory): its chains are accepted. "":
 	// the system's roots alone.
 	CA string
+	// AgentSuffix ends the browsers' User-Agent on live loads; "":
+	// live.DefaultAgentSuffix (AgentSuffixOrDefault).
+	AgentSuffix string
+}
+
+// AgentSuffixOrDefault is the User-Agent suffix of live loads.
+func (l Live) AgentSuffixOrDefault() string {
+	if l.AgentSuffix == "" {
+		return live.DefaultAgentSuffix
+	}
+	return l.AgentSuffix
 }
 
 // liveNode is live: {resolve: [host=addr, host], allow_private: false,
@@ -38,6 +49,7 @@ type liveNode struct {
 	AllowPrivate bool     `yaml:"allow_private"`
 	MaxLoads     int      `yaml:"max_loads"`
 	CA           string   `yaml:"ca"`
+	AgentSuffix  string   `yaml:"user_agent_suffix"`
 }
 
 // MaxLiveLoads bounds live.max_loads.
@@ -45,7 +57,12 @@ const MaxLiveLoads = 1_000_000
 
 // liveOf converts the live: mapping.
 func liveOf(n liveNode) (Live, error) {
-	l := Live{Resolve: live.Overrides{}, AllowPrivate: n.AllowPrivate, MaxLoads: n.MaxLoads, CA: n.CA}
+	l := Live{Resolve: live.Overrides{}, AllowPrivate: n.AllowPrivate, MaxLoads: n.MaxLoads, CA: n.CA, AgentSuffix: n.AgentSuffix}
+	if n.AgentSuffix != "" {
+		if err := live.CheckAgentSuffix(n.AgentSuffix); err != nil {
+			return Live{}, fmt.Errorf("live: user_agent_suffix: %w", err)
+		}
+	}
 	for _, r := range n.Resolve {
 		if err := l.Resolve.ParseResolve(r); err != nil {
 			return Live{}, fmt.Errorf("live: resolve: %w", err)
@@ -62,7 +79,7 @@ func liveOf(n liveNode) (Live, error) {
 
 // liveYAML is s.Live as the live: mapping; nil when it holds nothing.
 func liveYAML(l Live) *yaml.Node {
-	if len(l.Resolve) == 0 && !l.AllowPrivate && l.MaxLoads == 0 && l.CA == "" {
+	if len(l.Resolve) == 0 && !l.AllowPrivate && l.MaxLoads == 0 && l.CA == "" && l.AgentSuffix == "" {
 		return nil
 	}
 	n := mapping()
@@ -90,6 +107,9 @@ func liveYAML(l Live) *yaml.Node {
 	if l.CA != "" {
 		add(n, "ca", str(l.CA))
 	}
+	if l.AgentSuffix != "" {
+		add(n, "user_agent_suffix", str(l.AgentSuffix))
+	}
 	return n
 }
 
@@ -111,7 +131,7 @@ func (s *Spec) LiveCA() string {
 // does not run, more than one live rule without a live page.
 func (s *Spec) checkLive() error {
 	if !s.HasLive() {
-		if len(s.Live.Resolve) > 0 || s.Live.MaxLoads > 0 || s.Live.CA != "" || s.Live.AllowPrivate {
+		if len(s.Live.Resolve) > 0 || s.Live.MaxLoads > 0 || s.Live.CA != "" || s.Live.AllowPrivate || s.Live.AgentSuffix != "" {
 			return fmt.Errorf("live: is given but no page is a live one: give a page url:https://HOST/PATH, or leave live: out")
 		}
 		return nil

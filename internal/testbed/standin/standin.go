@@ -8,9 +8,12 @@ package standin
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,6 +80,16 @@ type Site struct {
 	*site.Site
 	Certs  *origin.Certs
 	Server *origin.Server
+	mu     sync.Mutex
+	agents map[string]int
+}
+
+// UserAgents are the User-Agent fields of the requests served so far,
+// with how many requests sent each.
+func (s *Site) UserAgents() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.agents)
 }
 
 // Serve serves a synthetic page of objects images of size bytes as Host
@@ -113,7 +126,13 @@ func Serve(t testing.TB, objects int, size int64, altSvc bool) *Site {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return &Site{Site: s, Certs: certs, Server: srv}
+	st := &Site{Site: s, Certs: certs, Server: srv, agents: map[string]int{}}
+	srv.Watch(func(r *http.Request) {
+		st.mu.Lock()
+		st.agents[r.UserAgent()]++
+		st.mu.Unlock()
+	})
+	return st
 }
 
 func must(t testing.TB, err error) {
