@@ -74,6 +74,7 @@ type compareFlags struct {
 	maxLoads     *int
 	liveCA       *string
 	agentSuffix  *string
+	unverified   *string
 	// cpuNote is why --client-cpu auto chose the client's cores
 	// (resolvedClientCPU); "" when the flag named them.
 	cpuNote string
@@ -144,6 +145,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		allowPrivate:  fs.Bool("allow-private", false, "let a live page's hosts resolve to private, loopback or link-local addresses (a staging server on your own network); refused by default, so that a mistyped URL cannot aim a benchmark at an internal service"),
 		maxLoads:      fs.Int("max-loads", 0, "stop a live page's run after this `number` of loads (retries included), its loads so far kept; 0: no cap. Live loads are spaced one second apart per origin either way"),
 		agentSuffix:   fs.String("user-agent-suffix", "", "`text` that ends the browser's User-Agent on a live page's loads, so that the site's operators can tell them from their users' (default \""+live.DefaultAgentSuffix+"\")"),
+		unverified:    fs.String("unverified", spec.UnverifiedExclude, "`rule` for a live load's requests that cannot be verified (to hosts not pinned, which are not sent, or over another protocol to a host that does not offer the one asked for, such as a third party without HTTP/3): exclude leaves them out of the verification, counted in live_excluded; fail fails the load"),
 		liveCA:        fs.String("ca", "", "PEM `file` of a staging site's certificate authority: a live page's chains signed by it are accepted"),
 	}
 	fs.Var(&f.resolve, "resolve", "`host=addr[,addr]`: pin a live page's host to an address (a staging server), or host alone: another host the page loads from, resolved by this machine; repeat for more hosts. A live load reaches only its page's host and these")
@@ -252,6 +254,10 @@ func (f *compareFlags) liveRules(s *spec.Spec) error {
 		if err := live.CheckAgentSuffix(s.Live.AgentSuffix); err != nil {
 			return err
 		}
+	}
+	var err error
+	if s.Live.FailUnverified, err = spec.ParseUnverified(*f.unverified); err != nil {
+		return fmt.Errorf("--%w", err)
 	}
 	for _, r := range f.resolve {
 		if err := s.Live.Resolve.ParseResolve(r); err != nil {

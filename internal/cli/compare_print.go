@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -165,6 +168,9 @@ func printSummary(w io.Writer, r *compareRun, rtt time.Duration) {
 	for _, tb := range r.Testbeds {
 		if tb.LiveOrigins != "" {
 			fmt.Fprintln(w, liveText(tb, rtt))
+			if hosts := unpinnedText(r.Trials); hosts != "" {
+				fmt.Fprintln(w, hosts)
+			}
 			continue
 		}
 		fmt.Fprintln(w, stackText(tb))
@@ -199,6 +205,34 @@ func liveText(tb results.Testbed, rtt time.Duration) string {
 		}
 	}
 	return line
+}
+
+// unpinnedText says which hosts a live page asked for that the run did
+// not pin, so that the browser did not send their requests, and how to
+// load them; "" when there were none.
+func unpinnedText(trials []results.TrialDetail) string {
+	requests := map[string]int{}
+	for _, t := range trials {
+		for i, u := range t.Trial.UnmatchedURLs {
+			if i >= len(t.Trial.UnmatchedCauses) || t.Trial.UnmatchedCauses[i] != results.CauseUnpinned {
+				continue
+			}
+			_, target, _ := strings.Cut(u, " ")
+			if parsed, err := url.Parse(target); err == nil && parsed.Hostname() != "" {
+				requests[parsed.Hostname()]++
+			}
+		}
+	}
+	if len(requests) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, h := range slices.Sorted(maps.Keys(requests)) {
+		parts = append(parts, fmt.Sprintf("%s (%d)", h, requests[h]))
+	}
+	first := slices.Sorted(maps.Keys(requests))[0]
+	return fmt.Sprintf("not sent: the requests (listed ones, over all loads) to hosts the run did not pin: %s; to load them too, add --resolve %s (this machine resolves it) or --resolve %s=ADDR, one per host",
+		strings.Join(parts, ", "), first, first)
 }
 
 // stackText is the servers' TCP stack as read back.

@@ -15,12 +15,13 @@ import (
 
 // TestCompareALiveSiteThenReportAndExport: compare --page url:… against
 // the stand-in site (pinned by --resolve, its CA by --ca) answers with
-// what the origin offered and the round trip beyond the emulator, and its
-// run reads back through report and export as every other run does.
+// what the origin offered, the round trip beyond the emulator and the
+// host it did not pin (its static files' second name), and its run reads
+// back through report and export as every other run does.
 func TestCompareALiveSiteThenReportAndExport(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
-	st := standin.Serve(t, 4, 5_000, true)
+	st := standin.Serve(t, 4, 5_000, []string{standin.Host, standin.Static}, []string{standin.Host})
 	dir := filepath.Join(t.TempDir(), "live")
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"compare", "--page", "url:https://" + standin.Host + "/", "--resolve", standin.Host + "=" + standin.Addr.String(),
@@ -29,7 +30,8 @@ func TestCompareALiveSiteThenReportAndExport(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("compare exited %d: %s\n%s", code, stderr.String(), out)
 	}
-	for _, want := range []string{"url:https://www.standin.test/ on ", "h3  ", "live site: www.standin.test 203.0.113.10: h3 h2 http/1.1; RTT 40ms emulated + ", "ms measured to the origin", "Answer:"} {
+	for _, want := range []string{"url:https://www.standin.test/ on ", "h3  ", "live site: www.standin.test 203.0.113.10: h3 h2 http/1.1; RTT 40ms emulated + ", "ms measured to the origin", "Answer:",
+		"not sent: the requests (listed ones, over all loads) to hosts the run did not pin: static.standin.test (8); to load them too, add --resolve static.standin.test"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("compare's output lacks %q:\n%s", want, out)
 		}

@@ -418,12 +418,14 @@ func unexcusedBroken(req Request, m PageMetrics) int {
 // LiveVerdict is how a live load's requests divide (Request.VerifyHosts).
 type LiveVerdict struct {
 	// Verified came over the protocol asked for from a host it is asked
-	// of; WrongProtocol came over another; Excluded went to other hosts,
-	// or did not say their protocol (a response from the cache of a
-	// service worker).
-	Verified, WrongProtocol, Excluded int
-	// Example is the first request over another protocol, with it.
-	Example string
+	// of; WrongProtocol came over another; Excluded went to other hosts
+	// the load may reach (Addrs), or did not say their protocol (a
+	// response from the cache of a service worker); Unpinned went to
+	// hosts it may not reach (never sent: UnknownHosts lists them).
+	Verified, WrongProtocol, Excluded, Unpinned int
+	// Example is the first request over another protocol, with it, and
+	// ExcludedExample the first excluded request.
+	Example, ExcludedExample string
 }
 
 // LiveVerdictOf divides m's resources as req's VerifyHosts say; zero for
@@ -437,8 +439,13 @@ func LiveVerdictOf(req Request, m PageMetrics) LiveVerdict {
 	for _, r := range m.Resources {
 		u, err := url.Parse(r.URL)
 		switch {
+		case err == nil && !req.Addrs[u.Hostname()].IsValid():
+			v.Unpinned++
 		case err != nil || !slices.Contains(req.VerifyHosts, u.Hostname()) || r.Protocol == "":
 			v.Excluded++
+			if v.ExcludedExample == "" {
+				v.ExcludedExample = fmt.Sprintf("%.200s over %q", r.URL, r.Protocol)
+			}
 		case r.Protocol == want || (req.CacheAllowed && r.TransferBytes == 0):
 			v.Verified++
 		default:

@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -87,18 +88,22 @@ func TestHoldJSListsTheDocumentsAsData(t *testing.T) {
 }
 
 // TestLiveVerdict: a live load's requests to the hosts it verifies must
-// come over the protocol asked for; those to other hosts, or that do not
-// name a protocol, are excluded, not judged.
+// come over the protocol asked for; those to other pinned hosts, or that
+// do not name a protocol, are excluded, not judged, and those to hosts
+// not pinned counted apart.
 func TestLiveVerdict(t *testing.T) {
-	req := Request{URL: "https://www.site.test/", Protocol: factor.H3, VerifyHosts: []string{"www.site.test", "static.site.test"}}
+	pinned := map[string]netip.Addr{"www.site.test": netip.MustParseAddr("203.0.113.10"), "static.site.test": netip.MustParseAddr("203.0.113.11"),
+		"old.site.test": netip.MustParseAddr("203.0.113.12")}
+	req := Request{URL: "https://www.site.test/", Protocol: factor.H3, VerifyHosts: []string{"www.site.test", "static.site.test"}, Addrs: pinned}
 	m := PageMetrics{DocumentProtocol: "h3", DocumentStatus: 200, PLTMs: 100, Resources: []ResourceTiming{
 		{URL: "https://www.site.test/app.js", Protocol: "h3"},
 		{URL: "https://static.site.test/a.png", Protocol: "h3", Status: 404},
-		{URL: "https://ads.other.test/x.js", Protocol: "h2"},
+		{URL: "https://ads.other.test/x.js", Protocol: ""},
+		{URL: "https://old.site.test/y.js", Protocol: "h2"},
 		{URL: "https://www.site.test/sw-cached.css", Protocol: ""},
 	}}
-	if v := LiveVerdictOf(req, m); v != (LiveVerdict{Verified: 2, Excluded: 2}) {
-		t.Errorf("verdict %+v, want 2 verified and 2 excluded", v)
+	if v := LiveVerdictOf(req, m); v != (LiveVerdict{Verified: 2, Excluded: 2, Unpinned: 1, ExcludedExample: `https://old.site.test/y.js over "h2"`}) {
+		t.Errorf("verdict %+v, want 2 verified, 2 excluded and 1 to a host not pinned", v)
 	}
 	if p := Verify(req, m); len(p) != 0 {
 		t.Errorf("problems %q, want none: a live site's own statuses and other hosts are not the load's", p)

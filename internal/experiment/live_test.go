@@ -44,7 +44,7 @@ func TestCompareALiveSite(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
 	testenv.RequireFile(t, firefox.DefaultPath, "make deps")
-	st := standin.Serve(t, 6, 10_000, true)
+	st := standin.Serve(t, 6, 10_000, nil, []string{standin.Host})
 	res, store, _ := runSpec(t, liveSpec(st, "h1, h2, h3", "chromium, firefox", ", max_loads: 6"))
 	if res.Done != 6 || res.Failed != 0 {
 		t.Errorf("result %+v, want 6 verified loads", res)
@@ -108,7 +108,7 @@ func TestCompareALiveSite(t *testing.T) {
 // each is one line that says what to do.
 func TestALiveSiteIsRefusedWithTheReason(t *testing.T) {
 	testenv.RequireRoot(t)
-	st := standin.Serve(t, 1, 1_000, false)
+	st := standin.Serve(t, 1, 1_000, nil, nil)
 	for text, want := range map[string]string{
 		liveSpec(st, "h3", "chromium", ""): "does not offer HTTP/3: its answer had no Alt-Svc h3=\":443\"",
 		strings.Replace(liveSpec(st, "h2", "chromium", ""), standin.Addr.String(), "192.168.7.7", 1): "a private address: aiming a benchmark there needs --allow-private",
@@ -130,4 +130,40 @@ func deref(v *float64) float64 {
 		return 0
 	}
 	return *v
+}
+
+// TestALiveSitesOtherHosts: a live page's requests to a host the run does
+// not pin are not sent, listed with their cause and left out of the
+// verification; a pinned host without HTTP/3 is reached over h2 in an h3
+// load, its requests left out too, or failing the load where the rule
+// says so.
+func TestALiveSitesOtherHosts(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
+	st := standin.Serve(t, 6, 2_000, []string{standin.Host, standin.Static}, []string{standin.Host})
+	for _, c := range []struct {
+		name, protocol, extra string
+		ok                    bool
+	}{
+		{"static not pinned", "h2", "", true},
+		{"static pinned, without h3", "h3", "", true},
+		{"static pinned, without h3, unverified fail", "h3", ", unverified: fail", false},
+	} {
+		text := liveSpec(st, c.protocol, "chromium", c.extra)
+		if c.name != "static not pinned" {
+			text = strings.Replace(text, `resolve: ["`+standin.Host, `resolve: ["`+standin.Static+"="+standin.Addr.String()+`", "`+standin.Host, 1)
+		}
+		_, store, _ := runSpec(t, text)
+		tr := trialsOf(t, store)[0]
+		t.Logf("%s: %s %q, %d excluded, unmatched %q (%q)", c.name, tr.Status, tr.Error, tr.LiveExcluded, tr.UnmatchedURLs, tr.UnmatchedCauses)
+		if (tr.Status == results.StatusOK) != c.ok || tr.LiveExcluded != 3 {
+			t.Errorf("%s: %s %q, %d excluded; want ok=%v and static's 3 images excluded", c.name, tr.Status, tr.Error, tr.LiveExcluded, c.ok)
+		}
+		if c.name == "static not pinned" && (len(tr.UnmatchedURLs) != 3 || !strings.Contains(tr.UnmatchedURLs[0], standin.Static) || tr.UnmatchedCauses[0] != results.CauseUnpinned) {
+			t.Errorf("%s: unmatched %q, causes %q; want static's 3 requests, host not pinned", c.name, tr.UnmatchedURLs, tr.UnmatchedCauses)
+		}
+		if !c.ok && !strings.Contains(tr.Error, "3 requests could not be verified over h3 and the rule is to fail") {
+			t.Errorf("%s: error %q, want the rule named", c.name, tr.Error)
+		}
+	}
 }

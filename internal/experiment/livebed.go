@@ -37,6 +37,8 @@ type liveState struct {
 	target netip.AddrPort
 	// agentSuffix ends the browsers' User-Agent.
 	agentSuffix string
+	// failUnverified fails a load with requests it cannot verify.
+	failUnverified bool
 }
 
 // Probing bounds of a live page's testbed.
@@ -80,7 +82,8 @@ func (r *runner) startLiveTestbed(ctx context.Context, setup *plan.Setup) (*bed,
 	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, paired: r.spec.Pairing,
 		viewport: r.spec.ViewportOr(factor.Viewport{}), replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
 		clientCPU: map[factor.Client]*cpuuse.Group{}, laneEvery: laneInterval(r.cpu, r.cfg.NoLanes),
-		live: &liveState{target: netip.AddrPortFrom(addrs[u.Hostname()], 443), agentSuffix: r.spec.Live.AgentSuffixOrDefault()}}
+		live: &liveState{target: netip.AddrPortFrom(addrs[u.Hostname()], 443), agentSuffix: r.spec.Live.AgentSuffixOrDefault(),
+			failUnverified: r.spec.Live.FailUnverified}}
 	if err := r.probeLive(ctx, b, u, roots); err != nil {
 		return nil, errors.Join(err, b.close())
 	}
@@ -226,9 +229,17 @@ func (l *liveState) judge(b *bed, m *Measured, req client.Request) completeness 
 		out.Causes = append(out.Causes, results.CauseUnpinned)
 	}
 	out.Steady = int64(unknown.Count) // excused: the rule a live run states
-	out.LiveExcluded = int64(unknown.Count + client.LiveVerdictOf(req, m.PageMetrics).Excluded)
+	verdict := client.LiveVerdictOf(req, m.PageMetrics)
+	out.LiveExcluded = int64(unknown.Count + verdict.Excluded)
 	if m.OK() {
 		m.Failure = otherTransport(m, req, b.Addrs)
+	}
+	if m.OK() && l.failUnverified && out.LiveExcluded > 0 {
+		example := verdict.ExcludedExample
+		if len(unknown.Requests) > 0 {
+			example = unknown.Requests[0] + " (host not pinned)"
+		}
+		m.Failure = fmt.Sprintf("%d requests could not be verified over %s and the rule is to fail (unverified: fail), e.g. %s", out.LiveExcluded, req.Protocol, example)
 	}
 	return out
 }

@@ -32,6 +32,29 @@ type Live struct {
 	// AgentSuffix ends the browsers' User-Agent on live loads; "":
 	// live.DefaultAgentSuffix (AgentSuffixOrDefault).
 	AgentSuffix string
+	// FailUnverified makes a live load fail when it holds requests its
+	// verification cannot judge (to hosts not pinned, or over another
+	// protocol to a host that does not offer the one asked for):
+	// unverified: fail. Default (exclude): they are left out, counted.
+	FailUnverified bool
+}
+
+// The rules for a live load's requests that cannot be verified
+// (Live.FailUnverified).
+const (
+	UnverifiedExclude = "exclude"
+	UnverifiedFail    = "fail"
+)
+
+// ParseUnverified reads the rule for unverifiable requests.
+func ParseUnverified(text string) (fail bool, err error) {
+	switch text {
+	case "", UnverifiedExclude:
+		return false, nil
+	case UnverifiedFail:
+		return true, nil
+	}
+	return false, fmt.Errorf("unverified %.40q is not a rule: use %s (leave out of the verification the requests it cannot judge, counted) or %s (fail the load)", text, UnverifiedExclude, UnverifiedFail)
 }
 
 // AgentSuffixOrDefault is the User-Agent suffix of live loads.
@@ -50,6 +73,7 @@ type liveNode struct {
 	MaxLoads     int      `yaml:"max_loads"`
 	CA           string   `yaml:"ca"`
 	AgentSuffix  string   `yaml:"user_agent_suffix"`
+	Unverified   string   `yaml:"unverified"`
 }
 
 // MaxLiveLoads bounds live.max_loads.
@@ -62,6 +86,10 @@ func liveOf(n liveNode) (Live, error) {
 		if err := live.CheckAgentSuffix(n.AgentSuffix); err != nil {
 			return Live{}, fmt.Errorf("live: user_agent_suffix: %w", err)
 		}
+	}
+	var err error
+	if l.FailUnverified, err = ParseUnverified(n.Unverified); err != nil {
+		return Live{}, fmt.Errorf("live: %w", err)
 	}
 	for _, r := range n.Resolve {
 		if err := l.Resolve.ParseResolve(r); err != nil {
@@ -79,7 +107,7 @@ func liveOf(n liveNode) (Live, error) {
 
 // liveYAML is s.Live as the live: mapping; nil when it holds nothing.
 func liveYAML(l Live) *yaml.Node {
-	if len(l.Resolve) == 0 && !l.AllowPrivate && l.MaxLoads == 0 && l.CA == "" && l.AgentSuffix == "" {
+	if len(l.Resolve) == 0 && !l.AllowPrivate && l.MaxLoads == 0 && l.CA == "" && l.AgentSuffix == "" && !l.FailUnverified {
 		return nil
 	}
 	n := mapping()
@@ -110,6 +138,9 @@ func liveYAML(l Live) *yaml.Node {
 	if l.AgentSuffix != "" {
 		add(n, "user_agent_suffix", str(l.AgentSuffix))
 	}
+	if l.FailUnverified {
+		add(n, "unverified", str(UnverifiedFail))
+	}
 	return n
 }
 
@@ -131,7 +162,7 @@ func (s *Spec) LiveCA() string {
 // does not run, more than one live rule without a live page.
 func (s *Spec) checkLive() error {
 	if !s.HasLive() {
-		if len(s.Live.Resolve) > 0 || s.Live.MaxLoads > 0 || s.Live.CA != "" || s.Live.AllowPrivate || s.Live.AgentSuffix != "" {
+		if len(s.Live.Resolve) > 0 || s.Live.MaxLoads > 0 || s.Live.CA != "" || s.Live.AllowPrivate || s.Live.AgentSuffix != "" || s.Live.FailUnverified {
 			return fmt.Errorf("live: is given but no page is a live one: give a page url:https://HOST/PATH, or leave live: out")
 		}
 		return nil

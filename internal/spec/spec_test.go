@@ -238,7 +238,7 @@ func TestFormatRoundTrips(t *testing.T) {
 	for _, text := range []string{full, "repetitions: 1\nfactors:\n  networks: [{rtt: 20ms, gilbert: \"1,30\", drop-head: true, down-trace: " + trace + "}]\n  pages: [synthetic:1x1KB]\n",
 		"repetitions: 1\nviewport: 411x731@2.625,mobile\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n",
 		"repetitions: 1\nviewport: desktop\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n",
-		"repetitions: 1\nlive: {resolve: [www.example.test=203.0.113.10, static.example.test], allow_private: true, max_loads: 30, ca: ca.pem, user_agent_suffix: \"acme-bench (ops@example.test)\"}\nfactors: {networks: [{rtt: 20ms}], pages: [\"url:https://www.example.test/shop\"]}\n"} {
+		"repetitions: 1\nlive: {resolve: [www.example.test=203.0.113.10, static.example.test], allow_private: true, max_loads: 30, ca: ca.pem, user_agent_suffix: \"acme-bench (ops@example.test)\", unverified: fail}\nfactors: {networks: [{rtt: 20ms}], pages: [\"url:https://www.example.test/shop\"]}\n"} {
 		a, err := Parse([]byte(text))
 		if err != nil {
 			t.Fatal(err)

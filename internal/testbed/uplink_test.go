@@ -190,7 +190,7 @@ func TestAnUplinkLeftByADeadRunIsCleanedUp(t *testing.T) {
 func TestChromiumLoadsASiteBeyondTheHostPerProtocol(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	st := standin.Serve(t, 4, 5_000, false)
+	st := standin.Serve(t, 4, 5_000, nil, nil)
 	s, certs, srv, host := st.Site, st.Certs, st.Server, standin.Host
 	const oneWay = 20 * time.Millisecond
 	n, _ := networkWithUplink(t, "uc", oneWay, []netip.Addr{standin.Addr})

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -92,23 +93,34 @@ func (s *Site) UserAgents() map[string]int {
 	return maps.Clone(s.agents)
 }
 
-// Serve serves a synthetic page of objects images of size bytes as Host
-// from a new stand-in namespace: h1 and h2 over TCP and h3 over UDP on
-// Addr:443, every response advertising HTTP/3 (Alt-Svc: h3=":443") when
-// altSvc is set. Its certificates are made for the test (Certs.CAFile is
+// Static is a second host name of the stand-in, at the same address: a
+// page's static files on another origin.
+const Static = "static.standin.test"
+
+// Serve serves a synthetic page of objects images of size bytes from a
+// new stand-in namespace, spread round-robin over hosts (Host alone when
+// none; every one at Addr): h1 and h2 over TCP and h3 over UDP on
+// Addr:443, the responses of the hosts in h3 advertising HTTP/3 (Alt-Svc:
+// h3=":443"). Its certificates are made for the test (Certs.CAFile is
 // their CA). It stops when the test ends.
-func Serve(t testing.TB, objects int, size int64, altSvc bool) *Site {
+func Serve(t testing.TB, objects int, size int64, hosts, h3 []string) *Site {
 	t.Helper()
-	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: objects, ObjectBytes: size}, []string{Host}, 1)
+	if len(hosts) == 0 {
+		hosts = []string{Host}
+	}
+	s, err := gen.Synthetic(factor.Page{Kind: factor.PageSynthetic, Objects: objects, ObjectBytes: size}, hosts, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if altSvc {
-		for _, r := range s.Origins[0].Resources {
+	for _, o := range s.Origins {
+		if !slices.Contains(h3, o.Host) {
+			continue
+		}
+		for _, r := range o.Resources {
 			r.Header = append(r.Header, site.Field{Name: "Alt-Svc", Value: `h3=":443"; ma=86400`})
 		}
 	}
-	certs, err := origin.NewCerts(t.TempDir(), []string{Host}, time.Now())
+	certs, err := origin.NewCerts(t.TempDir(), hosts, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
