@@ -195,16 +195,21 @@ func liveText(tb results.Testbed, rtt time.Duration) string {
 	if tb.BaseRTTMs == nil {
 		return line + "; the round trip beyond the emulator was not measured"
 	}
-	line += fmt.Sprintf("; RTT %s emulated + %.1f ms measured to the origin", rtt, *tb.BaseRTTMs)
+	notes := []string{"TCP handshakes"}
+	changed := ""
 	if after := tb.BaseRTTAfterMs; after != nil {
+		notes = append(notes, fmt.Sprintf("%.1f ms after the loads", *after))
 		ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 		if live.MedianChanged(ms(*tb.BaseRTTMs), ms(*after), live.PathTolerance) {
-			line += fmt.Sprintf(", %.1f ms after the loads: the path changed during the run (more than %.0f %%), so the loads did not all cross the same network", *after, 100*live.PathTolerance)
-		} else {
-			line += fmt.Sprintf(" (%.1f ms after the loads)", *after)
+			changed = fmt.Sprintf("; the path changed during the run (by more than %.0f %%), so the loads did not all cross the same network", 100*live.PathTolerance)
 		}
 	}
-	return line
+	if tb.BasePingMs != nil && tb.BaseLossPct != nil {
+		notes = append(notes, fmt.Sprintf("ICMP echoes %.1f ms, %.0f %% lost", *tb.BasePingMs, *tb.BaseLossPct))
+	} else {
+		notes = append(notes, "no ICMP echo answered: the path's own loss is not known")
+	}
+	return fmt.Sprintf("%s; RTT %s emulated + %.1f ms measured to the origin (%s)%s", line, rtt, *tb.BaseRTTMs, strings.Join(notes, "; "), changed)
 }
 
 // unpinnedText says which hosts a live page asked for that the run did

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/chromium"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/testbed/standin"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -30,7 +32,7 @@ func TestCompareALiveSiteThenReportAndExport(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("compare exited %d: %s\n%s", code, stderr.String(), out)
 	}
-	for _, want := range []string{"url:https://www.standin.test/ on ", "h3  ", "live site: www.standin.test 203.0.113.10: h3 h2 http/1.1; RTT 40ms emulated + ", "ms measured to the origin", "Answer:",
+	for _, want := range []string{"url:https://www.standin.test/ on ", "h3  ", "live site: www.standin.test 203.0.113.10: h3 h2 http/1.1; RTT 40ms emulated + ", "ms measured to the origin (TCP handshakes; ", "ms after the loads; ICMP echoes ", "ms, 0 % lost)", "Answer:",
 		"not sent: the requests (listed ones, over all loads) to hosts the run did not pin: static.standin.test (8); to load them too, add --resolve static.standin.test"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("compare's output lacks %q:\n%s", want, out)
@@ -54,5 +56,24 @@ func TestCompareALiveSiteThenReportAndExport(t *testing.T) {
 	header, rows, _ := strings.Cut(string(csv), "\n")
 	if !strings.Contains(header, "live_excluded") || strings.Count(rows, "url:https://www.standin.test/") != 4 {
 		t.Errorf("export: header %.300q…, %d rows of the live page; want live_excluded and 4 loads", header, strings.Count(rows, "url:https://www.standin.test/"))
+	}
+}
+
+// TestLiveTextSaysWhenThePathChanged: the answer's live line states a
+// path whose own round trip moved during the run, and a loss it could not
+// measure.
+func TestLiveTextSaysWhenThePathChanged(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	tb := results.Testbed{LiveOrigins: "www.example.test 203.0.113.10: h3 h2 http/1.1", BaseRTTMs: f(20), BaseRTTAfterMs: f(31)}
+	got := liveText(tb, 100*time.Millisecond)
+	for _, want := range []string{"RTT 100ms emulated + 20.0 ms measured to the origin (TCP handshakes; 31.0 ms after the loads; no ICMP echo answered: the path's own loss is not known)",
+		"the path changed during the run (by more than 25 %)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	tb.BaseRTTAfterMs, tb.BasePingMs, tb.BaseLossPct = f(21), f(19.5), f(5)
+	if got := liveText(tb, 100*time.Millisecond); strings.Contains(got, "changed") || !strings.Contains(got, "ICMP echoes 19.5 ms, 5 % lost") {
+		t.Errorf("%q: want no change stated and the echoes' loss", got)
 	}
 }

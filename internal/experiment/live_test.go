@@ -69,6 +69,9 @@ func TestCompareALiveSite(t *testing.T) {
 	if tb.LiveOrigins != standin.Host+" "+standin.Addr.String()+": h3 h2 http/1.1" {
 		t.Errorf("live origins %q", tb.LiveOrigins)
 	}
+	if tb.BasePingMs == nil || *tb.BasePingMs > 10 || tb.BaseLossPct == nil || *tb.BaseLossPct != 0 {
+		t.Errorf("ping %v ms, %v %% lost; want the stand-in's echoes, none lost", tb.BasePingMs, tb.BaseLossPct)
+	}
 	if tb.BaseRTTMs == nil || *tb.BaseRTTMs > 10 || tb.BaseRTTAfterMs == nil {
 		t.Errorf("base RTT %v before, %v after; want the host's routing alone, far under the emulated 40 ms", tb.BaseRTTMs, tb.BaseRTTAfterMs)
 	}

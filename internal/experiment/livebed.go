@@ -33,6 +33,9 @@ import (
 type liveState struct {
 	offers      []live.Offer
 	base, after live.BaseRTT
+	// ping is what ICMP echoes measured before the loads (Answered 0:
+	// none answered).
+	ping live.Ping
 	// target is the page's origin, where the base RTT is measured.
 	target netip.AddrPort
 	// agentSuffix ends the browsers' User-Agent.
@@ -46,6 +49,11 @@ const (
 	liveProbeTimeout = 10 * time.Second
 	baseRTTTries     = 5
 	baseRTTTimeout   = 3 * time.Second
+	// pings echoes go every pingInterval, and the answers are awaited
+	// pingWait after the last.
+	pings        = 20
+	pingInterval = 20 * time.Millisecond
+	pingWait     = 2 * time.Second
 	// maxCABytes bounds a staging CA's PEM file.
 	maxCABytes = 1 << 20
 )
@@ -168,8 +176,18 @@ func (r *runner) probeLive(ctx context.Context, b *bed, u *url.URL, roots *x509.
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("live page: the round trip beyond the emulator to %s: %w", page.Host, err)
 	}
-	r.cfg.Log.Info("live page", "origins", b.live.origins(), "base_rtt", b.live.base.String())
-	return err
+	if err != nil {
+		return err
+	}
+	b.live.ping, err = live.MeasurePing(ctx, b.Topo.Servers.ListenPacket, b.live.target.Addr(), pings, pingInterval, pingWait)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		r.cfg.Log.Info("live page: the path's loss is not known", "why", err)
+	}
+	r.cfg.Log.Info("live page", "origins", b.live.origins(), "base_rtt", b.live.base.String(), "ping", b.live.ping.String())
+	return nil
 }
 
 // origins are the hosts with what each offered, as the testbed record
@@ -211,6 +229,9 @@ func (l *liveState) record(rec *results.Testbed) {
 	}
 	if l.after.Handshakes > 0 {
 		rec.BaseRTTAfterMs = results.F(float64(l.after.Median) / float64(time.Millisecond))
+	}
+	if l.ping.Answered > 0 {
+		rec.BasePingMs, rec.BaseLossPct = results.F(float64(l.ping.Median)/float64(time.Millisecond)), results.F(l.ping.LossPct())
 	}
 }
 

@@ -635,6 +635,12 @@ type Testbed struct {
 	// after its last. Nil for pages the testbed serves.
 	BaseRTTMs      *float64 `parquet:"base_rtt_ms,optional"`
 	BaseRTTAfterMs *float64 `parquet:"base_rtt_after_ms,optional"`
+	// BasePingMs and BaseLossPct are what ICMP echoes from the servers
+	// namespace to the live origin measured before the first load: the
+	// median round trip and the share not answered; nil where no echo was
+	// answered (many sites drop them: the path's loss is then unknown).
+	BasePingMs  *float64 `parquet:"base_ping_ms,optional"`
+	BaseLossPct *float64 `parquet:"base_loss_pct,optional"`
 	// LiveOrigins are the hosts a live page's loads may reach with what
 	// each offered before the first load, "host addr: h3 h2 http/1.1",
 	// joined by "; ": h3 where it advertised HTTP/3 (Alt-Svc), h2 where

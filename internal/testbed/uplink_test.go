@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -90,6 +91,14 @@ func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
 		t.Errorf("base RTT %v, %v; want 3 handshakes well under the emulated %v", base, err, 2*oneWay)
 	}
 	t.Logf("base RTT beyond the emulator: %v", base)
+	ping, err := live.MeasurePing(t.Context(), n.Topo.Servers.ListenPacket, standin.Addr, 10, 5*time.Millisecond, time.Second)
+	if err != nil || ping.Answered != 10 || ping.LossPct() != 0 || ping.Median > 10*time.Millisecond {
+		t.Errorf("ping %v, %v; want 10 echoes answered, well under the emulated %v", ping, err, 2*oneWay)
+	}
+	t.Logf("ping beyond the emulator: %v", ping)
+	if silent, err := live.MeasurePing(t.Context(), n.Topo.Servers.ListenPacket, netip.MustParseAddr("203.0.113.99"), 3, 5*time.Millisecond, 200*time.Millisecond); !errors.Is(err, live.ErrNoEcho) || silent.Sent != 3 {
+		t.Errorf("ping of an address nobody holds: %v, %v; want ErrNoEcho after 3 echoes", silent, err)
+	}
 	if upStats, downStats := n.Emulator.Stats(); upStats.Packets == 0 || downStats.Packets == 0 {
 		t.Errorf("emulator saw %+v up, %+v down; want the connection's packets both ways", upStats, downStats)
 	}
