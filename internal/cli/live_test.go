@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,5 +77,54 @@ func TestLiveTextSaysWhenThePathChanged(t *testing.T) {
 	tb.BaseRTTAfterMs, tb.BasePingMs, tb.BaseLossPct = f(21), f(19.5), f(5)
 	if got := liveText(tb, 100*time.Millisecond); strings.Contains(got, "changed") || !strings.Contains(got, "ICMP echoes 19.5 ms, 5 % lost") {
 		t.Errorf("%q: want no change stated and the echoes' loss", got)
+	}
+}
+
+// TestALiveSitesShardsMerge: a live spec of two networks runs as two
+// shards, whose run directories merge into one run that report and
+// export read.
+func TestALiveSitesShardsMerge(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
+	st := standin.Serve(t, 2, 2_000, nil, []string{standin.Host})
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "live.yaml")
+	text := fmt.Sprintf(`repetitions: 1
+netcheck: false
+live: {resolve: ["%s=%s"], ca: %q}
+factors:
+  networks: [{name: near, rtt: 20ms}, {name: far, rtt: 60ms}]
+  pages: ["url:https://%s/"]
+  protocols: [h2, h3]
+`, standin.Host, standin.Addr, st.Certs.CAFile, standin.Host)
+	if err := os.WriteFile(specPath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	for _, args := range [][]string{
+		{"run", specPath, "--shard", "1/2", "--out", filepath.Join(dir, "a")},
+		{"run", specPath, "--shard", "2/2", "--out", filepath.Join(dir, "b")},
+		{"merge", filepath.Join(dir, "m"), filepath.Join(dir, "a"), filepath.Join(dir, "b")},
+		{"report", filepath.Join(dir, "m")},
+		{"export", filepath.Join(dir, "m")},
+	} {
+		if code := Run(context.Background(), args, io.Discard, &stderr); code != exitOK {
+			t.Fatalf("%v exited %d: %s", args, code, stderr.String())
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "m", "export", "trials.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(csv), "url:https://www.standin.test/"); n != 4 {
+		t.Errorf("the merged run exports %d loads of the live page, want 4 (2 networks × h2, h3)", n)
+	}
+	store, err := results.Open(filepath.Join(dir, "m", results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if done, failed, err := store.Counts(); err != nil || done != 4 || failed != 0 {
+		t.Errorf("the merged run holds %d loads, %d failed (%v); want 4 verified", done, failed, err)
 	}
 }
