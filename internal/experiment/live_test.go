@@ -170,3 +170,23 @@ func TestALiveSitesOtherHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestALiveSitesOtherHostOfferingH3: a pinned host that advertises
+// HTTP/3 on the resources the page names (its 404 for "/" does not) is
+// found to offer it, and an h3 load reaches it over h3, verified.
+func TestALiveSitesOtherHostOfferingH3(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "make deps")
+	both := []string{standin.Host, standin.Static}
+	st := standin.Serve(t, 4, 2_000, both, both)
+	text := strings.Replace(liveSpec(st, "h3", "chromium", ""), `resolve: ["`+standin.Host, `resolve: ["`+standin.Static+"="+standin.Addr.String()+`", "`+standin.Host, 1)
+	_, store, _ := runSpec(t, text)
+	tr := trialsOf(t, store)[0]
+	tbs, err := store.Testbeds()
+	if err != nil || len(tbs) != 1 || !strings.Contains(tbs[0].LiveOrigins, standin.Static+" "+standin.Addr.String()+": h3 h2 http/1.1") {
+		t.Fatalf("live origins %+v, %v; want %s found to offer h3", tbs, err, standin.Static)
+	}
+	if tr.Status != results.StatusOK || tr.LiveExcluded != 0 || tr.LoadRequests != 4 {
+		t.Errorf("%s %q, %d excluded, %d requests; want all 4 images verified over h3", tr.Status, tr.Error, tr.LiveExcluded, tr.LoadRequests)
+	}
+}

@@ -1,10 +1,13 @@
 package experiment
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/netip"
@@ -138,18 +141,25 @@ func (r *runner) liveRoots() (*x509.CertPool, error) {
 }
 
 // probeLive asks each host what it offers, from the servers namespace
-// (beyond the emulator, through the uplink), tells the browser the leaf
+// (beyond the emulator, through the uplink): the page's host for the
+// page, each other host for the first of its resources the page's
+// document names (else "/"), tells the browser the leaf
 // keys a staging CA vouched for, refuses a page without a protocol the
 // spec asks for, and measures the page origin's round trip.
 func (r *runner) probeLive(ctx context.Context, b *bed, u *url.URL, roots *x509.CertPool) error {
 	dial := live.DialFunc(b.Topo.Servers.DialContext)
 	var keys []string
-	for _, h := range b.page.Hosts() {
-		path := "/"
-		if h == u.Hostname() {
-			path = u.RequestURI()
+	var document bytes.Buffer
+	var paths map[string]string
+	for i, h := range b.page.Hosts() { // the page's own first
+		path, body := u.RequestURI(), io.Writer(&document)
+		if i > 0 {
+			path, body = cmp.Or(paths[h], "/"), nil
 		}
-		offer, err := live.Probe(ctx, dial, h, b.Addrs[h], path, b.live.agentSuffix, roots, liveProbeTimeout)
+		offer, err := live.Probe(ctx, dial, h, b.Addrs[h], path, b.live.agentSuffix, roots, liveProbeTimeout, body)
+		if i == 0 {
+			paths = live.FirstPaths(document.Bytes(), b.page.Hosts()[1:])
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

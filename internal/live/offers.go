@@ -52,6 +52,51 @@ func (o Offer) Protocols() string {
 	return strings.Join(append(out, "http/1.1"), " ")
 }
 
+// MaxProbeBody bounds the body a probe reads, in bytes.
+const MaxProbeBody = 1 << 20
+
+// FirstPaths finds, for each of hosts, the path (and query) of the first
+// absolute reference to it in a document ("//host/path", as in
+// https://host/path or a protocol-relative URL): a resource the page
+// loads from that host, which answers a probe as the page's requests are
+// answered (a server may leave Alt-Svc off a 404). A host the document
+// does not name is left out.
+func FirstPaths(document []byte, hosts []string) map[string]string {
+	text := string(document)
+	lower := asciiLower(text) // byte for byte: indexes into text too
+	out := map[string]string{}
+	for _, h := range hosts {
+		at := strings.Index(lower, "//"+asciiLower(h)+"/")
+		if at < 0 {
+			continue
+		}
+		rest := text[at+2+len(h):]
+		end := strings.IndexAny(rest, "\"' <>()\\\n\r\t#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if path := rest[:end]; len(path) <= MaxPathBytes {
+			out[h] = path
+		}
+	}
+	return out
+}
+
+// asciiLower is s with its ASCII letters in lower case, every other byte
+// as it was.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// MaxPathBytes bounds a path FirstPaths keeps.
+const MaxPathBytes = 2048
+
 // MaxAltSvcBytes bounds the Alt-Svc field an Offer keeps.
 const MaxAltSvcBytes = 512
 
@@ -76,9 +121,10 @@ func AdvertisesH3(altSvc, host string) bool {
 // Probe asks host, at addr:443, for path over TLS offering h2 and
 // http/1.1, with agent as its User-Agent, and says what the origin
 // offers. roots are the certificates to trust beside the system's (nil:
-// the system's alone). The body is read up to 1 MiB and dropped. An error
-// is one line that names the host, what failed and the fix.
-func Probe(ctx context.Context, dial DialFunc, host string, addr netip.Addr, path, agent string, roots *x509.CertPool, timeout time.Duration) (Offer, error) {
+// the system's alone). The body is read up to MaxProbeBody into body
+// (nil: dropped). An error is one line that names the host, what failed
+// and the fix.
+func Probe(ctx context.Context, dial DialFunc, host string, addr netip.Addr, path, agent string, roots *x509.CertPool, timeout time.Duration, body io.Writer) (Offer, error) {
 	offer := Offer{Host: host, Addr: addr}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -103,7 +149,10 @@ func Probe(ctx context.Context, dial DialFunc, host string, addr netip.Addr, pat
 	if err != nil {
 		return offer, probeError(host, addr, err)
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if body == nil {
+		body = io.Discard
+	}
+	io.Copy(body, io.LimitReader(resp.Body, MaxProbeBody))
 	resp.Body.Close()
 	offer.Status, offer.H2 = resp.StatusCode, state.NegotiatedProtocol == "h2"
 	offer.AltSvc = resp.Header.Get("Alt-Svc")
