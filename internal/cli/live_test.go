@@ -55,6 +55,21 @@ func TestCompareALiveSiteThenReportAndExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the politeness cap and the address policy: exit status 2, one line, loads kept
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-loads", "1"}, "the run reached --max-loads 1: raise it to load the site more often (1 completed loads are kept in "},
+		{[]string{"--resolve", standin.Host + "=10.9.8.7"}, "www.standin.test resolves to 10.9.8.7, a private address: aiming a benchmark there needs --allow-private"},
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"compare", "--page", "url:https://" + standin.Host + "/", "--resolve", standin.Host + "=" + standin.Addr.String(),
+			"--ca", st.Certs.CAFile, "--protocols", "h2,h3", "--runs", "1", "--netcheck=false", "--out", filepath.Join(t.TempDir(), "c")}, c.args...)
+		if code := Run(context.Background(), args, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errOut.String(), c.want)
+		}
+	}
 	header, rows, _ := strings.Cut(string(csv), "\n")
 	if !strings.Contains(header, "live_excluded") || strings.Count(rows, "url:https://www.standin.test/") != 4 {
 		t.Errorf("export: header %.300q…, %d rows of the live page; want live_excluded and 4 loads", header, strings.Count(rows, "url:https://www.standin.test/"))
