@@ -1,13 +1,19 @@
 package experiment
 
 import (
+	"errors"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/breakdown"
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/live"
+	"github.com/quicbench/quicbench/internal/site"
 )
 
 // TestOtherTransportInTheCapture: a live load fails when the client sent
@@ -41,4 +47,34 @@ func TestOtherTransportInTheCapture(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+// TestLiveLoadsArePaced: the runner starts a live page's loads one
+// second apart at least, and stops at the cap with an input error.
+func TestLiveLoadsArePaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, _ := url.Parse("https://www.site.test/")
+		b := &bed{page: site.LiveSite(u, []string{"static.site.test"}), live: &liveState{}}
+		r := &runner{pacer: live.Pacer{MaxLoads: 3}}
+		var starts []time.Time
+		for range 3 {
+			if err := r.pace(t.Context(), b); err != nil {
+				t.Fatal(err)
+			}
+			starts = append(starts, time.Now())
+			time.Sleep(300 * time.Millisecond) // a load shorter than the gap
+		}
+		for i := 1; i < len(starts); i++ {
+			if gap := starts[i].Sub(starts[i-1]); gap != live.DefaultMinGap {
+				t.Errorf("load %d started %v after the one before, want %v", i+1, gap, live.DefaultMinGap)
+			}
+		}
+		var input *InputError
+		if err := r.pace(t.Context(), b); !errors.As(err, &input) || !strings.Contains(err.Error(), "--max-loads 3") {
+			t.Errorf("a fourth load: %v, want the cap's input error", err)
+		}
+		if err := r.pace(t.Context(), &bed{}); err != nil {
+			t.Errorf("a page the testbed serves is not paced: %v", err)
+		}
+	})
 }

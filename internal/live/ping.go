@@ -69,8 +69,10 @@ func MeasurePing(ctx context.Context, listen ListenFunc, target netip.Addr, coun
 			return p, fmt.Errorf("ping %s: %w", target, err)
 		}
 		p.Sent++
-		if err := pause(ctx, interval); err != nil {
-			return p, err
+		select {
+		case <-ctx.Done():
+			return p, ctx.Err()
+		case <-time.After(interval):
 		}
 	}
 	pc.SetReadDeadline(time.Now().Add(timeout))
@@ -112,16 +114,4 @@ func readEchoes(pc net.PacketConn, target netip.Addr, id int, sentAt []atomic.In
 		times = append(times, at.Sub(time.Unix(0, sentAt[echo.Seq].Load())))
 	}
 	return times
-}
-
-// pause waits d or until ctx ends.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -158,8 +158,9 @@ func (s *Spec) LiveCA() string {
 	return filepath.Join(s.Dir, s.Live.CA)
 }
 
-// checkLive refuses what a live page cannot do: artifacts of servers it
-// does not run, more than one live rule without a live page.
+// checkLive refuses what a live page cannot do (the servers' artifacts,
+// factors and paths, repeat visits, a client without a browser's
+// records) and live rules without a live page.
 func (s *Spec) checkLive() error {
 	if !s.HasLive() {
 		if len(s.Live.Resolve) > 0 || s.Live.MaxLoads > 0 || s.Live.CA != "" || s.Live.AllowPrivate || s.Live.AgentSuffix != "" || s.Live.FailUnverified {
@@ -169,6 +170,19 @@ func (s *Spec) checkLive() error {
 	}
 	if s.Artifacts.Qlog {
 		return fmt.Errorf("artifacts: qlog records the testbed's own h3 server, and a live page is served by the site's: leave qlog out (pcap and har work)")
+	}
+	for _, c := range s.Clients() {
+		if !c.Capabilities().Renders {
+			return fmt.Errorf("factors: client %s cannot load a live page, whose requests only a browser's records verify: use chromium or firefox", c)
+		}
+	}
+	if slices.Contains(s.LevelsOf(factor.IDVisit), string(factor.RepeatVisit)) {
+		return fmt.Errorf("factors: visit repeat closes the servers' connections between the visits, and a live page's servers are the site's own: leave visits out (first visits)")
+	}
+	for _, n := range s.Networks {
+		if len(n.Paths) > 0 {
+			return fmt.Errorf("network %s: per-server paths lead to the testbed's server addresses, and a live page's servers are the site's own: leave paths out", n.Name)
+		}
 	}
 	for _, fc := range factor.Table() {
 		if levels := s.LevelsOf(fc.ID); fc.Served && len(levels) > 0 && !slices.Equal(levels, []string{fc.Default}) {

@@ -274,11 +274,14 @@ func TestLiveRules(t *testing.T) {
 	}
 	const page = "factors: {networks: [{rtt: 20ms}], pages: [\"url:https://www.example.test/\"]"
 	for text, want := range map[string]string{
-		"repetitions: 1\nlive: {resolve: [a=b]}\n" + page + "}\n":                                              "is no IP address",
-		"repetitions: 1\nlive: {max_loads: -1}\n" + page + "}\n":                                               "max_loads -1 is outside",
-		"repetitions: 1\nartifacts: {qlog: true}\n" + page + "}\n":                                             "leave qlog out",
-		"repetitions: 1\n" + page + ", servers: [nginx]}\n":                                                    "leave servers out",
-		"repetitions: 1\nlive: {max_loads: 3}\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n": "no page is a live one",
+		"repetitions: 1\nlive: {resolve: [a=b]}\n" + page + "}\n":                                                                       "is no IP address",
+		"repetitions: 1\nlive: {max_loads: -1}\n" + page + "}\n":                                                                        "max_loads -1 is outside",
+		"repetitions: 1\nartifacts: {qlog: true}\n" + page + "}\n":                                                                      "leave qlog out",
+		"repetitions: 1\n" + page + ", servers: [nginx]}\n":                                                                             "leave servers out",
+		"repetitions: 1\n" + page + ", clients: [loader]}\n":                                                                            "client loader cannot load a live page",
+		"repetitions: 1\n" + page + ", visits: [first, repeat]}\n":                                                                      "leave visits out",
+		"repetitions: 1\nfactors: {networks: [{name: far, rtt: 20ms, path: \"1=50ms\"}], pages: [\"url:https://www.example.test/\"]}\n": "network far: per-server paths lead to the testbed",
+		"repetitions: 1\nlive: {max_loads: 3}\nfactors: {networks: [{rtt: 20ms}], pages: [synthetic:1x1KB]}\n":                          "no page is a live one",
 	} {
 		if _, err := Parse([]byte(text)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", text, err, want)

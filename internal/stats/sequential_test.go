@@ -36,6 +36,7 @@ func TestSequentialBoundaries(t *testing.T) {
 // 40: the sequential test rejects in α ± 0.005 of them, where testing at α
 // at every look would reject in several times as many.
 func TestSequentialFalsePositiveRate(t *testing.T) {
+	t.Parallel() // thousands of simulated studies: the long tests share the cores
 	seq, err := NewSequential(Alpha, 10, 40, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +86,7 @@ func TestSequentialFalsePositiveRate(t *testing.T) {
 // protocol difference, rejects in α ± 0.005 of them; with a 10 %
 // difference it stops earlier than the unpaired rule.
 func TestPairedSequentialFalsePositiveRate(t *testing.T) {
+	t.Parallel() // thousands of simulated studies: the long tests share the cores
 	paired, err := NewSequential(Alpha, 10, 40, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +140,7 @@ func TestPairedSequentialFalsePositiveRate(t *testing.T) {
 // interval lies; the looks' levels rise to the fixed test's 99 % where
 // the rule has one look.
 func TestLooksReadTheirVerdictFromTheirInterval(t *testing.T) {
+	t.Parallel() // thousands of simulated studies: the long tests share the cores
 	if one, _ := NewSequential(Alpha, 12, 12, 0); math.Abs(one.LookLevel(12)-0.99) > 1e-9 {
 		t.Errorf("one look's level %.6f, want 0.99", one.LookLevel(12))
 	}

@@ -93,9 +93,12 @@ func (s *Site) UserAgents() map[string]int {
 	return maps.Clone(s.agents)
 }
 
-// Static is a second host name of the stand-in, at the same address: a
-// page's static files on another origin.
-const Static = "static.standin.test"
+// Static and Images are more host names of the stand-in, at the same
+// address: a page's files on other origins.
+const (
+	Static = "static.standin.test"
+	Images = "img.standin.test"
+)
 
 // Serve serves a synthetic page of objects images of size bytes from a
 // new stand-in namespace, spread round-robin over hosts (Host alone when
