@@ -25,6 +25,7 @@ import (
 	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/site/gen"
+	"github.com/quicbench/quicbench/internal/stacks"
 )
 
 // Addr is the stand-in's address, and Gateway the host's end of its link:
@@ -103,8 +104,8 @@ const (
 // Serve serves a synthetic page of objects images of size bytes from a
 // new stand-in namespace, spread round-robin over hosts (Host alone when
 // none; every one at Addr): h1 and h2 over TCP and h3 over UDP on
-// Addr:443, the responses of the hosts in h3 advertising HTTP/3 (Alt-Svc:
-// h3=":443"). Its certificates are made for the test (Certs.CAFile is
+// Addr:443 (TCP with CUBIC, as the testbed's default stack), the
+// responses of the hosts in h3 advertising HTTP/3 (Alt-Svc: h3=":443"). Its certificates are made for the test (Certs.CAFile is
 // their CA). It stops when the test ends.
 func Serve(t testing.TB, objects int, size int64, hosts, h3 []string) *Site {
 	t.Helper()
@@ -130,7 +131,11 @@ func Serve(t testing.TB, objects int, size int64, hosts, h3 []string) *Site {
 	ns := Namespace(t)
 	var ln origin.Listener
 	at := netip.AddrPortFrom(Addr, 443).String()
-	if ln.TCP, err = ns.Listen("tcp4", at); err != nil {
+	// TCP as the testbed's default stack has it (CUBIC), not this
+	// kernel's default (BBR), so that a live load and a served one differ
+	// in their path alone
+	var applied stacks.Applied
+	if ln.TCP, err = stacks.Listen(ns, at, stacks.Of(factor.StackTCP), &applied); err != nil {
 		t.Fatal(err)
 	}
 	if ln.UDP, err = ns.ListenPacket("udp4", at); err != nil {
