@@ -21,32 +21,51 @@ import (
 // near the paper's) need only be able to fail, and one the quick scale
 // leaves out (Claim.NotAtQuick) must have no loads there.
 func TestEveryClaimCanAgreeAndCanFail(t *testing.T) {
+	t.Parallel()
 	for _, p := range All() {
-		for _, scale := range []Scale{Quick, Full} {
-			sources, _ := loadsOf(t, p.Specs[scale])
-			for _, c := range p.Claims {
-				if c.NotReproduced != "" {
-					continue
-				}
-				if scale == Quick && c.NotAtQuick {
-					if row := Evaluate(Paper{ID: p.ID, Claims: []Claim{c}}, sources, Options{Reps: 10})[0]; row.Verdict != NotMeasured {
-						t.Errorf("%s %s is marked as left out of the quick scale, yet it has %d settings there", p.ID, c.ID, row.Settings)
-					}
-					continue
-				}
-				for _, want := range []Verdict{Agrees, Disagrees} {
-					if want == Agrees && scale == Quick && c.PaperScaleOnly != "" {
-						continue
-					}
-					shaped := shapeLoads(c, sources, want)
-					row := Evaluate(Paper{ID: p.ID, Claims: []Claim{c}}, shaped, Options{Reps: 400, Seed: 7})[0]
-					if row.Verdict != want {
-						t.Errorf("%s %s at %s scale: loads built to give %q give %s (%s in %d settings, %s interval [%s, %s]; holds if %s)",
-							p.ID, c.ID, scale, want, row.Verdict, FormatValue(c.Stat.Kind, row.Value), row.Settings,
-							levelText(c), FormatValue(c.Stat.Kind, row.LevelLo), FormatValue(c.Stat.Kind, row.LevelHi), row.HoldsIf())
-					}
-				}
+		t.Run(p.ID, func(t *testing.T) {
+			t.Parallel() // thousands of resamples per claim: the papers share the cores
+			claimsCanAgreeAndFail(t, p)
+		})
+	}
+}
+
+// claimsCanAgreeAndFail checks TestEveryClaimCanAgreeAndCanFail's rule
+// for each claim of p at both scales, a claim to a parallel subtest.
+func claimsCanAgreeAndFail(t *testing.T, p Paper) {
+	for _, scale := range []Scale{Quick, Full} {
+		sources, _ := loadsOf(t, p.Specs[scale]) // read only by the subtests
+		for _, c := range p.Claims {
+			if c.NotReproduced != "" {
+				continue
 			}
+			t.Run(fmt.Sprintf("%s/%s", scale, c.ID), func(t *testing.T) {
+				t.Parallel()
+				claimCanAgreeAndFail(t, p, c, scale, sources)
+			})
+		}
+	}
+}
+
+// claimCanAgreeAndFail checks claim c of p at scale on loads shaped from
+// sources to agree and to disagree.
+func claimCanAgreeAndFail(t *testing.T, p Paper, c Claim, scale Scale, sources []Source) {
+	if scale == Quick && c.NotAtQuick {
+		if row := Evaluate(Paper{ID: p.ID, Claims: []Claim{c}}, sources, Options{Reps: 10})[0]; row.Verdict != NotMeasured {
+			t.Errorf("%s %s is marked as left out of the quick scale, yet it has %d settings there", p.ID, c.ID, row.Settings)
+		}
+		return
+	}
+	for _, want := range []Verdict{Agrees, Disagrees} {
+		if want == Agrees && scale == Quick && c.PaperScaleOnly != "" {
+			continue
+		}
+		shaped := shapeLoads(c, sources, want)
+		row := Evaluate(Paper{ID: p.ID, Claims: []Claim{c}}, shaped, Options{Reps: 400, Seed: 7})[0]
+		if row.Verdict != want {
+			t.Errorf("%s %s at %s scale: loads built to give %q give %s (%s in %d settings, %s interval [%s, %s]; holds if %s)",
+				p.ID, c.ID, scale, want, row.Verdict, FormatValue(c.Stat.Kind, row.Value), row.Settings,
+				levelText(c), FormatValue(c.Stat.Kind, row.LevelLo), FormatValue(c.Stat.Kind, row.LevelHi), row.HoldsIf())
 		}
 	}
 }

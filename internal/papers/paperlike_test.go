@@ -41,18 +41,22 @@ const shareMargin = 0.1
 // unless it is marked paper scale only (Claim.PaperScaleOnly), and then it
 // must not.
 func TestAPaperLikeResultAgrees(t *testing.T) {
+	t.Parallel()
 	for _, p := range All() {
-		for _, scale := range []Scale{Quick, Full} {
-			sources, _ := loadsOf(t, p.Specs[scale])
-			for i, c := range p.Claims {
-				if c.NotReproduced != "" || c.PaperValue == 0 || scale == Quick && c.NotAtQuick {
-					continue
-				}
-				if problem := paperLikeProblem(p, c, scale, sources, uint64(i)); problem != "" {
-					t.Errorf("%s %s at %s scale: %s", p.ID, c.ID, scale, problem)
+		t.Run(p.ID, func(t *testing.T) {
+			t.Parallel() // thousands of resamples per claim: the papers share the cores
+			for _, scale := range []Scale{Quick, Full} {
+				sources, _ := loadsOf(t, p.Specs[scale])
+				for i, c := range p.Claims {
+					if c.NotReproduced != "" || c.PaperValue == 0 || scale == Quick && c.NotAtQuick {
+						continue
+					}
+					if problem := paperLikeProblem(p, c, scale, sources, uint64(i)); problem != "" {
+						t.Errorf("%s %s at %s scale: %s", p.ID, c.ID, scale, problem)
+					}
 				}
 			}
-		}
+		})
 	}
 }
 
