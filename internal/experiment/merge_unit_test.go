@@ -74,6 +74,20 @@ func execSQL(t *testing.T, db *sql.DB, query string) {
 	}
 }
 
+// TestMergeRefusesShardsOfAnotherSpec: shards whose spec differs are not
+// merged, with status 2's input error naming both.
+func TestMergeRefusesShardsOfAnotherSpec(t *testing.T) {
+	dirs := fakeShards(t, 1, func(i int, db *sql.DB) {
+		if i == 2 {
+			execSQL(t, db, `UPDATE meta SET value = 'ffffffffffff0000' WHERE key = 'spec_sha256'`)
+		}
+	})
+	var in *InputError
+	if _, err := Merge(context.Background(), filepath.Join(t.TempDir(), "mixed"), dirs); !errors.As(err, &in) || !strings.Contains(err.Error(), "ran another spec than") {
+		t.Errorf("shards of two specs: %v", err)
+	}
+}
+
 // TestMergeChecksShardsRows: a trial of a repetition the spec does not
 // have, a trial whose ID is not its levels', and text in a number's column
 // are refused with status 2's input error, naming the shard; nothing is
