@@ -74,13 +74,19 @@ func (r *runner) startTestbed(_ context.Context, setup *plan.Setup) (*bed, error
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
-	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
-		paired: r.spec.Pairing, viewport: r.spec.ViewportOr(page.Viewport), replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
-		clientCPU: map[factor.Client]*cpuuse.Group{}, laneEvery: laneInterval(r.cpu, r.cfg.NoLanes)}
+	b := r.newBed(tb, page, setup)
 	if err := r.addClients(b); err != nil {
 		return nil, errors.Join(err, b.close())
 	}
 	return b, nil
+}
+
+// newBed is the bed of testbed tb serving page for setup, its clients
+// still to add (addClients).
+func (r *runner) newBed(tb *testbed.Testbed, page *site.Site, setup *plan.Setup) *bed {
+	return &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
+		paired: r.spec.Pairing, viewport: r.spec.ViewportOr(page.Viewport), replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
+		clientCPU: map[factor.Client]*cpuuse.Group{}, laneEvery: laneInterval(r.cpu, r.cfg.NoLanes)}
 }
 
 // addClients makes a client of each of the spec's client levels in b's

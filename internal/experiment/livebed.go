@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
-	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/live"
 	"github.com/quicbench/quicbench/internal/netns"
@@ -90,11 +89,9 @@ func (r *runner) startLiveTestbed(ctx context.Context, setup *plan.Setup) (*bed,
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
-	b := &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, paired: r.spec.Pairing,
-		viewport: r.spec.ViewportOr(factor.Viewport{}), replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
-		clientCPU: map[factor.Client]*cpuuse.Group{}, laneEvery: laneInterval(r.cpu, r.cfg.NoLanes),
-		live: &liveState{target: netip.AddrPortFrom(addrs[u.Hostname()], 443), agentSuffix: r.spec.Live.AgentSuffixOrDefault(),
-			failUnverified: r.spec.Live.FailUnverified}}
+	b := r.newBed(tb, page, setup)
+	b.live = &liveState{target: netip.AddrPortFrom(addrs[u.Hostname()], 443), agentSuffix: r.spec.Live.AgentSuffixOrDefault(),
+		failUnverified: r.spec.Live.FailUnverified}
 	if err := r.probeLive(ctx, b, u, roots); err != nil {
 		return nil, errors.Join(err, b.close())
 	}
@@ -235,13 +232,13 @@ func (l *liveState) record(rec *results.Testbed) {
 	}
 	rec.LiveOrigins = l.origins()
 	if l.base.Handshakes > 0 {
-		rec.BaseRTTMs = results.F(float64(l.base.Median) / float64(time.Millisecond))
+		rec.BaseRTTMs = results.F(ms(l.base.Median.Seconds()))
 	}
 	if l.after.Handshakes > 0 {
-		rec.BaseRTTAfterMs = results.F(float64(l.after.Median) / float64(time.Millisecond))
+		rec.BaseRTTAfterMs = results.F(ms(l.after.Median.Seconds()))
 	}
 	if l.ping.Answered > 0 {
-		rec.BasePingMs, rec.BaseLossPct = results.F(float64(l.ping.Median)/float64(time.Millisecond)), results.F(l.ping.LossPct())
+		rec.BasePingMs, rec.BaseLossPct = results.F(ms(l.ping.Median.Seconds())), results.F(l.ping.LossPct())
 	}
 }
 

@@ -61,6 +61,3 @@ func StartLive(cfg LiveConfig) (_ *Testbed, err error) {
 	}
 	return tb, nil
 }
-
-// Live says the testbed loads a deployed site: it runs no servers.
-func (tb *Testbed) Live() bool { return tb.Site != nil && tb.Site.Live }
