@@ -1,16 +1,18 @@
 package netns
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -39,17 +41,17 @@ const ipForward = "ipv4/ip_forward"
 // veth pair to the host's namespace, masqueraded to its end's address, and
 // the host routes it on as its own traffic, masqueraded again when it
 // leaves by another interface (its network never sees the testbed's
-// addresses). The host must forward (net.ipv4.ip_forward, set for the
-// uplink's life when it was off).
+// addresses). The host forwards the uplink's packets alone: on the
+// uplink's interfaces only, behind a filter (setupHostEnd).
 type Uplink struct {
 	// HostLink is the veth's end in the host's namespace; HostAddr and
 	// ServersAddr the two ends' addresses.
 	HostLink              string
 	HostAddr, ServersAddr netip.Addr
 	servers               *Namespace
-	// forwardWas is the host's ip_forward before the uplink ("" when the
-	// uplink left it as it was).
-	forwardWas string
+	// turnedOn are the host's interfaces whose forwarding the uplink
+	// turned on (it was off), to turn off again when no uplink is left.
+	turnedOn []string
 }
 
 // AddUplink joins t to the host's network (Uplink), carrying only packets
@@ -79,7 +81,7 @@ func (t *Topology) AddUplink(allow []netip.Addr) (_ *Uplink, err error) {
 			return nil, err
 		}
 	}
-	if err := u.setupHostEnd(); err != nil {
+	if err := u.setupHostEnd(allow); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -168,44 +170,204 @@ func (u *Uplink) setupServersEnd() error {
 	return masquerade(int(u.servers.handle), nftTablePrefix+"uplink", outOf(uplinkPeer, true))
 }
 
-// setupHostEnd turns the host's forwarding on (remembering it was off) and
-// masquerades what the servers namespace sends out of any other of the
-// host's interfaces.
-func (u *Uplink) setupHostEnd() error {
-	was, err := os.ReadFile("/proc/sys/net/" + ipForward)
+// setupHostEnd lets the host forward the uplink's packets and nothing
+// else: a filter is installed first (the uplink's own packets to the
+// pinned addresses, and their answers, pass; anything else into or out of
+// the uplink is dropped, and so is anything a neighbour sends through an
+// interface whose forwarding the uplink turns on), then forwarding is
+// turned on per interface (the uplink's end, and each interface that
+// leads to a pinned address where it was off), never with the host-wide
+// net.ipv4.ip_forward, whose toggle resets every interface's settings
+// (accept_redirects, forwarding). What leaves by another interface is
+// masqueraded. The table names the run's PID and records the interfaces
+// turned on, so that cleanup after a run that died puts them back.
+func (u *Uplink) setupHostEnd(allow []netip.Addr) error {
+	outs, err := outInterfaces(allow)
 	if err != nil {
-		return fmt.Errorf("read net.ipv4.ip_forward: %w", err)
+		return err
 	}
-	if strings.TrimSpace(string(was)) != "1" {
-		if err := os.WriteFile("/proc/sys/net/"+ipForward, []byte("1"), 0o644); err != nil {
-			return fmt.Errorf("set net.ipv4.ip_forward=1: %w", err)
+	var turnOn []string
+	for _, dev := range outs {
+		if off, err := forwardingOff(dev); err != nil {
+			return err
+		} else if off || recordedByAnother(dev) {
+			turnOn = append(turnOn, dev)
 		}
-		u.forwardWas = strings.TrimSpace(string(was))
 	}
-	match := append(fromAddr(u.ServersAddr), outOf(u.HostLink, false)...)
-	return masquerade(-1, hostTableName(u.HostLink, u.forwardWas), match)
+	if err := u.hostTable(allow, turnOn); err != nil {
+		return err
+	}
+	u.turnedOn = turnOn
+	for _, dev := range append([]string{u.HostLink}, turnOn...) {
+		if err := setForwarding(dev, "1"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// forwardMark separates, in the name of an uplink's host table, its link
-// from the forwarding the host had before ("0", or "" when it was on), so
-// that cleanup after a run that died puts it back.
-const forwardMark = "_forward"
+// hostTable adds the uplink's nftables table in the host's namespace:
+// the forward filter (setupHostEnd) and the masquerade of what the
+// servers namespace sends out of any other interface.
+func (u *Uplink) hostTable(allow []netip.Addr, turnOn []string) error {
+	c, err := nftConn(-1)
+	if err != nil {
+		return err
+	}
+	name := hostTableName(u.HostLink, os.Getpid())
+	table := c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: name})
+	nat := c.AddChain(&nftables.Chain{Name: "postrouting", Table: table, Type: nftables.ChainTypeNAT,
+		Hooknum: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityNATSource})
+	c.AddRule(&nftables.Rule{Table: table, Chain: nat, Exprs: append(append(fromAddr(u.ServersAddr), outOf(u.HostLink, false)...), &expr.Masq{})})
+	forward := c.AddChain(&nftables.Chain{Name: "forward", Table: table, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter})
+	pinned := append(inOf(u.HostLink), fromAddr(u.ServersAddr)...)
+	if allow != nil {
+		set := &nftables.Set{Table: table, Name: "pinned", KeyType: nftables.TypeIPAddr}
+		if err := c.AddSet(set, ipv4Elements(allow)); err != nil {
+			return fmt.Errorf("nftables set of %s: %w", name, err)
+		}
+		pinned = append(pinned, &expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: 4},
+			&expr.Lookup{SourceRegister: 1, SetName: set.Name, SetID: set.ID})
+	}
+	rules := []struct {
+		match    []expr.Any
+		verdict  expr.VerdictKind
+		userData string
+	}{
+		{pinned, expr.VerdictAccept, ""},
+		{inOf(u.HostLink), expr.VerdictDrop, ""},
+		{append(outOf(u.HostLink, true), established()...), expr.VerdictAccept, ""},
+		{outOf(u.HostLink, true), expr.VerdictDrop, ""},
+	}
+	for _, dev := range turnOn {
+		rules = append(rules, struct {
+			match    []expr.Any
+			verdict  expr.VerdictKind
+			userData string
+		}{inOf(dev), expr.VerdictDrop, forwardingRecord + dev})
+	}
+	for _, r := range rules {
+		rule := &nftables.Rule{Table: table, Chain: forward, Exprs: append(r.match, &expr.Verdict{Kind: r.verdict})}
+		if r.userData != "" {
+			rule.UserData = []byte(r.userData)
+		}
+		c.AddRule(rule)
+	}
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("nftables table %s: %w", name, err)
+	}
+	return nil
+}
+
+// forwardingRecord starts the user data of a forward rule that drops what
+// neighbours send through an interface whose forwarding the uplink turned
+// on; the interface's name follows.
+const forwardingRecord = "quicbench-forwarding-was-off:"
+
+// ipv4Elements are the IPv4 addresses of addrs as set elements.
+func ipv4Elements(addrs []netip.Addr) []nftables.SetElement {
+	var elems []nftables.SetElement
+	for _, a := range addrs {
+		if a.Is4() {
+			elems = append(elems, nftables.SetElement{Key: a.AsSlice()})
+		}
+	}
+	return elems
+}
+
+// established matches packets of connections seen both ways (and the
+// ICMP errors about them).
+func established() []expr.Any {
+	return []expr.Any{
+		&expr.Ct{Register: 1, Key: expr.CtKeySTATE},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+			Mask: binaryutil.NativeEndian.PutUint32(expr.CtStateBitESTABLISHED | expr.CtStateBitRELATED), Xor: []byte{0, 0, 0, 0}},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{0, 0, 0, 0}},
+	}
+}
+
+// outInterfaces are the host's interfaces that lead to the addresses in
+// allow (nil: every interface but loopback and the uplinks', since an
+// answer may come back by any).
+func outInterfaces(allow []netip.Addr) ([]string, error) {
+	var links []netlink.Link
+	if allow == nil {
+		all, err := netlink.LinkList()
+		if err != nil {
+			return nil, fmt.Errorf("list links: %w", err)
+		}
+		links = all
+	}
+	for _, a := range allow {
+		routes, err := netlink.RouteGet(a.AsSlice())
+		if err != nil {
+			return nil, fmt.Errorf("route to %s: %w", a, err)
+		}
+		for _, r := range routes {
+			l, err := netlink.LinkByIndex(r.LinkIndex)
+			if err != nil {
+				return nil, fmt.Errorf("interface %d: %w", r.LinkIndex, err)
+			}
+			links = append(links, l)
+		}
+	}
+	var names []string
+	for _, l := range links {
+		name := l.Attrs().Name
+		if name != "lo" && !strings.HasPrefix(name, UplinkPrefix) && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// forwardingPath is the sysctl of one interface's IPv4 forwarding.
+func forwardingPath(dev string) string { return "/proc/sys/net/ipv4/conf/" + dev + "/forwarding" }
+
+// forwardingOff reports whether the interface dev does not forward.
+func forwardingOff(dev string) (bool, error) {
+	was, err := os.ReadFile(forwardingPath(dev))
+	if err != nil {
+		return false, fmt.Errorf("read the forwarding of %s: %w", dev, err)
+	}
+	return strings.TrimSpace(string(was)) == "0", nil
+}
+
+// setForwarding sets the interface dev's forwarding to value.
+func setForwarding(dev, value string) error {
+	if err := os.WriteFile(forwardingPath(dev), []byte(value), 0o644); err != nil {
+		return fmt.Errorf("set net.ipv4.conf.%s.forwarding=%s: %w", dev, value, err)
+	}
+	return nil
+}
+
+// inOf matches packets that came in by the interface named name.
+func inOf(name string) []expr.Any {
+	ifname := make([]byte, unix.IFNAMSIZ)
+	copy(ifname, name)
+	return []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ifname},
+	}
+}
 
 // hostTableName names the host's nftables table of the uplink whose host
-// end is link.
-func hostTableName(link, forwardWas string) string {
-	return nftTablePrefix + link + forwardMark + forwardWas
+// end is link, made by the process pid.
+func hostTableName(link string, pid int) string {
+	return fmt.Sprintf("%s%s_%d", nftTablePrefix, link, pid)
 }
 
-// parseHostTable is hostTableName's link and forwarding; ok is false for
-// another table's name.
-func parseHostTable(name string) (link, forwardWas string, ok bool) {
+// parseHostTable is hostTableName's link and PID; ok is false for another
+// table's name.
+func parseHostTable(name string) (link string, pid int, ok bool) {
 	rest, ok := strings.CutPrefix(name, nftTablePrefix)
 	if !ok {
-		return "", "", false
+		return "", 0, false
 	}
-	link, forwardWas, ok = strings.Cut(rest, forwardMark)
-	return link, forwardWas, ok && strings.HasPrefix(link, UplinkPrefix) && (forwardWas == "" || forwardWas == "0")
+	link, pidText, ok := strings.Cut(rest, "_")
+	pid, err := strconv.Atoi(pidText)
+	return link, pid, ok && err == nil && pid > 0 && strings.HasPrefix(link, UplinkPrefix)
 }
 
 // fromAddr matches packets from addr.
@@ -262,13 +424,7 @@ func allowOnly(nsFd int, name, link string, allow []netip.Addr) error {
 	chain := c.AddChain(&nftables.Chain{Name: "forward", Table: table, Type: nftables.ChainTypeFilter,
 		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter})
 	set := &nftables.Set{Table: table, Name: "allowed", KeyType: nftables.TypeIPAddr}
-	var elems []nftables.SetElement
-	for _, a := range allow {
-		if a.Is4() {
-			elems = append(elems, nftables.SetElement{Key: a.AsSlice()})
-		}
-	}
-	if err := c.AddSet(set, elems); err != nil {
+	if err := c.AddSet(set, ipv4Elements(allow)); err != nil {
 		return fmt.Errorf("nftables set of %s: %w", name, err)
 	}
 	exprs := append(outOf(link, true),
@@ -301,34 +457,41 @@ func nftConn(nsFd int) (*nftables.Conn, error) {
 }
 
 // Close removes the host's end of the veth (the servers namespace's goes
-// with it, and with the namespace its table), the host's nftables table,
-// and turns the host's forwarding back off when the uplink turned it on
-// and no other uplink is left. It is safe on a partly built Uplink.
+// with it, and with the namespace its table) and the host's nftables
+// table, and turns the forwarding of the interfaces it turned on back off
+// when no other uplink is left. It is safe on a partly built Uplink.
 func (u *Uplink) Close() error {
 	if u == nil || u.HostLink == "" {
 		return nil
 	}
-	return errors.Join(removeUplink(u.HostLink), restoreForwarding(u.forwardWas))
+	recorded, err := removeUplink(u.HostLink)
+	return errors.Join(err, restoreForwarding(append(recorded, u.turnedOn...)))
 }
 
-// restoreForwarding puts the host's forwarding back to was ("" leaves it)
-// once no uplink is left.
-func restoreForwarding(was string) error {
-	if was == "" {
+// restoreForwarding turns the forwarding of the interfaces devs back off
+// once no uplink is left (one still running recorded them too, and puts
+// them back when it ends).
+func restoreForwarding(devs []string) error {
+	if len(devs) == 0 {
 		return nil
 	}
-	if others, err := uplinkLinks(); err != nil || len(others) > 0 {
+	if others, err := uplinkTables(); err != nil || len(others) > 0 {
 		return err
 	}
-	if err := os.WriteFile("/proc/sys/net/"+ipForward, []byte(was), 0o644); err != nil {
-		return fmt.Errorf("set net.ipv4.ip_forward=%s back: %w", was, err)
+	var errs []error
+	for _, dev := range slices.Compact(slices.Sorted(slices.Values(devs))) {
+		if _, err := netlink.LinkByName(dev); err != nil {
+			continue // gone with its namespace
+		}
+		errs = append(errs, setForwarding(dev, "0"))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// removeUplink deletes the host link name and its nftables table; either
-// missing is no error.
-func removeUplink(name string) error {
+// removeUplink deletes the host link name and its nftables tables (either
+// missing is no error) and returns the interfaces their filters record as
+// turned on.
+func removeUplink(name string) ([]string, error) {
 	var errs []error
 	if link, err := netlink.LinkByName(name); err == nil {
 		if err := netlink.LinkDel(link); err != nil {
@@ -337,42 +500,63 @@ func removeUplink(name string) error {
 	}
 	c, err := nftConn(-1)
 	if err != nil {
-		return errors.Join(append(errs, err)...)
+		return nil, errors.Join(append(errs, err)...)
 	}
 	tables, err := c.ListTablesOfFamily(nftables.TableFamilyIPv4)
 	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("nftables: list tables: %w", err))...)
+		return nil, errors.Join(append(errs, fmt.Errorf("nftables: list tables: %w", err))...)
 	}
+	var recorded []string
 	for _, t := range tables {
 		if link, _, ok := parseHostTable(t.Name); ok && link == name {
+			recorded = append(recorded, recordedIn(c, t)...)
 			c.DelTable(t)
 			if err := c.Flush(); err != nil {
 				errs = append(errs, fmt.Errorf("nftables: delete table %s: %w", t.Name, err))
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return recorded, errors.Join(errs...)
 }
 
-// uplinkLinks are the names of the host's uplink ends (UplinkPrefix).
-func uplinkLinks() ([]string, error) {
-	links, err := netlink.LinkList()
+// recordedIn are the interfaces the forward filter of table t records as
+// turned on by its uplink.
+func recordedIn(c *nftables.Conn, t *nftables.Table) []string {
+	rules, err := c.GetRules(t, &nftables.Chain{Name: "forward", Table: t})
 	if err != nil {
-		return nil, fmt.Errorf("list links: %w", err)
+		return nil
 	}
-	var out []string
-	for _, l := range links {
-		if strings.HasPrefix(l.Attrs().Name, UplinkPrefix) && l.Type() == "veth" {
-			out = append(out, l.Attrs().Name)
+	var devs []string
+	for _, r := range rules {
+		if dev, ok := strings.CutPrefix(string(r.UserData), forwardingRecord); ok && dev != "" {
+			devs = append(devs, dev)
 		}
 	}
-	return out, nil
+	return devs
 }
 
-// OrphanUplinkTables lists the host's nftables tables of uplinks whose
-// host end is gone (its run died: the servers namespace went, and the veth
-// pair with it).
-func OrphanUplinkTables() ([]string, error) {
+// recordedByAnother reports whether a running uplink's table records dev
+// as turned on by it: its forwarding is then on only for that uplink, and
+// must go off when the last uplink ends.
+func recordedByAnother(dev string) bool {
+	c, err := nftConn(-1)
+	if err != nil {
+		return false
+	}
+	tables, err := c.ListTablesOfFamily(nftables.TableFamilyIPv4)
+	if err != nil {
+		return false
+	}
+	for _, t := range tables {
+		if _, _, ok := parseHostTable(t.Name); ok && slices.Contains(recordedIn(c, t), dev) {
+			return true
+		}
+	}
+	return false
+}
+
+// uplinkTables are the names of the host's uplink tables.
+func uplinkTables() ([]string, error) {
 	c, err := nftConn(-1)
 	if err != nil {
 		return nil, err
@@ -383,21 +567,37 @@ func OrphanUplinkTables() ([]string, error) {
 	}
 	var out []string
 	for _, t := range tables {
-		link, _, ok := parseHostTable(t.Name)
-		if !ok {
-			continue
-		}
-		if _, err := netlink.LinkByName(link); err != nil {
+		if _, _, ok := parseHostTable(t.Name); ok {
 			out = append(out, t.Name)
 		}
 	}
 	return out, nil
 }
 
-// removeOrphanUplinks deletes OrphanUplinkTables, puts the host's
-// forwarding back as the first uplink found it, and returns their names.
-// Where nftables cannot be read (a kernel without it, no privilege), no
-// uplink can have been made: nothing to do.
+// OrphanUplinkTables lists the host's nftables tables of uplinks whose
+// run died (its process is gone) or whose host end is gone (its servers
+// namespace went, and the veth pair with it).
+func OrphanUplinkTables() ([]string, error) {
+	names, err := uplinkTables()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range names {
+		link, pid, _ := parseHostTable(name)
+		_, linkErr := netlink.LinkByName(link)
+		if linkErr != nil || unix.Kill(pid, 0) == unix.ESRCH {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// removeOrphanUplinks deletes OrphanUplinkTables with their host links
+// where these are still there, turns back off the forwarding they turned
+// on once no uplink is left, and returns their names: one pass. Where
+// nftables cannot be read (a kernel without it, no privilege), no uplink
+// can have been made: nothing to do.
 func removeOrphanUplinks() ([]string, error) {
 	names, err := OrphanUplinkTables()
 	if errors.Is(err, unix.EPROTONOSUPPORT) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOENT) {
@@ -407,11 +607,12 @@ func removeOrphanUplinks() ([]string, error) {
 		return nil, err
 	}
 	var errs []error
-	was := ""
+	var devs []string
 	for _, name := range names {
-		link, forwardWas, _ := parseHostTable(name)
-		was = cmp.Or(was, forwardWas)
-		errs = append(errs, removeUplink(link))
+		link, _, _ := parseHostTable(name)
+		recorded, err := removeUplink(link)
+		devs = append(devs, recorded...)
+		errs = append(errs, err)
 	}
-	return names, errors.Join(append(errs, restoreForwarding(was))...)
+	return names, errors.Join(append(errs, restoreForwarding(devs))...)
 }

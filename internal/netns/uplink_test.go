@@ -2,16 +2,14 @@ package netns
 
 import "testing"
 
-// TestUplinkTableNamesCarryTheForwarding: an uplink's host table names its
-// link and the forwarding to put back; other tables are not taken for one.
-func TestUplinkTableNamesCarryTheForwarding(t *testing.T) {
-	for _, was := range []string{"", "0"} {
-		link, got, ok := parseHostTable(hostTableName("qbu0123abcd", was))
-		if !ok || link != "qbu0123abcd" || got != was {
-			t.Errorf("forwarding %q: read back %q, %q, %v", was, link, got, ok)
-		}
+// TestUplinkTableNamesCarryTheRun: an uplink's host table names its link
+// and the PID of the run that made it; other tables are not taken for one.
+func TestUplinkTableNamesCarryTheRun(t *testing.T) {
+	link, pid, ok := parseHostTable(hostTableName("qbu0123abcd", 4321))
+	if !ok || link != "qbu0123abcd" || pid != 4321 {
+		t.Errorf("read back %q, %d, %v", link, pid, ok)
 	}
-	for _, name := range []string{"filter", "quicbench_uplink", "quicbench_eth0_forward0", "quicbench_qbu1_forward7", "nat"} {
+	for _, name := range []string{"filter", "quicbench_uplink", "quicbench_eth0_42", "quicbench_qbu1_forward0", "quicbench_qbu1_0", "quicbench_qbu1_-3", "nat"} {
 		if _, _, ok := parseHostTable(name); ok {
 			t.Errorf("%q taken for an uplink's table", name)
 		}

@@ -1,11 +1,13 @@
 package testbed
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -190,6 +192,79 @@ func TestAnUplinkLeftByADeadRunIsCleanedUp(t *testing.T) {
 	}
 }
 
+// uplinkHelperEnv makes TestHelperUplinkThenWait build an uplink.
+const uplinkHelperEnv = "QUICBENCH_UPLINK_HELPER"
+
+// TestHelperUplinkThenWait is not a test of its own: run by
+// TestAKilledRunsUplinkGoesInOneCleanup, it builds a network with an
+// uplink to the stand-in's address, says so, and waits to be killed.
+func TestHelperUplinkThenWait(t *testing.T) {
+	if os.Getenv(uplinkHelperEnv) == "" {
+		t.Skip("a helper run by TestAKilledRunsUplinkGoesInOneCleanup")
+	}
+	n, err := StartNetwork(netns.RunName(os.Getpid(), "uk"), emulator.Config{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := n.Topo.AddUplink([]netip.Addr{standin.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("UPLINK", up.HostLink)
+	time.Sleep(time.Minute)
+}
+
+// TestAKilledRunsUplinkGoesInOneCleanup: after a live run killed with
+// SIGKILL, one cleanup removes its namespaces, its uplink's host end and
+// table, and puts back the forwarding it turned on (the first cleanup
+// once left the table and forwarding for a second one to find).
+func TestAKilledRunsUplinkGoesInOneCleanup(t *testing.T) {
+	testenv.RequireRoot(t)
+	standin.Namespace(t) // the route to the pinned address
+	sysctls := []string{"/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/ipv4/conf/all/accept_redirects"}
+	before := readAll(t, sysctls)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperUplinkThenWait$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), uplinkHelperEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var hostLink string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if l, ok := strings.CutPrefix(sc.Text(), "UPLINK "); ok {
+			hostLink = l
+			break
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if hostLink == "" {
+		t.Fatal("the helper built no uplink")
+	}
+	if _, err := netns.RemoveStale(); err != nil {
+		t.Errorf("cleanup: %v", err)
+	}
+	if orphans, err := netns.OrphanUplinkTables(); err != nil || len(orphans) != 0 {
+		t.Errorf("after one cleanup, uplink tables left: %q, %v", orphans, err)
+	}
+	if _, err := netlink.LinkByName(hostLink); err == nil {
+		t.Errorf("after one cleanup, the uplink's host end %s is still there", hostLink)
+	}
+	if after := readAll(t, sysctls); !slices.Equal(after, before) {
+		t.Errorf("host-wide settings after cleanup %q, before the run %q", after, before)
+	}
+	if links, _ := netlink.LinkList(); slices.ContainsFunc(links, func(l netlink.Link) bool {
+		on, _ := os.ReadFile("/proc/sys/net/ipv4/conf/" + l.Attrs().Name + "/forwarding")
+		return strings.HasPrefix(l.Attrs().Name, "qbr") && strings.TrimSpace(string(on)) == "1"
+	}) && before[0] == "0" {
+		t.Error("after cleanup, the forwarding the killed run turned on is still on")
+	}
+}
+
 // TestChromiumLoadsASiteBeyondTheHostPerProtocol: Chromium in the client
 // namespace loads a site served from a namespace of its own beyond the
 // host's routing (the Go origin: h1, h2 and h3 on 203.0.113.10:443, its
@@ -224,3 +299,93 @@ func TestChromiumLoadsASiteBeyondTheHostPerProtocol(t *testing.T) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TestAnUplinkForwardsOnlyItsOwnTraffic: a live run once turned the
+// host's ip_forward on for everyone, making the host a router for its
+// neighbours. Now a neighbour (a namespace behind the interface that
+// leads to the pinned site) that sends through the host to a network
+// beyond it (another namespace) is not forwarded before, during or after
+// the uplink, while the uplink carries the pinned site's traffic; the
+// host-wide ip_forward and accept_redirects stay as they were, and the
+// interface's forwarding is put back.
+func TestAnUplinkForwardsOnlyItsOwnTraffic(t *testing.T) {
+	testenv.RequireRoot(t)
+	sysctls := []string{"/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/ipv4/conf/all/accept_redirects", "/proc/sys/net/ipv4/conf/default/forwarding"}
+	before := readAll(t, sysctls)
+	if before[0] != "0" {
+		t.Skip("this host forwards already (net.ipv4.ip_forward=1): a neighbour is routed with or without an uplink")
+	}
+	neighbour := standin.Namespace(t)
+	far := standin.NamespaceAt(t, netip.MustParseAddr("198.51.100.10"), netip.MustParseAddr("198.51.100.1"))
+	farConn, err := far.ListenPacket("udp4", "198.51.100.10:9999")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer farConn.Close()
+	routed := func(when string) bool {
+		c, err := neighbour.DialContext(t.Context(), "udp4", "198.51.100.10:9999")
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		defer c.Close()
+		c.Write([]byte(when))
+		farConn.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		buf := make([]byte, 64)
+		n, _, err := farConn.ReadFrom(buf)
+		return err == nil && string(buf[:n]) == when
+	}
+	if routed("before") {
+		t.Fatal("the neighbour's datagram crossed the host before any uplink: the test's network is not what it expects")
+	}
+	n, up := networkWithUplink(t, "uf", time.Millisecond, []netip.Addr{standin.Addr})
+	ln, err := neighbour.Listen("tcp4", netip.AddrPortFrom(standin.Addr, 80).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for c, err := ln.Accept(); err == nil; c, err = ln.Accept() {
+			c.Close()
+		}
+	}()
+	if c, err := n.Topo.Client.DialContext(t.Context(), "tcp4", netip.AddrPortFrom(standin.Addr, 80).String()); err != nil {
+		t.Fatalf("the uplink's own connection to the pinned site: %v", err)
+	} else {
+		c.Close()
+	}
+	if routed("during") {
+		t.Error("during the uplink, the host forwarded a neighbour's datagram to a network beyond it")
+	}
+	if during := readAll(t, sysctls); !slices.Equal(during, before) {
+		t.Errorf("host-wide settings during the uplink %q, before %q", during, before)
+	}
+	if err := up.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if routed("after") {
+		t.Error("after the uplink, the host forwarded a neighbour's datagram")
+	}
+	if after := readAll(t, sysctls); !slices.Equal(after, before) {
+		t.Errorf("host-wide settings after the uplink %q, before %q", after, before)
+	}
+	if links, _ := netlink.LinkList(); slices.ContainsFunc(links, func(l netlink.Link) bool {
+		on, _ := os.ReadFile("/proc/sys/net/ipv4/conf/" + l.Attrs().Name + "/forwarding")
+		return strings.HasPrefix(l.Attrs().Name, "qbr") && strings.TrimSpace(string(on)) == "1"
+	}) {
+		t.Error("an interface's forwarding the uplink turned on is still on")
+	}
+}
+
+// readAll reads each sysctl file of paths, trimmed.
+func readAll(t *testing.T, paths []string) []string {
+	t.Helper()
+	var out []string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, strings.TrimSpace(string(b)))
+	}
+	return out
+}

@@ -40,7 +40,13 @@ const Host = "www.standin.test"
 
 // Namespace is a namespace outside any testbed holding Addr, joined to
 // the host's namespace; it goes when the test ends.
-func Namespace(t testing.TB) *netns.Namespace {
+func Namespace(t testing.TB) *netns.Namespace { return NamespaceAt(t, Addr, Gateway) }
+
+// NamespaceAt is a namespace outside any testbed holding addr in a /24,
+// joined by a veth pair to the host's namespace, where gateway (in the
+// same /24) is the host's end and the namespace's default route; it goes
+// when the test ends.
+func NamespaceAt(t testing.TB, addr, gateway netip.Addr) *netns.Namespace {
 	t.Helper()
 	tag := time.Now().UnixNano() % 1e6
 	ns, err := netns.Create(netns.RunName(os.Getpid(), fmt.Sprintf("rs%d", tag)))
@@ -59,7 +65,7 @@ func Namespace(t testing.TB) *netns.Namespace {
 	}
 	t.Cleanup(func() { netlink.LinkDel(veth) })
 	mask := net.CIDRMask(24, 32)
-	must(t, netlink.AddrAdd(veth, &netlink.Addr{IPNet: &net.IPNet{IP: Gateway.AsSlice(), Mask: mask}}))
+	must(t, netlink.AddrAdd(veth, &netlink.Addr{IPNet: &net.IPNet{IP: gateway.AsSlice(), Mask: mask}}))
 	must(t, netlink.LinkSetUp(veth))
 	h, err := ns.Netlink()
 	if err != nil {
@@ -71,9 +77,9 @@ func Namespace(t testing.TB) *netns.Namespace {
 	must(t, h.LinkSetUp(lo))
 	end, err := h.LinkByName("site0")
 	must(t, err)
-	must(t, h.AddrAdd(end, &netlink.Addr{IPNet: &net.IPNet{IP: Addr.AsSlice(), Mask: mask}}))
+	must(t, h.AddrAdd(end, &netlink.Addr{IPNet: &net.IPNet{IP: addr.AsSlice(), Mask: mask}}))
 	must(t, h.LinkSetUp(end))
-	must(t, h.RouteAdd(&netlink.Route{Gw: Gateway.AsSlice(), LinkIndex: end.Attrs().Index}))
+	must(t, h.RouteAdd(&netlink.Route{Gw: gateway.AsSlice(), LinkIndex: end.Attrs().Index}))
 	return ns
 }
 
