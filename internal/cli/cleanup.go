@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/quicbench/quicbench/internal/experiment"
 )
@@ -29,7 +30,11 @@ func runCleanup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "removed directory", d)
 	}
 	for _, name := range removed {
-		fmt.Fprintln(stdout, "removed namespace", name)
+		what := "namespace"
+		if strings.HasPrefix(name, experiment.UplinkTablePrefix) {
+			what = "uplink's nftables table (its host end and forwarding with it)"
+		}
+		fmt.Fprintln(stdout, "removed", what, name)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench cleanup:", err)

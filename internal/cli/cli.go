@@ -154,13 +154,18 @@ func newLogger(w io.Writer, verbose bool) *slog.Logger {
 }
 
 // parseFlags parses a subcommand's args. On -h it prints usage and the flags
-// to stdout; on a bad flag, one line to stderr. done reports whether the
-// command should return code now.
+// to stdout; on a bad flag, or a path flag the ownership rule refuses
+// (pathFlags), one line to stderr. done reports whether the command should
+// return code now.
 func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) (code int, done bool) {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	switch {
 	case err == nil:
+		if err := trust.CheckUserPaths(flagPaths(fs)...); err != nil {
+			fmt.Fprintf(stderr, "quicbench %s: %v\n", fs.Name(), err)
+			return exitUsage, true
+		}
 		return 0, false
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintf(stdout, "%s\n\nFlags:\n", usage)

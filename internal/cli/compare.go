@@ -18,6 +18,7 @@ import (
 	"github.com/quicbench/quicbench/internal/netconf"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/trust"
 	"github.com/quicbench/quicbench/internal/units"
 )
 
@@ -186,6 +187,9 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (%s)", fs.Arg(0), compareHelpHint)
+	}
+	if err := trust.CheckUserPaths(flagPaths(fs)...); err != nil {
+		return nil, err
 	}
 	s, err := f.spec()
 	if err != nil {
@@ -403,7 +407,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitOK
 	}
 	if err == nil {
-		err = checkPrerequisites(o.spec, o.binaries, o.dir)
+		err = checkPrerequisites(ctx, o.spec, o.binaries, o.dir)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench compare:", err)
@@ -443,9 +447,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return exitOK
 }
 
-// checkPrerequisites says what is missing to run s: root, TUN, ip, and
-// what s's clients need (a browser at its binary, none for its default).
-func checkPrerequisites(s *spec.Spec, binaries map[factor.Client]string, dir string) error {
+// checkPrerequisites says what is missing to run s: root, TUN, ip, what
+// s's clients need (a browser at its binary, none for its default), and
+// live pages' hosts that do not resolve or that the policy refuses.
+func checkPrerequisites(ctx context.Context, s *spec.Spec, binaries map[factor.Client]string, dir string) error {
 	if err := checkPrivileges(); err != nil {
 		return err
 	}
@@ -460,7 +465,7 @@ func checkPrerequisites(s *spec.Spec, binaries map[factor.Client]string, dir str
 			return err
 		}
 	}
-	return nil
+	return experiment.CheckLive(ctx, s)
 }
 
 // clientBinaries are the flags that name the clients' programs, one per

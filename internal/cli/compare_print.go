@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -233,11 +234,24 @@ func unpinnedText(trials []results.TrialDetail) string {
 	}
 	var parts []string
 	for _, h := range slices.Sorted(maps.Keys(requests)) {
-		parts = append(parts, fmt.Sprintf("%s (%d)", h, requests[h]))
+		parts = append(parts, fmt.Sprintf("%s (%d)", shellWord(h), requests[h]))
 	}
-	first := slices.Sorted(maps.Keys(requests))[0]
+	first := shellWord(slices.Sorted(maps.Keys(requests))[0])
 	return fmt.Sprintf("not sent: the requests (listed ones, over all loads) to hosts the run did not pin: %s; to load them too, add --resolve %s (this machine resolves it) or --resolve %s=ADDR, one per host",
 		strings.Join(parts, ", "), first, first)
+}
+
+// plainWord is what a shell takes as one word without quotes.
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9._:=/-]+$`)
+
+// shellWord is s as a shell word in a command line quicbench suggests:
+// as it is when plain, else quoted (a host name a page named, which may
+// hold "$(…)").
+func shellWord(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return shellQuote(s)
 }
 
 // stackText is the servers' TCP stack as read back.

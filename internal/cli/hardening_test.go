@@ -89,8 +89,9 @@ func TestImportRefusesTargetsFirst(t *testing.T) {
 
 // TestRootWritesNothingIntoAUsersRun: root's export and report of a run
 // that belongs to another user refuse to write into it (the files would
-// be root's, which the user can neither replace nor remove); with an
-// output directory of root's they work.
+// be root's, which the user can neither replace nor remove), and since
+// hardening five refuse to read it at all, even into a directory of
+// root's: the user could swap its results.db for a link to root's own.
 func TestRootWritesNothingIntoAUsersRun(t *testing.T) {
 	testenv.RequireRoot(t)
 	dir := copyRun(t, "until")
@@ -109,8 +110,8 @@ func TestRootWritesNothingIntoAUsersRun(t *testing.T) {
 		t.Errorf("the user's run holds %d entries, want its 2", len(entries))
 	}
 	var stdout, stderr bytes.Buffer
-	if code := Run(context.Background(), []string{"export", dir, "--to", filepath.Join(t.TempDir(), "x")}, &stdout, &stderr); code != exitOK {
-		t.Errorf("export to root's directory: exit %d, %s", code, stderr.String())
+	if code := Run(context.Background(), []string{"export", dir, "--to", filepath.Join(t.TempDir(), "x")}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "belongs to uid 1000") {
+		t.Errorf("export of a user's run to root's directory: exit %d, %s; want it refused", code, stderr.String())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/experiment"
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // runMerge merges shard run directories into one run.
@@ -20,6 +21,10 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if fs.NArg() < 2 {
 		fmt.Fprintln(stderr, "quicbench merge: give the new run directory and the shards' directories: quicbench merge OUT DIR...")
+		return exitUsage
+	}
+	if err := trust.CheckUserPaths(argPaths("merge", fs.Args())...); err != nil {
+		fmt.Fprintln(stderr, "quicbench merge:", err)
 		return exitUsage
 	}
 	res, err := experiment.Merge(ctx, fs.Arg(0), fs.Args()[1:])

@@ -70,7 +70,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	for _, r := range repros {
-		if err := checkReproduction(r, binaries.values()); err != nil {
+		if err := checkReproduction(ctx, r, binaries.values()); err != nil {
 			fmt.Fprintln(stderr, "quicbench reproduce:", err)
 			return exitUsage
 		}
@@ -115,9 +115,9 @@ func useSites(ctx context.Context, repros []reproduce.Reproduction, dir string, 
 
 // checkReproduction refuses, before anything runs, a reproduction whose
 // clients are missing or whose directory holds another paper's runs.
-func checkReproduction(r reproduce.Reproduction, binaries map[factor.Client]string) error {
+func checkReproduction(ctx context.Context, r reproduce.Reproduction, binaries map[factor.Client]string) error {
 	for _, s := range r.AllSpecs() {
-		if err := checkPrerequisites(s, binaries, r.RunDir(s)); err != nil {
+		if err := checkPrerequisites(ctx, s, binaries, r.RunDir(s)); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // specAndFlags parses "SPEC [flags]" or "[flags] SPEC" and returns SPEC.
@@ -50,6 +51,10 @@ func argAndFlags(fs *flag.FlagSet, args []string, usage, what string, stdout, st
 	}
 	if arg == "" {
 		fmt.Fprintf(stderr, "quicbench %s: give %s\n", fs.Name(), what)
+		return "", exitUsage, true
+	}
+	if err := trust.CheckUserPaths(argPaths(fs.Name(), []string{arg})...); err != nil {
+		fmt.Fprintf(stderr, "quicbench %s: %v\n", fs.Name(), err)
 		return "", exitUsage, true
 	}
 	return arg, 0, false
@@ -101,7 +106,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			dir += fmt.Sprintf("-shard%dof%d", shard.I, shard.N)
 		}
 	}
-	if err := checkPrerequisites(s, binaries.values(), dir); err != nil {
+	if err := checkPrerequisites(ctx, s, binaries.values(), dir); err != nil {
 		fmt.Fprintln(stderr, "quicbench run:", err)
 		return exitUsage
 	}

@@ -48,7 +48,7 @@ func runSlurm(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench slurm:", err)
 		return exitUsage
 	}
-	array, merge, err := job.write()
+	array, merge, texts, err := job.write()
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench slurm:", err)
 		return exitFailure
@@ -58,10 +58,10 @@ func runSlurm(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "submit them with: sbatch --parsable %s, then sbatch --dependency=afterok:JOBID %s\n", array, merge)
 		return exitOK
 	}
-	arrayID, err := sbatch(array)
+	arrayID, err := sbatch(array, texts[0])
 	if err == nil {
 		var mergeID string
-		if mergeID, err = sbatch(merge, "--dependency=afterok:"+arrayID); err == nil {
+		if mergeID, err = sbatch(merge, texts[1], "--dependency=afterok:"+arrayID); err == nil {
 			fmt.Fprintf(stdout, "submitted array job %s (%d tasks) and merge job %s\n", arrayID, job.shards, mergeID)
 			return exitOK
 		}
@@ -110,16 +110,18 @@ func newSlurmJob(specPath, out, bin string, shards int, partition, limit string)
 var slurmWord = regexp.MustCompile(`^[A-Za-z0-9._:,-]*$`)
 
 // write writes both job scripts into the study's directory, never through
-// a link and never into a file that is there (safefs).
-func (j *slurmJob) write() (array, merge string, err error) {
-	for _, script := range []struct{ name, text string }{
-		{"quicbench-array.sbatch", j.arrayScript()}, {"quicbench-merge.sbatch", j.mergeScript()},
-	} {
-		if err := safefs.WriteFile(j.dir, script.name, []byte(script.text), 0o755); err != nil {
-			return "", "", fmt.Errorf("job script: %w", err)
+// a link and never into a file that is there (safefs), and returns their
+// paths and texts: what is submitted is the text written, never a file
+// read back.
+func (j *slurmJob) write() (array, merge string, texts [2]string, err error) {
+	texts = [2]string{j.arrayScript(), j.mergeScript()}
+	names := [2]string{"quicbench-array.sbatch", "quicbench-merge.sbatch"}
+	for i, name := range names {
+		if err := safefs.WriteFile(j.dir, name, []byte(texts[i]), 0o755); err != nil {
+			return "", "", texts, fmt.Errorf("job script: %w", err)
 		}
 	}
-	return filepath.Join(j.dir, "quicbench-array.sbatch"), filepath.Join(j.dir, "quicbench-merge.sbatch"), nil
+	return filepath.Join(j.dir, names[0]), filepath.Join(j.dir, names[1]), texts, nil
 }
 
 // header is the #SBATCH lines both scripts share; the output path is in
@@ -165,13 +167,18 @@ func (j *slurmJob) mergeScript() string {
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// sbatch submits script and returns the job id.
-func sbatch(script string, flags ...string) (string, error) {
+// sbatch submits the job script whose text is text (written to the file
+// script, which names it in errors) and returns the job id. The text goes
+// to sbatch on its standard input: what runs on the cluster is what this
+// process wrote, whatever happens to the file after.
+func sbatch(script, text string, flags ...string) (string, error) {
 	path, err := trust.LookPath("sbatch")
 	if err != nil {
 		return "", fmt.Errorf("%w: install Slurm's client with 'make slurm' (apt-get install slurm-client), and configure it for your cluster", err)
 	}
-	out, err := exec.Command(path, append(append([]string{"--parsable"}, flags...), script)...).Output()
+	cmd := exec.Command(path, append([]string{"--parsable"}, flags...)...)
+	cmd.Stdin = strings.NewReader(text)
+	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -63,6 +63,10 @@ func CheckServers(s *spec.Spec) error {
 	return nil
 }
 
+// UplinkTablePrefix starts the names RemoveStale gives the uplinks'
+// nftables tables it removed, beside the namespaces.
+const UplinkTablePrefix = netns.UplinkTablePrefix
+
 // RemoveStale removes what runs that were killed left behind: the
 // clients' leftovers (browsers' temporary directories), the runs' work
 // directories (browser profiles), the CPU

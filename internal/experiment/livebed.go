@@ -26,6 +26,7 @@ import (
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
+	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/testbed"
 )
 
@@ -77,15 +78,15 @@ func (r *runner) startLiveTestbed(ctx context.Context, setup *plan.Setup) (*bed,
 	if err != nil {
 		return nil, err
 	}
-	roots, err := r.liveRoots()
-	if err != nil {
-		return nil, err
-	}
 	if err := safefs.MkdirAll(r.cfg.Dir, "testbed", 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
+	roots, caCopy, err := r.liveRoots()
+	if err != nil {
+		return nil, err
+	}
 	tb, err := testbed.StartLive(testbed.LiveConfig{Stem: netns.NewRunName("r"), Link: testbed.LinkOf(setup.Network, setup.UpSeed, setup.DownSeed),
-		Site: page, Addrs: addrs, CAFile: r.spec.LiveCA()})
+		Site: page, Addrs: addrs, CAFile: caCopy})
 	if err != nil {
 		return nil, fmt.Errorf("testbed for %s: %w", setup.Key(), err)
 	}
@@ -101,14 +102,54 @@ func (r *runner) startLiveTestbed(ctx context.Context, setup *plan.Setup) (*bed,
 	return b, nil
 }
 
-// resolveLive resolves each host (the spec's --resolve addresses first,
+// resolveLive resolves each host of the spec's live rules (resolveHosts).
+func (r *runner) resolveLive(ctx context.Context, hosts []string) (map[string]netip.Addr, error) {
+	return resolveHosts(ctx, r.spec.Live, hosts)
+}
+
+// CheckLive resolves the hosts of every live page of s, as its run will,
+// before anything runs: an address the policy refuses (loopback, private,
+// this machine's own) or a name that does not resolve is one line, and no
+// run directory, header or table is made.
+func CheckLive(ctx context.Context, s *spec.Spec) error {
+	for _, p := range s.Pages {
+		if p.Kind != factor.PageLive {
+			continue
+		}
+		u, err := factor.ParseLiveURL(p.URL)
+		if err != nil {
+			return &InputError{Err: err}
+		}
+		hosts := site.LiveSite(u, slices.Sorted(maps.Keys(s.Live.Resolve))).Hosts()
+		if _, err := resolveHosts(ctx, s.Live, hosts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// localAddrs are this machine's own addresses (every interface's in
+// this network namespace), which a live page may not aim at without
+// --allow-private.
+func localAddrs() []netip.Addr {
+	addrs, _ := net.InterfaceAddrs()
+	var out []netip.Addr
+	for _, a := range addrs {
+		if prefix, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, prefix.Addr().Unmap())
+		}
+	}
+	return out
+}
+
+// resolveHosts resolves each host (rules' --resolve addresses first,
 // else the host's resolver), refusing addresses the policy does not
 // allow; each host gets its first address.
-func (r *runner) resolveLive(ctx context.Context, hosts []string) (map[string]netip.Addr, error) {
-	policy := live.Policy{AllowPrivate: r.spec.Live.AllowPrivate}
+func resolveHosts(ctx context.Context, rules spec.Live, hosts []string) (map[string]netip.Addr, error) {
+	policy := live.Policy{AllowPrivate: rules.AllowPrivate, Local: localAddrs()}
 	addrs := map[string]netip.Addr{}
 	for _, h := range hosts {
-		got, err := policy.Resolve(ctx, net.DefaultResolver, r.spec.Live.Resolve, h)
+		got, err := policy.Resolve(ctx, net.DefaultResolver, rules.Resolve, h)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -120,21 +161,30 @@ func (r *runner) resolveLive(ctx context.Context, hosts []string) (map[string]ne
 	return addrs, nil
 }
 
-// liveRoots reads the spec's staging CA (nil for none).
-func (r *runner) liveRoots() (*x509.CertPool, error) {
+// liveCAFile is the run's own copy of the spec's staging CA, in the run
+// directory: the user's file is read once, and the browsers' tools are
+// handed this copy, never the user's path.
+const liveCAFile = "testbed/live-ca.pem"
+
+// liveRoots reads the spec's staging CA (nil and "" for none) once,
+// through a descriptor, and returns it with the path of the run's copy.
+func (r *runner) liveRoots() (*x509.CertPool, string, error) {
 	path := r.spec.LiveCA()
 	if path == "" {
-		return nil, nil
+		return nil, "", nil
 	}
 	pem, err := safefs.ReadRegular(path, maxCABytes)
 	if err != nil {
-		return nil, inputErrorf("--ca: %v", err)
+		return nil, "", inputErrorf("--ca: %v", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, inputErrorf("--ca %s holds no PEM certificate: give the staging site's CA certificate in PEM", filepath.Base(path))
+		return nil, "", inputErrorf("--ca %s holds no PEM certificate: give the staging site's CA certificate in PEM", filepath.Base(path))
 	}
-	return pool, nil
+	if err := safefs.WriteFile(r.cfg.Dir, liveCAFile, pem, 0o644); err != nil {
+		return nil, "", fmt.Errorf("run directory: %w", err)
+	}
+	return pool, filepath.Join(r.cfg.Dir, liveCAFile), nil
 }
 
 // probeLive asks each host what it offers, from the servers namespace

@@ -236,6 +236,12 @@ func TestParseLiveURL(t *testing.T) {
 	if u, err := ParseLiveURL("https://a.test:443/x"); err != nil || u.String() != "https://a.test/x" {
 		t.Errorf("port 443: %v, %v", u, err)
 	}
+	if u, err := ParseLiveURL("https://www.h5.test./x"); err != nil || u.String() != "https://www.h5.test/x" {
+		t.Errorf("a fully qualified name (trailing dot): %v, %v; want the name without it, as --resolve keys it", u, err)
+	}
+	if u, err := ParseLiveURL("https://203.0.113.7/"); err != nil || u.Hostname() != "203.0.113.7" {
+		t.Errorf("an IPv4 address: %v, %v", u, err)
+	}
 	u, err := ParseLiveURL("https://WWW.Example.com#top")
 	if err != nil || u.String() != "https://www.example.com/" {
 		t.Errorf("got %v, %v", u, err)
@@ -247,6 +253,14 @@ func TestParseLiveURL(t *testing.T) {
 		"https://a.test/x y":           "spaces or control characters",
 		"https://a.test/" + strings.Repeat("a", MaxLiveURLBytes): "too long",
 		"https://a.test:8443/": "names port 8443",
+		// Hardening five: an IPv6 literal lost its brackets on the way to
+		// the spec and was "line 12: … does not parse"; a host that is
+		// no DNS name reached the browser's resolver rules.
+		"https://[::1]/":            "IPv6 address, and the testbed carries IPv4 only",
+		"https://[2001:db8::1]:443": "IPv6 address",
+		"https://a,MAP.test/":       "is not a DNS name",
+		"https://*.test/":           "is not a DNS name",
+		"https://-a.test/":          "is not a DNS name",
 	} {
 		if _, err := ParseLiveURL(raw); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%.40q: %v, want an error saying %q", raw, err, want)

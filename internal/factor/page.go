@@ -289,6 +289,8 @@ func ParseLiveURL(raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	switch {
+	case err != nil && strings.Contains(raw, "://["):
+		return nil, fmt.Errorf("live page URL %.100q names an IPv6 address, and the testbed carries IPv4 only: give a host name (pinned with --resolve NAME=IPV4 if need be) or an IPv4 address", raw)
 	case err != nil:
 		return nil, fmt.Errorf("live page URL %.100q does not parse: %s", raw, fix)
 	case u.Scheme != "https":
@@ -300,11 +302,13 @@ func ParseLiveURL(raw string) (*url.URL, error) {
 	case u.Port() != "" && u.Port() != "443":
 		return nil, fmt.Errorf("live page URL %.100q names port %s: a live page is loaded from port 443, where HTTP/3 is forced", raw, u.Port())
 	}
-	u.Host = u.Hostname()
+	if err := CheckHostName(NormalHost(u.Hostname())); err != nil {
+		return nil, fmt.Errorf("live page URL %.100q: %v", raw, err)
+	}
+	u.Host = NormalHost(u.Hostname())
 	u.Fragment, u.RawFragment = "", ""
 	if u.Path == "" {
 		u.Path = "/"
 	}
-	u.Host = strings.ToLower(u.Host)
 	return u, nil
 }

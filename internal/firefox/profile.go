@@ -11,9 +11,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/safefs"
 
 	"github.com/quicbench/quicbench/internal/trust"
 )
@@ -140,24 +142,41 @@ func hostsFile(addrs map[string]netip.Addr) []byte {
 	return []byte(b.String())
 }
 
-// makeCertDB makes an NSS certificate database in dir that trusts the CA
-// in caFile for servers, with certutil; with caFile "" (a live public
-// site), Firefox's own roots alone.
-func makeCertDB(dir, caFile string) error {
+// maxCAFileBytes bounds the certificate authority file read into a
+// profile.
+const maxCAFileBytes = 1 << 20
+
+// makeCertDB makes an empty NSS database in dir and, with caFile, has it
+// trust that certificate authority for TLS servers. caFile (a user's
+// --ca among them) is read once, through a descriptor that never blocks
+// on a FIFO, and certutil is handed a private copy in dir: never a path
+// someone else could change under it. Each certutil ends with ctx.
+func makeCertDB(ctx context.Context, dir, caFile string) error {
 	certutil, err := trust.LookPath("certutil")
 	if err != nil {
 		return fmt.Errorf("firefox: certutil is missing: install it with 'make firefox' (apt-get install libnss3-tools)")
 	}
 	db := "sql:" + dir
-	steps := [][]string{
-		{"-N", "-d", db, "--empty-password"},
-		{"-A", "-d", db, "-n", "quicbench run CA", "-t", "C,,", "-i", caFile},
-	}
-	if caFile == "" {
-		steps = steps[:1]
+	steps := [][]string{{"-N", "-d", db, "--empty-password"}}
+	if caFile != "" {
+		pem, err := safefs.ReadRegular(caFile, maxCAFileBytes)
+		if err != nil {
+			return fmt.Errorf("firefox: certificate authority: %w", err)
+		}
+		private := filepath.Join(dir, "ca-import.pem")
+		if err := safefs.WriteFile(dir, "ca-import.pem", pem, 0o600); err != nil {
+			return fmt.Errorf("firefox: certificate authority: %w", err)
+		}
+		defer os.Remove(private)
+		steps = append(steps, []string{"-A", "-d", db, "-n", "quicbench run CA", "-t", "C,,", "-i", private})
 	}
 	for _, args := range steps {
-		if out, err := exec.Command(certutil, args...).CombinedOutput(); err != nil {
+		cmd := exec.CommandContext(ctx, certutil, args...)
+		cmd.WaitDelay = time.Second
+		if out, err := cmd.CombinedOutput(); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return fmt.Errorf("firefox: certutil %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
 		}
 	}

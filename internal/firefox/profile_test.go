@@ -1,11 +1,26 @@
 package firefox
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"math/big"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 // TestUserJSQuotesEveryValue renders booleans, numbers and strings as
@@ -59,4 +74,64 @@ func TestHostsFileMapsEachHost(t *testing.T) {
 	if !strings.HasPrefix(got, "127.0.0.1\tlocalhost\n") || !strings.HasSuffix(got, "198.19.0.10\ta.test\n198.19.0.11\tb.test\n") {
 		t.Errorf("hosts file:\n%s", got)
 	}
+}
+
+// TestTheCAIsReadOnceAndNeverBlocks: a --ca swapped for a FIFO after
+// quicbench read it made certutil -i, run as root on the user's path,
+// block until someone wrote into the FIFO, and quicbench ignored SIGINT
+// and SIGTERM meanwhile. The CA is now read through a descriptor that
+// refuses a FIFO at once, certutil is handed a private copy, and each
+// certutil ends with the context.
+func TestTheCAIsReadOnceAndNeverBlocks(t *testing.T) {
+	testenv.RequireCommand(t, "certutil")
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "ca.pem")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- makeCertDB(context.Background(), t.TempDir(), fifo) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "FIFO") {
+			t.Errorf("a FIFO for a CA: %v, want it refused as a FIFO", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a FIFO for a CA blocked the profile's making for 10 s")
+	}
+	// A real CA: certutil imports the private copy, which is gone after.
+	ca := filepath.Join(dir, "real.pem")
+	if err := os.WriteFile(ca, testCAPEM(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	profile := t.TempDir()
+	if err := makeCertDB(context.Background(), profile, ca); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(profile, "ca-import.pem")); err == nil {
+		t.Error("the private copy of the CA is left in the profile")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := makeCertDB(ctx, t.TempDir(), ca); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// testCAPEM is a self-signed certificate authority in PEM, made for the
+// test.
+func testCAPEM(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "quicbench test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }

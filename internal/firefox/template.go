@@ -67,7 +67,7 @@ func (f *Firefox) makeTemplate(ctx context.Context, caFile string) (string, erro
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("firefox: template profile: %w", err)
 	}
-	if err := makeCertDB(dir, caFile); err != nil {
+	if err := makeCertDB(ctx, dir, caFile); err != nil {
 		return fail(err)
 	}
 	// A run of its own on a copy, so that the browser's leaving takes

@@ -16,6 +16,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/quicbench/quicbench/internal/factor"
 )
 
 // Overrides are --resolve's hosts: each host a live load may reach
@@ -29,9 +31,12 @@ type Overrides map[string][]netip.Addr
 func (o Overrides) ParseResolve(arg string) error {
 	const fix = "write --resolve host=addr[,addr…], such as --resolve www.example.com=203.0.113.10, or --resolve host alone for another host the page loads from"
 	host, list, withAddrs := strings.Cut(arg, "=")
-	host = strings.ToLower(strings.TrimSpace(host))
-	if host == "" || (withAddrs && list == "") || strings.ContainsAny(host, "/:@ \x00") {
+	host = factor.NormalHost(host)
+	if host == "" || (withAddrs && list == "") {
 		return fmt.Errorf("--resolve %.100q: %s", arg, fix)
+	}
+	if err := factor.CheckHostName(host); err != nil {
+		return fmt.Errorf("--resolve %.100q: %v: %s", arg, err, fix)
 	}
 	if !withAddrs {
 		if _, ok := o[host]; !ok {
@@ -52,9 +57,12 @@ func (o Overrides) ParseResolve(arg string) error {
 // Policy is what a live run may aim at.
 type Policy struct {
 	// AllowPrivate lets a page resolve to private, loopback, link-local
-	// and shared addresses (--allow-private): a staging server on the
-	// local network.
+	// and shared addresses, and to this machine's own (--allow-private):
+	// a staging server on the local network.
 	AllowPrivate bool
+	// Local are this machine's own addresses (its interfaces'), refused
+	// as loopback is: a page there would reach every port of the host.
+	Local []netip.Addr
 }
 
 // refused are the address ranges a live run never aims at without
@@ -95,6 +103,9 @@ func (p Policy) Check(host string, addr netip.Addr) error {
 			return fmt.Errorf("%s resolves to %s, %s address: aiming a benchmark there needs --allow-private (a staging server on your own network)", host, addr, r.what)
 		}
 	}
+	if slices.Contains(p.Local, addr) {
+		return fmt.Errorf("%s resolves to %s, one of this machine's own addresses: aiming a benchmark there needs --allow-private (a server on this machine)", host, addr)
+	}
 	return nil
 }
 
@@ -107,7 +118,7 @@ type Resolver interface {
 // host, else the resolver's; each checked against the policy, sorted. The
 // testbed carries IPv4 only.
 func (p Policy) Resolve(ctx context.Context, r Resolver, o Overrides, host string) ([]netip.Addr, error) {
-	host = strings.ToLower(host)
+	host = factor.NormalHost(host)
 	addrs := o[host]
 	if len(addrs) == 0 {
 		if ip, err := netip.ParseAddr(host); err == nil {

@@ -24,7 +24,15 @@ func TestParseResolve(t *testing.T) {
 	if got, ok := o["static.example.test"]; !ok || len(got) != 0 {
 		t.Errorf("a host alone: %v, %v; want it listed without addresses", got, ok)
 	}
-	for _, bad := range []string{"", "=1.2.3.4", "a.test=", "a.test=300.1.1.1", "a.test:443=1.2.3.4"} {
+	if err := o.ParseResolve("www.h5.test.=203.0.113.12"); err != nil {
+		t.Fatal(err)
+	}
+	if got := o["www.h5.test"]; len(got) != 1 {
+		t.Errorf("a fully qualified name (trailing dot): %v; want it keyed without the dot, as the page's URL is", o)
+	}
+	// Hardening five: '*' and 'a,MAP' were host names that reached the
+	// browser's resolver rules.
+	for _, bad := range []string{"", "=1.2.3.4", "a.test=", "a.test=300.1.1.1", "a.test:443=1.2.3.4", "*", "*=1.2.3.4", "a,MAP", "a b.test", "[::1]=1.2.3.4", "-x.test"} {
 		if err := (Overrides{}).ParseResolve(bad); err == nil || !strings.Contains(err.Error(), "--resolve") {
 			t.Errorf("%q: %v, want a --resolve error", bad, err)
 		}
@@ -50,7 +58,7 @@ func TestResolveRefusesWhatIsNotPublic(t *testing.T) {
 		"bed.test":         {netip.MustParseAddr("198.19.0.10")},
 		"v6only.test":      {netip.MustParseAddr("2001:db8::2")},
 	}
-	p := Policy{}
+	p := Policy{Local: []netip.Addr{netip.MustParseAddr("203.0.113.77")}}
 	got, err := p.Resolve(ctx, r, Overrides{}, "WWW.example.test")
 	if err != nil || len(got) != 2 || got[0] != netip.MustParseAddr("203.0.113.10") {
 		t.Errorf("public: %v, %v; want its two IPv4 addresses, sorted", got, err)
@@ -62,6 +70,9 @@ func TestResolveRefusesWhatIsNotPublic(t *testing.T) {
 		"v6only.test":   "no IPv4 address",
 		"nowhere.test":  "no such host (check the name, or give its address with --resolve nowhere.test=ADDR)",
 		"127.0.0.1":     "a loopback address",
+		// Hardening five: one of the host's own addresses, not loopback,
+		// reached every port of the host.
+		"203.0.113.77": "one of this machine's own addresses: aiming a benchmark there needs --allow-private",
 	} {
 		if _, err := p.Resolve(ctx, r, Overrides{}, host); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error saying %q", host, err, want)

@@ -30,6 +30,10 @@ var uplinkBlocks = netip.MustParsePrefix("198.18.128.0/17")
 // namespace and in the servers namespace.
 const nftTablePrefix = "quicbench_"
 
+// UplinkTablePrefix starts the names of the uplinks' nftables tables,
+// which RemoveStale lists beside the namespaces it removes.
+const UplinkTablePrefix = nftTablePrefix
+
 // ipForward is the sysctl that makes a namespace route between its
 // interfaces.
 const ipForward = "ipv4/ip_forward"

@@ -17,6 +17,7 @@ import (
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/site/imports"
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // RealSuffix ends the name of a paper's real-pages run: its RealPages spec
@@ -63,7 +64,10 @@ func ImportSites(ctx context.Context, dir, out string) ([]Site, error) {
 			continue
 		}
 		s := Site{Name: e.Name(), Archive: filepath.Join(out, SitesDir, e.Name())}
-		if s.Err = importSite(ctx, dir, s, e.IsDir()); s.Err != nil {
+		if s.Err = usableSite(dir, s); s.Err == nil {
+			s.Err = importSite(ctx, dir, s, e.IsDir())
+		}
+		if s.Err != nil {
 			s.Archive = ""
 		}
 		sites = append(sites, s)
@@ -75,6 +79,20 @@ func ImportSites(ctx context.Context, dir, out string) ([]Site, error) {
 		return nil, fmt.Errorf("--sites %s holds no recordings: give a directory of site archives, Mahimahi recording directories, .har or .wprgo files", dir)
 	}
 	return sites, writeSitesList(out, sites)
+}
+
+// usableSite refuses, for that site alone, a recording whose name no
+// archive can take (the list's own name, or one a spec cannot hold, such
+// as a name with a line break) or that the ownership rule refuses (as
+// root, one another user owns or could change: trust.CheckUserPaths).
+func usableSite(dir string, s Site) error {
+	if s.Name == sitesFile {
+		return fmt.Errorf("its name is that of the list of sites (%s): rename it", sitesFile)
+	}
+	if err := (factor.Page{Kind: factor.PageArchive, Archive: s.Archive}).Validate(); err != nil {
+		return fmt.Errorf("its name cannot be a site archive's (a line break or a path too long): rename it")
+	}
+	return trust.CheckUserPaths(trust.UserPath{Kind: trust.Input, Value: filepath.Join(dir, s.Name), Name: "--sites recording"})
 }
 
 // isRecording says whether a directory entry of --sites is a recording:

@@ -194,3 +194,57 @@ func TestSitesImportEveryKindOfRecording(t *testing.T) {
 		t.Errorf("cook2017 with sites: %v", err)
 	}
 }
+
+// TestSitesSkipWhatNoArchiveCanTake: one odd recording failed the whole
+// --sites (a directory named sites.csv: "exists and is not a regular
+// file"; a name with a line break: the spec failed to re-parse after
+// everything was imported); and as root, a recording another user owns
+// in root's directory was read. Each is now left out and named, and the
+// others are imported.
+func TestSitesSkipWhatNoArchiveCanTake(t *testing.T) {
+	testenv.RequireRoot(t)
+	shared := testenv.SharedRecordings(t)
+	in, out := t.TempDir(), t.TempDir()
+	data, err := os.ReadFile(filepath.Join(shared, "www.kernel.org.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"good.har", "line\nbreak.har", "theirs.har"} {
+		if err := os.WriteFile(filepath.Join(in, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(filepath.Join(in, "theirs.har"), 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(in, sitesFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sites, err := ImportSites(context.Background(), in, out)
+	if err != nil {
+		t.Fatalf("one odd recording failed them all: %v", err)
+	}
+	want := map[string]string{"good.har": "", "line\nbreak.har": "line break", sitesFile: "the list of sites", "theirs.har": "uid 4242"}
+	for _, s := range sites {
+		w, ok := want[s.Name]
+		switch {
+		case !ok:
+			t.Errorf("unexpected site %q", s.Name)
+		case w == "" && s.Err != nil:
+			t.Errorf("%q: %v", s.Name, s.Err)
+		case w != "" && (s.Err == nil || !strings.Contains(s.Err.Error(), w)):
+			t.Errorf("%q: %v, want it left out saying %q", s.Name, s.Err, w)
+		}
+		delete(want, s.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("not listed: %v", want)
+	}
+	repros, err := Resolve("nepomuceno2018", "quick", out, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repros[0].UseSites(in, sites); err != nil || len(repros[0].Real.Pages) != 1 {
+		t.Errorf("the real-pages spec of the one good site: %v", err)
+	}
+}

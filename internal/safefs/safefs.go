@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // LinkError says that a path below a base directory is a symbolic link.
@@ -314,8 +316,20 @@ func Lock(dir string) (unlock func(), err error) {
 // OpenRegular opens a file the user named for reading, and refuses
 // anything but a regular file: a FIFO, device or directory would block or
 // never end. The descriptor is opened non-blocking, so naming a FIFO
-// cannot hang the open either.
+// cannot hang the open either. As root it follows the ownership rule
+// (trust.CheckUserPaths): a file another user owns or could swap, on the
+// way to it too, is refused; the path opened is the one checked, links
+// resolved.
 func OpenRegular(path string) (*os.File, error) {
+	if trust.Judged() {
+		resolved, err := trust.File(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%v; as root, quicbench reads nothing another user could change: run it as that user, or copy the file into a directory of root's", err)
+		}
+		if err == nil {
+			path = resolved
+		}
+	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}

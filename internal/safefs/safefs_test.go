@@ -258,3 +258,29 @@ func TestPruneInFollowsNoLink(t *testing.T) {
 		t.Errorf("a missing directory: %v", err)
 	}
 }
+
+// TestReadRegularFollowsTheOwnershipRule: as root, a file the user named
+// that another user owns, or that sits in a directory another user owns,
+// is refused before it is read (spec, trace, CA and HAR readers all go
+// through ReadRegular or OpenRegular); root's own file is read.
+func TestReadRegularFollowsTheOwnershipRule(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	theirs := filepath.Join(dir, "theirs")
+	os.Mkdir(theirs, 0o755)
+	for _, p := range []string{filepath.Join(dir, "their.yaml"), filepath.Join(theirs, "root.yaml"), filepath.Join(dir, "mine.yaml")} {
+		if err := os.WriteFile(p, []byte("name: x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chown(filepath.Join(dir, "their.yaml"), 4242, 4242)
+	os.Chown(theirs, 4242, 4242)
+	for _, p := range []string{filepath.Join(dir, "their.yaml"), filepath.Join(theirs, "root.yaml")} {
+		if _, err := ReadRegular(p, 100); err == nil || !strings.Contains(err.Error(), "uid 4242") {
+			t.Errorf("ReadRegular(%s): %v, want it refused as uid 4242's", filepath.Base(p), err)
+		}
+	}
+	if data, err := ReadRegular(filepath.Join(dir, "mine.yaml"), 100); err != nil || string(data) != "name: x\n" {
+		t.Errorf("root's own file: %q, %v", data, err)
+	}
+}

@@ -14,11 +14,13 @@
 // link), and callers run or write into the resolved path they were given
 // back: exactly what was checked.
 //
-// In a user namespace that maps one uid alone (a rootless run: every
-// other user shows as the overflow uid, root's files among them), the
-// process holds no privilege beyond its user's and ownership is not
-// judged. In any other user namespace (a container mapping many users)
-// owners are judged as the namespace sees them.
+// In a user namespace that maps one uid alone, and that uid is an ordinary
+// user's outside (a rootless run: every other user shows as the overflow
+// uid, root's files among them), the process holds no privilege beyond its
+// user's and ownership is not judged. In any other user namespace (a
+// container mapping many users, or root's own `unshare -r`, whose one uid
+// is root's) owners are judged as the namespace sees them: there another
+// user's files show as the overflow uid and are refused.
 package trust
 
 import (
@@ -62,25 +64,34 @@ func InitialUserNamespace() bool {
 }
 
 // enforced reports whether ownership is judged: everywhere but in a user
-// namespace that maps a single uid, where every other owner is the
-// overflow uid and nothing can be told apart.
+// namespace that maps a single ordinary user's uid, where every other
+// owner is the overflow uid and the process can do nothing that user
+// could not.
 func enforced() bool {
 	data, err := os.ReadFile("/proc/self/uid_map")
 	if err != nil {
 		return true // no user namespaces in this kernel
 	}
-	return !mapsOneUID(string(data))
+	return !mapsOneOrdinaryUID(string(data))
 }
 
-// mapsOneUID reports whether uidMap (the text of /proc/PID/uid_map) maps
-// exactly one uid: one line whose count is 1.
-func mapsOneUID(uidMap string) bool {
+// Enforced reports whether this process judges the owners of the paths it
+// relies on (see the package comment): false only in a rootless run's
+// namespace.
+func Enforced() bool { return enforced() }
+
+// mapsOneOrdinaryUID reports whether uidMap (the text of
+// /proc/PID/uid_map) maps exactly one uid, and that to a uid other than
+// root's outside: one line whose count is 1 and whose outside uid is not
+// 0. Root's own `unshare -r` maps "0 0 1": it keeps root's power over
+// every file and is judged.
+func mapsOneOrdinaryUID(uidMap string) bool {
 	lines := strings.Split(strings.TrimSpace(uidMap), "\n")
 	if len(lines) != 1 {
 		return false
 	}
 	f := strings.Fields(lines[0])
-	return len(f) == 3 && f[2] == "1"
+	return len(f) == 3 && f[2] == "1" && f[1] != "0"
 }
 
 // trustedOwner reports whether uid is root or this process's user.
@@ -145,6 +156,29 @@ const missingMark = ^uint64(0)
 
 // missing reports whether st is walk's status for a path not made yet.
 func missing(st unix.Stat_t) bool { return st.Nlink == missingMark }
+
+// File checks that path is a file that only root or this process's user
+// can change (whether it is a regular one is the reader's to say), in directories only they can change (see
+// Dir), and returns it resolved (links followed): open that path, the one
+// checked. It is for files a command reads as root that decide what it
+// does or what it writes where others may read it (a spec, a certificate
+// authority, a recording).
+func File(path string) (string, error) {
+	if !enforced() {
+		return path, nil
+	}
+	resolved, st, err := walk(path, false)
+	if err != nil {
+		return "", err
+	}
+	if !trustedOwner(st.Uid) {
+		return "", &UntrustedError{Path: resolved, Why: "belongs to " + ownerText(st.Uid) + ": as root, quicbench reads no file another user owns"}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Mode&0o022 != 0 {
+		return "", &UntrustedError{Path: resolved, Why: "can be written by other users (mode " + modeText(st) + ")"}
+	}
+	return resolved, nil
+}
 
 // Executable checks that path is a regular executable file that only root
 // or this process's user can change, in directories only they can change,

@@ -217,16 +217,18 @@ func TestResolvedIsWhatTheKernelOpens(t *testing.T) {
 	}
 }
 
-func TestMapsOneUID(t *testing.T) {
+func TestMapsOneOrdinaryUID(t *testing.T) {
 	for text, want := range map[string]bool{
 		"         0       1000          1\n": true,
+		"0 0 1\n":                            false, // root's own unshare -r
+		"         0          0          1\n": false,
 		"0 0 4294967295\n":                   false,
 		"0 100000 65536\n":                   false,
 		"0 1000 1\n1 100000 65536\n":         false,
 		"":                                   false,
 	} {
-		if got := mapsOneUID(text); got != want {
-			t.Errorf("mapsOneUID(%q) = %v, want %v", text, got, want)
+		if got := mapsOneOrdinaryUID(text); got != want {
+			t.Errorf("mapsOneOrdinaryUID(%q) = %v, want %v", text, got, want)
 		}
 	}
 }

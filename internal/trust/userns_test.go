@@ -30,19 +30,25 @@ func TestHelperCheckInNamespace(t *testing.T) {
 }
 
 // TestContainerNamespaceJudgesOwners: in a user namespace that maps many
-// users (a container's), another user's program is still refused, while in
-// one that maps one uid alone (a rootless run) ownership is not judged.
+// users (a container's), another user's program is still refused, and so
+// it is in one that maps root's uid alone (root's own `unshare -r`, where
+// the stranger's program shows as the overflow uid), while in one that maps
+// an ordinary user's uid alone (a rootless run) ownership is not judged.
 func TestContainerNamespaceJudgesOwners(t *testing.T) {
 	base := rootTree(t)
 	theirs := program(t, filepath.Join(base, "chromium"), 0o755, stranger)
 	mine := program(t, filepath.Join(base, "mine"), 0o755, 0)
 	many := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
-	one := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+	rootsOne := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+	one := []syscall.SysProcIDMap{{ContainerID: 0, HostID: stranger + 1, Size: 1}}
 	if got := checkInNamespace(t, theirs, many); !strings.Contains(got, "belongs to uid 4242") {
 		t.Errorf("a stranger's program in a namespace mapping 65536 users: %q, want it refused as uid 4242's", got)
 	}
 	if got := checkInNamespace(t, mine, many); got != "trusted" {
 		t.Errorf("root's program in a namespace mapping 65536 users: %q", got)
+	}
+	if got := checkInNamespace(t, theirs, rootsOne); !strings.Contains(got, "belongs to uid 65534") {
+		t.Errorf("root's unshare -r (uid 0 mapped alone): %q, want the stranger's program refused as the overflow uid's", got)
 	}
 	if got := checkInNamespace(t, theirs, one); got != "trusted" {
 		t.Errorf("a one-uid namespace (rootless): %q, want ownership not judged", got)
