@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -92,7 +93,8 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 		if err != nil {
 			return nil, err
 		}
-		waterfalls = append(waterfalls, Waterfall{Trial: *t, Resources: res, HAR: harOf(dir, t), Connections: conns, Samples: samples, Losses: losses})
+		h, note := harOf(dir, t)
+		waterfalls = append(waterfalls, Waterfall{Trial: *t, Resources: res, HAR: h, HARNote: note, Connections: conns, Samples: samples, Losses: losses})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -117,27 +119,36 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 // page load's requests and timings, which quicbench writes without bodies.
 const maxArtifactHARBytes = 64 << 20
 
-// harOf reads t's HAR artifact, if the run kept one; nil otherwise. The
-// artifacts column is the run's, which a user may have edited: the HAR is
-// read only inside the run directory dir (no absolute path, no "..", no
-// link followed below dir, as frames are read) and within a size bound.
-func harOf(dir string, t *results.Trial) *har.HAR {
+// harOf reads t's HAR artifact, if the run kept one; nil otherwise, with
+// a note where it kept one the report could not draw (beyond the size
+// bound, or not a HAR). The artifacts column is the run's, which a user
+// may have edited: the HAR is read only inside the run directory dir (no
+// absolute path, no "..", no link followed below dir, as frames are
+// read) and within a size bound.
+func harOf(dir string, t *results.Trial) (*har.HAR, string) {
 	if t == nil {
-		return nil
+		return nil, ""
 	}
+	note := ""
 	for _, a := range strings.Split(t.Artifacts, ",") {
 		if !strings.HasSuffix(a, ".har") || !insideRun(a) {
 			continue
 		}
 		data, err := safefs.ReadIn(dir, a, maxArtifactHARBytes)
-		if err != nil {
+		var tooLarge *safefs.TooLargeError
+		switch {
+		case errors.As(err, &tooLarge):
+			note = fmt.Sprintf("Its HAR artifact is larger than the report's bound of %d MiB, so it is drawn from Resource Timing instead.", maxArtifactHARBytes>>20)
+			continue
+		case err != nil:
 			continue
 		}
 		if h, err := har.Parse(data); err == nil {
-			return h
+			return h, ""
 		}
+		note = "Its HAR artifact is not a HAR document the report reads, so it is drawn from Resource Timing instead."
 	}
-	return nil
+	return nil, note
 }
 
 // insideRun reports whether the artifact path a names a file below the

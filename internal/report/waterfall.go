@@ -25,9 +25,12 @@ import (
 // and 0-RTT handshakes the HAR's rows then mark, its samples, drawn as
 // lanes under it, and its losses, marked on its rows.
 type Waterfall struct {
-	Trial       results.Trial
-	Resources   []results.Resource
-	HAR         *har.HAR
+	Trial     results.Trial
+	Resources []results.Resource
+	HAR       *har.HAR
+	// HARNote says why the load's HAR artifact was not drawn ("" where
+	// it was, or where the run kept none).
+	HARNote     string
 	Connections []results.Connection
 	Samples     []results.Sample
 	Losses      []results.Loss
@@ -201,6 +204,9 @@ func waterfallFigure(w Waterfall, name string, axes sharedAxes) (Figure, error) 
 		return Figure{}, err
 	} else if n > 0 {
 		caption += lossesCaption
+	}
+	if w.HARNote != "" {
+		caption += " " + w.HARNote
 	}
 	return finishWaterfall(p, names, w, name, caption, marks, axes)
 }
