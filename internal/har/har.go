@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -146,12 +147,22 @@ func (h *HAR) WriteFile(path string) error {
 }
 
 // ReadFile reads a HAR file.
-func ReadFile(path string) (*HAR, error) {
-	b, err := safefs.ReadRegular(path, MaxFileBytes)
+func ReadFile(path string) (*HAR, error) { return ReadFileWithin(path, -1) }
+
+// ReadFileWithin reads a HAR file one entry at a time, and stops with a
+// BodiesTooLargeError as soon as its bodies add up to more than budget
+// bytes (negative: no limit): a file far larger than what it can be used
+// for is refused having read no more than that.
+func ReadFileWithin(path string, budget int64) (*HAR, error) {
+	f, err := safefs.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("har: %w", err)
 	}
-	h, err := Parse(b)
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("har: %w", &safefs.TooLargeError{Path: path, Limit: MaxFileBytes})
+	}
+	h, err := parseFrom(f, budget)
 	if err != nil {
 		return nil, fmt.Errorf("har %s: %w", path, err)
 	}
@@ -162,27 +173,35 @@ func ReadFile(path string) (*HAR, error) {
 const MaxFileBytes = 1 << 30
 
 // Parse decodes a HAR document; errors quote none of it.
-func Parse(b []byte) (*HAR, error) {
-	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a byte-order mark, as some tools write UTF-8
-	var h HAR
-	if err := json.Unmarshal(b, &h); err != nil {
+func Parse(b []byte) (*HAR, error) { return parseFrom(bytes.NewReader(b), -1) }
+
+// parseFrom decodes a HAR document from r within budget (decode), with
+// errors that quote none of it.
+func parseFrom(r io.Reader, budget int64) (*HAR, error) {
+	h, err := decode(r, budget)
+	if err != nil {
 		var syntax *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		var when *time.ParseError
+		var tooLarge *BodiesTooLargeError
 		switch {
+		case errors.As(err, &tooLarge):
+			return nil, err
 		case errors.As(err, &when):
 			return nil, errors.New("a startedDateTime is neither an RFC 3339 time (such as 2024-05-01T10:00:00.000Z) nor empty")
 		case errors.As(err, &syntax):
 			return nil, fmt.Errorf("not JSON (byte %d): %s", syntax.Offset, syntax.Error())
 		case errors.As(err, &typ):
 			return nil, fmt.Errorf("%s is a JSON %s, not the %s HAR 1.2 has there", typ.Field, typ.Value, typ.Type)
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			return nil, errors.New("not JSON: the document ends early")
 		}
 		return nil, errors.New("not a HAR document")
 	}
 	if h.Log.Version == "" {
 		return nil, errors.New("no log.version: not a HAR file")
 	}
-	return &h, nil
+	return h, nil
 }
 
 // lenientTime is a HAR's startedDateTime as some tools write it: an

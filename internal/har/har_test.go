@@ -2,8 +2,10 @@ package har
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +94,38 @@ func TestEmptyStartTimesAndPseudoHeaderMethods(t *testing.T) {
 	}
 	if _, err := Parse([]byte(strings.Replace(doc, `"startedDateTime":""`, `"startedDateTime":"yesterday"`, 1))); err == nil || !strings.Contains(err.Error(), "startedDateTime is neither an RFC 3339 time") || strings.Contains(err.Error(), "yesterday") {
 		t.Errorf("a startedDateTime that is no time: %v, want it named without echoing it", err)
+	}
+}
+
+// TestReadFileWithinStopsAtTheBudget: a HAR whose bodies pass the budget
+// is refused as soon as they do, not after the whole file was read into
+// memory (a 944 MB HAR took 2.1 GB before the import refused it); a
+// base64 body counts as the bytes it decodes to.
+func TestReadFileWithinStopsAtTheBudget(t *testing.T) {
+	body := strings.Repeat("a", 100)
+	b64 := strings.Repeat("QUJD", 25) // 100 characters, 75 bytes
+	h := New("test", "1")
+	for i := range 3 {
+		text, enc := body, ""
+		if i == 2 {
+			text, enc = b64, "base64"
+		}
+		h.Log.Entries = append(h.Log.Entries, Entry{Request: Request{Method: "GET", URL: "https://a.test/" + strconv.Itoa(i)},
+			Response: Response{Status: 200, Content: Content{Size: 100, Text: &text, Encoding: enc}}})
+	}
+	path := filepath.Join(t.TempDir(), "a.har")
+	if err := h.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	var tooLarge *BodiesTooLargeError
+	if _, err := ReadFileWithin(path, 199); !errors.As(err, &tooLarge) {
+		t.Errorf("budget 199 bytes for 100 + 100 + 75: %v, want BodiesTooLargeError", err)
+	}
+	got, err := ReadFileWithin(path, 275)
+	if err != nil || len(got.Log.Entries) != 3 {
+		t.Errorf("budget 275 bytes: %v, want the 3 entries", err)
+	}
+	if all, err := ReadFile(path); err != nil || len(all.Log.Entries) != 3 {
+		t.Errorf("no budget: %v", err)
 	}
 }

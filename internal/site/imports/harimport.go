@@ -22,7 +22,7 @@ import (
 // a body are left out and counted. opts.Document names the page ("" for
 // the HAR's first page).
 func HAR(ctx context.Context, path string, opts Options) (*site.Archive, Report, error) {
-	h, err := har.ReadFile(path)
+	h, err := har.ReadFileWithin(path, site.MaxArchiveBytes)
 	if err != nil {
 		return nil, Report{}, err
 	}
