@@ -51,8 +51,14 @@ func TestSlurmArrayMergesToTheWholeRun(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	whole := filepath.Join(t.TempDir(), "whole") // root's run: in root's directory, not the user's
-	if b, err := exec.Command(bin, "run", specPath, "--out", whole).CombinedOutput(); err != nil {
+	// root's run: its spec and run in root's directory (root reads
+	// nothing of the user's)
+	rootSpec := filepath.Join(t.TempDir(), "study.yaml")
+	if err := os.WriteFile(rootSpec, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	if b, err := exec.Command(bin, "run", rootSpec, "--out", whole).CombinedOutput(); err != nil {
 		t.Fatalf("the spec in one piece: %v\n%s", err, b)
 	}
 	want, err := results.RunLevels(whole)

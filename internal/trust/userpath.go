@@ -127,11 +127,11 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	fix := "run quicbench as that user, or give " + e.Path.Name + " one of root's"
+	what := "one of root's"
 	if e.Path.Kind == Output {
-		fix = "run quicbench as that user, or give " + e.Path.Name + " a directory of root's"
+		what = "a directory of root's"
 	}
-	return fmt.Sprintf("%s %s: %v; as root, quicbench reads, writes and runs nothing another user could change: %s", e.Path.Name, e.Path.Kind, e.Err, fix)
+	return fmt.Sprintf("%s %s: %v: run quicbench as that user, or give %s %s", e.Path.Name, e.Path.Kind, e.Err, e.Path.Name, what)
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }
