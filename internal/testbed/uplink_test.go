@@ -125,16 +125,7 @@ func TestUplinkReachesAServerBeyondTheHost(t *testing.T) {
 func TestAnUplinkCarriesOnlyThePinnedAddresses(t *testing.T) {
 	testenv.RequireRoot(t)
 	site := standin.Namespace(t)
-	ln, err := site.Listen("tcp4", netip.AddrPortFrom(standin.Addr, 80).String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for c, err := ln.Accept(); err == nil; c, err = ln.Accept() {
-			c.Close()
-		}
-	}()
+	acceptAndClose(t, site)
 	n, _ := networkWithUplink(t, "ua", 5*time.Millisecond, []netip.Addr{standin.Addr})
 	c, err := n.Topo.Client.DialContext(t.Context(), "tcp4", netip.AddrPortFrom(standin.Addr, 80).String())
 	if err != nil {
@@ -190,6 +181,22 @@ func TestAnUplinkLeftByADeadRunIsCleanedUp(t *testing.T) {
 	if after, _ := os.ReadFile("/proc/sys/net/ipv4/ip_forward"); string(after) != string(forwardBefore) {
 		t.Errorf("host forwarding %q after cleanup, %q before", after, forwardBefore)
 	}
+}
+
+// acceptAndClose listens on the stand-in's address, port 80, in ns and
+// closes every connection it accepts, until the test ends.
+func acceptAndClose(t *testing.T, ns *netns.Namespace) {
+	t.Helper()
+	ln, err := ns.Listen("tcp4", netip.AddrPortFrom(standin.Addr, 80).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for c, err := ln.Accept(); err == nil; c, err = ln.Accept() {
+			c.Close()
+		}
+	}()
 }
 
 // uplinkHelperEnv makes TestHelperUplinkThenWait build an uplink.
@@ -338,16 +345,7 @@ func TestAnUplinkForwardsOnlyItsOwnTraffic(t *testing.T) {
 		t.Fatal("the neighbour's datagram crossed the host before any uplink: the test's network is not what it expects")
 	}
 	n, up := networkWithUplink(t, "uf", time.Millisecond, []netip.Addr{standin.Addr})
-	ln, err := neighbour.Listen("tcp4", netip.AddrPortFrom(standin.Addr, 80).String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for c, err := ln.Accept(); err == nil; c, err = ln.Accept() {
-			c.Close()
-		}
-	}()
+	acceptAndClose(t, neighbour)
 	if c, err := n.Topo.Client.DialContext(t.Context(), "tcp4", netip.AddrPortFrom(standin.Addr, 80).String()); err != nil {
 		t.Fatalf("the uplink's own connection to the pinned site: %v", err)
 	} else {
