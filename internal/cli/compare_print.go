@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -178,6 +179,9 @@ func printSummary(w io.Writer, r *compareRun, rtt time.Duration) {
 		if tb.QUICServer != "" {
 			fmt.Fprintln(w, quicStackText(tb))
 		}
+		for _, warning := range wireWarnings(tb) {
+			fmt.Fprintln(w, "WARNING:", warning)
+		}
 	}
 	fmt.Fprintf(w, "harness overhead per load: median %s ms beyond the PLT (browser start %s ms)\n",
 		msText(s.Overhead.PerLoad.Median), msText(s.Overhead.BrowserStart.Median))
@@ -260,13 +264,65 @@ func stackText(tb results.Testbed) string {
 	if congestion == "" { // no TCP connection was read
 		congestion = tb.RouteCongestion + " (the route's)"
 	}
-	return fmt.Sprintf("servers' TCP stack %s, read back from the kernel: %s, initcwnd %s, initrwnd %s, slow start after idle %s, tcp_wmem %s, pacing %v",
-		tb.Stack, congestion, windowText(tb.InitCwnd), windowText(tb.InitRwnd), tb.SlowStartAfterIdle, tb.TCPWmem, tb.Pacing)
+	return fmt.Sprintf("servers' TCP stack %s, read back from the kernel: %s, initcwnd %s, initrwnd %s, slow start after idle %s, tcp_wmem %s, pacing %v; %s",
+		tb.Stack, congestion, windowText(tb.InitCwnd), windowText(tb.InitRwnd), tb.SlowStartAfterIdle, tb.TCPWmem, tb.Pacing,
+		measuredText(tb.MeasuredTCPFlight, tb.MeasuredTCPSpreadMs, tb.MeasuredTCPPacing, tb.MeasuredTCPConnections))
+}
+
+// measuredText says what the wire showed of a transport's stack: its
+// first response flight and how it left, over how many connections.
+func measuredText(flight, spreadMs *float64, pacing string, conns int64) string {
+	if flight == nil {
+		return "measured on the wire: no connection sent a whole first window"
+	}
+	how := pacing
+	if how == "" {
+		how = "its pacing not told"
+	}
+	return fmt.Sprintf("measured on the wire: first flight of %.0f packets over %.1f ms, %s (median of %d connections)", *flight, *spreadMs, how, conns)
+}
+
+// defaultInitCwnd is Linux's initial congestion window, in packets, where
+// the route sets none.
+const defaultInitCwnd = 10
+
+// wireWarnings are the differences between what a testbed's stacks were
+// set to do and what the wire showed they did: pacing asked for and a
+// burst seen (or the other way), a first flight far from the initial
+// window applied.
+func wireWarnings(tb results.Testbed) []string {
+	var out []string
+	pacingDiffers := func(transport string, applied bool, measured string) {
+		switch {
+		case applied && measured == "burst":
+			out = append(out, fmt.Sprintf("%s pacing is on as applied, but its first flights left in one burst on the wire", transport))
+		case !applied && measured == "paced":
+			out = append(out, fmt.Sprintf("%s pacing is off as applied, but its first flights were paced on the wire", transport))
+		}
+	}
+	pacingDiffers("TCP", tb.Pacing || tb.Congestion == "bbr", tb.MeasuredTCPPacing)
+	if tb.QUICServer != "" {
+		pacingDiffers("QUIC", tb.QUICPacing, tb.MeasuredQUICPacing)
+	}
+	if tb.MeasuredTCPFlight != nil {
+		want := float64(cmp.Or(tb.InitCwnd, defaultInitCwnd))
+		if got := *tb.MeasuredTCPFlight; got < want*0.8-1 || got > want*1.2+1 {
+			out = append(out, fmt.Sprintf("TCP's first flights were %.0f packets on the wire, against an initial window of %.0f applied", got, want))
+		}
+	}
+	if tb.MeasuredQUICFlightBytes != nil && tb.QUICInitialWindowBytes > 0 {
+		want := float64(tb.QUICInitialWindowBytes)
+		if got := *tb.MeasuredQUICFlightBytes; got < want*0.75 || got > want*1.25 {
+			out = append(out, fmt.Sprintf("QUIC's first flights were %.0f B on the wire, against an initial window of %.0f B applied", got, want))
+		}
+	}
+	return out
 }
 
 // quicStackText is the h3 server's transport as it was recorded.
 func quicStackText(tb results.Testbed) string {
-	text := fmt.Sprintf("h3 server %s: congestion control %s, initial window %d B, pacing %v, HyStart %v", tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing, tb.QUICHyStart)
+	text := fmt.Sprintf("h3 server %s: congestion control %s, initial window %d B, pacing %v, HyStart %v; %s", tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing, tb.QUICHyStart,
+		measuredText(tb.MeasuredQUICFlight, tb.MeasuredQUICSpreadMs, tb.MeasuredQUICPacing, tb.MeasuredQUICConnections))
 	if q, err := factor.QUICOf(factor.QUICServer(tb.QUICServer), factor.CC(tb.QUICCC)); err == nil && q.Experimental() != "" {
 		text += " (EXPERIMENTAL: " + q.Experimental() + ")"
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/testbed/standin"
 	"github.com/quicbench/quicbench/internal/testenv"
 	"github.com/quicbench/quicbench/internal/trust"
@@ -259,5 +260,36 @@ func TestHintsQuoteHostileHostNames(t *testing.T) {
 		if got := shellWord(host); got != want {
 			t.Errorf("shellWord(%q) = %s, want %s", host, got, want)
 		}
+	}
+}
+
+// TestTheStacksLineSaysWhatTheWireShowed: the stacks line prints what was
+// applied and what the loads' packets showed, and warns where they differ
+// (tcp+ said "pacing true" while its first flights left in one burst).
+func TestTheStacksLineSaysWhatTheWireShowed(t *testing.T) {
+	f := results.F
+	paced := results.Testbed{Stack: "tcp+", Congestion: "cubic", InitCwnd: 32, Pacing: true,
+		MeasuredTCPFlight: f(32), MeasuredTCPSpreadMs: f(38.3), MeasuredTCPPacing: "paced", MeasuredTCPConnections: 14,
+		QUICServer: "quic-go", QUICCC: "newreno", QUICInitialWindowBytes: 40960, QUICPacing: true,
+		MeasuredQUICFlight: f(33), MeasuredQUICFlightBytes: f(41268), MeasuredQUICSpreadMs: f(35.6), MeasuredQUICPacing: "paced", MeasuredQUICConnections: 14}
+	if got := stackText(paced); !strings.Contains(got, "pacing true; measured on the wire: first flight of 32 packets over 38.3 ms, paced (median of 14 connections)") {
+		t.Errorf("stack line %q", got)
+	}
+	if w := wireWarnings(paced); len(w) != 0 {
+		t.Errorf("warnings where applied and measured agree: %q", w)
+	}
+	burst := paced
+	burst.MeasuredTCPPacing, burst.MeasuredTCPFlight = "burst", f(10)
+	burst.MeasuredQUICFlightBytes = f(20000)
+	w := strings.Join(wireWarnings(burst), "\n")
+	for _, want := range []string{"TCP pacing is on as applied, but its first flights left in one burst on the wire",
+		"TCP's first flights were 10 packets on the wire, against an initial window of 32 applied",
+		"QUIC's first flights were 20000 B on the wire, against an initial window of 40960 B applied"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings %q lack %q", w, want)
+		}
+	}
+	if got := stackText(results.Testbed{Stack: "tcp", Congestion: "cubic"}); !strings.Contains(got, "measured on the wire: no connection sent a whole first window") {
+		t.Errorf("unmeasured stack line %q", got)
 	}
 }

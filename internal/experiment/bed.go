@@ -51,6 +51,9 @@ type bed struct {
 	// live is what a live page's testbed knows of the site; nil for a
 	// page the testbed serves.
 	live *liveState
+	// flights are what the servers' stacks sent first on the loads'
+	// connections, for the record's measured columns.
+	flights flightTally
 }
 
 // startTestbed builds the testbed of setup: its page from the page seed,
@@ -152,6 +155,7 @@ func (b *bed) record(setup *plan.Setup) results.Testbed {
 		TCPRmem: st.TCPRmem, TCPWmem: st.TCPWmem, Pacing: st.Pacing,
 		PathLatencyMs: ms(b.calibration.Measured.Seconds()), CompensationMs: ms((b.calibration.Up + b.calibration.Down).Seconds()), StartedAt: time.Now()}
 	b.live.record(&rec)
+	b.flights.record(&rec)
 	return rec
 }
 

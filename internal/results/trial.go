@@ -621,6 +621,24 @@ type Testbed struct {
 	TCPRmem            string `parquet:"tcp_rmem"`
 	TCPWmem            string `parquet:"tcp_wmem"`
 	Pacing             bool   `parquet:"pacing"`
+	// The measured columns are what the servers' stacks did on the wire,
+	// read from the loads' packets (breakdown.FirstFlights), TCP's (h1,
+	// h2) and QUIC's (h3) apart: the median first response flight, in
+	// packets and payload bytes, of the connections whose window ended
+	// it (nil where none did), its median spread from first departure
+	// to last (ms), how most of them left ("paced", "burst" or "partly
+	// paced"; "" where it cannot be told), and how many connections were
+	// measured.
+	MeasuredTCPFlight       *float64 `parquet:"measured_tcp_first_flight,optional"`
+	MeasuredTCPFlightBytes  *float64 `parquet:"measured_tcp_first_flight_bytes,optional"`
+	MeasuredTCPSpreadMs     *float64 `parquet:"measured_tcp_flight_spread_ms,optional"`
+	MeasuredTCPPacing       string   `parquet:"measured_tcp_pacing"`
+	MeasuredTCPConnections  int64    `parquet:"measured_tcp_connections"`
+	MeasuredQUICFlight      *float64 `parquet:"measured_quic_first_flight,optional"`
+	MeasuredQUICFlightBytes *float64 `parquet:"measured_quic_first_flight_bytes,optional"`
+	MeasuredQUICSpreadMs    *float64 `parquet:"measured_quic_flight_spread_ms,optional"`
+	MeasuredQUICPacing      string   `parquet:"measured_quic_pacing"`
+	MeasuredQUICConnections int64    `parquet:"measured_quic_connections"`
 	// PathLatencyMs is the emulator's own forwarding latency per round
 	// trip, measured when the testbed started (netcheck.Calibrate), and
 	// CompensationMs what of it was taken off the configured delays (up

@@ -250,9 +250,13 @@ func (l *listener) File() (*os.File, error) {
 	return f.File()
 }
 
-// maxPacingRate unlimited: it only switches the kernel's internal pacing on,
-// at the rate TCP computes from its window and RTT.
-const maxPacingRate = ^uint64(0)
+// maxPacingRate is the largest finite maximum pacing rate, in bytes a
+// second: it limits nothing, and being finite it switches the kernel's
+// internal pacing on, at the rate TCP computes from its window and RTT
+// (net/core/sock.c sets SK_PACING_NEEDED only for a value other than
+// ~0UL; all ones stores an unlimited maximum and leaves pacing off, which
+// is what tcp+ ran with before: its first flight left in one burst).
+const maxPacingRate = ^uint64(0) - 1
 
 func (l *listener) Accept() (net.Conn, error) {
 	conn, err := l.Listener.Accept()

@@ -145,8 +145,12 @@ func (c *collector) addHAREntry(e har.Entry) (*site.Exchange, error) {
 		}
 	}
 	method := e.Request.EffectiveMethod()
-	if e.Request.Method == "" && method != "" {
+	switch {
+	case e.Request.Method == "" && method != "":
 		c.report.PseudoMethods++
+	case method == "" && e.Request.BodySize <= 0:
+		method = http.MethodGet // no method, no request body, a whole response
+		c.report.NoMethods++
 	}
 	status := e.Response.Status
 	if revalidated(e.Response) {

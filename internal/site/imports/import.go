@@ -57,6 +57,10 @@ type Report struct {
 	// PseudoMethods counts a HAR's entries whose method was empty but for
 	// the :method pseudo-header among their headers, taken from it.
 	PseudoMethods int
+	// NoMethods counts a HAR's entries with no method at all (TracerBench's)
+	// but a whole response: imported as the GET a response without a
+	// request body answers.
+	NoMethods int
 	// Revalidated counts 304 responses whose body the recording browser
 	// stored (Firefox's HARs): kept as 200 with that body.
 	Revalidated int
@@ -130,6 +134,7 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, "  %d recorded redirects replayed before the document, as the recording paid them: loads start at %.200q\n", r.Redirects, r.Start)
 	}
 	line(r.PseudoMethods, "entries without a method but for the :method pseudo-header took it from there")
+	line(r.NoMethods, "entries with no method at all but a whole response imported as GET")
 	line(r.Revalidated, "304 responses whose body the recording browser stored kept as 200 with that body")
 	return b.String()
 }

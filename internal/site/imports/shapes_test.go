@@ -79,6 +79,30 @@ func TestTracerBenchHARImports(t *testing.T) {
 	}
 }
 
+// TracerBench's own fixture has an entry with no method at all, not even
+// in a pseudo-header, and one empty header, yet a whole response (issue
+// 77): it was refused ("method \"\" is not an HTTP method"); it imports as
+// the GET it was, and the import says so.
+func TestAnEntryWithNoMethodImportsAsGET(t *testing.T) {
+	doc := `{"log":{"version":"1.2","creator":{"name":"TracerBench"},"pages":[],"entries":[
+	{"startedDateTime":"","request":{"method":"","url":"https://www.bench.test/","headers":[{"name":":method","value":"GET"}]},
+	 "response":{"status":200,"headers":[{"name":"content-type","value":"text/html"}],"content":{"size":47,"mimeType":"text/html","text":"<html><link rel=stylesheet href=/a.css></html>"}}},
+	{"startedDateTime":"","request":{"method":"","url":"https://www.bench.test/a.css","headers":[{"name":"","value":""}]},
+	 "response":{"status":200,"headers":[{"name":"content-type","value":"text/css"}],"content":{"size":8,"mimeType":"text/css","text":"p{top:0}"}}}]}}`
+	h, err := har.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, rep, err := importHAR(context.Background(), h, Options{})
+	if err != nil {
+		t.Fatalf("an entry with no method: %v", err)
+	}
+	if len(a.Exchanges) != 2 || a.Exchanges[1].Method != "GET" || rep.NoMethods != 1 ||
+		!strings.Contains(rep.String(), "1 entries with no method at all but a whole response imported as GET") {
+		t.Errorf("%d exchanges, report:\n%s", len(a.Exchanges), rep)
+	}
+}
+
 // A HAR of a page over plain http (harviewer's Firefox HAR's shape): the
 // error names --upgrade-http, the fix, not another page.
 func TestPlainHTTPDocumentSaysUpgrade(t *testing.T) {
