@@ -20,7 +20,9 @@ type Flight struct {
 	// it (from its first data to the client's next flight).
 	Spread, RTT time.Duration
 	// Limited says the server sent more after the flight: the window
-	// ended it, not the response, so Packets measures the window.
+	// ended it, not the response, so Packets measures the window: the
+	// server sent again as soon as the client's answer arrived, with no
+	// request between.
 	Limited bool
 }
 
@@ -80,24 +82,37 @@ func isData(p Packet) bool {
 	return p.Payload > 0 && !p.SYN
 }
 
-// firstFlight finds one connection's first response flight in its
-// packets: the server's first data (its handshake), the client's next
-// data (the request), the server's data sent from the request's arrival
-// until the client's first answer to that data arrived.
+// firstFlight finds one connection's first response flight: from the
+// arrival of its first request (the client's data after the server's
+// first data, its handshake) the server's data until the client's first
+// answer to it arrived. Later flights are not read: by then the window
+// has grown with what was acknowledged.
 func firstFlight(c Conn, ps []Packet) (Flight, bool) {
-	arrives := func(down bool) func(Packet) bool {
-		return func(p Packet) bool { return p.Down == down && isData(p) && !p.Dropped }
-	}
-	hello := slices.IndexFunc(ps, arrives(true))
+	hello := slices.IndexFunc(ps, func(p Packet) bool { return arrives(p, true) })
 	if hello < 0 {
 		return Flight{}, false
 	}
-	request := indexAfter(ps, hello, func(p Packet) bool { return arrives(false)(p) && p.Sent >= ps[hello].At })
+	request := indexAfter(ps, hello, func(p Packet) bool { return arrives(p, false) && p.Sent >= ps[hello].At })
 	if request < 0 {
 		return Flight{}, false
 	}
+	return flightFrom(c, ps, request, ps[request].At-ps[hello].Sent)
+}
+
+// arrives reports whether p is data the link delivered, sent by the
+// server (down) or by the client.
+func arrives(p Packet, down bool) bool { return p.Down == down && isData(p) && !p.Dropped }
+
+// resumeWithin is how soon after an acknowledgement arrives a server
+// that waited on its window sends again.
+const resumeWithin = 5 * time.Millisecond
+
+// flightFrom is the flight that answers the request ps[request], on a
+// connection whose handshake round trip was rtt; false when the server
+// sent nothing after it.
+func flightFrom(c Conn, ps []Packet, request int, rtt time.Duration) (Flight, bool) {
 	arrived := ps[request].At
-	first := indexAfter(ps, request, func(p Packet) bool { return arrives(true)(p) && p.Sent >= arrived })
+	first := indexAfter(ps, request, func(p Packet) bool { return arrives(p, true) && p.Sent >= arrived })
 	if first < 0 {
 		return Flight{}, false
 	}
@@ -105,14 +120,14 @@ func firstFlight(c Conn, ps []Packet) (Flight, bool) {
 	if ack := indexAfter(ps, first, func(p Packet) bool { return !p.Down && !p.Dropped && p.Sent >= ps[first].At }); ack >= 0 {
 		answered = ps[ack].At
 	}
-	f := Flight{Conn: c, RTT: arrived - ps[hello].Sent}
+	f := Flight{Conn: c, RTT: rtt}
 	var firstSent, lastSent time.Duration
 	for _, p := range ps[request+1:] {
 		if !p.Down || !isData(p) || p.Sent < arrived {
 			continue
 		}
 		if p.Sent >= answered {
-			f.Limited = true
+			f.Limited = p.Sent-answered <= resumeWithin && !requestBetween(ps, lastSent, p.Sent)
 			break
 		}
 		if f.Packets == 0 {
@@ -125,6 +140,19 @@ func firstFlight(c Conn, ps []Packet) (Flight, bool) {
 	f.Spread = lastSent - firstSent
 	return f, true
 }
+
+// requestBetween reports whether a request (client data of at least
+// minRequest bytes: not a bare acknowledgement, nor an HTTP/2 window
+// update in its TLS record) arrived at the server after from and no later
+// than to.
+func requestBetween(ps []Packet, from, to time.Duration) bool {
+	return slices.ContainsFunc(ps, func(p Packet) bool {
+		return arrives(p, false) && p.Payload >= minRequest && p.At > from && p.At <= to
+	})
+}
+
+// minRequest is the smallest client data taken for a request.
+const minRequest = 100
 
 // indexAfter is the index of the first packet after i that match
 // accepts, or -1.

@@ -67,3 +67,29 @@ func TestFirstFlightsReadTheWindowAndThePacing(t *testing.T) {
 		t.Errorf("a connection with no response: %+v, want no flight", got)
 	}
 }
+
+// TestAFlightThatAnsweredAllItHadIsNotAWindow: a browser's first request
+// (the document, 3 packets) is answered whole, and the data after the
+// next acknowledgement answers the requests that arrived meanwhile: that
+// flight measured no window (it said 4 packets of QUIC's 32 in the demo),
+// and the next flights are not read either (the window had grown).
+func TestAFlightThatAnsweredAllItHadIsNotAWindow(t *testing.T) {
+	ms := time.Millisecond
+	ps := tcpLoad(3, 0, false) // the document, 3 packets sent at 250 ms; its ACK arrives at 350 ms
+	c := ps[0].Conn
+	pk := func(sent time.Duration, down bool, payload int) Packet {
+		return Packet{Conn: c, Sent: sent, At: sent + 50*ms, Down: down, Payload: payload}
+	}
+	ps = append(ps, pk(310*ms, false, 900)) // the page's requests, at the server at 360 ms
+	for i := range 10 {
+		ps = append(ps, pk(360*ms+time.Duration(i)*10*time.Microsecond, true, 1448)) // the window
+	}
+	ps = append(ps, pk(410*ms, false, 0)) // its ACK, at the server at 460 ms
+	for i := range 10 {
+		ps = append(ps, pk(460*ms+time.Duration(i)*10*time.Microsecond, true, 1448))
+	}
+	flights := FirstFlights(ps)
+	if len(flights) != 1 || flights[0].Limited || flights[0].Packets != 3 || flights[0].Paced() != "" {
+		t.Errorf("flights %+v; want the document's 3 packets, not a window", flights)
+	}
+}

@@ -279,7 +279,11 @@ func measuredText(flight, spreadMs *float64, pacing string, conns int64) string 
 	if how == "" {
 		how = "its pacing not told"
 	}
-	return fmt.Sprintf("measured on the wire: first flight of %.0f packets over %.1f ms, %s (median of %d connections)", *flight, *spreadMs, how, conns)
+	of := fmt.Sprintf("median of %d connections", conns)
+	if conns == 1 {
+		of = "one connection"
+	}
+	return fmt.Sprintf("measured on the wire: first flight of %.0f packets over %.1f ms, %s (%s)", *flight, *spreadMs, how, of)
 }
 
 // defaultInitCwnd is Linux's initial congestion window, in packets, where

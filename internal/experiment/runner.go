@@ -208,6 +208,9 @@ func (r *runner) trials(ctx context.Context, bed *bed, trials []plan.Trial) erro
 	if err := r.netcheck(ctx, bed, trials[0].Cell.Setup); err != nil {
 		return err
 	}
+	if bed.live == nil {
+		r.calibrateStacks(ctx, bed)
+	}
 	r.lastRecorded = time.Now()
 	for _, t := range trials {
 		if r.stop.skip(t) {
