@@ -11,7 +11,7 @@ import (
 // bandwidth, RTT and loss, and four cellular networks.
 func biswal2016() Paper {
 	const (
-		differs  = "h3 (IETF QUIC, quic-go) against HTTP/2 from Go's net/http, not SPDY 3.1 over Google's QUIC 23 against OpenLiteSpeed's HTTP/2 draft 17; today's Chromium; PLT is loadEventEnd, not the paper's extension's network time; a network's loss (1 or 2 %) is applied in each direction, as its presets give it, where the paper's netem set-up does not say whether it dropped in one direction or both: a round trip here loses about twice the figure"
+		differs  = "h3 (IETF QUIC, quic-go) against HTTP/2 from Go's net/http, not SPDY 3.1 over Google's QUIC 23 against OpenLiteSpeed's HTTP/2 draft 17; today's Chromium; PLT is loadEventEnd, not the paper's extension's network time; a network's loss (1 or 2 %) is applied in each direction, as its presets give it, where the paper's netem set-up does not say whether it dropped in one direction or both: a round trip here loses about twice the figure; congestion control: QUIC here quic-go's NewReno (initial window 32 × 1,280 B, paced), TCP here Linux CUBIC (initial window 10, unpaced), both measured on the wire; the paper's QUIC ran CUBIC (Google QUIC's default)"
 		fast     = "100mbit-rtt100-loss0"
 		fastLos  = "100mbit-rtt100-loss2"
 		slow     = "1mbit-rtt100-loss0"

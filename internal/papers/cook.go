@@ -5,7 +5,8 @@ import "github.com/quicbench/quicbench/internal/factor"
 // cook2017 is seed 002: delay, loss, first and repeat connections, content
 // on 1 to 8 servers.
 func cook2017() Paper {
-	const differs = "h3 (IETF QUIC, quic-go) against HTTP/2 from Go's net/http, not HTTP/2 over Google's QUIC (go-quic); today's Chromium; one synthetic page of 40 × 20 KB for replicas of YouTube, Orange and a project's site"
+	const differs = "h3 (IETF QUIC, quic-go) against HTTP/2 from Go's net/http, not HTTP/2 over Google's QUIC (go-quic); today's Chromium; one synthetic page of 40 × 20 KB for replicas of YouTube, Orange and a project's site; congestion control: QUIC here quic-go's NewReno (initial window 32 × 1,280 B, paced), TCP here Linux CUBIC (initial window 10, unpaced), both measured on the wire; the paper's QUIC ran CUBIC (Google QUIC's default)"
+	const transport = "; congestion control: QUIC here quic-go's NewReno (initial window 32 × 1,280 B, paced), TCP here Linux CUBIC (initial window 10, unpaced), both measured on the wire; the paper's QUIC ran CUBIC (Google QUIC's default)"
 	h2h3 := protocols("h2", "h3")
 	still, delayed, lossy := "delay0-loss0", "delay200-loss0", "delay0-loss20"
 	oneServer := []string{"1"}
@@ -81,7 +82,7 @@ func cook2017() Paper {
 			Metric:   "ttfb", Location: Median,
 			Cells: Cells{factor.IDNetwork: {delayed}, factor.IDVisit: {"first"}, factor.IDOrigins: oneServer},
 			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, PaperValue: 2, Region: Within(1.5, 2.5),
-			Differs: "TLS 1.3 on both sides, which completes in 1 RTT where the paper's TLS 1.2 took 2: the paper's figure as written is tested (1.5–2.5 RTT), and today's stacks are expected to save 1 RTT instead (C12); the document's first byte (TTFB) measures it",
+			Differs: "TLS 1.3 on both sides, which completes in 1 RTT where the paper's TLS 1.2 took 2: the paper's figure as written is tested (1.5–2.5 RTT), and today's stacks are expected to save 1 RTT instead (C12); the document's first byte (TTFB) measures it" + transport,
 		}, {
 			ID: "C9", Text: "On a repeat connection QUIC saves two or three round trips: 0 RTT against 2 or 3",
 			Source: "§II, §III-C2, §IV-A", Figure: "2–3 RTT (TLS 1.2)",
@@ -90,7 +91,7 @@ func cook2017() Paper {
 			Cells: Cells{factor.IDNetwork: {delayed}, factor.IDVisit: {"repeat"}, factor.IDOrigins: oneServer},
 			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, Region: Within(1.5, 2.5),
 			Arithmetic: "the paper counts handshakes: TCP's 1 RTT and TLS 1.2's 1 or 2 on resumption against QUIC's 0; with TLS 1.3 a resumed TCP+TLS connection without early data needs 2 RTT (TCP, then TLS) against QUIC's 0-RTT, so QUIC saves 2 RTT, which the region tests (1.5–2.5 RTT)",
-			Differs:    "0-RTT for h3 against TLS 1.3 resumption (no early data, which browsers do not send over TCP) over a new TCP connection",
+			Differs:    "0-RTT for h3 against TLS 1.3 resumption (no early data, which browsers do not send over TCP) over a new TCP connection" + transport,
 		}, {
 			ID: "C10", Text: "First QUIC connections load content on 1 or 4 servers about equally fast, as repeat ones do",
 			Source: "§IV-B2, Fig. 13", Figure: "≈ 1",
@@ -115,7 +116,7 @@ func cook2017() Paper {
 			Cells: Cells{factor.IDNetwork: {delayed}, factor.IDVisit: {"first"}, factor.IDOrigins: oneServer},
 			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, Region: Within(0.5, 1.5),
 			Arithmetic: "a design claim, not the paper's: with TLS 1.3, which completes in 1 RTT, TCP+TLS needs 2 before the first request against QUIC's 1, so QUIC saves 1 RTT, which the region tests (0.5–1.5 RTT)",
-			Differs:    "TLS 1.3 on both sides; the document's first byte (TTFB) measures it",
+			Differs:    "TLS 1.3 on both sides; the document's first byte (TTFB) measures it" + transport,
 		}, {
 			ID: "C13", Text: "In a stable network the benefits of QUIC are not obvious: without delay or loss h3 and HTTP/2 load the page about equally fast",
 			Source: "§IV-A3, §V", Figure: "≈ 1",

@@ -3,6 +3,7 @@ package papers
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -233,5 +234,19 @@ func TestADecidedClaimKeepsTheVerdictOfItsRound(t *testing.T) {
 	}
 	if c2 := rows[1]; c2.Verdict != Agrees || c2.Loads != 7 || c2.Round != 1 || c2.Used() != "7 loads in 1 setting through decide round 1" {
 		t.Errorf("C2, not measured before the round: %s on %q (round %d); want agrees on 7 loads through round 1", c2.Verdict, c2.Used(), c2.Round)
+	}
+}
+
+// TestEveryClaimNamesBothSidesCongestionControl: in four papers h3 ran
+// quic-go's NewReno against the kernel's CUBIC where the papers' QUIC ran
+// CUBIC, and no claim said so; every claim's differs now names both
+// sides' congestion control and pacing, as measured on the wire.
+func TestEveryClaimNamesBothSidesCongestionControl(t *testing.T) {
+	for _, p := range All() {
+		for _, c := range p.Claims {
+			if !strings.Contains(c.Differs, "congestion control: QUIC here ") || !strings.Contains(c.Differs, "TCP here ") || !strings.Contains(c.Differs, "paced") {
+				t.Errorf("%s %s: differs %q names no congestion control and pacing of both sides", p.ID, c.ID, c.Differs)
+			}
+		}
 	}
 }

@@ -7,8 +7,9 @@ import (
 
 // masri is seed 001: synthetic pages over QUIC and HTTP/2 in a netem lab.
 func masri() Paper {
+	const transport = "; congestion control: QUIC here quic-go's NewReno (initial window 32 × 1,280 B, paced), TCP here Linux CUBIC (initial window 10, unpaced), both measured on the wire; the paper's QUIC ran CUBIC (Google QUIC's default)"
 	const differs = "h3 from quic-go and HTTP/2 from Go's net/http, not Google's QUIC toy server and OpenLiteSpeed; today's Chromium; " +
-		"the emulator shapes each direction once with the paper's halved numbers (it shaped twice per exchange): the RTT split over both directions, 2 % loss as 1 % each way, 2 % per round trip as its ping saw it"
+		"the emulator shapes each direction once with the paper's halved numbers (it shaped twice per exchange): the RTT split over both directions, 2 % loss as 1 % each way, 2 % per round trip as its ping saw it" + transport
 	h2h3 := protocols("h2", "h3")
 	small := []string{"synthetic:2x100B", "synthetic:64x100B", "synthetic:128x100B"}
 	larger := []string{"synthetic:64x1KB", "synthetic:64x10KB", "synthetic:2x300KB"}

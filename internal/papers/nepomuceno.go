@@ -4,7 +4,7 @@ import "github.com/quicbench/quicbench/internal/factor"
 
 // nepomuceno2018 is seed 000: QUIC against TCP on 100 Alexa pages.
 func nepomuceno2018() Paper {
-	const differs = "h3 (IETF QUIC) against HTTP/1.1, both from Caddy (one process, as the paper's), in today's Chromium; generated web2024 pages for 2016's Alexa top 100"
+	const differs = "h3 (IETF QUIC) against HTTP/1.1, both from Caddy (one process, as the paper's), in today's Chromium; generated web2024 pages for 2016's Alexa top 100; congestion control: QUIC here Caddy's quic-go NewReno (initial window 32 × 1,252 B, paced), TCP here Linux CUBIC under Caddy (initial window 10, unpaced: Caddy cannot switch pacing on), both measured on the wire; the paper's QUIC ran CUBIC (Google QUIC's default)"
 	h1h3 := protocols("h1", "h3")
 	return Paper{
 		ID:       "nepomuceno2018",

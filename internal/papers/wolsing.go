@@ -9,7 +9,7 @@ import (
 // by visual metrics.
 func wolsing2019() Paper {
 	const (
-		differs = "Go's net/http for NGINX (TCP, TCP+, TCP+BBR as the paper tunes them) and Cloudflare's quiche for Google's QUIC server (gQUIC 43); today's Chromium; generated web2024 pages for the 38 recorded sites"
+		differs = "Go's net/http for NGINX (TCP, TCP+, TCP+BBR as the paper tunes them) and Cloudflare's quiche for Google's QUIC server (gQUIC 43); today's Chromium; generated web2024 pages for the 38 recorded sites; congestion control: QUIC here quiche's CUBIC (initial window 32, unpaced: quiche paces its BBR2 only) or BBR2 (paced), where the paper's QUIC paced its CUBIC; TCP here Linux CUBIC (initial window 10, unpaced), TCP+ CUBIC (initial window 32, paced since 2026-11-28, unpaced before) and TCP+BBR (paced), all measured on the wire"
 		dsl     = "wolsing2019-dsl"
 		lte     = "wolsing2019-lte"
 		mss     = "wolsing2019-mss"
