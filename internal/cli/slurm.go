@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -167,6 +169,10 @@ func (j *slurmJob) mergeScript() string {
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
+// sbatchTimeout bounds a submission: a controller that does not answer in
+// it is an error, not a command that never ends.
+const sbatchTimeout = 2 * time.Minute
+
 // sbatch submits the job script whose text is text (written to the file
 // script, which names it in errors) and returns the job id. The text goes
 // to sbatch on its standard input: what runs on the cluster is what this
@@ -176,7 +182,10 @@ func sbatch(script, text string, flags ...string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: install Slurm's client with 'make slurm' (apt-get install slurm-client), and configure it for your cluster", err)
 	}
-	cmd := exec.Command(path, append([]string{"--parsable"}, flags...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), sbatchTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, append([]string{"--parsable"}, flags...)...)
+	cmd.WaitDelay = time.Second
 	cmd.Stdin = strings.NewReader(text)
 	out, err := cmd.Output()
 	if err != nil {

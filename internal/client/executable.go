@@ -2,10 +2,12 @@ package client
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/trust"
 )
@@ -45,15 +47,26 @@ func (e Executable) Check(path string) error {
 
 // Version is what the program at path (empty: its default) says its
 // version is (--version), such as "Mozilla Firefox 153.7.0esr"; "" if it
-// says nothing or is not trusted.
-func (e Executable) Version(path string) string {
+// says nothing in versionTimeout or is not trusted.
+func (e Executable) Version(path string) string { return e.versionWithin(path, versionTimeout) }
+
+// versionWithin is Version with its own time limit.
+func (e Executable) versionWithin(path string, limit time.Duration) string {
 	path, err := trust.Executable(e.Path(path))
 	if err != nil {
 		return ""
 	}
-	out, err := exec.Command(path, "--version").Output()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// versionTimeout bounds a program's --version: one that does not answer
+// in it has no version to record, rather than a run that never starts.
+const versionTimeout = 10 * time.Second
