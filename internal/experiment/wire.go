@@ -100,13 +100,43 @@ func (r *runner) calibrateStacks(ctx context.Context, b *bed) {
 		chosen = append(chosen, factor.H3)
 	}
 	for _, p := range chosen {
-		packets, err := calibrationDownload(ctx, b.Testbed, b.page, p)
-		if err != nil {
-			r.cfg.Log.Warn("stack calibration failed", "protocol", p, "err", err)
-			continue
+		for try := 1; try <= calibrationTries && ctx.Err() == nil; try++ {
+			packets, err := calibrationDownload(ctx, b.Testbed, b.page, p)
+			if err != nil {
+				r.cfg.Log.Warn("stack calibration failed", "protocol", p, "err", err)
+				break
+			}
+			b.flights.add(packets)
+			if windowSeen(packets, p == factor.H3) || calibrationSize(b.page, p == factor.H1) < calibrationFill {
+				break // a window was seen, or the page cannot fill one: no second try
+			}
 		}
-		b.flights.add(packets)
 	}
+}
+
+// A calibration is tried again, up to calibrationTries times, when it saw
+// no window although it asked for at least calibrationFill bytes (more
+// than a 32-packet window): a loss in the first flight or its answer on a
+// lossy link keeps the flight from counting.
+const (
+	calibrationTries = 2
+	calibrationFill  = 64 << 10
+)
+
+// windowSeen reports whether packets hold a first flight that its window
+// ended, over QUIC (quic) or TCP.
+func windowSeen(packets []breakdown.Packet, quic bool) bool {
+	return slices.ContainsFunc(breakdown.FirstFlights(packets), func(f breakdown.Flight) bool { return f.Limited && f.Conn.UDP == quic })
+}
+
+// calibrationSize is how many body bytes a calibration of page asks for
+// (calibrationURLs).
+func calibrationSize(page *site.Site, one bool) int {
+	n := 0
+	for _, res := range calibrationResources(page, one) {
+		n += len(res.Body)
+	}
+	return n
 }
 
 // calibrationDownload fetches the calibration URLs of page over proto
@@ -150,19 +180,41 @@ func fetchAll(ctx context.Context, c *http.Client, url string) error {
 	return err
 }
 
-// calibrationURLs are the URLs of the GET resources of page's origin
-// that serves the most bytes, the largest first (only it, with one),
-// until they add up to calibrationBytes: at most calibrationRequests.
+// calibrationURLs are the URLs of calibrationResources.
 func calibrationURLs(page *site.Site, one bool) []string {
+	var urls []string
+	for _, res := range calibrationResources(page, one) {
+		u := "https://" + res.host + res.Path
+		if res.Query != "" {
+			u += "?" + res.Query
+		}
+		urls = append(urls, u)
+	}
+	return urls
+}
+
+// hostedResource is a resource with the host that serves it.
+type hostedResource struct {
+	*site.Resource
+	host string
+}
+
+// calibrationResources are the GET resources of page's origin that
+// serves the most bytes, the largest first (only it, with one), until
+// they add up to calibrationBytes: at most calibrationRequests.
+func calibrationResources(page *site.Site, one bool) []hostedResource {
 	if page == nil {
 		return nil
+	}
+	gettable := func(res *site.Resource) bool {
+		return res.Method == "" && (res.Status == 0 || res.Status == http.StatusOK)
 	}
 	var best *site.Origin
 	most := 0
 	for _, o := range page.Origins {
 		n := 0
 		for _, res := range o.Resources {
-			if res.Method == "" && (res.Status == 0 || res.Status == http.StatusOK) {
+			if gettable(res) {
 				n += len(res.Body)
 			}
 		}
@@ -175,7 +227,7 @@ func calibrationURLs(page *site.Site, one bool) []string {
 	}
 	var rs []*site.Resource
 	for _, res := range best.Resources {
-		if res.Method == "" && (res.Status == 0 || res.Status == http.StatusOK) {
+		if gettable(res) {
 			rs = append(rs, res)
 		}
 	}
@@ -183,18 +235,14 @@ func calibrationURLs(page *site.Site, one bool) []string {
 	if one {
 		rs = rs[:1]
 	}
-	var urls []string
+	var out []hostedResource
 	bytes := 0
 	for _, res := range rs[:min(len(rs), calibrationRequests)] {
 		if bytes >= calibrationBytes {
 			break
 		}
-		u := "https://" + best.Host + res.Path
-		if res.Query != "" {
-			u += "?" + res.Query
-		}
-		urls = append(urls, u)
+		out = append(out, hostedResource{res, best.Host})
 		bytes += len(res.Body)
 	}
-	return urls
+	return out
 }
