@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/quicbench/quicbench/internal/results"
@@ -51,18 +50,12 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // checkOwnOutput refuses, when quicbench runs as root, an output directory
-// that another user owns or could change (trust.DirOrParent): the files
+// that another user owns or could change (trust.CheckUserPaths): the files
 // root wrote there would lock that user out of their own run, or could be
 // swapped under root. flag names the option that chooses another
 // directory.
 func checkOwnOutput(out, flag string) error {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	if _, err := trust.DirOrParent(out); err != nil {
-		return fmt.Errorf("%v; as root, quicbench writes nothing where another user could change it: run this as that user, or give %s a directory of root's", err, flag)
-	}
-	return nil
+	return trust.CheckUserPaths(trust.UserPath{Kind: trust.Output, Value: out, Name: flag})
 }
 
 // openRun opens the run in dir for command to read and write its output

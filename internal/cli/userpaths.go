@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"maps"
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -17,14 +18,9 @@ import (
 func pathFlags() map[string]map[string]trust.PathKind {
 	browsers := map[string]trust.PathKind{"chromium": trust.Program, "firefox": trust.Program}
 	traces := map[string]trust.PathKind{"down-trace": trust.InputFile, "up-trace": trust.InputFile}
-	with := func(base map[string]trust.PathKind, more map[string]trust.PathKind) map[string]trust.PathKind {
-		m := map[string]trust.PathKind{}
-		for k, v := range base {
-			m[k] = v
-		}
-		for k, v := range more {
-			m[k] = v
-		}
+	with := func(base, more map[string]trust.PathKind) map[string]trust.PathKind {
+		m := maps.Clone(base)
+		maps.Copy(m, more)
 		return m
 	}
 	return map[string]map[string]trust.PathKind{

@@ -68,13 +68,7 @@ const (
 // page that does not offer a protocol the spec asks for, stops the run
 // with one line that says why.
 func (r *runner) startLiveTestbed(ctx context.Context, setup *plan.Setup) (*bed, error) {
-	u, err := factor.ParseLiveURL(setup.Page.URL)
-	if err != nil {
-		return nil, &InputError{Err: err}
-	}
-	hosts := slices.Sorted(maps.Keys(r.spec.Live.Resolve))
-	page := site.LiveSite(u, hosts)
-	addrs, err := r.resolveLive(ctx, page.Hosts())
+	u, page, addrs, err := resolveLivePage(ctx, r.spec.Live, setup.Page.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -102,11 +96,6 @@ func (r *runner) startLiveTestbed(ctx context.Context, setup *plan.Setup) (*bed,
 	return b, nil
 }
 
-// resolveLive resolves each host of the spec's live rules (resolveHosts).
-func (r *runner) resolveLive(ctx context.Context, hosts []string) (map[string]netip.Addr, error) {
-	return resolveHosts(ctx, r.spec.Live, hosts)
-}
-
 // CheckLive resolves the hosts of every live page of s, as its run will,
 // before anything runs: an address the policy refuses (loopback, private,
 // this machine's own) or a name that does not resolve is one line, and no
@@ -116,16 +105,24 @@ func CheckLive(ctx context.Context, s *spec.Spec) error {
 		if p.Kind != factor.PageLive {
 			continue
 		}
-		u, err := factor.ParseLiveURL(p.URL)
-		if err != nil {
-			return &InputError{Err: err}
-		}
-		hosts := site.LiveSite(u, slices.Sorted(maps.Keys(s.Live.Resolve))).Hosts()
-		if _, err := resolveHosts(ctx, s.Live, hosts); err != nil {
+		if _, _, _, err := resolveLivePage(ctx, s.Live, p.URL); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// resolveLivePage parses a live page's URL and resolves every host it may
+// reach (its own and rules' others) under rules' policy: the page, its
+// site and their addresses.
+func resolveLivePage(ctx context.Context, rules spec.Live, rawURL string) (*url.URL, *site.Site, map[string]netip.Addr, error) {
+	u, err := factor.ParseLiveURL(rawURL)
+	if err != nil {
+		return nil, nil, nil, &InputError{Err: err}
+	}
+	page := site.LiveSite(u, slices.Sorted(maps.Keys(rules.Resolve)))
+	addrs, err := resolveHosts(ctx, rules, page.Hosts())
+	return u, page, addrs, err
 }
 
 // localAddrs are this machine's own addresses (every interface's in

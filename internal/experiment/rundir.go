@@ -85,11 +85,8 @@ func lockRunDir(cfg RunConfig) (func(), error) {
 // checks it before it writes anything; commands call it to say so before
 // they start.
 func CheckRunDir(dir string) error {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	if _, err := trust.DirOrParent(dir); err != nil {
-		return inputErrorf("run directory: %v; choose another --out (one of root's), or run quicbench as that user", err)
+	if err := trust.CheckUserPaths(trust.UserPath{Kind: trust.Output, Value: dir, Name: "--out"}); err != nil {
+		return &InputError{Err: err}
 	}
 	return nil
 }

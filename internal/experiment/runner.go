@@ -291,7 +291,7 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 		r.cfg.Log.Info("trial failed", "trial", t.ID, "attempt", number, "err", m.Failure)
 	}
 	rec.FinishedAt = time.Now()
-	bed.flights.add(m.Packets)
+	bed.flights.add(m.Packets, false)
 	losses := fillOutcome(&rec, m, artifacts)
 	if m.OK() {
 		rec.Overhead = results.F(ms(rec.FinishedAt.Sub(r.lastRecorded).Seconds()) - m.PLTMs - m.FirstVisitPLTMs)

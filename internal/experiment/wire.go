@@ -27,17 +27,22 @@ type flightTally struct {
 	tcp, quic []breakdown.Flight
 }
 
-// add keeps the measurable flights of one load's packets.
-func (f *flightTally) add(packets []breakdown.Packet) {
+// add keeps the measurable flights of one load's packets (those their
+// windows ended), and reports whether it kept any of QUIC's (quic) or
+// TCP's.
+func (f *flightTally) add(packets []breakdown.Packet, quic bool) (seen bool) {
 	for _, fl := range breakdown.FirstFlights(packets) {
 		switch {
 		case !fl.Limited:
+			continue
 		case fl.Conn.UDP:
 			f.quic = append(f.quic, fl)
 		default:
 			f.tcp = append(f.tcp, fl)
 		}
+		seen = seen || fl.Conn.UDP == quic
 	}
+	return seen
 }
 
 // record puts the tally's medians and the pacing most flights showed into
@@ -106,8 +111,7 @@ func (r *runner) calibrateStacks(ctx context.Context, b *bed) {
 				r.cfg.Log.Warn("stack calibration failed", "protocol", p, "err", err)
 				break
 			}
-			b.flights.add(packets)
-			if windowSeen(packets, p == factor.H3) || calibrationSize(b.page, p == factor.H1) < calibrationFill {
+			if b.flights.add(packets, p == factor.H3) || calibrationSize(b.page, p == factor.H1) < calibrationFill {
 				break // a window was seen, or the page cannot fill one: no second try
 			}
 		}
@@ -122,12 +126,6 @@ const (
 	calibrationTries = 2
 	calibrationFill  = 64 << 10
 )
-
-// windowSeen reports whether packets hold a first flight that its window
-// ended, over QUIC (quic) or TCP.
-func windowSeen(packets []breakdown.Packet, quic bool) bool {
-	return slices.ContainsFunc(breakdown.FirstFlights(packets), func(f breakdown.Flight) bool { return f.Limited && f.Conn.UDP == quic })
-}
 
 // calibrationSize is how many body bytes a calibration of page asks for
 // (calibrationURLs).

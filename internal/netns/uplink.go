@@ -190,11 +190,12 @@ func (u *Uplink) setupHostEnd(allow []netip.Addr) error {
 	if err != nil {
 		return err
 	}
+	others := recordedByOthers()
 	var turnOn []string
 	for _, dev := range outs {
 		if off, err := forwardingOff(dev); err != nil {
 			return err
-		} else if off || recordedByAnother(dev) {
+		} else if off || slices.Contains(others, dev) {
 			turnOn = append(turnOn, dev)
 		}
 	}
@@ -539,24 +540,25 @@ func recordedIn(c *nftables.Conn, t *nftables.Table) []string {
 	return devs
 }
 
-// recordedByAnother reports whether a running uplink's table records dev
-// as turned on by it: its forwarding is then on only for that uplink, and
+// recordedByOthers are the interfaces the running uplinks' tables record
+// as turned on by them: their forwarding is on only for those uplinks, and
 // must go off when the last uplink ends.
-func recordedByAnother(dev string) bool {
+func recordedByOthers() []string {
 	c, err := nftConn(-1)
 	if err != nil {
-		return false
+		return nil
 	}
 	tables, err := c.ListTablesOfFamily(nftables.TableFamilyIPv4)
 	if err != nil {
-		return false
+		return nil
 	}
+	var devs []string
 	for _, t := range tables {
-		if _, _, ok := parseHostTable(t.Name); ok && slices.Contains(recordedIn(c, t), dev) {
-			return true
+		if _, _, ok := parseHostTable(t.Name); ok {
+			devs = append(devs, recordedIn(c, t)...)
 		}
 	}
-	return false
+	return devs
 }
 
 // uplinkTables are the names of the host's uplink tables.

@@ -318,17 +318,10 @@ func Lock(dir string) (unlock func(), err error) {
 // never end. The descriptor is opened non-blocking, so naming a FIFO
 // cannot hang the open either. As root it follows the ownership rule
 // (trust.CheckUserPaths): a file another user owns or could swap, on the
-// way to it too, is refused; the path opened is the one checked, links
-// resolved.
+// way to it too, is refused, so the path checked is the path opened.
 func OpenRegular(path string) (*os.File, error) {
-	if trust.Judged() {
-		resolved, err := trust.File(path)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%v; as root, quicbench reads nothing another user could change: run it as that user, or copy the file into a directory of root's", err)
-		}
-		if err == nil {
-			path = resolved
-		}
+	if err := trust.CheckUserPaths(trust.UserPath{Kind: trust.InputFile, Value: path}); err != nil {
+		return nil, err
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -75,11 +75,6 @@ func enforced() bool {
 	return !mapsOneOrdinaryUID(string(data))
 }
 
-// Enforced reports whether this process judges the owners of the paths it
-// relies on (see the package comment): false only in a rootless run's
-// namespace.
-func Enforced() bool { return enforced() }
-
 // mapsOneOrdinaryUID reports whether uidMap (the text of
 // /proc/PID/uid_map) maps exactly one uid, and that to a uid other than
 // root's outside: one line whose count is 1 and whose outside uid is not

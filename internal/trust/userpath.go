@@ -62,7 +62,8 @@ func (k PathKind) String() string {
 }
 
 // UserPath is one path of a command line: what it is, its value, and the flag
-// or argument that names it ("--out", "SPEC").
+// or argument that names it ("--out", "SPEC"; "" where the caller's error
+// names it).
 type UserPath struct {
 	Kind  PathKind
 	Value string
@@ -127,6 +128,9 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
+	if e.Path.Name == "" { // a file a reader was handed, its caller names it
+		return fmt.Sprintf("%v: run quicbench as that user, or copy it into a directory of root's", e.Err)
+	}
 	what := "one of root's"
 	if e.Path.Kind == Output {
 		what = "a directory of root's"
