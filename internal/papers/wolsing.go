@@ -9,7 +9,7 @@ import (
 // by visual metrics.
 func wolsing2019() Paper {
 	const (
-		differs = "Go's net/http for NGINX (TCP, TCP+, TCP+BBR as the paper tunes them) and Cloudflare's quiche for Google's QUIC server (gQUIC 43); today's Chromium; generated web2024 pages for the 38 recorded sites; congestion control: QUIC here quiche's CUBIC (initial window 32, unpaced: quiche paces its BBR2 only) or BBR2 (paced), where the paper's QUIC paced its CUBIC; TCP here Linux CUBIC (initial window 10, unpaced), TCP+ CUBIC (initial window 32, paced since 2026-11-28, unpaced before) and TCP+BBR (paced), all measured on the wire"
+		differs = "Go's net/http for NGINX (TCP, TCP+, TCP+BBR as the paper tunes them) and quinn (CUBIC) or Cloudflare's quiche (BBR2, and CUBIC where QUIC's two congestion controls are compared) for Google's QUIC server (gQUIC 43); today's Chromium; generated web2024 pages for the 38 recorded sites; congestion control: QUIC here quinn's CUBIC (initial window 32, paced as the paper's; quiche's CUBIC until 2026-11-28, unpaced) or quiche's BBR2 (paced); TCP here Linux CUBIC (initial window 10, unpaced), TCP+ CUBIC (initial window 32, paced since 2026-11-28, unpaced before) and TCP+BBR (paced), all measured on the wire"
 		dsl     = "wolsing2019-dsl"
 		lte     = "wolsing2019-lte"
 		mss     = "wolsing2019-mss"
@@ -20,12 +20,17 @@ func wolsing2019() Paper {
 		tableMSS = "its quick scale loads only a generated site on the MSS link (a load takes tens of seconds), not the single-server page"
 		// table3Page is one server's page for Table 3.
 		table3Page = "synthetic:16x10KB"
+		// cubic is QUIC with paced CUBIC, as Google's QUIC 43 ran it.
+		cubic = "quinn+cubic"
+		// quicheCubic is CUBIC in the QUIC stack whose BBR2 the BBR claims
+		// run, so that C11 and C12 compare congestion controls, not stacks.
+		quicheCubic = "quiche+cubic"
 	)
 	h2h3 := protocols("h2", "h3")
 	// sites are the generated pages that stand in for the paper's 38
 	// recorded sites; the single-server page is Table 3's alone.
 	sites := []string{"web2024:*", "archive:*"} // not the one-server page; recorded sites with --sites
-	tcpPlus := Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: sites}
+	tcpPlus := Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {cubic}, factor.IDPage: sites}
 	withNetworks := func(c Cells, nets ...string) Cells {
 		out := Cells{factor.IDNetwork: nets}
 		for id, l := range c {
@@ -64,14 +69,14 @@ func wolsing2019() Paper {
 			Source: "§4, Fig. 3", Figure: "0.93",
 			Reported: "performance gain of TCP+ against TCP −0.05 (DSL) and −0.08 (LTE); for PLT on DSL 25 of 38 sites significantly faster, 1 slower",
 			Metric:   "si", Location: Mean,
-			Cells: Cells{factor.IDNetwork: {dsl, lte}, factor.IDProtocol: {"h2"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: sites},
+			Cells: Cells{factor.IDNetwork: {dsl, lte}, factor.IDProtocol: {"h2"}, factor.IDQUIC: {cubic}, factor.IDPage: sites},
 			Stat:  Stat{Kind: Ratio, Vary: stacks("tcp", "tcp+")}, PaperValue: 0.93, Region: Below(1), Alpha: 0.01, Differs: differs,
 		}, {
 			ID: "C4", Text: "On DSL and LTE the congestion control makes no difference to TCP+",
 			Source: "§4, Fig. 3", Figure: "≈ 1",
 			Reported: "against stock TCP: TCP+ −0.05 and −0.08, TCP+BBR −0.05 and −0.09 (DSL, LTE); for most sites no significant difference",
 			Metric:   "si", Location: Mean,
-			Cells: Cells{factor.IDNetwork: {dsl, lte}, factor.IDProtocol: {"h2"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: sites},
+			Cells: Cells{factor.IDNetwork: {dsl, lte}, factor.IDProtocol: {"h2"}, factor.IDQUIC: {cubic}, factor.IDPage: sites},
 			Stat:  Stat{Kind: Ratio, Vary: stacks("tcp+", "tcp+bbr")}, PaperValue: 1, Region: Within(0.95, 1.05), Alpha: 0.01,
 			Differs: differs + "; \"no difference\" read as within 5 %",
 		}, {
@@ -80,14 +85,14 @@ func wolsing2019() Paper {
 			Reported: "performance gain of QUIC against TCP+ −0.36; −8,364.8 ms of Speed Index",
 			Metric:   "si", Location: Mean, Cells: withNetworks(tcpPlus, mss),
 			Stat: Stat{Kind: Ratio, Vary: h2h3}, PaperValue: 0.64, PaperScaleOnly: "its quick scale loads the MSS link 3 times a cell (each load takes tens of seconds), and a ratio like the paper's 0.64 needs the paper's 31 to lie within 0.54–0.74 at p < 0.01", Region: Within(0.54, 0.74), Alpha: 0.01,
-			Differs: differs + "; the paper's gain ± 0.10; quiche's CUBIC does not pace, Google's did",
+			Differs: differs + "; the paper's gain ± 0.10",
 		}, {
 			ID: "C6", Text: "On MSS, BBR makes TCP+ much faster: congestion control matters more than the protocol",
 			Source: "§4, Fig. 3", Figure: "0.74",
 			Reported: "performance gain of TCP+BBR against TCP+ −0.26; at PLT TCP+BBR keeps pace with QUIC",
 			Metric:   "si", Location: Mean,
 			Cells: Cells{factor.IDNetwork: {mss}, factor.IDProtocol: {"h2"}, factor.IDPage: sites},
-			Stat:  Stat{Kind: Ratio, Vary: stacks("tcp+", "tcp+bbr")}, PaperValue: 0.74, PaperScaleOnly: "its quick scale loads the MSS link 3 times a cell (each load takes tens of seconds), and with so few loads a ratio like the paper's is not told at p < 0.01; the paper's 31 tell it", Region: Within(0.64, 0.84), Alpha: 0.01,
+			Stat:  Stat{Kind: Ratio, Vary: stacks("tcp+", "tcp+bbr")}, PaperValue: 0.74, Region: Within(0.64, 0.84), Alpha: 0.01,
 			Differs: differs + "; the paper's gain ± 0.10",
 		}, {
 			ID: "C7", Text: "On MSS, QUIC with BBR is faster than TCP+ with BBR",
@@ -95,14 +100,14 @@ func wolsing2019() Paper {
 			Reported: "performance gain of QUIC+BBR against TCP+BBR −0.18; −2,091.5 ms of Speed Index",
 			Metric:   "si", Location: Mean,
 			Cells: Cells{factor.IDNetwork: {mss}, factor.IDStack: {"tcp+bbr"}, factor.IDQUIC: {"quiche+bbr2"}, factor.IDPage: sites},
-			Stat:  Stat{Kind: Ratio, Vary: h2h3}, PaperValue: 0.82, PaperScaleOnly: "its quick scale loads the MSS link 3 times a cell (each load takes tens of seconds), and with so few loads a ratio like the paper's is not told at p < 0.01; the paper's 31 tell it", Region: Below(1), Alpha: 0.01,
+			Stat:  Stat{Kind: Ratio, Vary: h2h3}, PaperValue: 0.82, Region: Below(1), Alpha: 0.01,
 			Differs: differs + "; quiche's BBR is BBRv2, Google's QUIC 43 had BBR version 1",
 		}, {
 			ID: "C8", Text: "On DSL and LTE, what QUIC gains over TCP+ on a single-server site is about the one round trip its handshake saves, by the first visual change",
 			Source: "§4, Table 3", Figure: "0.98–1.54 RTT",
 			Reported: "Table 3 gives QUIC − (TCP+ − 1 RTT), < 0 when QUIC was faster: FVC on gnu.org and wikipedia.org +0.020, −0.341 (DSL), +0.008, −0.538 (LTE) RTT, so QUIC saved 0.98–1.54 RTT; \"for DSL and LTE the corrected difference is below one RTT\"",
 			Metric:   "fvc", Location: Mean,
-			Cells: withNetworks(Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: {table3Page}}, dsl, lte),
+			Cells: withNetworks(Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {cubic}, factor.IDPage: {table3Page}}, dsl, lte),
 			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, PaperValue: 1.26, Region: Within(0.75, 1.75), Alpha: 0.01,
 			Differs:  differs + "; a synthetic page on one server stands in for gnu.org and wikipedia.org; \"about one RTT\" read as the paper's range widened by a quarter of a round trip each way (0.75–1.75 RTT)",
 			Explains: &Explanation{Says: "Table 3 takes one round trip off TCP+'s time for the handshake QUIC saves and calls what is left the transport's (head-of-line blocking in lossy networks)", Part: results.PartHandshake},
@@ -111,7 +116,7 @@ func wolsing2019() Paper {
 			Source: "§4, Table 3", Figure: "0.93–1.41 RTT",
 			Reported: "Table 3, PLT on gnu.org and wikipedia.org: QUIC − (TCP+ − 1 RTT) = +0.066, −0.128 (DSL), −0.412, −0.175 (LTE) RTT, so QUIC saved 0.93–1.41 RTT",
 			Metric:   "plt", Location: Mean,
-			Cells: withNetworks(Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: {table3Page}}, dsl, lte),
+			Cells: withNetworks(Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {cubic}, factor.IDPage: {table3Page}}, dsl, lte),
 			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, PaperValue: 1.17, Region: Within(0.75, 1.75), Alpha: 0.01,
 			Differs:  differs + "; a synthetic page on one server stands in for gnu.org and wikipedia.org; read as C8 (0.75–1.75 RTT)",
 			Explains: &Explanation{Says: "Table 3 takes one round trip off TCP+'s time for the handshake QUIC saves and calls what is left the transport's (head-of-line blocking in lossy networks)", Part: results.PartHandshake},
@@ -119,7 +124,7 @@ func wolsing2019() Paper {
 			ID: "C10", Text: "On DSL and LTE, QUIC is faster than stock TCP by Speed Index, by more than against TCP+",
 			Source: "§4, Fig. 3", Figure: "≈ 0.86 (DSL), 0.79 (LTE)",
 			Reported: "\"QUIC achieves to decrease the average SI by -131.3 ms (DSL) and -344.9 ms (LTE)\" against stock TCP (gains against TCP: TCP+ −0.05 and −0.08, QUIC against TCP+ −0.09 and −0.14, so about 0.95 × 0.91 and 0.92 × 0.86)",
-			Metric:   "si", Location: Mean, Cells: withNetworks(Cells{factor.IDStack: {"tcp"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: sites}, dsl, lte),
+			Metric:   "si", Location: Mean, Cells: withNetworks(Cells{factor.IDStack: {"tcp"}, factor.IDQUIC: {cubic}, factor.IDPage: sites}, dsl, lte),
 			Stat: Stat{Kind: Ratio, Vary: h2h3}, PaperValue: 0.825, Region: Below(1), Alpha: 0.01,
 			Differs: differs + "; the figure multiplies the paper's two gains, which it gives against different baselines",
 		}, {
@@ -127,17 +132,17 @@ func wolsing2019() Paper {
 			Source: "§4, Fig. 3", Figure: "≈ 1",
 			Reported: "against TCP+: QUIC −0.09 and −0.14, QUIC+BBR −0.09 and −0.13 (DSL, LTE): \"QUIC ... and QUIC+BBR ... perform equally\"",
 			Metric:   "si", Location: Mean,
-			Cells: withNetworks(Cells{factor.IDProtocol: {"h3"}, factor.IDStack: {"tcp+"}, factor.IDPage: sites}, dsl, lte),
-			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDQUIC, From: "quiche+cubic", To: "quiche+bbr2"}}, PaperValue: 1, Region: Within(0.95, 1.05), Alpha: 0.01,
-			Differs: differs + "; \"equally\" read as within 5 %; quiche's BBR is BBRv2",
+			Cells: withNetworks(Cells{factor.IDProtocol: {"h3"}, factor.IDPage: sites}, dsl, lte), // h3 over either TCP stack's testbed
+			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDQUIC, From: quicheCubic, To: "quiche+bbr2"}}, PaperValue: 1, Region: Within(0.95, 1.05), Alpha: 0.01,
+			Differs: differs + "; \"equally\" read as within 5 %; both QUICs are quiche's, whose CUBIC does not pace (Google's did) and whose BBR is BBRv2",
 		}, {
 			ID: "C12", Text: "On MSS, QUIC with BBR is faster than QUIC with CUBIC",
 			Source: "§4, Fig. 3", Figure: "−1,828.3 ms SI",
 			Reported: "\"as the loading process commences QUIC+BBR outperforms QUIC slightly, e.g., -1828.3 ms better SI\"",
 			Metric:   "si", Location: Mean,
 			Cells: Cells{factor.IDNetwork: {mss}, factor.IDProtocol: {"h3"}, factor.IDPage: sites},
-			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDQUIC, From: "quiche+cubic", To: "quiche+bbr2"}}, Region: Below(1), Alpha: 0.01,
-			Differs: differs + "; quiche's BBR is BBRv2, Google's QUIC 43 had BBR version 1",
+			Stat:  Stat{Kind: Ratio, Vary: Contrast{Factor: factor.IDQUIC, From: quicheCubic, To: "quiche+bbr2"}}, Region: Below(1), Alpha: 0.01,
+			Differs: differs + "; both QUICs are quiche's, whose CUBIC does not pace (Google's did) and whose BBR is BBRv2 (Google's QUIC 43 had BBR version 1)",
 		}, {
 			ID: "C13", Text: "On DSL, QUIC is faster than TCP+ on most sites by Speed Index",
 			Source: "§4", Figure: "32 of 38 sites (84 %)",
@@ -157,7 +162,7 @@ func wolsing2019() Paper {
 			Source: "§4, Fig. 3", Figure: "≈ 1",
 			Reported: "\"This is the only scenario where we observe no significant difference for most websites among all TCP configurations even with the ANOVA test\"",
 			Metric:   "si", Location: Mean,
-			Cells: Cells{factor.IDNetwork: {da2gc}, factor.IDProtocol: {"h2"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: sites},
+			Cells: Cells{factor.IDNetwork: {da2gc}, factor.IDProtocol: {"h2"}, factor.IDQUIC: {cubic}, factor.IDPage: sites},
 			Stat:  Stat{Kind: Ratio, Vary: stacks("tcp", "tcp+")}, PaperValue: 1, Region: Within(0.95, 1.05), Alpha: 0.01,
 			PaperScaleOnly: notAtQuick, NotAtQuick: true,
 			Differs: differs + "; TCP+ against stock TCP; \"no significant difference\" read as within 5 %",
@@ -180,7 +185,7 @@ func wolsing2019() Paper {
 			Source: "§4, Fig. 3", Figure: "≈ 1",
 			Reported: "\"at PLT, TCP+BBR can keep up the pace even against QUIC and is 11395.4 ms (0.21×) quicker\" than TCP+",
 			Metric:   "plt", Location: Mean,
-			Cells: Cells{factor.IDNetwork: {mss}, factor.IDStack: {"tcp+bbr"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: sites},
+			Cells: Cells{factor.IDNetwork: {mss}, factor.IDStack: {"tcp+bbr"}, factor.IDQUIC: {cubic}, factor.IDPage: sites},
 			Stat:  Stat{Kind: Ratio, Vary: h2h3}, PaperValue: 1, Region: Within(0.9, 1.1), Alpha: 0.01,
 			PaperScaleOnly: "its quick scale loads the MSS link 3 times a cell (each load takes tens of seconds), and with so few loads a ratio near 1 is not bounded within 10 % at p < 0.01; the paper's 31 bound it",
 			Differs:        differs + "; QUIC (CUBIC) against TCP+BBR; \"keep up the pace\" read as within 10 %",
@@ -197,7 +202,7 @@ func wolsing2019() Paper {
 			Source: "§4, Table 3", Figure: "1.26–1.54 RTT",
 			Reported: "Table 3, MSS, FVC on gnu.org and wikipedia.org: QUIC − (TCP+ − 1 RTT) = −0.258 and −0.542 RTT (QUIC+BBR against TCP+BBR −0.532 and −0.189); \"Overall in MSS with BBR, the difference is also below of one RTT\"",
 			Metric:   "fvc", Location: Mean,
-			Cells: withNetworks(Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: {table3Page}}, mss),
+			Cells: withNetworks(Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {cubic}, factor.IDPage: {table3Page}}, mss),
 			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, PaperValue: 1.4, Region: Within(0, 2), Alpha: 0.01,
 			PaperScaleOnly: tableMSS, NotAtQuick: true,
 			Differs: differs + "; a synthetic page on one server stands in for gnu.org and wikipedia.org; \"below one RTT\" read as 0–2 RTT saved",
@@ -206,13 +211,13 @@ func wolsing2019() Paper {
 			Source: "§4, Table 3", Figure: "1.50–6.28 RTT",
 			Reported: "Table 3, DA2GC, FVC: QUIC − (TCP+ − 1 RTT) = −0.497 (gnu.org) and −5.283 RTT (wikipedia.org); \"with DA2GC, the outcome is clearly for QUIC for the wikipedia.org website\"",
 			Metric:   "fvc", Location: Mean,
-			Cells: withNetworks(Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {"quiche+cubic"}, factor.IDPage: {table3Page}}, da2gc),
+			Cells: withNetworks(Cells{factor.IDStack: {"tcp+"}, factor.IDQUIC: {cubic}, factor.IDPage: {table3Page}}, da2gc),
 			Stat:  Stat{Kind: RTTsSaved, Vary: h2h3}, PaperValue: 3.89, Region: Above(1), Alpha: 0.01,
 			PaperScaleOnly: notAtQuick, NotAtQuick: true,
 			Differs: differs + "; a synthetic page on one server stands in for gnu.org and wikipedia.org; the figure is their mean",
 		}},
 		Gaps: []Gap{
-			{"Google's QUIC server: gQUIC 43 with paced CUBIC and BBR version 1", "Google's QUIC is gone from servers; quiche's CUBIC does not pace and its BBR is BBRv2 (quinn's BBR is experimental)"},
+			{"Google's QUIC server: gQUIC 43 with paced CUBIC and BBR version 1", "Google's QUIC is gone from servers; quinn's paced CUBIC stands in for its CUBIC, quiche's BBRv2 for its BBR (quinn's BBR is experimental); C11 and C12 compare quiche's CUBIC, which does not pace, with its BBR2, so that one stack's two congestion controls are compared"},
 			{"NGINX serving TCP", "on this kernel nginx cannot pace CUBIC (no sch_fq), which TCP+ needs, while Go's net/http paces through SO_MAX_PACING_RATE; stock TCP and TCP+BBR could run on nginx, but then C3, C4 and C15 would compare servers as well as stacks, so every TCP stack runs on Go"},
 			{"one-way ANOVA per website at p < 0.01", "the claims pool the pages; the verdict reads a 99 % bootstrap interval instead"},
 		},
