@@ -1,8 +1,8 @@
 package caddy
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,16 +15,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/cpuuse"
+	"github.com/quicbench/quicbench/internal/extserver"
 	"github.com/quicbench/quicbench/internal/netns"
-	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
-	"github.com/quicbench/quicbench/internal/trust"
 )
 
 // DefaultPath is Debian's caddy binary.
@@ -65,11 +63,10 @@ type Server struct {
 	cfg     Config
 	params  confParams
 	path    string // the trusted caddy binary
-	process *proc.Process
-	stderr  *proc.Output
+	process *extserver.Process
 
 	mu        sync.Mutex
-	readUpTo  int64            // access log bytes parsed so far
+	accessLog extserver.LogTail
 	counts    server.Counts    // requests per protocol since Start
 	sinceMark []logEntry       // requests since the last CloseConnections
 	replay    server.ReplayLog // what it answered since the last TakeReplay
@@ -79,16 +76,13 @@ type Server struct {
 // (empty: DefaultPath) is not there, or why it is not run if it is not
 // trusted.
 func CheckInstalled(path string) error {
-	if path == "" {
-		path = DefaultPath
-	}
-	if info, err := os.Stat(path); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
-		return fmt.Errorf("caddy not found at %s: install it with 'make caddy' (apt-get install caddy, its service not started)", path)
-	}
-	if _, err := trust.Executable(path); err != nil {
-		return fmt.Errorf("caddy: not run: %w", err)
-	}
-	return nil
+	_, err := trusted(path)
+	return err
+}
+
+// trusted is the trusted path of the caddy at path (empty: DefaultPath).
+func trusted(path string) (string, error) {
+	return extserver.CheckInstalled("caddy", cmp.Or(path, DefaultPath), "'make caddy' (apt-get install caddy, its service not started)")
 }
 
 // Start writes the site and the configuration and starts Caddy in the
@@ -101,13 +95,11 @@ func Start(cfg Config) (_ *Server, err error) {
 	if cfg.Port == 0 {
 		cfg.Port = 443
 	}
-	if cfg.StartTimeout == 0 {
-		cfg.StartTimeout = 10 * time.Second
-	}
 	if !cfg.TCP && !cfg.QUIC {
 		return nil, fmt.Errorf("caddy: asked to serve neither TCP nor QUIC")
 	}
-	if err := CheckInstalled(cfg.Path); err != nil {
+	caddyPath, err := trusted(cfg.Path)
+	if err != nil {
 		return nil, err
 	}
 	for _, p := range []*string{&cfg.Dir, &cfg.CertFile, &cfg.KeyFile} {
@@ -118,10 +110,7 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err := cfg.Site.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg}
-	if s.path, err = trust.Executable(cfg.Path); err != nil {
-		return nil, fmt.Errorf("caddy: not run: %w", err)
-	}
+	s := &Server{cfg: cfg, path: caddyPath, accessLog: extserver.LogTail{Dir: cfg.Dir, Name: "access.log"}}
 	answers, err := newAnswers(cfg.Site)
 	if err != nil {
 		return nil, err
@@ -165,73 +154,31 @@ func (s *Server) writeConf() error {
 }
 
 // run starts Caddy on the configuration written and waits until it
-// serves. Its home and configuration directories are its own directory,
-// so that it writes nothing elsewhere.
+// serves: it says so, then (when it serves TCP) every address accepts a
+// connection. Its home and configuration directories are its own
+// directory, so that it writes nothing elsewhere.
 func (s *Server) run() (err error) {
 	cmd := exec.Command(s.path, "run", "--config", filepath.Join(s.cfg.Dir, "caddy.json"))
 	cmd.Env = append(os.Environ(), "HOME="+s.cfg.Dir, "XDG_CONFIG_HOME="+filepath.Join(s.cfg.Dir, "config"), "XDG_DATA_HOME="+filepath.Join(s.cfg.Dir, "data"))
-	if err := s.cfg.Namespace.WrapCommand(cmd); err != nil {
+	s.process, err = extserver.Start(extserver.Config{Name: "caddy", Namespace: s.cfg.Namespace, CPU: s.cfg.CPU, StartTimeout: s.cfg.StartTimeout, LastError: s.lastError}, cmd)
+	if err != nil {
 		return err
 	}
-	s.stderr = &proc.Output{}
-	cmd.Stdout, cmd.Stderr = io.Discard, s.stderr
-	s.cfg.CPU.Prepare(cmd)
-	if s.process, err = proc.Start(cmd); err != nil {
-		return fmt.Errorf("caddy: start %s: %w", s.path, err)
-	}
-	defer func() {
-		if err != nil {
-			s.process.Kill()
-			s.process.Wait()
-		}
-	}()
-	if err = s.cfg.CPU.Started(s.process.Pid()); err != nil {
-		return fmt.Errorf("caddy: %w", err)
-	}
-	return s.waitServing()
-}
-
-// waitServing waits for Caddy's word that it serves, then (when it serves
-// TCP) for every address to accept a connection.
-func (s *Server) waitServing() error {
-	deadline := time.Now().Add(s.cfg.StartTimeout)
-	for !strings.Contains(s.stderr.String(), readyMessage) {
-		select {
-		case <-s.process.Done():
-			return fmt.Errorf("caddy stopped at start: %s", s.lastError())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("caddy did not start within %v: %s", s.cfg.StartTimeout, s.lastError())
+	var addrs []netip.AddrPort
+	if s.cfg.TCP {
+		for _, host := range s.params.hosts {
+			addrs = append(addrs, netip.AddrPortFrom(s.cfg.Addrs[host], uint16(s.cfg.Port)))
 		}
 	}
-	if !s.cfg.TCP {
-		return nil
-	}
-	for _, host := range s.params.hosts {
-		addr := netip.AddrPortFrom(s.cfg.Addrs[host], uint16(s.cfg.Port)).String()
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			c, err := s.cfg.Namespace.DialContext(ctx, "tcp4", addr)
-			cancel()
-			if err == nil {
-				c.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("caddy did not listen on %s within %v: %s", addr, s.cfg.StartTimeout, s.lastError())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	return nil
+	ready := func() bool { return strings.Contains(s.process.Stderr.String(), readyMessage) }
+	return s.process.WaitServing(ready, addrs)
 }
 
 // lastError is the message of Caddy's last error line on its standard
 // error, or its last line.
 func (s *Server) lastError() string {
 	last := ""
-	for line := range strings.SplitSeq(s.stderr.String(), "\n") {
+	for line := range strings.SplitSeq(s.process.Stderr.String(), "\n") {
 		var e struct {
 			Level, Msg, Error string
 		}
@@ -242,7 +189,7 @@ func (s *Server) lastError() string {
 		}
 	}
 	if last == "" {
-		return s.stderr.LastLine()
+		return s.process.Stderr.LastLine()
 	}
 	if strings.Contains(last, "address already in use") {
 		last += ": another server holds the port; stop it, or run without --server caddy"
@@ -250,22 +197,8 @@ func (s *Server) lastError() string {
 	return last
 }
 
-// stop ends Caddy: SIGTERM, then SIGKILL to its group after 3 s.
-func (s *Server) stop() error {
-	if s.process == nil {
-		return nil
-	}
-	syscall.Kill(s.process.Pid(), syscall.SIGTERM)
-	select {
-	case <-s.process.Done():
-		return nil
-	case <-time.After(3 * time.Second):
-		return s.process.Kill()
-	}
-}
-
-// Close stops Caddy.
-func (s *Server) Close() error { return s.stop() }
+// Close stops Caddy: SIGTERM, then SIGKILL to its group after 3 s.
+func (s *Server) Close() error { return s.process.Stop() }
 
 // SetCache rewrites the cache policy's header fields and reloads Caddy.
 func (s *Server) SetCache(on bool) error {
@@ -300,13 +233,7 @@ func (s *Server) Exited() <-chan struct{} { return s.process.Done() }
 
 // ExitReason names Caddy and how it exited, with its last error; "" while
 // it serves.
-func (s *Server) ExitReason() string {
-	how := s.process.Exited()
-	if how == "" {
-		return ""
-	}
-	return fmt.Sprintf("the server caddy exited: %s (%s)", how, s.lastError())
-}
+func (s *Server) ExitReason() string { return s.process.ExitReason() }
 
 // Counts returns the requests Caddy served since Start, per protocol.
 func (s *Server) Counts() server.Counts {
@@ -415,27 +342,12 @@ type accessLine struct {
 
 // readLog parses the access log's new complete lines. Call with s.mu held.
 func (s *Server) readLog() {
-	f, err := safefs.OpenIn(s.cfg.Dir, "access.log")
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if _, err := f.Seek(s.readUpTo, io.SeekStart); err != nil {
-		return
-	}
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil { // an incomplete line is read next time
-			return
-		}
-		s.readUpTo += int64(len(line))
+	s.accessLog.Read(func(line string) {
 		var a accessLine
-		if json.Unmarshal([]byte(line), &a) != nil || a.Logger != accessLogger {
-			continue
+		if json.Unmarshal([]byte(line), &a) == nil && a.Logger == accessLogger {
+			s.note(a)
 		}
-		s.note(a)
-	}
+	})
 }
 
 // note counts one request of the access log. Call with s.mu held.

@@ -1,7 +1,6 @@
 package nginx
 
 import (
-	"fmt"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/stacks"
@@ -42,10 +41,4 @@ func (served) QUICTransport() stacks.QUICTransport { return stacks.QUICTransport
 func (s served) Exited() <-chan struct{} { return s.process.Done() }
 
 // ExitReason names nginx and how it exited, with its last error line.
-func (s served) ExitReason() string {
-	how := s.process.Exited()
-	if how == "" {
-		return ""
-	}
-	return fmt.Sprintf("the server nginx exited: %s (%s)", how, s.lastError())
-}
+func (s served) ExitReason() string { return s.process.ExitReason() }

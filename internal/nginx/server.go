@@ -1,10 +1,8 @@
 package nginx
 
 import (
-	"bufio"
-	"context"
+	"cmp"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/cpuuse"
+	"github.com/quicbench/quicbench/internal/extserver"
 	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/proc"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -57,32 +56,28 @@ type Config struct {
 
 // Server is a running nginx. Close stops it.
 type Server struct {
-	cfg       Config
-	params    confParams
-	process   *proc.Process
-	accessLog string
-	stderr    proc.Output
+	cfg     Config
+	params  confParams
+	process *extserver.Process
 
 	mu        sync.Mutex
-	readUpTo  int64            // access log bytes parsed so far
+	accessLog extserver.LogTail
 	counts    server.Counts    // requests per protocol since Start
 	sinceMark []logEntry       // requests since the last CloseConnections
 	replay    server.ReplayLog // what it answered since the last TakeReplay
 }
 
 // CheckInstalled returns an error that says how to install nginx if path
-// (empty: DefaultPath) is not an executable.
+// (empty: DefaultPath) is not an executable, or why it is not run if it is
+// not trusted.
 func CheckInstalled(path string) error {
-	if path == "" {
-		path = DefaultPath
-	}
-	if info, err := os.Stat(path); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
-		return fmt.Errorf("nginx not found at %s: install it with 'make nginx' (apt-get install nginx, its service not started)", path)
-	}
-	if _, err := trust.Executable(path); err != nil {
-		return fmt.Errorf("nginx: not run: %w", err)
-	}
-	return nil
+	_, err := trusted(path)
+	return err
+}
+
+// trusted is the trusted path of the nginx at path (empty: DefaultPath).
+func trusted(path string) (string, error) {
+	return extserver.CheckInstalled("nginx", cmp.Or(path, DefaultPath), "'make nginx' (apt-get install nginx, its service not started)")
 }
 
 // Start writes the archive and configuration and starts nginx in the
@@ -95,10 +90,8 @@ func Start(cfg Config) (_ *Server, err error) {
 	if cfg.Port == 0 {
 		cfg.Port = 443
 	}
-	if cfg.StartTimeout == 0 {
-		cfg.StartTimeout = 10 * time.Second
-	}
-	if err := CheckInstalled(cfg.Path); err != nil {
+	nginxPath, err := trusted(cfg.Path)
+	if err != nil {
 		return nil, err
 	}
 	// nginx reads relative paths against its prefix: give it absolute ones.
@@ -124,7 +117,7 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err := writeTicketKey(cfg.Dir, "ticket.key"); err != nil {
 		return nil, fmt.Errorf("nginx: ticket key: %w", err)
 	}
-	s := &Server{cfg: cfg, accessLog: filepath.Join(cfg.Dir, "access.log")}
+	s := &Server{cfg: cfg, accessLog: extserver.LogTail{Dir: cfg.Dir, Name: "access.log"}}
 	s.params = confParams{
 		dir: cfg.Dir, root: filepath.Join(cfg.Dir, "site"), certFile: cfg.CertFile, keyFile: cfg.KeyFile,
 		port: cfg.Port, workers: cfg.Workers, cache: cfg.Cache, addrs: cfg.Addrs, hosts: cfg.Site.Hosts(), locations: locations,
@@ -136,82 +129,37 @@ func Start(cfg Config) (_ *Server, err error) {
 	// no old pid file, whose appearance says that nginx is listening.
 	os.Remove(filepath.Join(cfg.Dir, "error.log"))
 	os.Remove(filepath.Join(cfg.Dir, "nginx.pid"))
-	nginxPath, err := trust.Executable(cfg.Path)
-	if err != nil {
-		return nil, fmt.Errorf("nginx: not run: %w", err)
-	}
 	cmd := exec.Command(nginxPath, "-p", cfg.Dir, "-c", filepath.Join(cfg.Dir, "nginx.conf"), "-e", filepath.Join(cfg.Dir, "error.log"))
-	if err := cfg.Namespace.WrapCommand(cmd); err != nil {
+	s.process, err = extserver.Start(extserver.Config{Name: "nginx", Namespace: cfg.Namespace, CPU: cfg.CPU, StartTimeout: cfg.StartTimeout, LastError: s.lastError}, cmd)
+	if err != nil {
 		return nil, err
 	}
-	cmd.Stderr = &s.stderr // what nginx says before its error log is open
-	cfg.CPU.Prepare(cmd)
-	if s.process, err = proc.Start(cmd); err != nil {
-		return nil, fmt.Errorf("nginx: start %s: %w", cfg.Path, err)
-	}
-	defer func() {
-		if err != nil {
-			s.process.Kill()
-		}
-	}()
-	if err = cfg.CPU.Started(s.process.Pid()); err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
-	}
-	if err := s.waitListening(); err != nil {
+	if err := s.process.WaitServing(s.pidWritten, s.addrs()); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
+// pidWritten reports whether nginx has written its pid file, which it
+// does once it has bound every listening socket (a bind that fails makes
+// it retry for about 2.5 s and exit).
+func (s *Server) pidWritten() bool {
+	data, _ := os.ReadFile(filepath.Join(s.cfg.Dir, "nginx.pid"))
+	return strings.TrimSpace(string(data)) == strconv.Itoa(s.process.Pid())
+}
+
+// addrs are the addresses nginx listens on, one per origin.
+func (s *Server) addrs() []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, host := range s.params.hosts {
+		out = append(out, netip.AddrPortFrom(s.cfg.Addrs[host], uint16(s.cfg.Port)))
+	}
+	return out
+}
+
 func (s *Server) writeConf() error {
 	if err := safefs.WriteFile(s.cfg.Dir, "nginx.conf", []byte(conf(s.params)), 0o644); err != nil {
 		return fmt.Errorf("nginx: configuration: %w", err)
-	}
-	return nil
-}
-
-// waitListening waits for nginx's pid file, which nginx writes once it has
-// bound every listening socket (a bind that fails makes it retry for about
-// 2.5 s and exit), then checks that every address accepts a connection.
-func (s *Server) waitListening() error {
-	deadline := time.Now().Add(s.cfg.StartTimeout)
-	exited := make(chan struct{})
-	go func() { s.process.Wait(); close(exited) }()
-	pidFile := filepath.Join(s.cfg.Dir, "nginx.pid")
-	for {
-		data, _ := os.ReadFile(pidFile)
-		if strings.TrimSpace(string(data)) == strconv.Itoa(s.process.Pid()) {
-			break
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("nginx stopped at start: %s", s.lastError())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nginx did not start within %v: %s", s.cfg.StartTimeout, s.lastError())
-		}
-	}
-	for _, host := range s.params.hosts {
-		addr := netip.AddrPortFrom(s.cfg.Addrs[host], uint16(s.cfg.Port)).String()
-		for {
-			select {
-			case <-exited:
-				return fmt.Errorf("nginx stopped at start: %s", s.lastError())
-			default:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			c, err := s.cfg.Namespace.DialContext(ctx, "tcp4", addr)
-			cancel()
-			if err == nil {
-				c.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("nginx did not listen on %s within %v: %s", addr, s.cfg.StartTimeout, s.lastError())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
 	}
 	return nil
 }
@@ -229,8 +177,8 @@ func (s *Server) lastError() string {
 		}
 	}
 	if last == "" {
-		if line := s.stderr.LastLine(); line != "" {
-			return line
+		if s.process != nil && s.process.Stderr.LastLine() != "" {
+			return s.process.Stderr.LastLine()
 		}
 		return "no error in " + filepath.Join(s.cfg.Dir, "error.log")
 	}
@@ -242,20 +190,7 @@ func (s *Server) lastError() string {
 
 // Close stops nginx: SIGTERM, so that the master stops and reaps its
 // workers, then SIGKILL to the whole group if it takes over 3 s.
-func (s *Server) Close() error {
-	if s.process == nil {
-		return nil
-	}
-	done := make(chan struct{})
-	go func() { s.process.Wait(); close(done) }()
-	syscall.Kill(s.process.Pid(), syscall.SIGTERM)
-	select {
-	case <-done:
-		return nil
-	case <-time.After(3 * time.Second):
-		return s.process.Kill()
-	}
-}
+func (s *Server) Close() error { return s.process.Stop() }
 
 // SetCache rewrites the cache headers (see origin.Server.SetCache) and
 // reloads nginx.
@@ -391,44 +326,31 @@ func (e logEntry) alpn() string {
 }
 
 // readLog parses the access log's new complete lines. Call with s.mu held.
-func (s *Server) readLog() {
-	f, err := os.Open(s.accessLog)
-	if err != nil {
+func (s *Server) readLog() { s.accessLog.Read(s.note) }
+
+// note counts one line of the access log. Call with s.mu held.
+func (s *Server) note(line string) {
+	f := strings.Fields(line)
+	if len(f) < 6 {
 		return
 	}
-	defer f.Close()
-	if _, err := f.Seek(s.readUpTo, io.SeekStart); err != nil {
-		return
+	e := logEntry{conn: f[0], remote: f[1], proto: f[2], resumed: f[3] == "r", sni: f[5]}
+	if len(f) >= 11 {
+		e.status, e.request = f[6], f[9]+" "+f[10]
+		if e.status == "404" {
+			s.replay.Unmatched(e.request)
+		} else {
+			body, _ := strconv.Atoi(f[8])
+			s.replay.Matched(site.Exact, body) // nginx serves exact paths only
+		}
 	}
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil { // an incomplete line is read next time
-			return
-		}
-		s.readUpTo += int64(len(line))
-		f := strings.Fields(line)
-		if len(f) < 6 {
-			continue
-		}
-		e := logEntry{conn: f[0], remote: f[1], proto: f[2], resumed: f[3] == "r", sni: f[5]}
-		if len(f) >= 11 {
-			e.status, e.request = f[6], f[9]+" "+f[10]
-			if e.status == "404" {
-				s.replay.Unmatched(e.request)
-			} else {
-				body, _ := strconv.Atoi(f[8])
-				s.replay.Matched(site.Exact, body) // nginx serves exact paths only
-			}
-		}
-		switch e.proto {
-		case "HTTP/2.0":
-			s.counts.H2++
-		case "HTTP/1.1", "HTTP/1.0":
-			s.counts.H1++
-		}
-		s.sinceMark = append(s.sinceMark, e)
+	switch e.proto {
+	case "HTTP/2.0":
+		s.counts.H2++
+	case "HTTP/1.1", "HTTP/1.0":
+		s.counts.H1++
 	}
+	s.sinceMark = append(s.sinceMark, e)
 }
 
 // socket is one established TCP connection as ss reports it.
