@@ -256,6 +256,11 @@ type Analysis struct {
 	// testbed measured it when it started, and what was taken off the
 	// delays for it, in ms (Build reads them from the run).
 	EmulatorLatency []EmulatorLatency
+	// Stacks are the testbeds whose stacks did not do on the wire what was
+	// applied, of Testbeds whose stacks were measured (Build reads them
+	// from the run).
+	Stacks   []StackWarning
+	Testbeds int
 }
 
 // Analyze compares o.Compare with o.Baseline in every setting of trials.

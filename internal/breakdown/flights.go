@@ -121,21 +121,28 @@ func flightFrom(c Conn, ps []Packet, request int, rtt time.Duration) (Flight, bo
 		answered = ps[ack].At
 	}
 	f := Flight{Conn: c, RTT: rtt}
+	// In the log a dropped packet comes at its arrival, before packets
+	// sent earlier that were still on their way: go by the times sent.
 	var firstSent, lastSent time.Duration
+	resumed := time.Duration(-1)
 	for _, p := range ps[request+1:] {
-		if !p.Down || !isData(p) || p.Sent < arrived {
-			continue
+		switch {
+		case !p.Down || !isData(p) || p.Sent < arrived:
+		case p.Sent >= answered:
+			if resumed < 0 || p.Sent < resumed {
+				resumed = p.Sent
+			}
+		default:
+			if f.Packets == 0 || p.Sent < firstSent {
+				firstSent = p.Sent
+			}
+			lastSent = max(lastSent, p.Sent)
+			f.Packets++
+			f.Bytes += p.Payload
 		}
-		if p.Sent >= answered {
-			f.Limited = p.Sent-answered <= resumeWithin && !requestBetween(ps, lastSent, p.Sent)
-			break
-		}
-		if f.Packets == 0 {
-			firstSent = p.Sent
-		}
-		lastSent = p.Sent
-		f.Packets++
-		f.Bytes += p.Payload
+	}
+	if resumed >= 0 {
+		f.Limited = resumed-answered <= resumeWithin && !requestBetween(ps, lastSent, resumed)
 	}
 	f.Spread = lastSent - firstSent
 	return f, true

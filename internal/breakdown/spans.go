@@ -17,6 +17,9 @@ func sortedSpans(spans []Span) []Span {
 	return out
 }
 
+// Covered is the time the spans cover together, overlaps counted once.
+func Covered(spans []Span) time.Duration { return unionLength(spans) }
+
 // unionLength is the time the spans cover together, overlaps counted once.
 func unionLength(spans []Span) time.Duration {
 	return total(merged(spans))

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -179,7 +178,7 @@ func printSummary(w io.Writer, r *compareRun, rtt time.Duration) {
 		if tb.QUICServer != "" {
 			fmt.Fprintln(w, quicStackText(tb))
 		}
-		for _, warning := range wireWarnings(tb) {
+		for _, warning := range analysis.WireWarnings(tb) {
 			fmt.Fprintln(w, "WARNING:", warning)
 		}
 	}
@@ -266,7 +265,34 @@ func stackText(tb results.Testbed) string {
 	}
 	return fmt.Sprintf("servers' TCP stack %s, read back from the kernel: %s, initcwnd %s, initrwnd %s, slow start after idle %s, tcp_wmem %s, pacing %v; %s",
 		tb.Stack, congestion, windowText(tb.InitCwnd), windowText(tb.InitRwnd), tb.SlowStartAfterIdle, tb.TCPWmem, tb.Pacing,
-		measuredText(tb.MeasuredTCPFlight, tb.MeasuredTCPSpreadMs, tb.MeasuredTCPPacing, tb.MeasuredTCPConnections))
+		measuredText(tb.MeasuredTCPFlight, tb.MeasuredTCPSpreadMs, tb.MeasuredTCPPacing, tb.MeasuredTCPConnections)+
+			backoffText(tb.MeasuredTCPBackoff, tb.MeasuredTCPBackoffs, appliedBackoff(factor.Backoff(tb.Congestion))))
+}
+
+// appliedBackoff is the share of its window a congestion control keeps on
+// a loss as applied, in words: "0.7 applied", or "" where unknown.
+func appliedBackoff(share float64, known bool) string {
+	if !known {
+		return ""
+	}
+	return fmt.Sprintf("%.1f applied", share)
+}
+
+// backoffText says how a transport's stack answered the calibration's
+// loss on the wire: the share of its sending it kept, against the share
+// of its window applied ("" where unknown).
+func backoffText(kept *float64, conns int64, applied string) string {
+	if kept == nil {
+		return "; its answer to a loss not measured (no calibration sent a round after one)"
+	}
+	of := fmt.Sprintf("median of %d connections", conns)
+	if conns == 1 {
+		of = "one connection"
+	}
+	if applied != "" {
+		of = applied + "; " + of
+	}
+	return fmt.Sprintf("; after a loss it kept %.2f of its sending (%s)", *kept, of)
 }
 
 // measuredText says what the wire showed of a transport's stack: its
@@ -286,47 +312,11 @@ func measuredText(flight, spreadMs *float64, pacing string, conns int64) string 
 	return fmt.Sprintf("measured on the wire: first flight of %.0f packets over %.1f ms, %s (%s)", *flight, *spreadMs, how, of)
 }
 
-// defaultInitCwnd is Linux's initial congestion window, in packets, where
-// the route sets none.
-const defaultInitCwnd = 10
-
-// wireWarnings are the differences between what a testbed's stacks were
-// set to do and what the wire showed they did: pacing asked for and a
-// burst seen (or the other way), a first flight far from the initial
-// window applied.
-func wireWarnings(tb results.Testbed) []string {
-	var out []string
-	pacingDiffers := func(transport string, applied bool, measured string) {
-		switch {
-		case applied && measured == "burst":
-			out = append(out, fmt.Sprintf("%s pacing is on as applied, but its first flights left in one burst on the wire", transport))
-		case !applied && measured == "paced":
-			out = append(out, fmt.Sprintf("%s pacing is off as applied, but its first flights were paced on the wire", transport))
-		}
-	}
-	pacingDiffers("TCP", tb.Pacing || tb.Congestion == "bbr", tb.MeasuredTCPPacing)
-	if tb.QUICServer != "" {
-		pacingDiffers("QUIC", tb.QUICPacing, tb.MeasuredQUICPacing)
-	}
-	if tb.MeasuredTCPFlight != nil {
-		want := float64(cmp.Or(tb.InitCwnd, defaultInitCwnd))
-		if got := *tb.MeasuredTCPFlight; got < want*0.8-1 || got > want*1.2+1 {
-			out = append(out, fmt.Sprintf("TCP's first flights were %.0f packets on the wire, against an initial window of %.0f applied", got, want))
-		}
-	}
-	if tb.MeasuredQUICFlightBytes != nil && tb.QUICInitialWindowBytes > 0 {
-		want := float64(tb.QUICInitialWindowBytes)
-		if got := *tb.MeasuredQUICFlightBytes; got < want*0.75 || got > want*1.25 {
-			out = append(out, fmt.Sprintf("QUIC's first flights were %.0f B on the wire, against an initial window of %.0f B applied", got, want))
-		}
-	}
-	return out
-}
-
 // quicStackText is the h3 server's transport as it was recorded.
 func quicStackText(tb results.Testbed) string {
 	text := fmt.Sprintf("h3 server %s: congestion control %s, initial window %d B, pacing %v, HyStart %v; %s", tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing, tb.QUICHyStart,
-		measuredText(tb.MeasuredQUICFlight, tb.MeasuredQUICSpreadMs, tb.MeasuredQUICPacing, tb.MeasuredQUICConnections))
+		measuredText(tb.MeasuredQUICFlight, tb.MeasuredQUICSpreadMs, tb.MeasuredQUICPacing, tb.MeasuredQUICConnections)+
+			backoffText(tb.MeasuredQUICBackoff, tb.MeasuredQUICBackoffs, appliedBackoff(factor.QUICServer(tb.QUICServer).Backoff(factor.CC(tb.QUICCC)))))
 	if q, err := factor.QUICOf(factor.QUICServer(tb.QUICServer), factor.CC(tb.QUICCC)); err == nil && q.Experimental() != "" {
 		text += " (EXPERIMENTAL: " + q.Experimental() + ")"
 	}

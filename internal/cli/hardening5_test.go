@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/testbed/standin"
 	"github.com/quicbench/quicbench/internal/testenv"
@@ -271,25 +272,39 @@ func TestTheStacksLineSaysWhatTheWireShowed(t *testing.T) {
 	paced := results.Testbed{Stack: "tcp+", Congestion: "cubic", InitCwnd: 32, Pacing: true,
 		MeasuredTCPFlight: f(32), MeasuredTCPSpreadMs: f(38.3), MeasuredTCPPacing: "paced", MeasuredTCPConnections: 14,
 		QUICServer: "quic-go", QUICCC: "newreno", QUICInitialWindowBytes: 40960, QUICPacing: true,
-		MeasuredQUICFlight: f(33), MeasuredQUICFlightBytes: f(41268), MeasuredQUICSpreadMs: f(35.6), MeasuredQUICPacing: "paced", MeasuredQUICConnections: 14}
-	if got := stackText(paced); !strings.Contains(got, "pacing true; measured on the wire: first flight of 32 packets over 38.3 ms, paced (median of 14 connections)") {
+		MeasuredQUICFlight: f(33), MeasuredQUICFlightBytes: f(41268), MeasuredQUICSpreadMs: f(35.6), MeasuredQUICPacing: "paced", MeasuredQUICConnections: 14,
+		MeasuredTCPBackoff: f(0.68), MeasuredTCPBackoffs: 1, MeasuredQUICBackoff: f(0.74), MeasuredQUICBackoffs: 1}
+	if got := stackText(paced); !strings.Contains(got, "pacing true; measured on the wire: first flight of 32 packets over 38.3 ms, paced (median of 14 connections); after a loss it kept 0.68 of its sending (0.7 applied; one connection)") {
 		t.Errorf("stack line %q", got)
 	}
-	if w := wireWarnings(paced); len(w) != 0 {
+	if w := analysis.WireWarnings(paced); len(w) != 0 {
 		t.Errorf("warnings where applied and measured agree: %q", w)
 	}
 	burst := paced
 	burst.MeasuredTCPPacing, burst.MeasuredTCPFlight = "burst", f(10)
 	burst.MeasuredQUICFlightBytes = f(20000)
-	w := strings.Join(wireWarnings(burst), "\n")
+	burst.MeasuredTCPBackoff = f(0.45)
+	burst.QUICServer, burst.QUICCC, burst.MeasuredQUICBackoff = "quiche", "reno", f(0.71)
+	w := strings.Join(analysis.WireWarnings(burst), "\n")
 	for _, want := range []string{"TCP pacing is on as applied, but its first flights left in one burst on the wire",
 		"TCP's first flights were 10 packets on the wire, against an initial window of 32 applied",
-		"QUIC's first flights were 20000 B on the wire, against an initial window of 40960 B applied"} {
+		"QUIC's first flights were 20000 B on the wire, against an initial window of 40960 B applied",
+		"TCP's congestion control cubic keeps 0.7 of its window on a loss as applied (keeps most), but kept 0.45 of its sending on the wire (halves)",
+		"QUIC's congestion control reno keeps 0.5 of its window on a loss as applied (halves), but kept 0.71 of its sending on the wire (keeps most)"} {
 		if !strings.Contains(w, want) {
 			t.Errorf("warnings %q lack %q", w, want)
 		}
 	}
-	if got := stackText(results.Testbed{Stack: "tcp", Congestion: "cubic"}); !strings.Contains(got, "measured on the wire: no connection sent a whole first window") {
+	// quic-go's NewReno keeps 0.7 (its CUBIC sender in Reno mode), and BBR
+	// may send more after a loss than before: neither warns
+	goReno := paced
+	goReno.MeasuredQUICBackoff = f(0.7)
+	bbr := paced
+	bbr.Congestion, bbr.MeasuredTCPBackoff = "bbr", f(1.6)
+	if w := slices.Concat(analysis.WireWarnings(goReno), analysis.WireWarnings(bbr)); len(w) != 0 {
+		t.Errorf("warnings for quic-go's 0.7 and BBR's 1.6: %q", w)
+	}
+	if got := stackText(results.Testbed{Stack: "tcp", Congestion: "cubic"}); !strings.Contains(got, "measured on the wire: no connection sent a whole first window; its answer to a loss not measured") {
 		t.Errorf("unmeasured stack line %q", got)
 	}
 }

@@ -100,6 +100,48 @@ type direction struct {
 	// packetLog is the emulator's: the fate of every packet, for the
 	// load's breakdown.
 	packetLog *atomic.Pointer[PacketLog]
+	// dropArmed says a flight's first packet is to be dropped
+	// (Emulator.DropFlightStart); flightDrop, guarded by mu, how.
+	dropArmed  atomic.Bool
+	flightDrop flightDrop
+}
+
+// flightDrop is an armed drop of the first packet of a flight: the
+// flights still to begin before it (flights begin where full-size
+// packets follow a gap of at least gap), and when the last full-size
+// packet arrived.
+type flightDrop struct {
+	flights int
+	gap     time.Duration
+	last    time.Time
+	// packets left before the drop comes anyway, where no gap began the
+	// flight (a sender that paces over the whole round trip leaves none).
+	packets int
+}
+
+// forcedDropMin is the smallest packet, in bytes with its IP header, that
+// counts as a full-size data packet for a forced drop.
+const forcedDropMin = 1000
+
+// forcedDrop counts a packet of n bytes read at now against an armed
+// flight drop and reports whether it is the one to drop.
+func (d *direction) forcedDrop(now time.Time, n int) bool {
+	if n < forcedDropMin || !d.dropArmed.Load() {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f := &d.flightDrop
+	if f.last.IsZero() || f.gap > 0 && now.Sub(f.last) >= f.gap {
+		f.flights--
+	}
+	f.last = now
+	f.packets--
+	if f.flights > 0 && f.packets > 0 {
+		return false
+	}
+	d.dropArmed.Store(false)
+	return true
 }
 
 func newDirection(src, dst tun.Device, cfg link.Config, paths []Path, up bool, opt Options) (*direction, error) {
@@ -247,6 +289,10 @@ func (d *direction) pathOf(pkt []byte) *path {
 func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 	if w := d.capture.Load(); w != nil && d.up {
 		w.WritePacket(now, (*buf)[:n])
+	}
+	if d.forcedDrop(now, n) {
+		d.drop(now, 0, buf, n)
+		return
 	}
 	p := d.pathOf((*buf)[:n])
 	d.mu.Lock()

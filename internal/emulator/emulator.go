@@ -139,6 +139,26 @@ type Emulator struct {
 // path, so measured runs leave it off.
 func (e *Emulator) SetCapture(w *pcap.Writer) { e.capture.Store(w) }
 
+// DropFlightStart makes the downlink drop, once and on top of the link's
+// own losses, the first full-size packet (of at least forcedDropMin
+// bytes: a data packet, not an acknowledgement) of the flights-th flight
+// from now, flights beginning where full-size packets follow a gap of at
+// least gap, or the packets-th full-size packet from now if that comes
+// first (a sender that paces over the whole round trip leaves no gap; a
+// gap of 0 drops the packets-th); flights 0 disarms it. The packet log
+// notes the drop like any other. A stack calibration drops the first
+// packet of a response's second flight this way: the loss comes at the
+// start of a round trip, before acknowledgements of that round grow the
+// window, so the round after it shows the share of its window the
+// congestion control kept.
+func (e *Emulator) DropFlightStart(flights int, gap time.Duration, packets int) {
+	d := e.down
+	d.mu.Lock()
+	d.flightDrop = flightDrop{flights: flights, gap: gap, packets: packets}
+	d.mu.Unlock()
+	d.dropArmed.Store(flights > 0)
+}
+
 // Start validates cfg and starts forwarding between client and servers: one
 // goroutine per direction reads its source, asks the model, and delivers
 // each packet at its time. Call Stop, close both devices, then call Wait.

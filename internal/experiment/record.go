@@ -160,7 +160,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) []results.L
 	if !m.OK() {
 		return losses
 	}
-	rec.Parts = partsOf(m, breakdown.Spans(waits), rec.LossWaitMs != nil, servedByGo(rec))
+	rec.Parts = partsOf(m, breakdown.Spans(waits), rec.LossWaitMs != nil, servingRecorded(rec))
 	rec.PLT, rec.OnLoad, rec.DCL = results.F(m.PLTMs), results.F(m.OnLoadMs), results.F(m.DCLMs)
 	if m.TTFBMeasured() {
 		rec.TTFB = results.F(m.TTFBMs)
@@ -262,11 +262,15 @@ func handshakeList(recs []server.ConnRecord) string {
 // which some connection's data stood still (nil where none are known):
 // over TCP from its packets, with half the round trip the link adds as
 // its one-way delay; over QUIC (whose packets are encrypted) from the loss
-// records of quic-go's connections, none for the other QUIC servers.
+// records of quic-go's connections, and for the other QUIC servers, which
+// record none, estimated from the packets (breakdown.QUICLossWaits).
 func stallsOf(rec *results.Trial, m Measured) (results.Stalls, []breakdown.ConnSpan) {
 	oneWay := time.Duration(rec.RTTMs / 2 * float64(time.Millisecond))
+	if rec.Protocol == factor.H3 && rec.QUIC.Server() == factor.QUICGo {
+		return quicStalls(m.Connections, m.PacketsStart, oneWay)
+	}
 	if rec.Protocol == factor.H3 {
-		return quicStalls(rec.QUIC.Server(), m.Connections, m.PacketsStart, oneWay)
+		return wireQUICStalls(m.Packets, 2*oneWay, oneWay)
 	}
 	s := breakdown.Stalls(m.Packets, oneWay)
 	return results.Stalls{TCPLosses: int64(s.Losses), TCPRepaired: int64(s.Repaired), HeldBytes: s.HeldBytes,
@@ -279,10 +283,7 @@ func stallsOf(rec *results.Trial, m Measured) (results.Stalls, []breakdown.ConnS
 // each from the lost packet's sending to the resending, a one-way trip
 // later, when the client would have had the data and had it; none for a
 // QUIC server other than quic-go, which records none.
-func quicStalls(q factor.QUICServer, conns []server.ConnRecord, start time.Time, oneWay time.Duration) (results.Stalls, []breakdown.ConnSpan) {
-	if q != factor.QUICGo {
-		return results.Stalls{}, nil
-	}
+func quicStalls(conns []server.ConnRecord, start time.Time, oneWay time.Duration) (results.Stalls, []breakdown.ConnSpan) {
 	var ws []breakdown.Window
 	var spans []breakdown.ConnSpan
 	for _, c := range conns {
@@ -297,6 +298,18 @@ func quicStalls(q factor.QUICServer, conns []server.ConnRecord, start time.Time,
 		}
 	}
 	return results.Stalls{LossWaitMs: results.F(ms(breakdown.WaitOf(ws).Seconds()))}, spans
+}
+
+// wireQUICStalls is the time QUIC connections' data stood still for lost
+// packets, estimated from a load's packets over a link of round trip rtt
+// and one-way delay oneWay (breakdown.QUICLossWaits), connections together
+// (overlaps counted once), and the waits; none known without a packet log.
+func wireQUICStalls(packets []breakdown.Packet, rtt, oneWay time.Duration) (results.Stalls, []breakdown.ConnSpan) {
+	if len(packets) == 0 {
+		return results.Stalls{}, nil
+	}
+	waits := breakdown.QUICLossWaits(packets, rtt, oneWay)
+	return results.Stalls{LossWaitMs: results.F(ms(breakdown.Covered(breakdown.Spans(waits)).Seconds()))}, waits
 }
 
 // partsOf takes the measured visit of a load that completed apart
@@ -327,11 +340,13 @@ func partsOf(m Measured, lossWaits []breakdown.Span, lossKnown, servingKnown boo
 	return out
 }
 
-// servedByGo reports whether the Go origin served rec's protocol: the
-// only server that records the time it works on requests.
-func servedByGo(rec *results.Trial) bool {
+// servingRecorded reports whether the server of rec's protocol records
+// the time it works on requests: the Go origin (h1, h2, and h3 from
+// quic-go), quinn and quiche do; nginx and Caddy log a request's whole
+// time, its sending included, not when its first byte left.
+func servingRecorded(rec *results.Trial) bool {
 	if rec.Protocol == factor.H3 {
-		return rec.QUIC.Server() == factor.QUICGo
+		return rec.QUIC.Server() != factor.QUICCaddy
 	}
 	return rec.Server == factor.ServerGo
 }

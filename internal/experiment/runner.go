@@ -51,6 +51,10 @@ type runner struct {
 	// recorded, or when the testbed became ready: a trial's overhead is
 	// what it took since, beyond its loads.
 	lastRecorded time.Time
+	// calibrated holds the stack calibrations made so far, by the
+	// network and stacks they measured (calibrationKey): a testbed that
+	// differs from an earlier one only in its page reuses its measurement.
+	calibrated map[string]flightTally
 }
 
 // newRunner builds the plan, opens or creates the results database, and
@@ -209,7 +213,7 @@ func (r *runner) trials(ctx context.Context, bed *bed, trials []plan.Trial) erro
 		return err
 	}
 	if bed.live == nil {
-		r.calibrateStacks(ctx, bed)
+		r.calibrateStacks(ctx, bed, trials[0].Cell.Setup)
 	}
 	r.lastRecorded = time.Now()
 	for _, t := range trials {

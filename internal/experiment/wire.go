@@ -14,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/breakdown"
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/stats"
@@ -21,10 +22,31 @@ import (
 )
 
 // flightTally gathers the first response flights of a testbed's loads
-// that their windows ended, TCP's and QUIC's apart: what the servers'
-// stacks did on the wire, for the testbed's record.
+// that their windows ended, and its calibrations' answers to a loss (the
+// share of its sending a sender kept, breakdown.Backoff.Ratio), TCP's and
+// QUIC's apart: what the servers' stacks did on the wire, for the
+// testbed's record.
 type flightTally struct {
-	tcp, quic []breakdown.Flight
+	tcp, quic               []breakdown.Flight
+	tcpBackoff, quicBackoff []float64
+}
+
+// merge adds what another tally holds.
+func (f *flightTally) merge(o flightTally) {
+	f.tcp, f.quic = append(f.tcp, o.tcp...), append(f.quic, o.quic...)
+	f.tcpBackoff, f.quicBackoff = append(f.tcpBackoff, o.tcpBackoff...), append(f.quicBackoff, o.quicBackoff...)
+}
+
+// addBackoffs keeps the answers to a loss that a calibration's packets
+// show.
+func (f *flightTally) addBackoffs(packets []breakdown.Packet) {
+	for _, b := range breakdown.Backoffs(packets) {
+		if b.Conn.UDP {
+			f.quicBackoff = append(f.quicBackoff, b.Ratio())
+		} else {
+			f.tcpBackoff = append(f.tcpBackoff, b.Ratio())
+		}
+	}
 }
 
 // add keeps the measurable flights of one load's packets (those their
@@ -52,6 +74,16 @@ func (f *flightTally) record(rec *results.Testbed) {
 	rec.MeasuredTCPConnections = int64(len(f.tcp))
 	rec.MeasuredQUICFlight, rec.MeasuredQUICFlightBytes, rec.MeasuredQUICSpreadMs, rec.MeasuredQUICPacing = summarizeFlights(f.quic)
 	rec.MeasuredQUICConnections = int64(len(f.quic))
+	rec.MeasuredTCPBackoff, rec.MeasuredTCPBackoffs = backoffMedian(f.tcpBackoff)
+	rec.MeasuredQUICBackoff, rec.MeasuredQUICBackoffs = backoffMedian(f.quicBackoff)
+}
+
+// backoffMedian is vs' median (nil for none) and how many there are.
+func backoffMedian(vs []float64) (*float64, int64) {
+	if len(vs) == 0 {
+		return nil, 0
+	}
+	return results.F(stats.Median(vs)), int64(len(vs))
 }
 
 // summarizeFlights is flights' median size in packets and bytes, median
@@ -77,23 +109,79 @@ func summarizeFlights(flights []breakdown.Flight) (packets, bytes, spreadMs *flo
 }
 
 // Stack calibration bounds: at most this many requests of at most this
-// many bytes together (enough to fill a 32-packet window twice over), and
-// this long.
+// many bytes together (a 32-packet window, a loss at the start of the
+// next, and two rounds after the sender learned of it: breakdown.Backoff),
+// and this long.
 const (
 	calibrationRequests = 64
-	calibrationBytes    = 128 << 10
+	calibrationBytes    = 512 << 10
 	calibrationTimeout  = 30 * time.Second
 )
 
+// A calibration drops the first packet of the response's second flight
+// (emulator.Emulator.DropFlightStart: the third burst from the servers,
+// after the handshake's and the first flight, a burst beginning after a
+// gap of a quarter of the link's round trip), so that it shows how the
+// server's congestion control answers a loss at the start of a round
+// trip; where no such gap comes (a link under calibrationMinRTT, a sender
+// that paces over the whole round trip), it drops the
+// calibrationDropPackets-th full-size packet.
+const (
+	calibrationDropFlight  = 3
+	calibrationDropPackets = 100
+	calibrationMinRTT      = 20 * time.Millisecond
+)
+
+// calibrationGap is the gap before a flight on a link of round trip rtt;
+// 0 (no flights told apart) under calibrationMinRTT.
+func calibrationGap(rtt time.Duration) time.Duration {
+	if rtt < calibrationMinRTT {
+		return 0
+	}
+	return rtt / 4
+}
+
 // calibrateStacks downloads, before a setup's loads, what the page's
 // largest origin serves (its largest resources at once over h2 and h3, up
-// to calibrationBytes; its largest resource over h1) over one TCP protocol and over h3 where the spec
-// loads over them, each with a fresh Go client and the link's packet log
-// on, and tallies the connections' first flights: a measurement of what
-// each stack sends first that does not hang on whether a browser's first
-// request fills a window. A failure is logged, never the run's.
-func (r *runner) calibrateStacks(ctx context.Context, b *bed) {
-	protocols := r.spec.Protocols()
+// to calibrationBytes; its largest resource over h1) over one TCP
+// protocol and over h3 where the spec loads over them, each with a fresh
+// Go client, the link's packet log on and one packet dropped
+// (calibrationDropFlight), and tallies the connections' first flights and their
+// answers to the loss: a measurement of what each stack does that does
+// not hang on whether a browser's first request fills a window. A setup
+// that differs from one calibrated before only in its page reuses that
+// calibration, where it saw a window over every protocol. A failure is
+// logged, never the run's.
+func (r *runner) calibrateStacks(ctx context.Context, b *bed, setup *plan.Setup) {
+	key := calibrationKey(setup)
+	if done, ok := r.calibrated[key]; ok {
+		b.flights.merge(done)
+		return
+	}
+	var cal flightTally
+	complete := true
+	for _, p := range calibrationProtocols(r.spec.Protocols()) {
+		complete = r.calibrateOver(ctx, b, p, calibrationGap(setup.Network.RTT), &cal) && complete
+	}
+	b.flights.merge(cal)
+	if complete && ctx.Err() == nil {
+		if r.calibrated == nil {
+			r.calibrated = map[string]flightTally{}
+		}
+		r.calibrated[key] = cal
+	}
+}
+
+// calibrationKey names what a stack calibration measures: the setup's
+// network and stacks, not its page.
+func calibrationKey(setup *plan.Setup) string {
+	l := setup.Levels
+	return strings.Join([]string{l[factor.IDNetwork], string(l.Stack()), string(l.Server()), string(l.QUIC())}, "|")
+}
+
+// calibrationProtocols are the protocols a calibration downloads over:
+// one TCP protocol (h2 before h1) and h3, those among protocols.
+func calibrationProtocols(protocols []factor.Protocol) []factor.Protocol {
 	var chosen []factor.Protocol
 	for _, tcp := range []factor.Protocol{factor.H2, factor.H1} {
 		if slices.Contains(protocols, tcp) {
@@ -104,18 +192,29 @@ func (r *runner) calibrateStacks(ctx context.Context, b *bed) {
 	if slices.Contains(protocols, factor.H3) {
 		chosen = append(chosen, factor.H3)
 	}
-	for _, p := range chosen {
-		for try := 1; try <= calibrationTries && ctx.Err() == nil; try++ {
-			packets, err := calibrationDownload(ctx, b.Testbed, b.page, p)
-			if err != nil {
-				r.cfg.Log.Warn("stack calibration failed", "protocol", p, "err", err)
-				break
-			}
-			if b.flights.add(packets, p == factor.H3) || calibrationSize(b.page, p == factor.H1) < calibrationFill {
-				break // a window was seen, or the page cannot fill one: no second try
-			}
+	return chosen
+}
+
+// calibrateOver downloads b's calibration over p into cal (flights told
+// apart by gap: calibrationDownload), a second time
+// where the first saw no window (calibrationTries), and reports whether
+// a window was seen.
+func (r *runner) calibrateOver(ctx context.Context, b *bed, p factor.Protocol, gap time.Duration, cal *flightTally) bool {
+	for try := 1; try <= calibrationTries && ctx.Err() == nil; try++ {
+		packets, err := calibrationDownload(ctx, b.Testbed, b.page, p, gap)
+		if err != nil {
+			r.cfg.Log.Warn("stack calibration failed", "protocol", p, "err", err)
+			return false
+		}
+		cal.addBackoffs(packets)
+		if cal.add(packets, p == factor.H3) {
+			return true
+		}
+		if calibrationSize(b.page, p == factor.H1) < calibrationFill {
+			return false // the page cannot fill a window: no second try
 		}
 	}
+	return false
 }
 
 // A calibration is tried again, up to calibrationTries times, when it saw
@@ -138,8 +237,10 @@ func calibrationSize(page *site.Site, one bool) int {
 }
 
 // calibrationDownload fetches the calibration URLs of page over proto
-// with a fresh client and returns the link's packets meanwhile.
-func calibrationDownload(ctx context.Context, tb *testbed.Testbed, page *site.Site, proto factor.Protocol) ([]breakdown.Packet, error) {
+// with a fresh client, the first packet of the flight after a gap of gap
+// dropped (calibrationDropFlight), and returns the link's packets
+// meanwhile.
+func calibrationDownload(ctx context.Context, tb *testbed.Testbed, page *site.Site, proto factor.Protocol, gap time.Duration) ([]breakdown.Packet, error) {
 	urls := calibrationURLs(page, proto == factor.H1)
 	if len(urls) == 0 {
 		return nil, nil
@@ -154,6 +255,8 @@ func calibrationDownload(ctx context.Context, tb *testbed.Testbed, page *site.Si
 	log := emulator.NewPacketLog(time.Now())
 	tb.Emulator.SetPacketLog(log)
 	defer tb.Emulator.SetPacketLog(nil)
+	tb.Emulator.DropFlightStart(calibrationDropFlight, gap, calibrationDropPackets)
+	defer tb.Emulator.DropFlightStart(0, 0, 0)
 	var wg sync.WaitGroup
 	errs := make([]error, len(urls))
 	for i, u := range urls {
@@ -199,7 +302,8 @@ type hostedResource struct {
 
 // calibrationResources are the GET resources of page's origin that
 // serves the most bytes, the largest first (only it, with one), until
-// they add up to calibrationBytes: at most calibrationRequests.
+// they add up to calibrationBytes, asked for again from the largest where
+// they fall short: at most calibrationRequests.
 func calibrationResources(page *site.Site, one bool) []hostedResource {
 	if page == nil {
 		return nil
@@ -231,14 +335,12 @@ func calibrationResources(page *site.Site, one bool) []hostedResource {
 	}
 	slices.SortFunc(rs, func(a, b *site.Resource) int { return cmp.Or(len(b.Body)-len(a.Body), strings.Compare(a.Path, b.Path)) })
 	if one {
-		rs = rs[:1]
+		return []hostedResource{{rs[0], best.Host}}
 	}
 	var out []hostedResource
 	bytes := 0
-	for _, res := range rs[:min(len(rs), calibrationRequests)] {
-		if bytes >= calibrationBytes {
-			break
-		}
+	for i := 0; bytes < calibrationBytes && i < calibrationRequests && (i < len(rs) || bytes > 0); i++ {
+		res := rs[i%len(rs)]
 		out = append(out, hostedResource{res, best.Host})
 		bytes += len(res.Body)
 	}

@@ -6,17 +6,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/site"
 )
 
 // TestCalibrationAsksTheLargestOriginForAFewWindows: the calibration
 // download takes the origin that serves the most bytes, its largest GET
-// responses first, until they pass calibrationBytes (h2, h3), or its
-// largest alone (h1); POSTs and errors are not asked for.
+// responses first, until they pass calibrationBytes, asking again from the
+// largest where they fall short (h2, h3), or its largest alone (h1);
+// POSTs and errors are not asked for.
 func TestCalibrationAsksTheLargestOriginForAFewWindows(t *testing.T) {
 	small := &site.Origin{Host: "small.test", Resources: map[string]*site.Resource{"/a": {Path: "/a", Body: make([]byte, 50_000)}}}
 	big := &site.Origin{Host: "big.test", Resources: map[string]*site.Resource{}}
-	for i := range 40 {
+	for i := range 20 {
 		path := fmt.Sprintf("/o/%02d", i)
 		big.Resources[path] = &site.Resource{Path: path, Body: make([]byte, 10_000+i)}
 	}
@@ -24,16 +27,49 @@ func TestCalibrationAsksTheLargestOriginForAFewWindows(t *testing.T) {
 	big.Resources["/err"] = &site.Resource{Path: "/err", Status: 500, Body: make([]byte, 900_000)}
 	page := &site.Site{Origins: []*site.Origin{small, big}}
 	urls := calibrationURLs(page, false)
-	if len(urls) != 14 || urls[0] != "https://big.test/o/39" || !slices.IsSortedFunc(urls, func(a, b string) int { return strings.Compare(b, a) }) {
-		t.Errorf("h2/h3 calibration asks for %d URLs: %v; want the 14 largest of big.test (just past 128 KB), largest first", len(urls), urls)
+	// 20 responses of about 10 KB make 200 KB: all 20, largest first, then
+	// again, and the 13 largest a third time, to pass 512 KB
+	if len(urls) != 53 || urls[0] != "https://big.test/o/19" || !slices.IsSortedFunc(urls[:20], func(a, b string) int { return strings.Compare(b, a) }) ||
+		!slices.Equal(urls[:20], urls[20:40]) || !slices.Equal(urls[40:], urls[:13]) {
+		t.Errorf("h2/h3 calibration asks for %d URLs: %v; want big.test's 20 largest first, again, and the 13 largest (just past 512 KB)", len(urls), urls)
 	}
-	if got := calibrationSize(page, false); got < calibrationBytes || got > calibrationBytes+10_100 {
+	if got := calibrationSize(page, false); got < calibrationBytes || got > calibrationBytes+10_020 {
 		t.Errorf("h2/h3 calibration size %d B, want just past %d", got, calibrationBytes)
 	}
-	if one := calibrationURLs(page, true); len(one) != 1 || one[0] != "https://big.test/o/39" {
+	if one := calibrationURLs(page, true); len(one) != 1 || one[0] != "https://big.test/o/19" {
 		t.Errorf("h1 calibration %v, want the largest alone", one)
 	}
 	if calibrationURLs(nil, false) != nil {
 		t.Error("a live page (no site) has calibration URLs")
+	}
+}
+
+// TestACalibrationServesTheSetupsThatDifferOnlyInTheirPage: setups on
+// one network with one TCP, server and QUIC stack share a calibration
+// whatever their pages; another stack or network has its own. The TCP
+// protocol calibrated is h2 where the spec loads over it, else h1.
+func TestACalibrationServesTheSetupsThatDifferOnlyInTheirPage(t *testing.T) {
+	setup := func(network, page, stack string) *plan.Setup {
+		return &plan.Setup{Levels: factor.Levels{factor.IDNetwork: network, factor.IDPage: page, factor.IDStack: stack,
+			factor.IDServer: "go", factor.IDQUIC: "quinn+cubic"}}
+	}
+	a := calibrationKey(setup("dsl", "web2024:1", "tcp+"))
+	if b := calibrationKey(setup("dsl", "web2024:2", "tcp+")); a != b {
+		t.Errorf("pages web2024:1 and :2 calibrate apart: %q, %q", a, b)
+	}
+	if b := calibrationKey(setup("dsl", "web2024:1", "tcp")); a == b {
+		t.Errorf("stacks tcp+ and tcp share calibration %q", a)
+	}
+	if b := calibrationKey(setup("lte", "web2024:1", "tcp+")); a == b {
+		t.Errorf("networks dsl and lte share calibration %q", a)
+	}
+	for _, c := range []struct{ loads, want []factor.Protocol }{
+		{[]factor.Protocol{factor.H1, factor.H2, factor.H3}, []factor.Protocol{factor.H2, factor.H3}},
+		{[]factor.Protocol{factor.H1, factor.H3}, []factor.Protocol{factor.H1, factor.H3}},
+		{[]factor.Protocol{factor.H2}, []factor.Protocol{factor.H2}},
+	} {
+		if got := calibrationProtocols(c.loads); !slices.Equal(got, c.want) {
+			t.Errorf("loads over %v calibrate over %v, want %v", c.loads, got, c.want)
+		}
 	}
 }

@@ -315,6 +315,36 @@ func Controllers() Enum[CC] {
 	}}
 }
 
+// Backoff is the share of its window a congestion control keeps when it
+// learns of a loss: 0.7 for CUBIC (RFC 9438's β; Linux's 717/1024), 0.5
+// for Reno and NewReno (RFC 5681, RFC 9002), 1 for BBR (versions 1 and 2
+// do not shrink their window on a single loss); false for a name it does
+// not know. cc is a QUIC controller's name or a Linux TCP congestion
+// control's (cubic, reno, bbr).
+func Backoff(cc string) (float64, bool) {
+	switch CC(cc) {
+	case CCCubic:
+		return 0.7, true
+	case CCNewReno, CCReno:
+		return 0.5, true
+	case CCBBR, CCBBR2:
+		return 1, true
+	}
+	return 0, false
+}
+
+// Backoff is the share of its window the server's controller cc keeps
+// when it learns of a loss, as the server's code sets it: quic-go's
+// NewReno (and Caddy's quic-go 0.29's) is its CUBIC sender in Reno mode,
+// which keeps 0.7 (renoBeta), not NewReno's 0.5; the others' as Backoff
+// names them.
+func (s QUICServer) Backoff(cc CC) (float64, bool) {
+	if s == QUICGo || s == QUICCaddy {
+		return 0.7, true
+	}
+	return Backoff(string(cc))
+}
+
 // quicServers declares each QUIC server with its congestion controllers,
 // its default first. Its stacks (the QUIC factor) are "SERVER+CC", or the
 // server's name alone for a server with one controller.

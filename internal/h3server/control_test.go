@@ -169,11 +169,15 @@ func TestRecordAsTheServerWritesIt(t *testing.T) {
 	got := r.connRecord()
 	want := server.ConnRecord{Transport: "quic", ALPN: "h3", ServerName: "www.quicbench.test", Remote: "198.18.0.1:40123", Handshake: "0rtt",
 		Requests: 33, OpenedAt: time.Unix(0, 1764000000123456789), BytesSent: 354210, BytesReceived: 12040, Congestion: "cubic",
-		SmoothedRTTMs: 101.5, CwndBytes: 98304, Retransmits: 3}
+		SmoothedRTTMs: 101.5, CwndBytes: 98304, Retransmits: 3,
+		Serving: []server.Window{{From: time.Unix(0, 1764000000200000000), To: time.Unix(0, 1764000000200400000)}}}
 	if !got.OpenedAt.Equal(want.OpenedAt) {
 		t.Errorf("opened at %v, want %v", got.OpenedAt, want.OpenedAt)
 	}
-	got.OpenedAt = want.OpenedAt
+	if len(got.Serving) != 1 || !got.Serving[0].From.Equal(want.Serving[0].From) || !got.Serving[0].To.Equal(want.Serving[0].To) {
+		t.Errorf("serving %v, want %v", got.Serving, want.Serving)
+	}
+	got.OpenedAt, got.Serving = want.OpenedAt, want.Serving
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("record\n got %+v\nwant %+v", got, want)
 	}

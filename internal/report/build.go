@@ -60,6 +60,9 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 	if a.EmulatorLatency, err = analysis.EmulatorLatencies(store); err != nil {
 		return nil, err
 	}
+	if a.Stacks, a.Testbeds, err = analysis.StackWarnings(store); err != nil {
+		return nil, err
+	}
 	facts, err := store.Facts()
 	if err != nil {
 		return nil, err

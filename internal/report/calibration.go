@@ -45,3 +45,22 @@ func writeEmulatorLatency(w io.Writer, lats []analysis.EmulatorLatency) {
 	fmt.Fprintf(w, "Emulator latency (measured as each of %d testbeds started): %.3f to %.3f ms per round trip, median %.3f; taken off the configured delays: %.3f to %.3f ms.\n",
 		len(lats), slices.Min(measured), slices.Max(measured), stats.Summarize(measured).Median, slices.Min(takenOff), slices.Max(takenOff))
 }
+
+// writeStacks says which testbeds' stacks did not do on the wire what was
+// applied (analysis.WireWarnings), of the testbeds measured; nothing where
+// none was (runs made before 2026-11-28).
+func writeStacks(w io.Writer, stacks []analysis.StackWarning, testbeds int) {
+	if testbeds == 0 {
+		return
+	}
+	if len(stacks) == 0 {
+		fmt.Fprintf(w, "Stacks on the wire: every testbed's stacks did what was applied, as far as its packets showed (%d testbeds measured).\n", testbeds)
+		return
+	}
+	fmt.Fprintf(w, "Stacks on the wire: on %d of %d testbeds measured the stacks did not do what was applied:\n", len(stacks), testbeds)
+	for _, s := range stacks {
+		for _, warning := range s.Warnings {
+			fmt.Fprintf(w, "  WARNING: %s: %s\n", s.Setup, warning)
+		}
+	}
+}

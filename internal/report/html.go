@@ -247,7 +247,9 @@ disagrees when it lies wholly outside, and is inconclusive when it straddles a b
 <p>Each network was measured before its first load: a check that failed is a network that was not what was configured.</p>
 {{range .}}<details{{if .Failed}} open{{end}}><summary>{{.Network}}: {{if .Failed}}{{len .Failed}} checks failed, also when measured again{{else}}passed{{end}}</summary>{{template "checks" .Lines}}</details>
 {{end}}{{end}}{{with .Page.FirstNetchecks}}{{range .}}<details><summary>{{.Network}}: the first netcheck, which failed</summary>{{template "checks" .Lines}}</details>
-{{end}}{{end}}
+{{end}}{{end}}{{with .A.Stacks}}<h3>Stacks on the wire</h3>
+<p>On {{len .}} of the {{$.A.Testbeds}} testbeds measured the servers' stacks did not do on the wire what was applied:</p><ul>{{range .}}{{$setup := .Setup}}{{range .Warnings}}<li class="fail">{{$setup}}: {{.}}</li>{{end}}{{end}}</ul>
+{{end}}
 <h2>Comparisons</h2>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}
 <th>n {{.A.Options.Baseline}}</th><th>n {{.A.Options.Compare}}</th><th>failed</th><th>median {{.A.Options.Baseline}}</th><th>median {{.A.Options.Compare}} [99% CI]</th>

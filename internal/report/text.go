@@ -62,6 +62,7 @@ func WriteText(w io.Writer, pg Page, a *analysis.Analysis) {
 	WriteParts(w, a)
 	writeCalibration(w, a.Calibration)
 	writeEmulatorLatency(w, a.EmulatorLatency)
+	writeStacks(w, a.Stacks, a.Testbeds)
 	writeShares(w, a, v)
 	writeWork(w, a.Work, v)
 	writeUnmatched(w, a.Unmatched)

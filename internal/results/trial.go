@@ -405,14 +405,16 @@ type Stalls struct {
 // counts once, for the first of these that held at it, so they add up to
 // plt_ms: part_link_ms a packet waited at the bottleneck or was sent at
 // its rate; part_loss_ms some connection's data stood still for lost data
-// (null from QUIC servers other than quic-go, whose loss time then counts
-// in the parts below); part_handshake_ms a connection was in its TCP and
+// (over QUIC from quic-go's loss records, and for the other QUIC servers,
+// which keep none, estimated from the link's packets:
+// breakdown.QUICLossWaits); part_handshake_ms a connection was in its TCP and
 // TLS or QUIC handshake; part_round_trips_ms packets were in flight but
 // none at the bottleneck (requests' and responses' trips, where a
 // congestion window or pacing keeps the link from filling);
 // part_server_ms nothing was in flight and the server worked on a request
-// (from the Go origin's records; null from other servers, whose time then
-// counts as the client's); part_client_ms nothing was in flight and no
+// (from the records of the Go origin, quic-go, quinn and quiche; null from
+// nginx and Caddy, whose logs hold a request's whole time with its
+// sending, and whose time then counts as the client's); part_client_ms nothing was in flight and no
 // server worked (the browser working). The packets' clock starts when the
 // harness opened the load's window, just before navigation. Null for a
 // failed load and in runs made before 2026-11-27.
@@ -639,6 +641,17 @@ type Testbed struct {
 	MeasuredQUICSpreadMs    *float64 `parquet:"measured_quic_flight_spread_ms,optional"`
 	MeasuredQUICPacing      string   `parquet:"measured_quic_pacing"`
 	MeasuredQUICConnections int64    `parquet:"measured_quic_connections"`
+	// The measured backoffs are how the stacks answered a loss in the
+	// testbed's calibrations (the link drops one packet of each:
+	// breakdown.Backoff): the median share of its sending a sender kept in
+	// the round trip after it learned of the loss, against the round trip
+	// before (CUBIC's window shrinks to 0.7, Reno's to 0.5; BBR keeps
+	// sending), nil where none could be read, and over how many
+	// connections.
+	MeasuredTCPBackoff   *float64 `parquet:"measured_tcp_backoff,optional"`
+	MeasuredTCPBackoffs  int64    `parquet:"measured_tcp_backoffs"`
+	MeasuredQUICBackoff  *float64 `parquet:"measured_quic_backoff,optional"`
+	MeasuredQUICBackoffs int64    `parquet:"measured_quic_backoffs"`
 	// PathLatencyMs is the emulator's own forwarding latency per round
 	// trip, measured when the testbed started (netcheck.Calibrate), and
 	// CompensationMs what of it was taken off the configured delays (up

@@ -79,12 +79,14 @@ type ConnRecord struct {
 	// Stalls are the times the connection's streams waited for lost data
 	// to be sent again, each from the lost packet's sending to the
 	// resending (QUIC from quic-go's loss events; none from other
-	// servers, whose TCP stalls are read from the link's packets).
+	// servers, whose stalls are read from the link's packets: TCP's
+	// exactly, QUIC's estimated, breakdown.QUICLossWaits).
 	Stalls []Window `json:"stalls,omitempty"`
 	// Serving are the times the server worked on the connection's
 	// requests, each from when the request reached its handler to when
-	// its response's first byte went to the transport (the Go origin's;
-	// none from other servers).
+	// its response's first byte went to the transport (the Go origin's,
+	// and quinn's and quiche's from their header fields read to the
+	// response's handed to the QUIC stack; none from nginx and Caddy).
 	Serving []Window `json:"serving,omitempty"`
 }
 

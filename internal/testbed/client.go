@@ -58,6 +58,7 @@ func (tb *Testbed) NewGoClient(proto string, opts ...GoClientOptions) (*GoClient
 	case "h3":
 		tr := &http3.Transport{
 			TLSClientConfig: tlsConf,
+			QUICConfig:      browserWindows(),
 			Dial: func(ctx context.Context, addr string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
 				resolved, err := tb.resolve(addr)
 				if err != nil {
@@ -109,4 +110,15 @@ func (tb *Testbed) resolve(addr string) (string, error) {
 		return net.JoinHostPort(ip.String(), port), nil
 	}
 	return "", fmt.Errorf("host %s is not an origin of this testbed", host)
+}
+
+// browserWindows is a QUIC client configuration with a browser's
+// flow-control windows (Chromium's: 6 MB a stream, 15 MB a connection,
+// from the start), so that a download's sender is held by its congestion
+// control, not by the client's window updates (quic-go's own start at
+// 512 KB a stream).
+func browserWindows() *quic.Config {
+	const stream, conn = 6 << 20, 15 << 20
+	return &quic.Config{InitialStreamReceiveWindow: stream, MaxStreamReceiveWindow: stream,
+		InitialConnectionReceiveWindow: conn, MaxConnectionReceiveWindow: conn}
 }

@@ -247,6 +247,12 @@ func TestOwnProcessHandshakeKinds(t *testing.T) {
 				first.BytesSent < 50_000 || first.CwndBytes == 0 || first.SmoothedRTTMs < 3 || first.Requests != 1 {
 				t.Errorf("first connection = %+v, want full h3 a.test %s, ≥ 50000 B, a cwnd, srtt ≥ 4 ms, 1 request", first, q.CC())
 			}
+			// the time it worked on the request, from the header fields read
+			// to the response's handed over: one window, of under a second
+			if len(first.Serving) != 1 || first.Serving[0].To.Before(first.Serving[0].From) || first.Serving[0].To.Sub(first.Serving[0].From) > time.Second ||
+				first.Serving[0].From.Before(first.OpenedAt) {
+				t.Errorf("first connection's serving %v (opened %v), want one window after its opening, of under a second", first.Serving, first.OpenedAt)
+			}
 			again := oneConnection(t, tb, sessions, http3.MethodGet0RTT, url)
 			if again.Handshake != server.Handshake0RTT {
 				t.Errorf("repeat connection's handshake = %q, want %q", again.Handshake, server.Handshake0RTT)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/breakdown"
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
@@ -20,50 +21,56 @@ import (
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
-// wireFileBytes is the file the wire test downloads: several windows.
-const wireFileBytes = 400_000
+// wireFileBytes is the file the wire test downloads: several windows,
+// enough for two round trips after a loss in the second, BBR's too.
+const wireFileBytes = 1_200_000
+
+// The link drops the first packet of the download's third flight (the
+// handshake's, the response's first, its second), flights beginning after
+// a gap of wireFlightGap (a quarter of the round trip, as a calibration
+// has it): the start of a round trip; or its 100th packet if no such
+// gap comes first.
+const (
+	wireDropFlight = 3
+	wireFlightGap  = 25 * time.Millisecond
+	wireDropAfter  = 100
+)
 
 // firstFlightOver downloads the test file over proto from tb with a fresh
-// Go client, with the link's packet log on, and returns the download's
-// first response flight that the window ended (breakdown.FirstFlights).
-func firstFlightOver(t *testing.T, tb *Testbed, proto string) breakdown.Flight {
+// Go client, with the link's packet log on and the first packet of the
+// server's second response flight dropped, and returns the download's first response
+// flight that the window ended (breakdown.FirstFlights) and how the
+// sender answered the loss (breakdown.Backoffs).
+func firstFlightOver(t *testing.T, tb *Testbed, proto string) (breakdown.Flight, breakdown.Backoff) {
 	t.Helper()
-	client, err := tb.NewGoClient(proto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
 	log := emulator.NewPacketLog(time.Now())
 	tb.Emulator.SetPacketLog(log)
 	defer tb.Emulator.SetPacketLog(nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+wireHost+gen.FilePath(wireFileBytes), nil)
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s download: %v", proto, err)
+	tb.Emulator.DropFlightStart(wireDropFlight, wireFlightGap, wireDropAfter)
+	download(t, tb, proto, wireFileBytes)
+	packets := log.Packets()
+	backoffs := breakdown.Backoffs(packets)
+	if len(backoffs) != 1 {
+		t.Fatalf("%s: %d answers to a loss read among %d packets, want 1", proto, len(backoffs), len(packets))
 	}
-	n, err := io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if err != nil || n != wireFileBytes {
-		t.Fatalf("%s download: %d bytes, %v", proto, n, err)
-	}
-	for _, f := range breakdown.FirstFlights(log.Packets()) {
+	for _, f := range breakdown.FirstFlights(packets) {
 		if f.Limited {
-			return f
+			return f, backoffs[0]
 		}
 	}
-	t.Fatalf("%s: no first flight that the window ended among %d packets", proto, len(log.Packets()))
-	return breakdown.Flight{}
+	t.Fatalf("%s: no first flight that the window ended among %d packets", proto, len(packets))
+	return breakdown.Flight{}, breakdown.Backoff{}
 }
 
 const wireHost = "www.wire.test"
 
 // TestStacksAreWhatTheySayOnTheWire: each TCP stack profile and each QUIC
 // stack, behind a 100 ms round trip, measured from the emulator's packet
-// log as a 400 KB download's first response flight: its size (the
-// initial window) and whether it was paced. tcp+ said "pacing true" and
-// sent its 32 packets in one burst (the kernel ignores an all-ones
+// log as a 1.2 MB download's first response flight, its size (the initial
+// window) and whether it was paced, and its answer to the loss of its
+// second flight's first packet: the kind of share of its window it kept
+// (CUBIC most, Reno half, BBR all). tcp+ said "pacing true" and sent its
+// 32 packets in one burst (the kernel ignores an all-ones
 // SO_MAX_PACING_RATE); it now paces.
 func TestStacksAreWhatTheySayOnTheWire(t *testing.T) {
 	testenv.RequireRoot(t)
@@ -72,23 +79,38 @@ func TestStacksAreWhatTheySayOnTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	oneWay := link.Config{Delay: 50 * time.Millisecond}
+	most, half, none := analysis.BackoffClass(0.7), analysis.BackoffClass(0.5), analysis.BackoffClass(1)
+	kept := map[factor.QUIC]float64{} // the share kept after the loss, by QUIC stack
 	for _, c := range []struct {
 		stack  factor.Stack
 		server factor.Server
 		quic   factor.QUIC
 		proto  string
 		paced  string
+		// backoff is the kind of answer to the loss (analysis.BackoffClass)
+		// its congestion control gives; "" where it is checked apart
+		backoff string
 	}{
-		{factor.StackTCP, factor.ServerGo, "", "h2", "burst"},
-		{factor.StackTCPPlus, factor.ServerGo, "", "h2", "paced"},
-		{factor.StackTCPPlusBBR, factor.ServerGo, "", "h2", "paced"},
-		{factor.StackTCP, factor.ServerGo, factor.QUICGoNewReno, "h3", "paced"},
-		{factor.StackTCPPlus, factor.ServerNginx, "", "h2", "burst"}, // nginx cannot set SO_MAX_PACING_RATE (stacks' Limits)
-		{factor.StackTCPPlusBBR, factor.ServerNginx, "", "h2", "paced"},
-		{factor.StackTCPPlus, factor.ServerCaddy, "", "h2", "burst"}, // nor can Caddy
-		{factor.StackTCP, factor.ServerCaddy, factor.QUICCaddyNewReno, "h3", "paced"},
-		{factor.StackTCP, factor.ServerGo, factor.QUICQuinnCubic, "h3", "paced"},
-		{factor.StackTCP, factor.ServerGo, factor.QUICQuicheCubic, "h3", "burst"}, // quiche paces BBR2 only
+		{factor.StackTCP, factor.ServerGo, "", "h2", "burst", most},
+		{factor.StackTCPPlus, factor.ServerGo, "", "h2", "paced", most},
+		{factor.StackTCPPlusBBR, factor.ServerGo, "", "h2", "paced", none},
+		{factor.StackTCP, factor.ServerGo, factor.QUICGoNewReno, "h3", "paced", most}, // quic-go's NewReno is its CUBIC sender in Reno mode, β 0.7
+		// nginx cannot set SO_MAX_PACING_RATE (stacks' Limits); its h2
+		// writes leave its window unfilled early on: its share after a loss
+		// read 0.70, 1.03 and 1.43 in three runs, so it is not checked
+		{factor.StackTCPPlus, factor.ServerNginx, "", "h2", "burst", ""},
+		{factor.StackTCPPlusBBR, factor.ServerNginx, "", "h2", "paced", none},
+		{factor.StackTCPPlus, factor.ServerCaddy, "", "h2", "burst", most}, // nor can Caddy
+		{factor.StackTCP, factor.ServerCaddy, factor.QUICCaddyNewReno, "h3", "paced", most},
+		// quinn's pacer sends in bursts with gaps inside a round trip, so
+		// the loss may fall inside its first flight, and its shares read
+		// high (0.90 to 0.98 for CUBIC): checked against each other below
+		{factor.StackTCP, factor.ServerGo, factor.QUICQuinnCubic, "h3", "paced", ""},
+		{factor.StackTCP, factor.ServerGo, factor.QUICQuinnNewReno, "h3", "paced", ""},
+		{factor.StackTCP, factor.ServerGo, factor.QUICQuinnBBR, "h3", "paced", half},    // quinn's BBR enters ProbeRTT: its flight falls to 4 packets
+		{factor.StackTCP, factor.ServerGo, factor.QUICQuicheCubic, "h3", "burst", most}, // quiche paces BBR2 only
+		{factor.StackTCP, factor.ServerGo, factor.QUICQuicheReno, "h3", "burst", half},
+		{factor.StackTCP, factor.ServerGo, factor.QUICQuicheBBR2, "h3", "paced", none},
 	} {
 		name := fmt.Sprintf("%s-%s-%s-%s", c.stack, c.server, c.quic, c.proto)
 		t.Run(name, func(t *testing.T) {
@@ -99,10 +121,15 @@ func TestStacksAreWhatTheySayOnTheWire(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tb.Close()
-			f := firstFlightOver(t, tb, c.proto)
-			t.Logf("%s: first flight of %d packets (%d B) over %v, RTT %v: %s", name, f.Packets, f.Bytes, f.Spread.Round(10*time.Microsecond), f.RTT.Round(10*time.Microsecond), f.Paced())
+			f, b := firstFlightOver(t, tb, c.proto)
+			t.Logf("%s: first flight of %d packets (%d B) over %v, RTT %v: %s; after the loss kept %.2f (%d B of %d B over %v)", name, f.Packets, f.Bytes, f.Spread.Round(10*time.Microsecond), f.RTT.Round(10*time.Microsecond), f.Paced(),
+				b.Ratio(), b.After, b.Before, b.Round.Round(100*time.Microsecond))
 			if f.Paced() != c.paced {
 				t.Errorf("%s: the first flight left %s, want %s", name, f.Paced(), c.paced)
+			}
+			kept[c.quic] = b.Ratio()
+			if got := analysis.BackoffClass(b.Ratio()); c.backoff != "" && got != c.backoff {
+				t.Errorf("%s: after the loss the sender kept %.2f of its sending (%s), want a stack that %s", name, b.Ratio(), got, c.backoff)
 			}
 			// the initial window applied: the route's (10 packets where it
 			// sets none; the handshake's last packets may share the
@@ -115,5 +142,96 @@ func TestStacksAreWhatTheySayOnTheWire(t *testing.T) {
 				t.Errorf("%s: first flight of %d packets, against an initial window of %d applied", name, f.Packets, want)
 			}
 		})
+	}
+	// quinn's shares read high, but its NewReno still keeps less than its
+	// CUBIC
+	if cubic, reno := kept[factor.QUICQuinnCubic], kept[factor.QUICQuinnNewReno]; reno >= cubic-0.1 {
+		t.Errorf("quinn's NewReno kept %.2f after the loss, its CUBIC %.2f: want NewReno's below by over 0.1", reno, cubic)
+	}
+}
+
+// TestQUICLossWaitsFromTheWireMatchQuicGosRecords: over a 100 ms round
+// trip that drops 3 % of the server's packets, the waits for lost data
+// that breakdown.QUICLossWaits estimates from the link's packets (what
+// quicbench records for the QUIC servers that keep no loss records) and
+// those quic-go records from its own loss events (placed, as the runner
+// places them, a one-way trip after the server's times) cover each about
+// the same time: within a quarter of a round trip per loss, over a few
+// downloads of 400 KB.
+func TestQUICLossWaitsFromTheWireMatchQuicGosRecords(t *testing.T) {
+	testenv.RequireRoot(t)
+	files, err := gen.Files(wireHost, []int64{lossFileBytes}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneWay := 50 * time.Millisecond
+	tb, err := Start(Config{Stem: netns.RunName(os.Getpid(), fmt.Sprintf("wq%d", time.Now().UnixNano()%1e6)),
+		Link: emulator.Config{Up: link.Config{Delay: oneWay}, Down: link.Config{Delay: oneWay, Loss: 0.03, Seed: 7}}, Site: files, RunDir: t.TempDir(),
+		Stack: stacks.Of(factor.StackTCP), Server: factor.ServerGo, QUIC: factor.QUICGoNewReno})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	var wire, recorded time.Duration
+	losses := 0
+	for range 4 {
+		if err := tb.CloseConnections(); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		log := emulator.NewPacketLog(start)
+		tb.Emulator.SetPacketLog(log)
+		download(t, tb, "h3", lossFileBytes)
+		tb.Emulator.SetPacketLog(nil)
+		packets := log.Packets()
+		for _, p := range packets {
+			if p.Down && p.Dropped && p.QUICApp {
+				losses++
+			}
+		}
+		wire += breakdown.Covered(breakdown.Spans(breakdown.QUICLossWaits(packets, 2*oneWay, oneWay)))
+		conns, err := tb.Connections()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ws []breakdown.Window
+		for _, c := range conns {
+			for _, w := range c.Stalls {
+				ws = append(ws, breakdown.Window{From: w.From, To: w.To})
+			}
+		}
+		recorded += breakdown.WaitOf(ws)
+	}
+	t.Logf("%d losses: waits %v from the wire, %v from quic-go's records", losses, wire.Round(time.Millisecond), recorded.Round(time.Millisecond))
+	if losses < 5 {
+		t.Fatalf("only %d losses in 4 downloads: the link's seed drops too few to compare", losses)
+	}
+	if diff := (wire - recorded).Abs(); diff > time.Duration(losses)*2*oneWay/4 {
+		t.Errorf("waits from the wire %v and from quic-go's records %v differ by %v, over a quarter of a round trip per loss (%d losses)", wire, recorded, diff, losses)
+	}
+}
+
+// lossFileBytes is the file the loss waits test downloads.
+const lossFileBytes = 400_000
+
+// download fetches the test file of size bytes over proto from tb with a
+// fresh Go client.
+func download(t *testing.T, tb *Testbed, proto string, size int64) {
+	t.Helper()
+	client, err := tb.NewGoClient(proto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+wireHost+gen.FilePath(size), nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s download: %v", proto, err)
+	}
+	defer resp.Body.Close()
+	if n, err := io.Copy(io.Discard, resp.Body); err != nil || n != size {
+		t.Fatalf("%s download: %d bytes, %v", proto, n, err)
 	}
 }

@@ -105,6 +105,12 @@ pub struct Record {
     pub congestion_events: u64,
     /// The path's maximum UDP payload now, in bytes.
     pub mtu: u16,
+    /// The times the server worked on the connection's requests, each
+    /// [from, to] in ns since the Unix epoch: from when a request's header
+    /// fields were read to when its response's header fields went to the
+    /// QUIC stack (as the Go origin records them); left out when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub serving_unix_ns: Vec<[u128; 2]>,
 }
 
 /// The QUIC library's side of the control commands.
@@ -340,6 +346,7 @@ mod tests {
             sent_packets: 291,
             congestion_events: 1,
             mtu: 1452,
+            serving_unix_ns: vec![[1_764_000_000_200_000_000, 1_764_000_000_200_400_000]],
         };
         let want: Value = serde_json::from_str(include_str!("../testdata/record.json")).unwrap();
         assert_eq!(json!(r), want);

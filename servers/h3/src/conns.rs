@@ -15,6 +15,8 @@ pub struct Tracked {
     pub conn: quinn::Connection,
     opened_unix_ns: u128,
     pub requests: AtomicU64,
+    /// The times it worked on requests (Record::serving_unix_ns).
+    pub serving: Mutex<Vec<[u128; 2]>>,
 }
 
 /// Everything the tasks share.
@@ -51,6 +53,7 @@ impl State {
             conn,
             opened_unix_ns: control::unix_now_ns(),
             requests: AtomicU64::new(0),
+            serving: Mutex::new(Vec::new()),
         });
         self.conns.lock().unwrap().push(t.clone());
         t
@@ -110,6 +113,7 @@ impl State {
             sent_packets: s.path.sent_packets,
             congestion_events: s.path.congestion_events,
             mtu: s.path.current_mtu,
+            serving_unix_ns: t.serving.lock().unwrap().clone(),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use h3::server::RequestResolver;
-use quicbench_serve::answer;
+use quicbench_serve::{answer, control};
 
 use crate::conns::{State, Tracked};
 
@@ -71,6 +71,7 @@ async fn serve_request(
     state: &State,
 ) -> Result<(), h3::error::StreamError> {
     let (req, mut stream) = resolver.resolve_request().await?;
+    let started = control::unix_now_ns();
     tracked.requests.fetch_add(1, Ordering::SeqCst);
     let uri = req.uri();
     let host = uri
@@ -91,6 +92,11 @@ async fn serve_request(
     *resp.status_mut() = a.status;
     *resp.headers_mut() = a.headers;
     stream.send_response(resp).await?;
+    tracked
+        .serving
+        .lock()
+        .unwrap()
+        .push([started, control::unix_now_ns()]);
     if !a.body.is_empty() {
         stream.send_data(a.body).await?;
     }

@@ -20,6 +20,9 @@ use quiche::h3::NameValue;
 /// sent) and its body from `written` on.
 struct Pending {
     headers: Option<Vec<quiche::h3::Header>>,
+    /// When the request's header fields were read, in ns since the Unix
+    /// epoch.
+    started: u128,
     priority: quiche::h3::Priority,
     body: Bytes,
     written: usize,
@@ -65,6 +68,8 @@ pub struct Conn {
     /// Whether the server was ever in early data (0-RTT accepted).
     saw_early_data: bool,
     requests: u64,
+    /// The times it worked on requests (Record::serving_unix_ns).
+    serving: Vec<[u128; 2]>,
     opened_unix_ns: u128,
     /// Forgotten by a `close` command: it only finishes closing.
     pub forgotten: bool,
@@ -83,6 +88,7 @@ impl Conn {
             held: None,
             saw_early_data: false,
             requests: 0,
+            serving: Vec::new(),
             opened_unix_ns: quicbench_serve::control::unix_now_ns(),
             forgotten: false,
             qlog: None,
@@ -179,6 +185,7 @@ impl Conn {
         control: &Control,
         site: &Site,
     ) {
+        let started = quicbench_serve::control::unix_now_ns();
         let (mut method, mut authority, mut target) = ("", "", "/");
         let mut headers = http::HeaderMap::new();
         let mut priority = quiche::h3::Priority::default();
@@ -220,6 +227,7 @@ impl Conn {
         );
         let pending = Pending {
             headers: Some(response_fields(&a)),
+            started,
             priority,
             body: a.body,
             written: 0,
@@ -236,7 +244,11 @@ impl Conn {
         if let Some(fields) = &p.headers {
             let fin = p.body.is_empty();
             match h3.send_response_with_priority(&mut self.quic, id, fields, &p.priority, fin) {
-                Ok(()) => p.headers = None,
+                Ok(()) => {
+                    p.headers = None;
+                    self.serving
+                        .push([p.started, quicbench_serve::control::unix_now_ns()]);
+                }
                 Err(quiche::h3::Error::StreamBlocked) => return,
                 Err(_) => {
                     self.pending.remove(&id);
@@ -298,6 +310,7 @@ impl Conn {
             mtu: path
                 .as_ref()
                 .map_or(0, |p| p.pmtu.min(u16::MAX as usize) as u16),
+            serving_unix_ns: self.serving.clone(),
         }
     }
 }
