@@ -55,21 +55,7 @@ const detectionAfter = 3
 // with none for a round was held by something else, such as the
 // receiver's window).
 func Backoffs(packets []Packet) []Backoff {
-	byConn := map[Conn][]Packet{}
-	var order []Conn
-	for _, p := range packets {
-		if _, ok := byConn[p.Conn]; !ok {
-			order = append(order, p.Conn)
-		}
-		byConn[p.Conn] = append(byConn[p.Conn], p)
-	}
-	var out []Backoff
-	for _, c := range order {
-		if b, ok := backoffOf(c, byConn[c]); ok {
-			out = append(out, b)
-		}
-	}
-	return out
+	return perConnection(packets, backoffOf)
 }
 
 // flightSpan is one data packet's time in flight: from its departure to
@@ -188,37 +174,34 @@ func lossLearned(ps []Packet, lost int) (time.Duration, bool) {
 // are placed). A span whose end the log does not hold (the load ended
 // first) is left out.
 func QUICLossWaits(packets []Packet, rtt, oneWay time.Duration) []ConnSpan {
-	byConn := map[Conn][]Packet{}
-	var order []Conn
-	for _, p := range packets {
-		if !p.Conn.UDP {
+	waits := perConnection(packets, func(c Conn, ps []Packet) ([]ConnSpan, bool) {
+		if !c.UDP {
+			return nil, false
+		}
+		return quicLossWaits(c, ps, rtt, oneWay), true
+	})
+	return slices.Concat(waits...)
+}
+
+// quicLossWaits are one QUIC connection's waits (QUICLossWaits).
+func quicLossWaits(c Conn, ps []Packet, rtt, oneWay time.Duration) []ConnSpan {
+	var out []ConnSpan
+	for i, p := range ps {
+		if !p.Down || !p.Dropped || !p.QUICApp || !isData(p) {
 			continue
 		}
-		if _, ok := byConn[p.Conn]; !ok {
-			order = append(order, p.Conn)
+		learned, ok := lossLearned(ps, i)
+		if !ok && rtt <= 0 {
+			continue // no round trip to wait for
 		}
-		byConn[p.Conn] = append(byConn[p.Conn], p)
-	}
-	var out []ConnSpan
-	for _, c := range order {
-		ps := byConn[c]
-		for i, p := range ps {
-			if !p.Down || !p.Dropped || !p.QUICApp || !isData(p) {
-				continue
-			}
-			learned, ok := lossLearned(ps, i)
-			if !ok && rtt <= 0 {
-				continue // no round trip to wait for
-			}
-			if !ok {
-				learned = p.Sent + rtt
-			}
-			resent, ok := firstSentFrom(ps, learned)
-			if !ok {
-				continue
-			}
-			out = append(out, ConnSpan{Conn: c, Span: Span{From: p.Sent + oneWay, To: resent + oneWay}})
+		if !ok {
+			learned = p.Sent + rtt
 		}
+		resent, ok := firstSentFrom(ps, learned)
+		if !ok {
+			continue
+		}
+		out = append(out, ConnSpan{Conn: c, Span: Span{From: p.Sent + oneWay, To: resent + oneWay}})
 	}
 	return out
 }

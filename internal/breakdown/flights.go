@@ -56,6 +56,13 @@ const minQUICData = 100
 // connection without a request after its handshake, or without a
 // response to it, has none.
 func FirstFlights(packets []Packet) []Flight {
+	return perConnection(packets, firstFlight)
+}
+
+// perConnection applies read to each connection's packets (in the log's
+// order), connections in the order they first appear, and keeps what it
+// finds.
+func perConnection[T any](packets []Packet, read func(Conn, []Packet) (T, bool)) []T {
 	byConn := map[Conn][]Packet{}
 	var order []Conn
 	for _, p := range packets {
@@ -64,10 +71,10 @@ func FirstFlights(packets []Packet) []Flight {
 		}
 		byConn[p.Conn] = append(byConn[p.Conn], p)
 	}
-	var out []Flight
+	var out []T
 	for _, c := range order {
-		if f, ok := firstFlight(c, byConn[c]); ok {
-			out = append(out, f)
+		if v, ok := read(c, byConn[c]); ok {
+			out = append(out, v)
 		}
 	}
 	return out

@@ -109,6 +109,20 @@ func BenchmarkPacketPath(b *testing.B) {
 // armed for a flight after the 5th packet, it drops the 5th, the second
 // packet of the second flight.
 func TestAFlightDropTakesTheFirstPacketOfTheThirdFlight(t *testing.T) {
+	if dropped, delivered := dropsOfFlights(t, 100); len(dropped) != 1 || dropped[0] != 1+1200*6 || delivered != 11 {
+		t.Errorf("dropped %v and delivered %d data packets, want the third flight's first (seq 7201) dropped and 11 delivered", dropped, delivered)
+	}
+	if dropped, _ := dropsOfFlights(t, 5); len(dropped) != 1 || dropped[0] != 1+1200*4 {
+		t.Errorf("dropped %v, want the 5th packet (seq 4801) alone", dropped)
+	}
+}
+
+// dropsOfFlights sends four flights of three 1,200-byte segments, 1 ms
+// apart and 50 ms between flights, each after an acknowledgement, through
+// a downlink armed to drop the third flight's first packet or the
+// packets-th, and returns the sequence numbers dropped and how many data
+// packets were delivered.
+func dropsOfFlights(t *testing.T, packets int) (dropped []uint32, delivered int) {
 	synctest.Test(t, func(t *testing.T) {
 		client, servers := tun.NewFake("c", 16), tun.NewFake("s", 16)
 		e, err := Start(client, servers, Config{}, Options{})
@@ -117,25 +131,21 @@ func TestAFlightDropTakesTheFirstPacketOfTheThirdFlight(t *testing.T) {
 		}
 		log := NewPacketLog(time.Now())
 		e.SetPacketLog(log)
-		e.DropFlightStart(3, 10*time.Millisecond, 100)
+		e.DropFlightStart(3, 10*time.Millisecond, packets)
 		seq := uint32(1)
-		for flight := range 4 {
+		for range 4 {
 			servers.Inject(segment(true, 1, 0)) // an acknowledgement: not counted
 			for range 3 {
 				servers.Inject(segment(true, seq, 1200))
 				seq += 1200
 				time.Sleep(time.Millisecond) // paced within the flight
 			}
-			if flight < 3 {
-				time.Sleep(50 * time.Millisecond)
-			}
+			time.Sleep(50 * time.Millisecond)
 		}
 		synctest.Wait()
 		client.Close()
 		servers.Close()
 		e.Wait()
-		var dropped []uint32
-		delivered := 0
 		for _, p := range log.Packets() {
 			if p.Dropped {
 				dropped = append(dropped, p.Seq)
@@ -143,38 +153,6 @@ func TestAFlightDropTakesTheFirstPacketOfTheThirdFlight(t *testing.T) {
 				delivered++
 			}
 		}
-		if len(dropped) != 1 || dropped[0] != 1+1200*6 || delivered != 11 {
-			t.Errorf("dropped %v and delivered %d data packets, want the third flight's first (seq 7201) dropped and 11 delivered", dropped, delivered)
-		}
 	})
-	synctest.Test(t, func(t *testing.T) {
-		client, servers := tun.NewFake("c", 16), tun.NewFake("s", 16)
-		e, err := Start(client, servers, Config{}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		log := NewPacketLog(time.Now())
-		e.SetPacketLog(log)
-		e.DropFlightStart(3, 10*time.Millisecond, 5)
-		for i := range 9 {
-			servers.Inject(segment(true, uint32(1+1200*i), 1200))
-			time.Sleep(time.Millisecond)
-			if i%3 == 2 {
-				time.Sleep(50 * time.Millisecond)
-			}
-		}
-		synctest.Wait()
-		client.Close()
-		servers.Close()
-		e.Wait()
-		var dropped []uint32
-		for _, p := range log.Packets() {
-			if p.Dropped {
-				dropped = append(dropped, p.Seq)
-			}
-		}
-		if len(dropped) != 1 || dropped[0] != 1+1200*4 {
-			t.Errorf("dropped %v, want the 5th packet (seq 4801) alone", dropped)
-		}
-	})
+	return dropped, delivered
 }
