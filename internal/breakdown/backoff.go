@@ -49,13 +49,27 @@ const detectionAfter = 3
 // them). A data packet is in flight from its departure until the client's
 // first packet after its arrival reaches the sender (a dropped one, until
 // its loss could be learned: for later drops, a round trip). A connection
-// counts only where the sender kept sending for two round trips after it
-// learned of the loss (it was not out of data), with at least
+// counts only where the loss stood alone (no other data packet of the
+// connection lost from a round trip before it to two after the sender
+// learned of it: on a lossy link a second loss shrinks the window again),
+// where the sender kept sending for two round trips after it learned of
+// the loss (it was not out of data), with at least
 // minBackoffFlight in flight before and some in the round after (a sender
 // with none for a round was held by something else, such as the
 // receiver's window).
 func Backoffs(packets []Packet) []Backoff {
 	return perConnection(packets, backoffOf)
+}
+
+// otherLoss reports whether the server lost a data packet other than
+// ps[lost] that left from from to to.
+func otherLoss(ps []Packet, lost int, from, to time.Duration) bool {
+	for i, p := range ps {
+		if i != lost && p.Down && p.Dropped && isData(p) && p.Sent >= from && p.Sent <= to {
+			return true
+		}
+	}
+	return false
 }
 
 // flightSpan is one data packet's time in flight: from its departure to
@@ -76,6 +90,9 @@ func backoffOf(c Conn, ps []Packet) (Backoff, bool) {
 		return Backoff{}, false
 	}
 	round := learned - ps[lost].Sent
+	if otherLoss(ps, lost, ps[lost].Sent-round, learned+2*round) {
+		return Backoff{}, false // a second loss would shrink the window again
+	}
 	spans, last := inFlight(ps, lost, learned, round)
 	if last < learned+2*round {
 		return Backoff{}, false // out of data, or the log ended: no round after

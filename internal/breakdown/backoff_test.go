@@ -52,6 +52,7 @@ func TestBackoffsReadHowASenderAnsweredItsFirstLoss(t *testing.T) {
 		{"no backoff (BBR)", lossyTransfer(1, 500*ms), 1},
 		{"out of data before two rounds after the loss", lossyTransfer(0.7, 300*ms), 0},
 		{"no loss", tcpLoad(32, 0, true), 0},
+		{"a second loss in the round after", secondLoss(lossyTransfer(0.7, 500*ms), 300*ms), 0},
 	} {
 		bs := Backoffs(c.packets)
 		if c.ratio == 0 {
@@ -104,4 +105,15 @@ func TestQUICLossWaitsRunToTheFirstPacketAfterTheSenderLearned(t *testing.T) {
 	if waits := QUICLossWaits(tail[:3], 100*ms, 50*ms); len(waits) != 0 {
 		t.Errorf("a loss never resent in the log waits %+v, want none", waits)
 	}
+}
+
+// secondLoss drops the first data packet of ps that left at or after at.
+func secondLoss(ps []Packet, at time.Duration) []Packet {
+	for i, p := range ps {
+		if p.Down && p.Payload > 0 && p.Sent >= at {
+			ps[i].Dropped, ps[i].At = true, p.Sent
+			return ps
+		}
+	}
+	return ps
 }

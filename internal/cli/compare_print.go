@@ -283,7 +283,7 @@ func appliedBackoff(share float64, known bool) string {
 // of its window applied ("" where unknown).
 func backoffText(kept *float64, conns int64, applied string) string {
 	if kept == nil {
-		return "; its answer to a loss not measured (no calibration sent a round after one)"
+		return "; its answer to a loss not measured (no calibration showed a loss alone with two round trips after it)"
 	}
 	of := fmt.Sprintf("median of %d connections", conns)
 	if conns == 1 {

@@ -14,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/breakdown"
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/site"
@@ -111,12 +112,27 @@ func summarizeFlights(flights []breakdown.Flight) (packets, bytes, spreadMs *flo
 // Stack calibration bounds: at most this many requests of at most this
 // many bytes together (a 32-packet window, a loss at the start of the
 // next, and two rounds after the sender learned of it: breakdown.Backoff),
-// and this long.
+// or what the link's downlink carries in calibrationAirtime if less, and
+// this long.
 const (
 	calibrationRequests = 64
 	calibrationBytes    = 512 << 10
+	calibrationAirtime  = 2 * time.Second
 	calibrationTimeout  = 30 * time.Second
 )
+
+// calibrationBudget is how many body bytes a calibration asks for over a
+// downlink down: calibrationBytes, or calibrationAirtime of its rate where
+// that is less (a slow link's calibration stays short, and shows its
+// first flights, if not always a round trip after a loss), at least
+// calibrationFill.
+func calibrationBudget(down link.Config) int {
+	if down.RateBitsPerSecond <= 0 {
+		return calibrationBytes
+	}
+	airtime := int(float64(down.RateBitsPerSecond) / 8 * calibrationAirtime.Seconds())
+	return max(min(calibrationBytes, airtime), calibrationFill)
+}
 
 // A calibration drops the first packet of the response's second flight
 // (emulator.Emulator.DropFlightStart: the third burst from the servers,
@@ -161,7 +177,7 @@ func (r *runner) calibrateStacks(ctx context.Context, b *bed, setup *plan.Setup)
 	var cal flightTally
 	complete := true
 	for _, p := range calibrationProtocols(r.spec.Protocols()) {
-		complete = r.calibrateOver(ctx, b, p, calibrationGap(setup.Network.RTT), &cal) && complete
+		complete = r.calibrateOver(ctx, b, p, calibrationGap(setup.Network.RTT), calibrationBudget(setup.Network.Down), &cal) && complete
 	}
 	b.flights.merge(cal)
 	if complete && ctx.Err() == nil {
@@ -195,13 +211,13 @@ func calibrationProtocols(protocols []factor.Protocol) []factor.Protocol {
 	return chosen
 }
 
-// calibrateOver downloads b's calibration over p into cal (flights told
-// apart by gap: calibrationDownload), a second time
+// calibrateOver downloads b's calibration of budget bytes over p into
+// cal (flights told apart by gap: calibrationDownload), a second time
 // where the first saw no window (calibrationTries), and reports whether
 // a window was seen.
-func (r *runner) calibrateOver(ctx context.Context, b *bed, p factor.Protocol, gap time.Duration, cal *flightTally) bool {
+func (r *runner) calibrateOver(ctx context.Context, b *bed, p factor.Protocol, gap time.Duration, budget int, cal *flightTally) bool {
 	for try := 1; try <= calibrationTries && ctx.Err() == nil; try++ {
-		packets, err := calibrationDownload(ctx, b.Testbed, b.page, p, gap)
+		packets, err := calibrationDownload(ctx, b.Testbed, calibrationResources(b.page, p == factor.H1, budget), budget, p, gap)
 		if err != nil {
 			r.cfg.Log.Warn("stack calibration failed", "protocol", p, "err", err)
 			return false
@@ -210,7 +226,7 @@ func (r *runner) calibrateOver(ctx context.Context, b *bed, p factor.Protocol, g
 		if cal.add(packets, p == factor.H3) {
 			return true
 		}
-		if calibrationSize(b.page, p == factor.H1) < calibrationFill {
+		if calibrationSize(calibrationResources(b.page, p == factor.H1, budget)) < calibrationFill {
 			return false // the page cannot fill a window: no second try
 		}
 	}
@@ -226,22 +242,22 @@ const (
 	calibrationFill  = 64 << 10
 )
 
-// calibrationSize is how many body bytes a calibration of page asks for
-// (calibrationURLs).
-func calibrationSize(page *site.Site, one bool) int {
+// calibrationSize is how many body bytes the resources of a calibration
+// hold.
+func calibrationSize(resources []hostedResource) int {
 	n := 0
-	for _, res := range calibrationResources(page, one) {
+	for _, res := range resources {
 		n += len(res.Body)
 	}
 	return n
 }
 
-// calibrationDownload fetches the calibration URLs of page over proto
-// with a fresh client, the first packet of the flight after a gap of gap
-// dropped (calibrationDropFlight), and returns the link's packets
-// meanwhile.
-func calibrationDownload(ctx context.Context, tb *testbed.Testbed, page *site.Site, proto factor.Protocol, gap time.Duration) ([]breakdown.Packet, error) {
-	urls := calibrationURLs(page, proto == factor.H1)
+// calibrationDownload fetches resources over proto with a fresh client,
+// until their bodies reach budget bytes, the first packet of the flight
+// after a gap of gap dropped (calibrationDropFlight), and returns the
+// link's packets meanwhile.
+func calibrationDownload(ctx context.Context, tb *testbed.Testbed, resources []hostedResource, budget int, proto factor.Protocol, gap time.Duration) ([]breakdown.Packet, error) {
+	urls := calibrationURLs(resources)
 	if len(urls) == 0 {
 		return nil, nil
 	}
@@ -257,17 +273,48 @@ func calibrationDownload(ctx context.Context, tb *testbed.Testbed, page *site.Si
 	defer tb.Emulator.SetPacketLog(nil)
 	tb.Emulator.DropFlightStart(calibrationDropFlight, gap, calibrationDropPackets)
 	defer tb.Emulator.DropFlightStart(0, 0, 0)
+	got := &budgetWriter{left: int64(budget), done: cancel}
 	var wg sync.WaitGroup
 	errs := make([]error, len(urls))
 	for i, u := range urls {
-		wg.Go(func() { errs[i] = fetchAll(ctx, client.Client, u) })
+		wg.Go(func() { errs[i] = fetchAll(ctx, client.Client, u, got) })
 	}
 	wg.Wait()
+	if got.spent() {
+		return log.Packets(), nil // the budget cut the responses short, as meant
+	}
 	return log.Packets(), errors.Join(errs...)
 }
 
-// fetchAll reads the response to a GET of url to its end.
-func fetchAll(ctx context.Context, c *http.Client, url string) error {
+// budgetWriter counts the bytes the calibration's responses brought and
+// ends the calibration (done) once they reach its budget: a resource
+// larger than the budget is read only in part.
+type budgetWriter struct {
+	mu   sync.Mutex
+	left int64
+	done context.CancelFunc
+}
+
+// Write counts p.
+func (w *budgetWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.left -= int64(len(p))
+	if w.left <= 0 {
+		w.done()
+	}
+	return len(p), nil
+}
+
+// spent reports whether the budget was reached.
+func (w *budgetWriter) spent() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.left <= 0
+}
+
+// fetchAll reads the response to a GET of url to its end, into to.
+func fetchAll(ctx context.Context, c *http.Client, url string, to io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -277,14 +324,14 @@ func fetchAll(ctx context.Context, c *http.Client, url string) error {
 		return err
 	}
 	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
+	_, err = io.Copy(to, resp.Body)
 	return err
 }
 
-// calibrationURLs are the URLs of calibrationResources.
-func calibrationURLs(page *site.Site, one bool) []string {
+// calibrationURLs are the URLs of resources.
+func calibrationURLs(resources []hostedResource) []string {
 	var urls []string
-	for _, res := range calibrationResources(page, one) {
+	for _, res := range resources {
 		u := "https://" + res.host + res.Path
 		if res.Query != "" {
 			u += "?" + res.Query
@@ -302,9 +349,9 @@ type hostedResource struct {
 
 // calibrationResources are the GET resources of page's origin that
 // serves the most bytes, the largest first (only it, with one), until
-// they add up to calibrationBytes, asked for again from the largest where
+// they add up to budget bytes, asked for again from the largest where
 // they fall short: at most calibrationRequests.
-func calibrationResources(page *site.Site, one bool) []hostedResource {
+func calibrationResources(page *site.Site, one bool, budget int) []hostedResource {
 	if page == nil {
 		return nil
 	}
@@ -339,7 +386,7 @@ func calibrationResources(page *site.Site, one bool) []hostedResource {
 	}
 	var out []hostedResource
 	bytes := 0
-	for i := 0; bytes < calibrationBytes && i < calibrationRequests && (i < len(rs) || bytes > 0); i++ {
+	for i := 0; bytes < budget && i < calibrationRequests && (i < len(rs) || bytes > 0); i++ {
 		res := rs[i%len(rs)]
 		out = append(out, hostedResource{res, best.Host})
 		bytes += len(res.Body)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/site"
 )
@@ -26,20 +27,20 @@ func TestCalibrationAsksTheLargestOriginForAFewWindows(t *testing.T) {
 	big.Resources["/post"] = &site.Resource{Path: "/post", Method: "POST", Body: make([]byte, 900_000)}
 	big.Resources["/err"] = &site.Resource{Path: "/err", Status: 500, Body: make([]byte, 900_000)}
 	page := &site.Site{Origins: []*site.Origin{small, big}}
-	urls := calibrationURLs(page, false)
+	urls := calibrationURLs(calibrationResources(page, false, calibrationBytes))
 	// 20 responses of about 10 KB make 200 KB: all 20, largest first, then
 	// again, and the 13 largest a third time, to pass 512 KB
 	if len(urls) != 53 || urls[0] != "https://big.test/o/19" || !slices.IsSortedFunc(urls[:20], func(a, b string) int { return strings.Compare(b, a) }) ||
 		!slices.Equal(urls[:20], urls[20:40]) || !slices.Equal(urls[40:], urls[:13]) {
 		t.Errorf("h2/h3 calibration asks for %d URLs: %v; want big.test's 20 largest first, again, and the 13 largest (just past 512 KB)", len(urls), urls)
 	}
-	if got := calibrationSize(page, false); got < calibrationBytes || got > calibrationBytes+10_020 {
+	if got := calibrationSize(calibrationResources(page, false, calibrationBytes)); got < calibrationBytes || got > calibrationBytes+10_020 {
 		t.Errorf("h2/h3 calibration size %d B, want just past %d", got, calibrationBytes)
 	}
-	if one := calibrationURLs(page, true); len(one) != 1 || one[0] != "https://big.test/o/19" {
+	if one := calibrationURLs(calibrationResources(page, true, calibrationBytes)); len(one) != 1 || one[0] != "https://big.test/o/19" {
 		t.Errorf("h1 calibration %v, want the largest alone", one)
 	}
-	if calibrationURLs(nil, false) != nil {
+	if calibrationResources(nil, false, calibrationBytes) != nil {
 		t.Error("a live page (no site) has calibration URLs")
 	}
 }
@@ -70,6 +71,20 @@ func TestACalibrationServesTheSetupsThatDifferOnlyInTheirPage(t *testing.T) {
 	} {
 		if got := calibrationProtocols(c.loads); !slices.Equal(got, c.want) {
 			t.Errorf("loads over %v calibrate over %v, want %v", c.loads, got, c.want)
+		}
+	}
+}
+
+// TestASlowLinksCalibrationStaysShort: a calibration asks for 512 KB over
+// an unlimited or fast downlink, 2 s of a slow one's rate (250 KB at
+// 1 Mbit/s), and never less than 64 KB.
+func TestASlowLinksCalibrationStaysShort(t *testing.T) {
+	for _, c := range []struct {
+		rate int64
+		want int
+	}{{0, 512 << 10}, {100_000_000, 512 << 10}, {1_000_000, 250_000}, {100_000, 64 << 10}} {
+		if got := calibrationBudget(link.Config{RateBitsPerSecond: c.rate}); got != c.want {
+			t.Errorf("a %d bit/s downlink: a calibration of %d B, want %d", c.rate, got, c.want)
 		}
 	}
 }
