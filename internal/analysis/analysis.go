@@ -250,6 +250,9 @@ type Analysis struct {
 	Experimental []string
 	// Protocols seen in the run.
 	Protocols []factor.Protocol
+	// Uses are the settings whose browser discovered h3: how their h3
+	// loads' requests divided between h3 and TCP.
+	Uses []SettingUse
 	// Calibration is each network's netcheck (Build reads it from the run).
 	Calibration []Calibration
 	// EmulatorLatency is the emulator's own latency per round trip as each
@@ -314,6 +317,7 @@ func AnalyzeContext(ctx context.Context, trials []results.Trial, o Options) (*An
 	a.ClientANOVAs = stackANOVAs(samples, factor.IDClient, nil)
 	a.Shares = Shares(a.Comparisons)
 	a.Work = works(trials)
+	a.Uses = Uses(trials)
 	a.Unmatched = Unmatched(trials)
 	a.CPU = cpus(trials, o.Compare, o.Baseline)
 	a.Experimental = experimental(trials)

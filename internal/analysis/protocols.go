@@ -49,6 +49,46 @@ type ProtocolSummary struct {
 	// Handshakes counts the verified loads' server connections per
 	// handshake kind.
 	Handshakes map[string]int `json:"handshakes"`
+	// Use is how the verified loads' requests divided between h3 and
+	// TCP, and Discovery their discovery rules in the order met ("forced",
+	// "alt-svc").
+	Use       UseTotals `json:"use"`
+	Discovery []string  `json:"discovery"`
+}
+
+// UseTotals are the requests and transfer bytes of a protocol's verified
+// loads over h3 and over TCP (results.ProtocolUse, summed), the median
+// start of their first request over h3 in ms from navigation start (n 0
+// where none went over h3), and the requests over TCP after their host
+// had offered h3.
+type UseTotals struct {
+	H3Requests    int64         `json:"h3_requests"`
+	TCPRequests   int64         `json:"tcp_requests"`
+	H3Bytes       int64         `json:"h3_bytes"`
+	TCPBytes      int64         `json:"tcp_bytes"`
+	FirstH3       stats.Summary `json:"first_h3_ms"`
+	TCPAfterOffer int64         `json:"tcp_after_offer"`
+}
+
+// RequestShare is the share of requests over h3, 0 to 1 (0 for none).
+func (u UseTotals) RequestShare() float64 {
+	return fraction(u.H3Requests, u.H3Requests+u.TCPRequests)
+}
+
+// ByteShare is the share of transfer bytes over h3, 0 to 1.
+func (u UseTotals) ByteShare() float64 { return fraction(u.H3Bytes, u.H3Bytes+u.TCPBytes) }
+
+func fraction(part, whole int64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
+}
+
+// Discovers says whether some of the loads discovered h3 rather than
+// having it forced.
+func (p ProtocolSummary) Discovers() bool {
+	return slices.ContainsFunc(p.Discovery, func(d string) bool { return factor.Discovery(d).Discovers() })
 }
 
 // MarshalJSON writes RatioToH2 as null when it is NaN.
@@ -118,10 +158,13 @@ func SummarizeRun(trials []results.Trial, conns []results.Connection) RunSummary
 // summarizeProtocol is p's summary, and false if no trial loaded over p.
 func summarizeProtocol(p factor.Protocol, trials []results.Trial, conns []results.Connection, verified map[string]factor.Protocol) (ProtocolSummary, bool) {
 	s := ProtocolSummary{Protocol: p, RatioToH2: math.NaN(), Handshakes: map[string]int{}}
-	var plt, dcl, ttfb, fcp, lcp, si, fvc, lvc []float64
+	var plt, dcl, ttfb, fcp, lcp, si, fvc, lvc, firstH3 []float64
 	for _, t := range trials {
 		if t.Protocol != p {
 			continue
+		}
+		if d := string(t.Discovery); d != "" && !slices.Contains(s.Discovery, d) {
+			s.Discovery = append(s.Discovery, d)
 		}
 		if t.DocumentProtocol != "" && !slices.Contains(s.Observed, t.DocumentProtocol) {
 			s.Observed = append(s.Observed, t.DocumentProtocol)
@@ -134,7 +177,10 @@ func summarizeProtocol(p factor.Protocol, trials []results.Trial, conns []result
 		plt, dcl, ttfb = appendValue(plt, t.PLT), appendValue(dcl, t.DCL), appendValue(ttfb, t.TTFB)
 		fcp, lcp = appendValue(fcp, t.FCP), appendValue(lcp, t.LCP)
 		si, fvc, lvc = appendValue(si, t.SpeedIndex), appendValue(fvc, t.FVC), appendValue(lvc, t.LVC)
+		addUse(&s.Use, t.ProtocolUse)
+		firstH3 = appendValue(firstH3, t.FirstH3)
 	}
+	s.Use.FirstH3 = stats.Summarize(firstH3)
 	for _, c := range conns {
 		if verified[c.TrialID] == p {
 			s.Handshakes[c.Handshake]++
@@ -144,6 +190,14 @@ func summarizeProtocol(p factor.Protocol, trials []results.Trial, conns []result
 	s.FCP, s.LCP = stats.Summarize(fcp), stats.Summarize(lcp)
 	s.SpeedIndex, s.FVC, s.LVC = stats.Summarize(si), stats.Summarize(fvc), stats.Summarize(lvc)
 	return s, s.OK+s.Failed > 0
+}
+
+func addUse(u *UseTotals, t results.ProtocolUse) {
+	u.H3Requests += t.H3Requests
+	u.TCPRequests += t.TCPRequests
+	u.H3Bytes += t.H3Bytes
+	u.TCPBytes += t.TCPBytes
+	u.TCPAfterOffer += t.TCPAfterOffer
 }
 
 func addLink(l *LinkTotals, packets, lost, queueDrops, pathLost, peak int64, lossPct float64) {

@@ -242,7 +242,8 @@ func lookup(s *site.Site, u string) *site.Resource {
 
 // TestCacheOnGivesTheCacheFields: with the cache on, responses carry the
 // Go origin's Cache-Control, an ETag and its Last-Modified, and a
-// conditional request gets 304.
+// conditional request gets 304; an Alt-Svc set is on every response, and
+// none (not even Caddy's own for its h3) once unset.
 func TestCacheOnGivesTheCacheFields(t *testing.T) {
 	c := newCell(t)
 	srv, err := caddy.Start(c.cfg)
@@ -267,6 +268,26 @@ func TestCacheOnGivesTheCacheFields(t *testing.T) {
 	again.Body.Close()
 	if again.StatusCode != http.StatusNotModified {
 		t.Errorf("a conditional request: status %d, want 304", again.StatusCode)
+	}
+	checkAltSvc(t, srv.SetAltSvc, func() http.Header { r, _ := fetch(t, cl, c.page.DocumentURL()); return r.Header })
+}
+
+// checkAltSvc sets an Alt-Svc with set, sees it on a response of get,
+// unsets it and sees none.
+func checkAltSvc(t *testing.T, set func(string) error, get func() http.Header) {
+	t.Helper()
+	const offer = `h3=":443"; ma=86400`
+	if err := set(offer); err != nil {
+		t.Fatal(err)
+	}
+	if got := get().Values("Alt-Svc"); len(got) != 1 || got[0] != offer {
+		t.Errorf("Alt-Svc %q, want %q", got, offer)
+	}
+	if err := set(""); err != nil {
+		t.Fatal(err)
+	}
+	if got := get().Values("Alt-Svc"); len(got) != 0 {
+		t.Errorf("Alt-Svc %q after it was unset", got)
 	}
 }
 

@@ -38,6 +38,7 @@ type confParams struct {
 	port      int
 	tcp, quic bool // which protocols it serves: h1 and h2, h3
 	cache     bool
+	altSvc    string // the Alt-Svc field of every response; "" none
 	addrs     map[string]netip.Addr
 	hosts     []string
 	site      *site.Site
@@ -143,6 +144,9 @@ func requestMatch(an *answer) obj {
 // and body.
 func answerRoute(p confParams, an *answer) obj {
 	h := origin.ResponseHeader(p.site, an.res, an.etag, p.cache)
+	if p.altSvc != "" {
+		h.Set("Alt-Svc", p.altSvc) // on h3's responses too: a browser that uses h3 already knows
+	}
 	steps := []obj{{"handle": responseHeaders(h)}}
 	if p.cache {
 		steps = append(steps, notModifiedRoutes(h)...)

@@ -212,6 +212,20 @@ func (s *Server) SetCache(on bool) error {
 	return s.reload()
 }
 
+// SetAltSvc sets the Alt-Svc field of every response (see
+// origin.Server.SetAltSvc; Caddy's own is always replaced) and reloads
+// Caddy.
+func (s *Server) SetAltSvc(value string) error {
+	if s.params.altSvc == value {
+		return nil
+	}
+	s.params.altSvc = value
+	if err := s.writeConf(); err != nil {
+		return err
+	}
+	return s.reload()
+}
+
 // CloseConnections closes every client connection, TCP and QUIC alike (a
 // forced reload: Caddy stops its servers, which close their connections,
 // and starts new ones on the same sockets; the session ticket keys, kept

@@ -112,16 +112,18 @@ func requestFlags(req client.Request) []flag {
 		flag{"host-resolver-rules", ResolverRules(req.Addrs)},
 		flag{"ignore-certificate-errors-spki-list", req.SPKIHash},
 	)
-	switch req.Protocol {
-	case factor.H3:
+	switch {
+	case req.Discovery.Discovers():
+		flags = append(flags, discoveryFlags(req.Protocol, req.Hosts)...)
+	case req.Protocol == factor.H3:
 		var origins []string
 		for _, h := range req.Hosts {
 			origins = append(origins, h+":443")
 		}
 		flags = append(flags, flag{"enable-quic", ""}, flag{"origin-to-force-quic-on", strings.Join(origins, ",")})
-	case factor.H2:
+	case req.Protocol == factor.H2:
 		flags = append(flags, flag{"disable-quic", ""})
-	case factor.H1:
+	case req.Protocol == factor.H1:
 		flags = append(flags, flag{"disable-quic", ""}, flag{"disable-http2", ""})
 	}
 	if req.NetLogDir != "" {
@@ -131,6 +133,34 @@ func requestFlags(req client.Request) []flag {
 	}
 	return flags
 }
+
+// discoveryFlags are a browser's flags for protocol p under a discovery
+// rule: QUIC on and nothing forced, for every protocol alike, so that the
+// loads differ only in what the servers offer (Alt-Svc for h3); h1 also
+// turns HTTP/2 off, as the servers offer it.
+//
+// Chromium accepts a QUIC server's certificate only from a publicly known
+// root, unless its host is named in --origin-to-force-quic-on (the run's
+// own authority is no known root: a discovered QUIC handshake failed with
+// ERR_QUIC_HANDSHAKE_FAILED and the alternative was marked broken). The
+// hosts are named there on UnusedPort, which no request of a page uses,
+// so that their certificate is accepted and nothing is forced.
+func discoveryFlags(p factor.Protocol, hosts []string) []flag {
+	var allowed []string
+	for _, h := range hosts {
+		allowed = append(allowed, fmt.Sprintf("%s:%d", h, UnusedPort))
+	}
+	flags := []flag{{"enable-quic", ""}, {"origin-to-force-quic-on", strings.Join(allowed, ",")}}
+	if p == factor.H1 {
+		flags = append(flags, flag{"disable-http2", ""})
+	}
+	return flags
+}
+
+// UnusedPort is the port the hosts are named on in a discovering
+// browser's --origin-to-force-quic-on (discoveryFlags): no page's request
+// goes to it.
+const UnusedPort = 1
 
 // args are flags as command-line arguments.
 func args(flags []flag) []string {
@@ -357,7 +387,7 @@ func (c *Chromium) started(ctx context.Context) error {
 // its command line of (the options themselves are functions, which print
 // as pointers).
 func warmKey(req client.Request) string {
-	return strings.Join([]string{string(req.Protocol), ResolverRules(req.Addrs), req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
+	return strings.Join([]string{string(req.Protocol), string(req.Discovery), ResolverRules(req.Addrs), req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
 }
 
 // startWarm starts the warm browser for req, living until Close.

@@ -125,3 +125,31 @@ func TestFlagsAreOneListForBothStarts(t *testing.T) {
 		seen[f.name] = true
 	}
 }
+
+// TestDiscoveryForcesNothing: under a discovery rule QUIC is on for every
+// protocol and no origin a page uses is forced; the hosts are named on
+// UnusedPort only, so that Chromium accepts their certificate over QUIC.
+func TestDiscoveryForcesNothing(t *testing.T) {
+	for _, p := range factor.Protocols().Values() {
+		req := client.Request{Protocol: p, Discovery: factor.DiscoveryAltSvc, Hosts: []string{"a.test", "b.test"}, SPKIHash: "abc="}
+		flags := map[string]string{}
+		for _, f := range requestFlags(req) {
+			flags[f.name] = f.value
+		}
+		if _, off := flags["disable-quic"]; off {
+			t.Errorf("%s: QUIC is off", p)
+		}
+		if got := flags["origin-to-force-quic-on"]; got != "a.test:1,b.test:1" {
+			t.Errorf("%s: forced %q, want only the unused port", p, got)
+		}
+		if _, noH2 := flags["disable-http2"]; noH2 != (p == factor.H1) {
+			t.Errorf("%s: HTTP/2 off %v", p, noH2)
+		}
+	}
+	forced := client.Request{Protocol: factor.H3, Hosts: []string{"a.test"}}
+	alt := forced
+	alt.Discovery = factor.DiscoveryAltSvc
+	if warmKey(forced) == warmKey(alt) {
+		t.Error("a forced and a discovering browser share a warm key")
+	}
+}

@@ -128,6 +128,11 @@ func printCompare(w io.Writer, o *compareOptions, res *experiment.RunResult) ([]
 	return unanswered, nil
 }
 
+// discovers says whether some protocol's loads discovered h3.
+func discovers(ps []analysis.ProtocolSummary) bool {
+	return slices.ContainsFunc(ps, analysis.ProtocolSummary.Discovers)
+}
+
 // printSummary writes the comparison table, the link counters, the stack
 // (a live page's origins and the round trip beyond the emulated rtt) and
 // the netcheck.
@@ -145,6 +150,8 @@ func printSummary(w io.Writer, r *compareRun, rtt time.Duration) {
 	fmt.Fprintln(w, "Handshakes: the servers' connections in the verified loads, by kind (full, resumed, 0rtt, incomplete).")
 	if len(r.Testbeds) > 0 && r.Testbeds[0].LiveOrigins != "" {
 		fmt.Fprintln(w, "Only verified loads are in the statistics: a live site's requests to its pinned hosts that offer the protocol came over it in the browser's records, and the capture holds no packet of the other transport to them (the site's own servers count nothing for quicbench); requests to other hosts are not sent and are listed (--resolve HOST pins one).")
+	} else if discovers(s.Protocols) {
+		fmt.Fprintln(w, "Only verified loads are in the statistics: where h3 was offered (Alt-Svc), every object came over h3 or h2 and none over h3 before its host had offered it over TCP (a repeat visit knows from its first load), and the servers served at least what the browser reports over each; elsewhere every object came over the requested protocol, as seen by browser and server.")
 	} else {
 		fmt.Fprintln(w, "Only verified loads (every object over the requested protocol, as seen by browser and server) are in the statistics.")
 	}

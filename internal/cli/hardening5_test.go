@@ -22,13 +22,13 @@ import (
 // pathFlags it classifies every flag: a command's new flag fails
 // TestEveryPathFlagFollowsTheOwnershipRule until it is in one of them.
 var notPathFlags = map[string][]string{
-	"compare": {"allow-private", "browser", "cache", "client", "client-cpu", "deterministic", "down", "drop-head", "gilbert",
+	"compare": {"allow-private", "browser", "cache", "client", "client-cpu", "deterministic", "discovery", "down", "drop-head", "gilbert",
 		"har", "jitter", "json", "lanes", "loss", "loss-down", "loss-up", "max-loads", "max-unmatched", "net", "netcheck", "netlog",
 		"origins", "pairing", "path", "pcap", "protocols", "qlog", "queue", "quic-cc", "quic-server", "resolve", "retries", "rtt",
-		"runs", "seed", "server", "stack", "timeout", "until", "unverified", "up", "user-agent-suffix", "verbose", "viewport", "visit",
+		"runs", "seed", "server", "stack", "timeout", "udp", "until", "unverified", "up", "user-agent-suffix", "verbose", "viewport", "visit",
 		"visual", "wait-lock"},
-	"shell":     {"down", "drop-head", "gilbert", "jitter", "loss", "loss-down", "loss-up", "net", "path", "queue", "quiet", "rtt", "seed", "server", "server-port", "servers", "up"},
-	"netcheck":  {"confidence", "down", "drop-head", "gilbert", "jitter", "json", "loss", "loss-down", "loss-probes", "loss-up", "net", "path", "probes", "queue", "rtt", "seed", "transfer", "up"},
+	"shell":     {"down", "drop-head", "gilbert", "jitter", "loss", "loss-down", "loss-up", "net", "path", "queue", "quiet", "rtt", "seed", "server", "server-port", "servers", "udp", "up"},
+	"netcheck":  {"confidence", "down", "drop-head", "gilbert", "jitter", "json", "loss", "loss-down", "loss-probes", "loss-up", "net", "path", "probes", "queue", "rtt", "seed", "transfer", "udp", "up"},
 	"corpus":    {"archive", "list", "pages", "seed"},
 	"import":    {"document", "upgrade-http", "viewport"},
 	"record":    {"settle", "timeout"},

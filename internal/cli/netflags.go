@@ -39,6 +39,7 @@ func addNetworkFlags(fs *flag.FlagSet, d networkDefaults) *networkFlags {
 	add("up", d.up, "uplink (client → servers) `rate`; 0 for unlimited")
 	add("down-trace", "", "Mahimahi trace `file` for the downlink instead of --down (one ms timestamp per line, each a 1500-byte opportunity)")
 	add("up-trace", "", "Mahimahi trace `file` for the uplink instead of --up")
+	add("udp", "", "what the network does to UDP on port 443 (QUIC's), as networks that block or throttle QUIC do: block (every packet), block-after-N (each flow's first N packets pass), or a `rate` such as 1mbit that polices UDP; default pass. Forced h3 then fails; under --discovery the browser falls back to TCP")
 	add("queue", d.queue, "drop-tail queue of each direction: `bytes` (64KB), packets (100pkt) or time at that direction's mean rate (200ms); 0 for unlimited")
 	n.dropHead = fs.Bool("drop-head", false, "a full queue drops its oldest waiting packet instead of the arriving one (drop-head; default drop-tail)")
 	fs.Func("path", "extra round trip and loss towards server N beyond the shared link, as `N=RTT[,LOSS%]` (e.g. 2=40ms,0.5); repeatable. Server 1 is $QUICBENCH_SERVER_ADDR", func(v string) error {

@@ -167,8 +167,12 @@ const MaxBrokenListed = 200
 type Request struct {
 	// URL is the document to load.
 	URL string
-	// Protocol is forced for every request of the load.
+	// Protocol is forced for every request of the load, or under a
+	// Discovery rule, h3 is offered (factor.H3) or not.
 	Protocol factor.Protocol
+	// Discovery is how the browser learns of h3: forced (the zero value
+	// too) or discovered through the servers' Alt-Svc.
+	Discovery factor.Discovery
 	// Hosts are the origin host names (HTTP/3 is forced on host:443).
 	Hosts []string
 	// Addrs maps each host to its IP in the testbed: the browser resolves
@@ -342,8 +346,8 @@ func (r Result) OK() bool { return r.Failure == "" }
 // resource, a broken image. An empty list means the load is verified.
 func Verify(req Request, m PageMetrics) []string {
 	var problems []string
-	want := req.Protocol.NextHop()
-	if m.DocumentProtocol != want && !(req.CacheAllowed && m.DocumentTransferBytes == 0) {
+	want := req.wanted()
+	if !req.allows(m.DocumentProtocol) && !(req.CacheAllowed && m.DocumentTransferBytes == 0) {
 		problems = append(problems, fmt.Sprintf("document over %q, requested %s", m.DocumentProtocol, want))
 	}
 	switch left := m.Landed(req.URL) != ""; {
@@ -370,7 +374,7 @@ func Verify(req Request, m PageMetrics) []string {
 			example = u + " missing"
 		case req.CacheAllowed && r.TransferBytes == 0:
 			// from the browser's cache: no protocol was used
-		case r.Protocol != want:
+		case !req.allows(r.Protocol):
 			wrongProto++
 			example = fmt.Sprintf("%s over %q", u, r.Protocol)
 		case r.Status != 0 && r.Status != 200:
@@ -387,6 +391,7 @@ func Verify(req Request, m PageMetrics) []string {
 	if badStatus > 0 {
 		problems = append(problems, fmt.Sprintf("%d resources with a status other than 200", badStatus))
 	}
+	problems = append(problems, quicBeforeOffer(req, m)...)
 	if n := unexcusedBroken(req, m); n > 0 {
 		problems = append(problems, fmt.Sprintf("%d of %d images broken", n, m.Images))
 	}

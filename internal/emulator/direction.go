@@ -79,6 +79,11 @@ type direction struct {
 	model       *link.Direction
 	droppedPath int64
 
+	// udp, if set, is the network's UDP policy, shared by both
+	// directions; droppedUDP counts what it dropped in this one.
+	udp        *link.UDPFilter
+	droppedUDP atomic.Int64
+
 	paths  []*path
 	byAddr map[[4]byte]*path
 
@@ -166,7 +171,7 @@ func newDirection(src, dst tun.Device, cfg link.Config, paths []Path, up bool, o
 
 func (d *direction) stats() Stats {
 	d.mu.Lock()
-	s := Stats{Stats: d.model.Stats(), DroppedPath: d.droppedPath}
+	s := Stats{Stats: d.model.Stats(), DroppedPath: d.droppedPath, DroppedUDP: d.droppedUDP.Load()}
 	d.mu.Unlock()
 	s.Overflow, s.WriteErrors, s.WrittenBytes = d.overflow.Load(), d.writeErrors.Load(), d.written.Load()
 	return s
@@ -290,7 +295,7 @@ func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 	if w := d.capture.Load(); w != nil && d.up {
 		w.WritePacket(now, (*buf)[:n])
 	}
-	if d.forcedDrop(now, n) {
+	if d.forcedDrop(now, n) || d.udpDrop(now, (*buf)[:n]) {
 		d.drop(now, 0, buf, n)
 		return
 	}
@@ -325,6 +330,39 @@ func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 	p.queue.push(packet{deliverAt: at, readAt: now, bottleneck: bottleneck, buf: buf, n: n, slot: slot})
 	d.waiting.Add(1)
 }
+
+// udpDrop says whether the network's UDP policy drops pkt, read at now,
+// and counts it if so; a packet that is not IPv4 UDP to or from QUICPort
+// passes (the netcheck's probes use another port, as DNS does).
+func (d *direction) udpDrop(now time.Time, pkt []byte) bool {
+	if d.udp == nil || len(pkt) < 20 || pkt[0]>>4 != 4 || pkt[9] != 17 {
+		return false
+	}
+	ihl := int(pkt[0]&0x0f) * 4
+	if len(pkt) < ihl+4 {
+		return false
+	}
+	var src, dst [6]byte
+	copy(src[:4], pkt[12:16])
+	copy(src[4:], pkt[ihl:ihl+2])
+	copy(dst[:4], pkt[16:20])
+	copy(dst[4:], pkt[ihl+2:ihl+4])
+	if port(src) != QUICPort && port(dst) != QUICPort {
+		return false
+	}
+	if !d.udp.Drop(now, link.FlowOf(src, dst), d.up, len(pkt)) {
+		return false
+	}
+	d.droppedUDP.Add(1)
+	return true
+}
+
+// QUICPort is the UDP port the network's UDP policy applies to: QUIC's,
+// as networks that block QUIC block it.
+const QUICPort = 443
+
+// port is the port of an end of a flow.
+func port(end [6]byte) int { return int(end[4])<<8 | int(end[5]) }
 
 // write delivers one packet and keeps its buffer.
 func (d *direction) write(src source, pkt packet) {

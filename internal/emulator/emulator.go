@@ -28,6 +28,10 @@ type Config struct {
 	// Paths add delay and loss towards some server addresses, beyond the
 	// shared link. Packets to other addresses take the link alone.
 	Paths []Path `json:"paths,omitempty"`
+	// UDP is what the network does to UDP to or from port QUICPort in
+	// both directions (QUIC blocked or throttled); the zero value passes
+	// it.
+	UDP link.UDPPolicy `json:"udp,omitzero"`
 }
 
 // Path is the extra way between the shared link and one server address: a
@@ -95,6 +99,9 @@ type Stats struct {
 	link.Stats
 	// DroppedPath counts packets lost on per-server paths.
 	DroppedPath int64 `json:"dropped_path"`
+	// DroppedUDP counts UDP packets the network's UDP policy dropped
+	// (Config.UDP), before the link.
+	DroppedUDP int64 `json:"dropped_udp"`
 	// Overflow counts packets dropped because a delivery queue
 	// (queueCapacity) was full: a sign that the configuration exceeds what
 	// the emulator can hold, never expected in a valid run.
@@ -115,6 +122,7 @@ func (s Stats) Sub(earlier Stats) Stats {
 	s.DroppedLoss -= earlier.DroppedLoss
 	s.DroppedQueue -= earlier.DroppedQueue
 	s.DroppedPath -= earlier.DroppedPath
+	s.DroppedUDP -= earlier.DroppedUDP
 	s.Overflow -= earlier.Overflow
 	s.WriteErrors -= earlier.WriteErrors
 	s.WrittenBytes -= earlier.WrittenBytes
@@ -184,6 +192,10 @@ func Start(client, servers tun.Device, cfg Config, opt Options) (*Emulator, erro
 		return nil, fmt.Errorf("downlink: %w", err)
 	}
 	e := &Emulator{up: up, down: down}
+	if !cfg.UDP.Passes() {
+		udp := link.NewUDPFilter(cfg.UDP)
+		up.udp, down.udp = udp, udp
+	}
 	up.capture, down.capture = &e.capture, &e.capture
 	up.packetLog, down.packetLog = &e.packetLog, &e.packetLog
 	sources, err := e.sources()

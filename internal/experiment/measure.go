@@ -46,6 +46,9 @@ type Measured struct {
 	// that starts at PacketsStart (just before navigation).
 	Packets      []breakdown.Packet
 	PacketsStart time.Time
+	// Use is what the measured visit's requests used, as the browser
+	// reported them.
+	Use client.ProtocolUse
 }
 
 // primeIfNeeded primes the replay check with an unmeasured load of trial
@@ -251,7 +254,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.clientCPU[c.Levels.Client()], p, b.laneEvery)
 	defer cpu.close()
 	req := client.Request{
-		URL: page.DocumentURL(), Protocol: p, Hosts: page.Hosts(),
+		URL: page.DocumentURL(), Protocol: p, Discovery: c.Levels.Discovery(), Hosts: page.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,
 		Expected: b.expected(c.Levels.Client()), Visit: visit, HARPath: files.har, NetLogDir: files.netLog,
 		CacheAllowed:  cache && visit.Loads() > 1,
@@ -280,13 +283,17 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 		}
 	}
 	m.Result = r
+	if dropped := m.Up.DroppedUDP + m.Down.DroppedUDP; !m.OK() && dropped > 0 {
+		m.Failure += fmt.Sprintf(" (the network blocks or polices UDP, and dropped %d UDP packets of this load: QUIC could not get through)", dropped)
+	}
+	m.Use = client.ProtocolUseOf(req, r.PageMetrics)
 	m.Landed = r.Landed(page.DocumentURL())
 	m.CPU, m.Samples = cpu.record(), cpu.laneSamples()
 	if b.live != nil {
 		m.Completeness = b.live.judge(b, &m, req)
 		return m, nil
 	}
-	if err := checkServed(tb, &m, p, w.before); err != nil {
+	if err := checkServed(tb, &m, req, w.before); err != nil {
 		return m, err
 	}
 	m.Completeness = b.replay.judge(&m)
@@ -303,14 +310,21 @@ func countsAfterReplay(tb *testbed.Testbed) (server.Counts, error) {
 }
 
 // checkServed records what the servers served since before, and how they
-// matched it, and fails a load that was served over another protocol.
-func checkServed(tb *testbed.Testbed, m *Measured, p factor.Protocol, before server.Counts) error {
+// matched it, and fails a load that was served over another protocol, or
+// under a discovery rule, whose servers' counts disagree with the
+// browser's account (servedMismatch).
+func checkServed(tb *testbed.Testbed, m *Measured, req client.Request, before server.Counts) error {
 	after, err := tb.Counts()
 	if err != nil {
 		return err
 	}
 	m.ServerRequests = after.Sub(before)
-	if other := m.ServerRequests.Total() - m.ServerRequests.Of(string(p)); other > 0 && m.OK() {
+	p := req.Protocol
+	if req.Discovery.Discovers() && p == factor.H3 {
+		if problem := servedMismatch(m.ServerRequests, m.Use); problem != "" && m.OK() {
+			m.Failure = problem
+		}
+	} else if other := m.ServerRequests.Total() - m.ServerRequests.Of(string(p)); other > 0 && m.OK() {
 		m.Failure = fmt.Sprintf("server served %d requests over another protocol than %s", other, p)
 	}
 	if m.Replay, err = tb.TakeReplay(); err != nil {
@@ -322,6 +336,23 @@ func checkServed(tb *testbed.Testbed, m *Measured, p factor.Protocol, before ser
 	m.Replay = m.Replay.Add(server.Replay{Unmatched: int64(unknown.Count), UnmatchedRequests: unknown.Requests})
 	m.Replay = m.Replay.Add(server.Replay{Unmatched: int64(len(held)), UnmatchedRequests: held, HeldNavigations: held})
 	return nil
+}
+
+// servedMismatch says how the servers' counts of a discovered load
+// disagree with what its browser reported, "" if they agree: the servers
+// served at least the requests the browser made over h3, and over TCP
+// (they also count what the browser does not list, such as its icon),
+// and none over h1 (the servers offered h2).
+func servedMismatch(served server.Counts, use client.ProtocolUse) string {
+	switch {
+	case served.H3 < int64(use.H3Requests):
+		return fmt.Sprintf("the browser reports %d requests over h3, the servers served %d", use.H3Requests, served.H3)
+	case served.H2 < int64(use.TCPRequests):
+		return fmt.Sprintf("the browser reports %d requests over TCP, the servers served %d over h2", use.TCPRequests, served.H2)
+	case served.H1 > 0:
+		return fmt.Sprintf("the servers served %d requests over h1, offering h2 and h3", served.H1)
+	}
+	return ""
 }
 
 // tcpCongestion is the congestion control of the first TCP connection in

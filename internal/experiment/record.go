@@ -89,7 +89,7 @@ func boundOf(s *spec.Spec, c plan.Cell, page *site.Site) results.Bound {
 
 // networkValues are n's resolved values as columns.
 func networkValues(n *netconf.Network) results.NetworkValues {
-	v := results.NetworkValues{RTTMs: ms(n.RTT.Seconds()), JitterMs: ms(n.Up.Jitter.Seconds()), DropHead: n.Up.DropHead}
+	v := results.NetworkValues{RTTMs: ms(n.RTT.Seconds()), JitterMs: ms(n.Up.Jitter.Seconds()), DropHead: n.Up.DropHead, UDP: n.UDP.String()}
 	d := &v.DirectionValues
 	d.LossModelUp, d.LossUpPct, d.GEPUpPct, d.GERUpPct, d.GELossBadUpPct, d.GELossGoodUpPct = lossValues(n.Up)
 	d.LossModelDown, d.LossDownPct, d.GEPDownPct, d.GERDownPct, d.GELossBadDownPct, d.GELossGoodDownPct = lossValues(n.Down)
@@ -134,6 +134,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) []results.L
 		rec.Status, rec.Error = results.StatusFailed, m.Failure
 	}
 	rec.DocumentProtocol, rec.LandedURL = m.DocumentProtocol, m.Landed
+	rec.ProtocolUse = protocolUseOf(m.Use)
 	if m.OK() && rec.BoundMs != nil && m.PLTMs > 0 {
 		rec.ExcessMs = results.F(m.PLTMs - *rec.BoundMs)
 	}
@@ -153,6 +154,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) []results.L
 	rec.Link = results.Link{
 		UpPackets: m.Up.Packets, UpLost: m.Up.DroppedLoss, UpQueueDrops: m.Up.DroppedQueue, UpPathLost: m.Up.DroppedPath, UpPeakQueueBytes: m.Up.PeakQueueBytes,
 		DownPackets: m.Down.Packets, DownLost: m.Down.DroppedLoss, DownQueueDrops: m.Down.DroppedQueue, DownPathLost: m.Down.DroppedPath, DownPeakQueueBytes: m.Down.PeakQueueBytes,
+		UpUDPDropped: m.Up.DroppedUDP, DownUDPDropped: m.Down.DroppedUDP,
 	}
 	var waits []breakdown.ConnSpan
 	rec.Stalls, waits = stallsOf(rec, m)
@@ -172,6 +174,16 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) []results.L
 	rec.FCP, rec.LCP = positive(m.FCPMs), positive(m.LCPMs)
 	rec.VisualMetrics = visualValues(m.Result)
 	return losses
+}
+
+// protocolUseOf is u as its columns.
+func protocolUseOf(u client.ProtocolUse) results.ProtocolUse {
+	out := results.ProtocolUse{H3Requests: int64(u.H3Requests), TCPRequests: int64(u.TCPRequests),
+		H3Bytes: u.H3Bytes, TCPBytes: u.TCPBytes, TCPAfterOffer: int64(u.TCPAfterOffer)}
+	if u.FirstH3Ms >= 0 && u.H3Requests > 0 {
+		out.FirstH3 = results.F(u.FirstH3Ms)
+	}
+	return out
 }
 
 // positive is v, or nil for 0 (not reported).

@@ -16,7 +16,9 @@ import (
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/testbed"
 )
 
 // runner runs the trials of one invocation: it owns the run's database,
@@ -310,6 +312,26 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 	return nil
 }
 
+// setPolicy sets what the servers' responses say for a load of levels:
+// cacheable or not, and Alt-Svc for h3 where the browser is left to
+// discover it.
+func setPolicy(bed *bed, levels factor.Levels) error {
+	if err := bed.SetCache(levels.Cache().On()); err != nil {
+		return err
+	}
+	return bed.SetAltSvc(altSvcOf(levels))
+}
+
+// altSvcOf is the Alt-Svc field of a load of levels: h3 on the origins'
+// port for a day where h3 is offered to a browser left to discover it,
+// else none.
+func altSvcOf(levels factor.Levels) string {
+	if !levels.Discovery().Discovers() || levels.Protocol() != factor.H3 {
+		return ""
+	}
+	return server.AltSvcH3(testbed.OriginPort, factor.AltSvcMaxAge)
+}
+
 // attempt makes one attempt of trial t with its artifacts. The previous
 // load's connections close and the link drains while the client starts
 // (startQuiesce); the attempt's capture starts once the link is quiet
@@ -319,7 +341,7 @@ func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt in
 	// once per attempt, its priming load's too, and before the servers
 	// close their connections beside the browser's start: nginx sets its
 	// cache by a reload too
-	if err := bed.SetCache(t.Cell.Levels.Cache().On()); err != nil {
+	if err := setPolicy(bed, t.Cell.Levels); err != nil {
 		if reason := bed.Exited(); reason != "" && ctx.Err() == nil {
 			return Measured{Result: client.Result{Failure: reason}}, nil, nil // a server died since Revive
 		}

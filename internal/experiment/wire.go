@@ -177,6 +177,9 @@ func (r *runner) calibrateStacks(ctx context.Context, b *bed, setup *plan.Setup)
 	var cal flightTally
 	complete := true
 	for _, p := range calibrationProtocols(r.spec.Protocols()) {
+		if p == factor.H3 && setup.Network.UDP.Block {
+			continue // no QUIC gets through: nothing of its stack to see
+		}
 		complete = r.calibrateOver(ctx, b, p, calibrationGap(setup.Network.RTT), calibrationBudget(setup.Network.Down), &cal) && complete
 	}
 	b.flights.merge(cal)

@@ -68,6 +68,36 @@ func (v Visit) Loads() int {
 	return 1
 }
 
+// Discovery says how a browser learns that the servers speak HTTP/3.
+type Discovery string
+
+// The discovery rules.
+const (
+	// DiscoveryForced forces each load's protocol from its first packet
+	// (Chromium's --origin-to-force-quic-on, Firefox's forced mapping).
+	DiscoveryForced Discovery = "forced"
+	// DiscoveryAltSvc: the servers' TCP responses carry Alt-Svc for h3,
+	// and the browser discovers, races and switches as it does by
+	// default.
+	DiscoveryAltSvc Discovery = "alt-svc"
+)
+
+// Discoveries is the discovery factor.
+func Discoveries() Enum[Discovery] {
+	return Enum[Discovery]{What: "discovery", Levels: []Level[Discovery]{
+		{DiscoveryForced, "the load's protocol is forced from its first packet: h3 as for a browser that already knows the site speaks it and never tries TCP"},
+		{DiscoveryAltSvc, "h3 means the servers offer it (Alt-Svc: h3 on every TCP response, max-age a day), h1 and h2 that they do not; the browser connects over TCP, learns, races QUIC against TCP and switches as it does by default"},
+	}}
+}
+
+// Discovers reports whether the browser is left to discover h3 rather
+// than having it forced.
+func (d Discovery) Discovers() bool { return d != "" && d != DiscoveryForced }
+
+// AltSvcMaxAge is how long, in seconds, the servers' Alt-Svc lets a
+// browser remember h3 (a day).
+const AltSvcMaxAge = 86400
+
 // Cache says whether the servers' responses may be cached.
 type Cache string
 
@@ -214,15 +244,18 @@ type Capabilities struct {
 	// CPUCap: it runs in processes of its own, whose CPU a cgroup can cap
 	// (client_cpu).
 	CPUCap bool
+	// Discovers: it learns of h3 from the servers' Alt-Svc and races QUIC
+	// against TCP on its own (a discovery rule other than forced).
+	Discovers bool
 }
 
 // clients declares each client with what it can do.
 func clients() []Declared[Client, Capabilities] {
 	return []Declared[Client, Capabilities]{
 		{Level[Client]{ClientChromium, "real headless Chromium"},
-			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true}},
+			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true, Discovers: true}},
 		{Level[Client]{ClientFirefox, "real headless Firefox (ESR): its own HTTP/3 stack, neqo"},
-			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true}},
+			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true, Discovers: true}},
 		{Level[Client]{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
 			Capabilities{HAR: true, RepeatVisits: true}},
 	}

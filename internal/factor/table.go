@@ -25,6 +25,7 @@ const (
 	IDServer
 	IDQUIC
 	IDProtocol
+	IDDiscovery
 	IDVisit
 	IDCache
 	IDClient
@@ -124,6 +125,7 @@ func declare() []Factor {
 		served(enumFactor(IDServer, "server", "servers", ScopeSetup, "server stacks", Servers(), ServerGo, suffix("server"))),
 		served(implicit(enumFactor(IDQUIC, "quic", "quic", ScopeSetup, "QUIC stacks", QUICs(), QUICGoNewReno, nil))),
 		all(enumFactor(IDProtocol, "protocol", "protocols", ScopeCell, "protocols", Protocols(), "", nil)),
+		served(implicit(enumFactor(IDDiscovery, "discovery", "discovery", ScopeCell, "discovery rules", Discoveries(), DiscoveryForced, nil))),
 		enumFactor(IDVisit, "visit", "visits", ScopeCell, "visits", Visits(), FirstVisit, suffix("visit")),
 		served(flagKey(flag(enumFactor(IDCache, "cache", "cache", ScopeCell, "cache levels", Caches(), CacheOff, prefix("cache"))))),
 		implicit(enumFactor(IDClient, "client", "clients", ScopeCell, "clients", Clients(), ClientChromium, nil)),
@@ -288,6 +290,9 @@ func (l Levels) QUIC() QUIC { return QUIC(l[IDQUIC]) }
 
 // Protocol is the protocol loaded.
 func (l Levels) Protocol() Protocol { return Protocol(l[IDProtocol]) }
+
+// Discovery is how the browser learns of h3.
+func (l Levels) Discovery() Discovery { return Discovery(l[IDDiscovery]) }
 
 // Visit is the kind of visit measured.
 func (l Levels) Visit() Visit { return Visit(l[IDVisit]) }

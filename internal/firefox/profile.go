@@ -105,6 +105,19 @@ func protocolPrefs(p factor.Protocol, hosts []string) map[string]any {
 	}
 }
 
+// discoveryPrefs are the preferences of protocol p under a discovery rule:
+// HTTP/3 on and nothing forced, for every protocol alike, so that the
+// loads differ only in what the servers offer (Alt-Svc for h3), and
+// Firefox races TCP against a slow QUIC handshake as it does by default;
+// h1 also turns HTTP/2 off.
+func discoveryPrefs(p factor.Protocol) map[string]any {
+	prefs := map[string]any{"network.http.http3.enable": true}
+	if p == factor.H1 {
+		prefs["network.http.http2.enabled"] = false
+	}
+	return prefs
+}
+
 // noBackupConnectionMs is how long Firefox waits for a QUIC handshake
 // before it races a TCP connection against it: an hour, longer than any
 // load.
@@ -187,7 +200,11 @@ func makeCertDB(ctx context.Context, dir, caFile string) error {
 // (user.js), its hosts file and a temporary directory.
 func writeProfile(profile string, req client.Request) error {
 	prefs := basePrefs()
-	for k, v := range protocolPrefs(req.Protocol, req.Hosts) {
+	protocol := protocolPrefs(req.Protocol, req.Hosts)
+	if req.Discovery.Discovers() {
+		protocol = discoveryPrefs(req.Protocol)
+	}
+	for k, v := range protocol {
 		prefs[k] = v
 	}
 	js, err := userJS(prefs)

@@ -135,3 +135,19 @@ func testCAPEM(t *testing.T) []byte {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+// TestDiscoveryPrefsForceNothing: under a discovery rule HTTP/3 is on and
+// nothing is mapped or forced, and Firefox's race against a slow QUIC
+// handshake keeps its default; h1 turns HTTP/2 off.
+func TestDiscoveryPrefsForceNothing(t *testing.T) {
+	for _, p := range factor.Protocols().Values() {
+		prefs := discoveryPrefs(p)
+		if prefs["network.http.http3.enable"] != true || prefs["network.http.http3.alt-svc-mapping-for-testing"] != nil ||
+			prefs["network.http.http3.backup_timer_delay"] != nil {
+			t.Errorf("%s: prefs %v", p, prefs)
+		}
+		if off := prefs["network.http.http2.enabled"] == false; off != (p == factor.H1) {
+			t.Errorf("%s: HTTP/2 off %v", p, off)
+		}
+	}
+}

@@ -87,6 +87,8 @@ type Server struct {
 	out    *bufio.Reader
 	stderr proc.Output
 	exited chan struct{}
+	// servesTCP: it takes the altsvc command (Process.ServesTCP).
+	servesTCP bool
 }
 
 // EnvBinDir names the variable that points quicbench at the directory of
@@ -215,6 +217,10 @@ type Process struct {
 	// Cache starts it with cacheable responses (see
 	// origin.Server.SetCache).
 	Cache bool
+	// ServesTCP: it serves h1 and h2 too (the Go origin), so it takes the
+	// command that sets their Alt-Svc field; the Rust servers serve only
+	// h3 and are not asked.
+	ServesTCP bool
 }
 
 // Run starts p and returns once it said it is ready (its Ready), or with
@@ -233,7 +239,7 @@ func Run(p Process) (_ *Server, err error) {
 		return nil, fmt.Errorf("%s: %w", p.Name, err)
 	}
 	s := over(p.Name, stdin, stdout)
-	s.what = p.What
+	s.what, s.servesTCP = p.What, p.ServesTCP
 	p.Cmd.Stderr = &s.stderr
 	if p.Stderr != nil {
 		p.Cmd.Stderr = io.MultiWriter(&s.stderr, p.Stderr)
@@ -411,6 +417,20 @@ func (s *Server) SetCache(on bool) error {
 		cmd = "cache on"
 	}
 	return s.do(cmd, &struct{}{})
+}
+
+// SetAltSvc makes a server that serves h1 and h2 (Process.ServesTCP) put
+// the Alt-Svc field value on their responses from now on, "" none (see
+// origin.Server.SetAltSvc); a server of h3 alone has nothing to offer it
+// on.
+func (s *Server) SetAltSvc(value string) error {
+	if !s.servesTCP {
+		return nil
+	}
+	if value == "" {
+		return s.do("altsvc off", &struct{}{})
+	}
+	return s.do("altsvc "+value, &struct{}{})
 }
 
 // SetQlogDir makes the server write a qlog of every connection that

@@ -27,7 +27,7 @@ import (
 
 // Keys are the settings of a network, in the order they apply (queue
 // last: a queue in time depends on the rates).
-var Keys = []string{"rtt", "jitter", "loss", "loss-down", "loss-up", "gilbert", "down", "up", "down-trace", "up-trace", "queue"}
+var Keys = []string{"rtt", "jitter", "loss", "loss-down", "loss-up", "gilbert", "down", "up", "down-trace", "up-trace", "udp", "queue"}
 
 // Description is a network in text.
 type Description struct {
@@ -84,6 +84,9 @@ type Network struct {
 	// Paths add delay and loss towards some servers, beyond the shared
 	// link, in the order given.
 	Paths []Path
+	// UDP is what the network does to UDP (QUIC): pass (the zero value),
+	// block, or throttle.
+	UDP link.UDPPolicy
 	// Description is the network as given, so that it can be written back
 	// to a spec file.
 	Description Description
@@ -186,7 +189,8 @@ func (net *Network) Key() string {
 		RTT      time.Duration
 		Up, Down link.Config
 		Paths    []Path
-	}{net.RTT, net.Up, net.Down, net.Paths})
+		UDP      link.UDPPolicy `json:",omitzero"` // left out when it passes: earlier keys stay
+	}{net.RTT, net.Up, net.Down, net.Paths, net.UDP})
 	if err != nil { // only plain values: cannot fail
 		panic(fmt.Sprintf("netconf: key: %v", err))
 	}
@@ -313,6 +317,12 @@ func (net *Network) apply(name, value string) error {
 			dir = &l.Up
 		}
 		dir.RateBitsPerSecond, dir.Trace = 0, tr
+	case "udp":
+		p, err := link.ParseUDPPolicy(value)
+		if err != nil {
+			return err
+		}
+		net.UDP = p
 	case "queue":
 		for _, dir := range []*link.Config{&l.Up, &l.Down} {
 			if err := setQueue(dir, value); err != nil {
@@ -394,7 +404,22 @@ func (net *Network) Describe() string {
 	for _, p := range l.Paths {
 		fmt.Fprintf(&b, "; to server %d +%v RTT, +%s loss", p.Server, p.RTT, Percent(p.Loss))
 	}
+	if !net.UDP.Passes() {
+		fmt.Fprintf(&b, "; UDP %s", udpWords(net.UDP))
+	}
 	return b.String()
+}
+
+// udpWords says what policy p does to UDP: "blocked", "blocked after
+// the first 20 packets of each flow", "policed to 1 Mbit/s".
+func udpWords(p link.UDPPolicy) string {
+	switch {
+	case p.Block && p.After > 0:
+		return fmt.Sprintf("blocked after the first %d packets of each flow", p.After)
+	case p.Block:
+		return "blocked"
+	}
+	return "policed to " + Rate(p.RateBitsPerSecond)
 }
 
 func lossText(c link.Config) string {

@@ -115,3 +115,29 @@ func TestRatesAndQueuesNeedUnitsAndSaneValues(t *testing.T) {
 		t.Errorf("queue 0: %v", err)
 	}
 }
+
+// TestUDPPolicyIsANetworkSetting: udp reads into the network, names it,
+// says itself in the description, and leaves the key of a network that
+// passes UDP what it was.
+func TestUDPPolicyIsANetworkSetting(t *testing.T) {
+	open, err := Resolve(Description{Values: map[string]string{"rtt": "20ms"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked, err := Resolve(Description{Values: map[string]string{"rtt": "20ms", "udp": "block-after-8"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocked.Name != "rtt20ms-udpblock-after-8" || !blocked.UDP.Block || blocked.UDP.After != 8 {
+		t.Errorf("name %q, policy %+v", blocked.Name, blocked.UDP)
+	}
+	if !strings.Contains(blocked.Describe(), "UDP blocked after the first 8 packets of each flow") {
+		t.Errorf("description %q", blocked.Describe())
+	}
+	if strings.Contains(open.Key(), "UDP") || open.Key() == blocked.Key() {
+		t.Errorf("keys %s and %s", open.Key(), blocked.Key())
+	}
+	if _, err := Resolve(Description{Values: map[string]string{"udp": "sometimes"}}, nil); err == nil || !strings.Contains(err.Error(), "--udp") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -38,6 +38,7 @@ type confParams struct {
 	port      int
 	workers   int // 0: auto
 	cache     bool
+	altSvc    string // the Alt-Svc field of every response; "" none
 	addrs     map[string]netip.Addr
 	hosts     []string
 	locations map[string][]sitefiles.Location
@@ -89,7 +90,7 @@ http {
 		q(filepath.Join(p.dir, "tmp", "body")), q(filepath.Join(p.dir, "tmp", "proxy")), q(filepath.Join(p.dir, "tmp", "fastcgi")),
 		q(filepath.Join(p.dir, "tmp", "uwsgi")), q(filepath.Join(p.dir, "tmp", "scgi")), fmt.Sprintf("%dk", server.MaxHeaderBytes>>10),
 		q(p.certFile), q(p.keyFile), q(filepath.Join(p.dir, "ticket.key")))
-	b.WriteString("    " + commonHeaders(p.cache) + "\n")
+	b.WriteString("    " + commonHeaders(p) + "\n")
 	if p.cache {
 		b.WriteString("    etag on;\n    if_modified_since exact;\n")
 	} else {
@@ -103,7 +104,7 @@ http {
 			// an encoded file repeats them.
 			extra := ""
 			if loc.Encoding != "" {
-				extra = fmt.Sprintf(" add_header Content-Encoding %s always; %s", q(loc.Encoding), commonHeaders(p.cache))
+				extra = fmt.Sprintf(" add_header Content-Encoding %s always; %s", q(loc.Encoding), commonHeaders(p))
 			}
 			fmt.Fprintf(&b, "        location = %s { default_type %s;%s }\n", q(loc.Path), q(loc.ContentType), extra)
 		}
@@ -127,12 +128,16 @@ func writeTicketKey(dir, name string) error {
 }
 
 // commonHeaders are the headers of every response, as the Go origin sends
-// them: Timing-Allow-Origin, Access-Control-Allow-Origin and the cache
-// policy's Cache-Control.
-func commonHeaders(cache bool) string {
+// them: Timing-Allow-Origin, Access-Control-Allow-Origin, the cache
+// policy's Cache-Control, and Alt-Svc where h3 is offered.
+func commonHeaders(p confParams) string {
 	cc := `"no-store"`
-	if cache {
+	if p.cache {
 		cc = q(origin.CacheControl)
 	}
-	return `add_header Timing-Allow-Origin "*" always; add_header Access-Control-Allow-Origin "*" always; add_header Cache-Control ` + cc + ` always;`
+	out := `add_header Timing-Allow-Origin "*" always; add_header Access-Control-Allow-Origin "*" always; add_header Cache-Control ` + cc + ` always;`
+	if p.altSvc != "" {
+		out += ` add_header Alt-Svc ` + q(p.altSvc) + ` always;`
+	}
+	return out
 }

@@ -175,6 +175,16 @@ func TestServesTheSiteLikeTheGoOrigin(t *testing.T) {
 	if resp.Header.Get("Cache-Control") != origin.CacheControl || resp.Header.Get("ETag") == "" || resp.Header.Get("Last-Modified") != origin.LastModified {
 		t.Errorf("cache on: headers %v", resp.Header)
 	}
+	const offer = `h3=":443"; ma=86400`
+	for _, value := range []string{offer, ""} {
+		if err := srv.SetAltSvc(value); err != nil {
+			t.Fatal(err)
+		}
+		resp, _ := fetch(t, h1, c.page.Subresources[0])
+		if got := resp.Header.Get("Alt-Svc"); got != value {
+			t.Errorf("Alt-Svc %q, want %q", got, value)
+		}
+	}
 }
 
 // TestPortTaken: nginx cannot bind, Start says why in one line, and no nginx

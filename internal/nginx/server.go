@@ -205,6 +205,19 @@ func (s *Server) SetCache(on bool) error {
 	return s.reload()
 }
 
+// SetAltSvc sets the Alt-Svc field of every response (see
+// origin.Server.SetAltSvc) and reloads nginx.
+func (s *Server) SetAltSvc(value string) error {
+	if s.params.altSvc == value {
+		return nil
+	}
+	s.params.altSvc = value
+	if err := s.writeConf(); err != nil {
+		return err
+	}
+	return s.reload()
+}
+
 // CloseConnections makes nginx close every client connection (a graceful
 // reload: the old workers close their idle connections, and session tickets
 // stay valid because their key is in a file) and forgets the records.

@@ -45,6 +45,7 @@ func start(env server.Env) (server.Server, error) {
 type served struct{ *Server }
 
 func (s served) SetCache(on bool) error                    { s.Server.SetCache(on); return nil }
+func (s served) SetAltSvc(value string) error              { s.Server.SetAltSvc(value); return nil }
 func (s served) SetQlogDir(dir string) error               { s.Server.SetQlogDir(dir); return nil }
 func (s served) CloseConnections() error                   { s.Server.CloseConnections(); return nil }
 func (s served) Counts() (server.Counts, error)            { return s.Server.Counts(), nil }

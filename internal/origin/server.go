@@ -62,6 +62,7 @@ type Server struct {
 	// transports carry the QUIC listeners, one per UDP socket.
 	transports []*quic.Transport
 	cache      atomic.Bool
+	altSvc     atomic.Pointer[string]
 	etags      map[*site.Resource]string
 	match      *site.Matcher
 	replay     server.ReplayLog
@@ -184,6 +185,9 @@ func (srv *Server) respond(w http.ResponseWriter, r *http.Request, res *site.Res
 	cache := srv.cache.Load()
 	h := w.Header()
 	maps.Copy(h, ResponseHeader(srv.site, res, srv.etags[res], cache))
+	if alt := srv.altSvc.Load(); alt != nil && r.ProtoMajor < 3 {
+		h.Set("Alt-Svc", *alt)
+	}
 	if _, typed := h["Content-Type"]; !typed {
 		// as recorded, none: Go's HTTP/1 and HTTP/2 servers would sniff
 		// one, its HTTP/3 server and the other stacks do not
@@ -303,6 +307,16 @@ const (
 // Cache-Control: max-age=86400, an ETag (a hash of the body) and a fixed
 // Last-Modified, and a request with a matching If-None-Match gets 304.
 func (srv *Server) SetCache(on bool) { srv.cache.Store(on) }
+
+// SetAltSvc makes every h1 and h2 response carry the Alt-Svc field value
+// from now on; "" none (the default).
+func (srv *Server) SetAltSvc(value string) {
+	if value == "" {
+		srv.altSvc.Store(nil)
+		return
+	}
+	srv.altSvc.Store(&value)
+}
 
 // Connections returns the records of the connections opened since the
 // last CloseConnections (or Start), in the order they opened, with their

@@ -228,6 +228,12 @@ func answer(srv *origin.Server, command string) any {
 			r.UnmatchedRequests = []string{}
 		}
 		return r
+	case command == "altsvc off":
+		srv.SetAltSvc("")
+		return ok
+	case strings.HasPrefix(command, "altsvc "):
+		srv.SetAltSvc(strings.TrimPrefix(command, "altsvc "))
+		return ok
 	case command == "qlog off":
 		srv.SetQlogDir("")
 		return ok
@@ -235,5 +241,5 @@ func answer(srv *origin.Server, command string) any {
 		srv.SetQlogDir(strings.TrimPrefix(command, "qlog "))
 		return ok
 	}
-	return map[string]string{"error": "unknown command: use cache on|off, close, conns, counts, qlog DIR|off or replay"}
+	return map[string]string{"error": "unknown command: use cache on|off, altsvc VALUE|off, close, conns, counts, qlog DIR|off or replay"}
 }

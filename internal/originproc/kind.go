@@ -70,7 +70,7 @@ func start(env server.Env) (server.Server, error) {
 	// Its ready line reports quic-go's transport (stacks.QUICGoTransport),
 	// which the server's QUICTransport then gives.
 	return h3server.Run(h3server.Process{Name: "go origin", What: "the Go origin (quicbench go-origin)", Cmd: cmd, Files: files,
-		CPU: env.CPU, Send: sendSite(env.Site), Stderr: &logLines{log: env.Log}, Cache: env.Cache})
+		CPU: env.CPU, Send: sendSite(env.Site), Stderr: &logLines{log: env.Log}, Cache: env.Cache, ServesTCP: len(env.TCP) > 0})
 }
 
 // childArgs is the child's command line after the executable.

@@ -136,12 +136,30 @@ func TestTheChildServesEveryProtocolAndAnswersCommands(t *testing.T) {
 	if resp, _ := o.get(t, "h3", http.Header{"If-None-Match": {etag}}); resp.StatusCode != http.StatusNotModified {
 		t.Errorf("a revalidation over h3 got %d, want 304", resp.StatusCode)
 	}
+	checkAltSvc(t, o)
 	checkQlog(t, o)
 	if err := o.srv.CloseConnections(); err != nil {
 		t.Fatal(err)
 	}
 	if recs, err := o.srv.Connections(); err != nil || len(recs) != 0 {
 		t.Errorf("records after close: %+v, %v; want none", recs, err)
+	}
+}
+
+// checkAltSvc: an Alt-Svc set goes on the TCP responses and not on h3's,
+// and once unset on none.
+func checkAltSvc(t *testing.T, o *loopbackOrigin) {
+	t.Helper()
+	const offer = `h3=":443"; ma=86400`
+	for _, value := range []string{offer, ""} {
+		if err := o.srv.SetAltSvc(value); err != nil {
+			t.Fatal(err)
+		}
+		for proto, want := range map[string]string{"h1": value, "h2": value, "h3": ""} {
+			if resp, _ := o.get(t, proto, nil); resp.Header.Get("Alt-Svc") != want {
+				t.Errorf("Alt-Svc set to %q: %s has %q", value, proto, resp.Header.Get("Alt-Svc"))
+			}
+		}
 	}
 }
 
@@ -268,7 +286,7 @@ func TestAnUnknownCommandGetsTheList(t *testing.T) {
 		t.Fatalf("replies %q, want two", lines)
 	}
 	for _, l := range lines {
-		if !strings.Contains(l, `"error":"unknown command: use cache on|off, close, conns, counts, qlog DIR|off or replay"`) {
+		if !strings.Contains(l, `"error":"unknown command: use cache on|off, altsvc VALUE|off, close, conns, counts, qlog DIR|off or replay"`) {
 			t.Errorf("reply %q, want the list of commands", l)
 		}
 	}

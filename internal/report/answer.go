@@ -40,6 +40,10 @@ func Answer(a *analysis.Analysis) []string {
 			}
 		}
 		sentence := strings.Join(words, "; ") + "."
+		if su, ok := useOf(a, c.Setting); ok {
+			words := useWords(su)
+			sentence += " " + strings.ToUpper(words[:1]) + words[1:] + "."
+		}
 		for _, why := range []string{boundShare(c), cmp.Or(whyWords(c), lossShare(c))} {
 			if why != "" {
 				sentence += " " + why

@@ -201,7 +201,7 @@ func tables(a *analysis.Analysis, claims *Claims) map[string][][]string {
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num": num, "pct": percent, "pval": pval, "onoff": onOff, "verdict": VerdictText, "ratioCI": ratioInterval,
+	"useLines": UseLines, "num": num, "pct": percent, "pval": pval, "onoff": onOff, "verdict": VerdictText, "ratioCI": ratioInterval,
 	"opt": func(v *float64) string { return optional(v, 1) }, "ratio": ratioText, "waits": waitsText, "boundRule": func() string { return BoundRule },
 	"frac":   func(a, b int) float64 { return float64(a) / float64(b) },
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
@@ -249,6 +249,8 @@ disagrees when it lies wholly outside, and is inconclusive when it straddles a b
 {{end}}{{end}}{{with .Page.FirstNetchecks}}{{range .}}<details><summary>{{.Network}}: the first netcheck, which failed</summary>{{template "checks" .Lines}}</details>
 {{end}}{{end}}{{with .A.Stacks}}<h3>Stacks on the wire</h3>
 <p>On {{len .}} of the {{$.A.Testbeds}} testbeds measured the servers' stacks did not do on the wire what was applied:</p><ul>{{range .}}{{$setup := .Setup}}{{range .Warnings}}<li class="fail">{{$setup}}: {{.}}</li>{{end}}{{end}}</ul>
+{{end}}{{with useLines .A}}<h3>h3 as the browser met it</h3>
+<p>Discovery rather than forced: h3 means the servers offered it (Alt-Svc), and the browser discovered, raced and switched as it does by default; the loads are mixed by design.</p><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{end}}
 <h2>Comparisons</h2>
 <table><tr><th class="l">network</th><th class="l">page</th>{{range .Varied.Names}}<th class="l">{{.}}</th>{{end}}

@@ -63,6 +63,7 @@ func WriteText(w io.Writer, pg Page, a *analysis.Analysis) {
 	writeCalibration(w, a.Calibration)
 	writeEmulatorLatency(w, a.EmulatorLatency)
 	writeStacks(w, a.Stacks, a.Testbeds)
+	writeUses(w, a)
 	writeShares(w, a, v)
 	writeWork(w, a.Work, v)
 	writeUnmatched(w, a.Unmatched)

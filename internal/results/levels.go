@@ -101,6 +101,12 @@ func flagLevel(on bool) string {
 // lacks: its QUIC stack, from its server and controller (quic-go before
 // either was recorded).
 func (t *Trial) upgrade() {
+	if t.Discovery == "" {
+		t.Discovery = factor.DiscoveryForced
+	}
+	if t.UDP == "" {
+		t.UDP = "pass"
+	}
 	if t.QUIC != "" {
 		return
 	}

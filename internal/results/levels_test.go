@@ -128,3 +128,16 @@ func FuzzLegacyStopRule(f *testing.F) {
 		}
 	})
 }
+
+func TestTrialsBeforeTheDiscoveryColumnReadAsForced(t *testing.T) {
+	tr := Trial{}
+	tr.upgrade()
+	if tr.Discovery != factor.DiscoveryForced {
+		t.Errorf("discovery %q, want forced", tr.Discovery)
+	}
+	tr = Trial{Levels: Levels{Discovery: factor.DiscoveryAltSvc}}
+	tr.upgrade()
+	if tr.Discovery != factor.DiscoveryAltSvc {
+		t.Errorf("discovery %q, want alt-svc kept", tr.Discovery)
+	}
+}

@@ -28,6 +28,7 @@ type Trial struct {
 	PageValues
 	Seeds
 	Outcome
+	ProtocolUse
 	ReplayValues
 	Metrics
 	VisualMetrics
@@ -57,9 +58,13 @@ type Levels struct {
 	// quic_server and quic_cc say (quic-go if they are empty).
 	QUIC     factor.QUIC     `parquet:"quic"`
 	Protocol factor.Protocol `parquet:"protocol"`
-	Visit    factor.Visit    `parquet:"visit"`
-	Cache    bool            `parquet:"cache"`
-	Client   factor.Client   `parquet:"client"`
+	// Discovery is how the browser learned of h3: "forced", or
+	// "alt-svc" (h3 means the servers offered it); a run made before the
+	// column existed reads as forced.
+	Discovery factor.Discovery `parquet:"discovery"`
+	Visit     factor.Visit     `parquet:"visit"`
+	Cache     bool             `parquet:"cache"`
+	Client    factor.Client    `parquet:"client"`
 	// ClientCPU is the cores the client could use; null: unlimited.
 	ClientCPU *float64       `parquet:"client_cpu,optional"`
 	Browser   factor.Browser `parquet:"browser"`
@@ -82,6 +87,10 @@ type NetworkValues struct {
 	DirectionValues
 	DropHead bool  `parquet:"drop_head"` // full queues drop their oldest packet
 	Paths    Paths `parquet:"paths,list"`
+	// UDP is what the network did to UDP: "pass" (also "" in runs made
+	// before it was recorded), "block", "block-after-N" or a policing rate
+	// such as "1mbit".
+	UDP string `parquet:"udp"`
 }
 
 // DirectionValues are both directions' loss, rate and queue.
@@ -165,6 +174,24 @@ type Outcome struct {
 	// protocol to pinned hosts that do not offer the one asked for (an h3
 	// load's requests to a host without HTTP/3).
 	LiveExcluded int64 `parquet:"live_excluded"`
+}
+
+// ProtocolUse is what the measured load's requests used as its browser
+// reported them (the document and its Resource Timing entries, none from
+// the browser's cache): requests and transfer bytes over h3 and over TCP
+// (h2, http/1.1); first_h3_ms when its first request over h3 started, in
+// ms from navigation start (null: none did); tcp_after_offer the requests
+// over TCP that started once their host had offered h3 (discovery: the
+// browser kept its TCP connection, QUIC lost the race, or was marked
+// broken). A load under a discovery rule is mixed by design; zeros in a
+// run made before they were recorded.
+type ProtocolUse struct {
+	H3Requests    int64    `parquet:"h3_requests"`
+	TCPRequests   int64    `parquet:"tcp_requests"`
+	H3Bytes       int64    `parquet:"h3_bytes"`
+	TCPBytes      int64    `parquet:"tcp_bytes"`
+	FirstH3       *float64 `parquet:"first_h3_ms,optional"`
+	TCPAfterOffer int64    `parquet:"tcp_after_offer"`
 }
 
 // Causes of an unmatched request (ReplayValues.UnmatchedCauses).
@@ -372,6 +399,10 @@ type Link struct {
 	DownQueueDrops     int64 `parquet:"down_queue_drops"`
 	DownPathLost       int64 `parquet:"down_path_lost"`
 	DownPeakQueueBytes int64 `parquet:"down_peak_queue_bytes"`
+	// UpUDPDropped and DownUDPDropped count the UDP packets the network's
+	// UDP policy dropped (NetworkValues.UDP).
+	UpUDPDropped   int64 `parquet:"up_udp_dropped"`
+	DownUDPDropped int64 `parquet:"down_udp_dropped"`
 }
 
 // Stalls are what loss cost the measured visit's TCP connections, read

@@ -11,6 +11,7 @@ package server
 
 import (
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -29,6 +30,11 @@ type Server interface {
 	// (Cache-Control max-age, ETag, Last-Modified, 304 answers) or say
 	// no-store.
 	SetCache(on bool) error
+	// SetAltSvc makes every TCP (h1, h2) response carry the Alt-Svc
+	// field value from now on, "" none: the servers offer h3 to a browser
+	// left to discover it (factor.DiscoveryAltSvc). A server without TCP
+	// has nothing to offer it on.
+	SetAltSvc(value string) error
 	// SetQlogDir makes a QUIC server write a qlog of every connection
 	// that starts from now on into dir; "" stops it. A server without
 	// QUIC has nothing to write.
@@ -56,6 +62,12 @@ type Server interface {
 	ExitReason() string
 	// Close stops it.
 	Close() error
+}
+
+// AltSvcH3 is the Alt-Svc field value that offers h3 on port of the same
+// host for maxAge seconds, such as `h3=":443"; ma=86400`.
+func AltSvcH3(port, maxAge int) string {
+	return fmt.Sprintf(`h3=":%d"; ma=%d`, port, maxAge)
 }
 
 // Kind is a server stack quicbench can run: the factor levels it

@@ -499,6 +499,8 @@ func (s *Spec) checkClient(c factor.Client) error {
 		return fmt.Errorf("artifacts: {netlog: true} needs client %s: the %s client is no browser and keeps no net log", factor.ClientsThat(func(c factor.Capabilities) bool { return c.NetLog }), c)
 	case s.Browser() == factor.BrowserWarm && !caps.Warm:
 		return fmt.Errorf("browser warm needs client %s: the %s client keeps no browser between loads", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Warm }), c)
+	case slices.ContainsFunc(s.LevelsOf(factor.IDDiscovery), func(l string) bool { return factor.Discovery(l).Discovers() }) && !caps.Discovers:
+		return fmt.Errorf("discovery %v needs client %s: the %s client speaks only the protocol it is given and never learns of h3 from Alt-Svc; use discovery: forced", s.LevelsOf(factor.IDDiscovery), factor.ClientsThat(func(c factor.Capabilities) bool { return c.Discovers }), c)
 	case s.CapsClientCPU() && !caps.CPUCap:
 		return fmt.Errorf("client_cpu %v needs client %s: the %s client runs inside quicbench's own process, whose CPU cannot be capped apart", s.LevelsOf(factor.IDClientCPU), factor.ClientsThat(func(c factor.Capabilities) bool { return c.CPUCap }), c)
 	}

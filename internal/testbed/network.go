@@ -40,7 +40,7 @@ func StartNetwork(stem string, link emulator.Config, servers int) (*Network, err
 // LinkOf is the emulator configuration of network n with the directions'
 // seeds: a path towards server N leads to netns.ServerAddr(N).
 func LinkOf(n *netconf.Network, upSeed, downSeed uint64) emulator.Config {
-	c := emulator.Config{Up: n.Up, Down: n.Down}
+	c := emulator.Config{Up: n.Up, Down: n.Down, UDP: n.UDP}
 	c.Up.Seed, c.Down.Seed = upSeed, downSeed
 	for _, p := range n.Paths {
 		c.Paths = append(c.Paths, emulator.Path{Server: netns.ServerAddr(p.Server), RTT: p.RTT, Loss: p.Loss})

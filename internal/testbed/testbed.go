@@ -423,6 +423,12 @@ func (tb *Testbed) SetCache(on bool) error {
 	return tb.each(func(s server.Server) error { return s.SetCache(on) })
 }
 
+// SetAltSvc makes every server's TCP responses carry the Alt-Svc field
+// value from now on, "" none (server.Server.SetAltSvc).
+func (tb *Testbed) SetAltSvc(value string) error {
+	return tb.each(func(s server.Server) error { return s.SetAltSvc(value) })
+}
+
 // SetQlogDir makes the h3 server write a qlog of every connection that
 // starts from now on into dir; "" stops it.
 func (tb *Testbed) SetQlogDir(dir string) error {
