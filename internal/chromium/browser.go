@@ -108,10 +108,12 @@ type flag struct{ name, value string }
 // requestFlags are the flags of a browser for req: baseFlags and what
 // the request asks for.
 func requestFlags(req client.Request) []flag {
-	flags := append(baseFlagList(),
-		flag{"host-resolver-rules", ResolverRules(req.Addrs)},
-		flag{"ignore-certificate-errors-spki-list", req.SPKIHash},
-	)
+	flags := append(baseFlagList(), flag{"ignore-certificate-errors-spki-list", req.SPKIHash})
+	if req.DNS.Resolves() {
+		flags = withFeatures(flags, resolvingFeatures)
+	} else {
+		flags = append(flags, flag{"host-resolver-rules", ResolverRules(req.Addrs)})
+	}
 	switch {
 	case req.Discovery.Discovers():
 		flags = append(flags, discoveryFlags(req.Protocol, req.Hosts)...)
@@ -155,6 +157,25 @@ func discoveryFlags(p factor.Protocol, hosts []string) []flag {
 		flags = append(flags, flag{"disable-http2", ""})
 	}
 	return flags
+}
+
+// resolvingFeatures are the features of a browser that looks its hosts
+// up (dns: resolved): its own DNS client, which reads /etc/resolv.conf
+// and asks for HTTPS records over plain DNS as well, and honours their
+// alpn (all three on by default in Chromium 156 on Linux; named so that
+// they stay on).
+const resolvingFeatures = "AsyncDns,UseDnsHttpsSvcb:UseDnsHttpsSvcbEnableInsecure/true,UseDnsHttpsSvcbAlpn"
+
+// withFeatures adds features to flags' --enable-features (Chromium reads
+// only the last of a repeated flag).
+func withFeatures(flags []flag, features string) []flag {
+	for i, f := range flags {
+		if f.name == "enable-features" {
+			flags[i].value += "," + features
+			return flags
+		}
+	}
+	return append(flags, flag{"enable-features", features})
 }
 
 // UnusedPort is the port the hosts are named on in a discovering
@@ -271,8 +292,9 @@ func (b *browserProcess) Close() {
 
 // startBrowser prepares a browser with flags and a fresh profile in the
 // client namespace (none: this one), living as long as parent; it starts on
-// the first action on its context.
-func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAllocatorOption) (*browserProcess, error) {
+// the first action on its context. A valid resolver gives it a name
+// service of its own that asks it alone (client.ResolverFiles).
+func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAllocatorOption, resolver netip.Addr) (*browserProcess, error) {
 	path := c.Path
 	if path == "" {
 		path = DefaultChromiumPath
@@ -284,6 +306,14 @@ func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAll
 	profile, tmp, err := c.newProfile()
 	if err != nil {
 		return nil, err
+	}
+	var binds map[string]string
+	if resolver.IsValid() {
+		if binds, err = client.ResolverFiles(profile, resolver); err != nil {
+			os.RemoveAll(profile)
+			os.RemoveAll(tmp)
+			return nil, err
+		}
 	}
 	var wrapErr error
 	opts := append(flags,
@@ -301,6 +331,9 @@ func (c *Chromium) startBrowser(parent context.Context, flags []chromedp.ExecAll
 			cmd.SysProcAttr.Credential = c.RunAs
 			if c.Namespace != nil {
 				wrapErr = c.Namespace.WrapCommand(cmd)
+			}
+			if wrapErr == nil {
+				wrapErr = client.BindEtc(cmd, binds)
 			}
 			c.CPU.Prepare(cmd)
 		}),
@@ -387,12 +420,20 @@ func (c *Chromium) started(ctx context.Context) error {
 // its command line of (the options themselves are functions, which print
 // as pointers).
 func warmKey(req client.Request) string {
-	return strings.Join([]string{string(req.Protocol), string(req.Discovery), ResolverRules(req.Addrs), req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
+	return strings.Join([]string{string(req.Protocol), string(req.Discovery), string(req.DNS), req.Resolver.String(), ResolverRules(req.Addrs), req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
+}
+
+// resolverOf is the resolver a browser for req asks, if it resolves.
+func resolverOf(req client.Request) netip.Addr {
+	if req.DNS.Resolves() {
+		return req.Resolver
+	}
+	return netip.Addr{}
 }
 
 // startWarm starts the warm browser for req, living until Close.
 func (c *Chromium) startWarm(req client.Request) (*browserProcess, error) {
-	b, err := c.startBrowser(context.Background(), Flags(req))
+	b, err := c.startBrowser(context.Background(), Flags(req), resolverOf(req))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/client"
@@ -151,5 +152,32 @@ func TestDiscoveryForcesNothing(t *testing.T) {
 	alt.Discovery = factor.DiscoveryAltSvc
 	if warmKey(forced) == warmKey(alt) {
 		t.Error("a forced and a discovering browser share a warm key")
+	}
+}
+
+// TestAResolvingBrowserIsGivenNoAddresses: with dns resolved the hosts
+// are not mapped in the browser, whose own DNS client and HTTPS records
+// are on, in the one --enable-features Chromium reads.
+func TestAResolvingBrowserIsGivenNoAddresses(t *testing.T) {
+	req := client.Request{Protocol: factor.H3, DNS: factor.DNSResolved, Addrs: map[string]netip.Addr{"a.test": netip.MustParseAddr("198.19.0.10")}}
+	features := 0
+	for _, f := range requestFlags(req) {
+		switch f.name {
+		case "host-resolver-rules":
+			t.Errorf("resolver rules %q", f.value)
+		case "enable-features":
+			features++
+			if !strings.Contains(f.value, "NetworkService") || !strings.Contains(f.value, "UseDnsHttpsSvcbAlpn") {
+				t.Errorf("features %q", f.value)
+			}
+		}
+	}
+	if features != 1 {
+		t.Errorf("%d --enable-features flags", features)
+	}
+	pinned := req
+	pinned.DNS = factor.DNSPinned
+	if warmKey(pinned) == warmKey(req) {
+		t.Error("a pinned and a resolving browser share a warm key")
 	}
 }

@@ -59,7 +59,7 @@ func (c *Chromium) OpenTab(loadCtx context.Context, req client.Request) (client.
 
 // freshTab starts a fresh browser for req, living as long as the load.
 func (c *Chromium) freshTab(loadCtx context.Context, req client.Request) (*tab, error) {
-	b, err := c.startBrowser(loadCtx, Flags(req))
+	b, err := c.startBrowser(loadCtx, Flags(req), resolverOf(req))
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func (c *Chromium) Record(ctx context.Context, req RecordRequest) (*site.Archive
 	if c.RunAs != nil {
 		flags = append(flags, chromedp.Flag("no-sandbox", false))
 	}
-	b, err := c.startBrowser(loadCtx, flags)
+	b, err := c.startBrowser(loadCtx, flags, netip.Addr{})
 	if err != nil {
 		return nil, imports.Report{}, err
 	}

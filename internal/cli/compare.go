@@ -58,7 +58,7 @@ const defaultMinRuns = 10
 type compareFlags struct {
 	net                                                     *networkFlags
 	page, protos, stack, server, visit, cache, out          *string
-	discovery                                               *string
+	discovery, dns                                          *string
 	quicServer, quicCC                                      *string
 	clientName, browser, clientCPU                          *string
 	binaries                                                clientBinaries
@@ -137,6 +137,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		qlog:          fs.Bool("qlog", false, "record the server's qlog of each h3 load to artifacts/<trial>-a<attempt>-qlog/ in the run directory (qvis reads them)"),
 		visit:         fs.String("visit", def(factor.IDVisit), "`kind` of visit measured: "+factor.Visits().Usage()),
 		discovery:     fs.String("discovery", def(factor.IDDiscovery), "`rule` by which the browser learns of h3: "+factor.Discoveries().Usage()),
+		dns:           fs.String("dns", def(factor.IDDNS), "`how` the browser finds the hosts: "+factor.DNSLevels().Usage()),
 		cache:         fs.String("cache", def(factor.IDCache), "`on` or off: "+factor.Caches().Usage()),
 		visual:        fs.Bool("visual", false, "capture each load's frames in Chromium for visual metrics (First and Last Visual Change, Speed Index, Visually Complete 85/95/99) into artifacts/<trial>-a<attempt>-frames/; the capture costs CPU during the load and 2 s after it"),
 		deterministic: optionalBoolFlag(fs, "deterministic", "make Date and Math.random in the page's scripts the same on every load, as WebPageReplay does, so that a recorded page requests the same URLs each time: the clock starts at the recording's time; default on for archive pages, off for generated ones (--deterministic=false turns it off)"),
@@ -311,7 +312,7 @@ func (f *compareFlags) levels(s *spec.Spec) error {
 		id         factor.ID
 	}{
 		{"--stack", *f.stack, factor.IDStack}, {"--server", *f.server, factor.IDServer}, {"--quic-server", string(quic), factor.IDQUIC},
-		{"--visit", *f.visit, factor.IDVisit}, {"--discovery", *f.discovery, factor.IDDiscovery}, {"--cache", *f.cache, factor.IDCache}, {"--client", *f.clientName, factor.IDClient},
+		{"--visit", *f.visit, factor.IDVisit}, {"--discovery", *f.discovery, factor.IDDiscovery}, {"--dns", *f.dns, factor.IDDNS}, {"--cache", *f.cache, factor.IDCache}, {"--client", *f.clientName, factor.IDClient},
 		{"--browser", *f.browser, factor.IDBrowser}, {"--origins", strconv.Itoa(*f.origins), factor.IDOrigins},
 		{"--visual", string(factor.VisualOf(*f.visual)), factor.IDVisual}, {"--client-cpu", f.resolvedClientCPU(runtime.NumCPU()), factor.IDClientCPU},
 	} {

@@ -88,9 +88,10 @@ func ProtocolUseOf(req Request, m PageMetrics) ProtocolUse {
 }
 
 // offeredAt is when, in ms since navigation start, each host of m could
-// first have been known to offer h3 under req's discovery rule: on a
-// repeat visit from the start (its first load learned it), else at the
-// first byte of its first response over TCP, which carried Alt-Svc. A
+// first have been known to offer h3 under req's discovery rule: under
+// https-rr and on a repeat visit from the start (the DNS answer, or the
+// first load, told it), else at the first byte of its first response over
+// TCP, which carried Alt-Svc. A
 // host absent was never known to; nil where nothing is discovered.
 func offeredAt(req Request, m PageMetrics) map[string]float64 {
 	if !req.offersH3() {
@@ -110,9 +111,9 @@ func offeredAt(req Request, m PageMetrics) map[string]float64 {
 			known[host] = at
 		}
 	}
-	if req.Visit.Loads() > 1 {
+	if req.Visit.Loads() > 1 || req.Discovery == factor.DiscoveryHTTPSRR {
 		for _, h := range req.Hosts {
-			known[h] = 0
+			known[h] = 0 // from the first load, or from the DNS before the first connection
 		}
 	}
 	return known

@@ -171,8 +171,12 @@ type Request struct {
 	// Discovery rule, h3 is offered (factor.H3) or not.
 	Protocol factor.Protocol
 	// Discovery is how the browser learns of h3: forced (the zero value
-	// too) or discovered through the servers' Alt-Svc.
+	// too) or discovered through the servers' Alt-Svc or an HTTPS record.
 	Discovery factor.Discovery
+	// DNS is how the browser finds the hosts: pinned to Addrs (the zero
+	// value too), or resolved at Resolver (port 53).
+	DNS      factor.DNS
+	Resolver netip.Addr
 	// Hosts are the origin host names (HTTP/3 is forced on host:443).
 	Hosts []string
 	// Addrs maps each host to its IP in the testbed: the browser resolves

@@ -94,3 +94,53 @@ func checkDiscovered(t *testing.T, name string, tr trialRecord) {
 		}
 	}
 }
+
+// TestLookupsAndHTTPSRecordsBehindTheLink: with dns resolved each browser
+// looks the host up at the testbed's DNS server behind the link (the
+// document's DNS phase takes a round trip, and the servers' resolver
+// answered), and with h3 offered by an HTTPS record both browsers use
+// QUIC from the first connection; without it (h2) they use TCP.
+func TestLookupsAndHTTPSRecordsBehindTheLink(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	testenv.RequireFile(t, firefox.DefaultPath, "apt-get install firefox-esr")
+	_, store, _ := runSpec(t, `seed: 6
+repetitions: 1
+retries: 0
+netcheck: false
+factors:
+  networks: [{rtt: 60ms}]
+  pages: [synthetic:4x10KB]
+  protocols: [h2, h3]
+  discovery: [https-rr]
+  dns: [resolved]
+  clients: [chromium, firefox]
+`)
+	trials := trialsOf(t, store)
+	if len(trials) != 4 {
+		t.Fatalf("%d trials, want 2 protocols × 2 clients", len(trials))
+	}
+	for _, tr := range trials {
+		name := fmt.Sprintf("%s %s", tr.Client, tr.Protocol)
+		if tr.Status != results.StatusOK {
+			t.Errorf("%s: %s %q", name, tr.Status, tr.Error)
+			continue
+		}
+		if tr.DocumentProtocol != string(tr.Protocol) || (tr.Protocol == "h3") != (tr.H3Requests == 5) {
+			t.Errorf("%s: document over %s, %d requests over h3", name, tr.DocumentProtocol, tr.H3Requests)
+		}
+		looked := false
+		for _, r := range tr.resources {
+			if !r.Navigation || r.DNSStartMs == nil || r.ConnectStartMs == nil {
+				continue
+			}
+			looked = true
+			if lookup := *r.ConnectStartMs - *r.DNSStartMs; lookup < 59 || lookup > 400 {
+				t.Errorf("%s: the document's lookup took %.1f ms on a 60 ms round trip", name, lookup)
+			}
+		}
+		if !looked {
+			t.Errorf("%s: the document has no DNS phase", name)
+		}
+	}
+}

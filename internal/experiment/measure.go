@@ -13,6 +13,7 @@ import (
 	"github.com/quicbench/quicbench/internal/emulator"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
+	"github.com/quicbench/quicbench/internal/netns"
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
@@ -254,7 +255,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.clientCPU[c.Levels.Client()], p, b.laneEvery)
 	defer cpu.close()
 	req := client.Request{
-		URL: page.DocumentURL(), Protocol: p, Discovery: c.Levels.Discovery(), Hosts: page.Hosts(),
+		URL: page.DocumentURL(), Protocol: p, Discovery: c.Levels.Discovery(), DNS: c.Levels.DNS(), Resolver: netns.ResolverAddr, Hosts: page.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,
 		Expected: b.expected(c.Levels.Client()), Visit: visit, HARPath: files.har, NetLogDir: files.netLog,
 		CacheAllowed:  cache && visit.Loads() > 1,

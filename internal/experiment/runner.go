@@ -312,21 +312,28 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 	return nil
 }
 
-// setPolicy sets what the servers' responses say for a load of levels:
-// cacheable or not, and Alt-Svc for h3 where the browser is left to
-// discover it.
+// setPolicy sets what the servers' responses and the testbed's DNS say
+// for a load of levels: cacheable or not, and h3 offered where the
+// browser is left to discover it (Alt-Svc, or an HTTPS record).
 func setPolicy(bed *bed, levels factor.Levels) error {
 	if err := bed.SetCache(levels.Cache().On()); err != nil {
 		return err
 	}
+	if bed.Resolver != nil {
+		bed.Resolver.SetHTTPS(offers(levels, factor.DiscoveryHTTPSRR))
+	}
 	return bed.SetAltSvc(altSvcOf(levels))
 }
 
+// offers says whether a load of levels offers h3 by discovery rule d.
+func offers(levels factor.Levels, d factor.Discovery) bool {
+	return levels.Discovery() == d && levels.Protocol() == factor.H3
+}
+
 // altSvcOf is the Alt-Svc field of a load of levels: h3 on the origins'
-// port for a day where h3 is offered to a browser left to discover it,
-// else none.
+// port for a day where h3 is offered through Alt-Svc, else none.
 func altSvcOf(levels factor.Levels) string {
-	if !levels.Discovery().Discovers() || levels.Protocol() != factor.H3 {
+	if !offers(levels, factor.DiscoveryAltSvc) {
 		return ""
 	}
 	return server.AltSvcH3(testbed.OriginPort, factor.AltSvcMaxAge)

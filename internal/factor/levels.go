@@ -80,6 +80,10 @@ const (
 	// and the browser discovers, races and switches as it does by
 	// default.
 	DiscoveryAltSvc Discovery = "alt-svc"
+	// DiscoveryHTTPSRR: the testbed's DNS answers an HTTPS record with
+	// alpn h3 for each host (no Alt-Svc), which a browser that honours it
+	// reads before its first connection (needs DNSResolved).
+	DiscoveryHTTPSRR Discovery = "https-rr"
 )
 
 // Discoveries is the discovery factor.
@@ -87,8 +91,35 @@ func Discoveries() Enum[Discovery] {
 	return Enum[Discovery]{What: "discovery", Levels: []Level[Discovery]{
 		{DiscoveryForced, "the load's protocol is forced from its first packet: h3 as for a browser that already knows the site speaks it and never tries TCP"},
 		{DiscoveryAltSvc, "h3 means the servers offer it (Alt-Svc: h3 on every TCP response, max-age a day), h1 and h2 that they do not; the browser connects over TCP, learns, races QUIC against TCP and switches as it does by default"},
+		{DiscoveryHTTPSRR, "h3 means the testbed's DNS answers an HTTPS record with alpn h3 for every host (no Alt-Svc; needs dns: resolved), which a browser that honours it reads before its first connection"},
 	}}
 }
+
+// DNS says how the browser finds the hosts' addresses.
+type DNS string
+
+// The DNS levels.
+const (
+	// DNSPinned maps every host to its address in the browser itself
+	// (Chromium's --host-resolver-rules, Firefox's own /etc/hosts): no
+	// lookup is made.
+	DNSPinned DNS = "pinned"
+	// DNSResolved: the browser looks the hosts up at the testbed's DNS
+	// server, behind the emulated link, as a browser on that network
+	// would.
+	DNSResolved DNS = "resolved"
+)
+
+// DNSLevels is the DNS factor.
+func DNSLevels() Enum[DNS] {
+	return Enum[DNS]{What: "dns", Levels: []Level[DNS]{
+		{DNSPinned, "every host is mapped to its address in the browser: no lookup, no DNS time"},
+		{DNSResolved, "the browser looks every host up at the testbed's DNS server in the servers namespace, behind the emulated link: each lookup pays a round trip"},
+	}}
+}
+
+// Resolves reports whether the browser makes its own lookups.
+func (d DNS) Resolves() bool { return d == DNSResolved }
 
 // Discovers reports whether the browser is left to discover h3 rather
 // than having it forced.
@@ -247,15 +278,18 @@ type Capabilities struct {
 	// Discovers: it learns of h3 from the servers' Alt-Svc and races QUIC
 	// against TCP on its own (a discovery rule other than forced).
 	Discovers bool
+	// Resolves: it can look the hosts up at the testbed's DNS server (dns
+	// resolved).
+	Resolves bool
 }
 
 // clients declares each client with what it can do.
 func clients() []Declared[Client, Capabilities] {
 	return []Declared[Client, Capabilities]{
 		{Level[Client]{ClientChromium, "real headless Chromium"},
-			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true, Discovers: true}},
+			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true, Discovers: true, Resolves: true}},
 		{Level[Client]{ClientFirefox, "real headless Firefox (ESR): its own HTTP/3 stack, neqo"},
-			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true, Discovers: true}},
+			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true, Discovers: true, Resolves: true}},
 		{Level[Client]{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
 			Capabilities{HAR: true, RepeatVisits: true}},
 	}

@@ -26,6 +26,7 @@ const (
 	IDQUIC
 	IDProtocol
 	IDDiscovery
+	IDDNS
 	IDVisit
 	IDCache
 	IDClient
@@ -126,6 +127,7 @@ func declare() []Factor {
 		served(implicit(enumFactor(IDQUIC, "quic", "quic", ScopeSetup, "QUIC stacks", QUICs(), QUICGoNewReno, nil))),
 		all(enumFactor(IDProtocol, "protocol", "protocols", ScopeCell, "protocols", Protocols(), "", nil)),
 		served(implicit(enumFactor(IDDiscovery, "discovery", "discovery", ScopeCell, "discovery rules", Discoveries(), DiscoveryForced, nil))),
+		served(implicit(enumFactor(IDDNS, "dns", "dns", ScopeCell, "DNS levels", DNSLevels(), DNSPinned, prefix("dns")))),
 		enumFactor(IDVisit, "visit", "visits", ScopeCell, "visits", Visits(), FirstVisit, suffix("visit")),
 		served(flagKey(flag(enumFactor(IDCache, "cache", "cache", ScopeCell, "cache levels", Caches(), CacheOff, prefix("cache"))))),
 		implicit(enumFactor(IDClient, "client", "clients", ScopeCell, "clients", Clients(), ClientChromium, nil)),
@@ -293,6 +295,9 @@ func (l Levels) Protocol() Protocol { return Protocol(l[IDProtocol]) }
 
 // Discovery is how the browser learns of h3.
 func (l Levels) Discovery() Discovery { return Discovery(l[IDDiscovery]) }
+
+// DNS is how the browser finds the hosts' addresses.
+func (l Levels) DNS() DNS { return DNS(l[IDDNS]) }
 
 // Visit is the kind of visit measured.
 func (l Levels) Visit() Visit { return Visit(l[IDVisit]) }

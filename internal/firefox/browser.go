@@ -143,16 +143,11 @@ func (f *Firefox) command(profile, netLogDir string) (*exec.Cmd, error) {
 			return nil, err
 		}
 	}
-	tools, err := lookPaths("unshare", "sh", "mount")
-	if err != nil {
-		return nil, fmt.Errorf("firefox: %w (install util-linux)", err)
+	// The profile's hosts file (and with dns: resolved its resolv.conf and
+	// nsswitch.conf) is the browser's alone.
+	if err := client.BindEtc(cmd, etcBinds(profile)); err != nil {
+		return nil, fmt.Errorf("firefox: %w", err)
 	}
-	unshare := tools[0]
-	// sh binds the hosts file ($0) over /etc/hosts, then runs the browser's
-	// command ("$@") in its place: the mapping is the browser's alone.
-	cmd.Args = append([]string{"unshare", "--mount", "--propagation", "private", "--",
-		tools[1], "-c", tools[2] + ` --bind "$0" /etc/hosts && exec "$@"`, filepath.Join(profile, "hosts"), cmd.Path}, cmd.Args[1:]...)
-	cmd.Path = unshare
 	tmp := filepath.Join(profile, "tmp")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+tmp, "MOZ_CRASHREPORTER_DISABLE=1", "MOZ_CRASHREPORTER=0")
 	if netLogDir != "" {
@@ -284,15 +279,3 @@ func (p *process) Close() {
 	os.RemoveAll(p.profile)
 }
 
-// lookPaths finds each of names with trust.LookPath.
-func lookPaths(names ...string) ([]string, error) {
-	paths := make([]string, len(names))
-	for i, name := range names {
-		p, err := trust.LookPath(name)
-		if err != nil {
-			return nil, err
-		}
-		paths[i] = p
-	}
-	return paths, nil
-}

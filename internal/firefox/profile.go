@@ -110,10 +110,18 @@ func protocolPrefs(p factor.Protocol, hosts []string) map[string]any {
 // loads differ only in what the servers offer (Alt-Svc for h3), and
 // Firefox races TCP against a slow QUIC handshake as it does by default;
 // h1 also turns HTTP/2 off.
-func discoveryPrefs(p factor.Protocol) map[string]any {
+//
+// Under https-rr Firefox also asks the system's resolver for HTTPS records
+// and takes their alpn as an alternative service (DNS over HTTPS stays
+// off: the testbed's resolver is asked over plain DNS).
+func discoveryPrefs(p factor.Protocol, d factor.Discovery) map[string]any {
 	prefs := map[string]any{"network.http.http3.enable": true}
 	if p == factor.H1 {
 		prefs["network.http.http2.enabled"] = false
+	}
+	if d == factor.DiscoveryHTTPSRR {
+		prefs["network.dns.native_https_query"] = true
+		prefs["network.dns.use_https_rr_as_altsvc"] = true
 	}
 	return prefs
 }
@@ -202,7 +210,7 @@ func writeProfile(profile string, req client.Request) error {
 	prefs := basePrefs()
 	protocol := protocolPrefs(req.Protocol, req.Hosts)
 	if req.Discovery.Discovers() {
-		protocol = discoveryPrefs(req.Protocol)
+		protocol = discoveryPrefs(req.Protocol, req.Discovery)
 	}
 	for k, v := range protocol {
 		prefs[k] = v
@@ -211,13 +219,27 @@ func writeProfile(profile string, req client.Request) error {
 	if err == nil {
 		err = os.WriteFile(filepath.Join(profile, "user.js"), js, 0o600)
 	}
-	if err == nil {
+	if err == nil && req.DNS.Resolves() {
+		_, err = client.ResolverFiles(profile, req.Resolver)
+	} else if err == nil {
 		err = os.WriteFile(filepath.Join(profile, "hosts"), hostsFile(req.Addrs), 0o644)
 	}
 	if err == nil {
 		err = os.Mkdir(filepath.Join(profile, "tmp"), 0o700)
 	}
 	return err
+}
+
+// etcBinds are the files of profile the browser sees under /etc: its
+// hosts file, and where it resolves (client.ResolverFiles wrote them)
+// its resolv.conf and nsswitch.conf.
+func etcBinds(profile string) map[string]string {
+	binds := map[string]string{"/etc/hosts": filepath.Join(profile, "hosts")}
+	if _, err := os.Lstat(filepath.Join(profile, "resolv.conf")); err == nil {
+		binds["/etc/resolv.conf"] = filepath.Join(profile, "resolv.conf")
+		binds["/etc/nsswitch.conf"] = filepath.Join(profile, "nsswitch.conf")
+	}
+	return binds
 }
 
 // newProfile makes a fresh profile directory for req: the template's

@@ -141,7 +141,7 @@ func testCAPEM(t *testing.T) []byte {
 // handshake keeps its default; h1 turns HTTP/2 off.
 func TestDiscoveryPrefsForceNothing(t *testing.T) {
 	for _, p := range factor.Protocols().Values() {
-		prefs := discoveryPrefs(p)
+		prefs := discoveryPrefs(p, factor.DiscoveryAltSvc)
 		if prefs["network.http.http3.enable"] != true || prefs["network.http.http3.alt-svc-mapping-for-testing"] != nil ||
 			prefs["network.http.http3.backup_timer_delay"] != nil {
 			t.Errorf("%s: prefs %v", p, prefs)

@@ -21,6 +21,10 @@ var (
 	ClientAddr = netip.MustParseAddr("198.18.0.1")
 	// serversTUNAddr is the servers namespace's own TUN address.
 	serversTUNAddr = netip.MustParseAddr("198.19.0.1")
+	// ResolverAddr is where a testbed's DNS server listens: the servers
+	// namespace's own TUN address, behind the emulated link and on no
+	// origin's path.
+	ResolverAddr = serversTUNAddr
 	// firstServerAddr is the first origin address; more follow it.
 	firstServerAddr = netip.MustParseAddr("198.19.0.10")
 )

@@ -104,6 +104,9 @@ func (t *Trial) upgrade() {
 	if t.Discovery == "" {
 		t.Discovery = factor.DiscoveryForced
 	}
+	if t.DNS == "" {
+		t.DNS = factor.DNSPinned
+	}
 	if t.UDP == "" {
 		t.UDP = "pass"
 	}

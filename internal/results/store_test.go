@@ -17,7 +17,7 @@ import (
 
 func trial(id string, seq int, ok bool) Trial {
 	t := Trial{ID: id, Seq: int64(seq), Rep: 1,
-		Levels: Levels{Network: "n", Page: "synthetic:1x1KB", Origins: 2, Stack: "tcp", Server: "go", QUIC: "quic-go", Protocol: "h3", Discovery: "forced", Visit: "first", Client: "chromium", Browser: "fresh"},
+		Levels: Levels{Network: "n", Page: "synthetic:1x1KB", Origins: 2, Stack: "tcp", Server: "go", QUIC: "quic-go", Protocol: "h3", Discovery: "forced", DNS: "pinned", Visit: "first", Client: "chromium", Browser: "fresh"},
 		NetworkValues: NetworkValues{RTTMs: 100, UDP: "pass", DirectionValues: DirectionValues{LossModelUp: "bernoulli", LossUpPct: 1,
 			LossModelDown: "gilbert-elliott", LossDownPct: 3.2, GEPDownPct: F(1), GERDownPct: F(30), GELossBadDownPct: F(100), GELossGoodDownPct: F(0),
 			RateDownBps: 10_000_000, QueueDownBytes: 250_000}, Paths: Paths{{Origin: 2, RTTMs: 40, LossPct: 0.5}}},

@@ -62,9 +62,12 @@ type Levels struct {
 	// "alt-svc" (h3 means the servers offered it); a run made before the
 	// column existed reads as forced.
 	Discovery factor.Discovery `parquet:"discovery"`
-	Visit     factor.Visit     `parquet:"visit"`
-	Cache     bool             `parquet:"cache"`
-	Client    factor.Client    `parquet:"client"`
+	// DNS is how the browser found the hosts: "pinned" (also "" in a run
+	// made before the column existed) or "resolved".
+	DNS    factor.DNS    `parquet:"dns"`
+	Visit  factor.Visit  `parquet:"visit"`
+	Cache  bool          `parquet:"cache"`
+	Client factor.Client `parquet:"client"`
 	// ClientCPU is the cores the client could use; null: unlimited.
 	ClientCPU *float64       `parquet:"client_cpu,optional"`
 	Browser   factor.Browser `parquet:"browser"`

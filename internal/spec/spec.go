@@ -501,6 +501,8 @@ func (s *Spec) checkClient(c factor.Client) error {
 		return fmt.Errorf("browser warm needs client %s: the %s client keeps no browser between loads", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Warm }), c)
 	case slices.ContainsFunc(s.LevelsOf(factor.IDDiscovery), func(l string) bool { return factor.Discovery(l).Discovers() }) && !caps.Discovers:
 		return fmt.Errorf("discovery %v needs client %s: the %s client speaks only the protocol it is given and never learns of h3 from Alt-Svc; use discovery: forced", s.LevelsOf(factor.IDDiscovery), factor.ClientsThat(func(c factor.Capabilities) bool { return c.Discovers }), c)
+	case s.Has(factor.IDDNS, string(factor.DNSResolved)) && !caps.Resolves:
+		return fmt.Errorf("dns resolved needs client %s: the %s client is given each host's address", factor.ClientsThat(func(c factor.Capabilities) bool { return c.Resolves }), c)
 	case s.CapsClientCPU() && !caps.CPUCap:
 		return fmt.Errorf("client_cpu %v needs client %s: the %s client runs inside quicbench's own process, whose CPU cannot be capped apart", s.LevelsOf(factor.IDClientCPU), factor.ClientsThat(func(c factor.Capabilities) bool { return c.CPUCap }), c)
 	}
@@ -545,6 +547,8 @@ func (s *Spec) checkCombinations() error {
 			strings.Join(not, " and "), factor.ServersThat(factor.Server.Replays))
 	case slices.ContainsFunc(s.Pages, waits) && !s.onlyGoServes():
 		return fmt.Errorf("a page with a server wait (+wait) needs server go and quic quic-go, the only stacks that hold responses: serve it with them or drop the wait")
+	case s.Has(factor.IDDiscovery, string(factor.DiscoveryHTTPSRR)) && s.Has(factor.IDDNS, string(factor.DNSPinned)):
+		return fmt.Errorf("discovery https-rr needs dns: [resolved]: a browser given its hosts' addresses makes no lookup and reads no HTTPS record (put pinned loads in another spec)")
 	case len(s.LevelsOf(factor.IDQUIC)) > 1 && !s.Has(factor.IDProtocol, string(factor.H3)):
 		return fmt.Errorf("quic lists %d QUIC stacks but protocols has no h3, which they serve: add h3 or list one QUIC stack", len(s.LevelsOf(factor.IDQUIC)))
 	case s.Trials() > MaxTrials:

@@ -118,6 +118,9 @@ type Testbed struct {
 	// uplink carries a live page's traffic to the host's network (nil
 	// for a testbed that serves its page).
 	uplink *netns.Uplink
+	// Resolver answers the hosts' names for browsers that look them up
+	// (dns: resolved); nil for a live page's testbed.
+	Resolver *Resolver
 }
 
 // running is a started server stack with what it was started from.
@@ -160,6 +163,9 @@ func Start(cfg Config) (_ *Testbed, err error) {
 		return nil, err
 	}
 	tb.Addrs = AddrsOf(hosts, tb.Topo.ServerAddrs)
+	if tb.Resolver, err = StartResolver(tb.Topo.Servers, tb.Addrs); err != nil {
+		return nil, err
+	}
 	if tb.Certs, err = origin.NewCerts(cfg.RunDir, hosts, time.Now()); err != nil {
 		return nil, err
 	}
@@ -494,6 +500,9 @@ func (tb *Testbed) Close() error {
 	}
 	if tb.uplink != nil {
 		errs = append(errs, tb.uplink.Close())
+	}
+	if tb.Resolver != nil {
+		errs = append(errs, tb.Resolver.Close())
 	}
 	errs = append(errs, tb.Network.Close())
 	return errors.Join(errs...)
