@@ -278,4 +278,3 @@ func (p *process) Close() {
 	}
 	os.RemoveAll(p.profile)
 }
-
