@@ -116,7 +116,7 @@ func requestFlags(req client.Request) []flag {
 	}
 	switch {
 	case req.Discovery.Discovers():
-		flags = append(flags, discoveryFlags(req.Protocol, req.Hosts)...)
+		flags = append(flags, discoveryFlags(req)...)
 	case req.Protocol == factor.H3:
 		var origins []string
 		for _, h := range req.Hosts {
@@ -136,10 +136,10 @@ func requestFlags(req client.Request) []flag {
 	return flags
 }
 
-// discoveryFlags are a browser's flags for protocol p under a discovery
-// rule: QUIC on and nothing forced, for every protocol alike, so that the
-// loads differ only in what the servers offer (Alt-Svc for h3); h1 also
-// turns HTTP/2 off, as the servers offer it.
+// discoveryFlags are a browser's flags for req under a discovery rule:
+// QUIC on and nothing forced, for every protocol alike, so that the loads
+// differ only in what the servers offer (Alt-Svc for h3); HTTP/2 off where
+// the servers speak h1 over TCP (req.SpeaksHTTP2).
 //
 // Chromium accepts a QUIC server's certificate only from a publicly known
 // root, unless its host is named in --origin-to-force-quic-on (the run's
@@ -147,13 +147,13 @@ func requestFlags(req client.Request) []flag {
 // ERR_QUIC_HANDSHAKE_FAILED and the alternative was marked broken). The
 // hosts are named there on UnusedPort, which no request of a page uses,
 // so that their certificate is accepted and nothing is forced.
-func discoveryFlags(p factor.Protocol, hosts []string) []flag {
+func discoveryFlags(req client.Request) []flag {
 	var allowed []string
-	for _, h := range hosts {
+	for _, h := range req.Hosts {
 		allowed = append(allowed, fmt.Sprintf("%s:%d", h, UnusedPort))
 	}
 	flags := []flag{{"enable-quic", ""}, {"origin-to-force-quic-on", strings.Join(allowed, ",")}}
-	if p == factor.H1 {
+	if !req.SpeaksHTTP2() {
 		flags = append(flags, flag{"disable-http2", ""})
 	}
 	return flags
@@ -420,7 +420,7 @@ func (c *Chromium) started(ctx context.Context) error {
 // its command line of (the options themselves are functions, which print
 // as pointers).
 func warmKey(req client.Request) string {
-	return strings.Join([]string{string(req.Protocol), string(req.Discovery), string(req.DNS), req.Resolver.String(), ResolverRules(req.Addrs), req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
+	return strings.Join([]string{string(req.Protocol), string(req.Discovery), string(req.Fallback), string(req.DNS), req.Resolver.String(), ResolverRules(req.Addrs), req.SPKIHash, strings.Join(req.Hosts, ",")}, "\n")
 }
 
 // resolverOf is the resolver a browser for req asks, if it resolves.

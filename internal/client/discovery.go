@@ -18,10 +18,10 @@ type ProtocolUse struct {
 	// and body, 0 for a cross-origin entry that does not say).
 	H3Requests, TCPRequests int
 	H3Bytes, TCPBytes       int64
-	// FirstH3Ms is when the first request over h3 started, in ms since
-	// navigation start; -1 when none did.
+	// FirstH3Ms is when the first request over h3 was sent (sentAt), in
+	// ms since navigation start; -1 when none was.
 	FirstH3Ms float64
-	// TCPAfterOffer counts requests over TCP that started once their host
+	// TCPAfterOffer counts requests over TCP sent once their host
 	// had offered h3 (its first TCP response carried Alt-Svc, or on a
 	// repeat visit the first load's did): the browser kept a TCP
 	// connection, QUIC lost its race, or it was marked broken.
@@ -73,14 +73,14 @@ func ProtocolUseOf(req Request, m PageMetrics) ProtocolUse {
 		if r.Protocol == "h3" {
 			use.H3Requests++
 			use.H3Bytes += r.TransferBytes
-			if use.FirstH3Ms < 0 || r.StartMs < use.FirstH3Ms {
-				use.FirstH3Ms = r.StartMs
+			if at := sentAt(r); use.FirstH3Ms < 0 || at < use.FirstH3Ms {
+				use.FirstH3Ms = at
 			}
 			continue
 		}
 		use.TCPRequests++
 		use.TCPBytes += r.TransferBytes
-		if at, ok := known[hostOf(r.URL)]; ok && r.StartMs > at {
+		if at, ok := known[hostOf(r.URL)]; ok && sentAt(r) > at {
 			use.TCPAfterOffer++
 		}
 	}
@@ -119,6 +119,17 @@ func offeredAt(req Request, m PageMetrics) map[string]float64 {
 	return known
 }
 
+// sentAt is when entry r's request was sent, in ms since navigation
+// start: its requestStart, or where the browser does not say, its start
+// (a request may wait for a connection after its start, and a browser may
+// give it to a QUIC connection that became known meanwhile).
+func sentAt(r ResourceTiming) float64 {
+	if r.RequestStartMs > 0 {
+		return r.RequestStartMs
+	}
+	return r.StartMs
+}
+
 // hostOf is the host name of rawURL, "" if it has none.
 func hostOf(rawURL string) string {
 	u, err := url.Parse(rawURL)
@@ -137,9 +148,28 @@ func (req Request) offersH3() bool {
 // wanted names the protocols req allows, for messages: "h3" or "h3 or h2".
 func (req Request) wanted() string {
 	if req.offersH3() {
-		return "h3 or h2"
+		return "h3 or " + req.FallbackProtocol().NextHop()
 	}
 	return req.Protocol.NextHop()
+}
+
+// FallbackProtocol is the TCP protocol the servers speak beside the h3
+// they offer under a discovery rule: Fallback, h2 if unset.
+func (req Request) FallbackProtocol() factor.Protocol {
+	if req.Fallback == "" {
+		return factor.H2
+	}
+	return req.Fallback
+}
+
+// SpeaksHTTP2 says whether a browser for req may speak HTTP/2: not for
+// an h1 load, nor under a discovery rule whose servers speak h1 beside
+// h3.
+func (req Request) SpeaksHTTP2() bool {
+	if req.Protocol == factor.H1 {
+		return false
+	}
+	return !(req.Discovery.Discovers() && req.FallbackProtocol() == factor.H1)
 }
 
 // allows says whether a request over protocol (a nextHopProtocol) is one
@@ -150,10 +180,10 @@ func (req Request) allows(protocol string) bool {
 	if protocol == req.Protocol.NextHop() {
 		return true
 	}
-	return req.offersH3() && protocol == "h2"
+	return req.offersH3() && protocol == req.FallbackProtocol().NextHop()
 }
 
-// quicBeforeOffer lists m's requests over h3 that started before their
+// quicBeforeOffer lists m's requests over h3 sent before their
 // host could have offered h3 under req's discovery rule (offeredAt): a
 // browser that discovers could not have sent them, so the load was not
 // what the rule says. One line with a count and an example; nil if none.
@@ -171,10 +201,10 @@ func quicBeforeOffer(req Request, m PageMetrics) []string {
 		if !ok {
 			at = math.Inf(1)
 		}
-		if r.StartMs < at {
+		if sentAt(r) < at {
 			n++
 			if example == "" {
-				example = fmt.Sprintf("%.200s at %.1f ms", r.URL, r.StartMs)
+				example = fmt.Sprintf("%.200s sent at %.1f ms", r.URL, sentAt(r))
 			}
 		}
 	}

@@ -49,10 +49,16 @@ func TestADiscoveredLoadIsMixedAndVerified(t *testing.T) {
 
 func TestQUICBeforeItsHostOfferedItIsNotDiscovery(t *testing.T) {
 	req, m := discoveredRequest(factor.DiscoveryAltSvc, factor.FirstVisit), discoveredLoad()
+	// queued before the offer, sent after it over the QUIC connection
+	// that became known meanwhile: discovered
+	m.Resources[2].StartMs, m.Resources[2].RequestStartMs = 20, 61
+	if p := Verify(req, m); len(p) > 0 {
+		t.Fatalf("a request sent after the offer: %v", p)
+	}
 	m.Resources[3].StartMs = 30 // before a.test's first byte at 40 ms
 	m.Resources = append(m.Resources, ResourceTiming{URL: "https://c.test/6.png", Protocol: "h3", StartMs: 150, Status: 200})
 	p := strings.Join(Verify(req, m), "; ")
-	if !strings.Contains(p, "2 requests over h3 before their host offered it") || !strings.Contains(p, "https://a.test/4.png at 30.0 ms") {
+	if !strings.Contains(p, "2 requests over h3 before their host offered it") || !strings.Contains(p, "https://a.test/4.png sent at 30.0 ms") {
 		t.Errorf("problems: %s", p)
 	}
 	// a repeat visit knows from its first load
@@ -95,5 +101,31 @@ func TestCacheHitsAreNoProtocolsUse(t *testing.T) {
 	u := ProtocolUseOf(req, m)
 	if u.H3Requests != 0 || u.TCPRequests != 1 || u.FirstH3Ms != -1 {
 		t.Errorf("use %+v: only the document was fetched", u)
+	}
+}
+
+// TestAnH1FallbackAllowsHTTP1Alone: where the servers speak h1 beside the
+// h3 they offer (a run of h1 against h3), TCP requests must be HTTP/1.1
+// and the browser may not speak HTTP/2.
+func TestAnH1FallbackAllowsHTTP1Alone(t *testing.T) {
+	req, m := discoveredRequest(factor.DiscoveryAltSvc, factor.FirstVisit), discoveredLoad()
+	req.Fallback = factor.H1
+	if req.SpeaksHTTP2() {
+		t.Error("an h1 fallback speaks HTTP/2")
+	}
+	if p := strings.Join(Verify(req, m), "; "); !strings.Contains(p, "not over h3 or http/1.1") {
+		t.Errorf("h2 requests passed: %q", p)
+	}
+	for i := range m.Resources {
+		if m.Resources[i].Protocol == "h2" {
+			m.Resources[i].Protocol = "http/1.1"
+		}
+	}
+	m.Document.Protocol, m.DocumentProtocol = "http/1.1", "http/1.1"
+	if p := Verify(req, m); len(p) > 0 {
+		t.Errorf("problems %v", p)
+	}
+	if !(Request{Protocol: factor.H3, Discovery: factor.DiscoveryAltSvc}).SpeaksHTTP2() || (Request{Protocol: factor.H1}).SpeaksHTTP2() {
+		t.Error("SpeaksHTTP2 of the defaults")
 	}
 }

@@ -173,6 +173,10 @@ type Request struct {
 	// Discovery is how the browser learns of h3: forced (the zero value
 	// too) or discovered through the servers' Alt-Svc or an HTTPS record.
 	Discovery factor.Discovery
+	// Fallback is, under a Discovery rule, the TCP protocol the servers
+	// speak beside the h3 they offer: the run's TCP protocol compared
+	// (h1 in a run of h1 against h3), h2 (the zero value too) otherwise.
+	Fallback factor.Protocol
 	// DNS is how the browser finds the hosts: pinned to Addrs (the zero
 	// value too), or resolved at Resolver (port 53).
 	DNS      factor.DNS

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
@@ -31,6 +32,9 @@ type bed struct {
 	page *site.Site
 	// clients load the page, one per client level of the spec.
 	clients map[factor.Client]client.Browser
+	// fallback is the TCP protocol the servers speak beside the h3 they
+	// offer under a discovery rule (client.Request.Fallback).
+	fallback factor.Protocol
 	// deterministic makes the pages' time and randomness fixed; paired
 	// starts each load from its repetition's link seeds.
 	deterministic, paired bool
@@ -89,7 +93,17 @@ func (r *runner) startTestbed(_ context.Context, setup *plan.Setup) (*bed, error
 func (r *runner) newBed(tb *testbed.Testbed, page *site.Site, setup *plan.Setup) *bed {
 	return &bed{Testbed: tb, page: page, clients: map[factor.Client]client.Browser{}, deterministic: r.spec.DeterministicFor(setup.Page),
 		paired: r.spec.Pairing, viewport: r.spec.ViewportOr(page.Viewport), replay: newReplayCheck(page, r.spec.MaxUnmatched), cpu: r.cpu,
-		clientCPU: map[factor.Client]*cpuuse.Group{}, laneEvery: laneInterval(r.cpu, r.cfg.NoLanes)}
+		clientCPU: map[factor.Client]*cpuuse.Group{}, laneEvery: laneInterval(r.cpu, r.cfg.NoLanes), fallback: fallbackOf(r.spec.Protocols())}
+}
+
+// fallbackOf is the TCP protocol servers speak beside an h3 offer in a
+// run of protocols: h1 where it is the only TCP protocol compared (a
+// paper's h1 against h3), else h2.
+func fallbackOf(protocols []factor.Protocol) factor.Protocol {
+	if slices.Contains(protocols, factor.H1) && !slices.Contains(protocols, factor.H2) {
+		return factor.H1
+	}
+	return factor.H2
 }
 
 // addClients makes a client of each of the spec's client levels in b's

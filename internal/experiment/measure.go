@@ -255,7 +255,7 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 	cpu := newCPUWindow(b.cpu, tb, c.Levels.Client(), b.clientCPU[c.Levels.Client()], p, b.laneEvery)
 	defer cpu.close()
 	req := client.Request{
-		URL: page.DocumentURL(), Protocol: p, Discovery: c.Levels.Discovery(), DNS: c.Levels.DNS(), Resolver: netns.ResolverAddr, Hosts: page.Hosts(),
+		URL: page.DocumentURL(), Protocol: p, Discovery: c.Levels.Discovery(), Fallback: b.fallback, DNS: c.Levels.DNS(), Resolver: netns.ResolverAddr, Hosts: page.Hosts(),
 		Addrs: tb.Addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile,
 		Expected: b.expected(c.Levels.Client()), Visit: visit, HARPath: files.har, NetLogDir: files.netLog,
 		CacheAllowed:  cache && visit.Loads() > 1,
@@ -322,7 +322,7 @@ func checkServed(tb *testbed.Testbed, m *Measured, req client.Request, before se
 	m.ServerRequests = after.Sub(before)
 	p := req.Protocol
 	if req.Discovery.Discovers() && p == factor.H3 {
-		if problem := servedMismatch(m.ServerRequests, m.Use); problem != "" && m.OK() {
+		if problem := servedMismatch(m.ServerRequests, m.Use, req.FallbackProtocol()); problem != "" && m.OK() {
 			m.Failure = problem
 		}
 	} else if other := m.ServerRequests.Total() - m.ServerRequests.Of(string(p)); other > 0 && m.OK() {
@@ -343,15 +343,16 @@ func checkServed(tb *testbed.Testbed, m *Measured, req client.Request, before se
 // disagree with what its browser reported, "" if they agree: the servers
 // served at least the requests the browser made over h3, and over TCP
 // (they also count what the browser does not list, such as its icon),
-// and none over h1 (the servers offered h2).
-func servedMismatch(served server.Counts, use client.ProtocolUse) string {
+// all of those over fallback, the TCP protocol offered beside h3.
+func servedMismatch(served server.Counts, use client.ProtocolUse, fallback factor.Protocol) string {
+	tcp := served.Of(string(fallback))
 	switch {
 	case served.H3 < int64(use.H3Requests):
 		return fmt.Sprintf("the browser reports %d requests over h3, the servers served %d", use.H3Requests, served.H3)
-	case served.H2 < int64(use.TCPRequests):
-		return fmt.Sprintf("the browser reports %d requests over TCP, the servers served %d over h2", use.TCPRequests, served.H2)
-	case served.H1 > 0:
-		return fmt.Sprintf("the servers served %d requests over h1, offering h2 and h3", served.H1)
+	case tcp < int64(use.TCPRequests):
+		return fmt.Sprintf("the browser reports %d requests over TCP, the servers served %d over %s", use.TCPRequests, tcp, fallback)
+	case served.Total()-served.H3-tcp > 0:
+		return fmt.Sprintf("the servers served %d requests over TCP protocols other than %s, offering %s and h3", served.Total()-served.H3-tcp, fallback, fallback)
 	}
 	return ""
 }

@@ -109,14 +109,14 @@ func protocolPrefs(p factor.Protocol, hosts []string) map[string]any {
 // HTTP/3 on and nothing forced, for every protocol alike, so that the
 // loads differ only in what the servers offer (Alt-Svc for h3), and
 // Firefox races TCP against a slow QUIC handshake as it does by default;
-// h1 also turns HTTP/2 off.
+// HTTP/2 off where the servers speak h1 over TCP (!http2).
 //
 // Under https-rr Firefox also asks the system's resolver for HTTPS records
 // and takes their alpn as an alternative service (DNS over HTTPS stays
 // off: the testbed's resolver is asked over plain DNS).
-func discoveryPrefs(p factor.Protocol, d factor.Discovery) map[string]any {
+func discoveryPrefs(http2 bool, d factor.Discovery) map[string]any {
 	prefs := map[string]any{"network.http.http3.enable": true}
-	if p == factor.H1 {
+	if !http2 {
 		prefs["network.http.http2.enabled"] = false
 	}
 	if d == factor.DiscoveryHTTPSRR {
@@ -210,7 +210,7 @@ func writeProfile(profile string, req client.Request) error {
 	prefs := basePrefs()
 	protocol := protocolPrefs(req.Protocol, req.Hosts)
 	if req.Discovery.Discovers() {
-		protocol = discoveryPrefs(req.Protocol, req.Discovery)
+		protocol = discoveryPrefs(req.SpeaksHTTP2(), req.Discovery)
 	}
 	for k, v := range protocol {
 		prefs[k] = v

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/quicbench/quicbench/internal/client"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -141,7 +142,7 @@ func testCAPEM(t *testing.T) []byte {
 // handshake keeps its default; h1 turns HTTP/2 off.
 func TestDiscoveryPrefsForceNothing(t *testing.T) {
 	for _, p := range factor.Protocols().Values() {
-		prefs := discoveryPrefs(p, factor.DiscoveryAltSvc)
+		prefs := discoveryPrefs(client.Request{Protocol: p, Discovery: factor.DiscoveryAltSvc}.SpeaksHTTP2(), factor.DiscoveryAltSvc)
 		if prefs["network.http.http3.enable"] != true || prefs["network.http.http3.alt-svc-mapping-for-testing"] != nil ||
 			prefs["network.http.http3.backup_timer_delay"] != nil {
 			t.Errorf("%s: prefs %v", p, prefs)

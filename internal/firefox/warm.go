@@ -22,7 +22,7 @@ func warmKey(req client.Request) string {
 	for _, h := range slices.Sorted(maps.Keys(req.Addrs)) {
 		addrs = append(addrs, h+"="+req.Addrs[h].String())
 	}
-	return strings.Join([]string{string(req.Protocol), string(req.Discovery), string(req.DNS), req.Resolver.String(), req.CAFile, strings.Join(req.Hosts, ","), strings.Join(addrs, ",")}, "\n")
+	return strings.Join([]string{string(req.Protocol), string(req.Discovery), string(req.Fallback), string(req.DNS), req.Resolver.String(), req.CAFile, strings.Join(req.Hosts, ","), strings.Join(addrs, ",")}, "\n")
 }
 
 // warmTab opens a tab in a new user context of the warm browser for req
