@@ -75,7 +75,8 @@ func TestPlanOfAnExample(t *testing.T) {
 }
 
 // TestProgressNamesVaryingFactors: a progress line names every factor with
-// more than one level, so Nepomuceno et al. 2018's cache levels are told apart.
+// more than one level, so Nepomuceno et al. 2018's visits and cache levels
+// are told apart.
 func TestProgressNamesVaryingFactors(t *testing.T) {
 	s, err := spec.Load("../../examples/nepomuceno2018-quick.yaml")
 	if err != nil {
@@ -86,7 +87,7 @@ func TestProgressNamesVaryingFactors(t *testing.T) {
 	tr := results.Trial{ID: "c1-r1", Levels: results.Levels{Network: "nepomuceno2018-rtt20-loss0", Page: "synthetic:8x20KB", Origins: 4, Protocol: "h3", Visit: "repeat", Cache: true},
 		Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(31.5)}}
 	p.update(experiment.Progress{Trial: tr, Done: 1, Total: 96})
-	if want := "c1-r1  nepomuceno2018-rtt20-loss0 synthetic:8x20KB h3 cache on: PLT 31.5 ms"; !strings.Contains(out.String(), want) {
+	if want := "c1-r1  nepomuceno2018-rtt20-loss0 synthetic:8x20KB h3 repeat visit cache on: PLT 31.5 ms"; !strings.Contains(out.String(), want) {
 		t.Errorf("progress line %q, want %q", out.String(), want)
 	}
 }
