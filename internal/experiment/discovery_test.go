@@ -129,6 +129,10 @@ factors:
 		if tr.DocumentProtocol != string(tr.Protocol) || (tr.Protocol == "h3") != (tr.H3Requests == 5) {
 			t.Errorf("%s: document over %s, %d requests over h3", name, tr.DocumentProtocol, tr.H3Requests)
 		}
+		if tr.DNSQueries < 1 {
+			t.Errorf("%s: the testbed's resolver answered %d questions during the load", name, tr.DNSQueries)
+		}
+		t.Logf("%s: %d DNS questions", name, tr.DNSQueries)
 		looked := false
 		for _, r := range tr.resources {
 			if !r.Navigation || r.DNSStartMs == nil || r.ConnectStartMs == nil {

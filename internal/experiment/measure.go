@@ -50,6 +50,9 @@ type Measured struct {
 	// Use is what the measured visit's requests used, as the browser
 	// reported them.
 	Use client.ProtocolUse
+	// DNSQueries is how many questions the testbed's resolver answered
+	// during the measured visit.
+	DNSQueries int64
 }
 
 // primeIfNeeded primes the replay check with an unmeasured load of trial
@@ -173,6 +176,7 @@ func watchedLoad(ctx context.Context, b *bed, t plan.Trial, files loadFiles, rea
 type window struct {
 	opened     bool
 	before     server.Counts
+	dns0       int64 // the resolver's queries when the measured visit began
 	up0, down0 emulator.Stats
 	tb         *testbed.Testbed
 	reseed     func()
@@ -199,10 +203,20 @@ func (w *window) open(ctx context.Context, ready func(context.Context) error) er
 	if w.before, err = countsAfterReplay(w.tb); err != nil {
 		return err
 	}
+	w.dns0 = w.dnsQueries()
 	w.reseed()
 	w.logPackets()
 	w.opened = true
 	return nil
+}
+
+// dnsQueries is how many questions the testbed's resolver has answered
+// (0 for a testbed without one: a live page's).
+func (w *window) dnsQueries() int64 {
+	if w.tb.Resolver == nil {
+		return 0
+	}
+	return w.tb.Resolver.Queries()
 }
 
 // betweenVisits closes the servers' connections after a repeat visit's
@@ -216,6 +230,7 @@ func (w *window) betweenVisits(ctx context.Context, rtt time.Duration) error {
 	if w.before, err = countsAfterReplay(w.tb); err != nil {
 		return err
 	}
+	w.dns0 = w.dnsQueries()
 	if err := client.Pause(ctx, closeSettleTime(rtt)); err != nil {
 		return err
 	}
@@ -231,6 +246,7 @@ func (w *window) close(m *Measured) {
 	}
 	up, down := w.tb.Emulator.Stats()
 	m.Up, m.Down = up.Sub(w.up0), down.Sub(w.down0)
+	m.DNSQueries = w.dnsQueries() - w.dns0
 	w.tb.Emulator.SetPacketLog(nil)
 	m.Packets, m.PacketsStart = w.packets.Packets(), w.packets.Start()
 }

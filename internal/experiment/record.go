@@ -135,6 +135,7 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) []results.L
 	}
 	rec.DocumentProtocol, rec.LandedURL = m.DocumentProtocol, m.Landed
 	rec.ProtocolUse = protocolUseOf(m.Use)
+	rec.DNSQueries = m.DNSQueries
 	if m.OK() && rec.BoundMs != nil && m.PLTMs > 0 {
 		rec.ExcessMs = results.F(m.PLTMs - *rec.BoundMs)
 	}

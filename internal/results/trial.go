@@ -177,6 +177,11 @@ type Outcome struct {
 	// protocol to pinned hosts that do not offer the one asked for (an h3
 	// load's requests to a host without HTTP/3).
 	LiveExcluded int64 `parquet:"live_excluded"`
+	// DNSQueries counts the questions the testbed's resolver answered
+	// during the measured visit: the browser's lookups under dns:
+	// resolved (A, AAAA, HTTPS), its own background ones included; 0
+	// with dns pinned, which asks none.
+	DNSQueries int64 `parquet:"dns_queries"`
 }
 
 // ProtocolUse is what the measured load's requests used as its browser
