@@ -153,6 +153,62 @@ func ClopperPearson(k, n int, confidence float64) (lo, hi float64) {
 	return lo, hi
 }
 
+// ClopperPearsonEffective is Clopper–Pearson's interval for a proportion
+// p estimated from clustered cases, at an effective number of cases nEff
+// (Korn and Graubard 1998): the exact interval's beta quantiles with
+// p·nEff successes of nEff, which need not be whole. With nEff the cases
+// themselves it is ClopperPearson's interval.
+func ClopperPearsonEffective(p, nEff, confidence float64) (lo, hi float64) {
+	if nEff <= 0 || math.IsNaN(p) {
+		return 0, 1
+	}
+	tail := (1 - confidence) / 2
+	k := p * nEff
+	lo, hi = 0, 1
+	if k > 0 {
+		lo = distuv.Beta{Alpha: k, Beta: nEff - k + 1}.Quantile(tail)
+	}
+	if k < nEff {
+		hi = distuv.Beta{Alpha: k + 1, Beta: nEff - k}.Quantile(1 - tail)
+	}
+	return lo, hi
+}
+
+// EffectiveCases is how many independent cases a share of cases won
+// counts when they come in clusters (the same page in several networks):
+// the binomial variance at the pooled share over the ratio estimator's
+// variance between clusters (Kish's design effect), kept between the
+// number of clusters and the number of cases. wins and cases are per
+// cluster. A share of 0 or 1 has no variance to read a design effect
+// from: it counts every case, as Korn and Graubard's interval does.
+func EffectiveCases(wins, cases []float64) float64 {
+	clusters := float64(len(cases))
+	var won, total float64
+	for i := range cases {
+		won, total = won+wins[i], total+cases[i]
+	}
+	if total == 0 {
+		return 0
+	}
+	p := won / total
+	if p <= 0 || p >= 1 {
+		return total
+	}
+	if clusters < 2 {
+		return clusters
+	}
+	var sum float64
+	for i := range cases {
+		d := wins[i] - p*cases[i]
+		sum += d * d
+	}
+	variance := clusters / (clusters - 1) * sum / (total * total)
+	if variance <= 0 {
+		return total
+	}
+	return min(max(p*(1-p)/variance, clusters), total)
+}
+
 // Two-sided quantiles of the standard normal distribution.
 const (
 	Z95  = 1.959963984540054

@@ -125,3 +125,44 @@ func TestOrderStatsAgreeWithSorting(t *testing.T) {
 		}
 	}
 }
+
+// TestClopperPearsonEffectiveAtWholeCasesIsClopperPearson: 10 of 100 at
+// 100 effective cases is the exact interval; fewer cases widen it.
+func TestClopperPearsonEffectiveAtWholeCasesIsClopperPearson(t *testing.T) {
+	wantLo, wantHi := ClopperPearson(10, 100, 0.95)
+	lo, hi := ClopperPearsonEffective(0.1, 100, 0.95)
+	if math.Abs(lo-wantLo) > 1e-9 || math.Abs(hi-wantHi) > 1e-9 {
+		t.Errorf("ClopperPearsonEffective(0.1, 100) = [%.4f, %.4f], want [%.4f, %.4f]", lo, hi, wantLo, wantHi)
+	}
+	if lo25, hi25 := ClopperPearsonEffective(0.1, 25.5, 0.95); lo25 >= lo || hi25 <= hi {
+		t.Errorf("at 25.5 cases [%.4f, %.4f], want wider than [%.4f, %.4f]", lo25, hi25, lo, hi)
+	}
+	if lo, hi := ClopperPearsonEffective(1, 12, 0.95); hi != 1 || math.Abs(lo-math.Pow(0.025, 1.0/12)) > 1e-9 {
+		t.Errorf("12 of 12: [%.4f, %.4f], want [(α/2)^(1/12), 1]", lo, hi)
+	}
+}
+
+// TestEffectiveCases: clusters whose cases all win or all lose count as
+// the clusters; clusters that split their cases as a coin would count
+// nearly every case; a unanimous share counts every case (Korn and
+// Graubard: it has no spread to read a design effect from).
+func TestEffectiveCases(t *testing.T) {
+	same := EffectiveCases([]float64{3, 3, 0, 0, 3, 0, 0, 0, 3, 0}, []float64{3, 3, 3, 3, 3, 3, 3, 3, 3, 3})
+	if same != 10 {
+		t.Errorf("10 pages each won or lost in all 3 networks: %.1f cases, want 10", same)
+	}
+	// 40 pages of 4 networks, wins spread as independent coins at 1/2
+	// would spread them (binomial counts 0–4 in their proportions 1:4:6:4:1).
+	var wins, cases []float64
+	for _, w := range []float64{0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 4} {
+		for range 2 {
+			wins, cases = append(wins, w), append(cases, 4)
+		}
+	}
+	if n := EffectiveCases(wins, cases); n < 0.9*128 || n > 128 {
+		t.Errorf("32 pages of 4 independent networks: %.1f cases, want near 128", n)
+	}
+	if n := EffectiveCases([]float64{2, 2, 2}, []float64{2, 2, 2}); n != 6 {
+		t.Errorf("every case won in 3 pages of 2: %.1f, want every case, 6", n)
+	}
+}
