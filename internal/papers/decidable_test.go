@@ -80,15 +80,15 @@ func levelText(c Claim) string {
 func shapeLoads(c Claim, sources []Source, want Verdict) []Source {
 	target := targetOf(c.Stat.Kind, c.Region, want)
 	wins := int(math.Round(target * float64(len(groupIndex(c, sources)))))
-	return reshape(c, sources, func(tr results.Trial, v float64, slot, group int) float64 {
+	return reshape(c, sources, func(_ string, tr results.Trial, v float64, slot, group int) float64 {
 		return shaped(c.Stat.Kind, v, tr.RTTMs, slot, target, group < wins)
 	})
 }
 
 // reshape copies sources with the claim's metric, in its cells, set to
-// value(load, its value, its slot, its setting's index); other loads keep
+// value(its run, load, its value, its slot, its setting's index); other loads keep
 // their values.
-func reshape(c Claim, sources []Source, value func(tr results.Trial, v float64, slot, group int) float64) []Source {
+func reshape(c Claim, sources []Source, value func(run string, tr results.Trial, v float64, slot, group int) float64) []Source {
 	metric, _ := results.MetricNamed(c.Metric)
 	groups := groupIndex(c, sources)
 	out := make([]Source, len(sources))
@@ -98,7 +98,7 @@ func reshape(c Claim, sources []Source, value func(tr results.Trial, v float64, 
 			levels := tr.Levels.Factors()
 			slot, ok := slotOf(c.Stat, levels)
 			if v := metric.Value(tr); ok && v != nil && c.Cells.Has(levels) {
-				setMetric(&tr, c.Metric, value(tr, *v, slot, groups[groupKey(c.Stat, levels)]))
+				setMetric(&tr, c.Metric, value(src.Run, tr, *v, slot, groups[groupKey(c.Stat, levels)]))
 			}
 			out[i].Trials[j] = tr
 		}

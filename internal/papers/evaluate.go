@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
@@ -60,9 +61,15 @@ type Row struct {
 	// Need is what an inconclusive row lacks to be decided (zero for a
 	// decided one).
 	Need     Need
-	Settings int      // groups of settings compared
-	Loads    int      // loads used
-	Trials   []string // their IDs, "run/id" when the sources are several
+	Settings int // groups of settings compared
+	// Pages is how many pages a share's settings cover, and Cases how
+	// many independent settings they count as, a page recurring across
+	// networks being one cluster (effectiveSettings): between Pages and
+	// Settings. Both 0 for another statistic.
+	Pages  int
+	Cases  float64
+	Loads  int      // loads used
+	Trials []string // their IDs, "run/id" when the sources are several
 	// Levels lists the networks and pages of the settings used, and the
 	// levels of any other factor that differs among them: what the row
 	// covers.
@@ -131,6 +138,8 @@ type group struct {
 	// claim's breakdown.
 	plt   [2][]float64
 	parts [2][][]float64
+	// held is the From level's loads' held_ms (NaN for a load without).
+	held []float64
 }
 
 func evaluateClaim(p Paper, c Claim, sources []Source, o Options, stream uint64) Row {
@@ -147,7 +156,10 @@ func evaluateClaim(p Paper, c Claim, sources []Source, o Options, stream uint64)
 	describe(&row, groups)
 	locate := locator(c.Location)
 	row.Value = statistic(c.Stat.Kind, groups, func(g *group, i int) float64 { return locate(g.samples[i]) })
-	row.Lo, row.Hi, row.LevelLo, row.LevelHi = intervals(c, groups, row.Value, locate, o, stream)
+	if c.Stat.Kind == Share {
+		row.Cases, row.Pages = effectiveSettings(groups, locate), pagesOf(groups)
+	}
+	row.Lo, row.Hi, row.LevelLo, row.LevelHi = intervals(c, groups, row.Value, row.Cases, locate, o, stream)
 	row.Verdict = decide(c.Region, row.LevelLo, row.LevelHi)
 	row.Breakdown = breakdownOf(c, groups)
 	if row.Verdict == Inconclusive {
@@ -190,6 +202,9 @@ func collect(c Claim, sources []Source) []*group {
 			g.trials = append(g.trials, trialRef(src.Run, t.ID))
 			if slot < 2 && t.PLT != nil {
 				g.plt[slot], g.parts[slot] = append(g.plt[slot], *t.PLT), append(g.parts[slot], t.Parts.Values())
+			}
+			if slot == 0 {
+				g.held = append(g.held, heldMs(t))
 			}
 		}
 	}
@@ -307,16 +322,15 @@ func statistic(k Kind, groups []*group, loc func(*group, int) float64) float64 {
 }
 
 // intervals are the statistic's 95 % interval and its interval at the
-// claim's level: Clopper–Pearson over the settings for a share (value, the
-// share of settings won: the claim is about pages or settings, which are
-// the sample), a percentile bootstrap resampling every cell's loads
-// otherwise.
-func intervals(c Claim, groups []*group, value float64, locate func([]float64) float64, o Options, stream uint64) (lo, hi, levelLo, levelHi float64) {
+// claim's level: for a share (value, the share of settings won: the claim
+// is about pages or settings, which are the sample) Clopper–Pearson's at
+// n, the settings' effective number (effectiveSettings); a percentile
+// bootstrap resampling every cell's loads otherwise.
+func intervals(c Claim, groups []*group, value, n float64, locate func([]float64) float64, o Options, stream uint64) (lo, hi, levelLo, levelHi float64) {
 	level := 1 - c.alpha()
 	if c.Stat.Kind == Share {
-		wins := int(math.Round(value * float64(len(groups))))
-		lo, hi = stats.ClopperPearson(wins, len(groups), 0.95)
-		levelLo, levelHi = stats.ClopperPearson(wins, len(groups), level)
+		lo, hi = stats.ClopperPearsonEffective(value, n, 0.95)
+		levelLo, levelHi = stats.ClopperPearsonEffective(value, n, level)
 		return lo, hi, levelLo, levelHi
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, stream))
@@ -345,4 +359,50 @@ func decide(r Region, lo, hi float64) Verdict {
 		return Disagrees
 	}
 	return Inconclusive
+}
+
+// effectiveSettings is how many independent settings a share's groups
+// count: a page seen in several networks is one cluster of settings, its
+// outcomes alike in so far as the page decides them
+// (stats.EffectiveCases); a group without a page is a cluster of its own.
+func effectiveSettings(groups []*group, locate func([]float64) float64) float64 {
+	index := map[string]int{}
+	var wins, cases []float64
+	for i, g := range groups {
+		page := g.key.Of(factor.IDPage)
+		if page == "" {
+			page = "\x00" + strconv.Itoa(i)
+		}
+		k, ok := index[page]
+		if !ok {
+			k = len(cases)
+			index[page] = k
+			wins, cases = append(wins, 0), append(cases, 0)
+		}
+		cases[k]++
+		if locate(g.samples[1]) < locate(g.samples[0]) {
+			wins[k]++
+		}
+	}
+	return stats.EffectiveCases(wins, cases)
+}
+
+// pagesOf is how many pages the groups cover (0 when none names one).
+func pagesOf(groups []*group) int {
+	pages := map[string]bool{}
+	for _, g := range groups {
+		if page := g.key.Of(factor.IDPage); page != "" {
+			pages[page] = true
+		}
+	}
+	return len(pages)
+}
+
+// heldMs is the time a load's TCP connections held bytes behind a lost
+// segment; NaN where it did not record it.
+func heldMs(t results.Trial) float64 {
+	if t.HeldMs == nil {
+		return math.NaN()
+	}
+	return *t.HeldMs
 }

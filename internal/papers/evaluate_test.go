@@ -3,11 +3,13 @@ package papers
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/stats"
 )
 
 // load is a fake trial: its levels, RTT and PLT/TTFB value.
@@ -108,6 +110,45 @@ func TestShareCountsSettingsWithAnExactInterval(t *testing.T) {
 	if row.Verdict != Inconclusive {
 		t.Errorf("verdict %s: 4 pages cannot show a share below half", row.Verdict)
 	}
+}
+
+// TestAShareCountsARecurringPageAsOneCluster: 8 pages in 3 networks,
+// h3 winning on a page in every network or in none, are 24 settings but 8
+// cases (Clopper–Pearson for 2 of 8); pages whose networks split their
+// outcomes count more than the pages.
+func TestAShareCountsARecurringPageAsOneCluster(t *testing.T) {
+	together := func(page, network int) bool { return page < 2 }
+	row := evaluateOne(t, Claim{Location: Mean, Stat: Stat{Kind: Share, Vary: h3VsH2}, Region: Below(0.5)}, pagesInNetworks(8, 3, together))
+	if row.Value != 0.25 || row.Settings != 24 || row.Pages != 8 || row.Cases != 8 {
+		t.Fatalf("share %v of %d settings, %d pages, %.1f cases; want 0.25 of 24 in 8 pages counting 8", row.Value, row.Settings, row.Pages, row.Cases)
+	}
+	lo, hi := stats.ClopperPearson(2, 8, 0.95)
+	if math.Abs(row.Lo-lo) > 1e-9 || math.Abs(row.Hi-hi) > 1e-9 {
+		t.Errorf("interval [%.4f, %.4f], want Clopper–Pearson's for 2 of 8, [%.4f, %.4f]", row.Lo, row.Hi, lo, hi)
+	}
+	apart := func(page, network int) bool { return (page+network)%4 == 0 }
+	split := evaluateOne(t, Claim{Location: Mean, Stat: Stat{Kind: Share, Vary: h3VsH2}, Region: Below(0.5)}, pagesInNetworks(8, 3, apart))
+	if split.Cases <= 8 || split.Cases > 24 || split.Hi >= row.Hi {
+		t.Errorf("outcomes split within pages: %.1f cases, interval up to %.3f; want more than 8 cases and a narrower interval than %.3f", split.Cases, split.Hi, row.Hi)
+	}
+}
+
+// pagesInNetworks is 3 loads of h2 and h3 for pages × networks, h3 the
+// faster where wins says so.
+func pagesInNetworks(pages, networks int, wins func(page, network int) bool) []results.Trial {
+	var trials []results.Trial
+	for p := range pages {
+		for n := range networks {
+			h3 := 1100.0
+			if wins(p, n) {
+				h3 = 900
+			}
+			network, page := fmt.Sprint("n", n), fmt.Sprint("p", p)
+			trials = append(trials, loads(network, page, "h2", 50, 1000, 3)...)
+			trials = append(trials, loads(network, page, "h3", 50, h3, 3)...)
+		}
+	}
+	return trials
 }
 
 func TestRTTsSavedDividesByTheNetworksRTT(t *testing.T) {
@@ -248,5 +289,27 @@ func TestEveryClaimNamesBothSidesCongestionControl(t *testing.T) {
 				t.Errorf("%s %s: differs %q names no congestion control and pacing of both sides", p.ID, c.ID, c.Differs)
 			}
 		}
+	}
+}
+
+// TestEveryCookClaimOnItsLossyNetworkSaysTheLossGoesBothWays: the 20 %
+// of Cook et al.'s lossy network is applied in each direction, which
+// every claim that reads it discloses.
+func TestEveryCookClaimOnItsLossyNetworkSaysTheLossGoesBothWays(t *testing.T) {
+	reads := func(c Claim) bool {
+		return slices.Contains(c.Cells[factor.IDNetwork], "delay0-loss20") ||
+			c.Stat.Vary.To == "delay0-loss20" || c.Stat.By.To == "delay0-loss20"
+	}
+	n := 0
+	for _, c := range cook2017().Claims {
+		if reads(c) {
+			n++
+			if !strings.Contains(c.Differs, "loss applies in each direction") {
+				t.Errorf("Cook %s reads the lossy network without saying the loss goes both ways: %q", c.ID, c.Differs)
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d of Cook's claims read its lossy network, want C2, C3 and C4 at least", n)
 	}
 }

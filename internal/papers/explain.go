@@ -3,6 +3,7 @@ package papers
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/results"
@@ -15,6 +16,15 @@ import (
 type Explanation struct {
 	Says string
 	Part int
+	// Caveat, if set, says what of the paper's reason the parts cannot
+	// show (another window than the claim's metric, another visit than
+	// the reason's, instruments that differ between the protocols),
+	// printed beside them.
+	Caveat string
+	// HeadOfLine adds the time the From level's TCP loads held bytes
+	// behind a lost segment (results.Stalls.HeldMs, head-of-line
+	// blocking), which QUIC's streams do not.
+	HeadOfLine bool
 }
 
 // PartEffect is how one part of the loads' time moved between a claim's
@@ -34,6 +44,10 @@ type Breakdown struct {
 	Settings int
 	Total    PartEffect
 	Parts    []PartEffect
+	// HeldMs is, for an explanation of head-of-line blocking, the mean
+	// over settings of the From level's location of held_ms; NaN where
+	// a load did not record it.
+	HeldMs float64
 }
 
 // breakdownOf takes the loads of a claim's groups apart; nil when the
@@ -61,6 +75,11 @@ func breakdownOf(c Claim, groups []*group) *Breakdown {
 			continue
 		}
 		b.Settings++
+		if slices.ContainsFunc(g.held, math.IsNaN) {
+			b.HeldMs = math.NaN()
+		} else {
+			b.HeldMs += locate(g.held)
+		}
 		add(&b.Total, g.plt[0], g.plt[1], g.rttMs)
 		for i := range b.Parts {
 			add(&b.Parts[i], column(g.parts[0], i), column(g.parts[1], i), g.rttMs)
@@ -73,6 +92,7 @@ func breakdownOf(c Claim, groups []*group) *Breakdown {
 	for _, e := range append([]*PartEffect{&b.Total}, pointers(b.Parts)...) {
 		e.Ms, e.RTTs = e.Ms/n, e.RTTs/n
 	}
+	b.HeldMs /= n
 	return b
 }
 
@@ -127,8 +147,19 @@ func (r Row) WhyText() string {
 	if e := b.Parts[c.Explains.Part]; e.Known {
 		named = effectText(e)
 	}
-	return fmt.Sprintf("the paper's reason: %s. The PLT taken apart, %s, %s per setting over %d settings: %s in all; %s. The part the paper's reason points at, %s, moved %s.",
+	why := fmt.Sprintf("the paper's reason: %s. The PLT taken apart, %s, %s per setting over %d settings: %s in all; %s. The part the paper's reason points at, %s, moved %s.",
 		c.Explains.Says, c.Stat.Vary, c.Location, b.Settings, effectText(b.Total), strings.Join(parts, ", "), results.PartNames()[c.Explains.Part], named)
+	if c.Explains.HeadOfLine {
+		held := "not recorded by these loads"
+		if !math.IsNaN(b.HeldMs) {
+			held = fmt.Sprintf("%.1f ms a load", b.HeldMs)
+		}
+		why += fmt.Sprintf(" Head-of-line blocking: %s's bytes waited behind a lost segment %s (%s); QUIC's streams hold no other stream's bytes.", c.Stat.Vary.From, held, c.Location)
+	}
+	if c.Explains.Caveat != "" {
+		why += " What these parts cannot show: " + c.Explains.Caveat + "."
+	}
+	return why
 }
 
 // effectText is e in round trips and ms, "-1.02 RTT (-20.4 ms)".

@@ -70,3 +70,30 @@ func TestLoadsWithoutPartsAreNotTakenApart(t *testing.T) {
 		t.Errorf("breakdown %+v of loads without parts", row.Breakdown)
 	}
 }
+
+// TestAReasonSaysWhatItsPartsCannotShow: a loss explanation adds the
+// head-of-line time of the TCP side's loads (held_ms, 40 and 60 ms a
+// load on two pages: 50 on average) and the caveat the claim gives.
+func TestAReasonSaysWhatItsPartsCannotShow(t *testing.T) {
+	var trials []results.Trial
+	for i, page := range []string{"p1", "p2"} {
+		h2 := withParts(loads("a", page, "h2", 100, 1000, 4), 80, 200)
+		for k := range h2 {
+			h2[k].HeldMs = results.F(float64(40 + 20*i))
+		}
+		trials = append(trials, h2...)
+		trials = append(trials, withParts(loads("a", page, "h3", 100, 850, 4), 50, 100)...)
+	}
+	c := Claim{Location: Mean, Stat: Stat{Kind: Ratio, Vary: h3VsH2}, Region: Below(1),
+		Explains: &Explanation{Says: "head-of-line blocking", Part: results.PartLoss, HeadOfLine: true, Caveat: "loss recovery is read from the link over TCP and from the server over QUIC"}}
+	why := evaluateOne(t, c, trials).WhyText()
+	for _, want := range []string{"Head-of-line blocking: h2's bytes waited behind a lost segment 50.0 ms a load (mean)", "What these parts cannot show: loss recovery is read from the link over TCP and from the server over QUIC."} {
+		if !strings.Contains(why, want) {
+			t.Errorf("%q lacks %q", why, want)
+		}
+	}
+	trials[0].HeldMs = nil
+	if why := evaluateOne(t, c, trials).WhyText(); !strings.Contains(why, "behind a lost segment not recorded by these loads") {
+		t.Errorf("a load without held_ms: %q", why)
+	}
+}

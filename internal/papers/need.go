@@ -91,12 +91,16 @@ func loadGrowth(r Region, v, lo, hi float64) float64 {
 
 // shareNeed is how many more settings a share needs at its observed
 // fraction for its Clopper–Pearson interval at the paper's level to leave
-// the region's bound.
+// the region's bound, each new setting counting as the row's settings
+// counted (Row.Cases over Row.Settings).
 func shareNeed(row Row) Need {
 	level := 1 - row.Claim.alpha()
+	perSetting := 1.0 // the independent cases a setting counts, as the row's clusters let it
+	if row.Settings > 0 && row.Cases > 0 {
+		perSetting = row.Cases / float64(row.Settings)
+	}
 	for n := row.Settings + 1; n <= MaxGrowth*max(row.Settings, 1); n++ {
-		wins := int(math.Round(row.Value * float64(n)))
-		lo, hi := stats.ClopperPearson(wins, n, level)
+		lo, hi := stats.ClopperPearsonEffective(row.Value, perSetting*float64(n), level)
 		if decide(row.Claim.Region, lo, hi) != Inconclusive {
 			return Need{Settings: n - row.Settings}
 		}

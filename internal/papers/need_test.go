@@ -83,15 +83,16 @@ func TestAShareSaysHowManyMoreSettingsDecideIt(t *testing.T) {
 	if row.Verdict != Inconclusive || row.Need.Settings <= 0 || row.Need.Loads != 0 {
 		t.Fatalf("1 win in 4: %s, need %+v; want a need of settings", row.Verdict, row.Need)
 	}
-	n := 4 + row.Need.Settings
-	wins := int(math.Round(0.25 * float64(n)))
-	if lo, hi := clopper(wins, n); decide(c.Region, lo, hi) != Agrees {
-		t.Errorf("%d wins in %d settings: [%.3f, %.3f] does not agree", wins, n, lo, hi)
+	n := 4 + row.Need.Settings // four pages of one setting each: a setting is a case
+	if lo, hi := clopper(0.25, n); decide(c.Region, lo, hi) != Agrees {
+		t.Errorf("a quarter of %d settings won: [%.3f, %.3f] does not agree", n, lo, hi)
 	}
-	if lo, hi := clopper(int(math.Round(0.25*float64(n-1))), n-1); decide(c.Region, lo, hi) != Inconclusive {
+	if lo, hi := clopper(0.25, n-1); decide(c.Region, lo, hi) != Inconclusive {
 		t.Errorf("one setting fewer (%d) already decides: the need is not the least", n-1)
 	}
 }
 
-// clopper is Clopper–Pearson's 95 % interval.
-func clopper(wins, n int) (float64, float64) { return stats.ClopperPearson(wins, n, 0.95) }
+// clopper is Clopper–Pearson's 95 % interval of a share of n cases.
+func clopper(share float64, n int) (float64, float64) {
+	return stats.ClopperPearsonEffective(share, float64(n), 0.95)
+}

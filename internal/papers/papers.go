@@ -141,10 +141,26 @@ type Claim struct {
 	// (Claim.PaperAgrees), so that it tests the paper's figure and not
 	// merely a direction.
 	PaperN int
+	// PaperUnit is what PaperN counts, as the paper counts it: "pages"
+	// where its share is of pages in each network and the same pages recur
+	// in every one (Nepomuceno et al.'s Table III), "settings" where its
+	// design counts page × network settings. Either way our interval
+	// counts a page recurring across networks as one cluster of settings
+	// (Row.Cases).
+	PaperUnit string
 	// PaperScaleOnly, if set, says why a result like the paper's can only
 	// be told at paper scale, with the settings or loads it needs: at
 	// quick scale the claim cannot agree with the paper's own value.
 	PaperScaleOnly string
+	// BeyondPaperScale, if set, says why a result like the paper's cannot
+	// agree even at paper scale, at the spread of loads measured here,
+	// with the loads it would need: decide rounds (reproduce --decide)
+	// add them.
+	BeyondPaperScale string
+	// FewSites, if set, says why a result like the paper's cannot agree
+	// on the recorded sites shared here (a claim about pages, Pages), and
+	// how many it would need: a share over sites needs sites.
+	FewSites string
 	// NotAtQuick marks a claim none of whose cells the quick scale runs
 	// (PaperScaleOnly says why): there it is not measured.
 	NotAtQuick bool

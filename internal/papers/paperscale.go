@@ -65,3 +65,25 @@ func (c Claim) PaperInterval() (lo, hi float64, ok bool) {
 	lo, hi = stats.ClopperPearson(won, c.PaperN, 1-c.alpha())
 	return lo, hi, true
 }
+
+// Marks are what a result like the paper's needs that a reproduction may
+// lack, each in words: "paper scale only: …" (PaperScaleNote), "beyond
+// the paper's design: …", "too few recorded sites: …"; none for a claim
+// any scale can tell.
+func (c Claim) Marks() []string {
+	var marks []string
+	if note := c.PaperScaleNote(); note != "" {
+		marks = append(marks, "paper scale only: "+note)
+	}
+	if c.BeyondPaperScale != "" {
+		marks = append(marks, "beyond the paper's design: "+c.BeyondPaperScale)
+	}
+	if c.FewSites != "" {
+		few := "too few recorded sites: " + c.FewSites
+		if n := SettingsToAgree(c); n > 0 {
+			few += fmt.Sprintf("; a share like the paper's %s agrees from %d sites", FormatValue(Share, c.PaperValue), n)
+		}
+		marks = append(marks, few)
+	}
+	return marks
+}

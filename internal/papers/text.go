@@ -42,9 +42,10 @@ func (r Row) Ours() string {
 	return fmt.Sprintf("%s [%s, %s]", FormatValue(k, r.Value), FormatValue(k, r.LevelLo), FormatValue(k, r.LevelHi))
 }
 
-// Used says which loads the row read: "40 loads in 4 settings", and
-// "40 loads in 4 settings through decide round 2" where it read decide
-// rounds' loads.
+// Used says which loads the row read: "40 loads in 4 settings", for a
+// share over pages recurring across networks "60 loads in 6 settings of 3
+// pages, counting as 4.2 independent", and "… through decide round 2"
+// where it read decide rounds' loads.
 func (r Row) Used() string {
 	if r.Loads == 0 {
 		return "-"
@@ -54,6 +55,9 @@ func (r Row) Used() string {
 		settings = "setting"
 	}
 	used := fmt.Sprintf("%d loads in %d %s", r.Loads, r.Settings, settings)
+	if r.Pages > 0 && r.Pages < r.Settings {
+		used += fmt.Sprintf(" of %d pages, counting as %s independent", r.Pages, strconv.FormatFloat(r.Cases, 'f', 1, 64))
+	}
 	if r.Round > 0 {
 		used += fmt.Sprintf(" through decide round %d", r.Round)
 	}
@@ -228,14 +232,14 @@ func writeSites(w io.Writer, rows []Row) {
 // it used.
 func CSVRows(rows []Row) [][]string {
 	out := [][]string{{"paper", "claim", "text", "source", "paper_figure", "statistic", "holds_if", "value", "ci95_low", "ci95_high",
-		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "to_decide", "covers", "differs", "arithmetic", "trials", "paper_scale_only",
+		"alpha", "level_low", "level_high", "verdict", "settings", "loads", "pages", "cases", "paper_n", "paper_unit", "to_decide", "covers", "differs", "arithmetic", "trials", "paper_scale_only", "beyond_paper_scale", "few_sites",
 		"real_verdict", "real_value", "real_ci95_low", "real_ci95_high", "real_settings", "real_loads", "real_sites", "real_left_out", "real_trials", "why"}}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range rows {
 		c := r.Claim
 		row := []string{r.Paper.ID, c.ID, c.Text, c.Source, c.Figure, r.Statistic(), r.HoldsIf(), num(r.Value), num(r.Lo), num(r.Hi),
 			num(c.alpha()), num(r.LevelLo), num(r.LevelHi), string(r.Verdict), strconv.Itoa(r.Settings), strconv.Itoa(r.Loads),
-			r.ToDecide(), r.Covers(), cmp.Or(c.NotReproduced, c.Differs), c.Arithmetic, strings.Join(r.Trials, " "), c.PaperScaleNote()}
+			strconv.Itoa(r.Pages), num(r.Cases), strconv.Itoa(c.PaperN), c.PaperUnit, r.ToDecide(), r.Covers(), cmp.Or(c.NotReproduced, c.Differs), c.Arithmetic, strings.Join(r.Trials, " "), c.PaperScaleNote(), c.BeyondPaperScale, c.FewSites}
 		if re := r.Real; re != nil {
 			row = append(row, string(re.Verdict), num(re.Value), num(re.Lo), num(re.Hi), strconv.Itoa(re.Settings), strconv.Itoa(re.Loads),
 				strings.Join(re.SitesUsed(), " "), LeftOutText(re.LeftOut), strings.Join(re.Trials, " "))
@@ -271,8 +275,11 @@ func WriteList(w io.Writer, ps []Paper) {
 			if c.Pages {
 				fmt.Fprintln(w, "        about pages: also evaluated on recorded sites (reproduce --sites)")
 			}
-			if note := c.PaperScaleNote(); note != "" {
-				fmt.Fprintf(w, "        paper scale only: %s\n", note)
+			if c.PaperN > 0 {
+				fmt.Fprintf(w, "        counts %s: the paper's %s of %d %s; ours a page in several networks counted as one cluster\n", c.PaperUnit, FormatValue(Share, c.PaperValue), c.PaperN, c.PaperUnit)
+			}
+			for _, mark := range c.Marks() {
+				fmt.Fprintf(w, "        %s\n", mark)
 			}
 		}
 		for _, g := range p.Gaps {

@@ -57,9 +57,10 @@ type ClaimRow struct {
 	// Real is what a claim about pages found on recorded sites: verdict,
 	// value, sites used and left out; "" when it was not evaluated there.
 	Real string
-	// PaperScaleOnly says why a result like the paper's agrees only at
-	// paper scale, and what it needs; "" when it can at quick scale.
-	PaperScaleOnly string
+	// Marks say what a result like the paper's needs that a
+	// reproduction may lack (papers.Claim.Marks): paper scale, more than
+	// the paper's design, more recorded sites.
+	Marks []string
 	// Why sets the paper's reason for the claim beside its loads taken
 	// apart; "" for a claim without one.
 	Why string

@@ -237,7 +237,7 @@ The paper's set-up: {{.Setup}}. A claim agrees when our interval at the paper's 
 disagrees when it lies wholly outside, and is inconclusive when it straddles a bound.</p>
 <table><tr><th class="l">claim</th><th class="l">verdict</th><th>ours [interval at the paper's level]</th><th>paper</th><th>holds if</th><th class="l">loads used</th><th class="l">source</th><th class="l">what differs</th></tr>
 {{range .Rows}}<tr class="{{.Verdict}}"><td class="l"><b>{{.ID}}</b> {{.Text}}<br><small>{{with .Statistic}}{{.}}. {{end}}Paper: {{.Reported}}</small></td>
-<td class="l v">{{.Verdict}}{{with .Level}}<br><small>{{.}}</small>{{end}}{{with .ToDecide}}<br><small>to decide: {{.}}</small>{{end}}{{with .Real}}<br><small>on real pages: {{.}}</small>{{end}}{{with .PaperScaleOnly}}<br><small>paper scale only: {{.}}</small>{{end}}{{with .Why}}<br><small>why: {{.}}</small>{{end}}</td><td>{{.Ours}}</td><td>{{.Figure}}</td><td>{{or .HoldsIf "-"}}</td>
+<td class="l v">{{.Verdict}}{{with .Level}}<br><small>{{.}}</small>{{end}}{{with .ToDecide}}<br><small>to decide: {{.}}</small>{{end}}{{with .Real}}<br><small>on real pages: {{.}}</small>{{end}}{{range .Marks}}<br><small>{{.}}</small>{{end}}{{with .Why}}<br><small>why: {{.}}</small>{{end}}</td><td>{{.Ours}}</td><td>{{.Figure}}</td><td>{{or .HoldsIf "-"}}</td>
 <td class="l">{{.Used}}{{with .Covers}}<br><small>{{.}}</small>{{end}}{{with claimLoads . (len $.Page.Loads)}}<details><summary>the loads</summary>{{range .}}{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}} {{end}}</details>{{end}}</td>
 <td class="l">{{.Source}}</td><td class="l"><small>{{with .Arithmetic}}Design arithmetic: {{.}}<br>{{end}}{{.Differs}}</small></td></tr>
 {{end}}</table>

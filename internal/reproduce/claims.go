@@ -81,7 +81,7 @@ func claimsView(p papers.Paper, rows []papers.Row) *report.Claims {
 		cl.Rows = append(cl.Rows, report.ClaimRow{ID: c.ID, Text: c.Text, Reported: c.Reported, Figure: c.Figure, Source: c.Source,
 			Verdict: string(r.Verdict), Level: r.Level(), ToDecide: r.ToDecide(), Statistic: r.Statistic(), Ours: r.Ours(), HoldsIf: r.HoldsIf(),
 			Used: r.Used(), Covers: r.Covers(), Differs: cmp.Or(c.NotReproduced, c.Differs), Arithmetic: c.Arithmetic, Trials: r.Trials,
-			Real: r.RealText(), PaperScaleOnly: c.PaperScaleNote(), Why: r.WhyText()})
+			Real: r.RealText(), Marks: c.Marks(), Why: r.WhyText()})
 	}
 	return cl
 }
