@@ -182,8 +182,8 @@ func writeClaim(w io.Writer, r Row) {
 	if cov := r.Covers(); cov != "" {
 		fmt.Fprintf(w, "    used:  %s (%s)\n", r.Used(), cov)
 	}
-	if note := c.PaperScaleNote(); note != "" {
-		fmt.Fprintf(w, "    paper scale only: a result like the paper's agrees at paper scale, not at quick scale: %s\n", note)
+	for _, mark := range c.Marks() {
+		fmt.Fprintf(w, "    %s\n", mark)
 	}
 	if real := r.RealText(); real != "" {
 		fmt.Fprintf(w, "    real pages: %s, %s\n", real, r.Real.Used())
