@@ -35,6 +35,7 @@ var measuredSpreads = map[string]map[string]cellSpread{
 	"biswal2016-quick":          {"plt": {0.015, 0.161}},                         // 24 and 48 cells
 	"biswal2016-cellular-quick": {"plt": {0.010, 0.012}},                         // 36 and 12 cells
 	"biswal2016-sites-quick":    {"plt": {0.023, 0.252}},                         // 16 and 16 cells
+	"biswal2016-repeat-quick":   {"plt": {0.004, 0.149}},                         // 8 and 8 cells
 	"cook2017-quick":            {"plt": {0.074, 0.232}, "ttfb": {0.003, 1.162}}, // 8 and 4 cells
 	"cook2017-servers-quick":    {"plt": {0.077, 0}},                             // 8 cells
 	"cook2017-altsvc-quick":     {"plt": {0.075, 0}},                             // 4 cells
