@@ -100,6 +100,9 @@ func printPlan(w io.Writer, s *spec.Spec, p plan.Plan) {
 	fmt.Fprintf(w, "%s: %s = %d cells\n", s.Name, strings.Join(counts, " × "), p.Cells)
 	fmt.Fprintf(w, "%d cells × %d repetitions = %d trials on %d testbeds, clients %s, seed %d\n", p.Cells, s.Repetitions, len(p.Trials), p.Setups, joinLevels(s.Clients()), s.Seed)
 	fmt.Fprintf(w, "estimated duration: %s (a rough model of each load plus the client's overhead, testbed set-ups and netchecks)\n", p.Estimate(s).Round(time.Second))
+	if n, longest := p.OverTimeout(s); n > 0 {
+		fmt.Fprintf(w, "warning: %d trials' loads are expected to outlast the timeout of %s (up to about %s each by the model): they will fail unless timeout is raised\n", n, s.Timeout, longest.Round(time.Second))
+	}
 	if u := s.Until; u != nil {
 		fmt.Fprintf(w, "at most: each setting stops once its answer is known, after %d to %d repetitions (ratio's 95%% CI within ±%g%%, or a sequential verdict)\n",
 			u.Min, s.Repetitions, 100*u.CIRatio)

@@ -74,6 +74,28 @@ func TestPlanOfAnExample(t *testing.T) {
 	}
 }
 
+// TestPlanWarnsOfLoadsOutlastingTheTimeout: Masri et al.'s 300 KB pages
+// at 200 ms with loss take minutes a load, past a 60 s timeout: plan says
+// so before a load runs, and not with the example's own 10 min.
+func TestPlanWarnsOfLoadsOutlastingTheTimeout(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "heavy.yaml")
+	if err := os.WriteFile(file, []byte("repetitions: 2\nfactors:\n  networks: [{rtt: 200ms, loss: 1}]\n  pages: [synthetic:64x300KB]\n  protocols: [h2, h3]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Run(context.Background(), []string{"plan", file}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if want := "warning: 4 trials' loads are expected to outlast the timeout of 1m0s"; !strings.Contains(out.String(), want) {
+		t.Errorf("plan output lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	if code := Run(context.Background(), []string{"plan", "../../examples/masri.yaml"}, &out, &errOut); code != 0 || strings.Contains(out.String(), "warning") {
+		t.Errorf("masri.yaml with its 10 min timeout: exit %d, %s", code, out.String())
+	}
+}
+
 // TestProgressNamesVaryingFactors: a progress line names every factor with
 // more than one level, so Nepomuceno et al. 2018's visits and cache levels
 // are told apart.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/stats"
 )
 
 // TestEveryClaimCanAgreeAndCanFail builds, for every testable claim at
@@ -18,8 +19,9 @@ import (
 // reach (a share bound below what its settings can show, a region no
 // value of its statistic can leave). At quick scale a claim marked paper
 // scale only (Claim.PaperScaleOnly: its settings cannot bound a share
-// near the paper's) need only be able to fail, and one the quick scale
-// leaves out (Claim.NotAtQuick) must have no loads there.
+// near the paper's) need only be able to fail, a share whose quick scale
+// has too few settings to fail (shareDecidable) must be so marked, and one
+// the quick scale leaves out (Claim.NotAtQuick) must have no loads there.
 func TestEveryClaimCanAgreeAndCanFail(t *testing.T) {
 	t.Parallel()
 	for _, p := range All() {
@@ -56,6 +58,12 @@ func claimCanAgreeAndFail(t *testing.T, p Paper, c Claim, scale Scale, sources [
 		}
 		return
 	}
+	if c.Stat.Kind == Share && scale == Quick && !shareDecidable(c, sources) {
+		if c.PaperScaleOnly == "" {
+			t.Errorf("%s %s: its quick scale has %d settings, too few to decide a share either way, yet it is not marked paper scale only", p.ID, c.ID, len(groupIndex(c, sources)))
+		}
+		return
+	}
 	for _, want := range []Verdict{Agrees, Disagrees} {
 		if want == Agrees && scale == Quick && c.PaperScaleOnly != "" {
 			continue
@@ -79,18 +87,29 @@ func levelText(c Claim) string {
 // or well outside it (Disagrees); other loads keep their values.
 func shapeLoads(c Claim, sources []Source, want Verdict) []Source {
 	target := targetOf(c.Stat.Kind, c.Region, want)
-	wins := int(math.Round(target * float64(len(groupIndex(c, sources)))))
-	return reshape(c, sources, func(_ string, tr results.Trial, v float64, slot, group int) float64 {
+	index := groupIndex(c, sources)
+	wins := int(math.Round(target * float64(len(index))))
+	return reshape(c, sources, index, func(_ string, tr results.Trial, v float64, slot, group int) float64 {
 		return shaped(c.Stat.Kind, v, tr.RTTMs, slot, target, group < wins)
 	})
 }
 
+// shareDecidable reports whether share claim c's settings in sources are
+// enough for a unanimous share against the claim (no setting won, or
+// every one) to disagree at the claim's level: one site is not enough
+// for a region over 55 %.
+func shareDecidable(c Claim, sources []Source) bool {
+	n, level := float64(len(groupIndex(c, sources))), 1-c.alpha()
+	_, noneHi := stats.ClopperPearsonEffective(0, n, level)
+	allLo, _ := stats.ClopperPearsonEffective(1, n, level)
+	return decide(c.Region, 0, noneHi) == Disagrees || decide(c.Region, allLo, 1) == Disagrees
+}
+
 // reshape copies sources with the claim's metric, in its cells, set to
-// value(its run, load, its value, its slot, its setting's index); other loads keep
-// their values.
-func reshape(c Claim, sources []Source, value func(run string, tr results.Trial, v float64, slot, group int) float64) []Source {
+// value(its run, load, its value, its slot, its setting's number in
+// groups, groupIndex's); other loads keep their values.
+func reshape(c Claim, sources []Source, groups map[factor.Levels]int, value func(run string, tr results.Trial, v float64, slot, group int) float64) []Source {
 	metric, _ := results.MetricNamed(c.Metric)
-	groups := groupIndex(c, sources)
 	out := make([]Source, len(sources))
 	for i, src := range sources {
 		out[i] = Source{Run: src.Run, Trials: make([]results.Trial, len(src.Trials))}

@@ -64,12 +64,16 @@ type Row struct {
 	Settings int // groups of settings compared
 	// Pages is how many pages a share's settings cover, and Cases how
 	// many independent settings they count as, a page recurring across
-	// networks being one cluster (effectiveSettings): between Pages and
+	// networks being one cluster (shareOf): between Pages and
 	// Settings. Both 0 for another statistic.
-	Pages  int
-	Cases  float64
-	Loads  int      // loads used
-	Trials []string // their IDs, "run/id" when the sources are several
+	Pages int
+	Cases float64
+	// Networks is, for a share read in each network
+	// (Stat.InEachNetwork), how many networks it was read in; Cases is
+	// then the highest share's network's. 0 otherwise.
+	Networks int
+	Loads    int      // loads used
+	Trials   []string // their IDs, "run/id" when the sources are several
 	// Levels lists the networks and pages of the settings used, and the
 	// levels of any other factor that differs among them: what the row
 	// covers.
@@ -155,11 +159,16 @@ func evaluateClaim(p Paper, c Claim, sources []Source, o Options, stream uint64)
 	}
 	describe(&row, groups)
 	locate := locator(c.Location)
-	row.Value = statistic(c.Stat.Kind, groups, func(g *group, i int) float64 { return locate(g.samples[i]) })
-	if c.Stat.Kind == Share {
-		row.Cases, row.Pages = effectiveSettings(groups, locate), pagesOf(groups)
+	switch {
+	case c.Stat.Kind == Share && c.Stat.InEachNetwork:
+		highestShare(&row, groups, locate)
+	case c.Stat.Kind == Share:
+		row.Value, row.Cases, row.Pages = shareOf(groups, locate)
+		row.Lo, row.Hi, row.LevelLo, row.LevelHi = shareIntervals(c, row.Value, row.Cases, 1)
+	default:
+		row.Value = statistic(c.Stat.Kind, groups, func(g *group, i int) float64 { return locate(g.samples[i]) })
+		row.Lo, row.Hi, row.LevelLo, row.LevelHi = intervals(c, groups, row.Value, locate, o, stream)
 	}
-	row.Lo, row.Hi, row.LevelLo, row.LevelHi = intervals(c, groups, row.Value, row.Cases, locate, o, stream)
 	row.Verdict = decide(c.Region, row.LevelLo, row.LevelHi)
 	row.Breakdown = breakdownOf(c, groups)
 	if row.Verdict == Inconclusive {
@@ -176,6 +185,7 @@ func collect(c Claim, sources []Source) []*group {
 	}
 	byKey := map[factor.Levels]*group{}
 	var order []*group
+	wantHeld := c.Explains != nil && c.Explains.HeadOfLine
 	for _, src := range sources {
 		for _, t := range src.Trials {
 			v := metric.Value(t)
@@ -203,7 +213,7 @@ func collect(c Claim, sources []Source) []*group {
 			if slot < 2 && t.PLT != nil {
 				g.plt[slot], g.parts[slot] = append(g.plt[slot], *t.PLT), append(g.parts[slot], t.Parts.Values())
 			}
-			if slot == 0 {
+			if slot == 0 && wantHeld {
 				g.held = append(g.held, heldMs(t))
 			}
 		}
@@ -322,17 +332,9 @@ func statistic(k Kind, groups []*group, loc func(*group, int) float64) float64 {
 }
 
 // intervals are the statistic's 95 % interval and its interval at the
-// claim's level: for a share (value, the share of settings won: the claim
-// is about pages or settings, which are the sample) Clopper–Pearson's at
-// n, the settings' effective number (effectiveSettings); a percentile
-// bootstrap resampling every cell's loads otherwise.
-func intervals(c Claim, groups []*group, value, n float64, locate func([]float64) float64, o Options, stream uint64) (lo, hi, levelLo, levelHi float64) {
+// claim's level, percentile bootstraps resampling every cell's loads.
+func intervals(c Claim, groups []*group, value float64, locate func([]float64) float64, o Options, stream uint64) (lo, hi, levelLo, levelHi float64) {
 	level := 1 - c.alpha()
-	if c.Stat.Kind == Share {
-		lo, hi = stats.ClopperPearsonEffective(value, n, 0.95)
-		levelLo, levelHi = stats.ClopperPearsonEffective(value, n, level)
-		return lo, hi, levelLo, levelHi
-	}
 	rng := rand.New(rand.NewPCG(o.Seed, stream))
 	draws := make([]float64, o.Reps)
 	var buf []float64
@@ -350,6 +352,45 @@ func intervals(c Claim, groups []*group, value, n float64, locate func([]float64
 	return lo, hi, levelLo, levelHi
 }
 
+// shareIntervals are a share's 95 % interval and its interval at the
+// claim's level: Clopper–Pearson's at n, the settings' effective number
+// (shareOf), each level adjusted over the levels read at once (a share
+// in each of several networks; 1 otherwise). The claim is about pages or
+// settings, which are the sample: more loads of them do not narrow it.
+func shareIntervals(c Claim, value, n float64, levels int) (lo, hi, levelLo, levelHi float64) {
+	lo, hi = stats.ClopperPearsonEffective(value, n, 1-0.05/float64(levels))
+	levelLo, levelHi = stats.ClopperPearsonEffective(value, n, 1-c.shareAlpha(levels))
+	return lo, hi, levelLo, levelHi
+}
+
+// highestShare reads a share claim in each network (Stat.InEachNetwork):
+// row's value is the highest network's share, with its cases, and its
+// intervals the highest of the networks' bounds, each at a level adjusted
+// over the networks, so that they hold the highest share with every
+// network's at once.
+func highestShare(row *Row, groups []*group, locate func([]float64) float64) {
+	byNetwork := map[string][]*group{}
+	var networks []string
+	for _, g := range groups {
+		n := g.key.Of(factor.IDNetwork)
+		if byNetwork[n] == nil {
+			networks = append(networks, n)
+		}
+		byNetwork[n] = append(byNetwork[n], g)
+	}
+	row.Networks = len(networks)
+	row.Value, row.Lo, row.Hi, row.LevelLo, row.LevelHi = -1, 0, 0, 0, 0
+	for _, n := range networks {
+		share, cases, _ := shareOf(byNetwork[n], locate)
+		lo, hi, levelLo, levelHi := shareIntervals(row.Claim, share, cases, len(networks))
+		if share > row.Value {
+			row.Value, row.Cases = share, cases
+		}
+		row.Lo, row.Hi, row.LevelLo, row.LevelHi = max(row.Lo, lo), max(row.Hi, hi), max(row.LevelLo, levelLo), max(row.LevelHi, levelHi)
+	}
+	_, _, row.Pages = shareOf(groups, locate)
+}
+
 // decide reads the interval at the paper's level against the region.
 func decide(r Region, lo, hi float64) Verdict {
 	switch {
@@ -361,41 +402,35 @@ func decide(r Region, lo, hi float64) Verdict {
 	return Inconclusive
 }
 
-// effectiveSettings is how many independent settings a share's groups
-// count: a page seen in several networks is one cluster of settings, its
-// outcomes alike in so far as the page decides them
+// shareOf is the share of a share claim's groups that the To level won,
+// how many independent settings they count as and how many pages they
+// cover, in one pass. A page seen in several networks is one cluster of
+// settings, its outcomes alike in so far as the page decides them
 // (stats.EffectiveCases); a group without a page is a cluster of its own.
-func effectiveSettings(groups []*group, locate func([]float64) float64) float64 {
+func shareOf(groups []*group, locate func([]float64) float64) (share, cases float64, pages int) {
 	index := map[string]int{}
-	var wins, cases []float64
+	var clusterWins, clusterCases []float64
+	var won int
 	for i, g := range groups {
 		page := g.key.Of(factor.IDPage)
 		if page == "" {
 			page = "\x00" + strconv.Itoa(i)
+		} else if _, seen := index[page]; !seen {
+			pages++
 		}
 		k, ok := index[page]
 		if !ok {
-			k = len(cases)
+			k = len(clusterCases)
 			index[page] = k
-			wins, cases = append(wins, 0), append(cases, 0)
+			clusterWins, clusterCases = append(clusterWins, 0), append(clusterCases, 0)
 		}
-		cases[k]++
+		clusterCases[k]++
 		if locate(g.samples[1]) < locate(g.samples[0]) {
-			wins[k]++
+			clusterWins[k]++
+			won++
 		}
 	}
-	return stats.EffectiveCases(wins, cases)
-}
-
-// pagesOf is how many pages the groups cover (0 when none names one).
-func pagesOf(groups []*group) int {
-	pages := map[string]bool{}
-	for _, g := range groups {
-		if page := g.key.Of(factor.IDPage); page != "" {
-			pages[page] = true
-		}
-	}
-	return len(pages)
+	return float64(won) / float64(len(groups)), stats.EffectiveCases(clusterWins, clusterCases), pages
 }
 
 // heldMs is the time a load's TCP connections held bytes behind a lost
@@ -405,4 +440,13 @@ func heldMs(t results.Trial) float64 {
 		return math.NaN()
 	}
 	return *t.HeldMs
+}
+
+// heldOf is the location of g's From loads' held_ms; NaN where a load did
+// not record it.
+func heldOf(g *group, locate func([]float64) float64) float64 {
+	if len(g.held) == 0 || slices.ContainsFunc(g.held, math.IsNaN) {
+		return math.NaN()
+	}
+	return locate(g.held)
 }

@@ -133,6 +133,39 @@ func TestAShareCountsARecurringPageAsOneCluster(t *testing.T) {
 	}
 }
 
+// TestAShareInEachNetworkTellsTheHighest: 8 pages in 3 networks, h3
+// winning on 1, 2 and 3 of them, read in each network: the highest share
+// is 3 of 8, its interval Clopper–Pearson's at 95 % over the 3 networks
+// at once (Bonferroni), and the upper bound the highest of the three.
+func TestAShareInEachNetworkTellsTheHighest(t *testing.T) {
+	wins := func(page, network int) bool { return page <= network }
+	c := Claim{Location: Mean, Stat: Stat{Kind: Share, Vary: h3VsH2, InEachNetwork: true}, Region: Below(0.9)}
+	row := evaluateOne(t, c, pagesInNetworks(8, 3, wins))
+	if row.Value != 3.0/8 || row.Networks != 3 || row.Pages != 8 || row.Cases != 8 {
+		t.Fatalf("share %v in %d networks of %d pages counting %.1f; want 0.375 in 3 of 8 counting 8", row.Value, row.Networks, row.Pages, row.Cases)
+	}
+	lo, hi := stats.ClopperPearson(3, 8, 1-0.05/3)
+	if math.Abs(row.LevelHi-hi) > 1e-9 || math.Abs(row.LevelLo-lo) > 1e-9 {
+		t.Errorf("interval [%.4f, %.4f], want the highest network's, adjusted over 3: [%.4f, %.4f]", row.LevelLo, row.LevelHi, lo, hi)
+	}
+	if got := row.Used(); !strings.Contains(got, "of 8 pages in 3 networks") {
+		t.Errorf("used %q, want the pages and networks", got)
+	}
+	pooled := c
+	pooled.Stat.InEachNetwork = false
+	if all := evaluateOne(t, pooled, pagesInNetworks(8, 3, wins)); all.Value != 0.25 {
+		t.Errorf("pooled share %v, want 6 of 24", all.Value)
+	}
+	lowest := func(page, network int) bool { return page == 0 } // every network's share 1 of 8
+	if got := evaluateOne(t, Claim{Location: Mean, Stat: c.Stat, Region: Below(0.5)}, pagesInNetworks(40, 3, lowest)); got.Verdict != Agrees {
+		t.Errorf("1 of 40 pages in every network under 50 %%: %s [%.3f, %.3f]", got.Verdict, got.LevelLo, got.LevelHi)
+	}
+	oneHigh := func(page, network int) bool { return network == 2 && page < 35 || page == 0 }
+	if got := evaluateOne(t, Claim{Location: Mean, Stat: c.Stat, Region: Below(0.5)}, pagesInNetworks(40, 3, oneHigh)); got.Verdict != Disagrees {
+		t.Errorf("35 of 40 pages in one network: %s [%.3f, %.3f], want disagrees", got.Verdict, got.LevelLo, got.LevelHi)
+	}
+}
+
 // pagesInNetworks is 3 loads of h2 and h3 for pages × networks, h3 the
 // faster where wins says so.
 func pagesInNetworks(pages, networks int, wins func(page, network int) bool) []results.Trial {

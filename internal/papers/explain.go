@@ -3,7 +3,6 @@ package papers
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/results"
@@ -75,10 +74,8 @@ func breakdownOf(c Claim, groups []*group) *Breakdown {
 			continue
 		}
 		b.Settings++
-		if slices.ContainsFunc(g.held, math.IsNaN) {
-			b.HeldMs = math.NaN()
-		} else {
-			b.HeldMs += locate(g.held)
+		if c.Explains.HeadOfLine {
+			b.HeldMs += heldOf(g, locate)
 		}
 		add(&b.Total, g.plt[0], g.plt[1], g.rttMs)
 		for i := range b.Parts {

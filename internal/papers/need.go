@@ -92,17 +92,20 @@ func loadGrowth(r Region, v, lo, hi float64) float64 {
 // shareNeed is how many more settings a share needs at its observed
 // fraction for its Clopper–Pearson interval at the paper's level to leave
 // the region's bound, each new setting counting as the row's settings
-// counted (Row.Cases over Row.Settings).
+// counted (Row.Cases over Row.Settings). A share read in each network
+// needs them in every network, at the level adjusted over the networks.
 func shareNeed(row Row) Need {
-	level := 1 - row.Claim.alpha()
-	perSetting := 1.0 // the independent cases a setting counts, as the row's clusters let it
-	if row.Settings > 0 && row.Cases > 0 {
-		perSetting = row.Cases / float64(row.Settings)
+	networks := max(row.Networks, 1)
+	level := 1 - row.Claim.shareAlpha(networks)
+	settings := row.Settings / networks // in the highest share's network, for one read in each
+	perSetting := 1.0                   // the independent cases a setting counts, as the row's clusters let it
+	if settings > 0 && row.Cases > 0 {
+		perSetting = row.Cases / float64(settings)
 	}
-	for n := row.Settings + 1; n <= MaxGrowth*max(row.Settings, 1); n++ {
+	for n := settings + 1; n <= MaxGrowth*max(settings, 1); n++ {
 		lo, hi := stats.ClopperPearsonEffective(row.Value, perSetting*float64(n), level)
 		if decide(row.Claim.Region, lo, hi) != Inconclusive {
-			return Need{Settings: n - row.Settings}
+			return Need{Settings: (n - settings) * networks}
 		}
 	}
 	return Need{OnBound: true}

@@ -141,6 +141,10 @@ type Claim struct {
 	// (Claim.PaperAgrees), so that it tests the paper's figure and not
 	// merely a direction.
 	PaperN int
+	// PaperNetworks is, for a share read in each network
+	// (Stat.InEachNetwork), how many networks the paper read it in, PaperN
+	// cases in each: the paper's interval is adjusted over them as ours is.
+	PaperNetworks int
 	// PaperUnit is what PaperN counts, as the paper counts it: "pages"
 	// where its share is of pages in each network and the same pages recur
 	// in every one (Nepomuceno et al.'s Table III), "settings" where its
@@ -172,6 +176,16 @@ type Claim struct {
 	// the reproduction sets the claim's loads taken apart beside it
 	// (Row.Breakdown).
 	Explains *Explanation
+}
+
+// shareAlpha is the significance level of each of a share's intervals
+// when there are levels of them, read at once (Stat.InEachNetwork):
+// Bonferroni's alpha over levels; the claim's level otherwise.
+func (c Claim) shareAlpha(levels int) float64 {
+	if c.Stat.InEachNetwork && levels > 1 {
+		return c.alpha() / float64(levels)
+	}
+	return c.alpha()
 }
 
 // alpha is the claim's significance level.
@@ -254,6 +268,12 @@ type Stat struct {
 	Kind Kind
 	Vary Contrast
 	By   Contrast // Interaction only
+	// InEachNetwork, for a share, reads the share within each network and
+	// tells the highest of them: a claim that holds in every network ("in
+	// less than 40 % of the pages, regardless of the configuration"). Its
+	// intervals hold every network's share at once (Bonferroni over the
+	// networks); its region must be an upper bound.
+	InEachNetwork bool
 }
 
 // Region is where our statistic must lie for the claim to hold: an

@@ -11,8 +11,9 @@ const maxSettings = 100_000
 
 // SettingsToAgree is how many settings a share claim needs for a result
 // like its paper's (PaperValue of them won) to agree: the fewest whose
-// Clopper–Pearson interval at the claim's level lies inside its region;
-// 0 for another claim, one without a paper value, or one no number of
+// Clopper–Pearson interval at the claim's level lies inside its region
+// (for a share read in each network, the settings each of the paper's
+// networks needs, the level adjusted over them); 0 for another claim, one without a paper value, or one no number of
 // settings up to 100,000 lets agree.
 func SettingsToAgree(c Claim) int {
 	if c.Stat.Kind != Share || c.PaperValue <= 0 || c.PaperValue >= 1 {
@@ -20,7 +21,7 @@ func SettingsToAgree(c Claim) int {
 	}
 	inside := func(n int) bool {
 		k := int(c.PaperValue*float64(n) + 0.5)
-		lo, hi := stats.ClopperPearson(k, n, 1-c.alpha())
+		lo, hi := stats.ClopperPearson(k, n, 1-c.shareAlpha(c.PaperNetworks))
 		return lo >= c.Region.Low && hi <= c.Region.High
 	}
 	hi := 1
@@ -55,14 +56,15 @@ func (c Claim) PaperScaleNote() string {
 }
 
 // PaperInterval is the Clopper–Pearson interval, at the claim's level, of
-// the paper's own share: PaperValue of PaperN cases won; ok is false for
-// a claim without both.
+// the paper's own share: PaperValue of PaperN cases won (in each of
+// PaperNetworks networks, the level adjusted over them, for a share read
+// in each network); ok is false for a claim without both.
 func (c Claim) PaperInterval() (lo, hi float64, ok bool) {
 	if c.Stat.Kind != Share || c.PaperN <= 0 || c.PaperValue <= 0 {
 		return 0, 0, false
 	}
 	won := int(c.PaperValue*float64(c.PaperN) + 0.5)
-	lo, hi = stats.ClopperPearson(won, c.PaperN, 1-c.alpha())
+	lo, hi = stats.ClopperPearson(won, c.PaperN, 1-c.shareAlpha(c.PaperNetworks))
 	return lo, hi, true
 }
 

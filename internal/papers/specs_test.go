@@ -147,6 +147,9 @@ func TestPapersAreDescribedInFull(t *testing.T) {
 			if c.Stat.Vary.From == c.Stat.Vary.To || (c.Stat.Kind == Interaction && c.Stat.By.From == c.Stat.By.To) {
 				t.Errorf("%s %s: a contrast needs two levels", p.ID, c.ID)
 			}
+			if c.Stat.InEachNetwork && (c.Stat.Kind != Share || !c.Region.lowOpen() || c.PaperN > 0 && c.PaperNetworks < 2) {
+				t.Errorf("%s %s: a share in each network tells the highest: it needs an upper bound (Below) and the paper's networks", p.ID, c.ID)
+			}
 		}
 		if testable < 5 {
 			t.Errorf("%s: %d claims we can test, want at least 5", p.ID, testable)

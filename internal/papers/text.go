@@ -55,7 +55,10 @@ func (r Row) Used() string {
 		settings = "setting"
 	}
 	used := fmt.Sprintf("%d loads in %d %s", r.Loads, r.Settings, settings)
-	if r.Pages > 0 && r.Pages < r.Settings {
+	switch {
+	case r.Networks > 0:
+		used += fmt.Sprintf(" of %d pages in %d networks, the highest share's counting as %s independent", r.Pages, r.Networks, strconv.FormatFloat(r.Cases, 'f', 1, 64))
+	case r.Pages > 0 && r.Pages < r.Settings:
 		used += fmt.Sprintf(" of %d pages, counting as %s independent", r.Pages, strconv.FormatFloat(r.Cases, 'f', 1, 64))
 	}
 	if r.Round > 0 {
@@ -78,6 +81,9 @@ func (r Row) Statistic() string {
 	what := fmt.Sprintf("%s of %s %s, %s", c.Stat.Kind, c.Location, label, c.Stat.Vary)
 	if c.Stat.Kind == Interaction {
 		what += fmt.Sprintf(", at %s over at %s", c.Stat.By.To, c.Stat.By.From)
+	}
+	if c.Stat.InEachNetwork {
+		what += ", in each network: the highest"
 	}
 	return what
 }
@@ -275,7 +281,10 @@ func WriteList(w io.Writer, ps []Paper) {
 			if c.Pages {
 				fmt.Fprintln(w, "        about pages: also evaluated on recorded sites (reproduce --sites)")
 			}
-			if c.PaperN > 0 {
+			switch {
+			case c.PaperN > 0 && c.Stat.InEachNetwork:
+				fmt.Fprintf(w, "        counts %s in each network: the paper's highest, %s of %d %s, of its %d networks; ours the highest network's, every network's interval adjusted over the networks\n", c.PaperUnit, FormatValue(Share, c.PaperValue), c.PaperN, c.PaperUnit, c.PaperNetworks)
+			case c.PaperN > 0:
 				fmt.Fprintf(w, "        counts %s: the paper's %s of %d %s; ours a page in several networks counted as one cluster\n", c.PaperUnit, FormatValue(Share, c.PaperValue), c.PaperN, c.PaperUnit)
 			}
 			for _, mark := range c.Marks() {

@@ -202,9 +202,9 @@ const (
 )
 
 // Estimate is a rough duration of the plan for s: per trial, a load time
-// from a simple model (handshake and request round trips, slow start from
-// 10 packets, the page's bytes at the downlink rate) for each of its
-// visit's loads plus the client's overhead; per testbed its setup, and per
+// from a simple model (LoadTime) for each of its visit's loads plus the
+// client's overhead, or, for a load the model expects to outlast the
+// spec's timeout, every attempt's timeout; per testbed its setup, and per
 // network its netcheck.
 func (p Plan) Estimate(s *spec.Spec) time.Duration {
 	total := time.Duration(p.Setups) * setupCost
@@ -217,16 +217,58 @@ func (p Plan) Estimate(s *spec.Spec) time.Duration {
 	return total
 }
 
+// OverTimeout counts the plan's trials whose loads the model (LoadTime)
+// expects to outlast s's timeout, which will fail, and the longest such
+// load.
+func (p Plan) OverTimeout(s *spec.Spec) (trials int, longest time.Duration) {
+	for _, t := range p.Trials {
+		if load := modelLoad(t.Cell); load > s.Timeout {
+			trials++
+			longest = max(longest, load)
+		}
+	}
+	return trials, longest
+}
+
+// generatedFlows is how many connections the model lets a generated
+// page's bytes share: its objects come from its own origins. Calibrated
+// on web2024:9 over Wolsing et al.'s MSS link (6 % loss, 760 ms), whose
+// loads took 17–35 s here (BENCHMARKS.md).
+const generatedFlows = 10
+
+// h1Flows is how many connections HTTP/1.1 opens to an origin.
+const h1Flows = 6
+
+// modelLoad is LoadTime for one load of a cell, its bytes shared by a
+// connection per origin (six for HTTP/1.1).
+func modelLoad(c Cell) time.Duration {
+	flows := max(1, c.Levels.Origins())
+	if c.Page.OwnOrigins() {
+		flows = generatedFlows
+	}
+	protocol := c.Levels.Protocol()
+	if protocol == factor.H1 {
+		flows *= h1Flows
+	}
+	return LoadTime(c.Page, ModelLink{RTT: c.Network.RTT, Rate: c.Network.Down.MeanRate(), Loss: c.Network.Down.MeanLoss(),
+		Flows: flows, TCP: protocol != factor.H3})
+}
+
 // trialEstimate is one trial's share of Estimate: its loads, the pause of
-// a repeat visit, the client's overhead, and the visual capture's cost.
+// a repeat visit, the client's overhead, and the visual capture's cost; a
+// load the model expects to outlast the timeout costs every attempt's
+// timeout.
 func trialEstimate(s *spec.Spec, t Trial) time.Duration {
 	overhead := loaderOverhead
 	c := t.Cell
 	if c.Levels.Client().Capabilities().Renders {
 		overhead = chromiumOverhead
 	}
+	load := modelLoad(c)
+	if s.Timeout > 0 && load > s.Timeout {
+		return time.Duration(1+s.Retries) * (s.Timeout + overhead)
+	}
 	loads := c.Levels.Visit().Loads()
-	load := LoadTime(c.Page, c.Network.RTT, c.Network.Down.MeanRate())
 	total := time.Duration(loads)*load + time.Duration(loads-1)*repeatPause + overhead
 	if c.Levels.Visual().On() {
 		total += visualCost
@@ -234,18 +276,73 @@ func trialEstimate(s *spec.Spec, t Trial) time.Duration {
 	return total
 }
 
+// ModelLink is what LoadTime knows of a load's way: the round trip, the
+// downlink's rate in bit/s (0: unlimited) and loss (0 to 1), how many
+// connections share the page's bytes, and whether they are TCP's (whose
+// retransmission timeouts wait at least minRTO) or QUIC's.
+type ModelLink struct {
+	RTT   time.Duration
+	Rate  float64
+	Loss  float64
+	Flows int
+	TCP   bool
+}
+
+// minRTO is the least retransmission timeout of Linux TCP: at high loss,
+// TCP's time goes waiting on it. QUIC declares a packet lost a fraction
+// of a round trip after a later one is acknowledged (RFC 9002), which
+// the model counts as no wait.
+const minRTO = 200 * time.Millisecond
+
 // LoadTime models a page load: 3 round trips to the first byte of the
 // document, then the objects in slow-start rounds from a 10-packet window,
-// bounded below by the bytes at rate (bit/s; 0: unlimited).
-func LoadTime(page factor.Page, rtt time.Duration, rate float64) time.Duration {
+// bounded below by the bytes at the link's rate and, where packets are
+// lost, by the bytes at the rate loss lets its flows keep
+// (lossLimitedRate).
+func LoadTime(page factor.Page, l ModelLink) time.Duration {
 	bytes := float64(page.ObjectsBytes())
 	rounds := 1 + math.Ceil(math.Log2(1+bytes/(10*1448)))
-	t := time.Duration(3+rounds) * rtt
-	if rate > 0 {
-		t = max(t, 3*rtt+time.Duration(bytes*8/rate*float64(time.Second)))
+	t := time.Duration(3+rounds) * l.RTT
+	rate := l.Rate
+	if l.Loss > 0 {
+		lossRate := float64(max(l.Flows, 1)) * lossLimitedRate(l.RTT, l.Loss, l.TCP)
+		if rate == 0 || lossRate < rate {
+			rate = lossRate
+		}
+	}
+	if rate > 0 && !math.IsInf(rate, 1) {
+		t = max(t, 3*l.RTT+time.Duration(bytes*8/rate*float64(time.Second)))
 	}
 	return t
 }
+
+// lossLimitedRate is the rate in bit/s one congestion-controlled flow of
+// 1,448-byte segments keeps at a round trip of rtt and a loss of loss
+// (0 to 1): Padhye et al.'s model (1998), Mathis et al.'s MSS/RTT ×
+// 1.22/√loss at low loss plus, for TCP, the time retransmission timeouts
+// (rtt plus minRTO) take. A loss ends in a timeout with probability
+// min(1, (3/W)²) for a window of W = 1.22/√loss segments, where Padhye's
+// Reno has min(1, 3/W): selective acknowledgements and tail-loss probes
+// recover most losses of a window of more than a few segments without
+// one. Calibrated on Masri et al.'s 128 × 300 KB at 5 ms and 1 % loss
+// (10.5 s over h3, 13.5 s over h2 here) and Cook et al.'s 40 × 20 KB at
+// 20 % loss without delay (46 s over h2, 1.0 s over h3), BENCHMARKS.md.
+func lossLimitedRate(rtt time.Duration, loss float64, tcp bool) float64 {
+	window := mathisC / math.Sqrt(loss)
+	perPacket := rtt.Seconds() / window
+	if tcp {
+		timeout := min(1, (3/window)*(3/window))
+		perPacket += (rtt + minRTO).Seconds() * timeout * loss * (1 + 32*loss*loss)
+	}
+	if perPacket == 0 {
+		return math.Inf(1)
+	}
+	return 1448 * 8 / perPacket
+}
+
+// mathisC is the constant of Mathis et al.'s bound, √(3/2): a flow keeps
+// a window of mathisC/√loss segments a round trip.
+var mathisC = math.Sqrt(1.5)
 
 // orderRand is the generator of a plan's order for a spec seed.
 func orderRand(seed uint64) *rand.Rand {

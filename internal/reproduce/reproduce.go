@@ -243,6 +243,11 @@ func (r Reproduction) AdviseSlurm(w io.Writer) {
 		total += estimates[i]
 	}
 	fmt.Fprintf(w, "The paper's scale takes about %s here by the plan's estimate; it runs here, resumably, unless you stop it.\n", total.Round(time.Minute))
+	for _, s := range r.Specs {
+		if n, longest := plan.Build(s).OverTimeout(s); n > 0 {
+			fmt.Fprintf(w, "%s: %d trials' loads are expected to outlast its timeout of %s (up to about %s each by the model): they will fail unless its timeout is raised\n", s.Name, n, s.Timeout, longest.Round(time.Second))
+		}
+	}
 	fmt.Fprintln(w, "On a Slurm cluster, shard each spec instead (a job array and a merge job each), then evaluate the merged runs:")
 	for i, s := range r.Specs {
 		shards := max(1, int(math.Ceil(estimates[i].Hours()/4)))
