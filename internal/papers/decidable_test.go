@@ -110,6 +110,7 @@ func shareDecidable(c Claim, sources []Source) bool {
 // groups, groupIndex's); other loads keep their values.
 func reshape(c Claim, sources []Source, groups map[factor.Levels]int, value func(run string, tr results.Trial, v float64, slot, group int) float64) []Source {
 	metric, _ := results.MetricNamed(c.Metric)
+	then, _ := results.MetricNamed(c.Stat.Then)
 	out := make([]Source, len(sources))
 	for i, src := range sources {
 		out[i] = Source{Run: src.Run, Trials: make([]results.Trial, len(src.Trials))}
@@ -117,7 +118,11 @@ func reshape(c Claim, sources []Source, groups map[factor.Levels]int, value func
 			levels := tr.Levels.Factors()
 			slot, ok := slotOf(c.Stat, levels)
 			if v := metric.Value(tr); ok && v != nil && c.Cells.Has(levels) {
-				setMetric(&tr, c.Metric, value(src.Run, tr, *v, slot, groups[groupKey(c.Stat, levels)]))
+				g := groups[groupKey(c.Stat, levels)]
+				if tv := then.Value; c.Stat.Kind == Widening && tv(tr) != nil {
+					setMetric(&tr, c.Stat.Then, value(src.Run, tr, *tv(tr), slot+2, g))
+				}
+				setMetric(&tr, c.Metric, value(src.Run, tr, *v, slot, g))
 			}
 			out[i].Trials[j] = tr
 		}
@@ -171,15 +176,19 @@ func targetOf(k Kind, r Region, want Verdict) float64 {
 		}
 		return 1
 	}
-	additive := k == RTTsSaved
+	additive := k == RTTsSaved || k == Widening
+	step := 1.0 // a round trip
+	if k == Widening {
+		step = 1000 // ms
+	}
 	inside := func() float64 {
 		switch {
 		case r.lowOpen() && additive:
-			return r.High - 1
+			return r.High - step
 		case r.lowOpen():
 			return r.High / 2
 		case r.highOpen() && additive:
-			return r.Low + 1
+			return r.Low + step
 		case r.highOpen():
 			return r.Low * 2
 		case additive:
@@ -192,12 +201,12 @@ func targetOf(k Kind, r Region, want Verdict) float64 {
 	}
 	if r.lowOpen() || (!r.highOpen() && r.Low <= 0 && additive) {
 		if additive {
-			return r.High + 1
+			return r.High + step
 		}
 		return r.High * 2
 	}
 	if additive {
-		return r.Low - 1
+		return r.Low - step
 	}
 	return r.Low / 2
 }
@@ -215,8 +224,26 @@ func shaped(k Kind, v, rttMs float64, slot int, target float64, wins bool) float
 		return v / 2
 	case k == Share && slot == 1:
 		return v * 2
+	case k == Widening:
+		return wideningValue(v, slot, target)
 	}
 	return v
+}
+
+// wideningValue is a load's value for a Widening whose value is widening
+// (ms): From's at the earlier metric base, To's 30 % less; at the later
+// metric To's 3.7 times base and From's 4 times base plus widening, so
+// that To's lead grows by widening.
+func wideningValue(base float64, slot int, widening float64) float64 {
+	switch slot {
+	case 1:
+		return 0.7 * base
+	case 2:
+		return 4*base + widening
+	case 3:
+		return 3.7 * base
+	}
+	return base
 }
 
 // TestTheCheckFindsAClaimDecidedInAdvance: the check above fails a claim

@@ -183,6 +183,7 @@ func collect(c Claim, sources []Source) []*group {
 	if !ok {
 		return nil
 	}
+	then, _ := results.MetricNamed(c.Stat.Then)
 	byKey := map[factor.Levels]*group{}
 	var order []*group
 	wantHeld := c.Explains != nil && c.Explains.HeadOfLine
@@ -209,6 +210,11 @@ func collect(c Claim, sources []Source) []*group {
 				order = append(order, g)
 			}
 			g.samples[slot] = append(g.samples[slot], *v)
+			if c.Stat.Kind == Widening {
+				if tv := then.Value(t); tv != nil && *tv > 0 {
+					g.samples[slot+2] = append(g.samples[slot+2], *tv)
+				}
+			}
 			g.trials = append(g.trials, trialRef(src.Run, t.ID))
 			if slot < 2 && t.PLT != nil {
 				g.plt[slot], g.parts[slot] = append(g.plt[slot], *t.PLT), append(g.parts[slot], t.Parts.Values())
@@ -256,10 +262,7 @@ func trialRef(run, id string) string {
 // usable keeps the groups with MinLoads at every level the statistic
 // reads (and a known RTT where it divides by it).
 func usable(groups []*group, k Kind) []*group {
-	need := 2
-	if k == Interaction {
-		need = 4
-	}
+	need := cellsRead(k)
 	var out []*group
 	for _, g := range groups {
 		ok := k != RTTsSaved || g.rttMs > 0
@@ -279,7 +282,10 @@ func describe(row *Row, groups []*group) {
 	row.Levels = map[factor.ID][]string{}
 	for _, g := range groups {
 		row.Trials = append(row.Trials, g.trials...)
-		for _, s := range g.samples {
+		for i, s := range g.samples {
+			if row.Claim.Stat.Kind == Widening && i >= 2 { // the same loads' later metric
+				break
+			}
 			row.Loads += len(s)
 		}
 		for _, f := range factor.Table() {
@@ -322,6 +328,8 @@ func statistic(k Kind, groups []*group, loc func(*group, int) float64) float64 {
 			sum += (from - to) / g.rttMs
 		case Interaction:
 			sum += math.Log(loc(g, 3)/loc(g, 2)) - math.Log(to/from)
+		case Widening:
+			sum += (loc(g, 2) - loc(g, 3)) - (from - to)
 		}
 	}
 	mean := sum / float64(len(groups))

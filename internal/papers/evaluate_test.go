@@ -166,6 +166,41 @@ func TestAShareInEachNetworkTellsTheHighest(t *testing.T) {
 	}
 }
 
+// TestAWideningReadsTheLeadAtTwoMetrics: TCP+BBR 300 ms ahead of TCP+ at
+// the first visual change and 1,200 ms at the page load time on one page,
+// 100 and 400 on another: the leads widen by 900 and 300 ms, 600 ms on
+// the mean; the row counts each load once.
+func TestAWideningReadsTheLeadAtTwoMetrics(t *testing.T) {
+	var trials []results.Trial
+	for _, p := range []struct {
+		page                     string
+		fvc, fvcBBR, plt, pltBBR float64
+	}{{"p1", 1000, 700, 5000, 3800}, {"p2", 500, 400, 2000, 1600}} {
+		for i := range 3 {
+			for _, stack := range []string{"tcp+", "tcp+bbr"} {
+				fvc, plt := p.fvc, p.plt
+				if stack == "tcp+bbr" {
+					fvc, plt = p.fvcBBR, p.pltBBR
+				}
+				tr := load(fmt.Sprintf("%s-%s-%d", p.page, stack, i), "mss", p.page, "h2", 760, plt)
+				tr.Stack, tr.FVC = factor.Stack(stack), results.F(fvc*(1+0.01*float64(i-1)))
+				trials = append(trials, tr)
+			}
+		}
+	}
+	c := Claim{Metric: "fvc", Location: Mean, Region: Above(0), Stat: Stat{Kind: Widening, Vary: Contrast{Factor: factor.IDStack, From: "tcp+", To: "tcp+bbr"}, Then: "plt"}}
+	row := evaluateOne(t, c, trials)
+	if math.Abs(row.Value-600) > 1e-9 || row.Loads != 12 || row.Settings != 2 {
+		t.Fatalf("widening %v over %d loads in %d settings; want 600 ms over 12 in 2", row.Value, row.Loads, row.Settings)
+	}
+	if row.Verdict != Agrees || row.LevelLo <= 0 || FormatValue(Widening, row.Value) != "600 ms" {
+		t.Errorf("verdict %s, %s [%.0f, %.0f]: the lead widens by 600 ms", row.Verdict, FormatValue(Widening, row.Value), row.LevelLo, row.LevelHi)
+	}
+	if got := row.Statistic(); !strings.Contains(got, "tcp+bbr's lead over tcp+ in ms at PLT") {
+		t.Errorf("statistic %q", got)
+	}
+}
+
 // pagesInNetworks is 3 loads of h2 and h3 for pages × networks, h3 the
 // faster where wins says so.
 func pagesInNetworks(pages, networks int, wins func(page, network int) bool) []results.Trial {

@@ -53,7 +53,7 @@ type Breakdown struct {
 // claim has no explanation, contrasts more than two levels, or no setting
 // has every load's parts.
 func breakdownOf(c Claim, groups []*group) *Breakdown {
-	if c.Explains == nil || c.Stat.Kind == Interaction {
+	if c.Explains == nil || c.Stat.Kind == Interaction || c.Stat.Kind == Widening {
 		return nil
 	}
 	locate := locator(c.Location)

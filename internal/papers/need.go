@@ -51,7 +51,7 @@ func needOf(row Row) Need {
 		return Need{OnBound: true}
 	}
 	cells := row.Settings * 2
-	if row.Claim.Stat.Kind == Interaction {
+	if k := row.Claim.Stat.Kind; k == Interaction || k == Widening {
 		cells *= 2
 	}
 	perCell := float64(row.Loads) / float64(cells)

@@ -38,6 +38,7 @@ var measuredSpreads = map[string]map[string]cellSpread{
 	"biswal2016-sites-quick":    {"plt": {0.023, 0.252}},                         // 16 and 16 cells
 	"biswal2016-repeat-quick":   {"plt": {0.004, 0.149}},                         // 8 and 8 cells
 	"cook2017-quick":            {"plt": {0.074, 0.232}, "ttfb": {0.003, 1.162}}, // 8 and 4 cells
+	"cook2017-access-quick":     {"plt": {0.059, 0}},                             // seed 3, 6 cells
 	"cook2017-servers-quick":    {"plt": {0.077, 0}},                             // 8 cells
 	"cook2017-altsvc-quick":     {"plt": {0.075, 0}},                             // 4 cells
 }
@@ -340,6 +341,10 @@ func settingEffects(p Paper, c Claim, sources []Source, index map[factor.Levels]
 		for g := range effects {
 			effects[g] = paperLikeTarget(c, visitOf[g])
 		}
+	case Widening: // ms, spread between pages and networks as a ratio's
+		for g := range effects {
+			effects[g] = paperLikeTarget(c, "") * math.Exp(spread[g])
+		}
 	default:
 		mean := stats.Mean(spread)
 		for g := range effects {
@@ -397,6 +402,8 @@ func settingNoise(p Paper, c Claim, sources []Source, index map[factor.Levels]in
 // the setting's effect, or less the round trips it saves.
 func paperLikeValue(k Kind, effect, base, rttMs float64, slot int) float64 {
 	switch {
+	case k == Widening:
+		return wideningValue(base, slot, effect)
 	case k == RTTsSaved && slot == 1:
 		return base - effect*rttMs
 	case k == Interaction && slot == 3, k != Interaction && k != RTTsSaved && slot == 1:

@@ -250,6 +250,11 @@ const (
 	// at By.To divided by the Ratio of Vary at By.From: below 1 when Vary's
 	// effect is smaller at By.To.
 	Interaction Kind = "interaction"
+	// Widening is how much To's lead over From grows from the claim's
+	// metric to a later one (Stat.Then): the mean over groups of
+	// location(From) − location(To) at Then less the same at the claim's
+	// metric, in ms; above 0 when the lead widens.
+	Widening Kind = "widening"
 )
 
 // Contrast is two levels of one factor.
@@ -268,6 +273,8 @@ type Stat struct {
 	Kind Kind
 	Vary Contrast
 	By   Contrast // Interaction only
+	// Then is, for Widening, the later metric the lead is read at again.
+	Then string
 	// InEachNetwork, for a share, reads the share within each network and
 	// tells the highest of them: a claim that holds in every network ("in
 	// less than 40 % of the pages, regardless of the configuration"). Its
@@ -319,6 +326,8 @@ func unit(k Kind) string {
 		return " %"
 	case RTTsSaved:
 		return " RTT"
+	case Widening:
+		return " ms"
 	}
 	return ""
 }
@@ -329,8 +338,9 @@ func FormatValue(k Kind, v float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "-"
-	case k == Share:
-		return strconv.FormatFloat(100*v, 'f', 0, 64) + unit(k)
+	case k == Share, k == Widening:
+		scale := map[Kind]float64{Share: 100, Widening: 1}[k]
+		return strconv.FormatFloat(scale*v, 'f', 0, 64) + unit(k)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64) + unit(k)
 }

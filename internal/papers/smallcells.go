@@ -29,7 +29,7 @@ func smallestCell(k Kind, groups []*group) int {
 
 // cellsRead is how many cells of a group the statistic of kind k reads.
 func cellsRead(k Kind) int {
-	if k == Interaction {
+	if k == Interaction || k == Widening {
 		return 4
 	}
 	return 2
@@ -39,8 +39,8 @@ func cellsRead(k Kind) int {
 // whose value is value, from Student's t: each cell's location has the
 // variance of the claim's cells' pooled squared coefficient of variation
 // over its loads (times π/2 for a median), with Σ(n − 1) degrees of
-// freedom; ratios and interactions on the log scale, round trips on the
-// milliseconds'. ok is false when no cell has two loads or any spread.
+// freedom; ratios and interactions on the log scale, round trips and
+// widenings on the milliseconds'. ok is false when no cell has two loads or any spread.
 func pooledInterval(k Kind, loc Location, groups []*group, value, level float64) (lo, hi float64, ok bool) {
 	cv2, df := pooledCV2(k, groups)
 	if df == 0 || cv2 == 0 {
@@ -49,13 +49,13 @@ func pooledInterval(k Kind, loc Location, groups []*group, value, level float64)
 	if loc == Median {
 		cv2 *= math.Pi / 2
 	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-level)/2)
 	var variance float64 // of the mean over groups
 	for _, g := range groups {
 		variance += groupVariance(k, g, cv2)
 	}
 	se := math.Sqrt(variance) / float64(len(groups))
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-level)/2)
-	if k == RTTsSaved {
+	if k == RTTsSaved || k == Widening {
 		return value - t*se, value + t*se, true
 	}
 	center := math.Log(value)
@@ -85,7 +85,7 @@ func pooledCV2(k Kind, groups []*group) (cv2, df float64) {
 
 // groupVariance is the variance of one group's term of the statistic:
 // the log ratio (or the difference of log ratios) of its cells'
-// locations, or its round trips saved.
+// locations, its round trips saved, or its lead's widening in ms.
 func groupVariance(k Kind, g *group, cv2 float64) float64 {
 	n := func(i int) float64 { return float64(len(g.samples[i])) }
 	switch k {
@@ -94,6 +94,13 @@ func groupVariance(k Kind, g *group, cv2 float64) float64 {
 		return cv2 * (m0*m0/n(0) + m1*m1/n(1)) / (g.rttMs * g.rttMs)
 	case Interaction:
 		return cv2 * (1/n(0) + 1/n(1) + 1/n(2) + 1/n(3))
+	case Widening:
+		var sum float64
+		for i := range 4 {
+			m := stats.Mean(g.samples[i])
+			sum += m * m / n(i)
+		}
+		return cv2 * sum
 	}
 	return cv2 * (1/n(0) + 1/n(1))
 }

@@ -147,6 +147,9 @@ func TestPapersAreDescribedInFull(t *testing.T) {
 			if c.Stat.Vary.From == c.Stat.Vary.To || (c.Stat.Kind == Interaction && c.Stat.By.From == c.Stat.By.To) {
 				t.Errorf("%s %s: a contrast needs two levels", p.ID, c.ID)
 			}
+			if _, ok := results.MetricNamed(c.Stat.Then); (c.Stat.Kind == Widening) != ok || c.Stat.Then == c.Metric {
+				t.Errorf("%s %s: a widening, and only a widening, reads a later metric (Then %q) beside its own", p.ID, c.ID, c.Stat.Then)
+			}
 			if c.Stat.InEachNetwork && (c.Stat.Kind != Share || !c.Region.lowOpen() || c.PaperN > 0 && c.PaperNetworks < 2) {
 				t.Errorf("%s %s: a share in each network tells the highest: it needs an upper bound (Below) and the paper's networks", p.ID, c.ID)
 			}

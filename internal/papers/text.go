@@ -82,6 +82,13 @@ func (r Row) Statistic() string {
 	if c.Stat.Kind == Interaction {
 		what += fmt.Sprintf(", at %s over at %s", c.Stat.By.To, c.Stat.By.From)
 	}
+	if c.Stat.Kind == Widening {
+		then := c.Stat.Then
+		if m, ok := results.MetricNamed(then); ok {
+			then = m.Label
+		}
+		what = fmt.Sprintf("%s's lead over %s in ms at %s over at %s (%s)", c.Stat.Vary.To, c.Stat.Vary.From, then, label, c.Location)
+	}
 	if c.Stat.InEachNetwork {
 		what += ", in each network: the highest"
 	}

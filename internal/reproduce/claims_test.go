@@ -58,6 +58,26 @@ func altSvcRun(t *testing.T, root string) {
 	}
 }
 
+// accessRun creates the run of cook2017-access-quick.yaml in root: three
+// repeat visits of each protocol on its two networks.
+func accessRun(t *testing.T, root string) {
+	t.Helper()
+	store := newRun(t, root, "cook2017-access-quick", "cook2017-access-quick")
+	defer store.Close()
+	for _, network := range []string{"wolsing2019-dsl", "wolsing2019-lte"} {
+		for i, protocol := range []factor.Protocol{"h1", "h2", "h3"} {
+			for rep := int64(1); rep <= 3; rep++ {
+				tr := results.Trial{ID: fmt.Sprintf("%s-%s-r%d", network, protocol, rep), Rep: rep,
+					Levels:  results.Levels{Network: network, Page: "web2024:9", Origins: 1, Protocol: protocol, Visit: "repeat"},
+					Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(1000 - 50*float64(i) + float64(rep))}}
+				if err := store.AddTrial(tr, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
 // newRun creates the store of a run of the spec named name in root/dir.
 func newRun(t *testing.T, root, dir, name string) *results.Store {
 	t.Helper()
@@ -103,6 +123,7 @@ func TestClaimsReadTheReproductionsOtherRuns(t *testing.T) {
 	root := t.TempDir()
 	reproductionRun(t, root, "cook2017-quick", "cook2017-quick", map[int64]map[factor.Protocol]float64{1: {"h2": 200, "h3": 100}})
 	altSvcRun(t, root)
+	accessRun(t, root)
 	alone, err := buildRun(t, filepath.Join(root, "cook2017-quick"))
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +162,7 @@ func TestClaimsReadTheReproductionsOtherRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`<h2 id="claims">Claims of Cook et al. 2017</h2>`, `href="#load-o1-h3-r1"`, "cook2017-servers-quick/o4-h3-r1 ", "and cook2017-servers-quick, cook2017-altsvc-quick beside it",
+	for _, want := range []string{`<h2 id="claims">Claims of Cook et al. 2017</h2>`, `href="#load-o1-h3-r1"`, "cook2017-servers-quick/o4-h3-r1 ", "and cook2017-servers-quick, cook2017-altsvc-quick, cook2017-access-quick beside it",
 		"<small>paper scale only: its quick scale loads a cell 5 times, too few to bound a ratio near 1"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the HTML lacks %q", want)

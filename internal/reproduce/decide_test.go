@@ -144,6 +144,7 @@ func TestClaimsReadTheDecideRuns(t *testing.T) {
 	root := t.TempDir()
 	reproductionRun(t, root, "cook2017-quick", "cook2017-quick", map[int64]map[factor.Protocol]float64{1: {"h2": 200, "h3": 100}})
 	altSvcRun(t, root)
+	accessRun(t, root)
 	reproductionRun(t, root, "cook2017-servers-quick", "cook2017-servers-quick", map[int64]map[factor.Protocol]float64{4: {"h2": 210, "h3": 110}})
 	before, err := buildRun(t, filepath.Join(root, "cook2017-quick"))
 	if err != nil {
@@ -250,6 +251,7 @@ func TestAnInterruptedDecideRoundIsKeptAndNotCountedTwice(t *testing.T) {
 	root := t.TempDir()
 	reproductionRun(t, root, "cook2017-quick", "cook2017-quick", map[int64]map[factor.Protocol]float64{1: {"h2": 200, "h3": 100}})
 	altSvcRun(t, root)
+	accessRun(t, root)
 	reproductionRun(t, root, "cook2017-servers-quick", "cook2017-servers-quick", map[int64]map[factor.Protocol]float64{4: {"h2": 210, "h3": 109}})
 	// Round 1 stopped after its h3 loads: no h2 load of it was recorded.
 	reproductionRun(t, root, "cook2017-servers-quick-decide-1", "cook2017-servers-quick-decide-1", map[int64]map[factor.Protocol]float64{4: {"h3": 107}})

@@ -11,7 +11,7 @@ import (
 func TestReproductionsLayOutTheirRuns(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	one, err := Resolve("Cook", "quick", "out", now)
-	if err != nil || len(one) != 1 || one[0].Dir != "out" || len(one[0].Specs) != 3 || one[0].Specs[1].Name != "cook2017-servers-quick" || one[0].Specs[2].Name != "cook2017-altsvc-quick" {
+	if err != nil || len(one) != 1 || one[0].Dir != "out" || len(one[0].Specs) != 4 || one[0].Specs[1].Name != "cook2017-servers-quick" || one[0].Specs[2].Name != "cook2017-altsvc-quick" || one[0].Specs[3].Name != "cook2017-access-quick" {
 		t.Fatalf("cook: %+v, %v", one, err)
 	}
 	all, err := Resolve("all", "paper", "", now)
