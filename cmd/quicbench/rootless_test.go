@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -54,6 +56,37 @@ func TestRootlessCompare(t *testing.T) {
 	})
 	if ok != 4 {
 		t.Errorf("%d verified loads, want 4", ok)
+	}
+	if names := namespacesWithPrefix(t, "qb-"); len(names) > 0 {
+		t.Errorf("namespaces left in the host: %v", names)
+	}
+}
+
+// TestRootlessCompareWithTheDefaults: an ordinary user's compare with the
+// default client (Chromium) and --client-cpu auto succeeds on a machine
+// of fewer than 4 cores, where auto would cap the browser at one core but
+// the user has no cgroup to cap it in: auto picks unlimited and the first
+// line says so and why.
+func TestRootlessCompareWithTheDefaults(t *testing.T) {
+	testenv.RequireRoot(t) // to create the user
+	if runtime.NumCPU() >= 4 {
+		t.Skip("auto leaves the browser unlimited on 4 cores or more anyway")
+	}
+	uid, gid := ordinaryUser(t)
+	bin := quicbenchBinary(t)
+	os.Chmod(filepath.Dir(bin), 0o755)
+	dir := sharedDir(t, uid)
+	cmd := exec.Command(bin, "compare", "--runs", "2", "--netcheck=false", "--out", filepath.Join(dir, "run"))
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + dir, "TMPDIR=/tmp"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("rootless compare with the defaults: %v\n%s", err, b)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	if !strings.Contains(first, "client CPU unlimited") || !strings.Contains(first, "this run cannot cap the browser") {
+		t.Errorf("the first line does not say why the browser is not capped: %s", first)
 	}
 	if names := namespacesWithPrefix(t, "qb-"); len(names) > 0 {
 		t.Errorf("namespaces left in the host: %v", names)

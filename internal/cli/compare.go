@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/live"
@@ -129,7 +130,7 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		binaries:      newClientBinaries(fs),
 		browser:       fs.String("browser", def(factor.IDBrowser), "browser `mode` (Chromium, Firefox): "+factor.Browsers().Usage()),
 		clientName:    fs.String("client", def(factor.IDClient), "page `loader`: "+factor.Clients().Usage()),
-		clientCPU:     fs.String("client-cpu", clientCPUAuto, "the `cores` the browser may use (such as 1 or 0.5, or unlimited), capped by a cgroup as a slower device's CPU would be, leaving the rest to the emulator and servers; auto: 1 on a machine of fewer than 4 cores (where an unlimited browser waits for a CPU behind the emulator and servers), else unlimited"),
+		clientCPU:     fs.String("client-cpu", clientCPUAuto, "the `cores` the browser may use (such as 1 or 0.5, or unlimited), capped by a cgroup as a slower device's CPU would be, leaving the rest to the emulator and servers; auto: 1 on a machine of fewer than 4 cores (where an unlimited browser waits for a CPU behind the emulator and servers) when this run can cap the browser, else unlimited"),
 		verbose:       fs.Bool("verbose", false, "log what the run does to stderr"),
 		capture:       fs.Bool("pcap", false, "record each load's client-side packets to artifacts/<trial>-a<attempt>.pcap in the run directory (Wireshark reads them); adds a copy per packet"),
 		netLog:        fs.Bool("netlog", false, "keep the browser's own network log of each load in artifacts/<trial>-a<attempt>-netlog/: Chromium's NetLog (netlog-viewer reads it) or Firefox's HTTP log; the logging costs CPU during the load, and needs --browser fresh"),
@@ -314,7 +315,7 @@ func (f *compareFlags) levels(s *spec.Spec) error {
 		{"--stack", *f.stack, factor.IDStack}, {"--server", *f.server, factor.IDServer}, {"--quic-server", string(quic), factor.IDQUIC},
 		{"--visit", *f.visit, factor.IDVisit}, {"--discovery", *f.discovery, factor.IDDiscovery}, {"--dns", *f.dns, factor.IDDNS}, {"--cache", *f.cache, factor.IDCache}, {"--client", *f.clientName, factor.IDClient},
 		{"--browser", *f.browser, factor.IDBrowser}, {"--origins", strconv.Itoa(*f.origins), factor.IDOrigins},
-		{"--visual", string(factor.VisualOf(*f.visual)), factor.IDVisual}, {"--client-cpu", f.resolvedClientCPU(runtime.NumCPU()), factor.IDClientCPU},
+		{"--visual", string(factor.VisualOf(*f.visual)), factor.IDVisual}, {"--client-cpu", f.resolvedClientCPU(runtime.NumCPU(), func() error { return cpuuse.CanCap(nil) }), factor.IDClientCPU},
 	} {
 		if l.id == factor.IDClient && strings.Contains(l.text, ",") {
 			return fmt.Errorf("--client takes one client: to compare clients, list them in a spec (factors: {clients: [%.100s]}) and run it with quicbench run",
@@ -340,8 +341,10 @@ const clientCPUAuto = "auto"
 const autoCPUCores = 4
 
 // resolvedClientCPU is --client-cpu's level on a machine of cores CPUs,
-// auto resolved, and notes in f.cpuNote why auto chose it.
-func (f *compareFlags) resolvedClientCPU(cores int) string {
+// auto resolved, and notes in f.cpuNote why auto chose it. canCap says
+// whether this run can cap the browser's CPU (cpuuse.CanCap): auto picks
+// only what the run can enforce.
+func (f *compareFlags) resolvedClientCPU(cores int, canCap func() error) string {
 	if *f.clientCPU != clientCPUAuto {
 		return *f.clientCPU
 	}
@@ -350,6 +353,10 @@ func (f *compareFlags) resolvedClientCPU(cores int) string {
 		return string(factor.ClientCPUUnlimited)
 	}
 	if cores < autoCPUCores {
+		if err := canCap(); err != nil {
+			f.cpuNote = fmt.Sprintf("client CPU unlimited: on a machine of fewer than %d cores (this one has %d) it would be 1, but this run cannot cap the browser (%v); run as root on a host with the cgroup cpu controller for the cap", autoCPUCores, cores, err)
+			return string(factor.ClientCPUUnlimited)
+		}
 		f.cpuNote = fmt.Sprintf("client CPU 1 by default on a machine of fewer than %d cores (this one has %d): --client-cpu unlimited lifts it", autoCPUCores, cores)
 		return "1"
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -277,25 +278,32 @@ func TestSummaryGolden(t *testing.T) {
 }
 
 // TestClientCPUAuto: --client-cpu auto gives a browser one core on a
-// machine of fewer than 4 cores and none below 4 otherwise, says so in the
-// first line, and leaves the built-in loader (which cannot be capped)
-// unlimited; a named level stays as named.
+// machine of fewer than 4 cores where the run can cap it, and none where
+// it cannot (an ordinary user without a delegated cgroup) or on 4 cores
+// or more; it says so and why in the first line, and leaves the built-in
+// loader (which cannot be capped) unlimited; a named level stays as named.
 func TestClientCPUAuto(t *testing.T) {
 	flags := func(client, cpu string) *compareFlags { return &compareFlags{clientName: &client, clientCPU: &cpu} }
+	canCap := func() error { return nil }
 	f := flags("chromium", "auto")
-	if got := f.resolvedClientCPU(2); got != "1" || !strings.Contains(f.cpuNote, "fewer than 4 cores (this one has 2)") {
+	if got := f.resolvedClientCPU(2, canCap); got != "1" || !strings.Contains(f.cpuNote, "fewer than 4 cores (this one has 2)") {
 		t.Errorf("2 cores: %q, note %q", got, f.cpuNote)
 	}
+	f = flags("chromium", "auto")
+	cannot := func() error { return errors.New("cpu limit: no cgroup for this run (not root)") }
+	if got := f.resolvedClientCPU(2, cannot); got != "unlimited" || !strings.Contains(f.cpuNote, "this run cannot cap the browser (cpu limit: no cgroup for this run (not root))") {
+		t.Errorf("2 cores, no cap possible: %q, note %q", got, f.cpuNote)
+	}
 	f = flags("firefox", "auto")
-	if got := f.resolvedClientCPU(8); got != "unlimited" || !strings.Contains(f.cpuNote, "4 cores or more (this one has 8)") {
+	if got := f.resolvedClientCPU(8, cannot); got != "unlimited" || !strings.Contains(f.cpuNote, "4 cores or more (this one has 8)") {
 		t.Errorf("8 cores: %q, note %q", got, f.cpuNote)
 	}
 	f = flags("loader", "auto")
-	if got := f.resolvedClientCPU(2); got != "unlimited" || f.cpuNote != "" {
+	if got := f.resolvedClientCPU(2, canCap); got != "unlimited" || f.cpuNote != "" {
 		t.Errorf("the loader: %q, note %q", got, f.cpuNote)
 	}
 	f = flags("chromium", "0.5")
-	if got := f.resolvedClientCPU(2); got != "0.5" || f.cpuNote != "" {
+	if got := f.resolvedClientCPU(2, cannot); got != "0.5" || f.cpuNote != "" {
 		t.Errorf("named: %q, note %q", got, f.cpuNote)
 	}
 	o, err := parseCompare(nil, time.Now(), io.Discard)

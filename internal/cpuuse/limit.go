@@ -3,6 +3,7 @@ package cpuuse
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -133,6 +134,18 @@ func (t *v1Twin) group(name string, set [][2]string) (*os.File, error) {
 		}
 	}
 	return dir, nil
+}
+
+// CanCap reports whether a run started now could cap a process's CPU
+// (Meter.CanLimit): nil if it could, else why not. It opens a meter to
+// find out and closes it, leaving nothing behind.
+func CanCap(log *slog.Logger) error {
+	m, err := Open(log)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	return m.CanLimit()
 }
 
 // CanLimit says why groups cannot be capped here (nil when they can):
