@@ -379,14 +379,18 @@ func shareIntervals(c Claim, value, n float64, levels int) (lo, hi, levelLo, lev
 func highestShare(row *Row, groups []*group, locate func([]float64) float64) {
 	byNetwork := map[string][]*group{}
 	var networks []string
+	pages := map[string]bool{}
 	for _, g := range groups {
 		n := g.key.Of(factor.IDNetwork)
 		if byNetwork[n] == nil {
 			networks = append(networks, n)
 		}
 		byNetwork[n] = append(byNetwork[n], g)
+		if page := g.key.Of(factor.IDPage); page != "" {
+			pages[page] = true
+		}
 	}
-	row.Networks = len(networks)
+	row.Networks, row.Pages = len(networks), len(pages)
 	row.Value, row.Lo, row.Hi, row.LevelLo, row.LevelHi = -1, 0, 0, 0, 0
 	for _, n := range networks {
 		share, cases, _ := shareOf(byNetwork[n], locate)
@@ -396,7 +400,6 @@ func highestShare(row *Row, groups []*group, locate func([]float64) float64) {
 		}
 		row.Lo, row.Hi, row.LevelLo, row.LevelHi = max(row.Lo, lo), max(row.Hi, hi), max(row.LevelLo, levelLo), max(row.LevelHi, levelHi)
 	}
-	_, _, row.Pages = shareOf(groups, locate)
 }
 
 // decide reads the interval at the paper's level against the region.

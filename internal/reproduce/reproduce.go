@@ -238,13 +238,15 @@ func writeClaimsCSV(dir string, rows [][]string) error {
 func (r Reproduction) AdviseSlurm(w io.Writer) {
 	var total time.Duration
 	estimates := make([]time.Duration, len(r.Specs))
+	plans := make([]plan.Plan, len(r.Specs))
 	for i, s := range r.Specs {
-		estimates[i] = plan.Build(s).Estimate(s)
+		plans[i] = plan.Build(s)
+		estimates[i] = plans[i].Estimate(s)
 		total += estimates[i]
 	}
 	fmt.Fprintf(w, "The paper's scale takes about %s here by the plan's estimate; it runs here, resumably, unless you stop it.\n", total.Round(time.Minute))
-	for _, s := range r.Specs {
-		if n, longest := plan.Build(s).OverTimeout(s); n > 0 {
+	for i, s := range r.Specs {
+		if n, longest := plans[i].OverTimeout(s); n > 0 {
 			fmt.Fprintf(w, "%s: %d trials' loads are expected to outlast its timeout of %s (up to about %s each by the model): they will fail unless its timeout is raised\n", s.Name, n, s.Timeout, longest.Round(time.Second))
 		}
 	}
