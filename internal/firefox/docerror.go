@@ -11,31 +11,41 @@ import (
 // documentError keeps Firefox's own name (BiDi's errorText) of the last
 // failed navigation request of a tab: browsingContext.navigate names a
 // failure by the error page it reached, and where it reads that page's
-// address too early it says only "Address rejected". Safe for concurrent
-// use: events arrive on the connection's reading goroutine.
+// address too early it says only "Address rejected". It keeps the first
+// failed navigation of a frame too (its URL and name): an error page in a
+// frame fails the tab's navigate the same way. Safe for concurrent use:
+// events arrive on the connection's reading goroutine.
 type documentError struct {
 	mu   sync.Mutex
 	name string
+	// frameURL and frameName are the first failed frame navigation's.
+	frameURL, frameName string
 }
 
 // note takes a BiDi network event of the tab whose browsing context is
 // top: a fetchError of a navigation request (its navigation set) of top
-// itself (not of a frame) is kept.
+// itself is kept as the document's; the first of a frame as the frame's.
 func (d *documentError) note(top, method string, params json.RawMessage) {
 	if method != "network.fetchError" {
 		return
 	}
 	var e struct {
-		Context    string  `json:"context"`
-		Navigation *string `json:"navigation"`
-		ErrorText  string  `json:"errorText"`
+		Context    string      `json:"context"`
+		Navigation *string     `json:"navigation"`
+		ErrorText  string      `json:"errorText"`
+		Request    bidiRequest `json:"request"`
 	}
-	if json.Unmarshal(params, &e) != nil || e.Navigation == nil || e.Context != top || e.ErrorText == "" {
+	if json.Unmarshal(params, &e) != nil || e.Navigation == nil || e.ErrorText == "" {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.name = e.ErrorText
+	switch {
+	case e.Context == top:
+		d.name = e.ErrorText
+	case d.frameName == "":
+		d.frameURL, d.frameName = e.Request.URL, e.ErrorText
+	}
 }
 
 // errorName finds a Firefox error's name in a text.
@@ -47,7 +57,7 @@ var errorName = regexp.MustCompile(`\b(?:NS_ERROR|SSL_ERROR|SEC_ERROR|MOZILLA_PK
 // did not name ("Address rejected"), where to look.
 func (d *documentError) explain(err error) error {
 	d.mu.Lock()
-	name := d.name
+	name, frameURL, frameName := d.name, d.frameURL, d.frameName
 	d.mu.Unlock()
 	if name == "" {
 		name = errorName.FindString(err.Error())
@@ -55,6 +65,8 @@ func (d *documentError) explain(err error) error {
 	switch {
 	case name != "":
 		return fmt.Errorf("%w: Firefox failed the page's document with %.100s%s", err, name, documentErrorFix(name))
+	case strings.Contains(err.Error(), addressRejected) && frameName != "":
+		return fmt.Errorf("%w: the page's document loaded, but a frame in it reached an error page: %.200q failed with %.100s%s", err, frameURL, frameName, frameErrorFix(frameName))
 	case strings.Contains(err.Error(), addressRejected):
 		return fmt.Errorf("%w: Firefox reached an error page for the page's document without naming its cause (a response it cannot show, such as a download, or one its network refused; the same page's load in Chromium, or --har, shows the document's answer)", err)
 	}
@@ -81,4 +93,13 @@ func documentErrorFix(name string) string {
 		return " (the connection to the testbed's server broke: the run directory's server logs say why)"
 	}
 	return ""
+}
+
+// frameErrorFix says, for Firefox's name of a frame's failure, what it
+// means for a replay and what to do.
+func frameErrorFix(name string) string {
+	if name == unknownHostError {
+		return " (the recording lacks the frame's host: the recording browser got the frame elsewhere, or not at all; record the page again, or import a copy without that frame)"
+	}
+	return documentErrorFix(name)
 }

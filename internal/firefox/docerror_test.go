@@ -7,8 +7,9 @@ import (
 )
 
 // TestADocumentsFailureIsNamed: a fetchError of the tab's own navigation
-// names a failed navigation's cause with what to do; a frame's, a
-// subresource's and another event are not taken for it.
+// names a failed navigation's cause with what to do; a subresource's and
+// another event are not taken for it; a frame's failed navigation is named
+// as the frame's, the first of them.
 func TestADocumentsFailureIsNamed(t *testing.T) {
 	var d documentError
 	failed := errors.New("browsingContext.navigate: unknown error: Error: Address rejected")
@@ -24,15 +25,24 @@ func TestADocumentsFailureIsNamed(t *testing.T) {
 		t.Errorf("another error was changed: %v", d.explain(other))
 	}
 	for _, ev := range []struct{ method, params string }{
-		{"network.fetchError", `{"context":"frame","navigation":"n1","errorText":"NS_ERROR_NET_RESET"}`},
+		{"network.fetchError", `{"context":"frame","navigation":"n1","errorText":"NS_ERROR_NET_RESET","request":{"url":"https://btn.test/b.html"}}`},
 		{"network.fetchError", `{"context":"top","navigation":null,"errorText":"NS_ERROR_UNKNOWN_HOST"}`},
 		{"network.responseCompleted", `{"context":"top","navigation":"n1"}`},
 		{"network.fetchError", `not json`},
 	} {
 		d.note("top", ev.method, []byte(ev.params))
 	}
-	if err := d.explain(failed); !strings.Contains(err.Error(), unnamed) {
-		t.Errorf("after a frame's and a subresource's failures: %v, want no cause taken from them", err)
+	if err := d.explain(failed); strings.Contains(err.Error(), unnamed) || !strings.Contains(err.Error(), `a frame in it reached an error page: "https://btn.test/b.html" failed with NS_ERROR_NET_RESET (the connection`) {
+		t.Errorf("after a frame's and a subresource's failures: %v, want the frame named, not the document", err)
+	}
+	d.note("top", "network.fetchError", []byte(`{"context":"frame2","navigation":"n3","errorText":"NS_ERROR_UNKNOWN_HOST","request":{"url":"https://other.test/"}}`))
+	if err := d.explain(failed); !strings.Contains(err.Error(), "btn.test") {
+		t.Errorf("after a second frame's failure: %v, want the first named", err)
+	}
+	var frameOnly documentError
+	frameOnly.note("top", "network.fetchError", []byte(`{"context":"f","navigation":"n1","errorText":"NS_ERROR_UNKNOWN_HOST","request":{"url":"https://ghbtns.test/b.html"}}`))
+	if err := frameOnly.explain(failed); !strings.Contains(err.Error(), "the recording lacks the frame's host") {
+		t.Errorf("a frame of a host the recording lacks: %v", err)
 	}
 	d.note("top", "network.fetchError", []byte(`{"context":"top","navigation":"n2","errorText":"NS_ERROR_INVALID_CONTENT_ENCODING"}`))
 	err := d.explain(failed)

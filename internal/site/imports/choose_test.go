@@ -195,7 +195,7 @@ func TestImportHARSkipsPagesWithoutDocumentAndMadeUpRedirects(t *testing.T) {
 	if _, err := a.Site(); err != nil {
 		t.Errorf("an archive whose document is a redirect: %v", err)
 	}
-	if rep.BrowserMade != 1 || rep.PagesLeftAside != 1 || !strings.Contains(rep.String(), "1 redirects the recording browser made itself") {
+	if rep.HSTSUpgrades != 1 || rep.PagesLeftAside != 1 || !strings.Contains(rep.String(), "1 HSTS upgrades the recording browser made itself") {
 		t.Errorf("report %+v:\n%s", rep, rep)
 	}
 	for _, ex := range a.Exchanges {
@@ -208,5 +208,73 @@ func TestImportHARSkipsPagesWithoutDocumentAndMadeUpRedirects(t *testing.T) {
 	if _, _, err := importHAR(context.Background(), h, Options{}); err == nil ||
 		!strings.Contains(err.Error(), `document "http://plain.test/" is over plain http`) || !strings.Contains(err.Error(), "--upgrade-http") {
 		t.Errorf("no page with its document: %v", err)
+	}
+}
+
+// A Chrome HAR made with an ad blocker (PerfCascade's h2o.examp1e.net has
+// this shape): the extension sent an iframe to about:blank and a script to
+// a data: URL ("307 Internal Redirect", Non-Authoritative-Reason:
+// Delegate), and another request to an https URL elsewhere. The first two
+// replay as what the page got in their place, so Firefox gets an empty
+// frame, not an error page from a host the recording lacks; the third is
+// left out, counted apart from HSTS upgrades.
+func TestImportHARAnswersWhatAnExtensionAnswered(t *testing.T) {
+	page := "<html><iframe src=https://btn.test/b.html></iframe><script src=https://ga.test/a.js></script></html>"
+	h := &har.HAR{Log: har.Log{Entries: []har.Entry{
+		harEntry("", "https://www.site.test/", 200, &page, "Content-Type", "text/html"),
+		harEntry("", "https://btn.test/b.html", 307, nil, "Location", "about:blank", "Non-Authoritative-Reason", "Delegate"),
+		harEntry("", "https://ga.test/a.js", 307, nil, "Non-Authoritative-Reason", "Delegate"),
+		harEntry("", "https://ads.test/x.js", 307, nil, "Location", "https://elsewhere.test/x.js", "Non-Authoritative-Reason", "Delegate"),
+	}}}
+	h.Log.Entries[1].Response.StatusText = "Internal Redirect"
+	h.Log.Entries[2].Response.RedirectURL = "data:application/javascript;base64,dmFyIGE9MTs="
+	a, rep, err := importHAR(context.Background(), h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct{ contentType, body string }{
+		"https://btn.test/b.html": {"text/html; charset=utf-8", ""},
+		"https://ga.test/a.js":    {"application/javascript", "var a=1;"},
+	}
+	for _, ex := range a.Exchanges {
+		w, ok := want[ex.URL]
+		if ex.URL == "https://ads.test/x.js" {
+			t.Errorf("%s was kept: the extension's redirect elsewhere has no server's answer", ex.URL)
+		}
+		if !ok {
+			continue
+		}
+		delete(want, ex.URL)
+		if ex.Status != 200 || site.Get(lowerNames(ex.Header), "content-type") != w.contentType || string(ex.Body) != w.body {
+			t.Errorf("%s replays as %d %q %q, want 200 %q %q", ex.URL, ex.Status, site.Get(lowerNames(ex.Header), "content-type"), ex.Body, w.contentType, w.body)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not kept: %v", want)
+	}
+	if rep.AnsweredInBrowser != 2 || rep.BrowserMade != 1 || rep.HSTSUpgrades != 0 || !strings.Contains(rep.String(), "2 requests the recording browser's extensions sent to about:blank or a data: URL") {
+		t.Errorf("report %+v:\n%s", rep, rep)
+	}
+}
+
+// Data URLs decode as RFC 2397 says: base64 with or without padding,
+// percent-escaped text, the default media type; a URL without its comma
+// or with broken base64 is no answer.
+func TestDataURL(t *testing.T) {
+	for _, c := range []struct {
+		rest, contentType, body string
+		ok                      bool
+	}{
+		{"text/javascript;base64,YQ", "text/javascript", "a", true},
+		{"text/javascript;base64,YQ==", "text/javascript", "a", true},
+		{",a%20b", "text/plain;charset=US-ASCII", "a b", true},
+		{";charset=utf-8,x", "text/plain;charset=utf-8", "x", true},
+		{"image/gif;base64,!!", "", "", false},
+		{"text/plain", "", "", false},
+	} {
+		ct, body, ok := dataURL(c.rest)
+		if ok != c.ok || ct != c.contentType || string(body) != c.body {
+			t.Errorf("dataURL(%q) = %q %q %v, want %q %q %v", c.rest, ct, body, ok, c.contentType, c.body, c.ok)
+		}
 	}
 }

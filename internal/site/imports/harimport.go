@@ -126,10 +126,19 @@ func (d pageDocuments) choose(pages []har.Page, report *Report) (*har.Page, erro
 // addHAREntry keeps one entry and returns its exchange, or nil for an
 // entry left out (counted).
 func (c *collector) addHAREntry(e har.Entry) (*site.Exchange, error) {
-	if madeByBrowser(e.Response) {
+	kind, answerHeader, answer := classifyBrowserMade(e.Response)
+	switch kind {
+	case hstsUpgrade:
+		c.report.Entries++
+		c.report.HSTSUpgrades++
+		return nil, nil
+	case redirectedElsewhere:
 		c.report.Entries++
 		c.report.BrowserMade++
 		return nil, nil
+	case answeredInBrowser:
+		c.report.AnsweredInBrowser++
+		return c.add(http.MethodGet, e.Request.URL, e.ServerIPAddress, http.StatusOK, answerHeader, answer)
 	}
 	body, ok, err := c.harBody(e)
 	if err != nil || !ok {
@@ -174,20 +183,6 @@ func withContentType(header []site.Field, mimeType string) []site.Field {
 		return header
 	}
 	return append(header, site.Field{Name: "Content-Type", Value: mimeType})
-}
-
-// madeByBrowser says whether the recording browser made response r up
-// itself rather than receiving it: Chrome writes an HSTS upgrade (or an
-// extension's redirect) as "307 Internal Redirect" with a
-// Non-Authoritative-Reason field. Replayed, such a redirect from http to
-// the same https URL would point at itself.
-func madeByBrowser(r har.Response) bool {
-	for _, f := range r.Headers {
-		if strings.EqualFold(f.Name, "non-authoritative-reason") {
-			return true
-		}
-	}
-	return false
 }
 
 // harBody is the entry's decoded body; ok is false for an entry left out

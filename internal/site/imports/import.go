@@ -36,9 +36,19 @@ type Report struct {
 	IPHosts       int // to an IP address rather than a host name: left out
 	NoBody        int // the recording lacks the body (a HAR exporter dropped it, a 304): left out
 	NoResponse    int // requests that got no response (failed, blocked): left out
-	// BrowserMade counts responses the recording browser made up itself
-	// (Chrome's HSTS "307 Internal Redirect"): left out.
+	// HSTSUpgrades counts the recording browser's own redirects of an
+	// http URL to the same https URL (Chrome's "307 Internal Redirect",
+	// Non-Authoritative-Reason: HSTS): left out, no server sent them.
+	HSTSUpgrades int
+	// BrowserMade counts the recording browser's other own redirects to an
+	// http(s) URL (an extension's, Non-Authoritative-Reason: Delegate):
+	// left out, no server sent them.
 	BrowserMade int
+	// AnsweredInBrowser counts requests an extension of the recording
+	// browser sent to about:blank or a data: URL (a blocked frame or
+	// script): kept as a 200 with what the browser showed instead, so the
+	// replayed page gets the same empty frame or stub.
+	AnsweredInBrowser int
 	// PagesLeftAside counts a HAR's pages before the replayed one whose
 	// document the import left out (no body recorded).
 	PagesLeftAside int
@@ -89,7 +99,7 @@ func (r Report) nothingToReplay() error {
 		{r.IPHosts, "to an IP address"},
 		{r.OtherSchemes, "of other schemes"},
 		{r.Informational, "informational (1xx)"},
-		{r.BrowserMade, "made up by the recording browser"},
+		{r.HSTSUpgrades + r.BrowserMade, "made up by the recording browser"},
 	} {
 		if c.n > 0 {
 			why = append(why, fmt.Sprintf("%d %s", c.n, c.text))
@@ -125,7 +135,9 @@ func (r Report) String() string {
 	line(r.IPHosts, "exchanges with an IP address for host left out (the testbed gives each host name its own address)")
 	line(r.NoBody, "responses without their body in the recording left out (they would replay as empty)")
 	line(r.NoResponse, "requests without a response left out")
-	line(r.BrowserMade, "redirects the recording browser made itself (Non-Authoritative-Reason: an HSTS upgrade) left out: no server sent them")
+	line(r.HSTSUpgrades, "HSTS upgrades the recording browser made itself (307 Internal Redirect, Non-Authoritative-Reason: HSTS) left out: no server sent them")
+	line(r.BrowserMade, "other redirects the recording browser made itself (307 Internal Redirect, such as an extension's) left out: no server sent them")
+	line(r.AnsweredInBrowser, "requests the recording browser's extensions sent to about:blank or a data: URL kept as a 200 with that content, as the page got it")
 	line(r.PagesLeftAside, "pages of the HAR before the replayed one left aside: the recording lacks their document")
 	line(r.Reencoded, "bodies recorded decoded compressed again as their Content-Encoding says")
 	line(r.Decoded, "bodies whose Content-Encoding cannot be redone served uncompressed")
