@@ -20,7 +20,8 @@ const WorkTolerance = 0.02
 // whole load, after the load event too (beacons, late frames), and the
 // body bytes they sent; the requests answered by a fuzzy match and by a
 // variant (an image the recording holds at another size), those the
-// recording lacked, and those of them not counted against the tolerance.
+// recording lacked, those of them not counted against the tolerance, and
+// the images the browser could not show (Broken).
 type Work struct {
 	Protocol    factor.Protocol `json:"protocol"`
 	Loads       int             `json:"loads"`
@@ -32,6 +33,7 @@ type Work struct {
 	Variant     float64         `json:"variant"`
 	Unmatched   float64         `json:"unmatched"`
 	BrowserOwn  float64         `json:"not_counted"`
+	Broken      float64         `json:"broken_images"`
 }
 
 // SettingWork is the protocols' work in one setting of a recorded page.
@@ -85,7 +87,8 @@ func workOf(p factor.Protocol, ts []results.Trial) Work {
 		Fuzzy:       median(func(t results.Trial) int64 { return t.ReplayFuzzy }),
 		Variant:     median(func(t results.Trial) int64 { return t.ReplayVariant }),
 		Unmatched:   median(func(t results.Trial) int64 { return t.UnmatchedRequests }),
-		BrowserOwn:  median(func(t results.Trial) int64 { return t.BrowserOwnUnmatched + t.HeldNavigations + t.SteadyUnmatched })}
+		BrowserOwn:  median(func(t results.Trial) int64 { return t.BrowserOwnUnmatched + t.HeldNavigations + t.SteadyUnmatched }),
+		Broken:      median(func(t results.Trial) int64 { return int64(len(t.BrokenImageURLs)) })}
 }
 
 // settingTrials are one setting's verified trials, per protocol in the

@@ -168,6 +168,9 @@ func printSummary(w io.Writer, r *compareRun, rtt time.Duration) {
 	}
 	if len(r.Replay) > 0 {
 		report.WriteWork(w, r.Replay)
+		if r.analysis != nil {
+			report.WriteBroken(w, r.analysis.Unmatched)
+		}
 	}
 	if len(r.CPU) > 0 {
 		report.WriteCPU(w, r.CPU, factor.H3, factor.H2)

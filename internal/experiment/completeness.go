@@ -87,6 +87,9 @@ type completeness struct {
 	// BrokenRecorded are broken images the recording holds no image for;
 	// BrokenUnserved broken images it lacks (or whose host it lacks).
 	BrokenRecorded, BrokenUnserved int64
+	// BrokenURLs are the broken images (client.PageMetrics.BrokenImageURLs)
+	// and BrokenCauses each one's cause (results.Broken*).
+	BrokenURLs, BrokenCauses []string
 	// LoadRequests and LoadBytes are the page's work up to its load
 	// event (loadWork).
 	LoadRequests, LoadBytes int64
@@ -105,11 +108,15 @@ func (c *replayCheck) judge(m *Measured) completeness {
 	out.Counted = m.Replay.Unmatched - out.BrowserOwn - out.Held - out.Steady
 	c.remember(groups)
 	for _, u := range m.BrokenImageURLs {
+		cause := results.BrokenHeld
 		if recorded, served := c.imageFault(u); recorded {
 			out.BrokenRecorded++
+			cause = results.BrokenNoImage
 		} else if !served {
 			out.BrokenUnserved++
+			cause = results.BrokenUnrecorded
 		}
+		out.BrokenURLs, out.BrokenCauses = append(out.BrokenURLs, u), append(out.BrokenCauses, cause)
 	}
 	if m.OK() {
 		m.Failure = c.failure(m.Replay, out)
@@ -224,10 +231,14 @@ func (out *completeness) noteCounted(req string) {
 }
 
 // hasSibling says whether the recording holds a sibling of a request for
-// raw with method (site.Matcher.HasSibling).
+// raw with method: the same file at another size (site.Matcher.HasSibling)
+// or at another pixel density (HasDensitySibling).
 func (c *replayCheck) hasSibling(method, raw string) bool {
 	u, err := url.Parse(raw)
-	return err == nil && u.Scheme == "https" && c.matcher.HasSibling(u.Hostname(), method, u.EscapedPath())
+	if err != nil || u.Scheme != "https" {
+		return false
+	}
+	return c.matcher.HasSibling(u.Hostname(), method, u.EscapedPath()) || c.matcher.HasDensitySibling(u.Hostname(), method, u.EscapedPath())
 }
 
 // steadyKey groups an unmatched request ("METHOD URL", without query) by

@@ -91,8 +91,17 @@ func TestReplayCheckBrokenImages(t *testing.T) {
 	m := loadWith()
 	m.Result = client.Result{PageMetrics: client.PageMetrics{BrokenImages: 3,
 		BrokenImageURLs: []string{"https://www.news.test/pixel.png", "https://www.news.test/gone.png", "https://cdn.elsewhere.test/x.png"}}}
-	if got := c.judge(m); got.BrokenRecorded != 1 || got.BrokenUnserved != 2 || !m.OK() {
+	got := c.judge(m)
+	if got.BrokenRecorded != 1 || got.BrokenUnserved != 2 || !m.OK() {
 		t.Errorf("broken images: %+v, failure %q", got, m.Failure)
+	}
+	if want := []string{results.BrokenNoImage, results.BrokenUnrecorded, results.BrokenUnrecorded}; !slices.Equal(got.BrokenCauses, want) || !slices.Equal(got.BrokenURLs, m.BrokenImageURLs) {
+		t.Errorf("broken images %q with causes %q, want the load's with %q", got.BrokenURLs, got.BrokenCauses, want)
+	}
+	m = loadWith()
+	m.Result = client.Result{PageMetrics: client.PageMetrics{BrokenImages: 1, BrokenImageURLs: []string{"https://www.news.test/good.png"}}}
+	if got := c.judge(m); !slices.Equal(got.BrokenCauses, []string{results.BrokenHeld}) {
+		t.Errorf("a broken image the recording holds: causes %q", got.BrokenCauses)
 	}
 }
 

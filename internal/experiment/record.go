@@ -145,7 +145,8 @@ func fillOutcome(rec *results.Trial, m Measured, artifacts []string) []results.L
 	c := m.Completeness
 	rec.ReplayValues = results.ReplayValues{ReplayExact: m.Replay.Exact, ReplayFuzzy: m.Replay.Fuzzy, ReplayVariant: m.Replay.Variant,
 		UnmatchedURLs: m.Replay.UnmatchedRequests, UnmatchedCauses: c.Causes, VariantURLs: m.Replay.Variants, BrowserOwnUnmatched: c.BrowserOwn, HeldNavigations: c.Held, SteadyUnmatched: c.Steady, SiblingUnmatched: c.Sibling,
-		ServedBytes: m.Replay.BodyBytes, BrokenImagesRecorded: c.BrokenRecorded, BrokenImagesUnserved: c.BrokenUnserved}
+		ServedBytes: m.Replay.BodyBytes, BrokenImagesRecorded: c.BrokenRecorded, BrokenImagesUnserved: c.BrokenUnserved,
+		BrokenImageURLs: c.BrokenURLs, BrokenImageCauses: c.BrokenCauses}
 	rec.LoadRequests, rec.LoadBytes, rec.LiveExcluded = c.LoadRequests, c.LoadBytes, c.LiveExcluded
 	rec.Connections = int64(len(m.Connections))
 	rec.Handshakes = handshakeList(m.Connections)

@@ -49,7 +49,7 @@ func Answer(a *analysis.Analysis) []string {
 				sentence += " " + why
 			}
 		}
-		for _, caveat := range []string{cpuBoundWords(a, c.Setting), failedWords(a, c), networkWords(a, c.Setting)} {
+		for _, caveat := range []string{cpuBoundWords(a, c.Setting), failedWords(a, c), networkWords(a, c.Setting), brokenWords(a, c.Setting.Page())} {
 			if caveat != "" {
 				sentence += " " + caveat
 			}
@@ -112,6 +112,27 @@ func failedWords(a *analysis.Analysis, c analysis.Comparison) string {
 	}
 	return fmt.Sprintf("%d of its %d loads failed (%s): the medians are of the loads that completed, so a protocol that fails more often is worse than its median says.",
 		failed, loads, strings.Join(parts, ", "))
+}
+
+// brokenWords says, when the verified loads of page (a recording) showed
+// broken images, how many distinct ones and why: a load that shows fewer
+// images than recorded is less of the recorded page.
+func brokenWords(a *analysis.Analysis, page string) string {
+	for _, s := range a.Unmatched {
+		if s.Page != page || len(s.Broken) == 0 {
+			continue
+		}
+		causes := map[string]int{}
+		for _, b := range s.Broken {
+			causes[b.Cause]++
+		}
+		var parts []string
+		for _, c := range slices.Sorted(maps.Keys(causes)) {
+			parts = append(parts, fmt.Sprintf("%d %s", causes[c], c))
+		}
+		return fmt.Sprintf("Its verified loads showed %d distinct broken images (%s), listed with the replay below.", len(s.Broken), strings.Join(parts, ", "))
+	}
+	return ""
 }
 
 // networkWords says, when setting s's network failed its netcheck twice,

@@ -183,11 +183,11 @@ func tables(a *analysis.Analysis, claims *Claims) map[string][][]string {
 			strings.Join(an.Stacks, " "), f(an.Test.Statistic), f(an.Test.DF), f(an.Test.DF2), f(an.Test.P)))
 	}
 	work := [][]string{append(settingHeader(), "protocol", "loads", "median_requests_to_load", "median_bytes_to_load", "median_served_requests",
-		"median_served_bytes", "median_fuzzy", "median_variant", "median_unmatched", "median_not_counted", "request_spread", "byte_spread", "different_work")}
+		"median_served_bytes", "median_fuzzy", "median_variant", "median_unmatched", "median_not_counted", "median_broken_images", "request_spread", "byte_spread", "different_work")}
 	for _, sw := range a.Work {
 		for _, p := range sw.Protocols {
 			work = append(work, append(settingCells(sw.Setting), string(p.Protocol), strconv.Itoa(p.Loads), f(p.Requests), f(p.Bytes),
-				f(p.Served), f(p.ServedBytes), f(p.Fuzzy), f(p.Variant), f(p.Unmatched), f(p.BrowserOwn), f(sw.RequestSpread), f(sw.ByteSpread), strconv.FormatBool(sw.Differs)))
+				f(p.Served), f(p.ServedBytes), f(p.Fuzzy), f(p.Variant), f(p.Unmatched), f(p.BrowserOwn), f(p.Broken), f(sw.RequestSpread), f(sw.ByteSpread), strconv.FormatBool(sw.Differs)))
 		}
 	}
 	out := map[string][][]string{"comparisons": cmps, "pairs": pairsTable(a, f), "levels": levelPairsTable(a, f), "shares": shares, "anova": anova, "work": work, "cpu": cpuTable(a, f)}

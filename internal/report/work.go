@@ -24,18 +24,19 @@ func writeWork(w io.Writer, sws []analysis.SettingWork, v analysis.Varied) {
 	fmt.Fprintf(w, "\nReplay of recorded pages, medians per verified load: the requests the page started up to its load event\n"+
 		"and their bytes (the work its load time measures), the requests and body bytes the servers answered over the\n"+
 		"whole load, fuzzy matches, variants (an image the recording holds at another size), unmatched requests and\n"+
-		"those not counted (the browser's own and those an earlier load found the recording lacks with no sibling); DIFFERENT WORK marks a setting whose protocols' work up to the load differs by more than %g %%:\n", 100*analysis.WorkTolerance)
+		"those not counted (the browser's own and those an earlier load found the recording lacks with no sibling), and the\n"+
+		"images the browser could not show (broken); DIFFERENT WORK marks a setting whose protocols' work up to the load differs by more than %g %%:\n", 100*analysis.WorkTolerance)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\tloads\trequests\tbytes\tserved\tserved bytes\tfuzzy\tvariant\tunmatched\tnot counted\t\n", variedHeader(v))
+	fmt.Fprintf(tw, "%sprotocol\tloads\trequests\tbytes\tserved\tserved bytes\tfuzzy\tvariant\tunmatched\tnot counted\tbroken\t\n", variedHeader(v))
 	for _, sw := range sws {
 		for i, p := range sw.Protocols {
 			mark := ""
 			if i == 0 && sw.Differs {
 				mark = fmt.Sprintf("DIFFERENT WORK (requests ±%s, bytes ±%s)", percent(sw.RequestSpread), percent(sw.ByteSpread))
 			}
-			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", variedRow(v, sw.Setting),
+			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", variedRow(v, sw.Setting),
 				p.Protocol, p.Loads, num(p.Requests, 0), num(p.Bytes, 0), num(p.Served, 0), num(p.ServedBytes, 0),
-				num(p.Fuzzy, 0), num(p.Variant, 0), num(p.Unmatched, 0), num(p.BrowserOwn, 0), mark)
+				num(p.Fuzzy, 0), num(p.Variant, 0), num(p.Unmatched, 0), num(p.BrowserOwn, 0), num(p.Broken, 0), mark)
 		}
 	}
 	tw.Flush()
@@ -49,8 +50,12 @@ const maxUnmatchedListed = 10
 var unmatchedCauses = []string{results.CauseBrowserOwn, results.CauseNavigation, results.CauseSteady, results.CauseSibling, results.CauseUnrecorded}
 
 // variantCause is unmatched.csv's cause of a request answered with a
-// variant (not unmatched: its served column names what answered it).
-const variantCause = "variant"
+// variant (not unmatched: its served column names what answered it);
+// brokenCause prefixes a broken image's cause there.
+const (
+	variantCause = "variant"
+	brokenCause  = "broken image: "
+)
 
 // excusedCause says whether an unmatched request of cause does not count
 // against a recording's tolerance.
@@ -85,6 +90,29 @@ func writeUnmatched(w io.Writer, sites []analysis.SiteUnmatched) {
 		if len(s.Variants) > maxUnmatchedListed {
 			fmt.Fprintf(w, "    and %d more variants\n", len(s.Variants)-maxUnmatchedListed)
 		}
+		writeBrokenImages(w, "    ", s.Broken)
+	}
+}
+
+// WriteBroken lists, per recorded page, the images its verified loads
+// could not show, with why, as the report does; nothing where none broke.
+func WriteBroken(w io.Writer, sites []analysis.SiteUnmatched) {
+	for _, s := range sites {
+		if len(s.Broken) > 0 {
+			fmt.Fprintf(w, "Broken images in the verified loads of %s (%d loads):\n", s.Page, s.Loads)
+			writeBrokenImages(w, "  ", s.Broken)
+		}
+	}
+}
+
+// writeBrokenImages lists broken images, the first maxUnmatchedListed,
+// each with its cause and loads.
+func writeBrokenImages(w io.Writer, indent string, broken []analysis.BrokenImage) {
+	for _, b := range broken[:min(len(broken), maxUnmatchedListed)] {
+		fmt.Fprintf(w, "%simage %s (broken: %s, %d loads)\n", indent, shortURL(b.URL), b.Cause, b.Loads)
+	}
+	if len(broken) > maxUnmatchedListed {
+		fmt.Fprintf(w, "%sand %d more broken images\n", indent, len(broken)-maxUnmatchedListed)
 	}
 }
 
@@ -109,6 +137,10 @@ func unmatchedTable(a *analysis.Analysis) [][]string {
 		}
 		for _, v := range s.Variants {
 			rows = append(rows, []string{s.Page, s.Screen, strconv.Itoa(s.Loads), v.Request, variantCause, "", strconv.Itoa(v.Loads), v.Served})
+		}
+		for _, b := range s.Broken {
+			excused := b.Cause != results.BrokenHeld
+			rows = append(rows, []string{s.Page, s.Screen, strconv.Itoa(s.Loads), "GET " + b.URL, brokenCause + b.Cause, strconv.FormatBool(excused), strconv.Itoa(b.Loads), ""})
 		}
 	}
 	return rows

@@ -77,7 +77,14 @@ func TestUnmatchedPerSite(t *testing.T) {
 	variant := "GET https://s.yelp.test/img/r@1x.png /img/r@2x.png"
 	trials[1].VariantURLs = results.Strings{variant, variant}
 	trials[2].VariantURLs = results.Strings{variant}
+	gone := "https://s.yelp.test/img/gone.png"
+	trials[0].BrokenImageURLs, trials[0].BrokenImageCauses = results.Strings{gone, gone}, results.Strings{results.BrokenUnrecorded, results.BrokenUnrecorded}
+	trials[2].BrokenImageURLs, trials[2].BrokenImageCauses = results.Strings{gone}, results.Strings{results.BrokenUnrecorded}
+	trials[3].BrokenImageURLs, trials[3].BrokenImageCauses = results.Strings{"https://x.test/b.png"}, results.Strings{results.BrokenHeld}
 	sites := analysis.Unmatched(trials)
+	if len(sites) == 1 && (len(sites[0].Broken) != 1 || sites[0].Broken[0] != (analysis.BrokenImage{URL: gone, Cause: results.BrokenUnrecorded, Loads: 2})) {
+		t.Errorf("broken images %+v, want gone.png once per load in 2 loads, the failed load's left out", sites[0].Broken)
+	}
 	if len(sites) != 1 || sites[0].Loads != 3 || len(sites[0].Variants) != 1 || sites[0].Variants[0].Loads != 2 || sites[0].Screen != "411x731@1,mobile" || len(sites[0].URLs) != 5 ||
 		sites[0].ByCause[results.CauseSteady] != 1 || sites[0].ByCause[results.CauseUnrecorded] != 1 {
 		t.Fatalf("sites %+v", sites)
@@ -87,7 +94,8 @@ func TestUnmatchedPerSite(t *testing.T) {
 	for _, want := range []string{"archive:sites/yelp at 411x731@1,mobile, 3 loads: browser's own 1, held navigation 1, steady 1, sibling 1, unrecorded 1; variants 1",
 		"GET s.yelp.test/img/r@1x.png (variant: served /img/r@2x.png, 2 loads)",
 		"GET www.yelp.test/webhp?rct=j (held navigation, 1 loads)",
-		"GET www.yelp.test/favicon.ico (browser's own, 2 loads)", "GET s.yelp.test/img/r@2x.png (sibling, 1 loads)", "GET www.yelp.test/beacon (steady, 1 loads)"} {
+		"GET www.yelp.test/favicon.ico (browser's own, 2 loads)", "GET s.yelp.test/img/r@2x.png (sibling, 1 loads)", "GET www.yelp.test/beacon (steady, 1 loads)",
+		"image s.yelp.test/img/gone.png (broken: unrecorded, 2 loads)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, out.String())
 		}
@@ -95,8 +103,16 @@ func TestUnmatchedPerSite(t *testing.T) {
 	if strings.Contains(out.String(), "x.test") {
 		t.Error("a failed load's unmatched request was listed")
 	}
-	if rows := unmatchedTable(&analysis.Analysis{Unmatched: sites}); len(rows) != 7 || rows[1][5] != "true" || rows[2][4] != results.CauseNavigation || rows[2][5] != "true" ||
-		rows[6][4] != "variant" || rows[6][7] != "/img/r@2x.png" {
+	var compared bytes.Buffer
+	WriteBroken(&compared, sites)
+	if !strings.HasPrefix(compared.String(), "Broken images in the verified loads of archive:sites/yelp (3 loads):\n  image s.yelp.test/img/gone.png (broken: unrecorded, 2 loads)\n") {
+		t.Errorf("compare's broken images:\n%s", compared.String())
+	}
+	if w := brokenWords(&analysis.Analysis{Unmatched: sites}, "archive:sites/yelp"); w != "Its verified loads showed 1 distinct broken images (1 unrecorded), listed with the replay below." {
+		t.Errorf("answer's words: %q", w)
+	}
+	if rows := unmatchedTable(&analysis.Analysis{Unmatched: sites}); len(rows) != 8 || rows[1][5] != "true" || rows[2][4] != results.CauseNavigation || rows[2][5] != "true" ||
+		rows[6][4] != "variant" || rows[6][7] != "/img/r@2x.png" || rows[7][4] != "broken image: unrecorded" || rows[7][5] != "true" {
 		t.Errorf("unmatched.csv rows %q", rows)
 	}
 }

@@ -218,6 +218,19 @@ const (
 	CauseUnpinned = "host not pinned"
 )
 
+// Causes of a broken image (ReplayValues.BrokenImageCauses): an image the
+// browser could not show.
+const (
+	// BrokenNoImage: the recording holds a response for it that is no
+	// image (an error page, an empty body): excused.
+	BrokenNoImage = "no image recorded"
+	// BrokenUnrecorded: the recording lacks it, or its host: excused.
+	BrokenUnrecorded = "unrecorded"
+	// BrokenHeld: the recording holds an image for it that the load
+	// did not show: the load fails.
+	BrokenHeld = "recorded image"
+)
+
 // ReplayValues are how the servers matched the measured load's requests
 // against the site (all exact for a generated page): answered from the
 // exact recorded request, from the nearest recorded query of the same
@@ -250,6 +263,9 @@ const (
 // Broken images are those the browser
 // could not show that the recording holds no image for (recorded) or
 // lacks (unserved); a broken image the recording holds fails the load.
+// broken_image_urls lists the first 200 broken images' URLs and
+// broken_image_causes each one's cause, in order (BrokenNoImage,
+// BrokenUnrecorded or BrokenHeld).
 type ReplayValues struct {
 	ReplayExact          int64   `parquet:"replay_exact"`
 	ReplayFuzzy          int64   `parquet:"replay_fuzzy"`
@@ -266,6 +282,8 @@ type ReplayValues struct {
 	LoadBytes            int64   `parquet:"load_bytes"`
 	BrokenImagesRecorded int64   `parquet:"broken_images_recorded"`
 	BrokenImagesUnserved int64   `parquet:"broken_images_unserved"`
+	BrokenImageURLs      Strings `parquet:"broken_image_urls,list"`
+	BrokenImageCauses    Strings `parquet:"broken_image_causes,list"`
 }
 
 // Metrics are the measured load's times in ms from navigation start:

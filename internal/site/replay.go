@@ -32,6 +32,9 @@ type Matcher struct {
 	// siblings of a request, and among them (Media) the variants it may be
 	// answered with.
 	byName map[string]map[string][]*candidate
+	// byDensity maps host, then "METHOD key" (densityName), to whether
+	// each resource with that key had a density marker in its name.
+	byDensity map[string]map[string][]bool
 }
 
 // candidate is a resource with its parsed query.
@@ -66,10 +69,13 @@ func (k MatchKind) String() string {
 
 // NewMatcher indexes the resources of s.
 func NewMatcher(s *Site) *Matcher {
-	m := &Matcher{byPath: map[string]map[string][]*candidate{}, byName: map[string]map[string][]*candidate{}}
+	m := &Matcher{byPath: map[string]map[string][]*candidate{}, byName: map[string]map[string][]*candidate{},
+		byDensity: map[string]map[string][]bool{}}
 	for _, o := range s.Origins {
-		paths, names := map[string][]*candidate{}, map[string][]*candidate{}
+		paths, names, densities := map[string][]*candidate{}, map[string][]*candidate{}, map[string][]bool{}
 		for _, r := range o.Resources {
+			dkey, marked := densityName(r.Path)
+			densities[methodOf(r)+" "+dkey] = append(densities[methodOf(r)+" "+dkey], marked)
 			c := &candidate{res: r, params: ParseQuery(r.Query)}
 			key := methodOf(r) + " " + r.Path
 			paths[key] = append(paths[key], c)
@@ -82,7 +88,7 @@ func NewMatcher(s *Site) *Matcher {
 				slices.SortFunc(cs, func(a, b *candidate) int { return strings.Compare(a.res.Key(), b.res.Key()) })
 			}
 		}
-		m.byPath[o.Host], m.byName[o.Host] = paths, names
+		m.byPath[o.Host], m.byName[o.Host], m.byDensity[o.Host] = paths, names, densities
 	}
 	return m
 }

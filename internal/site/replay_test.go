@@ -111,3 +111,41 @@ func TestSiblings(t *testing.T) {
 		}
 	}
 }
+
+// TestDensitySiblings: a request for a file at another pixel density than
+// the recorded one (yelp's restaurants@2x.yji-HASH.png beside
+// restaurants.yji-OTHERHASH.png, apple's hero_small_2x.jpg beside
+// hero_small.jpg, or the other way round) has a sibling; names that differ
+// only by a content hash, with no density marker on either, do not; nor
+// does another directory, host or method.
+func TestDensitySiblings(t *testing.T) {
+	o := &Origin{Host: "h.test", Resources: map[string]*Resource{}}
+	for _, r := range []*Resource{
+		{Path: "/assets/restaurants.yji-bd314b2e68342d8df2208cbee9603c6b.png"},
+		{Path: "/v/heroes/hero_small.jpg"},
+		{Path: "/i/logo@2x.png"},
+		{Path: "/js/chunk.0123abcd.js"},
+	} {
+		o.Resources[r.Key()] = r
+	}
+	m := NewMatcher(&Site{Origins: []*Origin{o}})
+	for _, c := range []struct {
+		host, method, path string
+		want               bool
+	}{
+		{"h.test", "GET", "/assets/restaurants@2x.yji-bcc82edfc5c6c1b93b586600c46d41d3.png", true},
+		{"h.test", "GET", "/v/heroes/hero_small_2x.jpg", true},
+		{"h.test", "HEAD", "/v/heroes/hero_small_1.5x.jpg", true},
+		{"h.test", "GET", "/i/logo.png", true},
+		{"h.test", "GET", "/i/logo@3x.png", true},
+		{"h.test", "GET", "/js/chunk.4567cdef.js", false},
+		{"h.test", "GET", "/x/heroes/hero_small_2x.jpg", false},
+		{"h.test", "POST", "/v/heroes/hero_small_2x.jpg", false},
+		{"other.test", "GET", "/v/heroes/hero_small_2x.jpg", false},
+		{"h.test", "GET", "/v/heroes/", false},
+	} {
+		if got := m.HasDensitySibling(c.host, c.method, c.path); got != c.want {
+			t.Errorf("HasDensitySibling(%s %s%s) = %v, want %v", c.method, c.host, c.path, got, c.want)
+		}
+	}
+}

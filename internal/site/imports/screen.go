@@ -27,6 +27,9 @@ type densityChoice struct {
 	offered []float64
 	fetched float64
 	byWidth bool
+	// threshold is a resolution media query's bound (0 for a srcset or
+	// image-set): a screen at or above it fetches the denser image.
+	threshold float64
 }
 
 // commonDensities are device pixel ratios screens have, tried beside the
@@ -36,8 +39,12 @@ var commonDensities = []float64{1, 2, 3}
 
 // picks reports whether a browser at device pixel ratio dpr fetches c's
 // fetched candidate: the smallest density at or above dpr, else the
-// largest (as Chromium and Firefox choose without a network hint).
+// largest (as Chromium and Firefox choose without a network hint); for a
+// media query's choice, the side of its threshold dpr is on.
 func (c densityChoice) picks(dpr float64) bool {
+	if c.threshold > 0 {
+		return (dpr >= c.threshold-1e-9) == (c.fetched >= c.threshold)
+	}
 	for _, d := range c.offered {
 		if d >= dpr-1e-9 {
 			return d == c.fetched
@@ -55,6 +62,9 @@ var srcsetTag = regexp.MustCompile(`(?is)<[a-z][a-z0-9-]*\s[^>]*?srcset[^>]*>`)
 var (
 	srcsetAttr = regexp.MustCompile(`(?is)[\s-]srcset\s*=\s*("([^"]*)"|'([^']*)')`)
 	sizesAttr  = regexp.MustCompile(`(?is)[\s-]sizes\s*=\s*("([^"]*)"|'([^']*)')`)
+	// srcAttr finds an img's src (or a lazy loader's data-src): the
+	// candidate at 1x its srcset implies when it describes none.
+	srcAttr = regexp.MustCompile(`(?is)[\s-]src\s*=\s*("([^"]*)"|'([^']*)')`)
 )
 
 // imageSet finds CSS image-set() and -webkit-image-set() arguments.
@@ -64,8 +74,9 @@ var imageSet = regexp.MustCompile(`(?is)image-set\(\s*((?:[^()]|\([^()]*\))*)\)`
 const maxScreenBodyBytes = 4 << 20
 
 // densityChoices are the offers of images at several densities in the
-// recording's HTML and CSS whose one fetched candidate it holds, widths
-// read at a viewport viewportWidth CSS px wide.
+// recording's HTML and CSS whose one fetched candidate it holds (srcsets,
+// image-sets, resolution media queries), widths read at a viewport
+// viewportWidth CSS px wide.
 func densityChoices(exchanges []*site.Exchange, viewportWidth float64) []densityChoice {
 	fetched := map[string]bool{}
 	for _, ex := range exchanges {
@@ -92,13 +103,16 @@ func densityChoices(exchanges []*site.Exchange, viewportWidth float64) []density
 				out = append(out, c)
 			}
 		}
+		out = append(out, resolutionChoices(string(body), base, fetched)...)
 	}
 	return out
 }
 
 // candidateSet is one list of an image's candidates, with the sizes of
-// its element ("" for none, or for an image-set).
-type candidateSet struct{ list, sizes string }
+// its element ("" for none, or for an image-set) and its src ("" for
+// none): HTML adds the src as the 1x candidate of a srcset of densities
+// that offers no 1x.
+type candidateSet struct{ list, sizes, src string }
 
 // candidateSets are the candidate lists in body: each srcset (or
 // data-srcset) of an HTML tag with the tag's sizes (or data-sizes); each
@@ -107,12 +121,15 @@ func candidateSets(body, kind string) []candidateSet {
 	var sets []candidateSet
 	if kind == "html" {
 		for _, tag := range srcsetTag.FindAllString(body, -1) {
-			sizes := ""
+			sizes, src := "", ""
 			if sz := sizesAttr.FindStringSubmatch(tag); sz != nil {
 				sizes = sz[2] + sz[3]
 			}
+			if m := srcAttr.FindStringSubmatch(tag); m != nil {
+				src = strings.TrimSpace(m[2] + m[3])
+			}
 			for _, m := range srcsetAttr.FindAllStringSubmatch(tag, -1) {
-				sets = append(sets, candidateSet{list: m[2] + m[3], sizes: sizes})
+				sets = append(sets, candidateSet{list: m[2] + m[3], sizes: sizes, src: src})
 			}
 		}
 	}
@@ -152,7 +169,8 @@ type candidate struct {
 // fetchedDensity is the choice set offers, when it offers two densities
 // or more (x descriptors, a candidate without one 1x; or w descriptors
 // over the slot its sizes give at viewportWidth, all its candidates
-// described so) and the recording fetched exactly one of its candidates.
+// described so; an img's src is the 1x of densities without one) and the
+// recording fetched exactly one of its candidates.
 func fetchedDensity(set candidateSet, base *url.URL, fetched map[string]bool, viewportWidth float64) (densityChoice, bool) {
 	var c densityChoice
 	cands := parseCandidates(set.list)
@@ -171,6 +189,9 @@ func fetchedDensity(set candidateSet, base *url.URL, fetched map[string]bool, vi
 			cands[i].density = cands[i].width / slot
 		}
 		c.byWidth = true
+	}
+	if widths == 0 && set.src != "" && !slices.ContainsFunc(cands, func(c candidate) bool { return c.density == 1 }) {
+		cands = append(cands, candidate{url: set.src, density: 1})
 	}
 	got := 0
 	for _, cand := range cands {
@@ -227,16 +248,18 @@ func parseCandidates(set string) []candidate {
 	return out
 }
 
-// minDensityChoices is the fewest fetched candidates that decide the
-// screen's density: one image could be a page's own choice.
+// minDensityChoices is the fewest fetched candidates that overrule the
+// User-Agent's density when it picks some of them: one image could be a
+// page's own choice. Choices of which it picks none overrule it however
+// few: replayed at it, the page would ask for images the recording lacks.
 const minDensityChoices = 2
 
 // densityOf is the device pixel ratio that picks the candidate the
 // recording fetched in more than half of choices, preferring prefer (the
 // User-Agent's), then the lowest; with how many it picks; ok is false
-// for none, or below minDensityChoices.
+// for none, or below minDensityChoices where prefer picks any.
 func densityOf(choices []densityChoice, prefer float64) (dpr float64, votes int, ok bool) {
-	if len(choices) < minDensityChoices {
+	if len(choices) == 0 || (len(choices) < minDensityChoices && picksAny(choices, prefer)) {
 		return 0, 0, false
 	}
 	tried := []float64{prefer}
@@ -246,7 +269,7 @@ func densityOf(choices []densityChoice, prefer float64) (dpr float64, votes int,
 		}
 	}
 	for _, c := range choices {
-		if !c.byWidth && !slices.Contains(tried, c.fetched) {
+		if !c.byWidth && c.threshold == 0 && !slices.Contains(tried, c.fetched) {
 			tried = append(tried, c.fetched)
 		}
 	}
@@ -292,4 +315,10 @@ func (c *collector) screenOf(a *site.Archive) (factor.Viewport, string) {
 		return v, source
 	}
 	return scaled, fmt.Sprintf("the recording's requests: %d of its %d image choices at several densities fetched what a %gx screen fetches (the User-Agent alone said %v)", votes, len(choices), dpr, v.OrDefault())
+}
+
+// picksAny says whether a screen at dpr fetches what the recording
+// fetched in any of choices.
+func picksAny(choices []densityChoice, dpr float64) bool {
+	return slices.ContainsFunc(choices, func(c densityChoice) bool { return c.picks(dpr) })
 }

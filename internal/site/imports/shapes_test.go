@@ -212,25 +212,31 @@ func TestWidthDescribedImagesDecideTheScreen(t *testing.T) {
 }
 
 // TestTheRecordingsImagesDecideTheScreen: a phone's recording whose own
-// requests fetched the 1x candidates (yelp's shape: emulated at 1x) replays
-// at 1x, and the archive says why; one that fetched the 3x candidate a
-// 2.625 screen fetches keeps the User-Agent's screen, confirmed; a single
-// choice decides nothing; --viewport wins over both.
+// requests fetched the 1x candidates (yelp's shape: emulated at 1x, an
+// img's src the 1x of its srcset of 2x) replays at 1x, and the archive
+// says why; one that fetched the 3x candidate a 2.625 screen fetches keeps
+// the User-Agent's screen, confirmed; a single choice the User-Agent's
+// screen picks decides nothing, one it cannot pick decides; --viewport
+// wins over all.
 func TestTheRecordingsImagesDecideTheScreen(t *testing.T) {
 	a, _, err := importHAR(context.Background(), screenHAR("", "a.png", "b.png", "c.png"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Viewport != (factor.Viewport{Width: 411, Height: 731, Scale: 1, Mobile: true}) || !strings.Contains(a.ViewportSource, "the recording's requests: 2 of its 2 image choices") {
+	if a.Viewport != (factor.Viewport{Width: 411, Height: 731, Scale: 1, Mobile: true}) || !strings.Contains(a.ViewportSource, "the recording's requests: 3 of its 3 image choices") {
 		t.Errorf("fetched the 1x candidates: viewport %v, source %q", a.Viewport, a.ViewportSource)
 	}
 	a, _, _ = importHAR(context.Background(), screenHAR(", /a@3x.png 3x", "a@3x.png", "b@3x.png", "c@2x.png"), Options{})
 	if a.Viewport.Scale != 2.625 || !strings.Contains(a.ViewportSource, "the User-Agent: Pixel 2, as 3 of the recording's 3 image choices") {
 		t.Errorf("fetched what 2.625 fetches: viewport %v, source %q", a.Viewport, a.ViewportSource)
 	}
-	a, _, _ = importHAR(context.Background(), screenHAR("", "a.png"), Options{})
+	a, _, _ = importHAR(context.Background(), screenHAR(", /a@3x.png 3x", "a@3x.png"), Options{})
 	if a.Viewport.Scale != 2.625 || a.ViewportSource != "the User-Agent: Pixel 2" {
-		t.Errorf("one choice: viewport %v, source %q", a.Viewport, a.ViewportSource)
+		t.Errorf("one choice the User-Agent's screen picks: viewport %v, source %q", a.Viewport, a.ViewportSource)
+	}
+	a, _, _ = importHAR(context.Background(), screenHAR("", "a.png"), Options{})
+	if a.Viewport.Scale != 1 || !strings.Contains(a.ViewportSource, "1 of its 1 image choices") {
+		t.Errorf("one choice the User-Agent's screen cannot pick (netflix's shape): viewport %v, source %q", a.Viewport, a.ViewportSource)
 	}
 	desk := factor.DefaultViewport()
 	a, _, _ = importHAR(context.Background(), screenHAR("", "a.png", "b.png", "c.png"), Options{Viewport: desk, SetViewport: true})
@@ -245,5 +251,53 @@ func TestTheRecordingsImagesDecideTheScreen(t *testing.T) {
 	back, err := site.ReadArchive(dir)
 	if err != nil || back.ViewportSource != a.ViewportSource || back.Viewport != a.Viewport {
 		t.Errorf("read back: %v, %q, %v", err, back.ViewportSource, back.Viewport)
+	}
+}
+
+// TestResolutionMediaQueriesDecideTheScreen: CSS that gives an element its
+// _2x image behind a resolution media query (apple's shape: min-resolution
+// 1.5dppx, 144dpi, -webkit-min-device-pixel-ratio 1.5) beside the plain
+// one says the screen by which of the two the recording fetched; an image
+// behind a width query alone, or one whose sibling it did not fetch either,
+// says nothing.
+func TestResolutionMediaQueriesDecideTheScreen(t *testing.T) {
+	css := `.a{background:url("/i/hero_small.jpg")}
+@media only screen and (max-width: 734px) and (-webkit-min-device-pixel-ratio: 1.5), only screen and (min-resolution: 144dpi){.a{background-image:url("/i/hero_small_2x.jpg")}}
+.b{background:url(/i/logo.png)}@media (min-resolution:2dppx){.b{background:url('/i/logo@2x.png')} .c{color:red}}
+@media (max-width: 734px){.d{background:url(/i/d.png)}}
+.e{background:url(/i/e.png)}@media (min-resolution:2x){.e{background:url(/i/e@2x.png)}}`
+	h := func(fetched ...string) *har.HAR {
+		h := screenHAR("")
+		h.Log.Entries[1].Response.Content.Text = &css
+		for _, f := range fetched {
+			e := harEntry("", "https://www.yelp.test/i/"+f, 200, text("IMG"), "Content-Type", "image/png")
+			e.Response.Content.MimeType, e.Request.Headers = "image/png", h.Log.Entries[0].Request.Headers
+			h.Log.Entries = append(h.Log.Entries, e)
+		}
+		return h
+	}
+	a, _, err := importHAR(context.Background(), h("hero_small.jpg", "logo.png", "d.png"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Viewport.Scale != 1 || !strings.Contains(a.ViewportSource, "2 of its 2 image choices") {
+		t.Errorf("fetched the plain images: viewport %v, source %q", a.Viewport, a.ViewportSource)
+	}
+	a, _, _ = importHAR(context.Background(), h("hero_small_2x.jpg", "logo@2x.png", "e@2x.png"), Options{})
+	if a.Viewport.Scale != 2.625 || !strings.Contains(a.ViewportSource, "as 3 of the recording's 3 image choices") {
+		t.Errorf("fetched the dense images: viewport %v, source %q", a.Viewport, a.ViewportSource)
+	}
+	for prelude, want := range map[string]float64{
+		" (min-resolution: 144dpi), (-webkit-min-device-pixel-ratio: 1.5)": 1.5,
+		" (min--moz-device-pixel-ratio: 2)":                                2,
+		" (min-resolution: 2dppx) and (max-width: 600px)":                  2,
+		" (min-resolution: 118.11dpcm)":                                    118.11 * 2.54 / 96,
+	} {
+		if got, ok := resolutionThreshold(prelude); !ok || math.Abs(got-want) > 1e-9 {
+			t.Errorf("%q: %g, %v; want %g", prelude, got, ok, want)
+		}
+	}
+	if _, ok := resolutionThreshold(" (max-width: 734px)"); ok {
+		t.Error("a width query read as a resolution")
 	}
 }

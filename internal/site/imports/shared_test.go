@@ -31,6 +31,12 @@ func TestSharedRecordingsKeepTheirViewport(t *testing.T) {
 		{"www.wayfair.com.mahimahi", Mahimahi, pixel2at1, "Pixel 2"},
 		{"www.bbc.co.uk.mahimahi", Mahimahi, pixel2at1, "Pixel 2"},
 		{"www.cbsnews.com.mahimahi", Mahimahi, pixel2at1, "Pixel 2"},
+		// yelp by its imgs' src beside a srcset of 2x alone, apple by its
+		// CSS's resolution media queries, netflix by its one srcset of
+		// widths, which a 2.625 screen cannot pick
+		{"www.yelp.com.mahimahi", Mahimahi, pixel2at1, "Pixel 2"},
+		{"www.apple.com.mahimahi", Mahimahi, pixel2at1, "Pixel 2"},
+		{"www.netflix.com.mahimahi", Mahimahi, pixel2at1, "Pixel 2"},
 		{"www.att.com.mahimahi", Mahimahi, pixel2, "Pixel 2"},
 		{"www.amazon.com.mahimahi", Mahimahi, factor.Viewport{}, "X11; Linux x86_64"},
 		{"www.kernel.org.har", HAR, factor.Viewport{}, ""},
