@@ -162,8 +162,12 @@ func (c *collector) addHAREntry(e har.Entry) (*site.Exchange, error) {
 		c.report.NoMethods++
 	}
 	status := e.Response.Status
-	if revalidated(e.Response) {
+	switch {
+	case revalidated(e.Response):
 		c.report.Revalidated++
+		status, header = http.StatusOK, withContentType(header, e.Response.Content.MimeType)
+	case wholeWithoutStatus(e.Response):
+		c.report.NoStatus++
 		status, header = http.StatusOK, withContentType(header, e.Response.Content.MimeType)
 	}
 	return c.addDecoded(method, e.Request.URL, e.ServerIPAddress, status, header, body)
@@ -174,6 +178,13 @@ func (c *collector) addHAREntry(e har.Entry) (*site.Exchange, error) {
 // was loaded with that body, so it replays as a 200 with it.
 func revalidated(r har.Response) bool {
 	return r.Status == http.StatusNotModified && r.Content.Text != nil && *r.Content.Text != ""
+}
+
+// wholeWithoutStatus says whether r has status 0 yet a whole response:
+// its header fields and a body (Firefox writes a response it served from
+// its cache so). The page was loaded with that body: it replays as a 200.
+func wholeWithoutStatus(r har.Response) bool {
+	return r.Status == 0 && len(r.Headers) > 0 && r.Content.Text != nil && *r.Content.Text != ""
 }
 
 // withContentType is header with a Content-Type of mimeType where it has
@@ -190,7 +201,7 @@ func withContentType(header []site.Field, mimeType string) []site.Field {
 func (c *collector) harBody(e har.Entry) (body []byte, ok bool, err error) {
 	r := e.Response
 	switch {
-	case r.Status == 0:
+	case r.Status == 0 && !wholeWithoutStatus(r):
 		c.report.Entries++
 		c.report.NoResponse++
 		return nil, false, nil
@@ -199,6 +210,9 @@ func (c *collector) harBody(e har.Entry) (body []byte, ok bool, err error) {
 		c.report.NoBody++
 		return nil, false, nil
 	case r.Content.Text == nil:
+		if r.Status == http.StatusOK && strings.HasPrefix(strings.ToLower(r.Content.MimeType), "image/") {
+			c.report.BodilessImages++
+		}
 		return nil, true, nil
 	case r.Content.Encoding == "base64":
 		body, err := base64.StdEncoding.DecodeString(*r.Content.Text)

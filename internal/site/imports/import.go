@@ -71,6 +71,14 @@ type Report struct {
 	// but a whole response: imported as the GET a response without a
 	// request body answers.
 	NoMethods int
+	// NoStatus counts a HAR's responses of status 0 with header fields and
+	// a body (Firefox's from its cache): kept as 200 with that body.
+	NoStatus int
+	// BodilessImages counts a HAR's image responses (200) that hold no
+	// body and name no size (Firefox's exporter leaves images out): kept
+	// empty, so the replayed page shows them broken, as the recording
+	// cannot show them.
+	BodilessImages int
 	// Revalidated counts 304 responses whose body the recording browser
 	// stored (Firefox's HARs): kept as 200 with that body.
 	Revalidated int
@@ -148,6 +156,8 @@ func (r Report) String() string {
 	line(r.PseudoMethods, "entries without a method but for the :method pseudo-header took it from there")
 	line(r.NoMethods, "entries with no method at all but a whole response imported as GET")
 	line(r.Revalidated, "304 responses whose body the recording browser stored kept as 200 with that body")
+	line(r.NoStatus, "responses of status 0 with their header fields and body (served from the recording browser's cache) kept as 200")
+	line(r.BodilessImages, "images without their body in the recording (its exporter left them out) kept empty: the replayed page shows them broken, counted as \"no image recorded\"")
 	return b.String()
 }
 

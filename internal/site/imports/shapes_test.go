@@ -103,6 +103,43 @@ func TestAnEntryWithNoMethodImportsAsGET(t *testing.T) {
 	}
 }
 
+// HARs as browsers write them (issue 77): Firefox writes a response it
+// served from its cache with status 0 but its header fields and body
+// (filamentgroup.com's shape), and an image without its body and size
+// (mitmproxy.org's); httpVersion may be empty, "h3" or "unknown". The
+// cached response imports as the 200 it was; the bodiless image is kept
+// empty; both are counted; a status 0 without a body is still no response.
+func TestHARShapesBrowsersWrite(t *testing.T) {
+	doc := `{"log":{"version":"1.2","creator":{"name":"Firefox"},"pages":[],"entries":[
+	{"startedDateTime":"2023-03-29T23:58:59Z","request":{"method":"GET","url":"https://www.fg.test/","headers":[]},
+	 "response":{"status":200,"httpVersion":"h3","headers":[{"name":"content-type","value":"text/html"}],"content":{"size":47,"mimeType":"text/html","text":"<html><link rel=stylesheet href=/a.css></html>"}}},
+	{"startedDateTime":"2023-03-29T23:58:59Z","request":{"method":"GET","url":"https://www.fg.test/a.css","headers":[]},
+	 "response":{"status":0,"statusText":"","httpVersion":"","headers":[{"name":"Content-Type","value":"text/css"}],"content":{"size":8,"mimeType":"text/css","text":"p{top:0}"}}},
+	{"startedDateTime":"2023-03-29T23:58:59Z","request":{"method":"GET","url":"https://www.fg.test/logo.png","headers":[]},
+	 "response":{"status":200,"httpVersion":"unknown","headers":[{"name":"Content-Type","value":"image/png"}],"content":{"mimeType":"image/png"}}},
+	{"startedDateTime":"2023-03-29T23:58:59Z","request":{"method":"GET","url":"https://www.fg.test/blocked.js","headers":[]},
+	 "response":{"status":0,"httpVersion":"","headers":[],"content":{"size":0,"mimeType":""}}}]}}`
+	h, err := har.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, rep, err := importHAR(context.Background(), h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[string]int{}
+	for _, ex := range a.Exchanges {
+		statuses[ex.URL] = ex.Status
+	}
+	if statuses["https://www.fg.test/a.css"] != 200 || statuses["https://www.fg.test/logo.png"] != 200 || len(a.Exchanges) != 3 {
+		t.Errorf("exchanges %v, want the cached CSS and the bodiless image as 200s, the blocked script left out", statuses)
+	}
+	if rep.NoStatus != 1 || rep.BodilessImages != 1 || rep.NoResponse != 1 ||
+		!strings.Contains(rep.String(), "1 responses of status 0 with their header fields and body") || !strings.Contains(rep.String(), "1 images without their body") {
+		t.Errorf("report %+v:\n%s", rep, rep)
+	}
+}
+
 // A HAR of a page over plain http (harviewer's Firefox HAR's shape): the
 // error names --upgrade-http, the fix, not another page.
 func TestPlainHTTPDocumentSaysUpgrade(t *testing.T) {

@@ -56,3 +56,31 @@ func TestSharedRecordingsKeepTheirViewport(t *testing.T) {
 		t.Errorf("--viewport desktop: %+v, %v", a.Viewport, err)
 	}
 }
+
+// TestSharedHARsImportWhole imports HARs others' browsers and tools wrote
+// (issue 77): TracerBench's fixture (no method at all, no start times),
+// PerfCascade's h2o.examp1e.net (an ad blocker's 307 Internal Redirects to
+// about:blank and a data: URL), filamentgroup.com's Firefox HAR (responses
+// from the cache with status 0) and mitmproxy.org's (images without their
+// bodies): each imports with what it holds and says what it did.
+func TestSharedHARsImportWhole(t *testing.T) {
+	dir := testenv.SharedRecordings(t)
+	for _, c := range []struct {
+		name  string
+		check func(Report) bool
+	}{
+		{"www.tracerbench.com.har", func(r Report) bool { return r.NoMethods > 0 && r.NoResponse == 0 }},
+		{"h2o.examp1e.net.har", func(r Report) bool { return r.AnsweredInBrowser == 2 && r.BrowserMade == 0 && r.HSTSUpgrades == 0 }},
+		{"www.filamentgroup.com-firefox.har", func(r Report) bool { return r.NoStatus == 5 && r.NoResponse == 0 }},
+		{"mitmproxy.org-firefox.har", func(r Report) bool { return r.BodilessImages == 5 }},
+	} {
+		a, rep, err := HAR(t.Context(), filepath.Join(dir, c.name), Options{UpgradeHTTP: true})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if !c.check(rep) || len(a.Exchanges) == 0 {
+			t.Errorf("%s: %d exchanges, report %+v:\n%s", c.name, len(a.Exchanges), rep, rep)
+		}
+	}
+}
