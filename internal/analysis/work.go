@@ -15,8 +15,8 @@ const WorkTolerance = 0.02
 
 // Work is what one protocol's verified loads of a recorded page did in a
 // setting, as medians per load: the requests the page started up to its
-// load event and their transfer bytes, as the browser saw them (the work
-// its load time measures); the requests the servers answered over the
+// load event, as the browser saw them, and the body bytes the servers
+// send for them (the work its load time measures); the requests the servers answered over the
 // whole load, after the load event too (beacons, late frames), and the
 // body bytes they sent; the requests answered by a fuzzy match and by a
 // variant (an image the recording holds at another size), those the
@@ -48,6 +48,9 @@ type SettingWork struct {
 	RequestSpread float64 `json:"request_spread"`
 	ByteSpread    float64 `json:"byte_spread"`
 	Differs       bool    `json:"different_work"`
+	// Differences name the requests behind Differs, where the loads'
+	// resources were read (NameWorkDifferences).
+	Differences []WorkDifference `json:"differences,omitempty"`
 }
 
 // Works are the settings of recorded pages with their protocols' work,

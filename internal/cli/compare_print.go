@@ -73,7 +73,24 @@ func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
 		return nil, fmt.Errorf("the comparison's until rule: %w", err)
 	}
 	r.summarize(trials, conns, cals, until)
+	if err := analysis.NameWorkDifferences(r.Replay, trials, detailResources(rec.Trials)); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// detailResources reads a comparison's loads' resources from the trials
+// read back with them.
+type detailResources []results.TrialDetail
+
+// ResourcesOf returns the resources of trial id (none for another).
+func (d detailResources) ResourcesOf(id string) ([]results.Resource, error) {
+	for _, t := range d {
+		if t.Trial.ID == id {
+			return t.Resources, nil
+		}
+	}
+	return nil, nil
 }
 
 // calibrationOf is network's netcheck as the analysis reads it.

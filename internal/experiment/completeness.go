@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -125,17 +126,41 @@ func (c *replayCheck) judge(m *Measured) completeness {
 }
 
 // loadWork counts the Resource Timing entries of r started by its load
-// event (loadEventStart), and their transfer bytes, leaving out the
-// browser's own requests (a manifest the browser fetches by itself shows
-// up in Resource Timing in some loads and not in others).
+// event (loadEventStart), leaving out the browser's own requests (a
+// manifest the browser fetches by itself shows up in Resource Timing in
+// some loads and not in others), and their bytes: for a recorded page the
+// body bytes the servers send for each (servedBodyBytes), the same in
+// every browser; else their transfer bytes as the browser gives them (0
+// for a cross-origin response without Timing-Allow-Origin).
 func (c *replayCheck) loadWork(r client.Result) (requests, bytes int64) {
+	recorded := c.page != nil && c.page.Recorded
 	for _, res := range r.Resources {
 		if r.OnLoadMs > 0 && res.StartMs <= r.OnLoadMs && !c.own[withoutQuery(res.URL)] {
 			requests++
-			bytes += res.TransferBytes
+			if recorded {
+				bytes += c.servedBodyBytes(res.URL)
+			} else {
+				bytes += res.TransferBytes
+			}
 		}
 	}
 	return requests, bytes
+}
+
+// servedBodyBytes is the body the servers send for a GET of raw: the
+// recorded response the servers' matching (exact, fuzzy or variant)
+// answers it with, as it goes on the wire; 0 for a request they answer
+// with 404, and for a bodiless status.
+func (c *replayCheck) servedBodyBytes(raw string) int64 {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" {
+		return 0
+	}
+	r, kind := c.matcher.Match(u.Hostname(), "GET", u.EscapedPath(), u.RawQuery)
+	if kind == site.Unmatched || r.StatusCode() == http.StatusNotModified || r.StatusCode() == http.StatusNoContent {
+		return 0
+	}
+	return int64(len(r.Body))
 }
 
 // failure is why a load with replay r and completeness out fails, or "".

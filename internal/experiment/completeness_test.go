@@ -201,18 +201,30 @@ func TestReplayCheckBeaconsInPaths(t *testing.T) {
 
 // TestReplayCheckLoadWork: the work up to the load event counts the
 // resources started by loadEventStart, not later ones nor the browser's
-// own (the manifest the document links, with its query).
+// own (the manifest the document links, with its query); a recorded
+// page's bytes are the bodies the servers send for them, whatever the
+// browser's transfer sizes say (0 for a cross-origin response without
+// Timing-Allow-Origin, as bankofamerica's every load), 0 for one they do
+// not hold; a generated page's are the browser's transfer sizes.
 func TestReplayCheckLoadWork(t *testing.T) {
-	c := newReplayCheck(recordedSite(t), 0.05)
+	s := recordedSite(t)
+	c := newReplayCheck(s, 0.05)
 	m := loadWith()
 	m.OnLoadMs = 100
 	m.Resources = []client.ResourceTiming{
 		{URL: "https://www.news.test/good.png", StartMs: 10, TransferBytes: 1000},
+		{URL: "https://img.news.test/ic/480x270/story.html", StartMs: 20, TransferBytes: 0},
 		{URL: "https://www.news.test/s.css", StartMs: 100, TransferBytes: 300},
 		{URL: "https://www.news.test/app.webmanifest?v=3", StartMs: 50, TransferBytes: 200},
 		{URL: "https://www.news.test/beacon?t=1", StartMs: 101, TransferBytes: 50},
 	}
-	if got := c.judge(m); got.LoadRequests != 2 || got.LoadBytes != 1300 {
-		t.Errorf("work up to the load: %d requests, %d bytes; want 2 and 1300", got.LoadRequests, got.LoadBytes)
+	png, _ := site.NewMatcher(s).Match("www.news.test", "GET", "/good.png", "")
+	want := int64(len(png.Body) + len("<p>story</p>"))
+	if got := c.judge(m); got.LoadRequests != 3 || got.LoadBytes != want {
+		t.Errorf("work up to the load: %d requests, %d bytes; want 3 and %d, the bodies served", got.LoadRequests, got.LoadBytes, want)
+	}
+	generated := newReplayCheck(mustSynthetic(t), 0)
+	if requests, bytes := generated.loadWork(m.Result); requests != 4 || bytes != 1500 {
+		t.Errorf("a generated page's work: %d requests, %d bytes; want 4 and the transfer sizes' 1500 (it has no manifest of its own)", requests, bytes)
 	}
 }

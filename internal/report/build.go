@@ -57,6 +57,9 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 	if a.Calibration, err = analysis.Calibrations(store); err != nil {
 		return nil, err
 	}
+	if err := analysis.NameWorkDifferences(a.Work, trials, store); err != nil {
+		return nil, err
+	}
 	if a.EmulatorLatency, err = analysis.EmulatorLatencies(store); err != nil {
 		return nil, err
 	}

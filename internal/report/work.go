@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/quicbench/quicbench/internal/analysis"
+	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
 )
 
@@ -22,7 +23,7 @@ func writeWork(w io.Writer, sws []analysis.SettingWork, v analysis.Varied) {
 		return
 	}
 	fmt.Fprintf(w, "\nReplay of recorded pages, medians per verified load: the requests the page started up to its load event\n"+
-		"and their bytes (the work its load time measures), the requests and body bytes the servers answered over the\n"+
+		"and the body bytes the servers send for them (the work its load time measures), the requests and body bytes the servers answered over the\n"+
 		"whole load, fuzzy matches, variants (an image the recording holds at another size), unmatched requests and\n"+
 		"those not counted (the browser's own and those an earlier load found the recording lacks with no sibling), and the\n"+
 		"images the browser could not show (broken); DIFFERENT WORK marks a setting whose protocols' work up to the load differs by more than %g %%:\n", 100*analysis.WorkTolerance)
@@ -40,6 +41,37 @@ func writeWork(w io.Writer, sws []analysis.SettingWork, v analysis.Varied) {
 		}
 	}
 	tw.Flush()
+	for _, sw := range sws {
+		writeWorkDifferences(w, sw, v)
+	}
+}
+
+// writeWorkDifferences names the requests behind a setting's different
+// work, the first maxUnmatchedListed.
+func writeWorkDifferences(w io.Writer, sw analysis.SettingWork, v analysis.Varied) {
+	if len(sw.Differences) == 0 {
+		return
+	}
+	where := ""
+	if label := strings.TrimSpace(strings.ReplaceAll(variedRow(v, sw.Setting), "\t", " ")); label != "" {
+		where = " in " + label
+	}
+	fmt.Fprintf(w, "Different work%s: requests most loads of some protocols started before their load event and most of the others' did not (a page's race with its own load event, or a request one protocol makes):\n", where)
+	for _, d := range sw.Differences[:min(len(sw.Differences), maxUnmatchedListed)] {
+		fmt.Fprintf(w, "  %s: in %s, not in %s\n", shortURL(d.URL), protocolList(d.In), protocolList(d.NotIn))
+	}
+	if len(sw.Differences) > maxUnmatchedListed {
+		fmt.Fprintf(w, "  and %d more\n", len(sw.Differences)-maxUnmatchedListed)
+	}
+}
+
+// protocolList is protocols joined by commas.
+func protocolList(ps []factor.Protocol) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = string(p)
+	}
+	return strings.Join(names, ", ")
 }
 
 // maxUnmatchedListed bounds the requests the text report lists per site.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,6 +51,58 @@ func TestWorkMarksProtocolsThatDidDifferentWork(t *testing.T) {
 	var out bytes.Buffer
 	writeWork(&out, ws, analysis.Varied{})
 	if !strings.Contains(out.String(), "DIFFERENT WORK (requests ±") || strings.Count(out.String(), "archive:sites/shop") != 2 {
+		t.Errorf("text:\n%s", out.String())
+	}
+}
+
+// resourceMap is a ResourceReader over a map of trial IDs.
+type resourceMap map[string][]results.Resource
+
+func (m resourceMap) ResourcesOf(id string) ([]results.Resource, error) { return m[id], nil }
+
+// TestWorkDifferencesAreNamed: where protocols did different work, the
+// requests most loads of some protocols started before their load event
+// and most of the others' did not are named (http2.github.io's Twitter
+// timeline CSS, which h2 and h3 loads started before their load event and
+// h1's after it); a request every protocol started, or one only a
+// minority of a protocol's loads started, is not; nor the document.
+func TestWorkDifferencesAreNamed(t *testing.T) {
+	css, late := "https://platform.test/timeline.css", "https://t.test/jot?x=1"
+	onload := 1000.0
+	var trials []results.Trial
+	resources := resourceMap{}
+	add := func(p factor.Protocol, urls ...string) {
+		tr := replayTrial(p, 10, 1000*int64(len(urls)), 0)
+		tr.ID, tr.OnLoad = fmt.Sprintf("t%d", len(trials)), &onload
+		trials = append(trials, tr)
+		res := []results.Resource{{URL: "https://www.test/", Navigation: true}, {URL: "https://www.test/a.js", StartMs: 10}}
+		for _, u := range urls {
+			res = append(res, results.Resource{URL: u, StartMs: 900})
+		}
+		res = append(res, results.Resource{URL: "https://www.test/after", StartMs: 1001})
+		resources[tr.ID] = res
+	}
+	add(factor.H1)
+	add(factor.H1, late)
+	add(factor.H1)
+	add(factor.H2, css, late)
+	add(factor.H2, css)
+	add(factor.H2, css, late+"&y=2")
+	ws := analysis.Works(trials)
+	ws[0].Differs = true
+	if err := analysis.NameWorkDifferences(ws, trials, resources); err != nil {
+		t.Fatal(err)
+	}
+	want := []analysis.WorkDifference{
+		{URL: css, In: []factor.Protocol{factor.H2}, NotIn: []factor.Protocol{factor.H1}},
+		{URL: "https://t.test/jot", In: []factor.Protocol{factor.H2}, NotIn: []factor.Protocol{factor.H1}},
+	}
+	if fmt.Sprint(ws[0].Differences) != fmt.Sprint(want) {
+		t.Errorf("differences %+v, want %+v", ws[0].Differences, want)
+	}
+	var out bytes.Buffer
+	writeWork(&out, ws, analysis.Varied{})
+	if !strings.Contains(out.String(), "platform.test/timeline.css: in h2, not in h1") {
 		t.Errorf("text:\n%s", out.String())
 	}
 }

@@ -251,8 +251,11 @@ const (
 // which always count. ServedBytes counts the response bodies the servers sent;
 // page_bytes is what the site holds. LoadRequests and LoadBytes are the
 // page's work up to its load event as the browser saw it: the Resource
-// Timing entries started by loadEventStart and their transfer bytes (0
-// for a cross-origin resource without Timing-Allow-Origin), neither the
+// Timing entries started by loadEventStart and their bytes (a recorded
+// page's: the bodies the servers send for them, the same in every
+// browser, made 2026-11-29 on, before which the browser's transfer sizes,
+// 0 for a cross-origin resource without Timing-Allow-Origin; a generated
+// or live page's: the transfer sizes), neither the
 // document nor the browser's own requests (a manifest) included; what the servers count also has requests after the load
 // (beacons, late frames), whose number varies from load to load.
 // variant_urls lists the first 200 requests answered with a variant as
