@@ -15,7 +15,7 @@
 # (own), unmatched in an earlier load with no recorded sibling (steady:
 # beacons, ads, what the recording never held), with a recorded sibling
 # (sib, never excused), the rest (other); broken images (recorded as no
-# image / lacking from the recording), the navigations the browser held
+# image / lacking from the recording; per client their totals by cause), the navigations the browser held
 # (hld: the page sent the tab to a document the recording lacks) and where
 # the viewport came from (from). Then per client the share of
 # verified loads, the loads failed for another load's requests, whether
@@ -72,6 +72,7 @@ P = ("h1", "h2", "h3")
 for client in clients:
     total = verified = same = sites = leaked = 0
     failures, excused, landed, variants, held = [], {}, {}, {}, {}
+    broken = collections.Counter()
     print(f"\n-- {client}")
     print(f"{'site':30} {'resp':>4} {'orig':>4} {'viewport':>20} {'from':>14}  " + "  ".join(f"{p + ' ok/n':>7} {'load':>4} {'srv':>4} {'var':>3} {'own':>3} {'hld':>3} {'std':>3} {'sib':>3} {'oth':>3} {'brk':>5}" for p in P) + "  work       cpu")
     for name in names:
@@ -109,6 +110,8 @@ for client in clients:
                         f"{med(lambda t: t['replay_variant']):>3.0f} {med(lambda t: t['browser_own_unmatched']):>3.0f} {med(lambda t: t.get('held_navigations', 0)):>3.0f} {med(lambda t: t['steady_unmatched']):>3.0f} "
                         f"{med(lambda t: t['sibling_unmatched']):>3.0f} {other:>3.0f} {brk:>5}")
             for t in ok:
+                for c in t.get("broken_image_causes") or []:
+                    broken[c] += 1
                 for v in t.get("variant_urls") or []:
                     variants.setdefault(name, collections.Counter())[v[:160]] += 1
                 for u, c in zip(t.get("unmatched_urls") or [], t.get("unmatched_causes") or []):
@@ -134,6 +137,7 @@ for client in clients:
         print(f"variants served (request, then the recorded target that answered), {name}: {len(c)} distinct: " + "; ".join(f"{u} ×{n}" for u, n in c.most_common(3)))
     for name, c in excused.items():
         print(f"unmatched in loads with steady ones, {name}: " + "; ".join(f"{u} ×{n}" for u, n in c.most_common(6)))
+    print(f"{client}: broken images in verified loads by cause: " + (", ".join(f"{c} {n}" for c, n in sorted(broken.items())) or "none") + " (a recorded image must be 0: such a load fails)")
     print(f"{client}: verified loads {verified} of {total} ({100 * verified / max(total, 1):.1f} %); failed for another protocol's requests: {leaked}; "
           f"sites whose protocols did the same work (median requests up to the load event within 2 %): {same} of {sites}")
 PY
