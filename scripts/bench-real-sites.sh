@@ -24,9 +24,12 @@
 # documents loads landed on when the page navigated itself elsewhere and
 # the unmatched requests of loads that had steady ones. About 10 s per load; needs root (or runs
 # rootless) and bin/quicbench (make build), and Firefox for its default clients (make firefox).
+# SERVER (default go) is compare's --server and --quic-server (go: the Go
+# origin and quic-go; caddy: one Caddy process for h1, h2 and h3; nginx:
+# nginx for h1 and h2, quic-go for h3).
 # CLIENT_CPU (default auto) is compare's --client-cpu; the column cpu counts
 # each site's CPU-bound verified loads over its protocols.
-# Usage: [CLIENTS="chromium firefox"] [CLIENT_CPU=auto] scripts/bench-real-sites.sh [DIR] [RUNS]
+# Usage: [CLIENTS="chromium firefox"] [CLIENT_CPU=auto] [SERVER=go] scripts/bench-real-sites.sh [DIR] [RUNS]
 set -euo pipefail
 if [ -n "${1:-}" ]; then
 	[ -d "$1" ] || { echo "bench-real-sites: $1 is no directory of recordings: give one" >&2; exit 2; }
@@ -38,11 +41,18 @@ dir=${dir:-../shared/recordings}
 runs=${2:-3}
 clients=${CLIENTS:-chromium firefox}
 client_cpu=${CLIENT_CPU:-auto}
+server=${SERVER:-go}
+case "$server" in
+go) quic_server=quic-go ;;
+caddy) quic_server=caddy ;;
+nginx) quic_server=quic-go ;;
+*) echo "bench-real-sites: SERVER=$server is no server stack: give go, caddy or nginx" >&2; exit 2 ;;
+esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/quicbench-real.XXXXXX") # mode 0700, a name nobody chose
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 [ -d "$dir" ] || { echo "bench-real-sites: $dir is no directory of recordings: give one" >&2; exit 2; }
-echo "== real recordings in $dir, $runs rounds × h1,h2,h3 in $clients, 40 ms, 20/5 Mbit/s, client CPU $client_cpu, $(nproc) cores, $(date -u +%Y-%m-%d)"
+echo "== real recordings in $dir, $runs rounds × h1,h2,h3 in $clients from $server and $quic_server, 40 ms, 20/5 Mbit/s, client CPU $client_cpu, $(nproc) cores, $(date -u +%Y-%m-%d)"
 for rec in "$dir"/*; do
 	name=$(basename "$rec")
 	[ -L "$rec" ] && continue
@@ -60,7 +70,7 @@ done
 [ -f "$work/sites" ] || { echo "no recording in $dir"; exit 2; }
 for client in $clients; do
 	for name in $(cat "$work/sites"); do
-		"$qb" compare --client "$client" --client-cpu "$client_cpu" --page "archive:$work/$name" --protocols h1,h2,h3 --runs "$runs" --rtt 40ms --loss 0 --down 20mbit --up 5mbit \
+		"$qb" compare --client "$client" --client-cpu "$client_cpu" --server "$server" --quic-server "$quic_server" --page "archive:$work/$name" --protocols h1,h2,h3 --runs "$runs" --rtt 40ms --loss 0 --down 20mbit --up 5mbit \
 			--netcheck=false --json --out "$work/run-$client-$name" >"$work/$client-$name.json" 2>"$work/$client-$name.err" || true
 	done
 done

@@ -103,10 +103,7 @@ func answerable(an *answer) error {
 // request target: exactly, by its path's fallback (a fuzzy match), or not
 // at all. Host is compared without port and case.
 func (a *answers) kindOf(host, method, target string) site.MatchKind {
-	host = strings.ToLower(host)
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
-		host = host[:i]
-	}
+	host = hostOnly(host)
 	if method == http.MethodHead {
 		method = http.MethodGet
 	}

@@ -43,6 +43,9 @@ type confParams struct {
 	hosts     []string
 	site      *site.Site
 	answers   *answers
+	// matchAddr is the matching service's address (matchService); ""
+	// for none: what no route takes exactly is a 404.
+	matchAddr string
 }
 
 // adminAddr is Caddy's admin endpoint: on the loopback of the servers
@@ -104,8 +107,9 @@ func protocols(tcp, quic bool) []string {
 }
 
 // routes answer each host's requests with its resources (answerRoute),
-// and anything else with 404. A resource that is the only one of its
-// method and path takes every query of it; the others only their own.
+// and anything else with the answer the matching service names, or 404
+// (askRoute). A resource that is the only one of its method and path
+// takes every query of it; the others only their own.
 func routes(p confParams) []obj {
 	notFound := obj{"handle": []obj{{"handler": "static_response", "status_code": "404"}}}
 	var out []obj
@@ -116,7 +120,11 @@ func routes(p confParams) []obj {
 				hostRoutes = append(hostRoutes, answerRoute(p, an))
 			}
 		}
-		hostRoutes = append(hostRoutes, notFound)
+		if p.matchAddr != "" {
+			hostRoutes = append(hostRoutes, askRoute(p, host))
+		} else {
+			hostRoutes = append(hostRoutes, notFound)
+		}
 		out = append(out, obj{"match": []obj{{"host": []string{host}}}, "handle": []obj{{"handler": "subroute", "routes": hostRoutes}}, "terminal": true})
 	}
 	return append(out, notFound)
@@ -143,6 +151,12 @@ func requestMatch(an *answer) obj {
 // a revalidation with the cache on (origin.NotModified), else its status
 // and body.
 func answerRoute(p confParams, an *answer) obj {
+	return obj{"match": []obj{requestMatch(an)}, "handle": []obj{{"handler": "subroute", "routes": answerSteps(p, an)}}, "terminal": true}
+}
+
+// answerSteps are the routes that send an's resource as the Go origin
+// does (see answerRoute).
+func answerSteps(p confParams, an *answer) []obj {
 	h := origin.ResponseHeader(p.site, an.res, an.etag, p.cache)
 	if p.altSvc != "" {
 		h.Set("Alt-Svc", p.altSvc) // on h3's responses too: a browser that uses h3 already knows
@@ -151,8 +165,7 @@ func answerRoute(p confParams, an *answer) obj {
 	if p.cache {
 		steps = append(steps, notModifiedRoutes(h)...)
 	}
-	steps = append(steps, obj{"handle": bodyHandlers(p, an)})
-	return obj{"match": []obj{requestMatch(an)}, "handle": []obj{{"handler": "subroute", "routes": steps}}, "terminal": true}
+	return append(steps, obj{"handle": bodyHandlers(p, an)})
 }
 
 // ownFields are the fields Caddy or its file server adds that the Go

@@ -64,6 +64,9 @@ type Server struct {
 	params  confParams
 	path    string // the trusted caddy binary
 	process *extserver.Process
+	// match is the matching service Caddy asks for what its routes do not
+	// take exactly.
+	match *matchService
 
 	mu        sync.Mutex
 	accessLog extserver.LogTail
@@ -118,8 +121,16 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err := writeBodies(cfg.Dir, answers); err != nil {
 		return nil, err
 	}
+	if s.match, err = startMatchService(cfg.Namespace, cfg.Site, answers); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.match.Close()
+		}
+	}()
 	s.params = confParams{dir: cfg.Dir, certFile: cfg.CertFile, keyFile: cfg.KeyFile, port: cfg.Port, tcp: cfg.TCP, quic: cfg.QUIC,
-		cache: cfg.Cache, addrs: cfg.Addrs, hosts: cfg.Site.Hosts(), site: cfg.Site, answers: answers}
+		cache: cfg.Cache, addrs: cfg.Addrs, hosts: cfg.Site.Hosts(), site: cfg.Site, answers: answers, matchAddr: s.match.addr}
 	if err := s.writeConf(); err != nil {
 		return nil, err
 	}
@@ -197,8 +208,13 @@ func (s *Server) lastError() string {
 	return last
 }
 
-// Close stops Caddy: SIGTERM, then SIGKILL to its group after 3 s.
-func (s *Server) Close() error { return s.process.Stop() }
+// Close stops Caddy (SIGTERM, then SIGKILL to its group after 3 s) and
+// its matching service.
+func (s *Server) Close() error {
+	err := s.process.Stop()
+	s.match.Close()
+	return err
+}
 
 // SetCache rewrites the cache policy's header fields and reloads Caddy.
 func (s *Server) SetCache(on bool) error {
@@ -369,9 +385,14 @@ func (s *Server) note(a accessLine) {
 	req := a.Request
 	e := logEntry{remote: net.JoinHostPort(req.RemoteIP, req.RemotePort), proto: req.Proto, alpn: alpnOf(req.Proto, req.TLS.Proto),
 		sni: req.TLS.ServerName, resumed: req.TLS.Resumed}
-	if kind := s.params.answers.kindOf(req.Host, req.Method, req.URI); kind == site.Unmatched {
-		s.replay.Unmatched(req.Method + " https://" + req.Host + req.URI)
-	} else {
+	request := req.Method + " https://" + req.Host + req.URI
+	switch kind, res := s.kindOf(req.Host, req.Method, req.URI); kind {
+	case site.Unmatched:
+		s.replay.Unmatched(request)
+	case site.Variant:
+		s.replay.VariantServed(request, res.Target())
+		s.replay.Matched(kind, a.Size)
+	default:
 		s.replay.Matched(kind, a.Size)
 	}
 	switch req.Proto {
@@ -412,4 +433,17 @@ func (s *Server) reload() error {
 		return fmt.Errorf("caddy: reload: %s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
 	return nil
+}
+
+// kindOf is how Caddy answered a request logged with host, method and
+// request target, and with which resource: by its routes (exactly, or by
+// a path's only resource), else as the matching service named (the Go
+// origin's matching: fuzzy, variant, or not at all).
+func (s *Server) kindOf(host, method, target string) (site.MatchKind, *site.Resource) {
+	if kind := s.params.answers.kindOf(host, method, target); kind != site.Unmatched {
+		return kind, nil
+	}
+	path, query, _ := strings.Cut(target, "?")
+	res, kind := s.match.matcher.Match(hostOnly(host), method, path, query)
+	return kind, res
 }
