@@ -329,7 +329,7 @@ var replayRequests = []struct {
 	{"GET", "/?lang=en", nil},
 	{"GET", "/s.js?v=1", nil},
 	{"GET", "/s.js?v=2", nil},
-	{"GET", "/s.js?v=3", nil}, // two candidates: the nearest query answers
+	{"GET", "/s.js?v=3", nil},         // two candidates: the nearest query answers
 	{"GET", "/ic/960x540/p.png", nil}, // the image recorded at another size
 	{"GET", "/only.css?x=9", nil},
 	{"GET", "/only.css", nil},
