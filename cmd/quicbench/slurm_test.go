@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -88,3 +90,66 @@ func done(conf string) bool {
 }
 
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+// TestReproduceSubmitsToSlurm: on a real one-node Slurm cluster an ordinary
+// user submits Cook et al.'s paper-scale reproduction with --slurm (from
+// the user's own namespaces: inside a user namespace of its own sbatch
+// cannot authenticate): before submitting it says each spec's shards and
+// the expected wall time on the nodes given, then every spec becomes a job
+// array sized by the plan (the 17-hour main spec in more shards than the 2
+// nodes, none over 4 hours; the 4-minute Alt-Svc spec in one) and a merge
+// job that waits for it (afterok) and writes the merged run where the
+// reproduction reads it (OUT/<spec>); the jobs are cancelled once seen.
+func TestReproduceSubmitsToSlurm(t *testing.T) {
+	conf := testenv.StartSlurm(t)
+	uid, gid := ordinaryUser(t)
+	bin := quicbenchBinary(t)
+	os.Chmod(filepath.Dir(bin), 0o755)
+	dir := sharedDir(t, uid)
+	out := filepath.Join(dir, "cook")
+	env := []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + dir, "SLURM_CONF=" + conf}
+	cmd := exec.Command(bin, "reproduce", "cook2017", "--scale", "paper", "--slurm", "--nodes", "2", "--out", out)
+	cmd.Env, cmd.Dir = env, dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	b, err := cmd.CombinedOutput()
+	t.Cleanup(func() {
+		cancel := exec.Command("scancel", "--user", strconv.Itoa(uid))
+		cancel.Env = append(os.Environ(), "SLURM_CONF="+conf)
+		cancel.Run()
+		for deadline := time.Now().Add(time.Minute); !done(conf) && time.Now().Before(deadline); {
+			time.Sleep(time.Second)
+		}
+		exec.Command(bin, "cleanup").Run()
+	})
+	text := string(b)
+	if err != nil {
+		ctld, _ := os.ReadFile(filepath.Join(filepath.Dir(conf), "slurmctld.log"))
+		t.Fatalf("reproduce --slurm: %v\n%s\nslurmctld.log:\n%s", err, text, ctld[max(0, len(ctld)-3000):])
+	}
+	expect := strings.Index(text, "Expected wall time on 2 nodes: about ")
+	if expect < 0 || expect > strings.Index(text, "submitted array job") {
+		t.Errorf("no expected wall time before the first submission:\n%s", text)
+	}
+	arrays := regexp.MustCompile(`(?m)^(\S+): submitted array job (\d+) \((\d+) tasks\) and merge job (\d+) into (.+)$`).FindAllStringSubmatch(text, -1)
+	if len(arrays) < 2 {
+		t.Fatalf("%d specs submitted, want every spec of the quick reproduction:\n%s", len(arrays), text)
+	}
+	if !strings.Contains(text, "cook2017: submitted") || !strings.Contains(text, "cook2017-altsvc: submitted") {
+		t.Errorf("the main spec or the Alt-Svc spec was not submitted:\n%s", text)
+	}
+	for _, a := range arrays {
+		tasks, _ := strconv.Atoi(a[3])
+		if a[5] != filepath.Join(out, a[1]) || (a[1] == "cook2017" && tasks <= 2) || (a[1] == "cook2017-altsvc" && tasks != 1) {
+			t.Errorf("%s: %d tasks merged into %s, want the main spec in more shards than nodes, the Alt-Svc spec in one, into %s", a[1], tasks, a[5], filepath.Join(out, a[1]))
+		}
+		merge, err := os.ReadFile(filepath.Join(out, "slurm", a[1], "quicbench-merge.sbatch"))
+		if err != nil || !strings.Contains(string(merge), "merge '"+filepath.Join(out, a[1])+"' ") {
+			t.Errorf("%s: merge script %v:\n%s", a[1], err, merge)
+		}
+		show := exec.Command("scontrol", "show", "job", a[4])
+		show.Env = append(os.Environ(), "SLURM_CONF="+conf)
+		if job, err := show.Output(); err != nil || !strings.Contains(string(job), "Dependency=afterok:"+a[2]) {
+			t.Errorf("%s: merge job %s: %v\n%s", a[1], a[4], err, job)
+		}
+	}
+}

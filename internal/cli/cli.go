@@ -189,7 +189,7 @@ func asRootless(ctx context.Context, c command, args []string, stderr io.Writer)
 			return exitUsage, true
 		}
 		return 0, false
-	case os.Geteuid() == 0 || !c.namespaced:
+	case os.Geteuid() == 0 || !c.namespaced || submitsOnly(args):
 		return 0, false
 	}
 	code, err := rootless.Run(ctx, args)
@@ -198,6 +198,23 @@ func asRootless(ctx context.Context, c command, args []string, stderr io.Writer)
 		return exitUsage, true
 	}
 	return code, true
+}
+
+// submitsOnly says whether a namespaced command's args (the command's name
+// first) only submit it to Slurm (reproduce --slurm): sbatch must reach
+// the cluster's controller from the user's own namespaces, as the user
+// (inside a user namespace of its own, munge credentials fail and sbatch
+// says "Batch job submission failed: No error").
+func submitsOnly(args []string) bool {
+	for _, a := range args[min(1, len(args)):] {
+		switch a {
+		case "--slurm", "-slurm", "--slurm=true", "-slurm=true":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
 }
 
 // noArgs parses the flags of a command that takes no argument: -h prints

@@ -32,7 +32,12 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	sites := fs.String("sites", "", "`directory` of recorded sites (site archives, Mahimahi recording directories, .har or .wprgo files): the paper's claims about pages are also evaluated on them, imported into OUT/sites/, each verdict on real pages beside the one on generated pages")
 	binaries := newClientBinaries(fs)
 	verbose := fs.Bool("verbose", false, "log what the runs do to stderr")
-	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--sites DIR] [--decide [--budget 2h]]\n       quicbench reproduce --list\n\n" +
+	var so slurmOptions
+	onSlurm := fs.Bool("slurm", false, "submit each spec whose run is not in --out yet to Slurm instead of running it here: a job array sized by the plan and --nodes (a task per shard, resumed where it stopped) and a merge job into the spec's run directory; says the expected wall time first; run the same command without --slurm once the merges are done to evaluate the claims")
+	fs.IntVar(&so.nodes, "nodes", 1, "with --slurm: the `number` of nodes the jobs share (one shard a node at a time), for the shards and the expected wall time")
+	fs.StringVar(&so.partition, "partition", "", "with --slurm: the Slurm `partition` to run in (default: the cluster's)")
+	fs.StringVar(&so.time, "time", "", "with --slurm: each array task's time `limit`, as sbatch takes it, such as 12:00:00 (default: the partition's)")
+	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--sites DIR] [--decide [--budget 2h]]\n       quicbench reproduce PAPER --slurm [--nodes N] [--partition P] [--time T] [--scale …] [--out DIR] [--seed N]\n       quicbench reproduce --list\n\n" +
 		"Runs a paper's design (its example specs), then prints one row per claim of the paper: its figure, ours with its\n" +
 		"95 % interval, and agrees, disagrees or inconclusive at the paper's significance level. PAPER is one of\n" +
 		strings.Join(papers.IDs(), ", ") + " (or a first author), or all."
@@ -52,6 +57,9 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err == nil && *budget <= 0 {
 		err = fmt.Errorf("--budget %v: give a positive duration, such as 2h", *budget)
 	}
+	if err == nil && *onSlurm {
+		err = so.check(*decide)
+	}
 	for i := range repros {
 		if err == nil && *seed != 0 {
 			err = repros[i].Reseed(*seed)
@@ -68,6 +76,9 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if code := useSites(ctx, repros, *sites, stdout, stderr); code != exitOK {
 			return code
 		}
+	}
+	if *onSlurm {
+		return submitReproductions(repros, so, stdout, stderr)
 	}
 	for _, r := range repros {
 		if err := checkReproduction(ctx, r, binaries.values()); err != nil {

@@ -25,6 +25,8 @@ type slurmJob struct {
 	bin, spec, dir, name string
 	shards               int
 	partition, time      string
+	// merged is where the merge job writes the merged run; "": dir/merged.
+	merged string
 }
 
 // runSlurm writes a Slurm job array that runs a spec's shards, and a merge
@@ -83,10 +85,8 @@ func newSlurmJob(specPath, out, bin string, shards int, partition, limit string)
 		return nil, fmt.Errorf("--shards %d is outside 1 to %d", shards, plan.MaxShards)
 	case out == "":
 		return nil, fmt.Errorf("give --out DIR, the study's directory")
-	case !slurmWord.MatchString(partition):
-		return nil, fmt.Errorf("--partition %.40q is not a Slurm partition name: use letters, digits and . _ - (a comma between several)", partition)
-	case !slurmWord.MatchString(limit):
-		return nil, fmt.Errorf("--time %.40q is not a Slurm time: use digits with : and -, such as 12:00:00 or 1-00:00:00", limit)
+	case checkSlurmWords(partition, limit) != nil:
+		return nil, checkSlurmWords(partition, limit)
 	case strings.ContainsAny(out, "\"\n\r\t"):
 		return nil, fmt.Errorf("--out %.80q has a double quote, a tab or a line break, which a #SBATCH line cannot hold: choose another directory", out)
 	}
@@ -105,6 +105,18 @@ func newSlurmJob(specPath, out, bin string, shards int, partition, limit string)
 		}
 	}
 	return job, nil
+}
+
+// checkSlurmWords refuses a partition or time limit a #SBATCH line cannot
+// hold.
+func checkSlurmWords(partition, limit string) error {
+	switch {
+	case !slurmWord.MatchString(partition):
+		return fmt.Errorf("--partition %.40q is not a Slurm partition name: use letters, digits and . _ - (a comma between several)", partition)
+	case !slurmWord.MatchString(limit):
+		return fmt.Errorf("--time %.40q is not a Slurm time: use digits with : and -, such as 12:00:00 or 1-00:00:00", limit)
+	}
+	return nil
 }
 
 // slurmWord is what a partition or time may be: no space, quote or
@@ -153,17 +165,28 @@ func (j *slurmJob) arrayScript() string {
 	return b.String()
 }
 
-// mergeScript merges the shards' runs into merged/.
+// mergeScript merges the shards' runs into j.merged (merged/ by default).
 func (j *slurmJob) mergeScript() string {
 	var b strings.Builder
 	b.WriteString(j.header("quicbench-"+j.name+"-merge", filepath.Join(j.dir, "slurm-merge-%j.out")))
 	b.WriteString("set -eu\n")
-	fmt.Fprintf(&b, "exec %s merge %s", shellQuote(j.bin), shellQuote(filepath.Join(j.dir, "merged")))
+	merged := j.merged
+	if merged == "" {
+		merged = filepath.Join(j.dir, "merged")
+	}
+	fmt.Fprintf(&b, "exec %s merge %s", shellQuote(j.bin), shellQuote(merged))
 	for i := 1; i <= j.shards; i++ {
 		fmt.Fprintf(&b, " %s", shellQuote(filepath.Join(j.dir, fmt.Sprintf("shard-%d", i))))
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// lastLine is text's last line that is not blank: sbatch ends its error
+// output with the one that says why.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // shellQuote quotes s for a POSIX shell.
@@ -191,7 +214,7 @@ func sbatch(script, text string, flags ...string) (string, error) {
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return "", fmt.Errorf("sbatch %s: %v: %s", filepath.Base(script), err, strings.TrimSpace(string(ee.Stderr)))
+			return "", fmt.Errorf("sbatch %s: %v: %s (is Slurm's client configured for your cluster, or SLURM_CONF set?)", filepath.Base(script), err, lastLine(string(ee.Stderr)))
 		}
 		return "", fmt.Errorf("sbatch %s: %v (is Slurm's client installed and configured?)", filepath.Base(script), err)
 	}

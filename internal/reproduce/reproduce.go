@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -250,10 +249,7 @@ func (r Reproduction) AdviseSlurm(w io.Writer) {
 			fmt.Fprintf(w, "%s: %d trials' loads are expected to outlast its timeout of %s (up to about %s each by the model): they will fail unless its timeout is raised\n", s.Name, n, s.Timeout, longest.Round(time.Second))
 		}
 	}
-	fmt.Fprintln(w, "On a Slurm cluster, shard each spec instead (a job array and a merge job each), then evaluate the merged runs:")
-	for i, s := range r.Specs {
-		shards := max(1, int(math.Ceil(estimates[i].Hours()/4)))
-		fmt.Fprintf(w, "  quicbench slurm examples/%s.yaml --shards %d --out %s --submit\n", s.Name, shards, r.RunDir(s))
-	}
+	fmt.Fprintln(w, "On a Slurm cluster, submit it instead (a job array and a merge job per spec; it says the wall time it expects on N nodes first), then evaluate the merged runs:")
+	fmt.Fprintf(w, "  %s --slurm --nodes N\n", r.Command)
 	fmt.Fprintf(w, "  %s   # once the merge jobs are done: runs what the runs lack, then the claims\n\n", r.Command)
 }

@@ -94,16 +94,23 @@ func startMunge(t *testing.T) {
 	t.Fatal("munged did not start: is /etc/munge/munge.key there (apt-get install munge)?")
 }
 
-// waitForNode waits until the cluster's node takes jobs.
+// waitForNode waits until the cluster's node takes jobs: it is idle, and
+// the controller accepts a job (a controller that has just started says
+// its node is idle some seconds before it takes submissions: sbatch then
+// fails with "Batch job submission failed: No error").
 func waitForNode(t *testing.T, conf string) {
 	t.Helper()
-	for range 100 {
+	for range 150 {
 		cmd := exec.Command("sinfo", "--noheader", "--format=%t")
 		cmd.Env = append(os.Environ(), "SLURM_CONF="+conf)
 		if out, err := cmd.Output(); err == nil && strings.Contains(string(out), "idle") {
-			return
+			probe := exec.Command("sbatch", "--test-only", "--wrap", "true")
+			probe.Env = cmd.Env
+			if probe.Run() == nil {
+				return
+			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatal("the Slurm node did not become idle: see slurmctld.log and slurmd.log")
+	t.Fatal("the Slurm node did not take jobs: see slurmctld.log and slurmd.log")
 }
