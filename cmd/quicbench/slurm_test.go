@@ -21,11 +21,7 @@ import (
 // #SBATCH --output); the merged run has the trials and factor levels of
 // the spec run in one piece.
 func TestSlurmArrayMergesToTheWholeRun(t *testing.T) {
-	conf := testenv.StartSlurm(t)
-	uid, gid := ordinaryUser(t)
-	bin := quicbenchBinary(t)
-	os.Chmod(filepath.Dir(bin), 0o755)
-	dir := sharedDir(t, uid)
+	conf, uid, gid, bin, dir := slurmUser(t)
 	specPath := filepath.Join(dir, "study.yaml")
 	text := "name: slurm-study\nseed: 3\nrepetitions: 2\nclient: loader\nnetcheck: false\nfactors:\n  networks: [{name: a, rtt: 10ms}, {name: b, rtt: 20ms, loss: 1}]\n  pages: [synthetic:2x5KB]\n  protocols: [h2, h3]\n"
 	if err := os.WriteFile(specPath, []byte(text), 0o644); err != nil {
@@ -82,6 +78,17 @@ func TestSlurmArrayMergesToTheWholeRun(t *testing.T) {
 }
 
 // done reports whether the cluster has no job left.
+// slurmUser starts a one-node Slurm cluster and returns its
+// configuration, an ordinary user, the quicbench binary (readable by that
+// user) and a directory the user owns.
+func slurmUser(t *testing.T) (conf string, uid, gid int, bin, dir string) {
+	conf = testenv.StartSlurm(t)
+	uid, gid = ordinaryUser(t)
+	bin = quicbenchBinary(t)
+	os.Chmod(filepath.Dir(bin), 0o755)
+	return conf, uid, gid, bin, sharedDir(t, uid)
+}
+
 func done(conf string) bool {
 	cmd := exec.Command("squeue", "--noheader")
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+conf)
@@ -101,11 +108,7 @@ func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 // job that waits for it (afterok) and writes the merged run where the
 // reproduction reads it (OUT/<spec>); the jobs are cancelled once seen.
 func TestReproduceSubmitsToSlurm(t *testing.T) {
-	conf := testenv.StartSlurm(t)
-	uid, gid := ordinaryUser(t)
-	bin := quicbenchBinary(t)
-	os.Chmod(filepath.Dir(bin), 0o755)
-	dir := sharedDir(t, uid)
+	conf, uid, gid, bin, dir := slurmUser(t)
 	out := filepath.Join(dir, "cook")
 	env := []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + dir, "SLURM_CONF=" + conf}
 	cmd := exec.Command(bin, "reproduce", "cook2017", "--scale", "paper", "--slurm", "--nodes", "2", "--out", out)
