@@ -192,6 +192,10 @@ func combinations(s *spec.Spec, scope factor.Scope, emit func(pick []int)) {
 // BENCHMARKS.md.
 const (
 	chromiumOverhead = 550 * time.Millisecond // a browser's start and stop, read-out
+	// firefoxOverhead is Firefox's: its fresh browser's start and stop
+	// over WebDriver BiDi took 1.08–1.36 s a load (2026-11-24/25), 1.5–1.9
+	// s in scripts/bench-estimate.sh's runs (2026-11-29).
+	firefoxOverhead = 1300 * time.Millisecond
 	loaderOverhead   = 50 * time.Millisecond  // a client that renders nothing
 	setupCost        = 500 * time.Millisecond // namespaces, emulator, servers
 	netcheckCost     = 12 * time.Second
@@ -261,7 +265,10 @@ func modelLoad(c Cell) time.Duration {
 func trialEstimate(s *spec.Spec, t Trial) time.Duration {
 	overhead := loaderOverhead
 	c := t.Cell
-	if c.Levels.Client().Capabilities().Renders {
+	switch {
+	case c.Levels.Client() == factor.ClientFirefox:
+		overhead = firefoxOverhead
+	case c.Levels.Client().Capabilities().Renders:
 		overhead = chromiumOverhead
 	}
 	load := modelLoad(c)
