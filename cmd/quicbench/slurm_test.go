@@ -155,4 +155,11 @@ func TestReproduceSubmitsToSlurm(t *testing.T) {
 			t.Errorf("%s: merge job %s: %v\n%s", a[1], a[4], err, job)
 		}
 	}
+	// Again, while the main spec's jobs are queued: they are not submitted twice.
+	again := exec.Command(bin, "reproduce", "cook2017", "--scale", "paper", "--slurm", "--nodes", "2", "--out", out)
+	again.Env, again.Dir, again.SysProcAttr = env, dir, cmd.SysProcAttr
+	b, err = again.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "cook2017: its jobs "+arrays[0][2]) || strings.Contains(string(b), "cook2017: submitted") {
+		t.Errorf("a second submission while the first's jobs are queued: %v\n%s", err, b)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/plan"
@@ -90,6 +91,10 @@ func submitReproduction(r reproduce.Reproduction, o slurmOptions, stdout io.Writ
 	}
 	writeSlurmExpectation(stdout, r, jobs, o.nodes)
 	for _, j := range jobs {
+		if queued := j.job.queuedJobs(); len(queued) > 0 {
+			fmt.Fprintf(stdout, "%s: its jobs %s are still queued or running: nothing submitted for it (scancel them to submit it again)\n", j.spec.Name, strings.Join(queued, ", "))
+			continue
+		}
 		array, merge, texts, err := j.job.write()
 		if err != nil {
 			return err

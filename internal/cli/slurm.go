@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -154,7 +155,7 @@ func (j *slurmJob) header(name, output string) string {
 // task had started it.
 func (j *slurmJob) arrayScript() string {
 	var b strings.Builder
-	b.WriteString(j.header("quicbench-"+j.name, filepath.Join(j.dir, "slurm-%A_%a.out")))
+	b.WriteString(j.header(j.jobName(), filepath.Join(j.dir, "slurm-%A_%a.out")))
 	fmt.Fprintf(&b, "#SBATCH --array=1-%d\n#SBATCH --nodes=1\n#SBATCH --exclusive\n", j.shards)
 	if j.time != "" {
 		fmt.Fprintf(&b, "#SBATCH --time=%s\n", j.time)
@@ -168,7 +169,7 @@ func (j *slurmJob) arrayScript() string {
 // mergeScript merges the shards' runs into j.merged (merged/ by default).
 func (j *slurmJob) mergeScript() string {
 	var b strings.Builder
-	b.WriteString(j.header("quicbench-"+j.name+"-merge", filepath.Join(j.dir, "slurm-merge-%j.out")))
+	b.WriteString(j.header(j.jobName()+"-merge", filepath.Join(j.dir, "slurm-merge-%j.out")))
 	b.WriteString("set -eu\n")
 	merged := j.merged
 	if merged == "" {
@@ -187,6 +188,39 @@ func (j *slurmJob) mergeScript() string {
 func lastLine(text string) string {
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// jobName is the array job's name: the spec's, and a short hash of the
+// study's directory, so that the jobs of one study are told from another
+// study's of the same spec (squeue --name).
+func (j *slurmJob) jobName() string {
+	sum := sha256.Sum256([]byte(j.dir))
+	return fmt.Sprintf("quicbench-%s-%x", j.name, sum[:4])
+}
+
+// queuedJobs lists the ids of the user's jobs of j (its array and merge
+// job) that Slurm still holds, pending or running; none where squeue
+// cannot say.
+func (j *slurmJob) queuedJobs() []string {
+	path, err := trust.LookPath("squeue")
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sbatchTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--noheader", "--me", "--array", "--format=%A", "--name", j.jobName()+","+j.jobName()+"-merge").Output()
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var ids []string
+	for _, id := range strings.Fields(string(out)) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // shellQuote quotes s for a POSIX shell.
