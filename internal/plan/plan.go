@@ -196,10 +196,10 @@ const (
 	// over WebDriver BiDi took 1.08–1.36 s a load (2026-11-24/25), 1.5–1.9
 	// s in scripts/bench-estimate.sh's runs (2026-11-29).
 	firefoxOverhead = 1300 * time.Millisecond
-	loaderOverhead   = 50 * time.Millisecond  // a client that renders nothing
-	setupCost        = 500 * time.Millisecond // namespaces, emulator, servers
-	netcheckCost     = 12 * time.Second
-	repeatPause      = 100 * time.Millisecond // between the loads of a repeat visit
+	loaderOverhead  = 50 * time.Millisecond  // a client that renders nothing
+	setupCost       = 500 * time.Millisecond // namespaces, emulator, servers
+	netcheckCost    = 12 * time.Second
+	repeatPause     = 100 * time.Millisecond // between the loads of a repeat visit
 	// visualCost is a visual trial's extra: client.SettleAfterLoad (2 s)
 	// plus ending the trace and computing the metrics.
 	visualCost = 2300 * time.Millisecond
