@@ -29,16 +29,14 @@ type answer struct {
 // answers are every resource of a site as Caddy answers them, in a fixed
 // order: by host, then by key.
 type answers struct {
-	list  []*answer
-	exact map[string]*answer // host, method and target → answer
-	byDir map[string]*answer // host, method and path → its fallback
+	list []*answer
 }
 
 // newAnswers indexes s's resources, names their body files, and refuses a
 // resource Caddy could not answer as recorded: a request target its
 // configuration cannot hold, a status it cannot send.
 func newAnswers(s *site.Site) (*answers, error) {
-	a := &answers{exact: map[string]*answer{}, byDir: map[string]*answer{}}
+	a := &answers{}
 	perDir := map[string]int{}
 	for _, o := range s.Origins {
 		keys := make([]string, 0, len(o.Resources))
@@ -59,14 +57,12 @@ func newAnswers(s *site.Site) (*answers, error) {
 				an.file = fmt.Sprintf("r%d", len(a.list))
 			}
 			a.list = append(a.list, an)
-			a.exact[an.host+" "+an.method+" "+an.target] = an
 			perDir[an.host+" "+an.method+" "+an.path]++
 		}
 	}
 	for _, an := range a.list {
 		if key := an.host + " " + an.method + " " + an.path; perDir[key] == 1 {
 			an.fallback = true
-			a.byDir[key] = an
 		}
 	}
 	return a, nil
@@ -97,24 +93,6 @@ func answerable(an *answer) error {
 		}
 	}
 	return nil
-}
-
-// kindOf is how Caddy answered a request logged with host, method and
-// request target: exactly, by its path's fallback (a fuzzy match), or not
-// at all. Host is compared without port and case.
-func (a *answers) kindOf(host, method, target string) site.MatchKind {
-	host = hostOnly(host)
-	if method == http.MethodHead {
-		method = http.MethodGet
-	}
-	if a.exact[host+" "+method+" "+target] != nil {
-		return site.Exact
-	}
-	path, _, _ := strings.Cut(target, "?")
-	if a.byDir[host+" "+method+" "+path] != nil {
-		return site.Fuzzy
-	}
-	return site.Unmatched
 }
 
 // escapeBraces makes s a literal for Caddy's placeholder replacer, which

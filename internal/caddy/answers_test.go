@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/site"
 	"github.com/quicbench/quicbench/internal/site/imports"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
@@ -37,8 +38,10 @@ func TestSharedRecordingsAreAnswerable(t *testing.T) {
 			continue
 		}
 		fallbacks := 0
+		matcher := site.NewMatcher(s)
 		for _, an := range answers.list {
-			if k := answers.kindOf(an.host, an.method, an.target); k.String() != "exact" {
+			path, query, _ := strings.Cut(an.target, "?")
+			if _, k := matcher.Match(an.host, an.method, path, query); k.String() != "exact" {
 				t.Errorf("%s: %s %s%s answers as %s", name, an.method, an.host, an.target, k)
 			}
 			if an.fallback {

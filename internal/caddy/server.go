@@ -436,13 +436,10 @@ func (s *Server) reload() error {
 }
 
 // kindOf is how Caddy answered a request logged with host, method and
-// request target, and with which resource: by its routes (exactly, or by
-// a path's only resource), else as the matching service named (the Go
-// origin's matching: fuzzy, variant, or not at all).
+// request target, and with which resource: by the Go origin's matching,
+// which its routes (exact targets, a path's only resource) and the
+// matching service follow.
 func (s *Server) kindOf(host, method, target string) (site.MatchKind, *site.Resource) {
-	if kind := s.params.answers.kindOf(host, method, target); kind != site.Unmatched {
-		return kind, nil
-	}
 	path, query, _ := strings.Cut(target, "?")
 	res, kind := s.match.matcher.Match(hostOnly(host), method, path, query)
 	return kind, res

@@ -73,25 +73,27 @@ func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
 		return nil, fmt.Errorf("the comparison's until rule: %w", err)
 	}
 	r.summarize(trials, conns, cals, until)
-	if err := analysis.NameWorkDifferences(r.Replay, trials, detailResources(rec.Trials)); err != nil {
+	if err := analysis.NameWorkDifferences(r.Replay, trials, resourcesByTrial(rec.Trials)); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// detailResources reads a comparison's loads' resources from the trials
-// read back with them.
-type detailResources []results.TrialDetail
+// detailResources are a comparison's loads' resources, by trial ID, as
+// they were read back with the trials.
+type detailResources map[string][]results.Resource
+
+// resourcesByTrial indexes the resources of ts by trial ID.
+func resourcesByTrial(ts []results.TrialDetail) detailResources {
+	d := detailResources{}
+	for _, t := range ts {
+		d[t.Trial.ID] = t.Resources
+	}
+	return d
+}
 
 // ResourcesOf returns the resources of trial id (none for another).
-func (d detailResources) ResourcesOf(id string) ([]results.Resource, error) {
-	for _, t := range d {
-		if t.Trial.ID == id {
-			return t.Resources, nil
-		}
-	}
-	return nil, nil
-}
+func (d detailResources) ResourcesOf(id string) ([]results.Resource, error) { return d[id], nil }
 
 // calibrationOf is network's netcheck as the analysis reads it.
 func calibrationOf(network string, r *netcheck.Report) analysis.Calibration {

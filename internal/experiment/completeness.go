@@ -2,11 +2,11 @@ package experiment
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/origin"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/server"
 	"github.com/quicbench/quicbench/internal/site"
@@ -157,7 +157,7 @@ func (c *replayCheck) servedBodyBytes(raw string) int64 {
 		return 0
 	}
 	r, kind := c.matcher.Match(u.Hostname(), "GET", u.EscapedPath(), u.RawQuery)
-	if kind == site.Unmatched || r.StatusCode() == http.StatusNotModified || r.StatusCode() == http.StatusNoContent {
+	if kind == site.Unmatched || !origin.BodyAllowed(r.StatusCode()) {
 		return 0
 	}
 	return int64(len(r.Body))
