@@ -21,7 +21,7 @@ func TestCompareIsARun(t *testing.T) {
 	bin := quicbenchBinary(t)
 	dir := t.TempDir()
 	cmpDir := filepath.Join(dir, "compare")
-	out := quicbench(t, bin, "compare", "--client", "loader", "--runs", "2", "--rtt", "20ms", "--loss", "1", "--down", "20mbit",
+	out := quicbench(t, bin, "compare", "--details", "--client", "loader", "--runs", "2", "--rtt", "20ms", "--loss", "1", "--down", "20mbit",
 		"--up", "5mbit", "--queue", "100ms", "--page", "synthetic:6x5KB", "--origins", "2", "--path", "2=10ms,0.5", "--netcheck=false",
 		"--seed", "9", "--out", cmpDir)
 	for _, want := range []string{"protocol  ok  failed", "6 loads in", filepath.Join(cmpDir, results.FileName)} {

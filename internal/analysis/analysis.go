@@ -134,7 +134,10 @@ type Sample struct {
 	// Parts are the verified loads' parts of their time (partsOf), a row
 	// each in Values' order; a row is nil for a load without them. Only
 	// where the metric is the PLT, which they take apart.
-	Parts   [][]float64
+	Parts [][]float64
+	// RTTMs is the round trip the link adds (ms), that of the sample's
+	// last verified load.
+	RTTMs   float64
 	Failed  int
 	Summary stats.Summary
 	// MedianCI is the bootstrap interval of the median at 1 − stats.Alpha
@@ -360,6 +363,7 @@ func (a *Analysis) collect(trials []results.Trial) (map[sampleKey]*Sample, []Set
 			continue
 		}
 		sm.Values, sm.Reps, sm.IDs, measured = append(sm.Values, *v), append(sm.Reps, t.Rep), append(sm.IDs, t.ID), true
+		sm.RTTMs = t.RTTMs
 		if t.BoundMs != nil && t.BoundChainRTTs != nil && o.Metric == "plt" {
 			sm.Bounds, sm.ChainRTTs = append(sm.Bounds, *t.BoundMs), *t.BoundChainRTTs
 		}

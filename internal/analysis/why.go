@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/results"
@@ -26,15 +28,20 @@ func partsOf(t results.Trial) []float64 {
 	return append(values, held)
 }
 
+// ExplainLevel is the confidence of the parts' intervals (95 %): they
+// explain a verdict already made at its own level, so they are judged as
+// explanations, not as further verdicts at 99 % or a sequential look's
+// level, where one outlying pair keeps a part's interval across 0.
+const ExplainLevel = 0.95
+
 // PartDiff is how one part of the loads' time differed, compare −
-// baseline, in ms: over pairs, the Hodges–Lehmann estimate of the median
-// of the paired differences with its interval at the comparison's Level
-// (99 %); else the difference of the medians with a bootstrap interval at
-// that level. Interval is false when the loads are too few for one (fewer
-// than 8 pairs, or than minWhyLoads loads a protocol): Lo and Hi are then
-// the whole range. Measurable: there
-// is an interval and it excludes 0. Known is false where some load did
-// not record the part.
+// baseline, in ms: over pairs, the median of the paired differences with
+// its sign-test interval at ExplainLevel (robust to an outlying pair);
+// else the difference of the medians with a bootstrap interval at that
+// level. Interval is false when the loads are too few for one (fewer than
+// 6 pairs, or than minWhyLoads loads a protocol): Lo and Hi are then the
+// whole range. Measurable: there is an interval and it excludes 0. Known
+// is false where some load did not record the part.
 type PartDiff struct {
 	Diff, Lo, Hi                float64
 	Interval, Measurable, Known bool
@@ -44,10 +51,12 @@ type PartDiff struct {
 // loads' PLTs and of each part of them (results.PartNames' order), and of the
 // time bytes waited behind a missing TCP segment (head-of-line blocking;
 // part of loss recovery). Loads counts the pairs, or the smaller
-// sample's loads.
+// sample's loads. RTTMs is the link's round trip (ms; 0 unshaped), which
+// the parts' differences are also counted in.
 type Why struct {
 	Paired bool
 	Loads  int
+	RTTMs  float64
 	Total  PartDiff
 	Parts  []PartDiff
 	Held   PartDiff
@@ -61,7 +70,7 @@ func whyOf(c Comparison, reps int, seed uint64) *Why {
 	if !hasParts(b) || !hasParts(q) {
 		return nil
 	}
-	w := &Why{Paired: c.Paired != nil}
+	w := &Why{Paired: c.Paired != nil, RTTMs: q.RTTMs}
 	column := func(s Sample, i int) []float64 {
 		out := make([]float64, len(s.Parts))
 		for k, row := range s.Parts {
@@ -122,12 +131,12 @@ func partDiff(c Comparison, bv, qv []float64, reps int, seed uint64) PartDiff {
 		for i := range q {
 			diffs[i] = q[i] - t[i]
 		}
-		d.Diff, d.Lo, d.Hi, d.Interval = stats.HodgesLehmann(diffs, c.Level)
+		d.Diff, d.Lo, d.Hi, d.Interval = stats.MedianSignCI(diffs, ExplainLevel)
 		d.Measurable = d.Interval && (d.Lo > 0 || d.Hi < 0)
 		return d
 	}
 	d.Diff = stats.Median(qv) - stats.Median(bv)
-	d.Lo, d.Hi = stats.BootstrapDiffCI(qv, bv, c.Level, reps, seed)
+	d.Lo, d.Hi = stats.BootstrapDiffCI(qv, bv, ExplainLevel, reps, seed)
 	d.Interval = len(qv) >= minWhyLoads && len(bv) >= minWhyLoads
 	d.Measurable = d.Interval && (d.Lo > 0 || d.Hi < 0)
 	return d
@@ -137,3 +146,28 @@ func partDiff(c Comparison, bv, qv []float64, reps int, seed uint64) PartDiff {
 // interval the answer trusts to call a part's difference measurable: as
 // many as Mann–Whitney needs to reach α at 0.01 and more.
 const minWhyLoads = 8
+
+// Carrying are the indexes (results.PartNames' order) of the parts that
+// carry the difference: measurable, and the same way as the PLTs'
+// difference; the largest first.
+func (w *Why) Carrying() []int {
+	var out []int
+	for i, d := range w.Parts {
+		if d.Measurable && d.Diff*w.Total.Diff > 0 {
+			out = append(out, i)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int) int {
+		return cmp.Compare(math.Abs(w.Parts[b].Diff), math.Abs(w.Parts[a].Diff))
+	})
+	return out
+}
+
+// RoundTrips is ms in the link's round trips; ok is false on a link
+// without one.
+func (w *Why) RoundTrips(ms float64) (rtts float64, ok bool) {
+	if w.RTTMs <= 0 {
+		return 0, false
+	}
+	return ms / w.RTTMs, true
+}

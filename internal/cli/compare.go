@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
@@ -31,6 +33,8 @@ type compareOptions struct {
 	binaries map[factor.Client]string
 	json     bool
 	verbose  bool
+	// details prints every table before the short answer (--details).
+	details  bool
 	waitLock time.Duration
 	// noLanes leaves the loads unsampled (--lanes=false).
 	noLanes bool
@@ -68,7 +72,7 @@ type compareFlags struct {
 	timeout, waitLock                                       *time.Duration
 	until                                                   *float64
 	jsonOut, verbose, capture, qlog, check, visual, pairing *bool
-	netLog, har, lanes                                      *bool
+	netLog, har, lanes, details                             *bool
 	deterministic                                           *optionalBool
 	maxUnmatched, viewport                                  *string
 	// live are the flags of a live page (--page url:…).
@@ -131,7 +135,8 @@ func newCompareFlags(fs *flag.FlagSet) *compareFlags {
 		browser:       fs.String("browser", def(factor.IDBrowser), "browser `mode` (Chromium, Firefox): "+factor.Browsers().Usage()),
 		clientName:    fs.String("client", def(factor.IDClient), "page `loader`: "+factor.Clients().Usage()),
 		clientCPU:     fs.String("client-cpu", clientCPUAuto, "the `cores` the browser may use (such as 1 or 0.5, or unlimited), capped by a cgroup as a slower device's CPU would be, leaving the rest to the emulator and servers; auto: 1 on a machine of fewer than 4 cores (where an unlimited browser waits for a CPU behind the emulator and servers) when this run can cap the browser, else unlimited"),
-		verbose:       fs.Bool("verbose", false, "log what the run does to stderr"),
+		verbose:       fs.Bool("verbose", false, "log what the run does to stderr, and list each load as it ends (on a terminal the progress is one line otherwise)"),
+		details:       fs.Bool("details", false, "print every table (protocols, paints, stopping, the loads' parts, CPU, links, stacks, netcheck) and the answer in full before the short answer"),
 		capture:       fs.Bool("pcap", false, "record each load's client-side packets to artifacts/<trial>-a<attempt>.pcap in the run directory (Wireshark reads them); adds a copy per packet"),
 		netLog:        fs.Bool("netlog", false, "keep the browser's own network log of each load in artifacts/<trial>-a<attempt>-netlog/: Chromium's NetLog (netlog-viewer reads it) or Firefox's HTTP log; the logging costs CPU during the load, and needs --browser fresh"),
 		har:           fs.Bool("har", false, "keep each load's HAR in artifacts/<trial>-a<attempt>.har in the run directory: the report's waterfalls then show each request's phases (DNS, connect, TLS or QUIC's handshake, wait, receive) and its connection; the browser's network events cost a little CPU during the load"),
@@ -206,7 +211,7 @@ func parseCompare(args []string, now time.Time, helpOut io.Writer) (*compareOpti
 	if *f.waitLock < 0 {
 		return nil, fmt.Errorf("--wait-lock %v is negative: give a duration such as 10m, or 0 to wait as long as it takes (%s)", *f.waitLock, compareHelpHint)
 	}
-	return &compareOptions{spec: s, dir: dir, binaries: f.binaries.values(), json: *f.jsonOut, verbose: *f.verbose, waitLock: experiment.WaitLockOf(*f.waitLock), noLanes: !*f.lanes, cpuNote: f.cpuNote}, nil
+	return &compareOptions{spec: s, dir: dir, binaries: f.binaries.values(), json: *f.jsonOut, verbose: *f.verbose, details: *f.details, waitLock: experiment.WaitLockOf(*f.waitLock), noLanes: !*f.lanes, cpuNote: f.cpuNote}, nil
 }
 
 // spec turns the flags into a spec, through the spec file's own parser.
@@ -426,9 +431,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	s := o.spec
 	total := s.Repetitions * len(s.Protocols())
 	fmt.Fprintln(stderr, header(s, o.cpuNote))
+	progress := newLoadProgress(stderr, total, o.verbose)
 	res, err := experiment.Run(ctx, experiment.RunConfig{Spec: s, Dir: o.dir, ClientBinaries: o.binaries, ReadBack: true, WaitLock: o.waitLock, NoLanes: o.noLanes,
 		Facts: experiment.HostFacts(s.Clients(), o.binaries, Version), Log: newLogger(stderr, o.verbose),
-		OnTrial: func(p experiment.Progress) { fmt.Fprintln(printable{stderr}, loadLine(p, total)) }})
+		OnTrial: progress.update})
+	progress.finish()
 	if res == nil {
 		return failedToStart(ctx, "compare", err, stderr)
 	}
@@ -500,6 +507,57 @@ func (b clientBinaries) values() map[factor.Client]string {
 		out[c] = *path
 	}
 	return out
+}
+
+// loadProgress shows each recorded load: on a terminal one line that
+// updates in place (a failed load's line stays), elsewhere or when verbose
+// a line per load.
+type loadProgress struct {
+	w            io.Writer
+	total, width int
+	inPlace      bool
+	shown        bool
+}
+
+// clearLine returns a terminal's cursor to the start of its line and
+// erases the line.
+const clearLine = "\r\033[K"
+
+func newLoadProgress(w io.Writer, total int, verbose bool) *loadProgress {
+	p := &loadProgress{w: w, total: total}
+	if f, ok := fileOf(w); ok && !verbose && term.IsTerminal(int(f.Fd())) {
+		p.inPlace, p.width = true, 99
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 1 {
+			p.width = cols - 1
+		}
+	}
+	return p
+}
+
+// update shows the load pr recorded.
+func (p *loadProgress) update(pr experiment.Progress) {
+	line := loadLine(pr, p.total)
+	if !p.inPlace {
+		fmt.Fprintln(printable{p.w}, line)
+		return
+	}
+	io.WriteString(p.w, clearLine)
+	if pr.Trial.Status != results.StatusOK {
+		fmt.Fprintln(printable{p.w}, line)
+	}
+	line = fmt.Sprintf("load %d/%d, %d failed, about %s left: %s", pr.Done, p.total, pr.Failed, pr.ETA.Round(time.Second), strings.TrimSpace(line[strings.Index(line, "round"):]))
+	if r := []rune(line); len(r) > p.width {
+		line = string(r[:p.width])
+	}
+	fmt.Fprint(printable{p.w}, line)
+	p.shown = true
+}
+
+// finish erases the in-place line.
+func (p *loadProgress) finish() {
+	if p.inPlace && p.shown {
+		io.WriteString(p.w, clearLine)
+	}
 }
 
 // loadLine is the progress line of a recorded trial.

@@ -40,7 +40,9 @@ type compareRun struct {
 	CPU []analysis.SettingCPU `json:"cpu,omitempty"`
 	// Answer is the report's answer in words: h3 against h2 and h1, with
 	// the client's CPU, and whether loads were CPU-bound.
-	Answer      []string `json:"answer,omitempty"`
+	Answer []string `json:"answer,omitempty"`
+	// Short is the answer a person reads first (report.ShortAnswer).
+	Short       []string `json:"short_answer,omitempty"`
 	WallSeconds float64  `json:"wall_seconds"`
 	Dir         string   `json:"run_dir"`
 	// analysis is what Answer was read from; its parts table is printed
@@ -114,7 +116,31 @@ func (r *compareRun) summarize(trials []results.Trial, conns []results.Connectio
 	if a, err := analysis.Analyze(trials, analysis.Options{Until: until}); err == nil {
 		a.Calibration = cals
 		r.Answer, r.analysis = report.Answer(a), a
+		r.Short = report.ShortAnswer(a, r.wireWarnings(), r.whereText())
 	}
+}
+
+// wireWarnings are the warnings of the run's testbeds: their stacks as
+// measured on the wire (analysis.WireWarnings), a live path that changed,
+// a live page's requests to hosts not pinned.
+func (r *compareRun) wireWarnings() []string {
+	var out []string
+	for _, tb := range r.Testbeds {
+		out = append(out, analysis.WireWarnings(tb)...)
+		if tb.LiveOrigins != "" && pathChanged(tb) {
+			out = append(out, "live site: "+pathChangedText+".")
+		}
+	}
+	if hosts := unpinnedText(r.Trials); hosts != "" {
+		out = append(out, hosts)
+	}
+	return out
+}
+
+// whereText says where the rest of the comparison is: "33 loads in 110 s;
+// the tables: --details, or quicbench report runs/x".
+func (r *compareRun) whereText() string {
+	return fmt.Sprintf("%d loads in %.0f s; the tables: --details, or quicbench report %s", len(r.Trials), r.WallSeconds, r.Dir)
 }
 
 // printCompare prints the comparison in o.dir, the table or JSON, and
@@ -138,13 +164,32 @@ func printCompare(w io.Writer, o *compareOptions, res *experiment.RunResult) ([]
 			*compareRun
 		}{string(o.spec.Source), r})
 	}
-	fmt.Fprintln(w, header(o.spec, o.cpuNote))
-	// The configured loss is the network's, also when no load was
-	// recorded (an interrupted comparison).
-	net := o.spec.Networks[0]
-	r.Summary.Up.ConfiguredLossPct, r.Summary.Down.ConfiguredLossPct = 100*net.Up.MeanLoss(), 100*net.Down.MeanLoss()
-	printSummary(w, r, net.RTT)
+	if o.details {
+		fmt.Fprintln(w, header(o.spec, o.cpuNote))
+		// The configured loss is the network's, also when no load was
+		// recorded (an interrupted comparison).
+		net := o.spec.Networks[0]
+		r.Summary.Up.ConfiguredLossPct, r.Summary.Down.ConfiguredLossPct = 100*net.Up.MeanLoss(), 100*net.Down.MeanLoss()
+		printSummary(w, r, net.RTT)
+		fmt.Fprintln(w)
+	}
+	printShort(w, r)
 	return unanswered, nil
+}
+
+// printShort writes the short answer, or, when no load was verified, why
+// there is none.
+func printShort(w io.Writer, r *compareRun) {
+	if len(r.Short) > 0 {
+		fmt.Fprintln(w, strings.Join(r.Short, "\n"))
+		return
+	}
+	first := ""
+	if len(r.Summary.Failed) > 0 {
+		f := r.Summary.Failed[0]
+		first = fmt.Sprintf(" (the first: round %d %s: %s)", f.Rep, f.Protocol, f.Error)
+	}
+	fmt.Fprintf(w, "No answer: %d of %d loads failed%s.\n  %s\n", len(r.Summary.Failed), len(r.Trials), first, r.whereText())
 }
 
 // discovers says whether some protocol's loads discovered h3.
@@ -232,9 +277,8 @@ func liveText(tb results.Testbed, rtt time.Duration) string {
 	changed := ""
 	if after := tb.BaseRTTAfterMs; after != nil {
 		notes = append(notes, fmt.Sprintf("%.1f ms after the loads", *after))
-		ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-		if live.MedianChanged(ms(*tb.BaseRTTMs), ms(*after), live.PathTolerance) {
-			changed = fmt.Sprintf("; the path changed during the run (by more than %.0f %%), so the loads did not all cross the same network", 100*live.PathTolerance)
+		if pathChanged(tb) {
+			changed = "; " + pathChangedText + ", so the loads did not all cross the same network"
 		}
 	}
 	if tb.BasePingMs != nil && tb.BaseLossPct != nil {
@@ -243,6 +287,19 @@ func liveText(tb results.Testbed, rtt time.Duration) string {
 		notes = append(notes, "no ICMP echo answered: the path's own loss is not known")
 	}
 	return fmt.Sprintf("%s; RTT %s emulated + %.1f ms measured to the origin (%s)%s", line, rtt, *tb.BaseRTTMs, strings.Join(notes, "; "), changed)
+}
+
+// pathChangedText says a live path's own round trip moved during a run.
+var pathChangedText = fmt.Sprintf("the path changed during the run (by more than %.0f %%)", 100*live.PathTolerance)
+
+// pathChanged reports whether tb's live path's own round trip, measured
+// before and after the loads, moved by more than live.PathTolerance.
+func pathChanged(tb results.Testbed) bool {
+	if tb.BaseRTTMs == nil || tb.BaseRTTAfterMs == nil {
+		return false
+	}
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	return live.MedianChanged(ms(*tb.BaseRTTMs), ms(*tb.BaseRTTAfterMs), live.PathTolerance)
 }
 
 // unpinnedText says which hosts a live page asked for that the run did

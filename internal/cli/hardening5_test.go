@@ -22,7 +22,7 @@ import (
 // pathFlags it classifies every flag: a command's new flag fails
 // TestEveryPathFlagFollowsTheOwnershipRule until it is in one of them.
 var notPathFlags = map[string][]string{
-	"compare": {"allow-private", "browser", "cache", "client", "client-cpu", "deterministic", "discovery", "dns", "down", "drop-head", "gilbert",
+	"compare": {"allow-private", "browser", "cache", "client", "client-cpu", "details", "deterministic", "discovery", "dns", "down", "drop-head", "gilbert",
 		"har", "jitter", "json", "lanes", "loss", "loss-down", "loss-up", "max-loads", "max-unmatched", "net", "netcheck", "netlog",
 		"origins", "pairing", "path", "pcap", "protocols", "qlog", "queue", "quic-cc", "quic-server", "resolve", "retries", "rtt",
 		"runs", "seed", "server", "stack", "timeout", "udp", "until", "unverified", "up", "user-agent-suffix", "verbose", "viewport", "visit",

@@ -176,7 +176,7 @@ func TestInterruptedCompareSaysTheConfiguredLoss(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr bytes.Buffer
-	code := Run(ctx, []string{"compare", "--client", "loader", "--netcheck=false", "--loss", "1", "--runs", "1", "--out", filepath.Join(t.TempDir(), "c")}, &stdout, &stderr)
+	code := Run(ctx, []string{"compare", "--details", "--client", "loader", "--netcheck=false", "--loss", "1", "--runs", "1", "--out", filepath.Join(t.TempDir(), "c")}, &stdout, &stderr)
 	if code != exitInterrupted || !strings.Contains(stdout.String(), "configured 1%") || strings.Contains(stdout.String(), "configured 0%") {
 		t.Errorf("exit %d:\n%s\n%s", code, stdout.String(), stderr.String())
 	}

@@ -28,7 +28,7 @@ func TestCompareALiveSiteThenReportAndExport(t *testing.T) {
 	st := standin.Serve(t, 4, 5_000, []string{standin.Host, standin.Static}, []string{standin.Host})
 	dir := filepath.Join(t.TempDir(), "live")
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"compare", "--page", "url:https://" + standin.Host + "/", "--resolve", standin.Host + "=" + standin.Addr.String(),
+	code := Run(context.Background(), []string{"compare", "--details", "--page", "url:https://" + standin.Host + "/", "--resolve", standin.Host + "=" + standin.Addr.String(),
 		"--ca", st.Certs.CAFile, "--protocols", "h2,h3", "--runs", "1", "--rtt", "40ms", "--loss", "0", "--netcheck=false", "--out", dir}, &stdout, &stderr)
 	out := stdout.String()
 	if code != exitOK {

@@ -73,6 +73,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			tables++
 		}
 	}
-	fmt.Fprintf(stdout, "\n%d figures (SVG and PNG) and %d tables (CSV) in %s; open %s\n", len(r.Figures), tables, outDir, filepath.Join(outDir, "index.html"))
+	fmt.Fprintf(stdout, "\n%d figures (SVG and PNG) and %d tables (CSV) in %s\n\n", len(r.Figures), tables, outDir)
+	short := report.ShortAnswer(r.Analysis, nil, "The report: "+filepath.Join(outDir, "index.html"))
+	if len(short) == 0 {
+		short = []string{"The report: " + filepath.Join(outDir, "index.html")}
+	}
+	fmt.Fprintln(printable{stdout}, strings.Join(short, "\n"))
 	return exitOK
 }

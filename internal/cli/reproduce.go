@@ -194,7 +194,7 @@ func runReproductionSpec(ctx context.Context, r reproduce.Reproduction, s *spec.
 	_, statErr := os.Lstat(filepath.Join(dir, results.FileName))
 	p := plan.Build(s)
 	printPlan(stderr, s, p)
-	progress := newProgress(stderr, s, len(p.Trials))
+	progress := newProgress(stderr, s, len(p.Trials), verbose)
 	res, err := experiment.Run(ctx, experiment.RunConfig{
 		Spec: s, Dir: dir, Resume: statErr == nil, ClientBinaries: binaries, Facts: experiment.HostFacts(s.Clients(), binaries, Version),
 		Log: newLogger(stderr, verbose), OnTrial: progress.update,

@@ -67,7 +67,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	resume := fs.Bool("resume", false, "continue the run in --out: skip the recorded trials; refused if the spec changed")
 	retryFailed := fs.Bool("retry-failed", false, "with --resume: run the failed trials again (their earlier attempts are kept)")
 	binaries := newClientBinaries(fs)
-	verbose := fs.Bool("verbose", false, "log what the run does to stderr")
+	verbose := fs.Bool("verbose", false, "log what the run does to stderr, and list each trial as it ends (on a terminal the progress is a bar otherwise)")
 	waitLock := fs.Duration("wait-lock", experiment.DefaultWaitLock, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes")
 	lanes := fs.Bool("lanes", true, "sample each load's CPU and the link's bytes every 100 ms for the lanes under the report's waterfalls; --lanes=false leaves the loads unwatched")
 	shardText := fs.String("shard", "", "run only shard `I/N` of the plan: whole testbed groups balanced by the plan's estimate (quicbench plan --shards N); merge the shards' directories with quicbench merge")
@@ -112,7 +112,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	p := plan.Build(s).Shard(s, shard)
 	printPlan(stderr, s, p)
-	progress := newProgress(stderr, s, len(p.Trials))
+	progress := newProgress(stderr, s, len(p.Trials), *verbose)
 	res, err := experiment.Run(ctx, experiment.RunConfig{
 		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinaries: binaries.values(), WaitLock: experiment.WaitLockOf(*waitLock), Facts: experiment.HostFacts(s.Clients(), binaries.values(), Version),
 		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard, NoLanes: !*lanes,
@@ -176,7 +176,8 @@ func isUserError(err error) bool {
 	return errors.As(err, &in)
 }
 
-// progress shows a bar on a terminal and a line per trial otherwise.
+// progress shows a bar on a terminal and a line per trial otherwise, or
+// when verbose.
 type progress struct {
 	// levels names the trial's levels of the factors that vary.
 	levels func(results.Trial) string
@@ -185,9 +186,9 @@ type progress struct {
 	total  int
 }
 
-func newProgress(w io.Writer, s *spec.Spec, total int) *progress {
+func newProgress(w io.Writer, s *spec.Spec, total int, verbose bool) *progress {
 	p := &progress{w: w, total: total, levels: varyingLevels(s)}
-	if f, ok := fileOf(w); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := fileOf(w); ok && !verbose && term.IsTerminal(int(f.Fd())) {
 		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(false), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(200*time.Millisecond))
 	}

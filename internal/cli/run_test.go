@@ -105,7 +105,7 @@ func TestProgressNamesVaryingFactors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	p := newProgress(&out, s, 96)
+	p := newProgress(&out, s, 96, false)
 	tr := results.Trial{ID: "c1-r1", Levels: results.Levels{Network: "nepomuceno2018-rtt20-loss0", Page: "synthetic:8x20KB", Origins: 4, Protocol: "h3", Visit: "repeat", Cache: true},
 		Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(31.5)}}
 	p.update(experiment.Progress{Trial: tr, Done: 1, Total: 96})
@@ -137,5 +137,30 @@ func TestCommandTable(t *testing.T) {
 		if code := Run(context.Background(), []string{c.name, "-h"}, &help, &helpErr); code != exitOK || !strings.Contains(help.String(), "quicbench "+c.name) {
 			t.Errorf("%s -h: exit %d, %q %q", c.name, code, help.String(), helpErr.String())
 		}
+	}
+}
+
+// TestLoadProgressUpdatesInPlace: on a terminal compare's progress is one
+// line rewritten per load, a failed load's line stays, and the line is
+// erased at the end; elsewhere it is a line per load.
+func TestLoadProgressUpdatesInPlace(t *testing.T) {
+	ok := results.Trial{Levels: results.Levels{Protocol: "h3"}, Rep: 2, Outcome: results.Outcome{Status: results.StatusOK}, Metrics: results.Metrics{PLT: results.F(812.5)}}
+	failed := results.Trial{Levels: results.Levels{Protocol: "h2"}, Rep: 2, Outcome: results.Outcome{Status: results.StatusFailed, Error: "navigation: net::ERR_TIMED_OUT"}}
+	var term bytes.Buffer
+	p := &loadProgress{w: &term, total: 6, width: 63, inPlace: true}
+	p.update(experiment.Progress{Trial: ok, Done: 1, Total: 6})
+	p.update(experiment.Progress{Trial: failed, Done: 2, Total: 6, Failed: 1})
+	p.finish()
+	want := clearLine + "load 1/6, 0 failed, about 0s left: round 2  h3  PLT    812.5 ms" +
+		clearLine + "load   2/6  round 2  h2  FAILED: navigation: net::ERR_TIMED_OUT\n" + "load 2/6, 1 failed, about 0s left: round 2  h2  FAILED: navigat" + clearLine
+	if term.String() != want {
+		t.Errorf("on a terminal:\n got %q\nwant %q", term.String(), want)
+	}
+	var file bytes.Buffer
+	p = newLoadProgress(&file, 6, false)
+	p.update(experiment.Progress{Trial: ok, Done: 1, Total: 6})
+	p.finish()
+	if got := file.String(); got != "load   1/6  round 2  h3  PLT    812.5 ms\n" {
+		t.Errorf("not a terminal: %q", got)
 	}
 }

@@ -21,8 +21,8 @@ const maxAnswerSettings = 8
 // (up to maxAnswerSettings, else a count of the verdicts), whether the
 // compared protocol was faster, slower or not different from the
 // baseline and from the run's other protocols, by how much, with the
-// interval and the test, and how much of the difference in medians the
-// lower bound (handshakes and round trips) explains.
+// interval and the test, and why (the parts of the loads' time that
+// differed; the lower bound is a column of the parts' table).
 func Answer(a *analysis.Analysis) []string {
 	if len(a.Comparisons) == 0 {
 		return nil
@@ -44,10 +44,8 @@ func Answer(a *analysis.Analysis) []string {
 			words := useWords(su)
 			sentence += " " + strings.ToUpper(words[:1]) + words[1:] + "."
 		}
-		for _, why := range []string{boundShare(c), cmp.Or(whyWords(c), lossShare(c))} {
-			if why != "" {
-				sentence += " " + why
-			}
+		if why := cmp.Or(whyWords(c), lossShare(c)); why != "" {
+			sentence += " " + why
 		}
 		for _, caveat := range []string{cpuBoundWords(a, c.Setting), failedWords(a, c), networkWords(a, c.Setting), brokenWords(a, c.Setting.Page())} {
 			if caveat != "" {
@@ -287,18 +285,6 @@ func needWords(c analysis.Comparison) string {
 		return fmt.Sprintf(": the paired test needs %d rounds, this run has %d", c.NeedLoads, c.Paired.Pairs)
 	}
 	return fmt.Sprintf(": Mann–Whitney needs %d loads of each, this run has %d and %d", c.NeedLoads, len(c.Compare.Values), len(c.Baseline.Values))
-}
-
-// boundShare says how much of the difference in medians the lower bound
-// explains, when both protocols' loads have bounds.
-func boundShare(c analysis.Comparison) string {
-	if len(c.Baseline.Bounds) == 0 || len(c.Compare.Bounds) == 0 {
-		return ""
-	}
-	diff := c.Compare.Summary.Median - c.Baseline.Summary.Median
-	bound := stats.Median(c.Compare.Bounds) - stats.Median(c.Baseline.Bounds)
-	return fmt.Sprintf("Of the difference in medians, %s ms, the lower bound accounts for %s ms (a dependency chain of %s round trips against %s: handshakes and round trips) and the rest, %s ms, is the transport's behaviour, the servers and the browser.",
-		signed(diff, 1), signed(bound, 1), num(c.Compare.ChainRTTs, 1), num(c.Baseline.ChainRTTs, 1), signed(diff-bound, 1))
 }
 
 // lossShare says how the protocols' waits for lost data differ, when every

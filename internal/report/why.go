@@ -29,16 +29,17 @@ func whyWords(c analysis.Comparison) string {
 	}
 	how := fmt.Sprintf("differences of medians over %d and %d loads", len(c.Compare.Values), len(c.Baseline.Values))
 	if w.Paired {
-		how = fmt.Sprintf("Hodges–Lehmann estimates of the paired differences over %d pairs", w.Loads)
+		how = fmt.Sprintf("medians of the paired differences over %d pairs", w.Loads)
 	}
 	if !w.Total.Interval {
 		return fmt.Sprintf("Why, %s against %s (%s, too few for %s intervals, so no part is called measurable): of %s ms, %s.",
-			c.Compare.Protocol, c.Baseline.Protocol, how, levelText(), signed(w.Total.Diff, 1), strings.Join(estimates(w), ", "))
+			c.Compare.Protocol, c.Baseline.Protocol, how, explainLevelText(), signed(w.Total.Diff, 1), strings.Join(estimates(w), ", "))
 	}
 	// The PLTs' difference in ms stands without its interval: the verdict
 	// reads their ratio, whose interval, on another scale (and under an
-	// until rule at another level), is the one that decides.
-	head := fmt.Sprintf("Why, %s against %s (%s, the parts' %s intervals): of %s ms", c.Compare.Protocol, c.Baseline.Protocol, how, levelText(), signed(w.Total.Diff, 1))
+	// until rule at another level), is the one that decides. The parts
+	// explain a verdict already made, at analysis.ExplainLevel.
+	head := fmt.Sprintf("Why, %s against %s (%s, the parts' %s sign-test intervals): of %s ms%s", c.Compare.Protocol, c.Baseline.Protocol, how, explainLevelText(), signed(w.Total.Diff, 1), rttsText(w, w.Total.Diff))
 	var shown []string
 	rest := w.Total.Diff
 	names := results.PartNames()
@@ -46,7 +47,7 @@ func whyWords(c analysis.Comparison) string {
 		if !d.Measurable {
 			continue
 		}
-		words := fmt.Sprintf("%s %s ms %s", names[i], signed(d.Diff, 1), interval(d))
+		words := fmt.Sprintf("%s %s ms%s %s", names[i], signed(d.Diff, 1), rttsText(w, d.Diff), interval(d))
 		if i == results.PartLoss && w.Held.Measurable {
 			words += fmt.Sprintf(" (head-of-line blocking: bytes held behind a missing TCP segment %s ms %s)", signed(w.Held.Diff, 1), interval(w.Held))
 		}
@@ -69,6 +70,15 @@ func estimates(w *analysis.Why) []string {
 		}
 	}
 	return out
+}
+
+// rttsText is ms in the link's round trips: " (−1.0 RTT)"; "" on a link
+// without a round trip.
+func rttsText(w *analysis.Why, ms float64) string {
+	if n, ok := w.RoundTrips(ms); ok {
+		return " (" + signed(n, 1) + " RTT)"
+	}
+	return ""
 }
 
 // interval is d's interval in brackets, in ms.
@@ -115,17 +125,26 @@ func WriteParts(w io.Writer, a *analysis.Analysis) {
 		return
 	}
 	v := analysis.VariedIn(a.Comparisons)
-	fmt.Fprintln(w, "\nEach load's time taken apart: the link (a packet at the bottleneck), loss recovery, handshakes, round trips (in flight, none at the bottleneck), the servers (working on a request, nothing in flight) and the client (nothing in flight, no server working). Medians in ms over the verified loads; a load's parts add up to its PLT, their medians need not; \"-\" where a protocol's loads record none:")
+	fmt.Fprintln(w, "\nEach load's time taken apart: the link (a packet at the bottleneck), loss recovery, handshakes, round trips (in flight, none at the bottleneck), the servers (working on a request, nothing in flight) and the client (nothing in flight, no server working). Medians in ms over the verified loads; a load's parts add up to its PLT, their medians need not; \"-\" where a protocol's loads record none. The lower bound is what the page needs at least: its dependency chain's round trips (handshakes included, their count in brackets) and its bytes at the bottleneck rate:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%sprotocol\tPLT\t%s\n", variedHeader(v), strings.Join(results.PartNames(), "\t"))
+	fmt.Fprintf(tw, "%sprotocol\tPLT\tlower bound\t%s\n", variedHeader(v), strings.Join(results.PartNames(), "\t"))
 	for _, r := range rows {
-		cells := []string{string(r.sample.Protocol), num(stats.Median(r.sample.Values), 1)}
+		cells := []string{string(r.sample.Protocol), num(stats.Median(r.sample.Values), 1), boundCell(r.sample)}
 		for i := range results.PartNames() {
 			cells = append(cells, partMedian(r.sample, i))
 		}
 		fmt.Fprintf(tw, "%s%s\n", variedRow(v, r.setting), strings.Join(cells, "\t"))
 	}
 	tw.Flush()
+}
+
+// boundCell is s's median lower bound with its chain's round trips,
+// "300.0 (3.0)"; "-" for loads without bounds.
+func boundCell(s analysis.Sample) string {
+	if len(s.Bounds) == 0 {
+		return "-"
+	}
+	return num(stats.Median(s.Bounds), 1) + " (" + num(s.ChainRTTs, 1) + ")"
 }
 
 // maxPartBars is the most bars the parts' figure draws: a protocol in a

@@ -47,7 +47,7 @@ func TestTheAnswerSaysWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := whyWords(a.Comparisons[0])
-	for _, want := range []string{"over 8 pairs, the parts' 99 % intervals): of -154.5 ms,", "loss recovery -54.5 ms", "handshakes -100.0 ms [-100.0, -100.0]",
+	for _, want := range []string{"over 8 pairs, the parts' 95 % sign-test intervals): of -154.5 ms,", "loss recovery -54.5 ms", "handshakes -100.0 ms [-100.0, -100.0]",
 		"head-of-line blocking: bytes held behind a missing TCP segment -64.5 ms", "the rest, 0.0 ms"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("%q lacks %q", got, want)
@@ -64,7 +64,7 @@ func TestTooFewPairsGiveEstimatesOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := whyWords(a.Comparisons[0])
-	for _, want := range []string{"over 5 pairs, too few for 99 % intervals, so no part is called measurable", "handshakes -100.0 ms", "round trips 0.0 ms"} {
+	for _, want := range []string{"over 5 pairs, too few for 95 % intervals, so no part is called measurable", "handshakes -100.0 ms", "round trips 0.0 ms"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("%q lacks %q", got, want)
 		}

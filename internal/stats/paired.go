@@ -229,3 +229,27 @@ func bootstrapMediansCI(q, t []float64, level float64, reps int, src rand.Source
 	slices.Sort(values)
 	return PercentileInterval(values, level)
 }
+
+// MedianSignCI is the median of d with its distribution-free interval at
+// level from the sign test: from the k-th smallest to the k-th largest
+// value, k the largest with P(B ≤ k−1) ≤ (1−level)/2 for B binomial(n, ½).
+// One outlying value moves neither end by more than one order statistic,
+// which is what explaining a verdict needs of a part's difference. With
+// too few values for the level (fewer than 6 at 95 %) the interval is the
+// whole range and ok is false.
+func MedianSignCI(d []float64, level float64) (med, lo, hi float64, ok bool) {
+	n := len(d)
+	if n == 0 {
+		return math.NaN(), math.NaN(), math.NaN(), false
+	}
+	tail := (1 - level) / 2
+	k, cum := 0, 0.0
+	for j := 0; j < n; j++ {
+		cum += math.Exp(lchoose(n, j) - float64(n)*math.Ln2)
+		if cum > tail {
+			break
+		}
+		k = j + 1
+	}
+	return hodgesLehmannAt(append([]float64(nil), d...), k)
+}

@@ -158,3 +158,31 @@ func TestLoadsAndPairsToReach(t *testing.T) {
 		t.Errorf("ratio %.3f [%.3f, %.3f] (ok %v), want about 0.82 with an interval below 1", r, lo, hi, ok)
 	}
 }
+
+func TestMedianSignCIIgnoresOneOutlier(t *testing.T) {
+	// Thirteen pairs one round trip apart and one whose handshake lost a
+	// packet: the sign test's interval stays at the round trip.
+	d := []float64{3}
+	for range 13 {
+		d = append(d, -101)
+	}
+	med, lo, hi, ok := MedianSignCI(d, 0.95)
+	if !ok || med != -101 || lo != -101 || hi != -101 {
+		t.Errorf("MedianSignCI = %v [%v, %v] ok %v, want -101 [-101, -101] true", med, lo, hi, ok)
+	}
+	// The ranks for 14 values at 95 %: P(B ≤ 2) = 0.0065, P(B ≤ 3) = 0.0287.
+	seq := make([]float64, 14)
+	for i := range seq {
+		seq[i] = float64(14 - i)
+	}
+	_, lo, hi, ok = MedianSignCI(seq, 0.95)
+	if !ok || lo != 3 || hi != 12 {
+		t.Errorf("14 values: [%v, %v] ok %v, want [3, 12] true", lo, hi, ok)
+	}
+	if _, _, _, ok := MedianSignCI([]float64{1, 2, 3, 4, 5}, 0.95); ok {
+		t.Error("5 values gave a 95 % interval; the sign test needs 6")
+	}
+	if _, _, _, ok := MedianSignCI([]float64{1, 2, 3, 4, 5, 6}, 0.95); !ok {
+		t.Error("6 values gave no 95 % interval")
+	}
+}
