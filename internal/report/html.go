@@ -205,7 +205,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"opt": func(v *float64) string { return optional(v, 1) }, "ratio": ratioText, "waits": waitsText, "boundRule": func() string { return BoundRule },
 	"frac":   func(a, b int) float64 { return float64(a) / float64(b) },
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
-	"anchor": settingAnchor, "readFrom": ClaimsReadFrom, "claimLoads": claimLoads,
+	"anchor": settingAnchor, "readFrom": ClaimsReadFrom, "claimLoads": claimLoads, "hasPrefix": strings.HasPrefix,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>quicbench report: {{.Page.Name}}</title>
 <style>
@@ -222,16 +222,26 @@ tr:target td, h3:target { background: #fff3b0 }
 #tip { position: fixed; display: none; pointer-events: none; background: #ffe; border: 1px solid #888; padding: 2px 6px; font-size: 13px; max-width: 600px; z-index: 1 }
 dl { font-size: 13px } dt { float: left; width: 12em; color: #666 }
 p.answer { font-size: 16px; max-width: 1100px }
+div.short { font-size: 17px; max-width: 1100px; border-left: 4px solid #4a90d9; padding: 0.2em 1em; margin: 1em 0 }
+div.short p { margin: 0.3em 0 } div.short p.warn { color: #a33 }
+details > summary { cursor: pointer; color: #444; margin: 1em 0 }
+div.lead { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start } div.lead figure { margin: 0.5em 0; flex: 1 1 560px; max-width: 680px }
 </style><script>` + reportScript + `</script></head><body><div id="tip"></div>
 <h1>quicbench report: {{.Page.Name}}</h1>
+{{with .Short}}<div class="short">{{range $i, $l := .}}{{if eq $i 0}}<p><b>{{$l}}</b></p>{{else}}<p{{if hasPrefix $l "Warning: "}} class="warn"{{end}}>{{$l}}</p>{{end}}{{end}}</div>
+{{end}}{{with .Lead}}<div class="lead">{{range .}}<figure id="{{.Name}}">{{.SVG}}<figcaption><b>{{.Title}}.</b> {{.Caption}} Files: <a href="{{.Name}}.svg">SVG</a>, <a href="{{.Name}}.png">PNG</a>.</figcaption></figure>
+{{end}}</div>
+{{end}}<details><summary>The answer in full, the method and the run's provenance</summary>
 <p>{{.A.Trials}} trials, {{.A.Failed}} failed (failed loads are counted, never measured).
 Metric: {{.Metric}} in ms. {{.A.Options.Compare}} is compared with {{.A.Options.Baseline}}:
 ratio = median({{.A.Options.Compare}}) / median({{.A.Options.Baseline}}), Diff = mean({{.A.Options.Compare}}) − mean({{.A.Options.Baseline}}),
 gain = Diff / mean({{.A.Options.Baseline}}). Verdict at α = 0.01: Wilcoxon signed-rank over paired loads, else Mann–Whitney U, two-sided; beside it, at the same level, its ratio (Hodges–Lehmann) with the 99 % interval that inverts the test, so the interval excludes 1 exactly when the verdict says faster or slower. Welch's t-test p is shown too.
 99 % confidence intervals of medians: percentile bootstrap, {{.A.Options.BootstrapReps}} resamples.</p>
-{{with .Answer}}<h2>Answer</h2>
+{{with .Answer}}<h2>Answer in full</h2>
 {{range .}}<p class="answer">{{.}}</p>
-{{end}}{{end}}{{with .Page.Claims}}<h2 id="claims">Claims of {{.Cite}}</h2>
+{{end}}{{end}}<dl>{{range $k, $v := .Page.Facts}}<dt>{{$k}}</dt><dd>{{$v}}</dd>{{end}}</dl>
+</details>
+{{with .Page.Claims}}<h2 id="claims">Claims of {{.Cite}}</h2>
 <p>&ldquo;{{.Title}}&rdquo;{{with .Venue}}, {{.}}{{end}}: {{len .Rows}} claims, {{.Tally}}; {{readFrom .}}.
 The paper's set-up: {{.Setup}}. A claim agrees when our interval at the paper's significance level lies inside the region where it holds,
 disagrees when it lies wholly outside, and is inconclusive when it straddles a bound.</p>
@@ -242,8 +252,7 @@ disagrees when it lies wholly outside, and is inconclusive when it straddles a b
 <td class="l">{{.Source}}</td><td class="l"><small>{{with .Arithmetic}}Design arithmetic: {{.}}<br>{{end}}{{.Differs}}</small></td></tr>
 {{end}}</table>
 {{with .Gaps}}<p>Not reproduced:</p><ul>{{range .}}<li>{{.Condition}}: {{.Reason}}.</li>{{end}}</ul>
-{{end}}{{end}}<dl>{{range $k, $v := .Page.Facts}}<dt>{{$k}}</dt><dd>{{$v}}</dd>{{end}}</dl>
-{{with .A.Calibration}}<h3>Netchecks</h3>
+{{end}}{{end}}{{with .A.Calibration}}<h3>Netchecks</h3>
 <p>Each network was measured before its first load: a check that failed is a network that was not what was configured.</p>
 {{range .}}<details{{if .Failed}} open{{end}}><summary>{{.Network}}: {{if .Failed}}{{len .Failed}} checks failed, also when measured again{{else}}passed{{end}}</summary>{{template "checks" .Lines}}</details>
 {{end}}{{end}}{{with .Page.FirstNetchecks}}{{range .}}<details><summary>{{.Network}}: the first netcheck, which failed</summary>{{template "checks" .Lines}}</details>
@@ -309,7 +318,7 @@ the browser's processes, the server's that served the protocol, and quicbench's 
 {{range $sc := .A.CPU}}{{range $i, $p := .Protocols}}<tr><td class="l">{{$sc.Setting.Network}}</td><td class="l">{{$sc.Setting.Page}}</td>{{range $.Varied.Values $sc.Setting}}<td class="l">{{.}}</td>{{end}}<td class="l">{{$p.Protocol}}</td><td>{{$p.Loads}}</td><td>{{num $p.WindowMs 0}}</td><td>{{opt $p.ClientMs}}</td><td class="l">{{$p.Server}}</td><td>{{opt $p.ServerMs}}</td><td>{{num $p.Quicbench 1}}</td><td>{{num $p.Emulator 1}}</td><td>{{num $p.IdlePct 0}} %</td><td>{{num $p.TotalMs 1}}</td><td>{{waits $p}}</td><td class="l">{{$p.Bound}} {{$p.BoundBy}}</td>{{if eq $i 0}}<td>{{ratio $sc.TotalRatio}}</td><td>{{ratio $sc.ClientRatio}}</td><td>{{ratio $sc.ServerRatio}}</td>{{else}}<td></td><td></td><td></td>{{end}}</tr>
 {{end}}{{end}}</table>{{end}}
 <h2>Figures</h2>
-{{range .Figures}}<figure id="{{.Name}}">{{.SVG}}<figcaption><b>{{.Title}}.</b> {{.Caption}} Files: <a href="{{.Name}}.svg">SVG</a>, <a href="{{.Name}}.png">PNG</a>.</figcaption></figure>
+{{range .Rest}}<figure id="{{.Name}}">{{.SVG}}<figcaption><b>{{.Title}}.</b> {{.Caption}} Files: <a href="{{.Name}}.svg">SVG</a>, <a href="{{.Name}}.png">PNG</a>.</figcaption></figure>
 {{end}}
 {{if .Loads}}<h2 id="loads">Loads</h2>
 <p>Every load of the run by setting: its trial, status, {{.Metric}} in ms, the figures that draw it alone, and its files in the run directory. A network in the tables above leads to its setting here, a point of a figure to its load; a column's heading sorts its table.</p>
@@ -351,6 +360,11 @@ func renderHTML(dir string, pg Page, a *analysis.Analysis, figs []Figure) ([]byt
 		}
 		hf = append(hf, htmlFigure{Name: f.Name, Title: f.Title, Caption: f.Caption, SVG: template.HTML(svg)}) // gonum's own SVG output
 	}
+	lead, rest := leadFigures(hf)
+	var short []string
+	for _, l := range shortLines(a, nil, "Below: the figures and every table; every load with its files: quicbench export.") {
+		short = append(short, strings.TrimSpace(l))
+	}
 	var buf bytes.Buffer
 	v := analysis.VariedIn(a.Comparisons)
 	err := page.Execute(&buf, struct {
@@ -363,15 +377,39 @@ func renderHTML(dir string, pg Page, a *analysis.Analysis, figs []Figure) ([]byt
 		Varied, VariedBesidesStack htmlVaried
 		VariedBesidesQUIC          htmlVaried
 		VariedBesidesClient        htmlVaried
-		Figures                    []htmlFigure
+		Short                      []string
+		Lead, Rest                 []htmlFigure
 		Loads                      []htmlSettingLoads
 		MaxListed                  int
 	}{pg, a, analysis.MetricLabel(a.Options.Metric), ShareTitle(a.Options), PairsTitle(a.Options), LevelPairsTitle(a.Options), Answer(a), htmlVaried{v}, htmlVaried{v.Without(factor.IDStack)}, htmlVaried{v.Without(factor.IDQUIC)},
-		htmlVaried{v.Without(factor.IDClient)}, hf, htmlLoads(dir, pg, drawnIn), analysis.MaxListedLoads})
+		htmlVaried{v.Without(factor.IDClient)}, short, lead, rest, htmlLoads(dir, pg, drawnIn), analysis.MaxListedLoads})
 	if err != nil {
 		return nil, fmt.Errorf("report: html: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// leadNames are the figures the report's first screen shows beside its
+// answer, in this order: the first setting's loads per protocol, and the
+// parts of their time.
+var leadNames = []string{"loads-01", "parts"}
+
+// leadFigures splits figs into those of leadNames, in its order, and the
+// rest in theirs.
+func leadFigures(figs []htmlFigure) (lead, rest []htmlFigure) {
+	for _, name := range leadNames {
+		for _, f := range figs {
+			if f.Name == name {
+				lead = append(lead, f)
+			}
+		}
+	}
+	for _, f := range figs {
+		if !slices.Contains(leadNames, f.Name) {
+			rest = append(rest, f)
+		}
+	}
+	return lead, rest
 }
 
 // pairsTable is a.Pairs as CSV rows, with a header.

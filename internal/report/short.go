@@ -25,6 +25,16 @@ const ShortWidth = 99
 // wire); and where, the line saying where the rest is. Nil for a run
 // without a comparison.
 func ShortAnswer(a *analysis.Analysis, extra []string, where string) []string {
+	var out []string
+	for _, l := range shortLines(a, extra, where) {
+		out = append(out, wrap(l, ShortWidth)...)
+	}
+	return out
+}
+
+// shortLines are ShortAnswer's lines before wrapping: its first line,
+// then the rest indented by two spaces.
+func shortLines(a *analysis.Analysis, extra []string, where string) []string {
 	if len(a.Comparisons) == 0 {
 		return nil
 	}
@@ -47,11 +57,7 @@ func ShortAnswer(a *analysis.Analysis, extra []string, where string) []string {
 	if where != "" {
 		lines = append(lines, "  "+where)
 	}
-	var out []string
-	for _, l := range lines {
-		out = append(out, wrap(l, ShortWidth)...)
-	}
-	return out
+	return lines
 }
 
 // shortOfOne is the answer of a run of one setting: its verdicts and why.
