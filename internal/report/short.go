@@ -241,10 +241,19 @@ func shortWarnings(a *analysis.Analysis) []string {
 		out = append(out, fmt.Sprintf("%d of %d loads failed or were not verified; the numbers are of the others.", a.Failed, a.Trials))
 	}
 	for _, cal := range a.Calibration {
-		if failed := cal.Failed(); len(failed) > 0 {
-			l := failed[0]
-			out = append(out, fmt.Sprintf("network %s failed its check (%s: configured %s, measured %s).", cal.Network, l.Check, l.Configured, l.Measured))
+		failed := cal.Failed()
+		if len(failed) == 0 {
+			continue
 		}
+		var checks []string
+		for _, l := range failed {
+			checks = append(checks, l.Check)
+		}
+		network := "the network"
+		if len(a.Calibration) > 1 {
+			network = "network " + cal.Network
+		}
+		out = append(out, fmt.Sprintf("%s failed its check twice (%s): the answer is of the network as measured (--details).", network, strings.Join(checks, "; ")))
 	}
 	for _, sw := range a.Stacks {
 		out = append(out, sw.Warnings...)

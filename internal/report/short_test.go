@@ -79,3 +79,31 @@ func TestWrapKeepsWordsAndIndents(t *testing.T) {
 		t.Errorf("wrapping lost or added words: %q", got)
 	}
 }
+
+// TestShortAnswerWarns: a network that failed its check, failed loads
+// and CPU-bound loads each add a warning line, and the answer stays under
+// ShortWidth columns.
+func TestShortAnswerWarns(t *testing.T) {
+	trials := outlierRun()
+	trials[0].Status, trials[0].Error = results.StatusFailed, "navigation: net::ERR_TIMED_OUT"
+	a, err := analysis.Analyze(trials, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Calibration = []analysis.Calibration{{Network: "n", Lines: []analysis.CheckLine{
+		{Check: "RTT, idle", Configured: "100.221 ms", Measured: "median 100.304 ms, p99 121.387 ms, 92.9% within ±1 ms", Result: "FAIL"},
+		{Check: "loss down", Result: "PASS"}}}}
+	lines := ShortAnswer(a, nil, "")
+	text := strings.Join(strings.Fields(strings.Join(lines, " ")), " ")
+	for _, want := range []string{"Warning: the network failed its check twice (RTT, idle): the answer is of the network as measured (--details).",
+		"Warning: 1 of 28 loads failed or were not verified; the numbers are of the others."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("answer lacks %q:\n%s", want, strings.Join(lines, "\n"))
+		}
+	}
+	for _, l := range lines {
+		if utf8.RuneCountInString(l) > ShortWidth {
+			t.Errorf("line over %d columns: %q", ShortWidth, l)
+		}
+	}
+}
