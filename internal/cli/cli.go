@@ -34,7 +34,10 @@ const (
 // them, what it does in a line, and how it runs.
 type command struct {
 	name, args, summary string
-	run                 func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// doc is the page of docs/ that documents the command, which its -h
+	// names.
+	doc string
+	run func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// namespaced commands build namespaces, TUN devices and servers: an
 	// ordinary user runs them as root of a user namespace of their own,
 	// and each checks its privileges once (checkPrivileges).
@@ -52,25 +55,25 @@ func commands() []command {
 		return runShell(ctx, args, os.Stdin, stdout, stderr)
 	}
 	return []command{
-		{"compare", "[flags]", "load one page over h1, h2 and h3 and compare them", runCompare, true},
-		{"shell", "[flags] -- CMD", "run CMD in the client namespace behind the emulated link", shell, true},
-		{"netcheck", "[flags]", "measure the emulated network against its configuration", runNetcheck, true},
-		{"presets", "", "list the network presets, their numbers and sources", noCtx(runPresets), false},
-		{"corpus", "", "the generated web2024 pages' statistics beside the HTTP Archive's", noCtx(runCorpus), false},
-		{"import", "FORMAT PATH --to DIR", "read a Mahimahi, HAR or WebPageReplay recording into a site archive", runImport, false},
-		{"record", "URL... --to DIR", "load pages in Chromium and save every response as a site archive", runRecord, false},
-		{"stacks", "", "list the servers' transport stacks and their limits here", noCtx(runStacks), false},
-		{"parity", "[flags]", "compare the servers' download times over h1, h2 and h3", runParity, true},
-		{"plan", "SPEC", "print a spec file's plan: trials and estimated duration", noCtx(runPlan), false},
-		{"run", "SPEC [flags]", "run a spec file's plan into a results database (--resume continues)", runRun, true},
-		{"merge", "OUT DIR...", "merge the run directories of a plan's shards (run --shard I/N)", runMerge, false},
-		{"slurm", "SPEC --shards N --out DIR [--submit]", "a Slurm job array of the shards and a merge job after it", noCtx(runSlurm), false},
-		{"export", "DIR [flags]", "write a run's trials and resources as CSV, JSON lines or Parquet", runExport, false},
-		{"report", "DIR [flags]", "compare the protocols of a run: statistics, tests, figures, HTML", runReport, false},
-		{"reproduce", "PAPER [flags]", "run a paper's design and set each of its claims beside our measurement", runReproduce, true},
-		{"doctor", "[flags]", "what this machine offers a study, and what that means for the results", runDoctor, true},
-		{"cleanup", "", "remove namespaces left by runs that were killed", noCtx(runCleanup), false},
-		{"help", "", "show this text", func(_ context.Context, _ []string, stdout, _ io.Writer) int {
+		{"compare", "[flags]", "load one page over h1, h2 and h3 and compare them", "docs/compare.md", runCompare, true},
+		{"shell", "[flags] -- CMD", "run CMD in the client namespace behind the emulated link", "docs/emulator.md", shell, true},
+		{"netcheck", "[flags]", "measure the emulated network against its configuration", "docs/emulator.md", runNetcheck, true},
+		{"presets", "", "list the network presets, their numbers and sources", "docs/emulator.md", noCtx(runPresets), false},
+		{"corpus", "", "the generated web2024 pages' statistics beside the HTTP Archive's", "docs/recorded.md", noCtx(runCorpus), false},
+		{"import", "FORMAT PATH --to DIR", "read a Mahimahi, HAR or WebPageReplay recording into a site archive", "docs/recorded.md", runImport, false},
+		{"record", "URL... --to DIR", "load pages in Chromium and save every response as a site archive", "docs/recorded.md", runRecord, false},
+		{"stacks", "", "list the servers' transport stacks and their limits here", "docs/emulator.md", noCtx(runStacks), false},
+		{"parity", "[flags]", "compare the servers' download times over h1, h2 and h3", "docs/emulator.md", runParity, true},
+		{"plan", "SPEC", "print a spec file's plan: trials and estimated duration", "docs/experiments.md", noCtx(runPlan), false},
+		{"run", "SPEC [flags]", "run a spec file's plan into a results database (--resume continues)", "docs/experiments.md", runRun, true},
+		{"merge", "OUT DIR...", "merge the run directories of a plan's shards (run --shard I/N)", "docs/cluster.md", runMerge, false},
+		{"slurm", "SPEC --shards N --out DIR [--submit]", "a Slurm job array of the shards and a merge job after it", "docs/cluster.md", noCtx(runSlurm), false},
+		{"export", "DIR [flags]", "write a run's trials and resources as CSV, JSON lines or Parquet", "docs/report.md", runExport, false},
+		{"report", "DIR [flags]", "compare the protocols of a run: statistics, tests, figures, HTML", "docs/report.md", runReport, false},
+		{"reproduce", "PAPER [flags]", "run a paper's design and set each of its claims beside our measurement", "docs/reproduce.md", runReproduce, true},
+		{"doctor", "[flags]", "what this machine offers a study, and what that means for the results", "docs/troubleshooting.md", runDoctor, true},
+		{"cleanup", "", "remove namespaces left by runs that were killed", "docs/troubleshooting.md", noCtx(runCleanup), false},
+		{"help", "", "show this text", "README.md", func(_ context.Context, _ []string, stdout, _ io.Writer) int {
 			fmt.Fprint(stdout, usage())
 			return exitOK
 		}, false},
@@ -103,7 +106,7 @@ func usage() string {
 		}
 		fmt.Fprintf(&b, "  %-*s%s\n", column-2, line, c.summary)
 	}
-	b.WriteString("\nRun 'quicbench COMMAND -h' for the flags of a command.\n")
+	b.WriteString("\nRun 'quicbench COMMAND -h' for the flags of a command and the page of docs/ that\ndocuments it; README.md says where to start.\n")
 	return b.String()
 }
 
@@ -127,7 +130,25 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, done := asRootless(ctx, c, args, stderr); done {
 		return code
 	}
-	return c.run(ctx, args[1:], stdout, stderr)
+	code := c.run(ctx, args[1:], stdout, stderr)
+	if c.doc != "" && helpAsked(args[1:]) {
+		fmt.Fprintf(stdout, "\nDocumentation: %s in quicbench's source tree.\n", c.doc)
+	}
+	return code
+}
+
+// helpAsked reports whether args ask for a command's help (-h, -help or
+// --help before a "--" that ends the flags).
+func helpAsked(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // checkPrivileges returns a one-line error saying how to fix a missing
