@@ -8,6 +8,7 @@ import (
 
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/netconf"
+	"github.com/quicbench/quicbench/internal/site/gen"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
@@ -346,5 +347,45 @@ factors:
 	}
 	if whole := p.Only(nil); len(whole.Trials) != len(p.Trials) {
 		t.Errorf("no choice kept %d of %d trials", len(whole.Trials), len(p.Trials))
+	}
+}
+
+// TestGeneratedPagesModelTheirShape: a generated page's load is modelled
+// from its own bytes and requests (gen.Web2024Shape): a rendering client
+// pays perRequestWork for each request, the built-in loader does not; a
+// larger page takes longer; at 1 % loss its bytes share
+// generatedLossFlows connections, at 6 % generatedFlows.
+func TestGeneratedPagesModelTheirShape(t *testing.T) {
+	load := func(page, net, client string) time.Duration {
+		p := Build(mustSpec(t, "repetitions: 1\nfactors:\n  networks: ["+net+"]\n  pages: ["+page+"]\n  protocols: [h2]\n  clients: ["+client+"]\n"))
+		return newLoadModel().load(p.Trials[0].Cell)
+	}
+	shape := func(page string) gen.Shape {
+		p, err := factor.ParsePage(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := gen.Web2024Shape(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	dsl := "{rtt: 40ms, down: 20mbit}"
+	if d := load("web2024:2", dsl, "chromium") - load("web2024:2", dsl, "loader"); d != time.Duration(shape("web2024:2").Requests)*perRequestWork {
+		t.Errorf("Chromium's load of web2024:2 exceeds the loader's by %v, want its %d requests' work", d, shape("web2024:2").Requests)
+	}
+	small, large := "web2024:9", "web2024:1" // 1.8 MB and 5.5 MB
+	if shape(small).Bytes >= shape(large).Bytes || load(small, dsl, "loader") >= load(large, dsl, "loader") {
+		t.Errorf("%s (%d B) loads in %v, %s (%d B) in %v", small, shape(small).Bytes, load(small, dsl, "loader"), large, shape(large).Bytes, load(large, dsl, "loader"))
+	}
+	bytes := float64(shape(small).Bytes)
+	lossy := ModelLink{RTT: 80 * time.Millisecond, Rate: 10e6, Loss: 0.01, Flows: generatedLossFlows, TCP: true}
+	if got, want := load(small, "{rtt: 80ms, down: 10mbit, loss: 1}", "loader"), loadTimeOf(bytes, lossy)+generatedChainRTTs*lossy.RTT; got != want {
+		t.Errorf("at 1 %% loss: %v, want %v (%d connections)", got, want, generatedLossFlows)
+	}
+	mss := ModelLink{RTT: 760 * time.Millisecond, Rate: 1.89e6, Loss: 0.06, Flows: generatedFlows, TCP: true}
+	if got, want := load(small, "{rtt: 760ms, down: 1.89mbit, loss: 6}", "loader"), loadTimeOf(bytes, mss)+generatedChainRTTs*mss.RTT; got != want {
+		t.Errorf("at 6 %% loss: %v, want %v (%d connections)", got, want, generatedFlows)
 	}
 }

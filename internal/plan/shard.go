@@ -138,6 +138,7 @@ type group struct {
 // groups splits p into its testbed groups, in plan order.
 func (p Plan) groups(s *spec.Spec) []group {
 	var out []group
+	m := newLoadModel()
 	for i := 0; i < len(p.Trials); {
 		j := i
 		for j < len(p.Trials) && p.Trials[j].Cell.Setup == p.Trials[i].Cell.Setup {
@@ -145,7 +146,7 @@ func (p Plan) groups(s *spec.Spec) []group {
 		}
 		g := group{trials: p.Trials[i:j], cost: setupCost}
 		for _, t := range g.trials {
-			c := trialEstimate(s, t)
+			c := m.trialEstimate(s, t)
 			g.costs, g.cost = append(g.costs, c), g.cost+c
 		}
 		out = append(out, g)

@@ -194,3 +194,35 @@ func Web2024(page factor.Page) (*site.Site, error) {
 	b := newPageBuilder(page, planPage(page.Number, page.CorpusSeed, rng), rng)
 	return b.build()
 }
+
+// Shape is what a duration model needs of a generated page without its
+// bytes: its requests (the document included), the bytes its responses
+// are sized to (on the wire, compressed where its type is), and the
+// origins it may use (the first party, its static host and its third
+// parties).
+type Shape struct {
+	Requests int
+	Bytes    int64
+	Origins  int
+}
+
+// Web2024Shape is page's Shape, drawn as Web2024 draws the page but
+// without building it (microseconds, not the tens of milliseconds a
+// page's bodies take).
+func Web2024Shape(page factor.Page) (Shape, error) {
+	if page.Kind != factor.PageWeb2024 || page.Validate() != nil {
+		return Shape{}, fmt.Errorf("web2024 page %v: not a valid page of the corpus", page)
+	}
+	rng := rand.New(rand.NewPCG(page.CorpusSeed, uint64(page.Number)))
+	p := planPage(page.Number, page.CorpusSeed, rng)
+	s := Shape{Origins: 2 + len(p.third)}
+	for _, n := range p.counts {
+		s.Requests += n
+	}
+	for _, sizes := range p.sizes {
+		for _, b := range sizes {
+			s.Bytes += b
+		}
+	}
+	return s, nil
+}

@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"image/png"
 	"io"
 	"net/url"
@@ -116,5 +117,41 @@ func TestWeb2024PageStructure(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("the page has no %s", want)
 		}
+	}
+}
+
+// TestShapeIsThePage: Web2024Shape's requests and bytes are those of the
+// page Web2024 builds (bytes within 5 %: bodies are fitted to their
+// sizes), drawn without building it.
+func TestShapeIsThePage(t *testing.T) {
+	for _, n := range []int{1, 2, 9, 18} {
+		p, err := factor.ParsePage(fmt.Sprintf("web2024:%d", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shape, err := Web2024Shape(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Web2024(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		requests, bytes := 0, int64(0)
+		for _, o := range s.Origins {
+			for _, r := range o.Resources {
+				requests++
+				bytes += int64(len(r.Body))
+			}
+		}
+		if requests != shape.Requests || len(s.Origins) > shape.Origins {
+			t.Errorf("web2024:%d: shape %d requests on at most %d origins, page %d on %d", n, shape.Requests, shape.Origins, requests, len(s.Origins))
+		}
+		if d := float64(bytes-shape.Bytes) / float64(shape.Bytes); d < -0.05 || d > 0.05 {
+			t.Errorf("web2024:%d: shape %d B, page %d B (%+.1f %%)", n, shape.Bytes, bytes, 100*d)
+		}
+	}
+	if _, err := Web2024Shape(factor.Page{Kind: factor.PageSynthetic, Objects: 1, ObjectBytes: 100}); err == nil {
+		t.Error("a synthetic page has a web2024 shape")
 	}
 }
