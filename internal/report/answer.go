@@ -309,13 +309,18 @@ func lossShare(c analysis.Comparison) string {
 	return words + "."
 }
 
-// tally counts the verdicts of a run of many settings.
-func tally(a *analysis.Analysis) string {
+// verdictCounts counts a's comparisons by verdict.
+func verdictCounts(a *analysis.Analysis) map[stats.Verdict]int {
 	count := map[stats.Verdict]int{}
 	for _, c := range a.Comparisons {
 		count[c.Verdict]++
 	}
-	o := a.Options
+	return count
+}
+
+// tally counts the verdicts of a run of many settings.
+func tally(a *analysis.Analysis) string {
+	count, o := verdictCounts(a), a.Options
 	return fmt.Sprintf("Over %d settings, %s was faster than %s in %d, slower in %d, not measurably different in %d, and had too few loads to tell in %d (Mann–Whitney U, α = %g); the tables below give each setting.",
 		len(a.Comparisons), o.Compare, o.Baseline, count[stats.Faster], count[stats.Slower], count[stats.NoDifference], count[stats.TooFewSamples], stats.Alpha)
 }

@@ -212,11 +212,7 @@ func explainLevelText() string {
 
 // shortTally counts the verdicts of a run of many settings in a line.
 func shortTally(a *analysis.Analysis) string {
-	count := map[stats.Verdict]int{}
-	for _, c := range a.Comparisons {
-		count[c.Verdict]++
-	}
-	o := a.Options
+	count, o := verdictCounts(a), a.Options
 	return fmt.Sprintf("over %d settings %s was faster than %s in %d, slower in %d, not measurably different in %d, too few loads in %d.",
 		len(a.Comparisons), o.Compare, o.Baseline, count[stats.Faster], count[stats.Slower], count[stats.NoDifference], count[stats.TooFewSamples])
 }
