@@ -28,7 +28,7 @@ func TestH3AsBrowsersMeetIt(t *testing.T) {
 repetitions: 1
 retries: 0
 netcheck: false
-timeout: 8s
+timeout: 20s
 factors:
   networks: [{name: open, rtt: 20ms}, {name: noudp, rtt: 20ms, udp: block}]
   pages: [synthetic:8x10KB]
