@@ -24,12 +24,19 @@ var oldRuns = []string{"compare", "until"}
 // directory (reading it leaves SQLite's index files beside it).
 func copyRun(t *testing.T, name string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), name)
+	return copyTestRun(t, filepath.Join("testdata", "oldruns", name))
+}
+
+// copyTestRun copies the run directory src (its database and spec) into a
+// temporary directory.
+func copyTestRun(t *testing.T, src string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), filepath.Base(src))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"results.db", "spec.yaml"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "oldruns", name, f))
+		data, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)
 		}

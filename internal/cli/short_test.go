@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,16 +21,7 @@ import (
 // the demo's loads is at most 8 lines under 100 columns, and names the
 // handshakes among the parts that carry h3's lead.
 func TestDemoAnswerIsShortAndNamesHandshakes(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{"results.db", "spec.yaml"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "demo", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := copyTestRun(t, filepath.Join("testdata", "demo"))
 	store, err := results.OpenReadOnly(filepath.Join(dir, results.FileName))
 	if err != nil {
 		t.Fatal(err)
