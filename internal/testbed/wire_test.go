@@ -86,21 +86,25 @@ func TestStacksAreWhatTheySayOnTheWire(t *testing.T) {
 		server factor.Server
 		quic   factor.QUIC
 		proto  string
-		paced  string
+		// paced is "paced" where the stack paces (the flight spread over
+		// a fifth of the round trip or more), else "unpaced": a burst,
+		// or partly spread by the server's own writes (Caddy's h2 on a
+		// busy CI machine stalled 12 ms inside its first flight)
+		paced string
 		// backoff is the kind of answer to the loss (analysis.BackoffClass)
 		// its congestion control gives; "" where it is checked apart
 		backoff string
 	}{
-		{factor.StackTCP, factor.ServerGo, "", "h2", "burst", most},
+		{factor.StackTCP, factor.ServerGo, "", "h2", "unpaced", most},
 		{factor.StackTCPPlus, factor.ServerGo, "", "h2", "paced", most},
 		{factor.StackTCPPlusBBR, factor.ServerGo, "", "h2", "paced", none},
 		{factor.StackTCP, factor.ServerGo, factor.QUICGoNewReno, "h3", "paced", most}, // quic-go's NewReno is its CUBIC sender in Reno mode, β 0.7
 		// nginx cannot set SO_MAX_PACING_RATE (stacks' Limits); its h2
 		// writes leave its window unfilled early on: its share after a loss
 		// read 0.70, 1.03 and 1.43 in three runs, so it is not checked
-		{factor.StackTCPPlus, factor.ServerNginx, "", "h2", "burst", ""},
+		{factor.StackTCPPlus, factor.ServerNginx, "", "h2", "unpaced", ""},
 		{factor.StackTCPPlusBBR, factor.ServerNginx, "", "h2", "paced", none},
-		{factor.StackTCPPlus, factor.ServerCaddy, "", "h2", "burst", most}, // nor can Caddy
+		{factor.StackTCPPlus, factor.ServerCaddy, "", "h2", "unpaced", most}, // nor can Caddy
 		{factor.StackTCP, factor.ServerCaddy, factor.QUICCaddyNewReno, "h3", "paced", most},
 		// quinn's pacer sends in bursts with gaps inside a round trip, so
 		// the loss may fall inside its first flight, and its shares read
@@ -111,8 +115,8 @@ func TestStacksAreWhatTheySayOnTheWire(t *testing.T) {
 		// is not app-limited: its flight falls to 4 packets, read as 0.11
 		// to 0.47, or not at all where nothing was in flight for a round
 		{factor.StackTCP, factor.ServerGo, factor.QUICQuinnBBR, "h3", "paced", ""},
-		{factor.StackTCP, factor.ServerGo, factor.QUICQuicheCubic, "h3", "burst", most}, // quiche paces BBR2 only
-		{factor.StackTCP, factor.ServerGo, factor.QUICQuicheReno, "h3", "burst", half},
+		{factor.StackTCP, factor.ServerGo, factor.QUICQuicheCubic, "h3", "unpaced", most}, // quiche paces BBR2 only
+		{factor.StackTCP, factor.ServerGo, factor.QUICQuicheReno, "h3", "unpaced", half},
 		{factor.StackTCP, factor.ServerGo, factor.QUICQuicheBBR2, "h3", "paced", none},
 	} {
 		name := fmt.Sprintf("%s-%s-%s-%s", c.stack, c.server, c.quic, c.proto)
@@ -127,8 +131,8 @@ func TestStacksAreWhatTheySayOnTheWire(t *testing.T) {
 			f, b := firstFlightOver(t, tb, c.proto)
 			t.Logf("%s: first flight of %d packets (%d B) over %v, RTT %v: %s; after the loss kept %.2f (%d B of %d B over %v)", name, f.Packets, f.Bytes, f.Spread.Round(10*time.Microsecond), f.RTT.Round(10*time.Microsecond), f.Paced(),
 				b.Ratio(), b.After, b.Before, b.Round.Round(100*time.Microsecond))
-			if f.Paced() != c.paced {
-				t.Errorf("%s: the first flight left %s, want %s", name, f.Paced(), c.paced)
+			if got := f.Paced(); (c.paced == "paced") != (got == "paced") || got == "" {
+				t.Errorf("%s: the first flight left %q, want %s", name, got, c.paced)
 			}
 			kept[c.quic] = b.Ratio()
 			if c.backoff != "" && b.Before == 0 {
