@@ -36,8 +36,13 @@ type CPU struct {
 	ClientThrottledMs *float64 `json:"client_throttled_ms"`
 	ServerWaitMs      *float64 `json:"server_wait_ms"`
 	QuicbenchWaitMs   *float64 `json:"quicbench_wait_ms"`
-	Bound             int      `json:"cpu_bound_loads"`
-	BoundBy           string   `json:"cpu_bound_by"`
+	// CoresOthersMs is the median CPU time other tasks used on the run's
+	// own cores (a run on cores of its own; nil otherwise), and
+	// CoresOthersShare their sum over the loads' windows' sum.
+	CoresOthersMs    *float64 `json:"cores_others_ms"`
+	CoresOthersShare float64  `json:"cores_others_share"`
+	Bound            int      `json:"cpu_bound_loads"`
+	BoundBy          string   `json:"cpu_bound_by"`
 }
 
 // SettingCPU is the protocols' CPU in one setting, and the compared
@@ -147,6 +152,7 @@ func cpuOf(p factor.Protocol, ts []results.Trial) CPU {
 		IdlePct:  orZero(median(func(t results.Trial) *float64 { return t.IdlePct })), TotalMs: *median(total)}
 	c.ClientWaitMs, c.ClientThrottledMs = median(clientBeyondCap), median(func(t results.Trial) *float64 { return t.ClientCPUThrottledMs })
 	c.ServerWaitMs, c.QuicbenchWaitMs = median(func(t results.Trial) *float64 { return t.ServerCPUWaitMs }), median(func(t results.Trial) *float64 { return t.QuicbenchCPUWaitMs })
+	c.CoresOthersMs, c.CoresOthersShare = median(func(t results.Trial) *float64 { return t.CoresOthersMs }), coresOthersShare(ts)
 	var by []string
 	for _, who := range slices.Sorted(maps.Keys(bound)) {
 		c.Bound += bound[who]
@@ -154,6 +160,21 @@ func cpuOf(p factor.Protocol, ts []results.Trial) CPU {
 	}
 	c.BoundBy = strings.Join(by, ", ")
 	return c
+}
+
+// coresOthersShare is the CPU time others used on the run's own cores
+// over ts, as a share of the loads' windows (0 where not measured).
+func coresOthersShare(ts []results.Trial) float64 {
+	var others, window float64
+	for _, t := range ts {
+		if t.CoresOthersMs != nil && t.CPUWindowMs != nil {
+			others, window = others+*t.CoresOthersMs, window+*t.CPUWindowMs
+		}
+	}
+	if window == 0 {
+		return 0
+	}
+	return others / window
 }
 
 // clientBeyondCap is the time t's client waited for a CPU beyond what its

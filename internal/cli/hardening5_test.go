@@ -34,7 +34,7 @@ var notPathFlags = map[string][]string{
 	"record":    {"settle", "timeout"},
 	"parity":    {"connection", "json", "net", "qlog", "quic", "reps", "seed", "server", "sizes", "stack"},
 	"plan":      {"detect", "list", "power", "shards"},
-	"run":       {"lanes", "resume", "retry-failed", "shard", "verbose", "wait-lock"},
+	"run":       {"cores", "lanes", "parallel", "resume", "retry-failed", "shard", "verbose", "wait-lock"},
 	"slurm":     {"partition", "shards", "submit", "time"},
 	"export":    {"format"},
 	"report":    {"baseline", "compare", "metric", "seed", "trial", "until", "until-min"},

@@ -71,6 +71,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	waitLock := fs.Duration("wait-lock", experiment.DefaultWaitLock, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes")
 	lanes := fs.Bool("lanes", true, "sample each load's CPU and the link's bytes every 100 ms for the lanes under the report's waterfalls; --lanes=false leaves the loads unwatched")
 	shardText := fs.String("shard", "", "run only shard `I/N` of the plan: whole testbed groups balanced by the plan's estimate (quicbench plan --shards N); merge the shards' directories with quicbench merge")
+	cores := fs.Int("cores", 0, "measure on this `many` CPUs of the run's own, beside other runs with cores of their own on the others (0: the whole machine, one run at a time)")
+	parallel := fs.Int("parallel", 0, "run the plan as this `many` shards side by side, each on CPUs of its own (--cores each, or the CPUs shared out), into --out's shard-I/, then merge them into its merged/")
 	path, code, done := specAndFlags(fs, args, "Usage: quicbench run SPEC [flags]\n\nRuns every trial of a spec file's plan and records each in DIR/results.db the moment it ends.", stdout, stderr)
 	if done {
 		return code
@@ -95,6 +97,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench run: --resume needs --out DIR, the run directory to continue")
 		return exitUsage
 	}
+	if *cores < 0 || *parallel < 0 || *parallel == 1 || (*parallel > 0 && shard.N > 0) {
+		fmt.Fprintln(stderr, "quicbench run: --cores and --parallel are counts (--parallel 2 or more, and not with --shard, which a parallel run gives its shards)")
+		return exitUsage
+	}
 	if *retryFailed && !*resume {
 		fmt.Fprintln(stderr, "quicbench run: --retry-failed continues a run: add --resume --out DIR")
 		return exitUsage
@@ -110,12 +116,15 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quicbench run:", err)
 		return exitUsage
 	}
+	if *parallel > 0 {
+		return runParallel(ctx, parallelRun{path: path, spec: s, dir: dir, shards: *parallel, cores: *cores, resume: *resume, flags: fs}, stdout, stderr)
+	}
 	p := plan.Build(s).Shard(s, shard)
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials), *verbose)
 	res, err := experiment.Run(ctx, experiment.RunConfig{
 		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinaries: binaries.values(), WaitLock: experiment.WaitLockOf(*waitLock), Facts: experiment.HostFacts(s.Clients(), binaries.values(), Version),
-		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard, NoLanes: !*lanes,
+		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard, NoLanes: !*lanes, Cores: *cores,
 	})
 	progress.finish()
 	if res == nil {

@@ -84,6 +84,8 @@ type Meter struct {
 	// CPUs for confined groups (split.go).
 	limiter *limiter
 	split   *split
+	// own are the CPUs the run has to itself (MeasureOwnCPUs); empty: none.
+	own unix.CPUSet
 }
 
 // Group is a party's processes.

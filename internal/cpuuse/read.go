@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/quicbench/quicbench/internal/proc"
 )
 
@@ -27,8 +29,9 @@ type Reading struct {
 	// included.
 	Self Times
 	// Machine is the CPU time of every CPU since boot, busy and idle;
-	// Reserved that of the CPUs ReserveCPUs kept (zero without them).
-	Machine, Reserved MachineTimes
+	// Reserved that of the CPUs ReserveCPUs kept (zero without them), Own
+	// that of the run's own CPUs (MeasureOwnCPUs; zero without them).
+	Machine, Reserved, Own MachineTimes
 	// Waits are the parties' and the machine's waiting for a CPU.
 	Waits Waits
 }
@@ -47,7 +50,7 @@ func (m *Meter) Read() (Reading, error) {
 	if r.Self, err = selfTimes(); err != nil {
 		return r, err
 	}
-	if r.Machine, r.Reserved, err = m.machineTimes(); err != nil {
+	if r.Machine, r.Reserved, r.Own, err = m.machineTimes(); err != nil {
 		return r, err
 	}
 	m.mu.Lock()
@@ -150,35 +153,49 @@ func selfTimes() (Times, error) {
 	return Times{User: time.Duration(ru.Utime.Nano()), System: time.Duration(ru.Stime.Nano())}, nil
 }
 
-// machineTimes reads the first line of /proc/stat, and the lines of the
-// reserved CPUs when the meter has them (ReserveCPUs).
-func (m *Meter) machineTimes() (MachineTimes, MachineTimes, error) {
+// machineTimes reads /proc/stat: every CPU's times together, the
+// reserved CPUs' (ReserveCPUs) and the run's own (MeasureOwnCPUs), zero
+// where there are none.
+func (m *Meter) machineTimes() (all, reserved, own MachineTimes, err error) {
 	buf := make([]byte, 256)
-	if m.split != nil {
+	if m.split != nil || m.own.Count() > 0 {
 		buf = make([]byte, 16384)
 	}
 	n, err := m.machine.ReadAt(buf, 0)
 	if err != nil && n == 0 {
-		return MachineTimes{}, MachineTimes{}, fmt.Errorf("cpu accounting: read /proc/stat: %w", err)
+		return all, reserved, own, fmt.Errorf("cpu accounting: read /proc/stat: %w", err)
 	}
-	all, err := parseProcStat(buf[:n])
-	if err != nil || m.split == nil {
-		return all, MachineTimes{}, err
+	if all, err = parseProcStat(buf[:n]); err != nil {
+		return all, reserved, own, err
 	}
-	var reserved MachineTimes
-	for line := range bytes.Lines(buf[:n]) {
+	if m.split != nil {
+		if reserved, err = cpuSetTimes(buf[:n], &m.split.reserved); err != nil {
+			return all, reserved, own, err
+		}
+	}
+	if m.own.Count() > 0 {
+		own, err = cpuSetTimes(buf[:n], &m.own)
+	}
+	return all, reserved, own, err
+}
+
+// cpuSetTimes sums the "cpuN" lines of /proc/stat's text for the CPUs in
+// set.
+func cpuSetTimes(stat []byte, set *unix.CPUSet) (MachineTimes, error) {
+	var sum MachineTimes
+	for line := range bytes.Lines(stat) {
 		name, _, _ := bytes.Cut(line, []byte(" "))
 		cpu, err := strconv.Atoi(strings.TrimPrefix(string(name), "cpu"))
-		if !bytes.HasPrefix(name, []byte("cpu")) || err != nil || !m.split.reserved.IsSet(cpu) {
+		if !bytes.HasPrefix(name, []byte("cpu")) || err != nil || !set.IsSet(cpu) {
 			continue
 		}
 		t, err := parseProcStat(append([]byte("cpu "), line[len(name):]...))
 		if err != nil {
-			return all, reserved, err
+			return sum, err
 		}
-		reserved.Idle, reserved.Total = reserved.Idle+t.Idle, reserved.Total+t.Total
+		sum.Idle, sum.Total = sum.Idle+t.Idle, sum.Total+t.Total
 	}
-	return all, reserved, nil
+	return sum, nil
 }
 
 // parseProcStat reads the "cpu" line of /proc/stat: user nice system idle

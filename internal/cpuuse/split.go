@@ -190,3 +190,23 @@ func formatCPUs(set unix.CPUSet) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// MeasureOwnCPUs says which CPUs the run has to itself (a run on cores of
+// its own), so that readings from now on carry their busy time
+// (Reading.Own, Usage.OwnBusy): what others did there.
+func (m *Meter) MeasureOwnCPUs(cpus []int) {
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	m.mu.Lock()
+	m.own = set
+	m.mu.Unlock()
+}
+
+// HasOwnCPUs says the run has CPUs of its own (MeasureOwnCPUs).
+func (m *Meter) HasOwnCPUs() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.own.Count() > 0
+}

@@ -20,6 +20,9 @@ type Usage struct {
 	// ReservedBusy is the busy time of the CPUs ReserveCPUs kept, all
 	// their tasks' (10 ms ticks); 0 without them.
 	ReservedBusy time.Duration
+	// OwnBusy is the busy time of the run's own CPUs (MeasureOwnCPUs),
+	// all their tasks' (10 ms ticks); 0 without them.
+	OwnBusy time.Duration
 }
 
 // Between is the usage from reading a to reading b.
@@ -29,6 +32,7 @@ func Between(a, b Reading) Usage {
 		u.Groups[name] = t.Sub(a.Groups[name])
 	}
 	u.ReservedBusy = (b.Reserved.Total - b.Reserved.Idle) - (a.Reserved.Total - a.Reserved.Idle)
+	u.OwnBusy = (b.Own.Total - b.Own.Idle) - (a.Own.Total - a.Own.Idle)
 	if total := b.Machine.Total - a.Machine.Total; total > 0 {
 		u.IdleShare = float64(b.Machine.Idle-a.Machine.Idle) / float64(total)
 	}

@@ -211,7 +211,18 @@ func (w *cpuWindow) waits(u cpuuse.Usage) results.CPUWaits {
 	}
 	out.QuicbenchCPUWaitMs = ms(d.Self, true)
 	out.MachineCPUWaitMs = ms(d.Machine, true)
+	if w.meter.HasOwnCPUs() {
+		out.CoresOthersMs = ms(w.othersOnOwnCores(u), true)
+	}
 	return out
+}
+
+// othersOnOwnCores is the CPU time tasks other than the load's parties
+// (quicbench, the client's group, the server's) used on the run's own
+// CPUs over the window (never below 0).
+func (w *cpuWindow) othersOnOwnCores(u cpuuse.Usage) time.Duration {
+	ours := u.Self.Total() + u.Groups[w.client].Total() + u.Groups[w.server].Total()
+	return max(0, u.OwnBusy-ours)
 }
 
 // othersOnClientCPUs is the CPU time tasks other than the client group's

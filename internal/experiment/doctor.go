@@ -260,7 +260,7 @@ func timerFinding(ctx context.Context) Finding {
 // none does, it takes it and returns its release.
 func lockFinding() (Finding, func()) {
 	f := Finding{Name: "measurement lock", Value: "free", Meaning: "no other run measures on this machine now"}
-	unlock, err := lockMachine(context.Background(), slog.New(slog.DiscardHandler), MachineLockDir, time.Nanosecond)
+	unlock, err := lockMachine(context.Background(), slog.New(slog.DiscardHandler), MachineLockDir, time.Nanosecond, false)
 	var held *LockHeldError
 	switch {
 	case errors.As(err, &held):

@@ -64,11 +64,12 @@ func (e *LockHeldError) Error() string {
 	return fmt.Sprintf("the machine is measuring for another run (%s) and was still after %v (--wait-lock): try again when it is done", e.Holder, e.Waited.Round(time.Second))
 }
 
-// lockMachine takes the measurement lock on dir, waiting while another
-// run holds it (and saying who, when that changes) until ctx is done, or
-// for at most wait when wait is positive (zero: DefaultWaitLock; negative:
-// no limit).
-func lockMachine(ctx context.Context, log *slog.Logger, dir string, wait time.Duration) (func(), error) {
+// lockMachine takes the measurement lock on dir, exclusive, or shared
+// (a run on cores of its own: claimCores), waiting while another run
+// holds it in a way that excludes this one (and saying who, when that
+// changes) until ctx is done, or for at most wait when wait is positive
+// (zero: DefaultWaitLock; negative: no limit).
+func lockMachine(ctx context.Context, log *slog.Logger, dir string, wait time.Duration, shared bool) (func(), error) {
 	if wait == 0 {
 		wait = DefaultWaitLock
 	}
@@ -78,7 +79,11 @@ func lockMachine(ctx context.Context, log *slog.Logger, dir string, wait time.Du
 	}
 	start, said := time.Now(), ""
 	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		how := unix.LOCK_EX
+		if shared {
+			how = unix.LOCK_SH
+		}
+		err := unix.Flock(fd, how|unix.LOCK_NB)
 		if err == nil {
 			return func() { unix.Flock(fd, unix.LOCK_UN); unix.Close(fd) }, nil
 		}

@@ -36,7 +36,7 @@ func TestMachineLockTouchesNoFile(t *testing.T) {
 	if err := os.Symlink(victim, filepath.Join(dir, "quicbench-measure.lock.link")); err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := lockMachine(t.Context(), slog.New(slog.DiscardHandler), dir, time.Second)
+	unlock, err := lockMachine(t.Context(), slog.New(slog.DiscardHandler), dir, time.Second, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestMachineLockNamesItsHolder(t *testing.T) {
 	defer holder.Process.Kill()
 	time.Sleep(300 * time.Millisecond) // until flock holds it
 	start := time.Now()
-	_, err := lockMachine(t.Context(), slog.New(slog.DiscardHandler), dir, 1500*time.Millisecond)
+	_, err := lockMachine(t.Context(), slog.New(slog.DiscardHandler), dir, 1500*time.Millisecond, false)
 	var held *LockHeldError
 	if !errors.As(err, &held) || time.Since(start) < 1500*time.Millisecond || time.Since(start) > 10*time.Second {
 		t.Fatalf("after %v: %v, want the lock held", time.Since(start), err)
@@ -72,7 +72,7 @@ func TestMachineLockNamesItsHolder(t *testing.T) {
 	}
 	holder.Process.Kill()
 	holder.Wait()
-	unlock, err := lockMachine(context.Background(), slog.New(slog.DiscardHandler), dir, 5*time.Second)
+	unlock, err := lockMachine(context.Background(), slog.New(slog.DiscardHandler), dir, 5*time.Second, false)
 	if err != nil {
 		t.Fatalf("after the holder exited: %v", err)
 	}
@@ -87,12 +87,12 @@ func TestMachineLockWantsARootDirectory(t *testing.T) {
 	if err := os.Chown(dir, 1000, 1000); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lockMachine(t.Context(), slog.New(slog.DiscardHandler), dir, time.Second); err == nil || !strings.Contains(err.Error(), "belongs to uid 1000") {
+	if _, err := lockMachine(t.Context(), slog.New(slog.DiscardHandler), dir, time.Second, false); err == nil || !strings.Contains(err.Error(), "belongs to uid 1000") {
 		t.Errorf("a user's directory as the lock: %v", err)
 	}
 	link := filepath.Join(t.TempDir(), "link")
 	os.Symlink(t.TempDir(), link)
-	if _, err := lockMachine(t.Context(), slog.New(slog.DiscardHandler), link, time.Second); err == nil {
+	if _, err := lockMachine(t.Context(), slog.New(slog.DiscardHandler), link, time.Second, false); err == nil {
 		t.Error("a link as the lock directory was followed")
 	}
 }
@@ -117,7 +117,7 @@ func TestMachineLockHolderIsEscaped(t *testing.T) {
 	}
 	defer holder.Process.Kill()
 	time.Sleep(300 * time.Millisecond)
-	_, err = lockMachine(t.Context(), slog.New(slog.DiscardHandler), dir, 500*time.Millisecond)
+	_, err = lockMachine(t.Context(), slog.New(slog.DiscardHandler), dir, 500*time.Millisecond, false)
 	var held *LockHeldError
 	if !errors.As(err, &held) {
 		t.Fatalf("%v, want the lock held", err)

@@ -41,10 +41,14 @@ type RunConfig struct {
 	Log   *slog.Logger
 	// OnTrial, if set, is called after each recorded trial.
 	OnTrial func(Progress)
-	// WaitLock bounds the wait for the machine's measurement lock while
-	// another run holds it. Zero: DefaultWaitLock; WaitForever (negative)
-	// waits as long as it takes.
+	// WaitLock bounds the wait for the machine's measurement lock (or
+	// for Cores free CPUs) while another run holds it. Zero:
+	// DefaultWaitLock; WaitForever (negative) waits as long as it takes.
 	WaitLock time.Duration
+	// Cores, if above 0, is how many CPUs the run measures on, its own
+	// (claimCores): other runs with cores of their own measure beside it
+	// on the others. 0: the whole machine, one run at a time.
+	Cores int
 	// ReadBack reads the run back from its database when Run returns
 	// (RunResult.Recorded): every trial with its resources and
 	// connections, the testbeds and the netchecks. For a comparison's
@@ -128,16 +132,16 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	}
 	// A new run waits for the machine before it writes anything, so that
 	// one that gives up leaves its directory as it was.
-	var unlockMachine func()
+	var held *machineHold
 	if !cfg.Resume {
 		if err := checkNewRunDir(cfg.Dir); err != nil {
 			return nil, err
 		}
 		var err error
-		if unlockMachine, err = lockMachine(ctx, cfg.Log, MachineLockDir, cfg.WaitLock); err != nil {
+		if held, err = holdMachine(ctx, cfg); err != nil {
 			return nil, err
 		}
-		defer unlockMachine()
+		defer held.release()
 	}
 	unlock, err := lockRunDir(cfg)
 	if err != nil {
@@ -149,7 +153,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		return nil, err
 	}
 	defer r.store.Close()
-	r.holdsMachine = unlockMachine != nil
+	r.held = held
 	err = r.run(ctx)
 	r.res.Interrupted = err != nil
 	r.res.Elapsed = time.Since(start)

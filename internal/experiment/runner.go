@@ -42,8 +42,8 @@ type runner struct {
 	// have CPUs of their own (splitCPUs).
 	cpu   *cpuuse.Meter
 	split bool
-	// holdsMachine says the machine's measurement lock is held already.
-	holdsMachine bool
+	// held is what the run measures on, once held (holdMachine).
+	held *machineHold
 	// work is the run's private work directory (safefs.NewWorkDir): the
 	// browsers' profiles and templates, never in the run directory.
 	work string
@@ -109,12 +109,16 @@ func (r *runner) run(ctx context.Context) error {
 	if len(r.todo) == 0 {
 		return nil
 	}
-	if !r.holdsMachine {
-		unlockMachine, err := lockMachine(ctx, r.cfg.Log, MachineLockDir, r.cfg.WaitLock)
+	if r.held == nil {
+		held, err := holdMachine(ctx, r.cfg)
 		if err != nil {
 			return err
 		}
-		defer unlockMachine()
+		defer held.release()
+		r.held = held
+	}
+	if err := r.store.SetMeta("cores", r.held.describe()); err != nil {
+		return err
 	}
 	removeStale(r.cfg.Log)
 	var err error
@@ -126,6 +130,9 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	defer r.cpu.Close()
+	if r.held.cores != nil {
+		r.cpu.MeasureOwnCPUs(r.held.cores.cpus)
+	}
 	if err := r.cpu.CanLimit(); err != nil && r.spec.CapsClientCPU() {
 		return inputErrorf("client_cpu %v needs a CPU cap on the browser, which this machine cannot give: %v (run as root on a host with the cgroup cpu controller, or leave client_cpu out)", r.spec.LevelsOf(factor.IDClientCPU), err)
 	}

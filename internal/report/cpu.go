@@ -59,6 +59,7 @@ func writeCPU(w io.Writer, scs []analysis.SettingCPU, o analysis.Options, v anal
 		}
 	}
 	tw.Flush()
+	writeCoresOthers(w, scs)
 	for _, sc := range scs {
 		if sc.Bound() == 0 {
 			continue
@@ -69,6 +70,24 @@ func writeCPU(w io.Writer, scs []analysis.SettingCPU, o analysis.Options, v anal
 		}
 		fmt.Fprintf(w, "WARNING: %s: %s were CPU-bound: there the comparison measures this machine's CPU as much as the network.\n",
 			strings.Join(append([]string{sc.Setting.Network(), sc.Setting.Page()}, v.Values(sc.Setting)...), ", "), strings.Join(parts, ", "))
+	}
+}
+
+// writeCoresOthers says, for a run on cores of its own, how much of
+// them other tasks used during its loads: a run beside it leaking onto
+// them, or the system's work.
+func writeCoresOthers(w io.Writer, scs []analysis.SettingCPU) {
+	var most float64
+	measured := false
+	for _, sc := range scs {
+		for _, p := range sc.Protocols {
+			if p.CoresOthersMs != nil {
+				measured, most = true, max(most, p.CoresOthersShare)
+			}
+		}
+	}
+	if measured {
+		fmt.Fprintf(w, "The run measured on cores of its own: other tasks used them for at most %s %% of its loads' time in a setting and protocol (10 ms ticks; the system's interrupt work there counts too).\n", num(100*most, 1))
 	}
 }
 
@@ -120,13 +139,13 @@ func cpuTable(a *analysis.Analysis, f func(float64) string) [][]string {
 	rows := [][]string{append(settingHeader(), "protocol", "loads", "median_window_ms", "median_client_cpu_ms", "server_process", "median_server_cpu_ms",
 		"median_quicbench_cpu_ms", "median_emulator_busy_ms", "median_idle_pct", "median_total_cpu_ms",
 		"median_client_cpu_wait_ms", "median_client_cpu_throttled_ms", "median_server_cpu_wait_ms", "median_quicbench_cpu_wait_ms", "cpu_bound_loads", "cpu_bound_by",
-		"total_ratio", "client_ratio", "server_ratio")}
+		"total_ratio", "client_ratio", "server_ratio", "median_cores_others_ms", "cores_others_share")}
 	for _, sc := range a.CPU {
 		for _, p := range sc.Protocols {
 			rows = append(rows, append(settingCells(sc.Setting), string(p.Protocol), strconv.Itoa(p.Loads), f(p.WindowMs), opt(p.ClientMs), p.Server,
 				opt(p.ServerMs), f(p.Quicbench), f(p.Emulator), f(p.IdlePct), f(p.TotalMs),
 				opt(p.ClientWaitMs), opt(p.ClientThrottledMs), opt(p.ServerWaitMs), opt(p.QuicbenchWaitMs), strconv.Itoa(p.Bound), p.BoundBy,
-				f(sc.TotalRatio), f(sc.ClientRatio), f(sc.ServerRatio)))
+				f(sc.TotalRatio), f(sc.ClientRatio), f(sc.ServerRatio), opt(p.CoresOthersMs), f(p.CoresOthersShare)))
 		}
 	}
 	return rows

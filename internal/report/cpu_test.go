@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,7 +73,7 @@ func TestCPUTableRatiosAndWarning(t *testing.T) {
 		}
 	}
 	rows := cpuTable(a, func(v float64) string { return num(v, 1) })
-	if len(rows) != 3 || rows[2][len(rows[2])-3] != "1.6" {
+	if len(rows) != 3 || rows[2][slices.Index(rows[0], "total_ratio")] != "1.6" || rows[2][slices.Index(rows[0], "median_cores_others_ms")] != "" {
 		t.Errorf("CSV rows %q", rows)
 	}
 }
@@ -87,5 +88,35 @@ func TestNoCPUTableWithoutCPU(t *testing.T) {
 	WriteText(&out, Page{Name: "run"}, a)
 	if len(a.CPU) != 0 || strings.Contains(out.String(), "CPU per verified load") {
 		t.Errorf("a run without CPU got a CPU section: %+v", a.CPU)
+	}
+}
+
+// TestCoresOthersAreSaid: a run on cores of its own says how much of them
+// others used, its largest share over settings and protocols (h3's 30 ms
+// of 200 here, against h2's 2 ms), and carries the medians to the table.
+func TestCoresOthersAreSaid(t *testing.T) {
+	trials := cpuTrials()
+	for i := range trials {
+		if trials[i].CPUWindowMs == nil {
+			continue
+		}
+		trials[i].CoresOthersMs = results.F(2)
+		if trials[i].Protocol == "h3" {
+			trials[i].CoresOthersMs = results.F(30)
+		}
+	}
+	a, err := analysis.Analyze(trials, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	WriteText(&out, Page{Name: "run"}, a)
+	if want := "other tasks used them for at most 15.0 % of its loads' time"; !strings.Contains(out.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, out.String())
+	}
+	rows := cpuTable(a, func(v float64) string { return num(v, 2) })
+	col := slices.Index(rows[0], "cores_others_share")
+	if rows[1][col] != "0.01" || rows[2][col] != "0.15" || rows[2][col-1] != "30.00" {
+		t.Errorf("CSV rows %q", rows)
 	}
 }

@@ -382,7 +382,10 @@ type CPU struct {
 // a run that gives the client CPUs of its own (its cpu_split), the CPU
 // time other tasks used on them (10 ms ticks): the client's waiting
 // behind others, where its pressure counts its own threads queueing on
-// its cores too; null otherwise.
+// its cores too; null otherwise. cores_others_ms is, in a run on cores
+// of its own (run --cores, --parallel), the CPU time other tasks (another
+// run's, the system's) used on those cores over the window (10 ms ticks;
+// interrupt work on them counts too); null otherwise.
 type CPUWaits struct {
 	ClientCPUWaitMs      *float64 `parquet:"client_cpu_wait_ms,optional"`
 	ClientCPUThrottledMs *float64 `parquet:"client_cpu_throttled_ms,optional"`
@@ -390,6 +393,7 @@ type CPUWaits struct {
 	ServerCPUWaitMs      *float64 `parquet:"server_cpu_wait_ms,optional"`
 	QuicbenchCPUWaitMs   *float64 `parquet:"quicbench_cpu_wait_ms,optional"`
 	MachineCPUWaitMs     *float64 `parquet:"machine_cpu_wait_ms,optional"`
+	CoresOthersMs        *float64 `parquet:"cores_others_ms,optional"`
 }
 
 // VisualMetrics are a visual trial's metrics from its frames, in ms from
