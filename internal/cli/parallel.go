@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -25,13 +26,37 @@ import (
 type parallelRun struct {
 	path string // the spec file, as given
 	spec *spec.Spec
-	// dir holds shard-I/ (each shard's run), shard-I.log (its output)
-	// and merged/.
-	dir           string
+	// dir holds shard-I/ (each shard's run) and shard-I.log (its
+	// output); merged is where the shards are merged (dir/merged if "").
+	dir, merged   string
 	shards, cores int
 	resume        bool
-	// flags are run's, to hand on what the user set to each shard.
-	flags *flag.FlagSet
+	// flags are what each shard's run is given beside its shard,
+	// directory and cores: the user's (userFlags).
+	flags []string
+	// command is quicbench's command that runs it ("run", "reproduce"),
+	// again the command line that continues it.
+	command, again string
+}
+
+// mergedDir is where the shards are merged.
+func (p parallelRun) mergedDir() string {
+	if p.merged != "" {
+		return p.merged
+	}
+	return filepath.Join(p.dir, "merged")
+}
+
+// userFlags are the flags of fs the user set, as arguments, but those
+// named in except.
+func userFlags(fs *flag.FlagSet, except ...string) []string {
+	var args []string
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains(except, f.Name) {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	return args
 }
 
 // shardDir is shard i's run directory.
@@ -41,28 +66,28 @@ func (p parallelRun) shardDir(i int) string { return filepath.Join(p.dir, fmt.Sp
 // each keeps its completed trials), and merges them into dir/merged.
 func runParallel(ctx context.Context, p parallelRun, stdout, stderr io.Writer) int {
 	if err := p.shareCores(); err != nil {
-		fmt.Fprintln(stderr, "quicbench run:", err)
+		fmt.Fprintf(stderr, "quicbench %s: %v\n", p.command, err)
 		return exitUsage
 	}
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
-		fmt.Fprintln(stderr, "quicbench run:", err)
+		fmt.Fprintf(stderr, "quicbench %s: %v\n", p.command, err)
 		return exitFailure
 	}
 	fmt.Fprintf(stderr, "%s in %d shards side by side, %d CPUs each: each shard's output in %s/shard-I.log\n", p.spec.Name, p.shards, p.cores, p.dir)
 	start := time.Now()
 	failed := p.runShards(ctx, stderr)
 	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "quicbench run: interrupted; every shard kept its completed trials: continue with quicbench run %s --parallel %d --out %s --resume\n", p.path, p.shards, p.dir)
+		fmt.Fprintf(stderr, "quicbench %s: interrupted; every shard kept its completed trials: continue with %s\n", p.command, p.again)
 		return exitInterrupted
 	}
 	if failed > 0 {
-		fmt.Fprintf(stderr, "quicbench run: %d of %d shards failed (their logs say why); continue with quicbench run %s --parallel %d --out %s --resume\n", failed, p.shards, p.path, p.shards, p.dir)
+		fmt.Fprintf(stderr, "quicbench %s: %d of %d shards failed (their logs in %s say why); continue with %s\n", p.command, failed, p.shards, p.dir, p.again)
 		return exitFailure
 	}
-	merged := filepath.Join(p.dir, "merged")
+	merged := p.mergedDir()
 	res, err := experiment.Merge(ctx, merged, p.shardDirs())
 	if err != nil {
-		return failedToStart(ctx, "run", fmt.Errorf("merging the shards: %w", err), stderr)
+		return failedToStart(ctx, p.command, fmt.Errorf("merging the shards: %w", err), stderr)
 	}
 	fmt.Fprintf(stdout, "%d shards side by side, %d trials, in %s; the run: %s (quicbench report %s)\n", res.Shards, res.Trials, time.Since(start).Round(time.Second), merged, merged)
 	return exitOK
@@ -82,8 +107,8 @@ func (p *parallelRun) shareCores() error {
 	if p.cores < 1 || p.cores*p.shards > usable {
 		return fmt.Errorf("--parallel %d with %d CPUs each needs %d CPUs, and this machine gives quicbench %d: give fewer shards or --cores", p.shards, max(p.cores, 1), p.shards*max(p.cores, 1), usable)
 	}
-	if _, err := os.Lstat(filepath.Join(p.dir, "merged")); err == nil {
-		return fmt.Errorf("%s already has a merged run: give a new --out", p.dir)
+	if _, err := os.Lstat(filepath.Join(p.mergedDir(), "results.db")); err == nil {
+		return fmt.Errorf("%s is a merged run already: give a new --out", p.mergedDir())
 	}
 	return nil
 }
@@ -110,7 +135,7 @@ func (p parallelRun) runShards(ctx context.Context, stderr io.Writer) int {
 	for i := 1; i <= p.shards; i++ {
 		cmd, logPath, err := p.startShard(i)
 		if err != nil {
-			fmt.Fprintf(stderr, "quicbench run: shard %d/%d: %v\n", i, p.shards, err)
+			fmt.Fprintf(stderr, "quicbench %s: shard %d/%d: %v\n", p.command, i, p.shards, err)
 			go func(i int) { done <- ended{shard: i, err: err} }(i)
 			continue
 		}
@@ -146,14 +171,7 @@ func (p parallelRun) startShard(i int) (*exec.Cmd, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	args := []string{"run", p.path, "--shard", fmt.Sprintf("%d/%d", i, p.shards), "--out", p.shardDir(i), "--cores", strconv.Itoa(p.cores)}
-	p.flags.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "parallel", "out", "shard", "cores", "resume":
-			return
-		}
-		args = append(args, "--"+f.Name+"="+f.Value.String())
-	})
+	args := append([]string{"run", p.path, "--shard", fmt.Sprintf("%d/%d", i, p.shards), "--out", p.shardDir(i), "--cores", strconv.Itoa(p.cores)}, p.flags...)
 	if _, err := os.Lstat(filepath.Join(p.shardDir(i), "results.db")); err == nil && p.resume {
 		args = append(args, "--resume")
 	}

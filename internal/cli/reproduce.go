@@ -16,6 +16,7 @@ import (
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/reproduce"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
@@ -32,6 +33,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	sites := fs.String("sites", "", "`directory` of recorded sites (site archives, Mahimahi recording directories, .har or .wprgo files): the paper's claims about pages are also evaluated on them, imported into OUT/sites/, each verdict on real pages beside the one on generated pages")
 	binaries := newClientBinaries(fs)
 	verbose := fs.Bool("verbose", false, "log what the runs do to stderr")
+	parallel := fs.Int("parallel", 0, "run each spec as this `many` shards side by side on this machine, each on CPUs of its own (the CPUs shared out), merged into the spec's run (see quicbench run --parallel)")
 	var so slurmOptions
 	onSlurm := fs.Bool("slurm", false, "submit each spec whose run is not in --out yet to Slurm instead of running it here: a job array sized by the plan and --nodes (a task per shard, resumed where it stopped) and a merge job into the spec's run directory; says the expected wall time first; run the same command without --slurm once the merges are done to evaluate the claims")
 	fs.IntVar(&so.nodes, "nodes", 1, "with --slurm: the `number` of nodes the jobs share (one shard a node at a time), for the shards and the expected wall time")
@@ -60,6 +62,9 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err == nil && *onSlurm {
 		err = so.check(*decide)
 	}
+	if err == nil && (*parallel < 0 || *parallel == 1 || (*parallel > 0 && *onSlurm)) {
+		err = fmt.Errorf("--parallel %d: give 2 or more shards, and not with --slurm (whose nodes run the shards)", *parallel)
+	}
 	for i := range repros {
 		if err == nil && *seed != 0 {
 			err = repros[i].Reseed(*seed)
@@ -87,7 +92,8 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	for _, r := range repros {
-		if code := runReproduction(ctx, r, binaries.values(), *budget, *verbose, stdout, stderr); code != exitOK {
+		side := sideBySide{shards: *parallel, flags: userFlags(fs, "scale", "out", "list", "decide", "budget", "seed", "sites", "slurm", "nodes", "partition", "time", "parallel")}
+		if code := runReproduction(ctx, r, binaries.values(), *budget, *verbose, side, stdout, stderr); code != exitOK {
 			return code
 		}
 	}
@@ -137,13 +143,19 @@ func checkReproduction(ctx context.Context, r reproduce.Reproduction, binaries m
 
 // runReproduction runs one paper's specs, decides its inconclusive claims
 // within budget (none: 0), reports each run and prints the claims.
-func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map[factor.Client]string, budget time.Duration, verbose bool, stdout, stderr io.Writer) int {
+func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map[factor.Client]string, budget time.Duration, verbose bool, side sideBySide, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "Reproducing %s, %q, at %s scale in %s\n", r.Paper.Cite(), r.Paper.Title, r.Scale, r.Dir)
 	if r.Scale == papers.Full {
 		r.AdviseSlurm(stdout)
 	}
 	for _, s := range r.AllSpecs() {
-		if code := runReproductionSpec(ctx, r, s, binaries, verbose, stdout, stderr); code != exitOK {
+		code := exitOK
+		if _, err := os.Lstat(filepath.Join(r.RunDir(s), results.FileName)); side.shards > 0 && err != nil {
+			code = runReproductionSpecSideBySide(ctx, r, s, side, stdout, stderr)
+		} else {
+			code = runReproductionSpec(ctx, r, s, binaries, verbose, stdout, stderr)
+		}
+		if code != exitOK {
 			return code
 		}
 	}
@@ -206,3 +218,34 @@ func runReproductionSpec(ctx context.Context, r reproduce.Reproduction, s *spec.
 	fmt.Fprintf(stdout, "%s: %d of %d trials recorded (%d failed), %d in this run, in %s\n", s.Name, res.Done, res.Total, res.Failed, res.Ran, res.Elapsed.Round(time.Second))
 	return exitOK
 }
+
+// sideBySide is reproduce --parallel: how many shards a spec runs in side
+// by side (0: one run), and the flags each shard's run is given.
+type sideBySide struct {
+	shards int
+	flags  []string
+}
+
+// runReproductionSpecSideBySide runs one spec of a reproduction whose run
+// is not there yet as side.shards runs side by side (run --parallel), from
+// the spec as the reproduction runs it (--seed included) in
+// OUT/parallel/<spec>/, merged into the spec's run directory.
+func runReproductionSpecSideBySide(ctx context.Context, r reproduce.Reproduction, s *spec.Spec, side sideBySide, stdout, stderr io.Writer) int {
+	rel := filepath.Join(parallelDir, s.DirName())
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		fmt.Fprintln(stderr, "quicbench reproduce:", err)
+		return exitFailure
+	}
+	if err := safefs.WriteFile(r.Dir, filepath.Join(rel, "spec.yaml"), s.Source, 0o644); err != nil {
+		fmt.Fprintf(stderr, "quicbench reproduce: %s: %v\n", s.Name, err)
+		return exitFailure
+	}
+	dir := filepath.Join(r.Dir, rel)
+	printPlan(stderr, s, plan.Build(s))
+	return runParallel(ctx, parallelRun{path: filepath.Join(dir, "spec.yaml"), spec: s, dir: dir, merged: r.RunDir(s), shards: side.shards, resume: true,
+		flags: side.flags, command: "reproduce", again: fmt.Sprintf("%s --parallel %d", r.Command, side.shards)}, stdout, stderr)
+}
+
+// parallelDir is the directory of a reproduction (below its own) that
+// holds each spec's side-by-side shards, in parallelDir/<spec>/.
+const parallelDir = "parallel"

@@ -117,7 +117,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *parallel > 0 {
-		return runParallel(ctx, parallelRun{path: path, spec: s, dir: dir, shards: *parallel, cores: *cores, resume: *resume, flags: fs}, stdout, stderr)
+		return runParallel(ctx, parallelRun{path: path, spec: s, dir: dir, shards: *parallel, cores: *cores, resume: *resume,
+			flags: userFlags(fs, "parallel", "out", "shard", "cores", "resume"), command: "run", again: fmt.Sprintf("quicbench run %s --parallel %d --out %s --resume", path, *parallel, dir)}, stdout, stderr)
 	}
 	p := plan.Build(s).Shard(s, shard)
 	printPlan(stderr, s, p)
