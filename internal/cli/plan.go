@@ -99,7 +99,11 @@ func printPlan(w io.Writer, s *spec.Spec, p plan.Plan) {
 	}
 	fmt.Fprintf(w, "%s: %s = %d cells\n", s.Name, strings.Join(counts, " × "), p.Cells)
 	fmt.Fprintf(w, "%d cells × %d repetitions = %d trials on %d testbeds, clients %s, seed %d\n", p.Cells, s.Repetitions, len(p.Trials), p.Setups, joinLevels(s.Clients()), s.Seed)
-	fmt.Fprintf(w, "estimated duration: %s (a rough model of each load plus the client's overhead, testbed set-ups and netchecks)\n", p.Estimate(s).Round(time.Second))
+	o := experiment.MachineOverheads(time.Now())
+	fmt.Fprintf(w, "estimated duration: %s (a rough model of each load plus the client's overhead, testbed set-ups and netchecks)\n", p.EstimateOn(s, o).Round(time.Second))
+	if text := o.Describe(s, p); text != "" {
+		fmt.Fprintf(w, "  %s\n", text)
+	}
 	if n, longest := p.OverTimeout(s); n > 0 {
 		fmt.Fprintf(w, "warning: %d trials' loads are expected to outlast the timeout of %s (up to about %s each by the model): they will fail unless timeout is raised\n", n, s.Timeout, longest.Round(time.Second))
 	}
@@ -145,7 +149,7 @@ func printPowerPlan(stdout io.Writer, s *spec.Spec, rows []analysis.PowerRow, pi
 		sized := *s
 		sized.Repetitions = min(most, spec.MaxRepetitions)
 		p := plan.Build(&sized)
-		fmt.Fprintf(stdout, "At %d repetitions (the most above): %d trials, estimated %s.\n", sized.Repetitions, len(p.Trials), p.Estimate(&sized).Round(time.Second))
+		fmt.Fprintf(stdout, "At %d repetitions (the most above): %d trials, estimated %s.\n", sized.Repetitions, len(p.Trials), p.EstimateOn(&sized, experiment.MachineOverheads(time.Now())).Round(time.Second))
 	}
 }
 

@@ -155,6 +155,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	defer r.store.Close()
 	r.held = held
 	err = r.run(ctx)
+	r.overheads.save(time.Now(), cfg.Log)
 	r.res.Interrupted = err != nil
 	r.res.Elapsed = time.Since(start)
 	if cfg.ReadBack {

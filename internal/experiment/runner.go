@@ -57,6 +57,9 @@ type runner struct {
 	// network and stacks they measured (calibrationKey): a testbed that
 	// differs from an earlier one only in its page reuses its measurement.
 	calibrated map[string]flightTally
+	// overheads are this run's trials' overheads, for the plan's cache
+	// of this machine's (MachineOverheads).
+	overheads overheadCollector
 }
 
 // newRunner builds the plan, opens or creates the results database, and
@@ -75,7 +78,7 @@ func newRunner(cfg RunConfig) (_ *runner, err error) {
 			store.Close()
 		}
 	}()
-	r := &runner{cfg: cfg, spec: cfg.Spec, store: store, res: &RunResult{Total: len(p.Trials)}, pacer: live.Pacer{MaxLoads: cfg.Spec.Live.MaxLoads}}
+	r := &runner{cfg: cfg, spec: cfg.Spec, store: store, res: &RunResult{Total: len(p.Trials)}, pacer: live.Pacer{MaxLoads: cfg.Spec.Live.MaxLoads}, overheads: overheadCollector{}}
 	if cfg.Resume && cfg.RetryFailed {
 		if r.earlier, err = store.ForgetFailed(); err != nil {
 			return nil, err
@@ -310,6 +313,7 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 		rec.Overhead = results.F(ms(rec.FinishedAt.Sub(r.lastRecorded).Seconds()) - m.PLTMs - m.FirstVisitPLTMs)
 	}
 	r.lastRecorded = rec.FinishedAt
+	r.overheads.add(r.spec, t, rec.Overhead)
 	r.stop.record(t, rec)
 	rows := results.LoadRows{Resources: resourcesOf(m), Connections: connectionsOf(m), Samples: m.Samples, Losses: losses}
 	if err := r.store.AddLoad(rec, rows); err != nil {

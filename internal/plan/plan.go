@@ -213,11 +213,19 @@ const (
 // timeout, every attempt's timeout; per testbed its setup, and per network
 // its netcheck.
 func (p Plan) Estimate(s *spec.Spec) time.Duration {
+	return p.EstimateOn(s, Overheads{})
+}
+
+// EstimateOn is Estimate with the overheads o (those a machine's runs
+// measured). Shards are balanced by Estimate, whatever the machine, so
+// that every machine computes the same shards.
+func (p Plan) EstimateOn(s *spec.Spec, o Overheads) time.Duration {
 	total := time.Duration(p.Setups) * setupCost
 	if s.Netcheck {
 		total += time.Duration(len(s.Networks)) * netcheckCost
 	}
 	m := newLoadModel()
+	m.overheads = o
 	for _, t := range p.Trials {
 		total += m.trialEstimate(s, t)
 	}
@@ -272,7 +280,8 @@ const (
 // loadModel is the duration model of a plan's loads; it draws each
 // generated page's shape once.
 type loadModel struct {
-	shapes map[string]gen.Shape
+	shapes    map[string]gen.Shape
+	overheads Overheads
 }
 
 func newLoadModel() *loadModel { return &loadModel{shapes: map[string]gen.Shape{}} }
@@ -327,14 +336,8 @@ func (m *loadModel) shape(p factor.Page) (gen.Shape, bool) {
 // load the model expects to outlast the timeout costs every attempt's
 // timeout.
 func (m *loadModel) trialEstimate(s *spec.Spec, t Trial) time.Duration {
-	overhead := loaderOverhead
 	c := t.Cell
-	switch {
-	case c.Levels.Client() == factor.ClientFirefox:
-		overhead = firefoxOverhead
-	case c.Levels.Client().Capabilities().Renders:
-		overhead = chromiumOverhead
-	}
+	overhead := m.overheads.perTrial(KeyOf(s, c))
 	load := m.load(c)
 	if s.Timeout > 0 && load > s.Timeout {
 		return time.Duration(1+s.Retries) * (s.Timeout + overhead)
