@@ -2,7 +2,8 @@
 # The plan's duration model against measured runs (issue 78, item 5): three
 # specs of different kinds (a synthetic page, web2024 pages, two recorded
 # sites imported from DIR), each in Chromium and Firefox, over h2 and h3 on
-# two networks; for each, the plan's estimate (quicbench plan) beside the
+# two networks; for each, the plan's estimate (quicbench plan
+# --measure-overheads: with this machine's overheads a load) beside the
 # run's wall time (quicbench run, from its start to its last record), and
 # the estimate's error. About 15 minutes; needs root (or runs rootless),
 # bin/quicbench (make build) and Firefox (make firefox).
@@ -43,7 +44,8 @@ spec recorded "\"archive:$work/www.nghttp2.org.har\", \"archive:$work/www.wayfai
 echo "== the plan's estimate against measured runs, $(nproc) cores, $(date -u +%Y-%m-%d)"
 printf '%-10s %7s %10s %10s %7s\n' spec trials estimate measured error
 for name in synthetic web2024 recorded; do
-	est=$("$qb" plan "$work/$name.yaml" | sed -n 's/^estimated duration: \([^ ]*\).*/\1/p')
+	# this machine's overheads first (a pilot of about 30 s, not in the measured time)
+	est=$("$qb" plan "$work/$name.yaml" --measure-overheads | sed -n 's/^estimated duration: \([^ ]*\).*/\1/p')
 	trials=$("$qb" plan "$work/$name.yaml" | sed -n 's/.* = \([0-9,]*\) trials.*/\1/p' | head -n 1)
 	start=$(date +%s.%N)
 	"$qb" run "$work/$name.yaml" --out "$work/run-$name" >"$work/$name.log" 2>&1 || { echo "$name: run failed: $(tail -n 1 "$work/$name.log")"; continue; }

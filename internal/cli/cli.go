@@ -64,7 +64,7 @@ func commands() []command {
 		{"record", "URL... --to DIR", "load pages in Chromium and save every response as a site archive", "docs/recorded.md", runRecord, false},
 		{"stacks", "", "list the servers' transport stacks and their limits here", "docs/emulator.md", noCtx(runStacks), false},
 		{"parity", "[flags]", "compare the servers' download times over h1, h2 and h3", "docs/emulator.md", runParity, true},
-		{"plan", "SPEC", "print a spec file's plan: trials and estimated duration", "docs/experiments.md", noCtx(runPlan), false},
+		{"plan", "SPEC", "print a spec file's plan: trials and estimated duration", "docs/experiments.md", runPlan, false},
 		{"run", "SPEC [flags]", "run a spec file's plan into a results database (--resume continues)", "docs/experiments.md", runRun, true},
 		{"merge", "OUT DIR...", "merge the run directories of a plan's shards (run --shard I/N)", "docs/cluster.md", runMerge, false},
 		{"slurm", "SPEC --shards N --out DIR [--submit]", "a Slurm job array of the shards and a merge job after it", "docs/cluster.md", noCtx(runSlurm), false},

@@ -33,7 +33,7 @@ var notPathFlags = map[string][]string{
 	"import":    {"document", "upgrade-http", "viewport"},
 	"record":    {"settle", "timeout"},
 	"parity":    {"connection", "json", "net", "qlog", "quic", "reps", "seed", "server", "sizes", "stack"},
-	"plan":      {"detect", "list", "power", "shards"},
+	"plan":      {"detect", "list", "measure-overheads", "power", "shards"},
 	"run":       {"cores", "lanes", "parallel", "resume", "retry-failed", "shard", "verbose", "wait-lock"},
 	"slurm":     {"partition", "shards", "submit", "time"},
 	"export":    {"format"},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -19,12 +20,14 @@ import (
 )
 
 // runPlan prints a spec's plan: its factors, size and estimated duration.
-func runPlan(args []string, stdout, stderr io.Writer) int {
+func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	list := fs.Bool("list", false, "also list every trial in run order")
 	pilot := fs.String("pilot", "", "a pilot run's `directory`: print, per compared setting, the repetitions that find --detect at α = 0.01 with --power, and the plan's size and duration at the most of them")
 	detect := fs.Float64("detect", 5, "with --pilot: the difference to find, in `percent` of the median (5: a ratio of 1.05)")
 	power := fs.Float64("power", 0.8, "with --pilot: the `probability` of finding it")
+	measure := fs.Bool("measure-overheads", false, "first load a tiny page a few times with each of the spec's kinds of client (about a minute with Firefox), so that the estimate charges this machine's overheads a load (a run stores them too)")
+	binaries := newClientBinaries(fs)
 	shards := fs.Int("shards", 0, "also print the plan split into `N` shards (run --shard I/N): each shard's trials, testbeds and estimate")
 	path, code, done := specAndFlags(fs, args, "Usage: quicbench plan SPEC [flags]\n\nPrints the plan of a spec file: its factors, the number of trials and an estimate of its duration.", stdout, stderr)
 	if done {
@@ -47,6 +50,11 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		if rows, err = readPilot(*pilot, 1+*detect/100, *power); err != nil {
 			fmt.Fprintln(stderr, "quicbench plan: --pilot:", err)
 			return exitUsage
+		}
+	}
+	if *measure {
+		if err := experiment.MeasureOverheads(ctx, s, binaries.values(), newLogger(stderr, false)); err != nil {
+			return failedToStart(ctx, "plan", err, stderr)
 		}
 	}
 	p := plan.Build(s)

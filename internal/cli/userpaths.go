@@ -31,7 +31,7 @@ func pathFlags() map[string]map[string]trust.PathKind {
 		"import":    {"to": trust.Output},
 		"record":    {"to": trust.Output, "chromium": trust.Program},
 		"parity":    {"out": trust.Output},
-		"plan":      {"pilot": trust.InputDir},
+		"plan":      with(browsers, map[string]trust.PathKind{"pilot": trust.InputDir}),
 		"run":       with(browsers, map[string]trust.PathKind{"out": trust.Output}),
 		"slurm":     {"out": trust.Output, "bin": trust.Program},
 		"export":    {"to": trust.Output},

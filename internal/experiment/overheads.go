@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,9 +53,15 @@ const (
 type overheadEntry struct {
 	Client    factor.Client  `json:"client"`
 	Browser   factor.Browser `json:"browser,omitempty"`
+	ClientCPU string         `json:"client_cpu,omitempty"`
 	PerLoadMs float64        `json:"per_load_ms"`
 	Loads     int            `json:"loads"`
 	At        time.Time      `json:"at"`
+}
+
+// key is the entry's kind of load.
+func (e overheadEntry) key() plan.OverheadKey {
+	return plan.OverheadKey{Client: e.Client, Browser: e.Browser, ClientCPU: factor.ClientCPU(e.ClientCPU)}
 }
 
 // overheadCollector gathers a run's trials' overheads by kind.
@@ -87,16 +95,21 @@ func MachineOverheads(now time.Time) plan.Overheads {
 }
 
 // parseOverheads reads the cache's entries, keeping the valid ones: a
-// known client, a positive overhead under maxOverhead, some loads, a
-// time; nil for a file that is not such a list.
+// known client, a browser's with its mode and CPU level, a positive
+// overhead under maxOverhead, some loads, a time; nil for a file that is
+// not such a list.
 func parseOverheads(data []byte) []overheadEntry {
 	var entries []overheadEntry
 	if json.Unmarshal(data, &entries) != nil {
 		return nil
 	}
 	return slices.DeleteFunc(entries, func(e overheadEntry) bool {
-		_, err := factor.Clients().Parse(string(e.Client))
-		browserOK := e.Browser == "" || e.Browser == factor.BrowserFresh || e.Browser == factor.BrowserWarm
+		client, err := factor.Clients().Parse(string(e.Client))
+		cpu, cpuErr := factor.ParseClientCPU(e.ClientCPU)
+		browserOK := e.Browser == "" && e.ClientCPU == ""
+		if err == nil && client.Capabilities().Renders {
+			browserOK = (e.Browser == factor.BrowserFresh || e.Browser == factor.BrowserWarm) && cpuErr == nil && string(cpu) == e.ClientCPU
+		}
 		perLoad := time.Duration(e.PerLoadMs * float64(time.Millisecond))
 		return err != nil || !browserOK || !(e.PerLoadMs > 0) || perLoad > maxOverhead || e.Loads < 1 || e.At.IsZero()
 	})
@@ -110,7 +123,7 @@ func overheadsOf(entries []overheadEntry, now time.Time) plan.Overheads {
 		if age := now.Sub(e.At); age < 0 || age > overheadsMaxAge {
 			continue
 		}
-		o.Measured[plan.OverheadKey{Client: e.Client, Browser: e.Browser}] = plan.Measured{
+		o.Measured[e.key()] = plan.Measured{
 			PerLoad: time.Duration(e.PerLoadMs * float64(time.Millisecond)), Loads: e.Loads, At: e.At}
 	}
 	return o
@@ -123,7 +136,7 @@ func (c overheadCollector) save(now time.Time, log *slog.Logger) {
 	var fresh []overheadEntry
 	for k, vs := range c {
 		if len(vs) >= minOverheadLoads {
-			fresh = append(fresh, overheadEntry{Client: k.Client, Browser: k.Browser, PerLoadMs: stats.Median(vs), Loads: len(vs), At: now.UTC()})
+			fresh = append(fresh, overheadEntry{Client: k.Client, Browser: k.Browser, ClientCPU: string(k.ClientCPU), PerLoadMs: stats.Median(vs), Loads: len(vs), At: now.UTC()})
 		}
 	}
 	if len(fresh) == 0 {
@@ -146,12 +159,10 @@ func writeOverheads(fresh []overheadEntry) error {
 	}
 	entries := parseOverheads(data)
 	for _, f := range fresh {
-		entries = slices.DeleteFunc(entries, func(e overheadEntry) bool { return e.Client == f.Client && e.Browser == f.Browser })
+		entries = slices.DeleteFunc(entries, func(e overheadEntry) bool { return e.key() == f.key() })
 	}
 	entries = append(entries, fresh...)
-	slices.SortFunc(entries, func(a, b overheadEntry) int {
-		return cmp.Compare(string(a.Client)+" "+string(a.Browser), string(b.Client)+" "+string(b.Browser))
-	})
+	slices.SortFunc(entries, func(a, b overheadEntry) int { return cmp.Compare(a.key().String(), b.key().String()) })
 	if err := safefs.MkdirAll(base, filepath.Dir(overheadsFile), 0o700); err != nil {
 		return err
 	}
@@ -179,4 +190,47 @@ func cacheBase() (string, error) {
 		return "", fmt.Errorf("cache directory %s is not a directory of this user's", base)
 	}
 	return base, nil
+}
+
+// pilotLoads is how many loads of each kind the overheads' pilot makes:
+// one over minOverheadLoads, so that one failed load still leaves enough.
+const pilotLoads = minOverheadLoads + 1
+
+// MeasureOverheads runs a pilot of s's kinds of load (its clients, its
+// browser mode and its client CPU levels) on a page of one 1 KB object
+// over a 10 ms link, without a netcheck, pilotLoads each, in a work
+// directory it removes: the run stores their overheads in the machine's
+// cache like any run (MachineOverheads). About a minute where Firefox is
+// among the clients, its fresh starts most of it.
+func MeasureOverheads(ctx context.Context, s *spec.Spec, binaries map[factor.Client]string, log *slog.Logger) error {
+	text := fmt.Sprintf("name: overheads-pilot\nrepetitions: %d\nnetcheck: false\n", pilotLoads)
+	if b := s.Browser(); b != "" {
+		text += fmt.Sprintf("browser: %s\n", b)
+	}
+	text += "factors:\n  networks: [{rtt: 10ms}]\n  pages: [synthetic:1x1KB]\n  protocols: [h2]\n"
+	var clients []string
+	for _, c := range s.Clients() {
+		clients = append(clients, string(c))
+	}
+	text += fmt.Sprintf("  clients: [%s]\n", strings.Join(clients, ", "))
+	if levels := s.LevelsOf(factor.IDClientCPU); len(levels) > 0 {
+		text += fmt.Sprintf("  client_cpu: [%s]\n", strings.Join(levels, ", "))
+	}
+	pilot, err := spec.Parse([]byte(text))
+	if err != nil {
+		return fmt.Errorf("overheads pilot: %w", err)
+	}
+	work, err := safefs.NewWorkDir()
+	if err != nil {
+		return fmt.Errorf("overheads pilot: %w", err)
+	}
+	defer os.RemoveAll(work)
+	res, err := Run(ctx, RunConfig{Spec: pilot, Dir: filepath.Join(work, "run"), ClientBinaries: binaries, Log: log, NoLanes: true})
+	if err == nil && res.Failed > 0 {
+		err = fmt.Errorf("%d of its %d loads failed", res.Failed, res.Done)
+	}
+	if err != nil {
+		return fmt.Errorf("overheads pilot: %w", err)
+	}
+	return nil
 }

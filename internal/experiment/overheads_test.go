@@ -16,15 +16,18 @@ import (
 
 // TestOverheadsCacheKeepsWhatItCanBelieve: a run's medians replace their
 // clients' entries and keep the others; an entry too old, from the
-// future, of an unknown client, of no loads or over ten minutes is not
+// future, of an unknown client, of a browser without its CPU level (or
+// one not as it is written), of no loads or over ten minutes is not
 // believed; a client with under five trials in a run leaves its entry.
 func TestOverheadsCacheKeepsWhatItCanBelieve(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	base, _ := os.UserCacheDir()
 	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
-	old := `[{"client":"firefox","browser":"fresh","per_load_ms":4500,"loads":30,"at":"2026-11-20T10:00:00Z"},
- {"client":"chromium","browser":"fresh","per_load_ms":900,"loads":30,"at":"2026-11-20T10:00:00Z"},
- {"client":"chromium","browser":"warm","per_load_ms":400,"loads":9,"at":"2026-09-01T10:00:00Z"},
+	old := `[{"client":"firefox","browser":"fresh","client_cpu":"1","per_load_ms":4500,"loads":30,"at":"2026-11-20T10:00:00Z"},
+ {"client":"chromium","browser":"fresh","client_cpu":"unlimited","per_load_ms":900,"loads":30,"at":"2026-11-20T10:00:00Z"},
+ {"client":"chromium","browser":"warm","client_cpu":"unlimited","per_load_ms":400,"loads":9,"at":"2026-09-01T10:00:00Z"},
+ {"client":"chromium","browser":"fresh","per_load_ms":400,"loads":9,"at":"2026-11-20T10:00:00Z"},
+ {"client":"chromium","browser":"fresh","client_cpu":"01","per_load_ms":400,"loads":9,"at":"2026-11-20T10:00:00Z"},
  {"client":"lynx","per_load_ms":100,"loads":9,"at":"2026-11-20T10:00:00Z"},
  {"client":"loader","per_load_ms":100,"loads":0,"at":"2026-11-20T10:00:00Z"},
  {"client":"loader","per_load_ms":1e12,"loads":3,"at":"2026-11-20T10:00:00Z"},
@@ -53,8 +56,8 @@ func TestOverheadsCacheKeepsWhatItCanBelieve(t *testing.T) {
 	c.save(now, slog.New(slog.DiscardHandler))
 	o := MachineOverheads(now)
 	want := map[plan.OverheadKey]time.Duration{
-		{Client: factor.ClientChromium, Browser: factor.BrowserFresh}: 1103500 * time.Microsecond, // the median of 1101–1106
-		{Client: factor.ClientFirefox, Browser: factor.BrowserFresh}:  4500 * time.Millisecond,
+		{Client: factor.ClientChromium, Browser: factor.BrowserFresh, ClientCPU: factor.ClientCPUUnlimited}: 1103500 * time.Microsecond, // the median of 1101–1106
+		{Client: factor.ClientFirefox, Browser: factor.BrowserFresh, ClientCPU: "1"}:                        4500 * time.Millisecond,
 	}
 	if len(o.Measured) != len(want) {
 		t.Errorf("measured %v, want %v", o.Measured, want)
@@ -64,7 +67,7 @@ func TestOverheadsCacheKeepsWhatItCanBelieve(t *testing.T) {
 			t.Errorf("%s: %+v, want %v a load", k, got, d)
 		}
 	}
-	if m := o.Measured[plan.OverheadKey{Client: factor.ClientChromium, Browser: factor.BrowserFresh}]; m.Loads != 6 || !m.At.Equal(now) {
+	if m := o.Measured[plan.OverheadKey{Client: factor.ClientChromium, Browser: factor.BrowserFresh, ClientCPU: factor.ClientCPUUnlimited}]; m.Loads != 6 || !m.At.Equal(now) {
 		t.Errorf("chromium's entry %+v, want 6 loads at %v", m, now)
 	}
 	if got := MachineOverheads(now.Add(61 * 24 * time.Hour)); len(got.Measured) != 0 {
@@ -82,13 +85,13 @@ func TestEstimateChargesTheMeasuredOverheads(t *testing.T) {
 	}
 	p := plan.Build(s)
 	at := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
-	chromium := plan.OverheadKey{Client: factor.ClientChromium, Browser: factor.BrowserFresh}
+	chromium := plan.OverheadKey{Client: factor.ClientChromium, Browser: factor.BrowserFresh, ClientCPU: factor.ClientCPUUnlimited}
 	o := plan.Overheads{Measured: map[plan.OverheadKey]plan.Measured{chromium: {PerLoad: 1550 * time.Millisecond, Loads: 45, At: at}}}
 	if d := p.EstimateOn(s, o) - p.Estimate(s); d != 20*time.Second { // 20 Chromium trials, 1 s more each
 		t.Errorf("the measured overhead adds %v, want 20 s", d)
 	}
 	text := o.Describe(s, p)
-	for _, want := range []string{"chromium fresh 1.55 s (45 loads, 2026-11-29)", "not measured here yet: firefox fresh 1.30 s"} {
+	for _, want := range []string{"chromium fresh (unlimited CPU) 1.55 s (45 loads, 2026-11-29)", "not measured here yet: firefox fresh (unlimited CPU) 1.30 s"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("%q lacks %q", text, want)
 		}
