@@ -46,7 +46,7 @@ func Doctor(ctx context.Context, binaries map[factor.Client]string) []Finding {
 	out := []Finding{coresFinding(), governorFinding(), accountingFinding(), capsFinding(), tunFinding()}
 	out = append(out, clientFindings(binaries)...)
 	out = append(out, serverFindings(testbed.Kinds())...)
-	out = append(out, slurmFinding())
+	out = append(out, slurmFinding(), overheadsFinding(time.Now()))
 	lock, unlock := lockFinding()
 	timer := Finding{Name: "emulator latency", Value: "not measured", Meaning: "another run is measuring: measuring now would disturb it"}
 	if unlock != nil {
@@ -270,4 +270,23 @@ func lockFinding() (Finding, func()) {
 		return Finding{Name: f.Name, Value: "unusable", Problem: true, Meaning: err.Error()}, nil
 	}
 	return f, unlock
+}
+
+// overheadsFinding lists the overheads a load this user's runs measured
+// here, which the plan's estimate charges (MachineOverheads).
+func overheadsFinding(now time.Time) Finding {
+	f := Finding{Name: "overheads a load", Value: "not measured yet",
+		Meaning: "the plan's estimate charges another machine's constants until a run (or quicbench plan SPEC --measure-overheads) measures this one's"}
+	measured := MachineOverheads(now).Measured
+	if len(measured) == 0 {
+		return f
+	}
+	var parts []string
+	for k, m := range measured {
+		parts = append(parts, fmt.Sprintf("%s %.2f s", k, m.PerLoad.Seconds()))
+	}
+	slices.Sort(parts)
+	f.Value = strings.Join(parts, ", ")
+	f.Meaning = "measured by this user's runs here in the last 30 days: the plan's estimate charges them"
+	return f
 }

@@ -29,7 +29,7 @@ func TestDoctorSaysWhatTheMachineOffers(t *testing.T) {
 		byName[f.Name] = f
 	}
 	for _, name := range []string{"cores", "frequency governor", "CPU accounting", "client CPU caps", "TUN", "chromium", "firefox",
-		"server nginx", "server quinn", "server quiche", "server caddy", "slurm", "emulator latency", "measurement lock"} {
+		"server nginx", "server quinn", "server quiche", "server caddy", "slurm", "overheads a load", "emulator latency", "measurement lock"} {
 		if _, ok := byName[name]; !ok {
 			t.Errorf("no finding %q in %+v", name, findings)
 		}

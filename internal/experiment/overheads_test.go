@@ -12,6 +12,7 @@ import (
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 // TestOverheadsCacheKeepsWhatItCanBelieve: a run's medians replace their
@@ -114,4 +115,24 @@ func FuzzParseOverheads(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPilotMeasuresTheOverheads: the pilot of a spec of the built-in
+// loader loads its page six times and leaves the loader's overhead in
+// the cache, measured now, and no run behind.
+func TestPilotMeasuresTheOverheads(t *testing.T) {
+	testenv.RequireRoot(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	s, err := spec.Parse([]byte(tinySpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if err := MeasureOverheads(t.Context(), s, nil, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	m, ok := MachineOverheads(time.Now()).Measured[plan.OverheadKey{Client: factor.ClientLoader}]
+	if !ok || m.Loads != pilotLoads || m.At.Before(before) || m.PerLoad <= 0 || m.PerLoad > time.Second {
+		t.Errorf("the loader's overhead after the pilot: %+v (found %v), want %d loads measured now, under a second each", m, ok, pilotLoads)
+	}
 }
