@@ -61,9 +61,6 @@ func (c *coreClaim) release() {
 // it changes) until ctx is done, or for at most wait (as lockMachine),
 // and moves this process's threads onto them.
 func claimCores(ctx context.Context, log *slog.Logger, n int, wait time.Duration) (*coreClaim, error) {
-	if wait == 0 {
-		wait = DefaultWaitLock
-	}
 	var before unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &before); err != nil {
 		return nil, fmt.Errorf("cores: %w", err)
@@ -72,33 +69,22 @@ func claimCores(ctx context.Context, log *slog.Logger, n int, wait time.Duration
 	if n < 1 || n > len(usable) {
 		return nil, inputErrorf("--cores %d: this process may use %d CPUs (%s): give 1 to %d", n, len(usable), joinCPUs(usable), len(usable))
 	}
-	start, said := time.Now(), ""
-	for {
-		claim, holder, err := tryCores(usable, n)
-		if err != nil {
-			return nil, err
-		}
-		if claim != nil {
-			claim.before = before
-			if err := claim.pin(); err != nil {
-				claim.release()
-				return nil, err
-			}
-			return claim, nil
-		}
-		if wait > 0 && time.Since(start) >= wait {
-			return nil, &LockHeldError{Holder: holder, Waited: time.Since(start)}
-		}
-		if holder != said {
-			log.Warn("other runs measure on this machine's CPUs: waiting for cores", "want", n, "holder", holder)
-			said = holder
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(machineLockPoll):
-		}
+	var claim *coreClaim
+	err := waitTaking(ctx, wait, func() (holder string, err error) {
+		claim, holder, err = tryCores(usable, n)
+		return holder, err
+	}, func(holder string) {
+		log.Warn("other runs measure on this machine's CPUs: waiting for cores", "want", n, "holder", holder)
+	})
+	if err != nil {
+		return nil, err
 	}
+	claim.before = before
+	if err := claim.pin(); err != nil {
+		claim.release()
+		return nil, err
+	}
+	return claim, nil
 }
 
 // tryCores locks the first n free CPUs of usable without waiting: the

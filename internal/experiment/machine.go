@@ -70,40 +70,58 @@ func (e *LockHeldError) Error() string {
 // changes) until ctx is done, or for at most wait when wait is positive
 // (zero: DefaultWaitLock; negative: no limit).
 func lockMachine(ctx context.Context, log *slog.Logger, dir string, wait time.Duration, shared bool) (func(), error) {
-	if wait == 0 {
-		wait = DefaultWaitLock
-	}
 	fd, err := openLockDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	how := unix.LOCK_EX
+	if shared {
+		how = unix.LOCK_SH
+	}
+	err = waitTaking(ctx, wait, func() (string, error) {
+		err := unix.Flock(fd, how|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return "", nil
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return lockHolder(fd), nil
+		}
+		return "", fmt.Errorf("machine lock %s: %w", dir, err)
+	}, func(holder string) {
+		log.Warn("another run is measuring on this machine: waiting for it (one measurement at a time)", "holder", holder, "lock", dir)
+	})
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return func() { unix.Flock(fd, unix.LOCK_UN); unix.Close(fd) }, nil
+}
+
+// waitTaking calls take until it takes what it wants (it returns no
+// holder and no error), or fails, every machineLockPoll, calling waiting
+// with the holder each time that changes, until ctx is done, or for at
+// most wait when wait is positive (zero: DefaultWaitLock; negative: no
+// limit), then a LockHeldError naming the last holder.
+func waitTaking(ctx context.Context, wait time.Duration, take func() (holder string, err error), waiting func(holder string)) error {
+	if wait == 0 {
+		wait = DefaultWaitLock
+	}
 	start, said := time.Now(), ""
 	for {
-		how := unix.LOCK_EX
-		if shared {
-			how = unix.LOCK_SH
+		holder, err := take()
+		if err != nil || holder == "" {
+			return err
 		}
-		err := unix.Flock(fd, how|unix.LOCK_NB)
-		if err == nil {
-			return func() { unix.Flock(fd, unix.LOCK_UN); unix.Close(fd) }, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			unix.Close(fd)
-			return nil, fmt.Errorf("machine lock %s: %w", dir, err)
-		}
-		holder := lockHolder(fd)
 		if wait > 0 && time.Since(start) >= wait {
-			unix.Close(fd)
-			return nil, &LockHeldError{Holder: holder, Waited: time.Since(start)}
+			return &LockHeldError{Holder: holder, Waited: time.Since(start)}
 		}
 		if holder != said {
-			log.Warn("another run is measuring on this machine: waiting for it (one measurement at a time)", "holder", holder, "lock", dir)
+			waiting(holder)
 			said = holder
 		}
 		select {
 		case <-ctx.Done():
-			unix.Close(fd)
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(machineLockPoll):
 		}
 	}
