@@ -29,11 +29,15 @@ factors:
 // TestTwoRunsSideBySide (issue 78, item 3): run --parallel 2 on this
 // 2-core machine measures its two shards at once, each on a core of its
 // own (their cores meta differ), and merges them. Beside each other,
-// other tasks used a shard's core for under 10 % of its loads' time, no
-// more of its loads were CPU-bound than when the same shards ran one
-// after another (--cores 1 each), and each protocol's PLTs are the same
-// within 5 % of their median. The measure can fail: a CPU hog on a
-// run's core shows as over half its loads' time.
+// other tasks used a shard's core for under 10 % of its loads' time,
+// quicbench's threads waited for their core no longer (median, within
+// 1.5 times and 5 ms) than when the same shards ran one after another
+// (--cores 1 each), and each protocol's PLTs are the same within 5 % of
+// their median. The CPU-bound loads are counted, not judged: on one core
+// the loader, the emulator and the server wait for each other near the
+// verdict's 10 % (0 to 4 of 16 loads either way in five runs). The
+// measure can fail: a CPU hog on a run's core shows as over half its
+// loads' time.
 func TestTwoRunsSideBySide(t *testing.T) {
 	testenv.RequireRoot(t)
 	if runtime.NumCPU() < 2 {
@@ -62,8 +66,8 @@ func TestTwoRunsSideBySide(t *testing.T) {
 	if share := othersShare(together); share >= 0.1 {
 		t.Errorf("beside each other, other tasks used a shard's core for %.1f %% of its loads' time, want under 10 %%", 100*share)
 	}
-	if b, a := boundLoads(together), boundLoads(apart); b > a+2 {
-		t.Errorf("%d of 16 loads CPU-bound side by side, %d one after another", b, a)
+	if b, a := medianSelfWait(together), medianSelfWait(apart); b > 1.5*a+5 {
+		t.Errorf("quicbench's threads waited %.1f ms a load side by side (median), %.1f ms one after another", b, a)
 	}
 	for _, p := range []factor.Protocol{factor.H2, factor.H3} {
 		mt, ma := medianPLT(together, p), medianPLT(apart, p)
@@ -72,7 +76,8 @@ func TestTwoRunsSideBySide(t *testing.T) {
 		}
 		t.Logf("%s: median PLT %.1f ms side by side, %.1f ms one after another", p, mt, ma)
 	}
-	t.Logf("others on the cores %.1f %% side by side, %.1f %% apart; CPU-bound %d and %d", 100*othersShare(together), 100*othersShare(apart), boundLoads(together), boundLoads(apart))
+	t.Logf("others on the cores %.1f %% side by side, %.1f %% apart; quicbench's waits %.1f and %.1f ms; CPU-bound %d and %d", 100*othersShare(together), 100*othersShare(apart),
+		medianSelfWait(together), medianSelfWait(apart), boundLoads(together), boundLoads(apart))
 	hogged := hoggedRun(t, bin, specPath, dir)
 	if share := othersShare(hogged); share < 0.5 {
 		t.Errorf("with a CPU hog on its core, others used %.1f %% of a run's loads' time, want over half", 100*share)
@@ -134,6 +139,21 @@ func boundLoads(ts []results.Trial) int {
 		}
 	}
 	return n
+}
+
+// medianSelfWait is the median time quicbench's threads waited for a CPU
+// over a load, in ms (0 without any).
+func medianSelfWait(ts []results.Trial) float64 {
+	var waits []float64
+	for _, tr := range ts {
+		if tr.QuicbenchCPUWaitMs != nil {
+			waits = append(waits, *tr.QuicbenchCPUWaitMs)
+		}
+	}
+	if len(waits) == 0 {
+		return 0
+	}
+	return stats.Median(waits)
 }
 
 // medianPLT is protocol p's median PLT in ms (0 without loads).
