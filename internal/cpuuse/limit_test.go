@@ -170,14 +170,14 @@ func TestASplitKeepsTheClientsCPUsApart(t *testing.T) {
 	if err != nil {
 		t.Skipf("no split here: %v", err)
 	}
-	last := cpuList(before)[before.Count()-1]
+	last := CPUList(before)[before.Count()-1]
 	if reserved != strconv.Itoa(last) {
 		t.Errorf("reserved %q, want the last CPU %d", reserved, last)
 	}
 	var mine unix.CPUSet
 	unix.SchedGetaffinity(0, &mine)
 	if mine.IsSet(last) || mine.Count() != before.Count()-1 {
-		t.Errorf("this thread's CPUs %v after reserving %d", cpuList(mine), last)
+		t.Errorf("this thread's CPUs %v after reserving %d", CPUList(mine), last)
 	}
 	g, _ := m.Group("client-test")
 	if err := g.Confine(); err != nil {
@@ -204,6 +204,6 @@ func TestASplitKeepsTheClientsCPUsApart(t *testing.T) {
 	m.Close()
 	unix.SchedGetaffinity(0, &mine)
 	if mine != before {
-		t.Errorf("after Close this thread has CPUs %v, had %v", cpuList(mine), cpuList(before))
+		t.Errorf("after Close this thread has CPUs %v, had %v", CPUList(mine), CPUList(before))
 	}
 }

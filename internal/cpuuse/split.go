@@ -47,7 +47,7 @@ func (m *Meter) ReserveCPUs(n int) (string, error) {
 	if err := unix.SchedGetaffinity(0, &before); err != nil {
 		return "", fmt.Errorf("cpu split: %w", err)
 	}
-	cpus := cpuList(before)
+	cpus := CPUList(before)
 	if n < 1 || len(cpus) <= n {
 		return "", fmt.Errorf("cpu split: %d CPUs for the client need at least %d, this process may use %d", n, n+1, len(cpus))
 	}
@@ -146,33 +146,57 @@ func (s *split) undo(m *Meter) {
 	m.split = nil
 }
 
+// PinProcess moves every thread of this process onto set (a run on
+// cores of its own); what it starts from then on inherits them.
+func PinProcess(set *unix.CPUSet) error {
+	tasks, err := os.Open("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	defer tasks.Close()
+	return setOwnAffinity(tasks, set)
+}
+
 // setOwnAffinity puts every thread of this process (tasks is
-// /proc/self/task) on set.
+// /proc/self/task) on set. It goes over the threads until a pass finds
+// none it had not moved, so that a thread the runtime started meanwhile
+// (from one not yet moved) is moved too.
 func setOwnAffinity(tasks *os.File, set *unix.CPUSet) error {
 	if tasks == nil {
 		return errors.New("no /proc/self/task")
 	}
-	if _, err := tasks.Seek(0, 0); err != nil {
-		return err
-	}
-	names, err := tasks.Readdirnames(-1)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		tid, err := strconv.Atoi(name)
+	moved := map[int]bool{}
+	for range maxAffinityPasses {
+		if _, err := tasks.Seek(0, 0); err != nil {
+			return err
+		}
+		names, err := tasks.Readdirnames(-1)
 		if err != nil {
-			continue
+			return err
 		}
-		if err := unix.SchedSetaffinity(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
-			return fmt.Errorf("thread %d: %w", tid, err)
+		fresh := 0
+		for _, name := range names {
+			tid, err := strconv.Atoi(name)
+			if err != nil || moved[tid] {
+				continue
+			}
+			if err := unix.SchedSetaffinity(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
+				return fmt.Errorf("thread %d: %w", tid, err)
+			}
+			moved[tid], fresh = true, fresh+1
+		}
+		if fresh == 0 {
+			return nil
 		}
 	}
-	return nil
+	return errors.New("threads kept starting while they were being moved")
 }
 
-// cpuList are the CPUs of set, ascending.
-func cpuList(set unix.CPUSet) []int {
+// maxAffinityPasses bounds setOwnAffinity's passes over the threads.
+const maxAffinityPasses = 10
+
+// CPUList are the CPUs of set, ascending.
+func CPUList(set unix.CPUSet) []int {
 	var out []int
 	for c := 0; len(out) < set.Count(); c++ {
 		if set.IsSet(c) {
@@ -185,7 +209,7 @@ func cpuList(set unix.CPUSet) []int {
 // formatCPUs is set as cpuset.cpus writes it: "1" or "2,3".
 func formatCPUs(set unix.CPUSet) string {
 	var parts []string
-	for _, c := range cpuList(set) {
+	for _, c := range CPUList(set) {
 		parts = append(parts, strconv.Itoa(c))
 	}
 	return strings.Join(parts, ",")

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"log/slog"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +49,7 @@ func (c *coreClaim) CoresText() string {
 // release moves the process's threads back to the CPUs they had and
 // lets the CPUs go.
 func (c *coreClaim) release() {
-	setProcessAffinity(&c.before)
+	cpuuse.PinProcess(&c.before)
 	for _, fd := range c.fds {
 		unix.Flock(fd, unix.LOCK_UN)
 		unix.Close(fd)
@@ -65,7 +65,7 @@ func claimCores(ctx context.Context, log *slog.Logger, n int, wait time.Duration
 	if err := unix.SchedGetaffinity(0, &before); err != nil {
 		return nil, fmt.Errorf("cores: %w", err)
 	}
-	usable := cpusOf(&before)
+	usable := cpuuse.CPUList(before)
 	if n < 1 || n > len(usable) {
 		return nil, inputErrorf("--cores %d: this process may use %d CPUs (%s): give 1 to %d", n, len(usable), joinCPUs(usable), len(usable))
 	}
@@ -130,51 +130,10 @@ func (c *coreClaim) pin() error {
 	for _, cpu := range c.cpus {
 		set.Set(cpu)
 	}
-	if err := setProcessAffinity(&set); err != nil {
+	if err := cpuuse.PinProcess(&set); err != nil {
 		return fmt.Errorf("cores %s: %w", c.CoresText(), err)
 	}
 	return nil
-}
-
-// setProcessAffinity sets every thread of this process to set. It goes
-// over the threads until a pass finds none it had not set, so that a
-// thread the runtime started meanwhile (from a thread not yet moved) is
-// moved too.
-func setProcessAffinity(set *unix.CPUSet) error {
-	done := map[int]bool{}
-	for pass := 0; pass < 10; pass++ {
-		entries, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			return err
-		}
-		moved := 0
-		for _, e := range entries {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil || done[tid] {
-				continue
-			}
-			if err := unix.SchedSetaffinity(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
-				return err
-			}
-			done[tid] = true
-			moved++
-		}
-		if moved == 0 {
-			return nil
-		}
-	}
-	return errors.New("threads kept starting while they were being moved")
-}
-
-// cpusOf lists the CPUs in set, in order.
-func cpusOf(set *unix.CPUSet) []int {
-	var out []int
-	for cpu := 0; len(out) < set.Count(); cpu++ {
-		if set.IsSet(cpu) {
-			out = append(out, cpu)
-		}
-	}
-	return out
 }
 
 // joinCPUs is a list of CPUs as "0,1".

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/testenv"
 )
 
@@ -37,7 +38,7 @@ func TestCoresAreClaimedApart(t *testing.T) {
 		t.Errorf("threads on CPUs %q after claiming %q", got, first.CoresText())
 	}
 	// the claims that follow are another run's: a process on every CPU
-	if err := setProcessAffinity(&before); err != nil {
+	if err := cpuuse.PinProcess(&before); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -58,7 +59,7 @@ func TestCoresAreClaimedApart(t *testing.T) {
 	var after unix.CPUSet
 	unix.SchedGetaffinity(0, &after)
 	if after != before {
-		t.Errorf("after letting go the threads may use %v, before %v", cpusOf(&after), cpusOf(&before))
+		t.Errorf("after letting go the threads may use %v, before %v", cpuuse.CPUList(after), cpuuse.CPUList(before))
 	}
 	var in *InputError
 	if _, err := claimCores(t.Context(), log, before.Count()+1, time.Second); !errors.As(err, &in) {
@@ -82,7 +83,7 @@ func threadCPUs(t *testing.T) string {
 		if unix.SchedGetaffinity(tid, &set) != nil {
 			continue
 		}
-		if got := joinCPUs(cpusOf(&set)); seen == "" {
+		if got := joinCPUs(cpuuse.CPUList(set)); seen == "" {
 			seen = got
 		} else if got != seen {
 			return "differ"
