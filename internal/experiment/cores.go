@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/quicbench/quicbench/internal/cpuuse"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/quicbench/quicbench/internal/cpuuse"
 )
 
 // Several runs on one machine: a run given cores (RunConfig.Cores) holds
@@ -38,18 +38,17 @@ type coreClaim struct {
 }
 
 // CoresText is the claim's CPUs as a list, such as "0,1".
-func (c *coreClaim) CoresText() string {
-	parts := make([]string, len(c.cpus))
-	for i, cpu := range c.cpus {
-		parts[i] = strconv.Itoa(cpu)
-	}
-	return strings.Join(parts, ",")
-}
+func (c *coreClaim) CoresText() string { return joinCPUs(c.cpus) }
 
 // release moves the process's threads back to the CPUs they had and
 // lets the CPUs go.
 func (c *coreClaim) release() {
 	cpuuse.PinProcess(&c.before)
+	c.unlock()
+}
+
+// unlock lets the claim's CPUs go (a claim not yet pinned: tryCores's).
+func (c *coreClaim) unlock() {
 	for _, fd := range c.fds {
 		unix.Flock(fd, unix.LOCK_UN)
 		unix.Close(fd)
@@ -99,7 +98,7 @@ func tryCores(usable []int, n int) (*coreClaim, string, error) {
 		dir := fmt.Sprintf(CoreLockDir, cpu)
 		fd, err := openLockDir(dir)
 		if err != nil {
-			claim.release()
+			claim.unlock()
 			return nil, "", fmt.Errorf("core lock: %w", err)
 		}
 		switch err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); {
@@ -113,12 +112,12 @@ func tryCores(usable []int, n int) (*coreClaim, string, error) {
 			unix.Close(fd)
 		default:
 			unix.Close(fd)
-			claim.release()
+			claim.unlock()
 			return nil, "", fmt.Errorf("core lock %s: %w", dir, err)
 		}
 	}
 	if len(claim.cpus) < n {
-		claim.release()
+		claim.unlock()
 		return nil, holder, nil
 	}
 	return claim, "", nil
@@ -138,7 +137,11 @@ func (c *coreClaim) pin() error {
 
 // joinCPUs is a list of CPUs as "0,1".
 func joinCPUs(cpus []int) string {
-	return (&coreClaim{cpus: slices.Clone(cpus)}).CoresText()
+	parts := make([]string, len(cpus))
+	for i, cpu := range cpus {
+		parts[i] = strconv.Itoa(cpu)
+	}
+	return strings.Join(parts, ",")
 }
 
 // machineHold is what a run measures on: the machine's lock, and the

@@ -57,11 +57,11 @@ func KeyOf(s *spec.Spec, c Cell) OverheadKey {
 	if cpu == "" {
 		cpu = factor.ClientCPUUnlimited
 	}
-	return OverheadKey{Client: client, Browser: cmpBrowser(s.Browser()), ClientCPU: cpu}
+	return OverheadKey{Client: client, Browser: browserOrFresh(s.Browser()), ClientCPU: cpu}
 }
 
-// cmpBrowser is b, fresh where unset.
-func cmpBrowser(b factor.Browser) factor.Browser {
+// browserOrFresh is b, fresh where unset.
+func browserOrFresh(b factor.Browser) factor.Browser {
 	if b == "" {
 		return factor.BrowserFresh
 	}
