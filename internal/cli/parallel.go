@@ -221,3 +221,10 @@ func logEnding(path string) string {
 	}
 	return last
 }
+
+// flagGiven reports whether the user set the flag named name in fs.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}

@@ -106,7 +106,11 @@ func printPlan(w io.Writer, s *spec.Spec, p plan.Plan) {
 		}
 	}
 	fmt.Fprintf(w, "%s: %s = %d cells\n", s.Name, strings.Join(counts, " × "), p.Cells)
-	fmt.Fprintf(w, "%d cells × %d repetitions = %d trials on %d testbeds, clients %s, seed %d\n", p.Cells, s.Repetitions, len(p.Trials), p.Setups, joinLevels(s.Clients()), s.Seed)
+	loads := fmt.Sprintf("%d cells × %d repetitions = %d trials", p.Cells, s.Repetitions, len(p.Trials))
+	if len(p.Trials) != p.Cells*s.Repetitions {
+		loads = fmt.Sprintf("%d cells, %d trials of their %d repetitions", p.Cells, len(p.Trials), s.Repetitions)
+	}
+	fmt.Fprintf(w, "%s on %d testbeds, clients %s, seed %d\n", loads, p.Setups, joinLevels(s.Clients()), s.Seed)
 	o := experiment.MachineOverheads(time.Now())
 	fmt.Fprintf(w, "estimated duration: %s (a rough model of each load plus the client's overhead, testbed set-ups and netchecks)\n", p.EstimateOn(s, o).Round(time.Second))
 	if text := o.Describe(s, p); text != "" {

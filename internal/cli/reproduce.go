@@ -28,7 +28,10 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	out := fs.String("out", "", "`directory` of the reproduction: a run per spec in DIR/<spec>/ (DIR/<paper>/<spec>/ for all), continued where it stopped if it exists (default runs/reproduce-<paper>-<time>)")
 	list := fs.Bool("list", false, "name the papers and their claims, and run nothing")
 	decide := fs.Bool("decide", false, "then add loads to the cells of the inconclusive claims, round after round, until each is decided or --budget is spent (runs OUT/<spec>-decide-<round>/)")
-	budget := fs.Duration("budget", time.Hour, "with --decide: how long its rounds may load pages, such as 2h")
+	budget := fs.Duration("budget", time.Hour, "with --decide: how long its rounds may load pages, such as 2h (with --sequential: no limit unless given)")
+	sequential := fs.Bool("sequential", false, "the specs' repetitions become a budget: a pilot of --pilot loads a cell each claim reads (a share claim a random sample of its settings), then rounds for the undecided claims, each cell at most its repetitions; cells no claim reads are left out (docs/reproduce.md#sequential)")
+	replay := fs.Bool("replay-sequential", false, "load nothing: replay --sequential on the fixed runs in --out, and print each claim's verdict and loads both ways")
+	pilot := fs.Int("pilot", reproduce.DefaultPilot, "with --sequential: the `loads` a cell gets first")
 	seed := fs.Uint64("seed", 0, "the specs' seed instead of their own (other loss draws and trial order, the same pages): a second reproduction, in another --out, shows whether the verdicts hold")
 	sites := fs.String("sites", "", "`directory` of recorded sites (site archives, Mahimahi recording directories, .har or .wprgo files): the paper's claims about pages are also evaluated on them, imported into OUT/sites/, each verdict on real pages beside the one on generated pages")
 	binaries := newClientBinaries(fs)
@@ -60,7 +63,16 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		err = fmt.Errorf("--budget %v: give a positive duration, such as 2h", *budget)
 	}
 	if err == nil && *onSlurm {
-		err = so.check(*decide)
+		err = so.check(roundsFlag(*decide, *sequential))
+	}
+	if err == nil && *pilot < papers.MinLoads {
+		err = fmt.Errorf("--pilot %d is below %d: a cell's comparison needs %d loads a side", *pilot, papers.MinLoads, papers.MinLoads)
+	}
+	if err == nil && *replay && (*out == "" || *sequential || *decide || *onSlurm) {
+		err = fmt.Errorf("--replay-sequential reads the fixed runs in --out DIR and loads nothing: give --out, and no --sequential, --decide or --slurm")
+	}
+	if err == nil && *sequential && (*decide || *parallel > 0) {
+		err = fmt.Errorf("--sequential decides its claims round by round already: leave out --decide and --parallel")
 	}
 	if err == nil && (*parallel < 0 || *parallel == 1 || (*parallel > 0 && *onSlurm)) {
 		err = fmt.Errorf("--parallel %d: give 2 or more shards, and not with --slurm (whose nodes run the shards)", *parallel)
@@ -74,6 +86,13 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "quicbench reproduce:", err)
 		return exitUsage
 	}
+	var seq *sequentialOptions
+	if *sequential {
+		seq = &sequentialOptions{pilot: *pilot}
+		if flagGiven(fs, "budget") {
+			seq.budget = *budget
+		}
+	}
 	if !*decide {
 		*budget = 0
 	}
@@ -85,6 +104,14 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *onSlurm {
 		return submitReproductions(repros, so, stdout, stderr)
 	}
+	if *replay {
+		for _, r := range repros {
+			if code := replaySequential(ctx, r, *pilot, stdout, stderr); code != exitOK {
+				return code
+			}
+		}
+		return exitOK
+	}
 	for _, r := range repros {
 		if err := checkReproduction(ctx, r, binaries.values()); err != nil {
 			fmt.Fprintln(stderr, "quicbench reproduce:", err)
@@ -92,12 +119,24 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	for _, r := range repros {
-		side := sideBySide{shards: *parallel, flags: userFlags(fs, "scale", "out", "list", "decide", "budget", "seed", "sites", "slurm", "nodes", "partition", "time", "parallel")}
-		if code := runReproduction(ctx, r, binaries.values(), *budget, *verbose, side, stdout, stderr); code != exitOK {
+		side := sideBySide{shards: *parallel, flags: userFlags(fs, "scale", "out", "list", "decide", "budget", "seed", "sites", "slurm", "nodes", "partition", "time", "parallel", "sequential", "pilot")}
+		if code := runReproduction(ctx, r, binaries.values(), *budget, seq, *verbose, side, stdout, stderr); code != exitOK {
 			return code
 		}
 	}
 	return exitOK
+}
+
+// roundsFlag names the flag that asks for rounds of loads after the
+// runs, "" for none.
+func roundsFlag(decide, sequential bool) string {
+	switch {
+	case sequential:
+		return "--sequential"
+	case decide:
+		return "--decide"
+	}
+	return ""
 }
 
 // useSites imports the recordings of dir into each reproduction's
@@ -141,19 +180,27 @@ func checkReproduction(ctx context.Context, r reproduce.Reproduction, binaries m
 	return r.CheckRuns()
 }
 
-// runReproduction runs one paper's specs, decides its inconclusive claims
-// within budget (none: 0), reports each run and prints the claims.
-func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map[factor.Client]string, budget time.Duration, verbose bool, side sideBySide, stdout, stderr io.Writer) int {
+// runReproduction runs one paper's specs (sequentially with seq, else
+// each whole), decides its inconclusive claims within budget (none: 0),
+// reports each run and prints the claims.
+func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map[factor.Client]string, budget time.Duration, seq *sequentialOptions, verbose bool, side sideBySide, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "Reproducing %s, %q, at %s scale in %s\n", r.Paper.Cite(), r.Paper.Title, r.Scale, r.Dir)
-	if r.Scale == papers.Full {
+	if r.Scale == papers.Full && seq == nil {
 		r.AdviseSlurm(stdout)
 	}
-	for _, s := range r.AllSpecs() {
+	whole := r.AllSpecs()
+	if seq != nil {
+		if code := sequentialReproduction(ctx, r, *seq, binaries, verbose, stdout, stderr); code != exitOK {
+			return code
+		}
+		whole = whole[len(r.Specs):] // the real pages' spec, if any
+	}
+	for _, s := range whole {
 		code := exitOK
 		if _, err := os.Lstat(filepath.Join(r.RunDir(s), results.FileName)); side.shards > 0 && err != nil {
 			code = runReproductionSpecSideBySide(ctx, r, s, side, stdout, stderr)
 		} else {
-			code = runReproductionSpec(ctx, r, s, binaries, verbose, stdout, stderr)
+			code = runReproductionSpec(ctx, r, s, nil, binaries, verbose, stdout, stderr)
 		}
 		if code != exitOK {
 			return code
@@ -200,16 +247,18 @@ func runOutcome(ctx context.Context, res *experiment.RunResult, err error, name,
 	return exitOK
 }
 
-// runReproductionSpec runs (or continues) one spec of a reproduction.
-func runReproductionSpec(ctx context.Context, r reproduce.Reproduction, s *spec.Spec, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
+// runReproductionSpec runs (or continues) one spec of a reproduction:
+// the cells given (cell ID → loads, a sequential reproduction's pilot),
+// or all of them for none.
+func runReproductionSpec(ctx context.Context, r reproduce.Reproduction, s *spec.Spec, cells map[string]int, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
 	dir := r.RunDir(s)
 	_, statErr := os.Lstat(filepath.Join(dir, results.FileName))
-	p := plan.Build(s)
+	p := plan.Build(s).Only(cells)
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials), verbose)
 	res, err := experiment.Run(ctx, experiment.RunConfig{
 		Spec: s, Dir: dir, Resume: statErr == nil, ClientBinaries: binaries, Facts: experiment.HostFacts(s.Clients(), binaries, Version),
-		Log: newLogger(stderr, verbose), OnTrial: progress.update,
+		Log: newLogger(stderr, verbose), OnTrial: progress.update, Cells: cells,
 	})
 	progress.finish()
 	if code := runOutcome(ctx, res, err, s.Name, dir, r.Command, stderr); code != exitOK {

@@ -39,14 +39,15 @@ type slurmOptions struct {
 }
 
 // check refuses what --slurm cannot take: a node count out of range, a
-// partition or time a #SBATCH line cannot hold, --decide (its rounds
-// depend on the verdicts of the runs).
-func (o slurmOptions) check(decide bool) error {
+// partition or time a #SBATCH line cannot hold, and rounds (the flag
+// named rounds, "" for none: --decide or --sequential), which depend on
+// the verdicts of the runs.
+func (o slurmOptions) check(rounds string) error {
 	switch {
 	case o.nodes < 1 || o.nodes > plan.MaxShards:
 		return fmt.Errorf("--nodes %d is outside 1 to %d", o.nodes, plan.MaxShards)
-	case decide:
-		return fmt.Errorf("--decide cannot go with --slurm: its rounds depend on the runs' verdicts; once the merges are done, run the command with --decide and without --slurm")
+	case rounds != "":
+		return fmt.Errorf("%s cannot go with --slurm: its rounds depend on the runs' verdicts; run the fixed design with --slurm, or %s without it", rounds, rounds)
 	}
 	return checkSlurmWords(o.partition, o.time)
 }

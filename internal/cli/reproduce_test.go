@@ -36,6 +36,11 @@ func TestReproduceRefusesBadInputInOneLine(t *testing.T) {
 		{[]string{"reproduce", "nepomuceno2018", "--out", filepath.Join(dir, "n"), "--sites", filepath.Join(dir, "empty")}, "holds no recordings: give a directory of site archives, Mahimahi recording directories, .har or .wprgo files"},
 		{[]string{"reproduce", "nepomuceno2018", "--out", filepath.Join(dir, "n"), "--sites", filepath.Join(dir, "recordings")}, "--sites: none of the 1 recordings could be imported (bad.har: "},
 		{[]string{"reproduce", "cook", "--out", filepath.Join(dir, "c"), "--sites", filepath.Join(dir, "recordings")}, "--sites: cook2017 makes no claim about pages to test on recorded sites (those that do: nepomuceno2018, wolsing2019, biswal2016)"},
+		{[]string{"reproduce", "masri", "--sequential", "--decide"}, "--sequential decides its claims round by round already: leave out --decide and --parallel"},
+		{[]string{"reproduce", "masri", "--sequential", "--slurm"}, "--sequential cannot go with --slurm: its rounds depend on the runs' verdicts; run the fixed design with --slurm, or --sequential without it"},
+		{[]string{"reproduce", "masri", "--sequential", "--pilot", "1"}, "--pilot 1 is below 2: a cell's comparison needs 2 loads a side"},
+		{[]string{"reproduce", "masri", "--replay-sequential"}, "--replay-sequential reads the fixed runs in --out DIR and loads nothing: give --out"},
+		{[]string{"reproduce", "masri", "--scale", "paper", "--replay-sequential", "--out", filepath.Join(dir, "empty")}, "no run of masri's specs in " + filepath.Join(dir, "empty") + ": run it first"},
 	})
 }
 

@@ -46,6 +46,9 @@ type Source struct {
 type Options struct {
 	Reps int    // bootstrap resamples (0: DefaultReps)
 	Seed uint64 // of the resampling
+	// Sample restricts share claims to sampled settings (a sequential
+	// reproduction's); nil: every claim reads every setting loaded.
+	Sample Sample
 }
 
 // Row is a claim set beside our measurement.
@@ -152,7 +155,7 @@ func evaluateClaim(p Paper, c Claim, sources []Source, o Options, stream uint64)
 		row.Verdict = NotReproduced
 		return row
 	}
-	groups := usable(collect(c, sources), c.Stat.Kind)
+	groups := usable(collect(c, sources, o.Sample), c.Stat.Kind)
 	if len(groups) == 0 {
 		row.Verdict = NotMeasured
 		return row
@@ -178,7 +181,7 @@ func evaluateClaim(p Paper, c Claim, sources []Source, o Options, stream uint64)
 }
 
 // collect sorts the claim's loads into groups of equal settings.
-func collect(c Claim, sources []Source) []*group {
+func collect(c Claim, sources []Source, sample Sample) []*group {
 	metric, ok := results.MetricNamed(c.Metric)
 	if !ok {
 		return nil
@@ -198,10 +201,9 @@ func collect(c Claim, sources []Source) []*group {
 			if !ok || !c.Cells.Has(levels) {
 				continue
 			}
-			key := levels
-			key.Set(c.Stat.Vary.Factor, "")
-			if c.Stat.Kind == Interaction {
-				key.Set(c.Stat.By.Factor, "")
+			key := c.SettingOf(levels)
+			if !sample.allows(c, key) {
+				continue
 			}
 			g := byKey[key]
 			if g == nil {

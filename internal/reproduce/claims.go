@@ -58,7 +58,11 @@ func ClaimsOf(ctx context.Context, store *results.Store, seed uint64) (*report.C
 		}
 		sources = append(sources, srcs...)
 	}
-	rows := papers.Evaluate(p, sources, papers.Options{Seed: seed})
+	sample, err := ReadSample(dir)
+	if err != nil {
+		return nil, err
+	}
+	rows := papers.Evaluate(p, sources, papers.Options{Seed: seed, Sample: sample})
 	if err := withRealPages(ctx, p, rows, dir, base, seed); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,10 @@ package reproduce
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"math"
 	"maps"
 	"os"
 	"path/filepath"
@@ -104,19 +107,10 @@ type specCell struct{ spec, cell string }
 // cell then ask as much for all their cells.
 func (r Reproduction) Extensions(rows []papers.Row, round int) ([]Extension, error) {
 	undecided, _ := ThisRound(Undecided(rows))
-	have, cellsOf, err := loadsOfCells(undecided)
+	total, have, cellsOf, err := roundTotals(undecided)
 	if err != nil {
 		return nil, err
 	}
-	target := make([]int, len(undecided))
-	for i, row := range undecided {
-		fullest := 0
-		for _, c := range cellsOf[i] {
-			fullest = max(fullest, have[c])
-		}
-		target[i] = fullest + min(max(row.Need.PerCell, MinRoundLoads), MaxRoundLoads)
-	}
-	total := balancedTotals(cellsOf, target)
 	bySpec := map[string]*Extension{}
 	for i, row := range undecided {
 		for _, c := range cellsOf[i] {
@@ -132,6 +126,26 @@ func (r Reproduction) Extensions(rows []papers.Row, round int) ([]Extension, err
 		}
 	}
 	return r.extensionsOf(bySpec, round)
+}
+
+// roundTotals is the loads each cell of the undecided rows is to end a
+// round with, the loads it has and each row's cells: each row asks its cells to reach the
+// loads of its fullest cell plus what it projects it needs, within
+// MinRoundLoads and MaxRoundLoads more (balancedTotals shares them out).
+func roundTotals(undecided []papers.Row) (total, have map[specCell]int, cellsOf [][]specCell, err error) {
+	have, cellsOf, err = loadsOfCells(undecided)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	target := make([]int, len(undecided))
+	for i, row := range undecided {
+		fullest := 0
+		for _, c := range cellsOf[i] {
+			fullest = max(fullest, have[c])
+		}
+		target[i] = fullest + min(max(row.Need.PerCell, MinRoundLoads), MaxRoundLoads)
+	}
+	return balancedTotals(cellsOf, target), have, cellsOf, nil
 }
 
 // loadsOfCells counts the loads each row's cells hold (the most any row
@@ -241,17 +255,36 @@ func reparse(d *spec.Spec) (*spec.Spec, error) {
 }
 
 // Rows evaluates the paper's claims on every run of r: its specs' runs
-// and their decide runs; seed seeds the bootstrap.
+// and their decide runs, share claims on their samples where the
+// reproduction is sequential; seed seeds the bootstrap.
 func (r Reproduction) Rows(ctx context.Context, seed uint64) ([]papers.Row, error) {
+	sample, err := ReadSample(r.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return r.RowsThrough(ctx, papers.Options{Seed: seed, Sample: sample}, math.MaxInt)
+}
+
+// RowsThrough evaluates the paper's claims on r's runs and decide runs up
+// to round (0: the specs' own runs alone), a spec whose run is not there
+// holding nothing.
+func (r Reproduction) RowsThrough(ctx context.Context, o papers.Options, round int) ([]papers.Row, error) {
 	var sources []papers.Source
 	for _, s := range r.Specs {
 		srcs, err := runAndDecideRuns(ctx, r.Dir, s.Name, "")
+		if errors.Is(err, fs.ErrNotExist) && round < math.MaxInt {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		sources = append(sources, srcs...)
+		for _, src := range srcs {
+			if src.Round <= round {
+				sources = append(sources, src)
+			}
+		}
 	}
-	return papers.Evaluate(r.Paper, sources, papers.Options{Seed: seed}), nil
+	return papers.Evaluate(r.Paper, sources, o), nil
 }
 
 // Rounds is how many decide rounds the runs in r.Dir hold: the highest

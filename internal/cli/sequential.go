@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quicbench/quicbench/internal/factor"
+	"github.com/quicbench/quicbench/internal/papers"
+	"github.com/quicbench/quicbench/internal/reproduce"
+)
+
+// sequentialOptions are reproduce --sequential's: the pilot's loads a
+// cell, and how long the rounds after it may load pages (0: no limit but
+// the design's repetitions).
+type sequentialOptions struct {
+	pilot  int
+	budget time.Duration
+}
+
+// sequentialReproduction runs r's design sequentially (reproduce.Design):
+// the pilot, then rounds for the undecided claims, each cell at most its
+// spec's repetitions, until no round can add anything or the time budget
+// ends. A resumed reproduction makes the same rounds again from the same
+// loads, so an interrupted round is continued, not begun anew.
+func sequentialReproduction(ctx context.Context, r reproduce.Reproduction, o sequentialOptions, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
+	start := time.Now()
+	d, err := reproduce.NewDesign(r, o.pilot, r.Specs[0].Seed)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench reproduce:", err)
+		return exitUsage
+	}
+	st := d.Start()
+	fmt.Fprintf(stdout, "Sequential: the design's %d loads are the budget; the pilot gives %d (%d a cell each claim reads, a share claim a sample of its settings), leaving out %d cells no claim reads\n",
+		d.Budget(), st.Loads(), o.pilot, d.Unread())
+	if err := reproduce.WriteSample(r.Dir, o.pilot, d.Sample(st)); err != nil {
+		fmt.Fprintln(stderr, "quicbench reproduce:", err)
+		return exitFailure
+	}
+	if code := runPilot(ctx, r, st, binaries, verbose, stdout, stderr); code != exitOK {
+		return code
+	}
+	budgetCtx, cancel := budgetContext(ctx, o.budget)
+	defer cancel()
+	for round := 0; ; round++ {
+		rows, err := r.RowsThrough(ctx, papers.Options{Seed: 1, Sample: d.Sample(st)}, round)
+		if err != nil {
+			fmt.Fprintln(stderr, "quicbench reproduce:", err)
+			return interruptedOr(ctx, exitFailure)
+		}
+		next, after, err := d.Next(rows, st)
+		if err != nil {
+			fmt.Fprintln(stderr, "quicbench reproduce:", err)
+			return exitFailure
+		}
+		if next.Loads() == 0 || budgetCtx.Err() != nil {
+			printSequentialEnd(stdout, d, st, round, rows, time.Since(start), budgetCtx.Err() != nil)
+			return exitOK
+		}
+		fmt.Fprintf(stdout, "Sequential round %d: %d more loads for %s\n", round+1, next.Loads(), strings.Join(next.Claims, ", "))
+		st = after
+		if err := reproduce.WriteSample(r.Dir, o.pilot, d.Sample(st)); err != nil {
+			fmt.Fprintln(stderr, "quicbench reproduce:", err)
+			return exitFailure
+		}
+		if code := runRoundExtensions(budgetCtx, ctx, r, next, round+1, binaries, verbose, stdout, stderr); code != exitOK {
+			return code
+		}
+	}
+}
+
+// budgetContext is ctx ended after budget (0: never).
+func budgetContext(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
+	if budget <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, budget)
+}
+
+// runPilot runs the pilot: each spec's own run, of the cells st gives
+// loads.
+func runPilot(ctx context.Context, r reproduce.Reproduction, st reproduce.State, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
+	for _, s := range r.Specs {
+		cells := st.Cells(s.Name)
+		if len(cells) == 0 {
+			continue
+		}
+		if code := runReproductionSpec(ctx, r, s, cells, binaries, verbose, stdout, stderr); code != exitOK {
+			return code
+		}
+	}
+	return exitOK
+}
+
+// runRoundExtensions runs the decide runs of a sequential round.
+func runRoundExtensions(budgetCtx, ctx context.Context, r reproduce.Reproduction, rd reproduce.Round, number int, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
+	exts, err := r.RoundExtensions(rd, number)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench reproduce:", err)
+		return exitFailure
+	}
+	for _, e := range exts {
+		if code := runExtension(budgetCtx, ctx, r, e, binaries, verbose, stdout, stderr); code != exitOK {
+			return code
+		}
+	}
+	return exitOK
+}
+
+// printSequentialEnd says what the sequential reproduction loaded against
+// its budget, and why it stopped.
+func printSequentialEnd(w io.Writer, d *reproduce.Design, st reproduce.State, rounds int, rows []papers.Row, took time.Duration, outOfTime bool) {
+	why := "every claim decided or at its budget"
+	if outOfTime {
+		why = "the time budget ended"
+	}
+	undecided := 0
+	for _, r := range rows {
+		if r.Verdict == papers.Inconclusive {
+			undecided++
+		}
+	}
+	fmt.Fprintf(w, "Sequential: %d of the design's %d loads given (%.0f %%), in the pilot and %d rounds; stopped with %s (%d claims inconclusive), in %s\n\n",
+		st.Loads(), d.Budget(), 100*float64(st.Loads())/float64(d.Budget()), rounds, why, undecided, took.Round(time.Second))
+}
+
+// replaySequential replays the sequential design on the fixed runs in
+// r.Dir and prints, per claim, both designs' verdicts and loads.
+func replaySequential(ctx context.Context, r reproduce.Reproduction, pilot int, stdout, stderr io.Writer) int {
+	d, err := reproduce.NewDesign(r, pilot, r.Specs[0].Seed)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench reproduce:", err)
+		return exitUsage
+	}
+	got, err := r.ReplaySequential(ctx, d, 1)
+	if err != nil {
+		fmt.Fprintln(stderr, "quicbench reproduce --replay-sequential:", err)
+		return interruptedOr(ctx, exitUsage)
+	}
+	fmt.Fprintf(stdout, "The sequential design (pilot %d) replayed on the fixed runs in %s: %d of their %d loads (%.0f %%), in the pilot and %d rounds\n\n",
+		pilot, r.Dir, got.SequentialLoads, got.FixedLoads, 100*float64(got.SequentialLoads)/float64(max(got.FixedLoads, 1)), got.Rounds)
+	tw := tabwriter.NewWriter(printable{stdout}, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "claim\tfixed\tloads\tsequential\tloads\tround\tagreement")
+	for i, f := range got.Fixed {
+		s := got.Sequential[i]
+		fmt.Fprintf(tw, "%s\t%s %s\t%d\t%s %s\t%d\t%d\t%s\n", f.Claim.ID, f.Verdict, f.Ours(), f.Loads, s.Verdict, s.Ours(), s.Loads, s.Round, reproduce.Agree(f, s))
+	}
+	tw.Flush()
+	return exitOK
+}
