@@ -8,8 +8,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/papers"
+	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/reproduce"
 )
 
@@ -34,8 +36,9 @@ func sequentialReproduction(ctx context.Context, r reproduce.Reproduction, o seq
 		return exitUsage
 	}
 	st := d.Start()
-	fmt.Fprintf(stdout, "Sequential: the design's %d loads are the budget; the pilot gives %d (%d a cell each claim reads, a share claim a sample of its settings), leaving out %d cells no claim reads\n",
-		d.Budget(), st.Loads(), o.pilot, d.Unread())
+	pilotTime, budgetTime := estimates(r, st)
+	fmt.Fprintf(stdout, "Sequential: the design's %d loads are the budget (about %s here); the pilot gives %d (about %s: %d a cell each claim reads, a share claim a sample of its settings), leaving out %d cells no claim reads\n",
+		d.Budget(), budgetTime.Round(time.Minute), st.Loads(), pilotTime.Round(time.Minute), o.pilot, d.Unread())
 	if err := reproduce.WriteSample(r.Dir, o.pilot, d.Sample(st)); err != nil {
 		fmt.Fprintln(stderr, "quicbench reproduce:", err)
 		return exitFailure
@@ -60,7 +63,8 @@ func sequentialReproduction(ctx context.Context, r reproduce.Reproduction, o seq
 			printSequentialEnd(stdout, d, st, round, rows, time.Since(start), budgetCtx.Err() != nil)
 			return exitOK
 		}
-		fmt.Fprintf(stdout, "Sequential round %d: %d more loads for %s\n", round+1, next.Loads(), strings.Join(next.Claims, ", "))
+		fmt.Fprintf(stdout, "Sequential round %d: %d more loads for %s; expected in all about %d of the %d (the undecided claims' needs at the spread observed)\n",
+			round+1, next.Loads(), strings.Join(next.Claims, ", "), d.Expected(rows, st), d.Budget())
 		st = after
 		if err := reproduce.WriteSample(r.Dir, o.pilot, d.Sample(st)); err != nil {
 			fmt.Fprintln(stderr, "quicbench reproduce:", err)
@@ -70,6 +74,20 @@ func sequentialReproduction(ctx context.Context, r reproduce.Reproduction, o seq
 			return code
 		}
 	}
+}
+
+// estimates are the plan's durations of the pilot st gives and of the
+// specs' whole designs, with this machine's overheads.
+func estimates(r reproduce.Reproduction, st reproduce.State) (pilot, whole time.Duration) {
+	o := experiment.MachineOverheads(time.Now())
+	for _, s := range r.Specs {
+		p := plan.Build(s)
+		whole += p.EstimateOn(s, o)
+		if cells := st.Cells(s.Name); len(cells) > 0 {
+			pilot += p.Only(cells).EstimateOn(s, o)
+		}
+	}
+	return pilot, whole
 }
 
 // budgetContext is ctx ended after budget (0: never).
@@ -140,8 +158,8 @@ func replaySequential(ctx context.Context, r reproduce.Reproduction, pilot int, 
 		fmt.Fprintln(stderr, "quicbench reproduce --replay-sequential:", err)
 		return interruptedOr(ctx, exitUsage)
 	}
-	fmt.Fprintf(stdout, "The sequential design (pilot %d) replayed on the fixed runs in %s: %d of their %d loads (%.0f %%), in the pilot and %d rounds\n\n",
-		pilot, r.Dir, got.SequentialLoads, got.FixedLoads, 100*float64(got.SequentialLoads)/float64(max(got.FixedLoads, 1)), got.Rounds)
+	fmt.Fprintf(stdout, "The sequential design (pilot %d) replayed on the fixed runs in %s: %d of their %d loads (%.0f %%), in the pilot (%d loads) and %d rounds; expected after the pilot: %d\n\n",
+		pilot, r.Dir, got.SequentialLoads, got.FixedLoads, 100*float64(got.SequentialLoads)/float64(max(got.FixedLoads, 1)), got.PilotLoads, got.Rounds, got.Expected)
 	tw := tabwriter.NewWriter(printable{stdout}, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "claim\tfixed\tloads\tsequential\tloads\tround\tagreement")
 	for i, f := range got.Fixed {

@@ -21,6 +21,9 @@ type Replayed struct {
 	FixedLoads, SequentialLoads int
 	// Rounds is the sequential design's rounds after its pilot.
 	Rounds int
+	// PilotLoads is the loads the pilot took, and Expected the loads the
+	// design expected to take in all once it had read the pilot's.
+	PilotLoads, Expected int
 }
 
 // ReplaySequential replays d on the fixed runs of r's specs (each spec's
@@ -34,9 +37,7 @@ func (r Reproduction) ReplaySequential(ctx context.Context, d *Design, seed uint
 		return nil, err
 	}
 	out := &Replayed{Fixed: papers.Evaluate(r.Paper, fixed, papers.Options{Seed: seed})}
-	for _, src := range fixed {
-		out.FixedLoads += len(src.Trials)
-	}
+	out.FixedLoads = loadsIn(fixed)
 	d = d.budgetsOf(held)
 	st := d.Start()
 	var given []State // the state after each round, the pilot's first
@@ -44,15 +45,15 @@ func (r Reproduction) ReplaySequential(ctx context.Context, d *Design, seed uint
 		given = append(given, st)
 		read := takenBy(fixed, given)
 		rows := papers.Evaluate(r.Paper, read, papers.Options{Seed: seed, Sample: d.Sample(st)})
+		if len(given) == 1 {
+			out.PilotLoads, out.Expected = loadsIn(read), d.Expected(rows, st)
+		}
 		rd, next, err := d.Next(rows, st)
 		if err != nil {
 			return nil, err
 		}
 		if rd.Loads() == 0 || ctx.Err() != nil {
-			out.Sequential, out.Rounds = rows, len(given)-1
-			for _, src := range read {
-				out.SequentialLoads += len(src.Trials)
-			}
+			out.Sequential, out.Rounds, out.SequentialLoads = rows, len(given)-1, loadsIn(read)
 			return out, ctx.Err()
 		}
 		st = next
@@ -122,6 +123,15 @@ func takenBy(fixed []papers.Source, given []State) []papers.Source {
 		}
 	}
 	return out
+}
+
+// loadsIn counts the trials of sources.
+func loadsIn(sources []papers.Source) int {
+	n := 0
+	for _, src := range sources {
+		n += len(src.Trials)
+	}
+	return n
 }
 
 // cellIDOf is the cell ID of trial ID "<cell>-r<rep>".

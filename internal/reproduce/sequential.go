@@ -317,3 +317,41 @@ func (d *Design) moreSettings(row papers.Row, st State) bool {
 	d.sample(st, row.Claim.ID, sh, min(len(sh.order), have+max(row.Need.Settings, MinShareStep)))
 	return true
 }
+
+// Expected is the loads the design is expected to give in all, projected
+// from rows (the claims read in state st): each undecided claim's cells
+// given what its interval's width at the observed spread says it needs
+// (papers.Need; its cells' budget where its value sits on a bound), each
+// undecided share the settings it needs; never more than the budget.
+func (d *Design) Expected(rows []papers.Row, st State) int {
+	want := maps.Clone(st.Given)
+	undecided := undecidedWithin(rows)
+	_, _, cellsOf, err := roundTotals(undecided)
+	if err != nil {
+		return st.Loads()
+	}
+	for i, row := range undecided {
+		for _, c := range cellsOf[i] {
+			if cell, ok := d.cells[c]; ok {
+				more := row.Need.PerCell
+				if row.Need.OnBound {
+					more = cell.budget
+				}
+				want[c] = max(want[c], min(st.Given[c]+more, cell.budget))
+			}
+		}
+	}
+	for _, row := range rows {
+		sh := d.shares[row.Claim.ID]
+		if sh == nil || row.Verdict != papers.Inconclusive || row.Need.OnBound || row.Need.Settings <= 0 {
+			continue
+		}
+		n := min(len(sh.order), st.Sampled[row.Claim.ID]+row.Need.Settings)
+		for _, key := range sh.order[:n] {
+			for _, c := range sh.cells[key] {
+				want[c] = max(want[c], min(d.Pilot, d.cells[c].budget))
+			}
+		}
+	}
+	return State{Given: want}.Loads()
+}

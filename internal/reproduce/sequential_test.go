@@ -79,7 +79,10 @@ func TestTheSequentialDesignDecidesWithAPartOfTheLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("sequential %d of the fixed %d loads, %d rounds", got.SequentialLoads, got.FixedLoads, got.Rounds)
+	t.Logf("sequential %d of the fixed %d loads (pilot %d, expected %d), %d rounds", got.SequentialLoads, got.FixedLoads, got.PilotLoads, got.Expected, got.Rounds)
+	if got.Expected < got.PilotLoads || got.Expected > got.FixedLoads {
+		t.Errorf("expected %d loads after a pilot of %d, of a budget of %d", got.Expected, got.PilotLoads, got.FixedLoads)
+	}
 	for i, f := range got.Fixed {
 		s := got.Sequential[i]
 		t.Logf("%s fixed %s %.3f (%d loads), sequential %s %.3f (%d loads, round %d)", f.Claim.ID, f.Verdict, f.Value, f.Loads, s.Verdict, s.Value, s.Loads, s.Round)
