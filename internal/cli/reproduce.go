@@ -29,7 +29,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	list := fs.Bool("list", false, "name the papers and their claims, and run nothing")
 	decide := fs.Bool("decide", false, "then add loads to the cells of the inconclusive claims, round after round, until each is decided or --budget is spent (runs OUT/<spec>-decide-<round>/)")
 	budget := fs.Duration("budget", time.Hour, "with --decide: how long its rounds may load pages, such as 2h (with --sequential: no limit unless given)")
-	sequential := fs.Bool("sequential", false, "the specs' repetitions become a budget: a pilot of --pilot loads a cell each claim reads (a share claim a random sample of its settings), then rounds for the undecided claims, each cell at most its repetitions; cells no claim reads are left out (docs/reproduce.md#sequential)")
+	sequential := fs.Bool("sequential", false, "the specs' repetitions become a budget: a pilot of --pilot loads a cell each claim reads (a share claim a random sample of its settings), then rounds for the undecided claims, each cell at most its repetitions; cells no claim reads are left out (docs/reproduce.md#sequential-the-repetitions-as-a-budget)")
 	replay := fs.Bool("replay-sequential", false, "load nothing: replay --sequential on the fixed runs in --out, and print each claim's verdict and loads both ways")
 	pilot := fs.Int("pilot", reproduce.DefaultPilot, "with --sequential: the `loads` a cell gets first")
 	seed := fs.Uint64("seed", 0, "the specs' seed instead of their own (other loss draws and trial order, the same pages): a second reproduction, in another --out, shows whether the verdicts hold")
@@ -42,7 +42,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&so.nodes, "nodes", 1, "with --slurm: the `number` of nodes the jobs share (one shard a node at a time), for the shards and the expected wall time")
 	fs.StringVar(&so.partition, "partition", "", "with --slurm: the Slurm `partition` to run in (default: the cluster's)")
 	fs.StringVar(&so.time, "time", "", "with --slurm: each array task's time `limit`, as sbatch takes it, such as 12:00:00 (default: the partition's)")
-	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--sites DIR] [--decide [--budget 2h]]\n       quicbench reproduce PAPER --slurm [--nodes N] [--partition P] [--time T] [--scale …] [--out DIR] [--seed N]\n       quicbench reproduce --list\n\n" +
+	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--sites DIR] [--decide [--budget 2h] | --sequential [--pilot 5]]\n       quicbench reproduce PAPER --out DIR --replay-sequential [--scale …] [--pilot 5]\n       quicbench reproduce PAPER --slurm [--nodes N] [--partition P] [--time T] [--scale …] [--out DIR] [--seed N]\n       quicbench reproduce --list\n\n" +
 		"Runs a paper's design (its example specs), then prints one row per claim of the paper: its figure, ours with its\n" +
 		"95 % interval, and agrees, disagrees or inconclusive at the paper's significance level. PAPER is one of\n" +
 		strings.Join(papers.IDs(), ", ") + " (or a first author), or all."
