@@ -49,7 +49,7 @@ func sequentialReproduction(ctx context.Context, r reproduce.Reproduction, o seq
 	budgetCtx, cancel := budgetContext(ctx, o.budget)
 	defer cancel()
 	for round := 0; ; round++ {
-		rows, err := r.RowsThrough(ctx, papers.Options{Seed: 1, Sample: d.Sample(st)}, round)
+		rows, err := r.RowsThrough(ctx, papers.Options{Seed: 1, Sample: d.Sample(st), Spend: true}, round)
 		if err != nil {
 			fmt.Fprintln(stderr, "quicbench reproduce:", err)
 			return interruptedOr(ctx, exitFailure)

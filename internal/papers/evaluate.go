@@ -49,6 +49,20 @@ type Options struct {
 	// Sample restricts share claims to sampled settings (a sequential
 	// reproduction's); nil: every claim reads every setting loaded.
 	Sample Sample
+	// Spend reads each round's look at the claim's level times
+	// LookShare(round), so that its looks together keep its level (a
+	// sequential reproduction's); false: every look at the claim's level.
+	Spend bool
+}
+
+// LookShare is the part of a claim's level that the look after round
+// round (0: the reproduction's own loads) spends: 6/(π²(round+1)²), whose
+// sum over every look is 1, so that however many rounds a claim takes,
+// the chance that any of its looks decides it wrongly stays within its
+// level (Bonferroni over the looks).
+func LookShare(round int) float64 {
+	k := float64(round + 1)
+	return 6 / (math.Pi * math.Pi * k * k)
 }
 
 // Row is a claim set beside our measurement.
@@ -84,6 +98,9 @@ type Row struct {
 	// Round is the last decide round whose loads the row read: the one
 	// that decided it, or the last one for a claim still undecided.
 	Round int
+	// Spent says the row's level is the claim's times LookShare(Round)
+	// (Options.Spend): Claim.Alpha holds the level it was read at.
+	Spent bool
 	// Real is a claim about pages evaluated on recorded sites
 	// (EvaluateSites); nil when it was not.
 	Real *Row
@@ -115,8 +132,12 @@ func Evaluate(p Paper, sources []Source, o Options) []Row {
 			if v := rows[i].Verdict; round > 0 && (v == Agrees || v == Disagrees) {
 				continue
 			}
-			rows[i] = evaluateClaim(p, c, read, o, uint64(i))
-			rows[i].Round = round
+			looked := c
+			if o.Spend {
+				looked.Alpha = c.alpha() * LookShare(round)
+			}
+			rows[i] = evaluateClaim(p, looked, read, o, uint64(i))
+			rows[i].Round, rows[i].Spent = round, o.Spend
 		}
 	}
 	return rows

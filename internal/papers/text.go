@@ -121,10 +121,17 @@ func (r Row) HoldsIf() string {
 // 0.01: a 99 % interval (95 %: [0.55, 0.68])"; "" otherwise.
 func (r Row) Level() string {
 	a := r.Claim.alpha()
-	if a == 0.05 || r.Verdict == NotMeasured || r.Verdict == NotReproduced {
+	k := r.Claim.Stat.Kind
+	switch {
+	case r.Verdict == NotMeasured || r.Verdict == NotReproduced:
+		return ""
+	case r.Spent:
+		paper := a / LookShare(r.Round)
+		return fmt.Sprintf("at p < %.3g, look %d's part of the paper's p < %.3g (a sequential reproduction's looks share it): a %.4g %% interval (95 %%: [%s, %s])",
+			a, r.Round+1, paper, 100*(1-a), FormatValue(k, r.Lo), FormatValue(k, r.Hi))
+	case a == 0.05:
 		return ""
 	}
-	k := r.Claim.Stat.Kind
 	return fmt.Sprintf("at the paper's p < %g: a %g %% interval (95 %%: [%s, %s])", a, 100*(1-a), FormatValue(k, r.Lo), FormatValue(k, r.Hi))
 }
 

@@ -62,7 +62,7 @@ func ClaimsOf(ctx context.Context, store *results.Store, seed uint64) (*report.C
 	if err != nil {
 		return nil, err
 	}
-	rows := papers.Evaluate(p, sources, papers.Options{Seed: seed, Sample: sample})
+	rows := papers.Evaluate(p, sources, papers.Options{Seed: seed, Sample: sample, Spend: sample != nil})
 	if err := withRealPages(ctx, p, rows, dir, base, seed); err != nil {
 		return nil, err
 	}

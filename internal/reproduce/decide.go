@@ -262,7 +262,7 @@ func (r Reproduction) Rows(ctx context.Context, seed uint64) ([]papers.Row, erro
 	if err != nil {
 		return nil, err
 	}
-	return r.RowsThrough(ctx, papers.Options{Seed: seed, Sample: sample}, math.MaxInt)
+	return r.RowsThrough(ctx, papers.Options{Seed: seed, Sample: sample, Spend: sample != nil}, math.MaxInt)
 }
 
 // RowsThrough evaluates the paper's claims on r's runs and decide runs up

@@ -44,7 +44,7 @@ func (r Reproduction) ReplaySequential(ctx context.Context, d *Design, seed uint
 	for {
 		given = append(given, st)
 		read := takenBy(fixed, given)
-		rows := papers.Evaluate(r.Paper, read, papers.Options{Seed: seed, Sample: d.Sample(st)})
+		rows := papers.Evaluate(r.Paper, read, papers.Options{Seed: seed, Sample: d.Sample(st), Spend: true})
 		if len(given) == 1 {
 			out.PilotLoads, out.Expected = loadsIn(read), d.Expected(rows, st)
 		}
