@@ -31,7 +31,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	budget := fs.Duration("budget", time.Hour, "with --decide: how long its rounds may load pages, such as 2h (with --sequential: no limit unless given)")
 	sequential := fs.Bool("sequential", false, "the specs' repetitions become a budget: a pilot of --pilot loads a cell each claim reads (a share claim a random sample of its settings), then rounds for the undecided claims, each cell at most its repetitions; cells no claim reads are left out (docs/reproduce.md#sequential-the-repetitions-as-a-budget)")
 	replay := fs.Bool("replay-sequential", false, "load nothing: replay --sequential on the fixed runs in --out, and print each claim's verdict and loads both ways")
-	pilot := fs.Int("pilot", reproduce.DefaultPilot, "with --sequential: the `loads` a cell gets first")
+	pilot := fs.Int("pilot", 0, "with --sequential: the `loads` a cell gets first (default 5, or a third of a spec's repetitions where that is fewer, at least 2)")
 	seed := fs.Uint64("seed", 0, "the specs' seed instead of their own (other loss draws and trial order, the same pages): a second reproduction, in another --out, shows whether the verdicts hold")
 	sites := fs.String("sites", "", "`directory` of recorded sites (site archives, Mahimahi recording directories, .har or .wprgo files): the paper's claims about pages are also evaluated on them, imported into OUT/sites/, each verdict on real pages beside the one on generated pages")
 	binaries := newClientBinaries(fs)
@@ -42,7 +42,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&so.nodes, "nodes", 1, "with --slurm: the `number` of nodes the jobs share (one shard a node at a time), for the shards and the expected wall time")
 	fs.StringVar(&so.partition, "partition", "", "with --slurm: the Slurm `partition` to run in (default: the cluster's)")
 	fs.StringVar(&so.time, "time", "", "with --slurm: each array task's time `limit`, as sbatch takes it, such as 12:00:00 (default: the partition's)")
-	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--sites DIR] [--decide [--budget 2h] | --sequential [--pilot 5]]\n       quicbench reproduce PAPER --out DIR --replay-sequential [--scale …] [--pilot 5]\n       quicbench reproduce PAPER --slurm [--nodes N] [--partition P] [--time T] [--scale …] [--out DIR] [--seed N]\n       quicbench reproduce --list\n\n" +
+	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--sites DIR] [--decide [--budget 2h] | --sequential [--pilot 5]]\n       quicbench reproduce PAPER --out DIR --replay-sequential [--scale …] [--pilot N]\n       quicbench reproduce PAPER --slurm [--nodes N] [--partition P] [--time T] [--scale …] [--out DIR] [--seed N]\n       quicbench reproduce --list\n\n" +
 		"Runs a paper's design (its example specs), then prints one row per claim of the paper: its figure, ours with its\n" +
 		"95 % interval, and agrees, disagrees or inconclusive at the paper's significance level. PAPER is one of\n" +
 		strings.Join(papers.IDs(), ", ") + " (or a first author), or all."
@@ -65,7 +65,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err == nil && *onSlurm {
 		err = so.check(roundsFlag(*decide, *sequential))
 	}
-	if err == nil && *pilot < papers.MinLoads {
+	if err == nil && *pilot != 0 && *pilot < papers.MinLoads {
 		err = fmt.Errorf("--pilot %d is below %d: a cell's comparison needs %d loads a side", *pilot, papers.MinLoads, papers.MinLoads)
 	}
 	if err == nil && *replay && (*out == "" || *sequential || *decide || *onSlurm) {

@@ -37,9 +37,9 @@ func sequentialReproduction(ctx context.Context, r reproduce.Reproduction, o seq
 	}
 	st := d.Start()
 	pilotTime, budgetTime := estimates(r, st)
-	fmt.Fprintf(stdout, "Sequential: the design's %d loads are the budget (about %s here); the pilot gives %d (about %s: %d a cell each claim reads, a share claim a sample of its settings), leaving out %d cells no claim reads\n",
-		d.Budget(), budgetTime.Round(time.Minute), st.Loads(), pilotTime.Round(time.Minute), o.pilot, d.Unread())
-	if err := reproduce.WriteSample(r.Dir, o.pilot, d.Sample(st)); err != nil {
+	fmt.Fprintf(stdout, "Sequential: the design's %d loads are the budget (about %s here); the pilot gives %d (about %s: %s a cell each claim reads, a share claim a sample of its settings), leaving out %d cells no claim reads\n",
+		d.Budget(), budgetTime.Round(time.Minute), st.Loads(), pilotTime.Round(time.Minute), perCellText(st), d.Unread())
+	if err := reproduce.WriteSample(r.Dir, d.Sample(st)); err != nil {
 		fmt.Fprintln(stderr, "quicbench reproduce:", err)
 		return exitFailure
 	}
@@ -66,7 +66,7 @@ func sequentialReproduction(ctx context.Context, r reproduce.Reproduction, o seq
 		fmt.Fprintf(stdout, "Sequential round %d: %d more loads for %s; expected in all about %d of the %d (the undecided claims' needs at the spread observed)\n",
 			round+1, next.Loads(), strings.Join(next.Claims, ", "), d.Expected(rows, st), d.Budget())
 		st = after
-		if err := reproduce.WriteSample(r.Dir, o.pilot, d.Sample(st)); err != nil {
+		if err := reproduce.WriteSample(r.Dir, d.Sample(st)); err != nil {
 			fmt.Fprintln(stderr, "quicbench reproduce:", err)
 			return exitFailure
 		}
@@ -88,6 +88,15 @@ func estimates(r reproduce.Reproduction, st reproduce.State) (pilot, whole time.
 		}
 	}
 	return pilot, whole
+}
+
+// perCellText says the loads st gives a cell: "5" or "2 to 5".
+func perCellText(st reproduce.State) string {
+	lo, hi := st.PerCell()
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d to %d", lo, hi)
 }
 
 // budgetContext is ctx ended after budget (0: never).
@@ -158,8 +167,8 @@ func replaySequential(ctx context.Context, r reproduce.Reproduction, pilot int, 
 		fmt.Fprintln(stderr, "quicbench reproduce --replay-sequential:", err)
 		return interruptedOr(ctx, exitUsage)
 	}
-	fmt.Fprintf(stdout, "The sequential design (pilot %d) replayed on the fixed runs in %s: %d of their %d loads (%.0f %%), in the pilot (%d loads) and %d rounds; expected after the pilot: %d\n\n",
-		pilot, r.Dir, got.SequentialLoads, got.FixedLoads, 100*float64(got.SequentialLoads)/float64(max(got.FixedLoads, 1)), got.PilotLoads, got.Rounds, got.Expected)
+	fmt.Fprintf(stdout, "The sequential design (pilot of %s a cell) replayed on the fixed runs in %s: %d of their %d loads (%.0f %%), in the pilot (%d loads) and %d rounds; expected after the pilot: %d\n\n",
+		perCellText(d.Start()), r.Dir, got.SequentialLoads, got.FixedLoads, 100*float64(got.SequentialLoads)/float64(max(got.FixedLoads, 1)), got.PilotLoads, got.Rounds, got.Expected)
 	tw := tabwriter.NewWriter(printable{stdout}, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "claim\tfixed\tloads\tsequential\tloads\tround\tagreement")
 	for i, f := range got.Fixed {

@@ -26,8 +26,6 @@ const maxSampleFile = 16 << 20
 
 // sampleFile is SampleFile's content.
 type sampleFile struct {
-	// Pilot is the loads each cell got first.
-	Pilot int `json:"pilot"`
 	// Samples are each share claim's sampled settings' keys
 	// (papers.SettingKey), by claim ID.
 	Samples map[string][]string `json:"samples"`
@@ -36,10 +34,10 @@ type sampleFile struct {
 // claimID is the form of a claim's ID.
 var claimID = regexp.MustCompile(`^C[0-9]{1,3}$`)
 
-// WriteSample records a sequential reproduction's pilot and samples in
-// dir, replacing what was there as a whole.
-func WriteSample(dir string, pilot int, s papers.Sample) error {
-	f := sampleFile{Pilot: pilot, Samples: map[string][]string{}}
+// WriteSample records a sequential reproduction's samples in dir,
+// replacing what was there as a whole.
+func WriteSample(dir string, s papers.Sample) error {
+	f := sampleFile{Samples: map[string][]string{}}
 	for id, keys := range s {
 		f.Samples[id] = slices.Sorted(maps.Keys(keys))
 	}
@@ -74,8 +72,8 @@ func parseSample(data []byte) (papers.Sample, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, errors.New("not the JSON a sequential reproduction writes")
 	}
-	if f.Pilot < papers.MinLoads {
-		return nil, fmt.Errorf("pilot %d is below %d loads", f.Pilot, papers.MinLoads)
+	if f.Samples == nil {
+		return nil, errors.New("it names no samples")
 	}
 	out := papers.Sample{}
 	for id, keys := range f.Samples {

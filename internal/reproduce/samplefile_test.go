@@ -31,7 +31,7 @@ func TestTheShareReadsItsRecordedSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := d.Start()
-	if err := WriteSample(r.Dir, DefaultPilot, d.Sample(st)); err != nil {
+	if err := WriteSample(r.Dir, d.Sample(st)); err != nil {
 		t.Fatal(err)
 	}
 	sampled, err := r.Rows(context.Background(), 1)
@@ -52,9 +52,9 @@ func TestTheShareReadsItsRecordedSample(t *testing.T) {
 func TestABadSampleFileIsRefusedWithoutEcho(t *testing.T) {
 	for name, content := range map[string]string{
 		"not JSON":  "\x1b[31mSECRET",
-		"a claim":   `{"pilot":5,"samples":{"SECRET\u001b":["a"]}}`,
-		"no pilot":  `{"samples":{}}`,
-		"empty key": `{"pilot":5,"samples":{"C8":[""]}}`,
+		"a claim":    `{"samples":{"SECRET\u001b":["a"]}}`,
+		"no samples": `{"sample":{}}`,
+		"empty key":  `{"samples":{"C8":[""]}}`,
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, SampleFile), []byte(content), 0o644); err != nil {
@@ -67,7 +67,7 @@ func TestABadSampleFileIsRefusedWithoutEcho(t *testing.T) {
 	}
 	dir := t.TempDir()
 	target := filepath.Join(t.TempDir(), "elsewhere.json")
-	if err := os.WriteFile(target, []byte(`{"pilot":5,"samples":{}}`), 0o644); err != nil {
+	if err := os.WriteFile(target, []byte(`{"samples":{}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(target, filepath.Join(dir, SampleFile)); err != nil {
@@ -82,9 +82,9 @@ func TestABadSampleFileIsRefusedWithoutEcho(t *testing.T) {
 }
 
 func FuzzParseSample(f *testing.F) {
-	f.Add([]byte(`{"pilot":5,"samples":{"C8":["network=rtt5ms-loss2;page=synthetic:2x1KB"]}}`))
-	f.Add([]byte(`{"pilot":1,"samples":{}}`))
-	f.Add([]byte(`{"pilot":5,"samples":{"C1":[""]}}`))
+	f.Add([]byte(`{"samples":{"C8":["network=rtt5ms-loss2;page=synthetic:2x1KB"]}}`))
+	f.Add([]byte(`{"samples":{}}`))
+	f.Add([]byte(`{"samples":{"C1":[""]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := parseSample(data)
 		if err != nil {

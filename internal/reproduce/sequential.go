@@ -20,7 +20,9 @@ import (
 // repetitions, until every claim is decided or nothing more can be given.
 // Cells that no claim reads are left out.
 
-// DefaultPilot is the loads a cell gets first: the quick scale's.
+// DefaultPilot is the most loads a cell gets first by default: the quick
+// scale's. A spec of fewer repetitions gives a third of them (at least
+// papers.MinLoads), so that its pilot leaves rounds something to give.
 const DefaultPilot = 5
 
 // MinShareSample is the fewest settings a share claim's first sample
@@ -49,7 +51,8 @@ type shareDesign struct {
 
 // Design is the sequential design of a reproduction's specs.
 type Design struct {
-	// Pilot is the loads each cell gets first.
+	// Pilot is the loads each cell gets first; 0: DefaultPilot, or a
+	// third of the cell's budget where that is fewer (pilotOf).
 	Pilot  int
 	cells  map[specCell]designCell
 	claims []papers.Claim
@@ -74,10 +77,21 @@ func (st State) Loads() int {
 	return n
 }
 
+// PerCell is the fewest and the most loads st gives a cell it loads.
+func (st State) PerCell() (lo, hi int) {
+	for _, g := range st.Given {
+		if g > 0 && (lo == 0 || g < lo) {
+			lo = g
+		}
+		hi = max(hi, g)
+	}
+	return lo, hi
+}
+
 // NewDesign lays out r's sequential design with a pilot of pilot loads a
 // cell; seed orders each share claim's settings.
 func NewDesign(r Reproduction, pilot int, seed uint64) (*Design, error) {
-	if pilot < papers.MinLoads {
+	if pilot != 0 && pilot < papers.MinLoads {
 		return nil, fmt.Errorf("--pilot %d is below %d: a cell's comparison needs %d loads a side", pilot, papers.MinLoads, papers.MinLoads)
 	}
 	d := &Design{Pilot: pilot, cells: map[specCell]designCell{}, reads: map[specCell][]int{}, shares: map[string]*shareDesign{}}
@@ -124,6 +138,17 @@ func (d *Design) addReaders(c specCell, l factor.Levels) {
 	}
 }
 
+// pilotOf is the loads cell c gets first: Pilot, or by default
+// DefaultPilot or a third of its budget where that is fewer, at least
+// papers.MinLoads; never more than its budget.
+func (d *Design) pilotOf(c specCell) int {
+	budget := d.cells[c].budget
+	if d.Pilot > 0 {
+		return min(d.Pilot, budget)
+	}
+	return min(DefaultPilot, max(papers.MinLoads, (budget+2)/3), budget)
+}
+
 // Budget is the loads of the specs' whole designs: what the fixed
 // design loads.
 func (d *Design) Budget() int {
@@ -153,7 +178,7 @@ func (d *Design) Start() State {
 	st := State{Given: map[specCell]int{}, Sampled: map[string]int{}}
 	for c := range d.cells {
 		if slices.ContainsFunc(d.reads[c], func(i int) bool { return d.claims[i].Stat.Kind != papers.Share }) {
-			st.Given[c] = min(d.Pilot, d.cells[c].budget)
+			st.Given[c] = d.pilotOf(c)
 		}
 	}
 	for id, sh := range d.shares {
@@ -169,7 +194,7 @@ func (d *Design) sample(st State, id string, sh *shareDesign, n int) {
 	for _, key := range sh.order[:n] {
 		for _, c := range sh.cells[key] {
 			if st.Given[c] == 0 {
-				st.Given[c] = min(d.Pilot, d.cells[c].budget)
+				st.Given[c] = d.pilotOf(c)
 			}
 		}
 	}
@@ -349,7 +374,7 @@ func (d *Design) Expected(rows []papers.Row, st State) int {
 		n := min(len(sh.order), st.Sampled[row.Claim.ID]+row.Need.Settings)
 		for _, key := range sh.order[:n] {
 			for _, c := range sh.cells[key] {
-				want[c] = max(want[c], min(d.Pilot, d.cells[c].budget))
+				want[c] = max(want[c], d.pilotOf(c))
 			}
 		}
 	}

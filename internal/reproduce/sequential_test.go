@@ -150,3 +150,50 @@ func rowByID(rows []papers.Row, id string) papers.Row {
 	}
 	panic(fmt.Sprintf("no claim %s", id))
 }
+
+// TestEveryClaimHasPilotLoads: at both scales of every paper, the
+// default pilot gives loads to a setting of each claim the fixed design measures, and
+// never more than the design.
+func TestEveryClaimHasPilotLoads(t *testing.T) {
+	for _, scale := range []string{"quick", "paper"} {
+		rs, err := Resolve("all", scale, t.TempDir(), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			d, err := NewDesign(r, 0, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := d.Start()
+			t.Logf("%s at %s scale: pilot %d of the design's %d loads (%.0f %%), %d cells unread", r.Paper.ID, scale, st.Loads(), d.Budget(), 100*float64(st.Loads())/float64(d.Budget()), d.Unread())
+			if st.Loads() > d.Budget() {
+				t.Errorf("%s: the pilot gives %d loads, more than the design's %d", r.Paper.ID, st.Loads(), d.Budget())
+			}
+			for _, c := range d.claims {
+				if !d.measuredBy(c, st) && d.measuredBy(c, State{Given: fullDesign(d)}) {
+					t.Errorf("%s %s: the fixed design loads its cells, the pilot none", r.Paper.ID, c.ID)
+				}
+			}
+		}
+	}
+}
+
+// measuredBy reports whether st gives loads to a cell claim c reads.
+func (d *Design) measuredBy(c papers.Claim, st State) bool {
+	for cell, dc := range d.cells {
+		if st.Given[cell] > 0 && c.Reads(dc.levels) {
+			return true
+		}
+	}
+	return false
+}
+
+// fullDesign gives every cell its budget.
+func fullDesign(d *Design) map[specCell]int {
+	out := map[specCell]int{}
+	for c, dc := range d.cells {
+		out[c] = dc.budget
+	}
+	return out
+}
