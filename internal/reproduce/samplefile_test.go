@@ -51,7 +51,7 @@ func TestTheShareReadsItsRecordedSample(t *testing.T) {
 // that says what to do, and none of its content is echoed.
 func TestABadSampleFileIsRefusedWithoutEcho(t *testing.T) {
 	for name, content := range map[string]string{
-		"not JSON":  "\x1b[31mSECRET",
+		"not JSON":   "\x1b[31mSECRET",
 		"a claim":    `{"samples":{"SECRET\u001b":["a"]}}`,
 		"no samples": `{"sample":{}}`,
 		"empty key":  `{"samples":{"C8":[""]}}`,
