@@ -40,14 +40,8 @@ func decideReproduction(ctx context.Context, r reproduce.Reproduction, binaries 
 		round++
 		printRound(stdout, round, undecided)
 		exts, err := r.Extensions(rows, round)
-		if err != nil {
-			fmt.Fprintln(stderr, "quicbench reproduce --decide:", err)
-			return exitFailure
-		}
-		for _, e := range exts {
-			if code := runExtension(budgetCtx, ctx, r, e, binaries, verbose, stdout, stderr); code != exitOK {
-				return code
-			}
+		if code := runExtensions(budgetCtx, ctx, r, exts, err, "reproduce --decide", binaries, verbose, stdout, stderr); code != exitOK {
+			return code
 		}
 		if rows, err = r.Rows(ctx, 1); err != nil {
 			fmt.Fprintln(stderr, "quicbench reproduce --decide:", err)

@@ -70,7 +70,8 @@ func sequentialReproduction(ctx context.Context, r reproduce.Reproduction, o seq
 			fmt.Fprintln(stderr, "quicbench reproduce:", err)
 			return exitFailure
 		}
-		if code := runRoundExtensions(budgetCtx, ctx, r, next, round+1, binaries, verbose, stdout, stderr); code != exitOK {
+		exts, err := r.RoundExtensions(next, round+1)
+		if code := runExtensions(budgetCtx, ctx, r, exts, err, "reproduce --sequential", binaries, verbose, stdout, stderr); code != exitOK {
 			return code
 		}
 	}
@@ -122,11 +123,11 @@ func runPilot(ctx context.Context, r reproduce.Reproduction, st reproduce.State,
 	return exitOK
 }
 
-// runRoundExtensions runs the decide runs of a sequential round.
-func runRoundExtensions(budgetCtx, ctx context.Context, r reproduce.Reproduction, rd reproduce.Round, number int, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
-	exts, err := r.RoundExtensions(rd, number)
-	if err != nil {
-		fmt.Fprintln(stderr, "quicbench reproduce:", err)
+// runExtensions runs a round's decide runs, planned by plan (the
+// command's name in its error).
+func runExtensions(budgetCtx, ctx context.Context, r reproduce.Reproduction, exts []reproduce.Extension, planErr error, command string, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
+	if planErr != nil {
+		fmt.Fprintf(stderr, "quicbench %s: %v\n", command, planErr)
 		return exitFailure
 	}
 	for _, e := range exts {
