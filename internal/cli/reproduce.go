@@ -104,6 +104,12 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *onSlurm {
 		return submitReproductions(repros, so, stdout, stderr)
 	}
+	for _, r := range repros {
+		if err := r.CheckDesign(*sequential); err != nil {
+			fmt.Fprintln(stderr, "quicbench reproduce:", err)
+			return exitUsage
+		}
+	}
 	if *replay {
 		for _, r := range repros {
 			if code := replaySequential(ctx, r, *pilot, stdout, stderr); code != exitOK {

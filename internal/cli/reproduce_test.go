@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/papers"
+	"github.com/quicbench/quicbench/internal/reproduce"
 	"github.com/quicbench/quicbench/internal/results"
 )
 
@@ -26,6 +27,14 @@ func TestReproduceRefusesBadInputInOneLine(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "recordings"), 0o755)
 	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
 	os.WriteFile(filepath.Join(dir, "recordings", "bad.har"), []byte("{"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "seq"), 0o755)
+	os.WriteFile(filepath.Join(dir, "seq", reproduce.SampleFile), []byte(`{"samples":{}}`), 0o644)
+	os.MkdirAll(filepath.Join(dir, "fixed", "masri-quick"), 0o755)
+	fixed, err := results.Create(filepath.Join(dir, "fixed", "masri-quick", results.FileName), map[string]string{"spec_name": "masri-quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed.Close()
 	checkUsageErrors(t, []usageCase{
 		{[]string{"reproduce"}, "give a paper: nepomuceno2018, masri, cook2017, wolsing2019, biswal2016 or all"},
 		{[]string{"reproduce", "seed002"}, `no paper "seed002": give one of nepomuceno2018, masri, cook2017, wolsing2019, biswal2016`},
@@ -39,6 +48,9 @@ func TestReproduceRefusesBadInputInOneLine(t *testing.T) {
 		{[]string{"reproduce", "masri", "--sequential", "--decide"}, "--sequential decides its claims round by round already: leave out --decide and --parallel"},
 		{[]string{"reproduce", "masri", "--sequential", "--slurm"}, "--sequential cannot go with --slurm: its rounds depend on the runs' verdicts; run the fixed design with --slurm, or --sequential without it"},
 		{[]string{"reproduce", "masri", "--sequential", "--pilot", "1"}, "--pilot 1 is below 2: a cell's comparison needs 2 loads a side"},
+		{[]string{"reproduce", "masri", "--out", filepath.Join(dir, "seq")}, "holds a sequential reproduction (its sequential.json): continue it with --sequential, or give another --out"},
+		{[]string{"reproduce", "masri", "--out", filepath.Join(dir, "seq"), "--replay-sequential"}, "holds a sequential reproduction (its sequential.json)"},
+		{[]string{"reproduce", "masri", "--out", filepath.Join(dir, "fixed"), "--sequential"}, "holds a run of the fixed design (masri-quick): give another --out to reproduce it sequentially, or replay the sequential design on it with --replay-sequential"},
 		{[]string{"reproduce", "masri", "--replay-sequential"}, "--replay-sequential reads the fixed runs in --out DIR and loads nothing: give --out"},
 		{[]string{"reproduce", "masri", "--scale", "paper", "--replay-sequential", "--out", filepath.Join(dir, "empty")}, "no run of masri's specs in " + filepath.Join(dir, "empty") + ": run it first"},
 	})

@@ -7,10 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 
 	"github.com/quicbench/quicbench/internal/papers"
+	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
 )
 
@@ -44,6 +47,25 @@ func WriteSample(dir string, s papers.Sample) error {
 	err := safefs.WriteAtomic(dir, SampleFile, 0o644, func(w io.Writer) error { return json.NewEncoder(w).Encode(f) })
 	if err != nil {
 		return fmt.Errorf("recording the share claims' samples: %w", err)
+	}
+	return nil
+}
+
+// CheckDesign refuses to go on with a reproduction in r.Dir of the
+// other design: a sequential one (its SampleFile there) without
+// sequential, or runs of the fixed design with it.
+func (r Reproduction) CheckDesign(sequential bool) error {
+	_, err := os.Lstat(filepath.Join(r.Dir, SampleFile))
+	isSequential := err == nil
+	switch {
+	case isSequential && !sequential:
+		return fmt.Errorf("--out %s holds a sequential reproduction (its %s): continue it with --sequential, or give another --out", r.Dir, SampleFile)
+	case !isSequential && sequential:
+		for _, s := range r.Specs {
+			if _, err := os.Lstat(filepath.Join(r.RunDir(s), results.FileName)); err == nil {
+				return fmt.Errorf("--out %s holds a run of the fixed design (%s): give another --out to reproduce it sequentially, or replay the sequential design on it with --replay-sequential", r.Dir, s.Name)
+			}
+		}
 	}
 	return nil
 }
