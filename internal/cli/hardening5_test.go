@@ -38,7 +38,7 @@ var notPathFlags = map[string][]string{
 	"slurm":     {"partition", "shards", "submit", "time"},
 	"export":    {"format"},
 	"report":    {"baseline", "compare", "metric", "seed", "trial", "until", "until-min"},
-	"reproduce": {"budget", "decide", "list", "nodes", "parallel", "partition", "scale", "seed", "slurm", "time", "verbose"},
+	"reproduce": {"budget", "decide", "list", "nodes", "parallel", "partition", "pilot", "replay-sequential", "scale", "seed", "sequential", "slurm", "time", "verbose"},
 }
 
 // flagLine is a flag's line in a command's -h.
