@@ -139,6 +139,17 @@ type Emulator struct {
 	capture  atomic.Pointer[pcap.Writer]
 	// packetLog, when set, notes every packet's fate (SetPacketLog).
 	packetLog atomic.Pointer[PacketLog]
+	// quietMu guards quietAt: the packet count when AwaitIdle last saw
+	// the link idle, and the time from which it had been.
+	quietMu sync.Mutex
+	quietAt idleMark
+}
+
+// idleMark is a moment the link was seen idle: packets read until then,
+// and since when none had been.
+type idleMark struct {
+	packets int64
+	since   time.Time
 }
 
 // SetCapture starts recording the client side's packets to w, as the client
@@ -304,16 +315,26 @@ const idlePoll = 2 * time.Millisecond
 
 // AwaitIdle waits until the link is idle: no packet held (Waiting) and none
 // read from either device for quiet, as seen by polls idlePoll apart (so the
-// quiet may be one poll shorter). It reports whether the link went idle
-// before ctx ended; it does not otherwise give up.
+// quiet may be one poll shorter). A link that has read no packet since an
+// earlier AwaitIdle saw it idle has been quiet since then, and that time
+// counts. It reports whether the link went idle before ctx ended; it does
+// not otherwise give up.
 func (e *Emulator) AwaitIdle(ctx context.Context, quiet time.Duration) bool {
 	tick := time.NewTicker(idlePoll)
 	defer tick.Stop()
 	seen, since := e.packetsRead(), time.Now()
+	e.quietMu.Lock()
+	if last := e.quietAt; last.packets == seen && !last.since.IsZero() {
+		since = last.since
+	}
+	e.quietMu.Unlock()
 	for {
 		if n := e.packetsRead(); n != seen || e.Waiting() > 0 {
 			seen, since = n, time.Now()
 		} else if time.Since(since) >= quiet {
+			e.quietMu.Lock()
+			e.quietAt = idleMark{packets: seen, since: since}
+			e.quietMu.Unlock()
 			return true
 		}
 		select {

@@ -147,6 +147,18 @@ func TestAwaitIdleWaitsForTheLinkToDrain(t *testing.T) {
 		if took := time.Since(start); took < 40*time.Millisecond-idlePoll || took > 40*time.Millisecond+2*idlePoll {
 			t.Errorf("idle after %v, want the 30 ms delivery and 10 ms of quiet, to a poll", took)
 		}
+		// No packet since: the link has been quiet all along, and the
+		// next wait for quiet ends at once.
+		again := time.Now()
+		if !e.AwaitIdle(t.Context(), 10*time.Millisecond) || time.Since(again) != 0 {
+			t.Errorf("a second wait with no packet since the first took %v, want none", time.Since(again))
+		}
+		client.Inject([]byte("one more"))
+		synctest.Wait()
+		again = time.Now()
+		if !e.AwaitIdle(t.Context(), 10*time.Millisecond) || time.Since(again) < 10*time.Millisecond {
+			t.Errorf("a wait after a new packet took %v, want its delivery and the quiet", time.Since(again))
+		}
 		stop := make(chan struct{})
 		go func() {
 			for {
@@ -158,6 +170,7 @@ func TestAwaitIdleWaitsForTheLinkToDrain(t *testing.T) {
 				}
 			}
 		}()
+		time.Sleep(6 * time.Millisecond) // the chatter has begun
 		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 		defer cancel()
 		if e.AwaitIdle(ctx, 10*time.Millisecond) {
