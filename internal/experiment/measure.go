@@ -313,6 +313,9 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 	if err := checkServed(tb, &m, req, w.before); err != nil {
 		return m, err
 	}
+	if problem := notFirstVisit(req, &m); problem != "" && m.OK() {
+		m.Failure = problem
+	}
 	m.Completeness = b.replay.judge(&m)
 	return m, nil
 }
