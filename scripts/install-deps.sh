@@ -50,6 +50,7 @@ want tools && features+=(demo servers firefox nginx caddy slurm)
 need=()
 if want demo; then
 	[ -x /usr/lib/chromium/chromium ] || need+=(chromium)
+	[ -x /usr/lib/chromium/chromium-headless-shell ] || need+=(chromium-headless-shell)
 	command -v ip >/dev/null 2>&1 || need+=(iproute2)
 fi
 if want firefox; then

@@ -8,6 +8,7 @@
 package chromium
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,15 +37,27 @@ import (
 
 // Kind is Chromium as a client: what it can do is factor.ClientChromium's
 // capabilities.
-func Kind() client.Kind {
-	return client.Kind{Client: factor.ClientChromium, Executable: Executable(), OwnProcess: true, RemoveStale: RemoveStaleTemp,
+func Kind() client.Kind { return kindOf(factor.ClientChromium, Executable()) }
+
+// ShellKind is Chromium's headless shell as a client
+// (factor.ClientChromiumShell): driven as Chromium is, from its own
+// binary.
+func ShellKind() client.Kind { return kindOf(factor.ClientChromiumShell, ShellExecutable()) }
+
+// kindOf is client c run from exe's binary by this package.
+func kindOf(c factor.Client, exe *client.Executable) client.Kind {
+	return client.Kind{Client: c, Executable: exe, OwnProcess: true, RemoveStale: RemoveStaleTemp,
 		New: func(env client.Env) client.Browser {
-			return &Chromium{Path: env.Binary, Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm, CPU: env.CPU}
+			return &Chromium{Path: cmp.Or(env.Binary, exe.Default), Namespace: env.Namespace, ProfileDir: env.ProfileDir, Timeout: env.Timeout, Warm: env.Warm, CPU: env.CPU}
 		}}
 }
 
 // DefaultChromiumPath is Debian's Chromium binary (not the /usr/bin wrapper).
 const DefaultChromiumPath = "/usr/lib/chromium/chromium"
+
+// DefaultShellPath is Debian's binary of Chromium's headless shell (not
+// the /usr/bin wrapper).
+const DefaultShellPath = "/usr/lib/chromium/chromium-headless-shell"
 
 // Chromium loads pages in a fresh headless Chromium per load: a new profile,
 // so a first visit has empty caches, no session tickets and no knowledge of
@@ -89,6 +102,12 @@ func (c *Chromium) closeLater(b *browserProcess) {
 // Executable is Chromium's binary, named by --chromium.
 func Executable() *client.Executable {
 	return &client.Executable{Flag: "chromium", Name: "Chromium", Default: DefaultChromiumPath, Install: "make demo-deps", Package: "apt-get install chromium"}
+}
+
+// ShellExecutable is the headless shell's binary, named by
+// --chromium-shell.
+func ShellExecutable() *client.Executable {
+	return &client.Executable{Flag: "chromium-shell", Name: "Chromium's headless shell", Default: DefaultShellPath, Install: "make demo-deps", Package: "apt-get install chromium-headless-shell"}
 }
 
 // preferences turns off Chromium's network prediction, which pre-connects at

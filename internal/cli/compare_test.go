@@ -57,7 +57,7 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{[]string{"--down", "10mbps"}, "ambiguous"},
 		{[]string{"--queue", "lots"}, `--queue "lots" is neither bytes`},
 		{[]string{"--retries", "11"}, "--retries: retries 11 is outside 0 to 10"},
-		{[]string{"--client", "curl"}, `--client: client "curl" is unknown: use chromium, firefox or loader`},
+		{[]string{"--client", "curl"}, `--client: client "curl" is unknown: use chromium, chromium-shell, firefox or loader`},
 		{[]string{"--client", "chromium,firefox"}, `--client takes one client: to compare clients, list them in a spec (factors: {clients: [chromium, firefox]}) and run it with quicbench run`},
 		{[]string{"--browser", "hot"}, `--browser: browser "hot" is unknown: use fresh or warm`},
 		{[]string{"--timeout", "0s"}, "--timeout: 0s must be positive"},

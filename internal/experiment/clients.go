@@ -25,6 +25,7 @@ import (
 func Clients() []client.Kind {
 	return []client.Kind{
 		chromium.Kind(),
+		chromium.ShellKind(),
 		firefox.Kind(),
 		loader.Kind(),
 	}

@@ -248,6 +248,11 @@ type Client string
 // The clients.
 const (
 	ClientChromium Client = "chromium"
+	// ClientChromiumShell is Chromium's headless shell: the same network
+	// stack, Blink and V8 without the browser's own layer (its windows,
+	// profiles' services, predictors), which starts and opens a context
+	// in a third of the time.
+	ClientChromiumShell Client = "chromium-shell"
 	ClientFirefox  Client = "firefox"
 	ClientLoader   Client = "loader"
 )
@@ -287,6 +292,8 @@ type Capabilities struct {
 func clients() []Declared[Client, Capabilities] {
 	return []Declared[Client, Capabilities]{
 		{Level[Client]{ClientChromium, "real headless Chromium"},
+			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true, Discovers: true, Resolves: true}},
+		{Level[Client]{ClientChromiumShell, "Chromium's headless shell (chromium-headless-shell): Chromium's network stack, Blink and V8 without the browser's own layer; a context opens in about a third of Chromium's time"},
 			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true, Discovers: true, Resolves: true}},
 		{Level[Client]{ClientFirefox, "real headless Firefox (ESR): its own HTTP/3 stack, neqo"},
 			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true, Discovers: true, Resolves: true}},

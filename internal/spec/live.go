@@ -173,7 +173,7 @@ func (s *Spec) checkLive() error {
 	}
 	for _, c := range s.Clients() {
 		if !c.Capabilities().Renders {
-			return fmt.Errorf("factors: client %s cannot load a live page, whose requests only a browser's records verify: use chromium or firefox", c)
+			return fmt.Errorf("factors: client %s cannot load a live page, whose requests only a browser's records verify: use %s", c, factor.ClientsThat(func(c factor.Capabilities) bool { return c.Renders }))
 		}
 	}
 	if slices.Contains(s.LevelsOf(factor.IDVisit), string(factor.RepeatVisit)) {
