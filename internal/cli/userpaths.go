@@ -16,7 +16,7 @@ import (
 // added here; the enumerating test fails until every flag of every
 // command is classified.
 func pathFlags() map[string]map[string]trust.PathKind {
-	browsers := map[string]trust.PathKind{"chromium": trust.Program, "firefox": trust.Program}
+	browsers := map[string]trust.PathKind{"chromium": trust.Program, "chromium-shell": trust.Program, "firefox": trust.Program}
 	traces := map[string]trust.PathKind{"down-trace": trust.InputFile, "up-trace": trust.InputFile}
 	with := func(base, more map[string]trust.PathKind) map[string]trust.PathKind {
 		m := maps.Clone(base)
