@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 )
 
@@ -25,17 +26,38 @@ type tab struct {
 }
 
 // OpenTab opens the tab for a load of req in a started browser: a new
-// browser context of the warm browser, or a fresh browser.
+// browser context of the warm browser, or a fresh browser. A browser
+// has every CPU of the run while it starts, which no load times, and its
+// own again before the load (cpuuse.Widened); a warm browser's new
+// context opens on its own CPUs (widening it cost more than it saved:
+// BENCHMARKS.md).
 func (c *Chromium) OpenTab(loadCtx context.Context, req client.Request) (client.Tab, error) {
 	if !c.Warm {
-		t, err := c.freshTab(loadCtx, req)
+		var t *tab
+		err := cpuuse.Widened(c.CPU, func() (err error) {
+			t, err = c.freshTab(loadCtx, req)
+			return err
+		})
 		if err != nil {
+			if t != nil {
+				t.Close(true)
+			}
 			return nil, err
 		}
 		return t, nil
 	}
 	key := warmKey(req)
-	wb, err := c.pool.Warm(loadCtx, key, func(context.Context) (*browserProcess, error) { return c.startWarm(req) })
+	wb, err := c.pool.Warm(loadCtx, key, func(context.Context) (b *browserProcess, err error) {
+		err = cpuuse.Widened(c.CPU, func() (err error) {
+			b, err = c.startWarm(req)
+			return err
+		})
+		if err != nil && b != nil {
+			b.Close()
+			b = nil
+		}
+		return b, err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -103,8 +103,9 @@ type Group struct {
 	// hierarchy, once confined to the reserved CPUs (split.go).
 	v1, v1set *os.File
 	// capped says a cap was written (Limit); started that a process of
-	// the group started (Started).
-	capped, started bool
+	// the group started (Started); wide that it runs on all the run's
+	// CPUs for a while (Widen).
+	capped, started, wide bool
 }
 
 // Open starts a run's accounting: a cgroup named after this process in
@@ -283,7 +284,13 @@ func (g *Group) Prepare(cmd *exec.Cmd) {
 		return
 	}
 	if g.v1set != nil {
-		g.meter.split.wrap(cmd)
+		g.mu.Lock()
+		cpus := g.meter.split.reserved
+		if g.wide {
+			cpus = g.meter.split.before
+		}
+		g.mu.Unlock()
+		g.meter.split.wrap(cmd, cpus)
 	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}

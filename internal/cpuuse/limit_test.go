@@ -200,10 +200,49 @@ func TestASplitKeepsTheClientsCPUsApart(t *testing.T) {
 	if want := fmt.Sprintf("Cpus_allowed_list:\t%d\n", last); !strings.Contains(string(status), want) {
 		t.Errorf("the confined process's status lacks %q", want)
 	}
+	checkWidenAndNarrow(t, g, p.Pid(), before, last)
 	p.Kill()
 	m.Close()
 	unix.SchedGetaffinity(0, &mine)
 	if mine != before {
 		t.Errorf("after Close this thread has CPUs %v, had %v", CPUList(mine), CPUList(before))
+	}
+}
+
+// checkWidenAndNarrow: a widened group's process (started through
+// taskset on the reserved CPU) runs on every CPU the run had, a process
+// started while it is wide starts on them too, and Narrow puts both back
+// on the reserved CPU.
+func checkWidenAndNarrow(t *testing.T, g *Group, pid int, all unix.CPUSet, reserved int) {
+	t.Helper()
+	if err := g.Widen(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "30")
+	g.Prepare(cmd)
+	late, err := proc.Start(cmd)
+	if err != nil {
+		g.Narrow()
+		t.Fatal(err)
+	}
+	defer late.Kill()
+	if err := g.Started(late.Pid()); err != nil {
+		g.Narrow()
+		t.Fatal(err)
+	}
+	for _, p := range []int{pid, late.Pid()} {
+		var got unix.CPUSet
+		if err := unix.SchedGetaffinity(p, &got); err != nil || got != all {
+			t.Errorf("widened: process %d runs on %v (%v), want %v", p, CPUList(got), err, CPUList(all))
+		}
+	}
+	if err := g.Narrow(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []int{pid, late.Pid()} {
+		var got unix.CPUSet
+		if err := unix.SchedGetaffinity(p, &got); err != nil || got.Count() != 1 || !got.IsSet(reserved) {
+			t.Errorf("narrowed: process %d runs on %v (%v), want CPU %d alone", p, CPUList(got), err, reserved)
+		}
 	}
 }

@@ -104,9 +104,10 @@ func (g *Group) Confine() error {
 	return nil
 }
 
-// wrap makes cmd, not yet started, start on the reserved CPUs.
-func (s *split) wrap(cmd *exec.Cmd) {
-	cmd.Args = append([]string{"taskset", "--cpu-list", formatCPUs(s.reserved), cmd.Path}, cmd.Args[1:]...)
+// wrap makes cmd, not yet started, start on cpus (the reserved CPUs, or
+// all the run's while its group is widened).
+func (s *split) wrap(cmd *exec.Cmd, cpus unix.CPUSet) {
+	cmd.Args = append([]string{"taskset", "--cpu-list", formatCPUs(cpus), cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = s.taskset
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/cpuuse"
 	"github.com/quicbench/quicbench/internal/factor"
 )
 
@@ -36,7 +37,10 @@ type tab struct {
 func (t *tab) Close(failed bool) { t.close(failed) }
 
 // OpenTab opens the tab for a load of req: a tab in a new user context of
-// the warm browser, or a fresh browser's first tab.
+// the warm browser, or a fresh browser's first tab. A browser has every
+// CPU of the run while it starts, which no load times, and its own again
+// before the load (cpuuse.Widened); a warm browser's new tab opens on its
+// own CPUs.
 func (f *Firefox) OpenTab(ctx context.Context, req client.Request) (client.Tab, error) {
 	if f.Warm {
 		t, err := f.warmTab(ctx, req)
@@ -45,6 +49,22 @@ func (f *Firefox) OpenTab(ctx context.Context, req client.Request) (client.Tab, 
 		}
 		return t, nil
 	}
+	var t *tab
+	err := cpuuse.Widened(f.CPU, func() (err error) {
+		t, err = f.freshTab(ctx, req)
+		return err
+	})
+	if err != nil {
+		if t != nil {
+			t.Close(true)
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+// freshTab starts a fresh browser for req and returns its first tab.
+func (f *Firefox) freshTab(ctx context.Context, req client.Request) (*tab, error) {
 	p, err := f.start(ctx, req)
 	if err != nil {
 		return nil, err

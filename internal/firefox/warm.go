@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/client"
+	"github.com/quicbench/quicbench/internal/cpuuse"
 )
 
 // closeTabTimeout bounds disposing of a warm browser's tab and user
@@ -30,9 +31,15 @@ func warmKey(req client.Request) string {
 // connections and TLS sessions, and goes with the tab.
 func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error) {
 	key := warmKey(req)
-	p, err := f.pool.Warm(ctx, key, func(ctx context.Context) (*process, error) {
-		p, err := f.start(ctx, req)
+	p, err := f.pool.Warm(ctx, key, func(ctx context.Context) (p *process, err error) {
+		err = cpuuse.Widened(f.CPU, func() (err error) {
+			p, err = f.start(ctx, req)
+			return err
+		})
 		if err != nil {
+			if p != nil {
+				p.Close()
+			}
 			return nil, fmt.Errorf("warm browser: %w", err)
 		}
 		return p, nil
