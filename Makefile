@@ -4,7 +4,7 @@ GO  ?= go
 CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
 BIN := bin/quicbench
 
-.PHONY: deps demo-deps servers firefox nginx caddy slurm build demo check test bench fuzz reproduce clean
+.PHONY: deps demo-deps servers firefox chromium-shell nginx caddy slurm build demo check test bench fuzz reproduce clean
 
 # Everything any feature or test uses (make check and make test need it all).
 deps:
@@ -12,11 +12,11 @@ deps:
 
 # What the default comparison uses, and no more: Chromium, iproute2 and the
 # Go modules. Each other feature installs what it needs by its own target:
-# make servers (the quinn and quiche HTTP/3 servers, with Rust), make firefox,
+# make servers (the quinn and quiche HTTP/3 servers, with Rust), make firefox, make chromium-shell,
 # make nginx, make caddy, make slurm; quicbench doctor says which are ready.
 demo-deps:
 	@scripts/install-deps.sh demo
-servers firefox nginx caddy slurm:
+servers firefox chromium-shell nginx caddy slurm:
 	@scripts/install-deps.sh $@
 
 # The version recorded with every run: the commit, from git when there is one.

@@ -37,25 +37,27 @@ want() {
 }
 for f in "${features[@]}"; do
 	case $f in
-	demo | servers | firefox | nginx | caddy | slurm | tools | all) ;;
+	demo | servers | firefox | chromium-shell | nginx | caddy | slurm | tools | all) ;;
 	*)
-		echo "install-deps: no feature '$f': give demo, servers, firefox, nginx, caddy, slurm, tools or all" >&2
+		echo "install-deps: no feature '$f': give demo, servers, firefox, chromium-shell, nginx, caddy, slurm, tools or all" >&2
 		exit 2
 		;;
 	esac
 done
 # make test and make check use every feature.
-want tools && features+=(demo servers firefox nginx caddy slurm)
+want tools && features+=(demo servers firefox chromium-shell nginx caddy slurm)
 
 need=()
 if want demo; then
 	[ -x /usr/lib/chromium/chromium ] || need+=(chromium)
-	[ -x /usr/lib/chromium/chromium-headless-shell ] || need+=(chromium-headless-shell)
 	command -v ip >/dev/null 2>&1 || need+=(iproute2)
 fi
 if want firefox; then
 	[ -x /usr/lib/firefox-esr/firefox-esr ] || need+=(firefox-esr)
 	command -v certutil >/dev/null 2>&1 || need+=(libnss3-tools)
+fi
+if want chromium-shell; then
+	[ -x /usr/lib/chromium/chromium-headless-shell ] || need+=(chromium-headless-shell)
 fi
 if want nginx; then
 	[ -x /usr/sbin/nginx ] || need+=(nginx)

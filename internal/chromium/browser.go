@@ -107,7 +107,7 @@ func Executable() *client.Executable {
 // ShellExecutable is the headless shell's binary, named by
 // --chromium-shell.
 func ShellExecutable() *client.Executable {
-	return &client.Executable{Flag: "chromium-shell", Name: "Chromium's headless shell", Default: DefaultShellPath, Install: "make demo-deps", Package: "apt-get install chromium-headless-shell"}
+	return &client.Executable{Flag: "chromium-shell", Name: "Chromium's headless shell", Default: DefaultShellPath, Install: "make chromium-shell", Package: "apt-get install chromium-headless-shell"}
 }
 
 // preferences turns off Chromium's network prediction, which pre-connects at

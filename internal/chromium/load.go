@@ -33,30 +33,15 @@ type tab struct {
 // BENCHMARKS.md).
 func (c *Chromium) OpenTab(loadCtx context.Context, req client.Request) (client.Tab, error) {
 	if !c.Warm {
-		var t *tab
-		err := cpuuse.Widened(c.CPU, func() (err error) {
-			t, err = c.freshTab(loadCtx, req)
-			return err
-		})
+		t, err := cpuuse.WidenedStart(c.CPU, func() (*tab, error) { return c.freshTab(loadCtx, req) }, func(t *tab) { t.Close(true) })
 		if err != nil {
-			if t != nil {
-				t.Close(true)
-			}
 			return nil, err
 		}
 		return t, nil
 	}
 	key := warmKey(req)
-	wb, err := c.pool.Warm(loadCtx, key, func(context.Context) (b *browserProcess, err error) {
-		err = cpuuse.Widened(c.CPU, func() (err error) {
-			b, err = c.startWarm(req)
-			return err
-		})
-		if err != nil && b != nil {
-			b.Close()
-			b = nil
-		}
-		return b, err
+	wb, err := c.pool.Warm(loadCtx, key, func(context.Context) (*browserProcess, error) {
+		return cpuuse.WidenedStart(c.CPU, func() (*browserProcess, error) { return c.startWarm(req) }, (*browserProcess).Close)
 	})
 	if err != nil {
 		return nil, err

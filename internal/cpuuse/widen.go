@@ -95,3 +95,24 @@ func Widened(g *Group, f func() error) error {
 	ferr := f()
 	return errors.Join(ferr, werr, g.Narrow())
 }
+
+// WidenedStart runs start with g widened (Widened) and returns what it
+// started. What started but could not be narrowed after is given to drop
+// (closed) and not returned.
+func WidenedStart[T any](g *Group, start func() (T, error), drop func(T)) (T, error) {
+	var v T
+	started := false
+	err := Widened(g, func() (err error) {
+		v, err = start()
+		started = err == nil
+		return err
+	})
+	if err != nil {
+		if started {
+			drop(v)
+		}
+		var none T
+		return none, err
+	}
+	return v, nil
+}

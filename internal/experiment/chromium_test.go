@@ -295,7 +295,7 @@ func checkResumed(t *testing.T, name, protocol string, conns []results.Connectio
 func TestWarmBrowserLoadsAreFirstVisits(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
-	testenv.RequireFile(t, chromium.DefaultShellPath, "apt-get install chromium-headless-shell")
+	testenv.RequireFile(t, chromium.DefaultShellPath, "make chromium-shell")
 	testenv.RequireFile(t, firefox.DefaultPath, "apt-get install firefox-esr libnss3-tools")
 	_, store, dir := runSpec(t, `seed: 5
 repetitions: 3

@@ -49,15 +49,8 @@ func (f *Firefox) OpenTab(ctx context.Context, req client.Request) (client.Tab, 
 		}
 		return t, nil
 	}
-	var t *tab
-	err := cpuuse.Widened(f.CPU, func() (err error) {
-		t, err = f.freshTab(ctx, req)
-		return err
-	})
+	t, err := cpuuse.WidenedStart(f.CPU, func() (*tab, error) { return f.freshTab(ctx, req) }, func(t *tab) { t.Close(true) })
 	if err != nil {
-		if t != nil {
-			t.Close(true)
-		}
 		return nil, err
 	}
 	return t, nil

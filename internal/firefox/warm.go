@@ -31,15 +31,9 @@ func warmKey(req client.Request) string {
 // connections and TLS sessions, and goes with the tab.
 func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error) {
 	key := warmKey(req)
-	p, err := f.pool.Warm(ctx, key, func(ctx context.Context) (p *process, err error) {
-		err = cpuuse.Widened(f.CPU, func() (err error) {
-			p, err = f.start(ctx, req)
-			return err
-		})
+	p, err := f.pool.Warm(ctx, key, func(ctx context.Context) (*process, error) {
+		p, err := cpuuse.WidenedStart(f.CPU, func() (*process, error) { return f.start(ctx, req) }, (*process).Close)
 		if err != nil {
-			if p != nil {
-				p.Close()
-			}
 			return nil, fmt.Errorf("warm browser: %w", err)
 		}
 		return p, nil
