@@ -253,8 +253,8 @@ const (
 	// profiles' services, predictors), which starts and opens a context
 	// in a third of the time.
 	ClientChromiumShell Client = "chromium-shell"
-	ClientFirefox  Client = "firefox"
-	ClientLoader   Client = "loader"
+	ClientFirefox       Client = "firefox"
+	ClientLoader        Client = "loader"
 )
 
 // Capabilities are what a client can do. The experiment and the spec's

@@ -216,17 +216,17 @@ func (r Reproduction) extensionsOf(bySpec map[string]*Extension, round int) ([]E
 // whose run (or decide run) holds it and the cell's ID.
 func cellOfRef(ref string) (specName, cell string, err error) {
 	run, id, ok := strings.Cut(ref, "/")
-	i := strings.LastIndex(id, "-r")
-	if !ok || run == "" || i <= 0 {
+	if !ok || run == "" || !strings.Contains(id, "-r") {
 		return "", "", fmt.Errorf("trial %q is not run/<cell>-r<rep>: the claims were read without their runs' names", ref)
 	}
-	if _, err := strconv.Atoi(id[i+2:]); err != nil {
+	cell, _, valid := splitRep(id)
+	if !valid {
 		return "", "", fmt.Errorf("trial %q is not run/<cell>-r<rep>", ref)
 	}
 	if base, ok := BaseName(run); ok {
 		run = base
 	}
-	return run, id[:i], nil
+	return run, cell, nil
 }
 
 // decideSpec is s renamed for round, with a seed of its own and loads

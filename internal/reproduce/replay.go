@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/quicbench/quicbench/internal/papers"
@@ -136,10 +137,21 @@ func loadsIn(sources []papers.Source) int {
 
 // cellIDOf is the cell ID of trial ID "<cell>-r<rep>".
 func cellIDOf(id string) string {
-	if i := strings.LastIndex(id, "-r"); i > 0 {
-		return id[:i]
+	if cell, _, ok := splitRep(id); ok {
+		return cell
 	}
 	return id
+}
+
+// splitRep splits a trial ID, <cell>-r<rep>, into its cell's ID and its
+// repetition; ok is false for an ID of another form.
+func splitRep(id string) (cell string, rep int, ok bool) {
+	i := strings.LastIndex(id, "-r")
+	if i <= 0 {
+		return "", 0, false
+	}
+	rep, err := strconv.Atoi(id[i+2:])
+	return id[:i], rep, err == nil
 }
 
 // Agreement is how a sequential row stands to the fixed one of its claim.

@@ -69,10 +69,13 @@ type State struct {
 }
 
 // Loads is the loads the state plans in all.
-func (st State) Loads() int {
+func (st State) Loads() int { return sumValues(st.Given) }
+
+// sumValues is the sum of m's values.
+func sumValues[K comparable](m map[K]int) int {
 	n := 0
-	for _, g := range st.Given {
-		n += g
+	for _, v := range m {
+		n += v
 	}
 	return n
 }
@@ -222,13 +225,7 @@ type Round struct {
 }
 
 // Loads is the loads the round adds.
-func (rd Round) Loads() int {
-	n := 0
-	for _, a := range rd.adds {
-		n += a
-	}
-	return n
-}
+func (rd Round) Loads() int { return sumValues(rd.adds) }
 
 // Next is the round after rows (the claims read in state st), and the
 // state after it. A round of no loads: nothing more can decide a claim
