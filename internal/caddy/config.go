@@ -28,6 +28,10 @@ import (
 const (
 	serverName   = "quicbench"
 	accessLogger = "http.log.access." + serverName
+	// handshakeLogger is the logger of certificate selection, which logs
+	// at debug level once per full TLS handshake (a resumed one picks no
+	// certificate), with the client's address.
+	handshakeLogger = "tls.handshake"
 )
 
 // confParams is what caddy.json is made of.
@@ -79,9 +83,11 @@ func conf(p confParams) ([]byte, error) {
 		"admin":   obj{"listen": adminAddr, "config": obj{"persist": false}},
 		"storage": storage,
 		"logging": obj{"logs": obj{
-			"default": obj{"level": "INFO", "exclude": []string{accessLogger}},
+			"default": obj{"level": "INFO", "exclude": []string{accessLogger, handshakeLogger}},
 			"access": obj{"level": "INFO", "include": []string{accessLogger}, "encoder": obj{"format": "json"},
 				"writer": obj{"output": "file", "filename": filepath.Join(p.dir, "access.log"), "roll": false}},
+			"handshakes": obj{"level": "DEBUG", "include": []string{handshakeLogger}, "encoder": obj{"format": "json"},
+				"writer": obj{"output": "file", "filename": filepath.Join(p.dir, "handshake.log"), "roll": false}},
 		}},
 		"apps": obj{
 			"http": obj{"servers": obj{serverName: srv}, "grace_period": "1s"},

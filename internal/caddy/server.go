@@ -70,9 +70,15 @@ type Server struct {
 
 	mu        sync.Mutex
 	accessLog extserver.LogTail
-	counts    server.Counts    // requests per protocol since Start
-	sinceMark []logEntry       // requests since the last CloseConnections
-	replay    server.ReplayLog // what it answered since the last TakeReplay
+	counts    server.Counts // requests per protocol since Start
+	sinceMark []logEntry    // requests since the last CloseConnections
+	// handshakeLog is the certificate selection log, read by handshakes
+	// into fullSinceMark, the full handshakes since the last
+	// CloseConnections.
+	handshakeLog  extserver.LogTail
+	handshakes    handshakeReader
+	fullSinceMark []fullHandshake
+	replay        server.ReplayLog // what it answered since the last TakeReplay
 }
 
 // CheckInstalled returns an error that says how to install Caddy if path
@@ -113,7 +119,11 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err := cfg.Site.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, path: caddyPath, accessLog: extserver.LogTail{Dir: cfg.Dir, Name: "access.log"}}
+	s := &Server{cfg: cfg, path: caddyPath, accessLog: extserver.LogTail{Dir: cfg.Dir, Name: "access.log"},
+		handshakeLog: extserver.LogTail{Dir: cfg.Dir, Name: "handshake.log"}}
+	// A Caddy started before in the same directory left its lines.
+	s.accessLog.SkipWritten()
+	s.handshakeLog.SkipWritten()
 	answers, err := newAnswers(cfg.Site)
 	if err != nil {
 		return nil, err
@@ -253,7 +263,7 @@ func (s *Server) CloseConnections() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.readLog()
-	s.sinceMark = nil
+	s.sinceMark, s.fullSinceMark = nil, nil
 	return nil
 }
 
@@ -284,12 +294,22 @@ func (s *Server) TakeReplay() server.Replay {
 
 // Connections returns a record per client connection since the last
 // CloseConnections, from the access log: its transport and protocol, its
-// handshake (resumed or full, as the TLS stack said) and requests.
+// handshake (resumed or full, as the TLS stack said) and requests; and,
+// from the certificate selection log, when TCP connections made their full
+// handshakes and the connections that made one and served no request
+// (withHandshakes).
 func (s *Server) Connections() []server.ConnRecord {
 	s.mu.Lock()
 	s.readLog()
 	entries := append([]logEntry(nil), s.sinceMark...)
+	full := append([]fullHandshake(nil), s.fullSinceMark...)
 	s.mu.Unlock()
+	return withHandshakes(accessRecords(entries), full)
+}
+
+// accessRecords are the access log's requests as a record per connection
+// (transport and client address), in the order of their first requests.
+func accessRecords(entries []logEntry) []server.ConnRecord {
 	var recs []server.ConnRecord
 	index := map[string]int{} // transport and remote address → recs index
 	for _, e := range entries {
@@ -370,12 +390,18 @@ type accessLine struct {
 	Status int `json:"status"`
 }
 
-// readLog parses the access log's new complete lines. Call with s.mu held.
+// readLog parses the access log's and the certificate selection log's
+// new complete lines. Call with s.mu held.
 func (s *Server) readLog() {
 	s.accessLog.Read(func(line string) {
 		var a accessLine
 		if json.Unmarshal([]byte(line), &a) == nil && a.Logger == accessLogger {
 			s.note(a)
+		}
+	})
+	s.handshakeLog.Read(func(line string) {
+		if h, ok := s.handshakes.line(line); ok {
+			s.fullSinceMark = append(s.fullSinceMark, h)
 		}
 	})
 }

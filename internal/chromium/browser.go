@@ -280,8 +280,20 @@ func baseFlagList() []flag {
 		{"no-sandbox", ""},
 		{"disable-component-update", ""},
 		{"disable-gpu", ""},
+		// Chromium lists the Google accounts of a new profile's cookies
+		// (a POST to accounts.google.com/ListAccounts) once its network
+		// is up, whatever the flags above say, and asks again after an
+		// answer it did not expect: to a recording with that host, the
+		// testbed's servers, inside the load. Its account server is moved
+		// to a port Chromium refuses to connect to.
+		{"gaia-url", gaiaURL},
 	}
 }
+
+// gaiaURL is where the browser's own Google account requests go: the
+// client's loopback on the discard port, which Chromium calls unsafe and
+// never connects to, so that they fail at once and reach nothing.
+const gaiaURL = "http://127.0.0.1:9"
 
 // disabledFeatures are the browser features every browser goes without:
 // translation, and the omnibox popups Chromium builds from web pages

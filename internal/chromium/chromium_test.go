@@ -3,6 +3,7 @@ package chromium_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,5 +157,38 @@ func TestChromiumWritesNetLog(t *testing.T) {
 	t.Logf("NetLog: %d B, %d events, %d QUIC_SESSION events for %s", len(data), len(log.Events), sessions, s.Hosts()[0])
 	if sessions == 0 {
 		t.Errorf("no QUIC session to %s in the NetLog", s.Hosts()[0])
+	}
+}
+
+// TestTheBrowserAsksTheTestbedNothingOfItsOwn: a fresh Chromium whose
+// resolver rules send accounts.google.com to the testbed's server, as a
+// recording with that host does, makes no request there of its own (it
+// lists a new profile's Google accounts once its network is up, unless
+// told to ask elsewhere): the server serves the page's requests and no
+// more, during the load and in the second after it.
+func TestTheBrowserAsksTheTestbedNothingOfItsOwn(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireFile(t, chromium.DefaultChromiumPath, "apt-get install chromium")
+	tb, s := startTestbed(t, 5*time.Millisecond)
+	addrs := maps.Clone(tb.Addrs)
+	addrs["accounts.google.com"] = tb.Addrs["www.quicbench.test"]
+	c := &chromium.Chromium{Namespace: tb.Topo.Client, ProfileDir: t.TempDir(), Timeout: 30 * time.Second}
+	t.Cleanup(c.Close)
+	before, err := tb.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Load(t.Context(), client.Request{URL: s.DocumentURL(), Protocol: factor.H2, Hosts: s.Hosts(),
+		Addrs: addrs, SPKIHash: tb.Certs.SPKIHash, CAFile: tb.Certs.CAFile, Expected: s.Subresources})
+	if err != nil || !res.OK() {
+		t.Fatalf("load: %v %s", err, res.Failure)
+	}
+	time.Sleep(time.Second)
+	after, err := tb.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if served, page := after.Sub(before).Total(), int64(len(s.Subresources)+1); served != page {
+		t.Errorf("the server served %d requests for the page's %d: the browser asked for something of its own", served, page)
 	}
 }

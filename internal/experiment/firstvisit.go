@@ -63,13 +63,16 @@ func resumedHandshakes(recs []server.ConnRecord) string {
 }
 
 // ticketInLoad says whether a connection of recs to r's server name and
-// over r's transport made a full handshake before r opened (at any time
-// where a server does not record when connections opened, as Caddy's
-// log does not): a ticket r may have resumed within the load.
+// over r's transport made a full handshake before r opened: a ticket r may
+// have resumed within the load. Where a server does not record when a
+// connection opened (Caddy's resumed ones), any time counts; where it does
+// not record a transport (Caddy's connections that served no request),
+// either counts, and so does any name where it is not sure of the name.
 func ticketInLoad(recs []server.ConnRecord, r server.ConnRecord) bool {
 	for _, f := range recs {
 		before := f.OpenedAt.Before(r.OpenedAt) || f.OpenedAt.IsZero() || r.OpenedAt.IsZero()
-		if f.Handshake == server.HandshakeFull && f.ServerName == r.ServerName && f.Transport == r.Transport && before {
+		transport := f.Transport == r.Transport || f.Transport == ""
+		if f.Handshake == server.HandshakeFull && (f.ServerName == r.ServerName || f.ServerName == "") && transport && before {
 			return true
 		}
 	}

@@ -58,6 +58,25 @@ func TestAFirstVisitFromScratchPasses(t *testing.T) {
 	}
 }
 
+// TestATicketOfAConnectionThatServedNothingCounts: a browser's spare
+// connection made the full handshake whose ticket a later one resumed; the
+// server's records name no transport for it (Caddy's), or no sure name.
+func TestATicketOfAConnectionThatServedNothingCounts(t *testing.T) {
+	req, m := firstVisitOf()
+	m.Connections[1].Requests, m.Connections[1].Transport = 0, ""
+	if problem := notFirstVisit(req, &m); problem != "" {
+		t.Fatalf("a ticket from a connection of unknown transport: %s", problem)
+	}
+	m.Connections[1].ServerName = ""
+	if problem := notFirstVisit(req, &m); problem != "" {
+		t.Fatalf("a ticket from a connection of unknown name: %s", problem)
+	}
+	m.Connections[1].Transport = "quic" // known, and not b.test's TCP
+	if problem := notFirstVisit(req, &m); !strings.Contains(problem, "(1 resumed)") {
+		t.Fatalf("a ticket only a QUIC connection could have given: %q, want 1 resumed", problem)
+	}
+}
+
 func TestStateOfAnEarlierLoadIsNamed(t *testing.T) {
 	for name, tc := range map[string]struct {
 		spoil func(*Measured)

@@ -198,6 +198,20 @@ type LogTail struct {
 	readUpTo  int64 // bytes handed over so far
 }
 
+// SkipWritten passes over what the log holds now (an earlier process's
+// lines, where a program restarts in the same directory): Read hands over
+// only lines written after it. A log not there yet holds nothing.
+func (t *LogTail) SkipWritten() {
+	f, err := safefs.OpenIn(t.Dir, t.Name)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil {
+		t.readUpTo = info.Size()
+	}
+}
+
 // Read calls line for each complete line written since the last Read, in
 // order, with its line break; an incomplete last line waits for the next
 // Read. A log not there yet has no lines.

@@ -35,6 +35,37 @@ func TestALogTailHandsOverEachCompleteLineOnce(t *testing.T) {
 	}
 }
 
+// TestALogTailSkipsWhatAnEarlierProcessWrote: a tail that skips what is
+// written hands over only the lines that come after; skipping a missing
+// log skips nothing.
+func TestALogTailSkipsWhatAnEarlierProcessWrote(t *testing.T) {
+	dir := t.TempDir()
+	missing := LogTail{Dir: dir, Name: "access.log"}
+	missing.SkipWritten()
+	if err := os.WriteFile(filepath.Join(dir, "access.log"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tail := LogTail{Dir: dir, Name: "access.log"}
+	tail.SkipWritten()
+	f, err := os.OpenFile(filepath.Join(dir, "access.log"), os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("new\n")
+	for name, lt := range map[string]*LogTail{"skipped": &tail, "skipped while missing": &missing} {
+		var got []string
+		lt.Read(func(line string) { got = append(got, line) })
+		want := []string{"new\n"}
+		if name == "skipped while missing" {
+			want = []string{"old\n", "new\n"}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: lines %q, want %q", name, got, want)
+		}
+	}
+}
+
 // TestAMissingProgramSaysHowToInstallIt: a program that is not there is
 // named with its path and the command that installs it.
 func TestAMissingProgramSaysHowToInstallIt(t *testing.T) {

@@ -49,7 +49,8 @@ const (
 // statistics are read when Connections is called, or for a connection that
 // closed before that, when its last response was written.
 type ConnRecord struct {
-	// Transport is "tcp" (h1, h2) or "quic" (h3).
+	// Transport is "tcp" (h1, h2) or "quic" (h3); "" where the server's
+	// records do not say (Caddy's connections that served no request).
 	Transport string `json:"transport"`
 	// ALPN is the negotiated application protocol: "http/1.1", "h2", "h3".
 	ALPN       string    `json:"alpn"`
