@@ -28,7 +28,7 @@ type tab struct {
 // OpenTab opens the tab for a load of req in a started browser: a new
 // browser context of the warm browser, or a fresh browser. A browser
 // has every CPU of the run while it starts, which no load times, and its
-// own again before the load (cpuuse.Widened); a warm browser's new
+// own again before the load (cpuuse.WidenedStart); a warm browser's new
 // context opens on its own CPUs (widening it cost more than it saved:
 // BENCHMARKS.md).
 func (c *Chromium) OpenTab(loadCtx context.Context, req client.Request) (client.Tab, error) {

@@ -13,8 +13,9 @@ import (
 
 // Widen lets a confined group's processes run on every CPU of the run
 // (the reserved ones and this process's) until Narrow: for the work
-// between loads that no load times, such as a browser's start or a new
-// context, which then takes the run's cores instead of one. A group that
+// between loads that no load times, a browser's start, which then takes
+// the run's cores instead of one (a warm browser's new context is not
+// widened: measured, that cost as much as it saved). A group that
 // is not confined is left as it is. Each Widen must be followed by a
 // Narrow before a timed load.
 func (g *Group) Widen() error {
@@ -87,22 +88,22 @@ func (g *Group) threads() ([]int, error) {
 	return tids, nil
 }
 
-// Widened runs f with g widened (Widen) and narrows g after it, whatever
+// widened runs f with g widened (Widen) and narrows g after it, whatever
 // f returned. The error is f's, or else Widen's or Narrow's; a group that
 // could not be narrowed must not time a load.
-func Widened(g *Group, f func() error) error {
+func widened(g *Group, f func() error) error {
 	werr := g.Widen()
 	ferr := f()
 	return errors.Join(ferr, werr, g.Narrow())
 }
 
-// WidenedStart runs start with g widened (Widened) and returns what it
-// started. What started but could not be narrowed after is given to drop
-// (closed) and not returned.
+// WidenedStart runs start with g widened (Widen, then Narrow) and
+// returns what it started. What started but could not be narrowed after
+// is given to drop (closed) and not returned.
 func WidenedStart[T any](g *Group, start func() (T, error), drop func(T)) (T, error) {
 	var v T
 	started := false
-	err := Widened(g, func() (err error) {
+	err := widened(g, func() (err error) {
 		v, err = start()
 		started = err == nil
 		return err

@@ -39,7 +39,7 @@ func (t *tab) Close(failed bool) { t.close(failed) }
 // OpenTab opens the tab for a load of req: a tab in a new user context of
 // the warm browser, or a fresh browser's first tab. A browser has every
 // CPU of the run while it starts, which no load times, and its own again
-// before the load (cpuuse.Widened); a warm browser's new tab opens on its
+// before the load (cpuuse.WidenedStart); a warm browser's new tab opens on its
 // own CPUs.
 func (f *Firefox) OpenTab(ctx context.Context, req client.Request) (client.Tab, error) {
 	if f.Warm {
