@@ -36,8 +36,20 @@ type handshakeLine struct {
 type handshakeReader struct {
 	// pending are the server names asked for whose handshakes have not
 	// logged their address yet, oldest first.
-	pending []string
+	pending []pendingName
 }
+
+// pendingName is a server name a handshake asked for, and when.
+type pendingName struct {
+	name string
+	at   time.Time
+}
+
+// pendingFor is how long a name waits for its handshake's address line:
+// the two are logged microseconds apart by one goroutine, so a name older
+// than this belongs to a handshake that logged no address (one that
+// failed) and is dropped.
+const pendingFor = time.Second
 
 // line reads one log line; it returns a handshake when the line completes
 // one. The name is the pending one where only one is pending, or all
@@ -47,14 +59,16 @@ func (r *handshakeReader) line(text string) (fullHandshake, bool) {
 	if json.Unmarshal([]byte(text), &l) != nil || l.Logger != handshakeLogger {
 		return fullHandshake{}, false
 	}
+	at := unixSeconds(l.TS)
 	switch l.Msg {
 	case "choosing certificate":
-		r.pending = append(r.pending, l.Identifier)
+		r.pending = append(r.pending, pendingName{name: l.Identifier, at: at})
 	case "matched certificate in cache":
 		if l.RemoteIP == "" {
 			return fullHandshake{}, false
 		}
-		h := fullHandshake{remote: net.JoinHostPort(l.RemoteIP, l.RemotePort), sni: r.soleName(), at: unixSeconds(l.TS)}
+		r.dropStale(at)
+		h := fullHandshake{remote: net.JoinHostPort(l.RemoteIP, l.RemotePort), sni: r.soleName(), at: at}
 		if len(r.pending) > 0 {
 			r.pending = r.pending[1:]
 		}
@@ -63,18 +77,26 @@ func (r *handshakeReader) line(text string) (fullHandshake, bool) {
 	return fullHandshake{}, false
 }
 
+// dropStale drops the pending names asked for pendingFor or longer before
+// now.
+func (r *handshakeReader) dropStale(now time.Time) {
+	for len(r.pending) > 0 && now.Sub(r.pending[0].at) >= pendingFor {
+		r.pending = r.pending[1:]
+	}
+}
+
 // soleName is the server name every pending handshake asked for, "" if
 // none is pending or they differ.
 func (r *handshakeReader) soleName() string {
 	if len(r.pending) == 0 {
 		return ""
 	}
-	for _, name := range r.pending[1:] {
-		if name != r.pending[0] {
+	for _, p := range r.pending[1:] {
+		if p.name != r.pending[0].name {
 			return ""
 		}
 	}
-	return r.pending[0]
+	return r.pending[0].name
 }
 
 // unixSeconds is a log's timestamp, seconds since 1970, as a time.

@@ -9,7 +9,9 @@ import (
 
 // handshakeLog is certificate selection lines as Caddy 2.6 writes them:
 // two handshakes one after the other, then two whose lines interleave
-// (their names differ), with lines of other kinds between.
+// (their names differ), with lines of other kinds between; then a
+// handshake that logged no address (it failed) and, a second and a half
+// later, one that did.
 var handshakeLog = []string{
 	`{"level":"debug","ts":1796009572.438093,"logger":"tls.handshake","msg":"choosing certificate","identifier":"www.quicbench.test","num_choices":1}`,
 	`{"level":"debug","ts":1796009572.4381754,"logger":"tls.handshake","msg":"custom certificate selection results","identifier":"www.quicbench.test","managed":false}`,
@@ -22,12 +24,16 @@ var handshakeLog = []string{
 	`{"level":"debug","ts":1796009572.6001,"logger":"tls.handshake","msg":"choosing certificate","identifier":"o2.quicbench.test"}`,
 	`{"level":"debug","ts":1796009572.6002,"logger":"tls.handshake","msg":"matched certificate in cache","remote_ip":"198.18.0.1","remote_port":"42450"}`,
 	`{"level":"debug","ts":1796009572.6003,"logger":"tls.handshake","msg":"matched certificate in cache","remote_ip":"198.18.0.1","remote_port":"42452"}`,
+	`{"level":"debug","ts":1796009573.0,"logger":"tls.handshake","msg":"choosing certificate","identifier":"failed.quicbench.test"}`,
+	`{"level":"debug","ts":1796009574.5,"logger":"tls.handshake","msg":"choosing certificate","identifier":"www.quicbench.test"}`,
+	`{"level":"debug","ts":1796009574.5001,"logger":"tls.handshake","msg":"matched certificate in cache","remote_ip":"198.18.0.1","remote_port":"42460"}`,
 }
 
 // TestFullHandshakesArePairedWithTheirNames: each address line completes
 // the handshake whose name came before it; where two handshakes' lines
 // interleave, the first to finish gets no name (it may be either), the
-// last the one left.
+// last the one left; a name whose handshake logged no address within a
+// second is forgotten.
 func TestFullHandshakesArePairedWithTheirNames(t *testing.T) {
 	var r handshakeReader
 	var got []fullHandshake
@@ -41,6 +47,7 @@ func TestFullHandshakesArePairedWithTheirNames(t *testing.T) {
 		{remote: "198.18.0.1:41990", sni: "o2.quicbench.test"},
 		{remote: "198.18.0.1:42450", sni: ""},
 		{remote: "198.18.0.1:42452", sni: "o2.quicbench.test"},
+		{remote: "198.18.0.1:42460", sni: "www.quicbench.test"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("handshakes %+v, want %d", got, len(want))

@@ -80,7 +80,7 @@ func runExtension(budgetCtx, ctx context.Context, r reproduce.Reproduction, e re
 		fmt.Fprintf(stdout, "%s: the budget ended the round; its completed loads count\n", e.Spec.Name)
 		return exitOK
 	}
-	if code := runOutcome(ctx, res, err, e.Spec.Name, e.Dir, r.Command+" --decide", stderr); code != exitOK {
+	if code := runOutcome(ctx, res, err, e.Spec.Name, e.Dir, r.Command, stderr); code != exitOK {
 		return code
 	}
 	fmt.Fprintf(stdout, "%s: %d loads in %d cells (%d to %d a cell) for %s: %d recorded (%d failed) in %s\n", e.Spec.Name, res.Total, len(e.Cells),

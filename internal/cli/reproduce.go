@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -186,11 +187,31 @@ func checkReproduction(ctx context.Context, r reproduce.Reproduction, binaries m
 	return r.CheckRuns()
 }
 
+// continueCommand is base (a reproduction's command) with the rounds it
+// was asked for, sequential (seq) or deciding within budget (none: 0): the
+// command an interrupted reproduction says continues it.
+func continueCommand(base string, budget time.Duration, seq *sequentialOptions) string {
+	switch {
+	case seq != nil:
+		base += " --sequential"
+		if seq.pilot > 0 {
+			base += " --pilot " + strconv.Itoa(seq.pilot)
+		}
+		if seq.budget > 0 {
+			base += " --budget " + seq.budget.String()
+		}
+	case budget > 0:
+		base += " --decide --budget " + budget.String()
+	}
+	return base
+}
+
 // runReproduction runs one paper's specs (sequentially with seq, else
 // each whole), decides its inconclusive claims within budget (none: 0),
 // reports each run and prints the claims.
 func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map[factor.Client]string, budget time.Duration, seq *sequentialOptions, verbose bool, side sideBySide, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "Reproducing %s, %q, at %s scale in %s\n", r.Paper.Cite(), r.Paper.Title, r.Scale, r.Dir)
+	r.Command = continueCommand(r.Command, budget, seq)
 	if r.Scale == papers.Full && seq == nil {
 		r.AdviseSlurm(stdout)
 	}

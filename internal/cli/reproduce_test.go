@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/papers"
 	"github.com/quicbench/quicbench/internal/reproduce"
@@ -86,5 +87,26 @@ func TestARoundSaysWhichClaimsWait(t *testing.T) {
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "Deciding, round 1: C7 (") || strings.Contains(lines[0], "C6") ||
 		!strings.Contains(lines[1], "waiting while a round can decide others (more than 40 loads a cell): C6 (") {
 		t.Errorf("round lines:\n%s", out.String())
+	}
+}
+
+// TestAnInterruptedReproductionSaysHowToContinueItsRounds: the command an
+// interrupted reproduction prints keeps the rounds it was asked for, so
+// that continuing a sequential one does not load the fixed design.
+func TestAnInterruptedReproductionSaysHowToContinueItsRounds(t *testing.T) {
+	base := "quicbench reproduce masri --scale paper --out runs/m"
+	for _, tc := range []struct {
+		budget time.Duration
+		seq    *sequentialOptions
+		want   string
+	}{
+		{0, nil, base},
+		{time.Hour, nil, base + " --decide --budget 1h0m0s"},
+		{0, &sequentialOptions{}, base + " --sequential"},
+		{0, &sequentialOptions{pilot: 3, budget: 90 * time.Minute}, base + " --sequential --pilot 3 --budget 1h30m0s"},
+	} {
+		if got := continueCommand(base, tc.budget, tc.seq); got != tc.want {
+			t.Errorf("continueCommand(%v, %+v) = %q, want %q", tc.budget, tc.seq, got, tc.want)
+		}
 	}
 }
