@@ -3,6 +3,7 @@ package papers
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -68,7 +69,7 @@ func claimCanAgreeAndFail(t *testing.T, p Paper, c Claim, scale Scale, sources [
 		if want == Agrees && scale == Quick && c.PaperScaleOnly != "" {
 			continue
 		}
-		shaped := shapeLoads(c, sources, want)
+		shaped := shapeLoads(c, claimLoads(c, sources), want)
 		row := Evaluate(Paper{ID: p.ID, Claims: []Claim{c}}, shaped, Options{Reps: 400, Seed: 7})[0]
 		if row.Verdict != want {
 			t.Errorf("%s %s at %s scale: loads built to give %q give %s (%s in %d settings, %s interval [%s, %s]; holds if %s)",
@@ -105,6 +106,24 @@ func shareDecidable(c Claim, sources []Source) bool {
 	return decide(c.Region, 0, noneHi) == Disagrees || decide(c.Region, allLo, 1) == Disagrees
 }
 
+// claimLoads are sources' loads that claim c reads (in its cells, at a
+// level its statistic compares), in their order: Evaluate of c alone
+// gives the same row on them as on all of sources, and shaping them copies
+// a fraction of a paper-scale design's loads.
+func claimLoads(c Claim, sources []Source) []Source {
+	out := make([]Source, len(sources))
+	for i, src := range sources {
+		out[i] = Source{Run: src.Run, Round: src.Round}
+		for _, tr := range src.Trials {
+			levels := tr.Levels.Factors()
+			if _, ok := slotOf(c.Stat, levels); ok && c.Cells.Has(levels) {
+				out[i].Trials = append(out[i].Trials, tr)
+			}
+		}
+	}
+	return out
+}
+
 // reshape copies sources with the claim's metric, in its cells, set to
 // value(its run, load, its value, its slot, its setting's number in
 // groups, groupIndex's); other loads keep their values.
@@ -113,18 +132,18 @@ func reshape(c Claim, sources []Source, groups map[factor.Levels]int, value func
 	then, _ := results.MetricNamed(c.Stat.Then)
 	out := make([]Source, len(sources))
 	for i, src := range sources {
-		out[i] = Source{Run: src.Run, Trials: make([]results.Trial, len(src.Trials))}
-		for j, tr := range src.Trials {
+		out[i] = Source{Run: src.Run, Trials: slices.Clone(src.Trials)}
+		for j := range out[i].Trials {
+			tr := &out[i].Trials[j]
 			levels := tr.Levels.Factors()
 			slot, ok := slotOf(c.Stat, levels)
-			if v := metric.Value(tr); ok && v != nil && c.Cells.Has(levels) {
+			if v := metric.Value(*tr); ok && v != nil && c.Cells.Has(levels) {
 				g := groups[groupKey(c.Stat, levels)]
-				if tv := then.Value; c.Stat.Kind == Widening && tv(tr) != nil {
-					setMetric(&tr, c.Stat.Then, value(src.Run, tr, *tv(tr), slot+2, g))
+				if tv := then.Value; c.Stat.Kind == Widening && tv(*tr) != nil {
+					setMetric(tr, c.Stat.Then, value(src.Run, *tr, *tv(*tr), slot+2, g))
 				}
-				setMetric(&tr, c.Metric, value(src.Run, tr, *v, slot, g))
+				setMetric(tr, c.Metric, value(src.Run, *tr, *v, slot, g))
 			}
-			out[i].Trials[j] = tr
 		}
 	}
 	return out
@@ -264,6 +283,34 @@ func TestTheCheckFindsAClaimDecidedInAdvance(t *testing.T) {
 		shaped := shapeLoads(c, []Source{{Trials: trials}}, Agrees)
 		if row := Evaluate(Paper{Claims: []Claim{c}}, shaped, Options{Reps: 100})[0]; row.Verdict != tc.want || row.Value != 0 {
 			t.Errorf("%d pages, no win for h3: %s at %s, want %s", tc.pages, row.Verdict, FormatValue(Share, row.Value), tc.want)
+		}
+	}
+}
+
+// TestClaimLoadsGiveTheSameRow: the checks above shape only the loads a
+// claim reads (claimLoads), which holds only while Evaluate of a claim
+// reads nothing else; paper-like loads of every claim of two papers give
+// the same row on the claim's loads as on the whole plan's.
+func TestClaimLoadsGiveTheSameRow(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"masri", "cook"} {
+		p, err := Lookup(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources, _ := loadsOf(t, p.Specs[Quick])
+		for i, c := range p.Claims {
+			if c.NotReproduced != "" || c.NotAtQuick {
+				continue
+			}
+			shaped := paperLike(p, c, sources, uint64(i))
+			one := Paper{ID: p.ID, Claims: []Claim{c}}
+			all := Evaluate(one, shaped, Options{Reps: 50, Seed: 3})[0]
+			own := Evaluate(one, claimLoads(c, shaped), Options{Reps: 50, Seed: 3})[0]
+			if all.Verdict != own.Verdict || all.Value != own.Value || all.LevelLo != own.LevelLo || all.Settings != own.Settings {
+				t.Errorf("%s %s: on all loads %s %g [%g, %g] in %d settings, on its own loads %s %g [%g, %g] in %d",
+					p.ID, c.ID, all.Verdict, all.Value, all.LevelLo, all.LevelHi, all.Settings, own.Verdict, own.Value, own.LevelLo, own.LevelHi, own.Settings)
+			}
 		}
 	}
 }

@@ -217,6 +217,7 @@ func onRecordedSites(sources []Source) []Source {
 func paperLikeProblem(p Paper, c Claim, scale Scale, real bool, sources []Source, stream uint64) string {
 	agreed := 0
 	var last Row
+	sources = claimLoads(c, sources)
 	for seed := range uint64(paperLikeSeeds) {
 		last = Evaluate(Paper{ID: p.ID, Claims: []Claim{c}}, paperLike(p, c, sources, stream*paperLikeSeeds+seed), Options{Reps: 250, Seed: 7})[0]
 		if last.Verdict == Agrees {
@@ -331,11 +332,12 @@ func settingEffects(p Paper, c Claim, sources []Source, index map[factor.Levels]
 		spread[g] = pageSpread*pageDraw[pageOf[g]] + settingSpread*rng.NormFloat64()
 	}
 	effects := make([]float64, len(index))
+	target := paperLikeTarget(c, "") // once: a share's integrates a maximum
 	switch c.Stat.Kind {
 	case Share:
 		for g := range effects { // observed as the paper observed its share: through its loads' spread
 			sd := math.Hypot(math.Hypot(pageSpread, settingSpread), noise[g])
-			effects[g] = -sd*distuv.UnitNormal.Quantile(paperLikeTarget(c, "")) + spread[g]
+			effects[g] = -sd*distuv.UnitNormal.Quantile(target) + spread[g]
 		}
 	case RTTsSaved:
 		for g := range effects {
@@ -343,12 +345,12 @@ func settingEffects(p Paper, c Claim, sources []Source, index map[factor.Levels]
 		}
 	case Widening: // ms, spread between pages and networks as a ratio's
 		for g := range effects {
-			effects[g] = paperLikeTarget(c, "") * math.Exp(spread[g])
+			effects[g] = target * math.Exp(spread[g])
 		}
 	default:
 		mean := stats.Mean(spread)
 		for g := range effects {
-			effects[g] = math.Log(paperLikeTarget(c, "")) + spread[g] - mean
+			effects[g] = math.Log(target) + spread[g] - mean
 		}
 	}
 	fromGrid(p, c, index, effects)

@@ -10,20 +10,29 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 )
 
-// levelFields are the index of each factor's field in Levels, by factor
-// ID: the field whose column is the factor's (a test checks that every
-// factor has one and every field a factor).
-var levelFields = sync.OnceValue(func() map[factor.ID]int {
+// levelField is where a factor's level is in Levels: the factor, the
+// index of the field whose column is the factor's, and how it is stored.
+type levelField struct {
+	id    factor.ID
+	index int
+	store factor.Storage
+}
+
+// levelFields are the fields of Levels with a factor's column, in factor
+// ID order (a test checks that every factor has one and every field a
+// factor). A slice read on every trial's Factors: evaluating a paper-scale
+// design converts hundreds of thousands of trials.
+var levelFields = sync.OnceValue(func() []levelField {
 	byColumn := map[string]int{}
 	t := reflect.TypeFor[Levels]()
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ",")
 		byColumn[name] = i
 	}
-	out := map[factor.ID]int{}
+	var out []levelField
 	for _, f := range factor.Table() {
 		if i, ok := byColumn[f.Column]; ok {
-			out[f.ID] = i
+			out = append(out, levelField{id: f.ID, index: i, store: f.Store})
 		}
 	}
 	return out
@@ -34,17 +43,17 @@ var levelFields = sync.OnceValue(func() map[factor.ID]int {
 func (l Levels) Factors() factor.Levels {
 	var out factor.Levels
 	v := reflect.ValueOf(l)
-	for id, i := range levelFields() {
-		f := v.Field(i)
-		switch factor.Of(id).Store {
+	for _, lf := range levelFields() {
+		f := v.Field(lf.index)
+		switch lf.store {
 		case factor.StoreFlag:
-			out.Set(id, flagLevel(f.Bool()))
+			out.Set(lf.id, flagLevel(f.Bool()))
 		case factor.StoreCount:
-			out.Set(id, strconv.FormatInt(f.Int(), 10))
+			out.Set(lf.id, strconv.FormatInt(f.Int(), 10))
 		case factor.StoreCores:
-			out.Set(id, coresLevel(f.Interface().(*float64)))
+			out.Set(lf.id, coresLevel(f.Interface().(*float64)))
 		default:
-			out.Set(id, f.String())
+			out.Set(lf.id, f.String())
 		}
 	}
 	return out
@@ -55,9 +64,10 @@ func (l Levels) Factors() factor.Levels {
 func LevelsOf(l factor.Levels) (Levels, error) {
 	var out Levels
 	v := reflect.ValueOf(&out).Elem()
-	for id, i := range levelFields() {
-		f, text := v.Field(i), l.Of(id)
-		switch factor.Of(id).Store {
+	for _, lf := range levelFields() {
+		id := lf.id
+		f, text := v.Field(lf.index), l.Of(id)
+		switch lf.store {
 		case factor.StoreFlag:
 			f.SetBool(text == flagLevel(true))
 		case factor.StoreCount:
