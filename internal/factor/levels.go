@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Protocol is an HTTP version under test.
@@ -288,8 +289,9 @@ type Capabilities struct {
 	Resolves bool
 }
 
-// clients declares each client with what it can do.
-func clients() []Declared[Client, Capabilities] {
+// clients declares each client with what it can do, built once: a plan's
+// duration model asks for every trial of a paper-scale design. Read only.
+var clients = sync.OnceValue(func() []Declared[Client, Capabilities] {
 	return []Declared[Client, Capabilities]{
 		{Level[Client]{ClientChromium, "real headless Chromium"},
 			Capabilities{Renders: true, Frames: true, HAR: true, NetLog: true, RepeatVisits: true, Warm: true, CPUCap: true, Discovers: true, Resolves: true}},
@@ -300,7 +302,7 @@ func clients() []Declared[Client, Capabilities] {
 		{Level[Client]{ClientLoader, "the built-in Go loader: no JavaScript, no rendering"},
 			Capabilities{HAR: true, RepeatVisits: true}},
 	}
-}
+})
 
 // Clients is the client factor.
 func Clients() Enum[Client] { return enumOf("client", clients()) }

@@ -280,11 +280,14 @@ const (
 // loadModel is the duration model of a plan's loads; it draws each
 // generated page's shape once.
 type loadModel struct {
-	shapes    map[string]gen.Shape
+	shapes    map[factor.Page]gen.Shape
+	renders   map[factor.Client]bool
 	overheads Overheads
 }
 
-func newLoadModel() *loadModel { return &loadModel{shapes: map[string]gen.Shape{}} }
+func newLoadModel() *loadModel {
+	return &loadModel{shapes: map[factor.Page]gen.Shape{}, renders: map[factor.Client]bool{}}
+}
 
 // load is LoadTime for one load of a cell, its bytes shared by a
 // connection per origin (six for HTTP/1.1); for a generated page, its own
@@ -308,10 +311,21 @@ func (m *loadModel) load(c Cell) time.Duration {
 		return LoadTime(c.Page, link)
 	}
 	t := loadTimeOf(float64(shape.Bytes), link) + generatedChainRTTs*c.Network.RTT
-	if c.Levels.Client().Capabilities().Renders {
+	if m.rendering(c.Levels.Client()) {
 		t += time.Duration(shape.Requests) * perRequestWork
 	}
 	return t
+}
+
+// rendering reports whether client renders the pages it loads, looked up
+// once a client: the model runs over every trial of a paper-scale plan.
+func (m *loadModel) rendering(client factor.Client) bool {
+	r, ok := m.renders[client]
+	if !ok {
+		r = client.Capabilities().Renders
+		m.renders[client] = r
+	}
+	return r
 }
 
 // shape is generated page p's shape, drawn once; false for another page.
@@ -319,15 +333,14 @@ func (m *loadModel) shape(p factor.Page) (gen.Shape, bool) {
 	if p.Kind != factor.PageWeb2024 {
 		return gen.Shape{}, false
 	}
-	key := p.String()
-	if s, ok := m.shapes[key]; ok {
+	if s, ok := m.shapes[p]; ok {
 		return s, true
 	}
 	s, err := gen.Web2024Shape(p)
 	if err != nil {
 		return gen.Shape{}, false
 	}
-	m.shapes[key] = s
+	m.shapes[p] = s
 	return s, true
 }
 
