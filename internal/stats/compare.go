@@ -296,8 +296,7 @@ func BootstrapMedianCI(xs []float64, level float64, reps int, seed uint64) (lo, 
 	sample := make([]float64, 0, len(xs))
 	for r := range medians {
 		sample = Resample(rng, xs, sample[:0])
-		slices.Sort(sample)
-		medians[r] = quantileSorted(sample, 0.5)
+		medians[r] = medianInPlace(sample)
 	}
 	slices.Sort(medians)
 	return PercentileInterval(medians, level)

@@ -222,9 +222,7 @@ func bootstrapMediansCI(q, t []float64, level float64, reps int, src rand.Source
 	sq, st := make([]float64, 0, len(q)), make([]float64, 0, len(t))
 	for r := range values {
 		sq, st = Resample(rng, q, sq[:0]), Resample(rng, t, st[:0])
-		slices.Sort(sq)
-		slices.Sort(st)
-		values[r] = of(quantileSorted(sq, 0.5), quantileSorted(st, 0.5))
+		values[r] = of(medianInPlace(sq), medianInPlace(st))
 	}
 	slices.Sort(values)
 	return PercentileInterval(values, level)

@@ -251,6 +251,19 @@ func orderStats(a []float64, at ...int) map[int]float64 {
 	return out
 }
 
+// medianInPlace is quantileSorted(a sorted, 0.5), with a reordered rather
+// than sorted: a selection, for the medians of thousands of bootstrap
+// resamples.
+func medianInPlace(a []float64) float64 {
+	k := (len(a) - 1) / 2
+	selectKth(a, k)
+	if k+1 >= len(a) {
+		return a[k]
+	}
+	h := 0.5 * float64(len(a)-1)
+	return a[k] + (h-float64(k))*(slices.Min(a[k+1:])-a[k])
+}
+
 // selectKth reorders a so that a[k] is what sorting would put there, with
 // nothing larger before it and nothing smaller after (Hoare's selection,
 // median-of-three pivots).

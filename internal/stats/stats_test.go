@@ -166,3 +166,23 @@ func TestEffectiveCases(t *testing.T) {
 		t.Errorf("every case won in 3 pages of 2: %.1f, want every case, 6", n)
 	}
 }
+
+// TestMedianInPlaceIsTheSortedMedian: the bootstraps' selection gives
+// exactly the median sorting gives, for odd and even sizes, ties and one
+// value.
+func TestMedianInPlaceIsTheSortedMedian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 1; n <= 41; n++ {
+		for range 50 {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = math.Round(10 * rng.ExpFloat64()) // ties
+			}
+			sorted := slices.Sorted(slices.Values(xs))
+			want := quantileSorted(sorted, 0.5)
+			if got := medianInPlace(slices.Clone(xs)); got != want {
+				t.Fatalf("n %d %v: median %g in place, %g sorted", n, xs, got, want)
+			}
+		}
+	}
+}
