@@ -1,6 +1,7 @@
 package cpuuse
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -101,11 +102,29 @@ func widened(g *Group, f func() error) error {
 // returns what it started. What started but could not be narrowed after
 // is given to drop (closed) and not returned.
 func WidenedStart[T any](g *Group, start func() (T, error), drop func(T)) (T, error) {
+	return widenedStart(nil, g, start, drop)
+}
+
+// SettledStart is WidenedStart that returns what started once g has
+// settled (Settle, still widened): the browser's own start-up work ends
+// before the load, on every CPU of the run. What could not settle within
+// ctx is given to drop too.
+func SettledStart[T any](ctx context.Context, g *Group, start func() (T, error), drop func(T)) (T, error) {
+	return widenedStart(ctx, g, start, drop)
+}
+
+// widenedStart is WidenedStart, and SettledStart where ctx is not nil.
+func widenedStart[T any](ctx context.Context, g *Group, start func() (T, error), drop func(T)) (T, error) {
 	var v T
 	started := false
 	err := widened(g, func() (err error) {
-		v, err = start()
-		started = err == nil
+		if v, err = start(); err != nil {
+			return err
+		}
+		started = true
+		if ctx != nil {
+			_, _, err = g.Settle(ctx)
+		}
 		return err
 	})
 	if err != nil {

@@ -38,9 +38,9 @@ func (t *tab) Close(failed bool) { t.close(failed) }
 
 // OpenTab opens the tab for a load of req: a tab in a new user context of
 // the warm browser, or a fresh browser's first tab. A browser has every
-// CPU of the run while it starts, which no load times, and its own again
-// before the load (cpuuse.WidenedStart); a warm browser's new tab opens on its
-// own CPUs.
+// CPU of the run while it starts and until its own start-up work has
+// ended, which no load times, and its own again before the load
+// (cpuuse.SettledStart); a warm browser's new tab opens on its own CPUs.
 func (f *Firefox) OpenTab(ctx context.Context, req client.Request) (client.Tab, error) {
 	if f.Warm {
 		t, err := f.warmTab(ctx, req)
@@ -49,7 +49,7 @@ func (f *Firefox) OpenTab(ctx context.Context, req client.Request) (client.Tab, 
 		}
 		return t, nil
 	}
-	t, err := cpuuse.WidenedStart(f.CPU, func() (*tab, error) { return f.freshTab(ctx, req) }, func(t *tab) { t.Close(true) })
+	t, err := cpuuse.SettledStart(ctx, f.CPU, func() (*tab, error) { return f.freshTab(ctx, req) }, func(t *tab) { t.Close(true) })
 	if err != nil {
 		return nil, err
 	}

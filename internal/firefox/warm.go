@@ -32,7 +32,7 @@ func warmKey(req client.Request) string {
 func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error) {
 	key := warmKey(req)
 	p, err := f.pool.Warm(ctx, key, func(ctx context.Context) (*process, error) {
-		p, err := cpuuse.WidenedStart(f.CPU, func() (*process, error) { return f.start(ctx, req) }, (*process).Close)
+		p, err := cpuuse.SettledStart(ctx, f.CPU, func() (*process, error) { return f.start(ctx, req) }, (*process).Close)
 		if err != nil {
 			return nil, fmt.Errorf("warm browser: %w", err)
 		}
