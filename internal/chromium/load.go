@@ -27,13 +27,14 @@ type tab struct {
 
 // OpenTab opens the tab for a load of req in a started browser: a new
 // browser context of the warm browser, or a fresh browser. A browser
-// has every CPU of the run while it starts, which no load times, and its
-// own again before the load (cpuuse.WidenedStart); a warm browser's new
-// context opens on its own CPUs (widening it cost more than it saved:
-// BENCHMARKS.md).
+// has every CPU of the run while it starts and until its own work has
+// ended, which no load times, and its own again before the load
+// (cpuuse.SettledStart); a warm browser's new context opens on its own
+// CPUs (widening it cost more than it saved: BENCHMARKS.md), and the load
+// waits until the browser has settled there too (settledTab).
 func (c *Chromium) OpenTab(loadCtx context.Context, req client.Request) (client.Tab, error) {
 	if !c.Warm {
-		t, err := cpuuse.WidenedStart(c.CPU, func() (*tab, error) { return c.freshTab(loadCtx, req) }, func(t *tab) { t.Close(true) })
+		t, err := cpuuse.SettledStart(loadCtx, c.CPU, func() (*tab, error) { return c.freshTab(loadCtx, req) }, func(t *tab) { t.Close(true) })
 		if err != nil {
 			return nil, err
 		}
@@ -41,7 +42,7 @@ func (c *Chromium) OpenTab(loadCtx context.Context, req client.Request) (client.
 	}
 	key := warmKey(req)
 	wb, err := c.pool.Warm(loadCtx, key, func(context.Context) (*browserProcess, error) {
-		return cpuuse.WidenedStart(c.CPU, func() (*browserProcess, error) { return c.startWarm(req) }, (*browserProcess).Close)
+		return cpuuse.SettledStart(loadCtx, c.CPU, func() (*browserProcess, error) { return c.startWarm(req) }, (*browserProcess).Close)
 	})
 	if err != nil {
 		return nil, err
@@ -58,6 +59,19 @@ func (c *Chromium) OpenTab(loadCtx context.Context, req client.Request) (client.
 		}
 	}}
 	if err := chromedp.Do(t.ctx); err != nil {
+		t.close(true)
+		return nil, err
+	}
+	return settledTab(loadCtx, c.CPU, t)
+}
+
+// settledTab returns t once the browser's processes in g have settled
+// (cpuuse.Settle): a new context's renderer and the disposal of the last
+// load's go on for about 0.35 s after the context opens here, and a load
+// begun then took 8 % longer on one core (BENCHMARKS.md). t is closed if
+// the load's context ends first.
+func settledTab(loadCtx context.Context, g *cpuuse.Group, t *tab) (*tab, error) {
+	if _, _, err := g.Settle(loadCtx); err != nil {
 		t.close(true)
 		return nil, err
 	}
