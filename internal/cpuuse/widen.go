@@ -102,7 +102,7 @@ func widened(g *Group, f func() error) error {
 // returns what it started. What started but could not be narrowed after
 // is given to drop (closed) and not returned.
 func WidenedStart[T any](g *Group, start func() (T, error), drop func(T)) (T, error) {
-	return widenedStart(nil, g, start, drop)
+	return widenedStart(context.Background(), g, false, start, drop)
 }
 
 // SettledStart is WidenedStart that returns what started once g has
@@ -110,11 +110,11 @@ func WidenedStart[T any](g *Group, start func() (T, error), drop func(T)) (T, er
 // before the load, on every CPU of the run. What could not settle within
 // ctx is given to drop too.
 func SettledStart[T any](ctx context.Context, g *Group, start func() (T, error), drop func(T)) (T, error) {
-	return widenedStart(ctx, g, start, drop)
+	return widenedStart(ctx, g, true, start, drop)
 }
 
-// widenedStart is WidenedStart, and SettledStart where ctx is not nil.
-func widenedStart[T any](ctx context.Context, g *Group, start func() (T, error), drop func(T)) (T, error) {
+// widenedStart is WidenedStart, and SettledStart where settle is true.
+func widenedStart[T any](ctx context.Context, g *Group, settle bool, start func() (T, error), drop func(T)) (T, error) {
 	var v T
 	started := false
 	err := widened(g, func() (err error) {
@@ -122,7 +122,7 @@ func widenedStart[T any](ctx context.Context, g *Group, start func() (T, error),
 			return err
 		}
 		started = true
-		if ctx != nil {
+		if settle {
 			_, _, err = g.Settle(ctx)
 		}
 		return err
