@@ -281,13 +281,10 @@ const (
 // generated page's shape once.
 type loadModel struct {
 	shapes    map[factor.Page]gen.Shape
-	renders   map[factor.Client]bool
 	overheads Overheads
 }
 
-func newLoadModel() *loadModel {
-	return &loadModel{shapes: map[factor.Page]gen.Shape{}, renders: map[factor.Client]bool{}}
-}
+func newLoadModel() *loadModel { return &loadModel{shapes: map[factor.Page]gen.Shape{}} }
 
 // load is LoadTime for one load of a cell, its bytes shared by a
 // connection per origin (six for HTTP/1.1); for a generated page, its own
@@ -311,21 +308,10 @@ func (m *loadModel) load(c Cell) time.Duration {
 		return LoadTime(c.Page, link)
 	}
 	t := loadTimeOf(float64(shape.Bytes), link) + generatedChainRTTs*c.Network.RTT
-	if m.rendering(c.Levels.Client()) {
+	if c.Levels.Client().Capabilities().Renders {
 		t += time.Duration(shape.Requests) * perRequestWork
 	}
 	return t
-}
-
-// rendering reports whether client renders the pages it loads, looked up
-// once a client: the model runs over every trial of a paper-scale plan.
-func (m *loadModel) rendering(client factor.Client) bool {
-	r, ok := m.renders[client]
-	if !ok {
-		r = client.Capabilities().Renders
-		m.renders[client] = r
-	}
-	return r
 }
 
 // shape is generated page p's shape, drawn once; false for another page.
