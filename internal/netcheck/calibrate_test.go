@@ -73,3 +73,23 @@ func calibrateHidden(t *testing.T, real, told time.Duration) (*testbed.Network, 
 	}
 	return n, pl
 }
+
+// TestProbesEndWithTheirLastAnswer: on a lossless link, probing returns
+// once the last probe is answered, not after the answers' timeout (10 s
+// here; the probes take about 60 ms), with every probe's round trip.
+func TestProbesEndWithTheirLastAnswer(t *testing.T) {
+	n := startNetwork(t, symmetric(10*time.Millisecond))
+	c := &checker{n: n, cfg: Config{Link: symmetric(10 * time.Millisecond), RTT: 20 * time.Millisecond}.withDefaults(), server: n.Topo.ServerAddrs[0]}
+	if err := c.startEcho(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.echo.Close()
+	start := time.Now()
+	rtts, err := c.probeRTTs(t.Context(), n.Topo.Client, 20, 2*time.Millisecond, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); len(rtts) != 20 || took > 5*time.Second {
+		t.Errorf("%d of 20 probes answered in %v; want all, well before the 10 s timeout", len(rtts), took)
+	}
+}

@@ -196,10 +196,12 @@ func (c *checker) startEcho() error {
 
 // probeRTTs sends count echo probes from a socket in namespace from, one
 // every interval on average, without waiting for answers, and returns the
-// round-trip times in ms of those answered within timeout of being sent. When ctx ends it returns what it
-// has. The gaps vary uniformly by ±50 %: with a fixed gap that divides the
-// RTT, every send would coincide with an answer's arrival, and on two cores
-// the two would delay each other's timestamps by up to milliseconds.
+// round-trip times in ms of those answered within timeout of being sent.
+// It returns once every probe is answered or the last one's timeout has
+// passed; when ctx ends it returns what it has. The gaps vary uniformly by
+// ±50 %: with a fixed gap that divides the RTT, every send would coincide
+// with an answer's arrival, and on two cores the two would delay each
+// other's timestamps by up to milliseconds.
 func (c *checker) probeRTTs(ctx context.Context, from *netns.Namespace, count int, interval, timeout time.Duration) ([]float64, error) {
 	conn, err := from.DialContext(ctx, "udp4", netip.AddrPortFrom(c.server, echoPort).String())
 	if err != nil {
@@ -214,45 +216,55 @@ func (c *checker) probeRTTs(ctx context.Context, from *netns.Namespace, count in
 	if err := setTimestamping(udp); err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	sent := map[uint32]time.Time{}
-	var rtts []float64
-	var lastSent time.Time
+	p := &probes{sent: map[uint32]time.Time{}, timeout: timeout, answered: make(chan struct{})}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		buf, oob := make([]byte, 2048), make([]byte, 512)
-		for {
-			k, oobn, _, _, err := udp.ReadMsgUDP(buf, oob)
-			if err != nil {
-				return
-			}
-			arrived, ok := kernelTimestamp(oob[:oobn])
-			if !ok {
-				arrived = time.Now()
-			}
-			if k != probeBytes {
-				continue
-			}
-			seq := binary.BigEndian.Uint32(buf)
-			mu.Lock()
-			if at, ok := sent[seq]; ok && arrived.Sub(at) <= timeout {
-				rtts = append(rtts, ms(arrived.Sub(at)))
-				delete(sent, seq)
-			}
-			mu.Unlock()
-		}
+		p.receive(udp)
 	}()
+	lastSent, err := p.send(ctx, conn, count, interval)
+	if err != nil {
+		return nil, err
+	}
+	// Wait for the last answers, unless every probe is answered or the
+	// caller is done.
+	select {
+	case <-ctx.Done():
+	case <-p.answered:
+	case <-time.After(time.Until(lastSent.Add(timeout))):
+	}
+	conn.Close()
+	<-done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rtts, ctx.Err()
+}
+
+// probes is one probeRTTs's probes in flight and round trips measured.
+type probes struct {
+	mu       sync.Mutex
+	sent     map[uint32]time.Time // unanswered probes' send times
+	rtts     []float64            // ms
+	timeout  time.Duration
+	finished bool          // every probe is sent
+	allIn    bool          // every probe is sent and answered
+	answered chan struct{} // closed when allIn becomes true
+}
+
+// send sends count probes on conn, one every interval on average (±50 %),
+// and returns when the last was sent.
+func (p *probes) send(ctx context.Context, conn net.Conn, count int, interval time.Duration) (time.Time, error) {
 	out := make([]byte, probeBytes)
 	next := time.Now()
+	var lastSent time.Time
 	for seq := 0; seq < count && ctx.Err() == nil; seq++ {
 		binary.BigEndian.PutUint32(out, uint32(seq))
-		mu.Lock()
+		p.mu.Lock()
 		lastSent = time.Now().Round(0) // wall clock, as kernel timestamps are
-		sent[uint32(seq)] = lastSent
-		mu.Unlock()
+		p.sent[uint32(seq)] = lastSent
+		p.mu.Unlock()
 		if _, err := conn.Write(out); err != nil {
-			return nil, fmt.Errorf("netcheck: probe: %w", err)
+			return lastSent, fmt.Errorf("netcheck: probe: %w", err)
 		}
 		next = next.Add(time.Duration(float64(interval) * (0.5 + rand.Float64())))
 		select {
@@ -260,16 +272,47 @@ func (c *checker) probeRTTs(ctx context.Context, from *netns.Namespace, count in
 		case <-time.After(time.Until(next)):
 		}
 	}
-	// Wait for the last answers, unless the caller is done.
-	select {
-	case <-ctx.Done():
-	case <-time.After(time.Until(lastSent.Add(timeout))):
+	p.mu.Lock()
+	p.finished = true
+	p.closeIfAnswered()
+	p.mu.Unlock()
+	return lastSent, nil
+}
+
+// receive reads answers from udp until it is closed, keeping the round
+// trip of each probe answered within the timeout.
+func (p *probes) receive(udp *net.UDPConn) {
+	buf, oob := make([]byte, 2048), make([]byte, 512)
+	for {
+		k, oobn, _, _, err := udp.ReadMsgUDP(buf, oob)
+		if err != nil {
+			return
+		}
+		arrived, ok := kernelTimestamp(oob[:oobn])
+		if !ok {
+			arrived = time.Now()
+		}
+		if k != probeBytes {
+			continue
+		}
+		seq := binary.BigEndian.Uint32(buf)
+		p.mu.Lock()
+		if at, ok := p.sent[seq]; ok && arrived.Sub(at) <= p.timeout {
+			p.rtts = append(p.rtts, ms(arrived.Sub(at)))
+			delete(p.sent, seq)
+			p.closeIfAnswered()
+		}
+		p.mu.Unlock()
 	}
-	conn.Close()
-	<-done
-	mu.Lock()
-	defer mu.Unlock()
-	return rtts, ctx.Err()
+}
+
+// closeIfAnswered closes answered once every probe is sent and answered;
+// p.mu is held.
+func (p *probes) closeIfAnswered() {
+	if p.finished && len(p.sent) == 0 && !p.allIn {
+		close(p.answered)
+		p.allIn = true
+	}
 }
 
 // expectedRTT is the configured RTT, plus a per-server path's towards the
