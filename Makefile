@@ -2,9 +2,14 @@
 GO  ?= go
 # Rust's cargo, for the HTTP/3 servers of servers/; rustup puts it in ~/.cargo/bin.
 CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
+# Its builds are shared by this user's clones (scripts/cache-dir.sh).
+ifndef CARGO_TARGET_DIR
+CARGO_TARGET_DIR := $(shell scripts/cache-dir.sh cargo-target)
+endif
+export CARGO_TARGET_DIR
 BIN := bin/quicbench
 
-.PHONY: deps demo-deps servers firefox chromium-shell nginx caddy slurm build demo check test bench fuzz reproduce clean
+.PHONY: deps demo-deps servers firefox chromium-shell nginx caddy slurm build demo check test test-long bench fuzz reproduce clean
 
 # Everything any feature or test uses (make check and make test need it all).
 deps:
@@ -41,13 +46,21 @@ check: deps
 	@scripts/check.sh
 
 # Every test, unit and integration (real namespaces, emulator, servers and
-# Chromium; needs root), after check; the pure packages check ran
+# Chromium; needs root), after check, but the long ones scripts/long-tests
+# lists (make test-long; CI runs both); the pure packages check ran
 # (scripts/pure-packages) are not run twice. -p 1: packages run one after
 # another, so two timed page loads never run at once on this 2-core machine.
+INTEGRATION = $$($(GO) list ./... | grep -vxF $$(grep -v '^\#' scripts/pure-packages | sed 's|^|-e github.com/quicbench/quicbench/internal/|'))
 test: check
 	$(CARGO) test --quiet --release --locked --manifest-path servers/Cargo.toml
-	QUICBENCH_BIN=$(CURDIR)/bin $(GO) test -count=1 -p 1 -timeout 20m \
-		$$($(GO) list ./... | grep -vxF $$(grep -v '^#' scripts/pure-packages | sed 's|^|-e github.com/quicbench/quicbench/internal/|'))
+	long=$$(scripts/long-tests.sh) && QUICBENCH_BIN=$(CURDIR)/bin $(GO) test -count=1 -p 1 -timeout 20m -skip "^($$long)$$" $(INTEGRATION)
+
+# The long tests make test leaves out (scripts/long-tests: sweeps over
+# recordings, browsers and stacks, and runs of several processes whose
+# paths shorter tests also take), about 10 minutes; CI runs them after
+# make test.
+test-long: deps build
+	long=$$(scripts/long-tests.sh) && QUICBENCH_BIN=$(CURDIR)/bin $(GO) test -count=1 -p 1 -timeout 20m -run "^($$long)$$" $(INTEGRATION)
 
 # Every paper's quick reproduction (quicbench reproduce all: the five
 # papers' claims beside our measurement, about two hours), into

@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 export QUICBENCH_BIN="$PWD/bin"
 
 cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$(scripts/cache-dir.sh cargo-target)}
+export CARGO_TARGET_DIR
 manifest=servers/Cargo.toml
 
 unformatted=$(gofmt -l cmd internal)

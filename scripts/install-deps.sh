@@ -10,7 +10,8 @@
 #   servers  quicbench's HTTP/3 servers of servers/ with Rust's cargo:
 #            quicbench-h3 (quinn, h3, rustls) and quicbench-quiche (quiche
 #            and BoringSSL, built from source with CMake and libclang:
-#            about 4 minutes the first time), into bin/
+#            about 6 minutes the first time, in a cargo target directory
+#            this user's clones share: scripts/cache-dir.sh), into bin/
 #   firefox  Firefox ESR, and certutil (libnss3-tools) to put a run's CA
 #            into its profiles
 #   nginx    nginx, the second server stack (its service is not started)
@@ -119,6 +120,9 @@ fi
 go mod download
 
 cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+# The servers' builds are shared by this user's clones.
+CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$(scripts/cache-dir.sh cargo-target)}
+export CARGO_TARGET_DIR
 if (want servers || want tools) && [ ! -x "$cargo" ]; then
 	echo "install-deps: Rust's cargo is missing: install Rust 1.85 or later with rustup (https://rustup.rs; Debian 12's cargo is too old)" >&2
 	exit 1
@@ -129,7 +133,7 @@ if want servers; then
 	"$cargo" build --quiet --release --locked --manifest-path servers/Cargo.toml
 	mkdir -p bin
 	for server in quicbench-h3 quicbench-quiche; do
-		install -m 0755 "servers/target/release/$server" "bin/$server"
+		install -m 0755 "$CARGO_TARGET_DIR/release/$server" "bin/$server"
 	done
 fi
 
