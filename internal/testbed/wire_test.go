@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -134,6 +135,9 @@ func TestStacksAreWhatTheySayOnTheWire(t *testing.T) {
 			if got := f.Paced(); (c.paced == "paced") != (got == "paced") || got == "" {
 				t.Errorf("%s: the first flight left %q, want %s", name, got, c.paced)
 			}
+			if c.backoff != "" && analysis.BackoffClass(b.Ratio()) != c.backoff {
+				b = medianBackoff(t, tb, c.proto, b)
+			}
 			kept[c.quic] = b.Ratio()
 			if c.backoff != "" && b.Before == 0 {
 				t.Errorf("%s: no answer to the loss read (want one alone, with two round trips after it)", name)
@@ -157,6 +161,28 @@ func TestStacksAreWhatTheySayOnTheWire(t *testing.T) {
 	if cubic, reno := kept[factor.QUICQuinnCubic], kept[factor.QUICQuinnNewReno]; reno == 0 || reno >= cubic-0.05 {
 		t.Errorf("quinn's NewReno kept %.2f after the loss, its CUBIC %.2f: want NewReno's below by over 0.05", reno, cubic)
 	}
+}
+
+// medianBackoff reads the answer to the loss twice more, beside first,
+// and returns the median of the three by the share kept. One answer is one
+// event: on a busy machine a sender that waits for its core reads a larger
+// flight before the loss (quiche's CUBIC kept 0.59 once in a clean-clone
+// CI run, 0.73 in every run alone), so a reading of the wrong kind is
+// checked against two more, and a stack that answers wrongly answers so
+// in two of three.
+func medianBackoff(t *testing.T, tb *Testbed, proto string, first breakdown.Backoff) breakdown.Backoff {
+	t.Helper()
+	readings := []breakdown.Backoff{first}
+	for range 2 {
+		if err := tb.CloseConnections(); err != nil {
+			t.Fatal(err)
+		}
+		_, b := firstFlightOver(t, tb, proto)
+		readings = append(readings, b)
+	}
+	slices.SortFunc(readings, func(a, b breakdown.Backoff) int { return cmp.Compare(a.Ratio(), b.Ratio()) })
+	t.Logf("the first answer read %.2f; three read %.2f, %.2f, %.2f", first.Ratio(), readings[0].Ratio(), readings[1].Ratio(), readings[2].Ratio())
+	return readings[1]
 }
 
 // TestQUICLossWaitsFromTheWireMatchQuicGosRecords: over a 100 ms round
