@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/trust"
 	"golang.org/x/sys/unix"
@@ -80,9 +81,33 @@ func RemoveStaleOf(prefix string) []string {
 		if unix.Lstat(d, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {
 			continue
 		}
-		if os.RemoveAll(d) == nil {
+		if removeAllSettled(d, staleTries, staleRetryPause) == nil {
 			removed = append(removed, d)
 		}
 	}
 	return removed
+}
+
+// A dead run's browser may still be writing into its profile: Chromium's
+// own processes (its GPU and network services, its renderers) are not
+// killed with it but leave once they notice it gone, a few hundred
+// milliseconds later. Removing a stale directory is tried staleTries
+// times, staleRetryPause apart, while files keep appearing in it.
+const (
+	staleTries      = 20
+	staleRetryPause = 100 * time.Millisecond
+)
+
+// removeAllSettled removes dir with everything in it, trying again after
+// pause (up to tries times in all) while something adds files to it as it
+// goes; it returns the last try's error.
+func removeAllSettled(dir string, tries int, pause time.Duration) error {
+	var err error
+	for range tries {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(pause)
+	}
+	return err
 }

@@ -1,12 +1,14 @@
 package safefs
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestWorkDirs: a work directory is private to its process, and once the
@@ -83,5 +85,32 @@ func TestRemoveInRemovesTheLinkNotItsTarget(t *testing.T) {
 	}
 	if err := RemoveIn(base, "absent"); err != nil {
 		t.Errorf("a missing name: %v", err)
+	}
+}
+
+// TestAStaleDirectoryIsRemovedWhileAFileAppearsInIt: a directory that a
+// dying browser still writes into for a while (files appearing as it is
+// removed) is removed once the writing stops, within the tries given.
+func TestAStaleDirectoryIsRemovedWhileAFileAppearsInIt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "profile")
+	if err := os.MkdirAll(filepath.Join(dir, "GPUCache"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stop := time.Now().Add(300 * time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; time.Now().Before(stop); i++ {
+			os.Mkdir(filepath.Join(dir, "GPUCache"), 0o700) // never dir itself
+			os.WriteFile(filepath.Join(dir, "GPUCache", fmt.Sprintf("data_%d", i)), []byte("x"), 0o600)
+		}
+	}()
+	err := removeAllSettled(dir, 50, 20*time.Millisecond)
+	<-done
+	if err != nil {
+		t.Fatalf("not removed: %v", err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s is still there (%v)", dir, err)
 	}
 }
