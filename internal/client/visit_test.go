@@ -115,10 +115,10 @@ func goodTab() *scriptedTab {
 	return &scriptedTab{metrics: goodMetrics("h2", []string{"https://www.page.test/a.png"}), pending: 1}
 }
 
-// TestRepeatVisit: the first visit is made, verified and left, then the
+// TestARepeatVisitForgetsTheFirst: the first visit is made, verified and left, then the
 // measured one; the network seen before the measured visit is forgotten,
 // and the tab is closed as a success.
-func TestRepeatVisit(t *testing.T) {
+func TestARepeatVisitForgetsTheFirst(t *testing.T) {
 	tab := goodTab()
 	tab.unknownOn = map[int]string{1: "GET https://first.unknown.test/"}
 	req := pageRequest()
