@@ -50,17 +50,18 @@ check: deps
 # lists (make test-long; CI runs both); the pure packages check ran
 # (scripts/pure-packages) are not run twice. -p 1: packages run one after
 # another, so two timed page loads never run at once on this 2-core machine.
+GO_TEST_INTEGRATION = long=$$(scripts/long-tests.sh) && QUICBENCH_BIN=$(CURDIR)/bin $(GO) test -count=1 -p 1 -timeout 20m
 INTEGRATION = $$($(GO) list ./... | grep -vxF $$(grep -v '^\#' scripts/pure-packages | sed 's|^|-e github.com/quicbench/quicbench/internal/|'))
 test: check
 	$(CARGO) test --quiet --release --locked --manifest-path servers/Cargo.toml
-	long=$$(scripts/long-tests.sh) && QUICBENCH_BIN=$(CURDIR)/bin $(GO) test -count=1 -p 1 -timeout 20m -skip "^($$long)$$" $(INTEGRATION)
+	$(GO_TEST_INTEGRATION) -skip "^($$long)$$" $(INTEGRATION)
 
 # The long tests make test leaves out (scripts/long-tests: sweeps over
 # recordings, browsers and stacks, and runs of several processes whose
 # paths shorter tests also take), about 10 minutes; CI runs them after
 # make test.
 test-long: deps build
-	long=$$(scripts/long-tests.sh) && QUICBENCH_BIN=$(CURDIR)/bin $(GO) test -count=1 -p 1 -timeout 20m -run "^($$long)$$" $(INTEGRATION)
+	$(GO_TEST_INTEGRATION) -run "^($$long)$$" $(INTEGRATION)
 
 # Every paper's quick reproduction (quicbench reproduce all: the five
 # papers' claims beside our measurement, about two hours), into

@@ -1,6 +1,7 @@
 package safefs
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,12 +101,14 @@ const (
 
 // removeAllSettled removes dir with everything in it, trying again after
 // pause (up to tries times in all) while something adds files to it as it
-// goes; it returns the last try's error.
+// goes (the removal ends on a directory not empty); any other error ends
+// it at once, so that a directory that cannot be removed does not hold up
+// a run's start. It returns the last try's error.
 func removeAllSettled(dir string, tries int, pause time.Duration) error {
 	var err error
 	for range tries {
-		if err = os.RemoveAll(dir); err == nil {
-			return nil
+		if err = os.RemoveAll(dir); err == nil || !errors.Is(err, syscall.ENOTEMPTY) {
+			return err
 		}
 		time.Sleep(pause)
 	}
