@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +17,7 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/papers"
 	"github.com/quicbench/quicbench/internal/reproduce"
+	"github.com/quicbench/quicbench/internal/results"
 )
 
 // decideReproduction adds loads to the cells of r's inconclusive claims,
@@ -72,8 +75,9 @@ func printRound(w io.Writer, round int, undecided []papers.Row) {
 // runExtension runs one decide run; the budget's end (budgetCtx) stops
 // it as an end, not a failure, while ctx's end is an interruption.
 func runExtension(budgetCtx, ctx context.Context, r reproduce.Reproduction, e reproduce.Extension, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
+	_, statErr := os.Lstat(filepath.Join(e.Dir, results.FileName))
 	res, err := experiment.Run(budgetCtx, experiment.RunConfig{
-		Spec: e.Spec, Dir: e.Dir, Cells: e.Cells, ClientBinaries: binaries,
+		Spec: e.Spec, Dir: e.Dir, Cells: e.Cells, Resume: statErr == nil, Grow: true, ClientBinaries: binaries,
 		Facts: experiment.HostFacts(e.Spec.Clients(), binaries, Version), Log: newLogger(stderr, verbose),
 	})
 	if err != nil && ctx.Err() == nil && budgetCtx.Err() != nil {

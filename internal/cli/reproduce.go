@@ -285,7 +285,7 @@ func runReproductionSpec(ctx context.Context, r reproduce.Reproduction, s *spec.
 	progress := newProgress(stderr, s, len(p.Trials), verbose)
 	res, err := experiment.Run(ctx, experiment.RunConfig{
 		Spec: s, Dir: dir, Resume: statErr == nil, ClientBinaries: binaries, Facts: experiment.HostFacts(s.Clients(), binaries, Version),
-		Log: newLogger(stderr, verbose), OnTrial: progress.update, Cells: cells,
+		Log: newLogger(stderr, verbose), OnTrial: progress.update, Cells: cells, Grow: len(cells) > 0,
 	})
 	progress.finish()
 	if code := runOutcome(ctx, res, err, s.Name, dir, r.Command, stderr); code != exitOK {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +11,11 @@ import (
 	"time"
 
 	"github.com/quicbench/quicbench/internal/papers"
+	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/reproduce"
 	"github.com/quicbench/quicbench/internal/results"
+	"github.com/quicbench/quicbench/internal/spec"
+	"github.com/quicbench/quicbench/internal/testenv"
 )
 
 // TestReproduceRefusesBadInputInOneLine: a paper, scale or directory that
@@ -108,5 +112,50 @@ func TestAnInterruptedReproductionSaysHowToContinueItsRounds(t *testing.T) {
 		if got := continueCommand(base, tc.budget, tc.seq); got != tc.want {
 			t.Errorf("continueCommand(%v, %+v) = %q, want %q", tc.budget, tc.seq, got, tc.want)
 		}
+	}
+}
+
+// TestASequentialRoundResumesItsDecideRun: a round's decide run that is
+// there already (an interrupted round, or one an earlier version of the
+// design planned) is continued to the round's cells, not refused as a
+// run that exists.
+func TestASequentialRoundResumesItsDecideRun(t *testing.T) {
+	testenv.RequireRoot(t)
+	const text = `name: rounds-decide-1
+seed: 7
+repetitions: 1
+client: loader
+netcheck: false
+factors:
+  networks: [{name: a, rtt: 10ms}]
+  pages: [synthetic:2x5KB]
+  protocols: [h2, h3]
+`
+	first, grown := map[string]int{}, map[string]int{}
+	oneRep, err := spec.Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range plan.Build(oneRep).Trials {
+		first[tr.Cell.ID()], grown[tr.Cell.ID()] = 1, 2
+	}
+	twoReps, err := spec.Parse([]byte(strings.Replace(text, "repetitions: 1", "repetitions: 2", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "rounds-decide-1")
+	r := reproduce.Reproduction{Command: "quicbench reproduce test"}
+	for _, e := range []reproduce.Extension{{Spec: oneRep, Dir: dir, Round: 1, Cells: first}, {Spec: twoReps, Dir: dir, Round: 1, Cells: grown}} {
+		var stdout, stderr strings.Builder
+		if code := runExtension(context.Background(), context.Background(), r, e, nil, false, &stdout, &stderr); code != exitOK {
+			t.Fatalf("round of %v: exit %d: %s", e.Cells, code, stderr.String())
+		}
+		if want := fmt.Sprintf(": %d loads in 2 cells", 2*e.Spec.Repetitions); !strings.Contains(stdout.String(), want) {
+			t.Errorf("round of %v said %q, want %q", e.Cells, stdout.String(), want)
+		}
+	}
+	levels, err := results.RunLevels(dir)
+	if err != nil || len(levels) != 4 {
+		t.Errorf("the decide run holds %d loads (%v), want the 2 of its start and 2 more", len(levels), err)
 	}
 }

@@ -27,7 +27,9 @@ type sequentialOptions struct {
 // the pilot, then rounds for the undecided claims, each cell at most its
 // spec's repetitions, until no round can add anything or the time budget
 // ends. A resumed reproduction makes the same rounds again from the same
-// loads, so an interrupted round is continued, not begun anew.
+// loads, so an interrupted round is continued, not begun anew; a pilot or
+// round an earlier version of the design planned grows to the design's
+// cells (experiment.RunConfig.Grow).
 func sequentialReproduction(ctx context.Context, r reproduce.Reproduction, o sequentialOptions, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
 	start := time.Now()
 	d, err := reproduce.NewDesign(r, o.pilot, r.Specs[0].Seed)

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -51,5 +52,60 @@ func TestARunOfChosenCellsLoadsThemAlone(t *testing.T) {
 	}
 	if again, err := Run(context.Background(), RunConfig{Spec: s, Dir: dir, Resume: true, Cells: chosen}); err != nil || again.Ran != 0 {
 		t.Errorf("resumed as it started: ran %v, %v; want nothing more to run", again, err)
+	}
+}
+
+// TestARunOfChosenCellsGrowsWhereAllowed: a run of chosen cells resumed
+// with Grow (a sequential reproduction whose design changed between
+// versions) goes on to the new cells and repetitions, keeping what it
+// loaded and the earlier choice in its meta; a spec changed in more than
+// its repetitions is refused all the same.
+func TestARunOfChosenCellsGrowsWhereAllowed(t *testing.T) {
+	testenv.RequireRoot(t)
+	oneRep := strings.Replace(shardSpec, "repetitions: 2", "repetitions: 1", 1)
+	s, err := spec.Parse([]byte(oneRep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoReps, err := spec.Parse([]byte(shardSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, grown := map[string]int{}, map[string]int{}
+	for _, tr := range plan.Build(s).Trials {
+		if tr.Cell.Levels.Page() == "synthetic:2x5KB" && tr.Cell.Levels.Network() == "a" {
+			first[tr.Cell.ID()], grown[tr.Cell.ID()] = 1, 2
+		}
+	}
+	dir := t.TempDir() + "/grows"
+	if _, err := Run(context.Background(), RunConfig{Spec: s, Dir: dir, Cells: first}); err != nil {
+		t.Fatal(err)
+	}
+	otherSpec, err := spec.Parse([]byte(strings.Replace(shardSpec, "seed: 5", "seed: 6", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), RunConfig{Spec: otherSpec, Dir: dir, Resume: true, Grow: true, Cells: grown}); err == nil || !strings.Contains(err.Error(), "more than its repetitions") {
+		t.Errorf("grown with another seed: %v, want refused", err)
+	}
+	res, err := Run(context.Background(), RunConfig{Spec: twoReps, Dir: dir, Resume: true, Grow: true, Cells: grown})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ran != 2 || res.Done != 4 || res.Total != 4 {
+		t.Errorf("grown from 2 loads to 4: ran %d, %d of %d recorded; want 2 more, 4 of 4", res.Ran, res.Done, res.Total)
+	}
+	store, err := results.Open(dir + "/" + results.FileName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sha, _ := store.Meta("spec_sha256")
+	from, _ := store.Meta("grown_from")
+	if sha != twoReps.SHA256 || !regexp.MustCompile(`, repetitions 1, cells c[0-9a-f]+:1 c[0-9a-f]+:1$`).MatchString(from) {
+		t.Errorf("meta after growing: spec %.12s (want %.12s), grown_from %q (want the earlier 1 repetition and 2 cells of 1 load)", sha, twoReps.SHA256, from)
+	}
+	if again, err := Run(context.Background(), RunConfig{Spec: twoReps, Dir: dir, Resume: true, Cells: grown}); err != nil || again.Ran != 0 {
+		t.Errorf("resumed as it now is, without Grow: ran %v, %v; want nothing more to run", again, err)
 	}
 }

@@ -62,6 +62,12 @@ type RunConfig struct {
 	// reproduction adds to the settings of its undecided claims; a
 	// resumed run must give the same.
 	Cells map[string]int
+	// Grow, with Resume and Cells, lets the run go on to Cells and the
+	// spec's repetitions where it started with others, the spec being
+	// otherwise the same: a sequential reproduction's pilot or round
+	// that an earlier version of its design planned. What it loaded
+	// stays (growRun).
+	Grow bool
 	// NoLanes leaves the loads unsampled: no lanes of CPU and link bytes
 	// under their waterfalls, and none of the sampling's CPU (a wake-up
 	// of quicbench's process every 100 ms, BENCHMARKS.md).

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
+	"github.com/quicbench/quicbench/internal/spec"
 	"github.com/quicbench/quicbench/internal/trust"
 )
 
@@ -19,7 +21,7 @@ import (
 func openStore(cfg RunConfig, p plan.Plan) (*results.Store, error) {
 	path := filepath.Join(cfg.Dir, results.FileName)
 	if cfg.Resume {
-		return openToResume(cfg, path)
+		return openToResume(cfg, path, p)
 	}
 	meta := map[string]string{
 		"spec_sha256": cfg.Spec.SHA256, "spec_name": cfg.Spec.Name, "spec": string(cfg.Spec.Source),
@@ -112,34 +114,108 @@ func checkNewRunDir(dir string) error {
 	return nil
 }
 
-// openToResume opens the database at path and checks the spec's hash.
-func openToResume(cfg RunConfig, path string) (*results.Store, error) {
+// openToResume opens the database at path and checks that the run is the
+// one cfg describes: its spec, shard and chosen cells (or, where cfg may
+// grow the run, takes cfg's: growRun); p is cfg's plan.
+func openToResume(cfg RunConfig, path string, p plan.Plan) (*results.Store, error) {
 	store, err := results.Open(path)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
-	was, err := store.Meta("spec_sha256")
-	if err != nil {
+	if err := checkResumedRun(cfg, store, p); err != nil {
 		store.Close()
 		return nil, err
 	}
-	if was != cfg.Spec.SHA256 {
-		store.Close()
-		return nil, inputErrorf("the spec changed since this run started (its SHA-256 was %.12s…, now %.12s…; the original is %s): restore it, or start a new run with another --out", was, cfg.Spec.SHA256, filepath.Join(cfg.Dir, "spec.yaml"))
+	return store, nil
+}
+
+// checkResumedRun refuses to resume the run in store as other than it
+// started: another spec, shard or choice of cells, unless cfg.Grow lets
+// it go on to cfg's cells and repetitions.
+func checkResumedRun(cfg RunConfig, store *results.Store, p plan.Plan) error {
+	was, err := store.Meta("spec_sha256")
+	if err != nil {
+		return err
 	}
 	if shard, err := store.Meta("shard"); err != nil || shard != cfg.Shard.String() {
-		store.Close()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return nil, inputErrorf("this run is shard %q of its plan, not %q: resume it with the --shard it started with", shard, cfg.Shard.String())
+		return inputErrorf("this run is shard %q of its plan, not %q: resume it with the --shard it started with", shard, cfg.Shard.String())
 	}
-	if cells, err := store.Meta("cells"); err != nil || cells != cfg.cellsText() {
-		store.Close()
+	cells, err := store.Meta("cells")
+	if err != nil || (was == cfg.Spec.SHA256 && cells == cfg.cellsText()) {
+		return err
+	}
+	if cfg.Grow && len(cfg.Cells) > 0 {
+		return growRun(cfg, store, p)
+	}
+	if was != cfg.Spec.SHA256 {
+		return inputErrorf("the spec changed since this run started (its SHA-256 was %.12s…, now %.12s…; the original is %s): restore it, or start a new run with another --out", was, cfg.Spec.SHA256, filepath.Join(cfg.Dir, "spec.yaml"))
+	}
+	return inputErrorf("this run loads %d chosen cells of its plan, not these %d: resume it as it started", len(strings.Fields(cells)), len(cfg.Cells))
+}
+
+// growRun lets the run in store go on to cfg's cells and repetitions
+// where its spec is otherwise the one it started with: a sequential
+// reproduction's pilot or round planned by an earlier version of its
+// design. What it loaded stays; its spec, cells and plan size become
+// cfg's (p's), and the earlier spec and cells are kept in the meta
+// "grown_from", one line each time.
+func growRun(cfg RunConfig, store *results.Store, p plan.Plan) error {
+	was, err := store.Meta("spec")
+	if err != nil {
+		return err
+	}
+	earlier, err := spec.Parse([]byte(was))
+	if err != nil {
+		return inputErrorf("this run's stored spec does not read: %v; start a new run with another --out", err)
+	}
+	if same, err := sameButRepetitions(earlier, cfg.Spec); err != nil || !same {
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return nil, inputErrorf("this run loads %d chosen cells of its plan, not these %d: resume it as it started", len(strings.Fields(cells)), len(cfg.Cells))
+		return inputErrorf("the spec changed since this run started in more than its repetitions (the original is %s): restore it, or start a new run with another --out", filepath.Join(cfg.Dir, "spec.yaml"))
 	}
-	return store, nil
+	wasSHA, err := store.Meta("spec_sha256")
+	if err != nil {
+		return err
+	}
+	wasCells, err := store.Meta("cells")
+	if err != nil {
+		return err
+	}
+	history, err := store.Meta("grown_from")
+	if err != nil {
+		return err
+	}
+	line := fmt.Sprintf("%s: spec %.12s, repetitions %d, cells %s", time.Now().UTC().Format(time.RFC3339), wasSHA, earlier.Repetitions, wasCells)
+	updates := [][2]string{{"grown_from", strings.TrimPrefix(history+"\n"+line, "\n")}, {"cells", cfg.cellsText()},
+		{"plan_trials", fmt.Sprint(len(p.Trials))}, {"spec", string(cfg.Spec.Source)}, {"spec_sha256", cfg.Spec.SHA256}}
+	for _, kv := range updates {
+		if err := store.SetMeta(kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	cfg.Log.Info("the run goes on to the cells its design now gives", "dir", cfg.Dir, "cells", len(cfg.Cells), "trials", len(p.Trials), "earlier", wasCells)
+	if err := safefs.WriteFile(cfg.Dir, "spec.yaml", cfg.Spec.Source, 0o644); err != nil {
+		return fmt.Errorf("run directory: %w", err)
+	}
+	return nil
+}
+
+// sameButRepetitions says whether specs a and b differ in nothing but
+// their repetitions, as written.
+func sameButRepetitions(a, b *spec.Spec) (bool, error) {
+	withA := *b
+	withA.Repetitions = a.Repetitions
+	textA, err := spec.Format(a)
+	if err != nil {
+		return false, err
+	}
+	textB, err := spec.Format(&withA)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(textA, textB), nil
 }
