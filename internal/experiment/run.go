@@ -95,7 +95,8 @@ type Progress struct {
 	// Done and Failed count recorded trials, this run's and earlier ones';
 	// Total is the plan's size.
 	Done, Failed, Total int
-	// ETA is the time left at this run's pace so far.
+	// ETA is the time left: the plan's estimate of the trials to run at
+	// the pace of this run's trials so far against their estimates.
 	ETA time.Duration
 }
 

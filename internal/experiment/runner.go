@@ -32,7 +32,8 @@ type runner struct {
 	todo    []plan.Trial
 	started time.Time
 	ran     int
-	left    int
+	// timeLeft estimates the time left (ETA in Progress).
+	timeLeft *pace
 	// earlier counts the recorded attempts of trials run again.
 	earlier map[string]int
 	// stop leaves out the trials of settings whose answer is known; nil
@@ -102,7 +103,7 @@ func newRunner(cfg RunConfig) (_ *runner, err error) {
 			r.todo = append(r.todo, t)
 		}
 	}
-	r.left = len(r.todo)
+	r.timeLeft = newPace(r.todo, plan.TrialEstimates(cfg.Spec, r.todo, plan.Overheads{}))
 	return r, nil
 }
 
@@ -231,7 +232,7 @@ func (r *runner) trials(ctx context.Context, bed *bed, trials []plan.Trial) erro
 	for _, t := range trials {
 		if r.stop.skip(t) {
 			r.res.Skipped++
-			r.left--
+			r.timeLeft.skipped(t.ID)
 			continue
 		}
 		if err := r.trial(ctx, bed, t); err != nil {
@@ -262,7 +263,9 @@ func (r *runner) allSkipped(trials []plan.Trial) bool {
 		}
 	}
 	r.res.Skipped += len(trials)
-	r.left -= len(trials)
+	for _, t := range trials {
+		r.timeLeft.skipped(t.ID)
+	}
 	return true
 }
 
@@ -406,13 +409,12 @@ func (r *runner) attempt(ctx context.Context, bed *bed, t plan.Trial, attempt in
 // recorded counts a recorded trial and reports the progress.
 func (r *runner) recorded(rec results.Trial) {
 	r.ran++
-	r.left--
 	r.res.Ran, r.res.Done = r.ran, r.res.Done+1
 	if rec.Status != results.StatusOK {
 		r.res.Failed++
 	}
+	r.timeLeft.recorded(rec.ID)
 	if r.cfg.OnTrial != nil {
-		perTrial := time.Since(r.started) / time.Duration(r.ran)
-		r.cfg.OnTrial(Progress{Trial: rec, Done: r.res.Done, Failed: r.res.Failed, Total: r.res.Total, ETA: perTrial * time.Duration(r.left)})
+		r.cfg.OnTrial(Progress{Trial: rec, Done: r.res.Done, Failed: r.res.Failed, Total: r.res.Total, ETA: r.timeLeft.left(time.Since(r.started))})
 	}
 }

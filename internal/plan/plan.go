@@ -232,6 +232,19 @@ func (p Plan) EstimateOn(s *spec.Spec, o Overheads) time.Duration {
 	return total
 }
 
+// TrialEstimates are EstimateOn's parts for trials of s's plan, in their
+// order: each trial's loads, pauses and overheads under o (no testbed
+// setups, no netchecks).
+func TrialEstimates(s *spec.Spec, trials []Trial, o Overheads) []time.Duration {
+	m := newLoadModel()
+	m.overheads = o
+	out := make([]time.Duration, len(trials))
+	for i, t := range trials {
+		out[i] = m.trialEstimate(s, t)
+	}
+	return out
+}
+
 // OverTimeout counts the plan's trials whose loads the model (LoadTime)
 // expects to outlast s's timeout, which will fail, and the longest such
 // load.

@@ -235,6 +235,30 @@ func TestALoadOutlastingTheTimeoutCostsEveryAttempt(t *testing.T) {
 	}
 }
 
+// TestTrialEstimatesAreTheEstimatesParts: the trials' estimates add up to
+// the plan's estimate less its testbeds' setups and netchecks, and a
+// heavy page's trial is estimated heavier than a light one's.
+func TestTrialEstimatesAreTheEstimatesParts(t *testing.T) {
+	s := mustSpec(t, "repetitions: 2\nfactors:\n  networks: [{rtt: 100ms, loss: 1}, {rtt: 20ms}]\n  pages: [synthetic:64x300KB, synthetic:2x1KB]\n  protocols: [h2, h3]\n")
+	p := Build(s)
+	parts := TrialEstimates(s, p.Trials, Overheads{})
+	sum, heavy, light := time.Duration(0), time.Duration(0), time.Duration(0)
+	for i, tr := range p.Trials {
+		sum += parts[i]
+		if tr.Cell.Levels.Page() == "synthetic:64x300KB" {
+			heavy = max(heavy, parts[i])
+		} else {
+			light = max(light, parts[i])
+		}
+	}
+	if want := p.Estimate(s) - time.Duration(p.Setups)*setupCost - time.Duration(len(s.Networks))*netcheckCost; sum != want {
+		t.Errorf("the trials' estimates add up to %v, want the plan's less setups and netchecks, %v", sum, want)
+	}
+	if heavy < 10*light {
+		t.Errorf("the 19 MB page's trial is estimated at %v, the 2 KB page's at %v: want ten times or more", heavy, light)
+	}
+}
+
 // TestPairSeeds: the loads of one repetition share their link seeds across
 // protocols, stacks and servers, and not across repetitions or pages.
 func TestPairSeeds(t *testing.T) {
