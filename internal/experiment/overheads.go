@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -83,7 +82,7 @@ func (c overheadCollector) add(s *spec.Spec, t plan.Trial, overheadMs *float64) 
 // machine, at most overheadsMaxAge old at now; none where there is no
 // cache or it cannot be read (the plan then uses its constants).
 func MachineOverheads(now time.Time) plan.Overheads {
-	base, err := cacheBase()
+	base, err := safefs.UserCacheBase()
 	if err != nil {
 		return plan.Overheads{}
 	}
@@ -149,7 +148,7 @@ func (c overheadCollector) save(now time.Time, log *slog.Logger) {
 
 // writeOverheads merges fresh into the cache file, atomically.
 func writeOverheads(fresh []overheadEntry) error {
-	base, err := cacheBase()
+	base, err := safefs.UserCacheBase()
 	if err != nil {
 		return err
 	}
@@ -171,25 +170,6 @@ func writeOverheads(fresh []overheadEntry) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(entries)
 	})
-}
-
-// cacheBase is the user's cache directory, if it is a directory of this
-// user's own (not a link, not another user's: as root, a HOME that
-// points into a stranger's tree is not written to).
-func cacheBase() (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	info, err := os.Lstat(base)
-	if err != nil {
-		return "", err
-	}
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !info.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
-		return "", fmt.Errorf("cache directory %s is not a directory of this user's", base)
-	}
-	return base, nil
 }
 
 // pilotLoads is how many loads of each kind the overheads' pilot makes:

@@ -167,46 +167,9 @@ func hostsFile(addrs map[string]netip.Addr) []byte {
 // profile.
 const maxCAFileBytes = 1 << 20
 
-// makeCertDB makes an empty NSS database in dir and, with caFile, has it
-// trust that certificate authority for TLS servers. caFile (a user's
-// --ca among them) is read once, through a descriptor that never blocks
-// on a FIFO, and certutil is handed a private copy in dir: never a path
-// someone else could change under it. Each certutil ends with ctx.
-func makeCertDB(ctx context.Context, dir, caFile string) error {
-	certutil, err := trust.LookPath("certutil")
-	if err != nil {
-		return fmt.Errorf("firefox: certutil is missing: install it with 'make firefox' (apt-get install libnss3-tools)")
-	}
-	db := "sql:" + dir
-	steps := [][]string{{"-N", "-d", db, "--empty-password"}}
-	if caFile != "" {
-		pem, err := safefs.ReadRegular(caFile, maxCAFileBytes)
-		if err != nil {
-			return fmt.Errorf("firefox: certificate authority: %w", err)
-		}
-		private := filepath.Join(dir, "ca-import.pem")
-		if err := safefs.WriteFile(dir, "ca-import.pem", pem, 0o600); err != nil {
-			return fmt.Errorf("firefox: certificate authority: %w", err)
-		}
-		defer os.Remove(private)
-		steps = append(steps, []string{"-A", "-d", db, "-n", "quicbench run CA", "-t", "C,,", "-i", private})
-	}
-	for _, args := range steps {
-		cmd := exec.CommandContext(ctx, certutil, args...)
-		cmd.WaitDelay = time.Second
-		if out, err := cmd.CombinedOutput(); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("firefox: certutil %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
-		}
-	}
-	return nil
-}
-
-// writeProfile writes what a profile holds for req: its preferences
-// (user.js), its hosts file and a temporary directory.
-func writeProfile(profile string, req client.Request) error {
+// prefsFor is the user.js of req's profile: the base preferences and
+// req's protocol's or discovery's.
+func prefsFor(req client.Request) ([]byte, error) {
 	prefs := basePrefs()
 	protocol := protocolPrefs(req.Protocol, req.Hosts)
 	if req.Discovery.Discovers() {
@@ -215,7 +178,60 @@ func writeProfile(profile string, req client.Request) error {
 	for k, v := range protocol {
 		prefs[k] = v
 	}
-	js, err := userJS(prefs)
+	return userJS(prefs)
+}
+
+// makeCertDB makes an empty NSS database in dir and, with caFile, has it
+// trust that certificate authority for TLS servers (addCA).
+func makeCertDB(ctx context.Context, dir, caFile string) error {
+	if err := certutil(ctx, "-N", "-d", "sql:"+dir, "--empty-password"); err != nil {
+		return err
+	}
+	return addCA(ctx, dir, caFile)
+}
+
+// addCA has the NSS database in dir trust the certificate authority in
+// caFile for TLS servers; "" adds none. caFile (a user's --ca among them)
+// is read once, through a descriptor that never blocks on a FIFO, and
+// certutil is handed a private copy in dir: never a path someone else
+// could change under it.
+func addCA(ctx context.Context, dir, caFile string) error {
+	if caFile == "" {
+		return nil
+	}
+	pem, err := safefs.ReadRegular(caFile, maxCAFileBytes)
+	if err != nil {
+		return fmt.Errorf("firefox: certificate authority: %w", err)
+	}
+	private := filepath.Join(dir, "ca-import.pem")
+	if err := safefs.WriteFile(dir, "ca-import.pem", pem, 0o600); err != nil {
+		return fmt.Errorf("firefox: certificate authority: %w", err)
+	}
+	defer os.Remove(private)
+	return certutil(ctx, "-A", "-d", "sql:"+dir, "-n", "quicbench run CA", "-t", "C,,", "-i", private)
+}
+
+// certutil runs NSS's certutil with args; it ends with ctx.
+func certutil(ctx context.Context, args ...string) error {
+	path, err := trust.LookPath("certutil")
+	if err != nil {
+		return fmt.Errorf("firefox: certutil is missing: install it with 'make firefox' (apt-get install libnss3-tools)")
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.WaitDelay = time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("firefox: certutil %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// writeProfile writes what a profile holds for req: its preferences
+// (user.js), its hosts file and a temporary directory.
+func writeProfile(profile string, req client.Request) error {
+	js, err := prefsFor(req)
 	if err == nil {
 		err = os.WriteFile(filepath.Join(profile, "user.js"), js, 0o600)
 	}
