@@ -60,7 +60,7 @@ func templateEntries() []string {
 
 // templateRequest is what the template's browser is started for: the
 // preferences of an h2 load, with no hosts.
-var templateRequest = client.Request{Protocol: factor.H2}
+func templateRequest() client.Request { return client.Request{Protocol: factor.H2} }
 
 // templateFor returns the template profile for req's CA, making it on
 // first use.
@@ -179,7 +179,7 @@ func (f *Firefox) makeBaseTemplate(ctx context.Context, parent string) (string, 
 		os.RemoveAll(run)
 		return fail(err)
 	}
-	if err := writeProfile(run, templateRequest); err != nil {
+	if err := writeProfile(run, templateRequest()); err != nil {
 		os.RemoveAll(run)
 		return fail(err)
 	}
@@ -212,7 +212,7 @@ func (f *Firefox) templateKey() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	prefs, err := prefsFor(templateRequest)
+	prefs, err := prefsFor(templateRequest())
 	if err != nil {
 		return "", err
 	}
