@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,8 +127,53 @@ func openToResume(cfg RunConfig, path string, p plan.Plan) (*results.Store, erro
 		store.Close()
 		return nil, err
 	}
+	if err := noteChangedFacts(cfg.Facts, store, time.Now()); err != nil {
+		store.Close()
+		return nil, err
+	}
 	return store, nil
 }
+
+// noteChangedFacts keeps, for a run resumed by another build or on
+// another machine, each fact of facts that differs from the one the run
+// holds (the one it started with, or the latest such note) as the meta
+// "resumed <UTC time>: <fact>", so that its report says from when its
+// loads were made with what. Facts that did not change add nothing.
+func noteChangedFacts(facts map[string]string, store *results.Store, now time.Time) error {
+	held, err := store.Facts()
+	if err != nil {
+		return err
+	}
+	latest := map[string]string{}
+	for k := range facts {
+		latest[k] = held[k]
+	}
+	var notes []string
+	for k := range held {
+		if strings.HasPrefix(k, resumedPrefix) {
+			notes = append(notes, k)
+		}
+	}
+	slices.Sort(notes) // RFC 3339 UTC times sort as text
+	for _, k := range notes {
+		_, fact, _ := strings.Cut(strings.TrimPrefix(k, resumedPrefix), ": ")
+		if _, ok := latest[fact]; ok {
+			latest[fact] = held[k]
+		}
+	}
+	stamp := now.UTC().Format(time.RFC3339)
+	for k, v := range facts {
+		if latest[k] != v {
+			if err := store.SetMeta(fmt.Sprintf("%s%s: %s", resumedPrefix, stamp, k), v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// resumedPrefix begins the meta keys noteChangedFacts writes.
+const resumedPrefix = "resumed "
 
 // checkResumedRun refuses to resume the run in store as other than it
 // started: another spec, shard or choice of cells, unless cfg.Grow lets
@@ -148,7 +194,7 @@ func checkResumedRun(cfg RunConfig, store *results.Store, p plan.Plan) error {
 		return err
 	}
 	if cfg.Grow && len(cfg.Cells) > 0 {
-		return growRun(cfg, store, p)
+		return growRun(cfg, store, p, was, cells)
 	}
 	if was != cfg.Spec.SHA256 {
 		return inputErrorf("the spec changed since this run started (its SHA-256 was %.12s…, now %.12s…; the original is %s): restore it, or start a new run with another --out", was, cfg.Spec.SHA256, filepath.Join(cfg.Dir, "spec.yaml"))
@@ -160,9 +206,9 @@ func checkResumedRun(cfg RunConfig, store *results.Store, p plan.Plan) error {
 // where its spec is otherwise the one it started with: a sequential
 // reproduction's pilot or round planned by an earlier version of its
 // design. What it loaded stays; its spec, cells and plan size become
-// cfg's (p's), and the earlier spec and cells are kept in the meta
-// "grown_from", one line each time.
-func growRun(cfg RunConfig, store *results.Store, p plan.Plan) error {
+// cfg's (p's), and the earlier spec and cells (wasSHA, wasCells, as
+// store holds them) are kept in the meta "grown_from", one line each time.
+func growRun(cfg RunConfig, store *results.Store, p plan.Plan, wasSHA, wasCells string) error {
 	was, err := store.Meta("spec")
 	if err != nil {
 		return err
@@ -176,14 +222,6 @@ func growRun(cfg RunConfig, store *results.Store, p plan.Plan) error {
 			return err
 		}
 		return inputErrorf("the spec changed since this run started in more than its repetitions (the original is %s): restore it, or start a new run with another --out", filepath.Join(cfg.Dir, "spec.yaml"))
-	}
-	wasSHA, err := store.Meta("spec_sha256")
-	if err != nil {
-		return err
-	}
-	wasCells, err := store.Meta("cells")
-	if err != nil {
-		return err
 	}
 	history, err := store.Meta("grown_from")
 	if err != nil {

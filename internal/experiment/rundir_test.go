@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
@@ -114,5 +115,64 @@ func TestTwoRunsIntoOneDirectory(t *testing.T) {
 	var input *InputError
 	if !errors.As(err, &held) || held.PID != os.Getpid() || !errors.As(err, &input) {
 		t.Fatalf("a second run: %v, want an InputError naming pid %d", err, os.Getpid())
+	}
+}
+
+// TestAResumedRunNotesTheFactsThatChanged: a run resumed by another build
+// keeps the facts it started with and notes each changed one once, at the
+// resume's time; a later resume notes only what changed since the last
+// note, and one that changes nothing adds nothing.
+func TestAResumedRunNotesTheFactsThatChanged(t *testing.T) {
+	dir := t.TempDir()
+	started := map[string]string{"quicbench_version": "aaa", "chromium_version": "142", "kernel": "Linux 6.1"}
+	store, err := results.Create(filepath.Join(dir, results.FileName), started)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	day := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	resumes := []struct {
+		facts map[string]string
+		want  map[string]string // the notes this resume adds
+	}{
+		{map[string]string{"quicbench_version": "bbb", "chromium_version": "142", "kernel": "Linux 6.1"},
+			map[string]string{"resumed 2026-11-30T17:00:00Z: quicbench_version": "bbb"}},
+		{map[string]string{"quicbench_version": "bbb", "chromium_version": "143", "kernel": "Linux 6.1"},
+			map[string]string{"resumed 2026-12-01T17:00:00Z: chromium_version": "143"}},
+		{map[string]string{"quicbench_version": "bbb", "chromium_version": "143", "kernel": "Linux 6.1"}, nil},
+		{map[string]string{"quicbench_version": "aaa", "chromium_version": "143", "kernel": "Linux 6.1", "firefox_version": "140"},
+			map[string]string{"resumed 2026-12-03T17:00:00Z: quicbench_version": "aaa", "resumed 2026-12-03T17:00:00Z: firefox_version": "140"}},
+	}
+	for i, r := range resumes {
+		before, err := store.Facts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := noteChangedFacts(r.facts, store, day.AddDate(0, 0, i)); err != nil {
+			t.Fatal(err)
+		}
+		after, err := store.Facts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		added := map[string]string{}
+		for k, v := range after {
+			if _, ok := before[k]; !ok {
+				added[k] = v
+			}
+		}
+		if len(added) != len(r.want) {
+			t.Fatalf("resume %d added %v, want %v", i, added, r.want)
+		}
+		for k, v := range r.want {
+			if added[k] != v {
+				t.Errorf("resume %d: %q = %q, want %q", i, k, added[k], v)
+			}
+		}
+		for k, v := range started {
+			if after[k] != v {
+				t.Errorf("resume %d changed the started fact %s to %q", i, k, after[k])
+			}
+		}
 	}
 }
