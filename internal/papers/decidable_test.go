@@ -113,12 +113,16 @@ func shareDecidable(c Claim, sources []Source) bool {
 func claimLoads(c Claim, sources []Source) []Source {
 	out := make([]Source, len(sources))
 	for i, src := range sources {
-		out[i] = Source{Run: src.Run, Round: src.Round}
-		for _, tr := range src.Trials {
-			levels := tr.Levels.Factors()
+		var keep []int // indices first: a trial is large, copied once
+		for j := range src.Trials {
+			levels := src.Trials[j].Levels.Factors()
 			if _, ok := slotOf(c.Stat, levels); ok && c.Cells.Has(levels) {
-				out[i].Trials = append(out[i].Trials, tr)
+				keep = append(keep, j)
 			}
+		}
+		out[i] = Source{Run: src.Run, Round: src.Round, Trials: make([]results.Trial, len(keep))}
+		for k, j := range keep {
+			out[i].Trials[k] = src.Trials[j]
 		}
 	}
 	return out
