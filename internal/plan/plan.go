@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/quicbench/quicbench/internal/factor"
@@ -115,10 +116,16 @@ func Build(s *spec.Spec) Plan {
 	p := Plan{Setups: len(setups)}
 	for _, cells := range setups {
 		p.Cells += len(cells)
+	}
+	p.Trials = make([]Trial, 0, p.Cells*max(s.Repetitions, 0))
+	for _, cells := range setups {
+		ids := make([]string, len(cells)) // a cell's ID hashes its levels: once, not once a repetition
+		for i := range cells {
+			ids[i] = cells[i].ID()
+		}
 		for rep := 1; rep <= s.Repetitions; rep++ {
 			for _, i := range rng.Perm(len(cells)) {
-				c := cells[i]
-				p.Trials = append(p.Trials, Trial{ID: fmt.Sprintf("%s-r%d", c.ID(), rep), Cell: c, Rep: rep, Seq: len(p.Trials) + 1})
+				p.Trials = append(p.Trials, Trial{ID: ids[i] + "-r" + strconv.Itoa(rep), Cell: cells[i], Rep: rep, Seq: len(p.Trials) + 1})
 			}
 		}
 	}
