@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,7 +15,6 @@ import (
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/papers"
 	"github.com/quicbench/quicbench/internal/reproduce"
-	"github.com/quicbench/quicbench/internal/results"
 )
 
 // decideReproduction adds loads to the cells of r's inconclusive claims,
@@ -75,9 +72,12 @@ func printRound(w io.Writer, round int, undecided []papers.Row) {
 // runExtension runs one decide run; the budget's end (budgetCtx) stops
 // it as an end, not a failure, while ctx's end is an interruption.
 func runExtension(budgetCtx, ctx context.Context, r reproduce.Reproduction, e reproduce.Extension, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
-	_, statErr := os.Lstat(filepath.Join(e.Dir, results.FileName))
+	resume, err := holdsRun(e.Dir)
+	if err != nil {
+		return runOutcome(ctx, nil, err, e.Spec.Name, e.Dir, r.Command, stderr)
+	}
 	res, err := experiment.Run(budgetCtx, experiment.RunConfig{
-		Spec: e.Spec, Dir: e.Dir, Cells: e.Cells, Resume: statErr == nil, Grow: true, ClientBinaries: binaries,
+		Spec: e.Spec, Dir: e.Dir, Cells: e.Cells, Resume: resume, Grow: true, ClientBinaries: binaries,
 		Facts: experiment.HostFacts(e.Spec.Clients(), binaries, Version), Log: newLogger(stderr, verbose),
 	})
 	if err != nil && ctx.Err() == nil && budgetCtx.Err() != nil {

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -224,7 +226,9 @@ func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map
 	}
 	for _, s := range whole {
 		code := exitOK
-		if _, err := os.Lstat(filepath.Join(r.RunDir(s), results.FileName)); side.shards > 0 && err != nil {
+		if held, err := holdsRun(r.RunDir(s)); err != nil {
+			code = runOutcome(ctx, nil, err, s.Name, r.RunDir(s), r.Command, stderr)
+		} else if side.shards > 0 && !held {
 			code = runReproductionSpecSideBySide(ctx, r, s, side, stdout, stderr)
 		} else {
 			code = runReproductionSpec(ctx, r, s, nil, binaries, verbose, stdout, stderr)
@@ -279,12 +283,15 @@ func runOutcome(ctx context.Context, res *experiment.RunResult, err error, name,
 // or all of them for none.
 func runReproductionSpec(ctx context.Context, r reproduce.Reproduction, s *spec.Spec, cells map[string]int, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
 	dir := r.RunDir(s)
-	_, statErr := os.Lstat(filepath.Join(dir, results.FileName))
+	resume, err := holdsRun(dir)
+	if err != nil {
+		return runOutcome(ctx, nil, err, s.Name, dir, r.Command, stderr)
+	}
 	p := plan.Build(s).Only(cells)
 	printPlan(stderr, s, p)
 	progress := newProgress(stderr, s, len(p.Trials), verbose)
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: statErr == nil, ClientBinaries: binaries, Facts: experiment.HostFacts(s.Clients(), binaries, Version),
+		Spec: s, Dir: dir, Resume: resume, ClientBinaries: binaries, Facts: experiment.HostFacts(s.Clients(), binaries, Version),
 		Log: newLogger(stderr, verbose), OnTrial: progress.update, Cells: cells, Grow: len(cells) > 0,
 	})
 	progress.finish()
@@ -320,6 +327,20 @@ func runReproductionSpecSideBySide(ctx context.Context, r reproduce.Reproduction
 	printPlan(stderr, s, plan.Build(s))
 	return runParallel(ctx, parallelRun{path: filepath.Join(dir, "spec.yaml"), spec: s, dir: dir, merged: r.RunDir(s), shards: side.shards, resume: true,
 		flags: side.flags, command: "reproduce", again: fmt.Sprintf("%s --parallel %d", r.Command, side.shards)}, stdout, stderr)
+}
+
+// holdsRun says whether dir holds a run's results database already (a
+// run to resume rather than begin); a name that is a link counts as there
+// (the run then refuses it), and an error is one of reading dir.
+func holdsRun(dir string) (bool, error) {
+	_, err := os.Lstat(filepath.Join(dir, results.FileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading run directory %s: %w", dir, err)
+	}
+	return true, nil
 }
 
 // parallelDir is the directory of a reproduction (below its own) that

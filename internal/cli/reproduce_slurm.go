@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/reproduce"
-	"github.com/quicbench/quicbench/internal/results"
 	"github.com/quicbench/quicbench/internal/safefs"
 	"github.com/quicbench/quicbench/internal/spec"
 )
@@ -127,10 +124,11 @@ func reproSlurmJobs(r reproduce.Reproduction, o slurmOptions) ([]reproSlurmJob, 
 	}
 	var jobs []reproSlurmJob
 	for _, s := range r.AllSpecs() {
-		if _, err := os.Lstat(filepath.Join(r.RunDir(s), results.FileName)); err == nil {
+		if held, err := holdsRun(r.RunDir(s)); err != nil || held {
+			if err != nil {
+				return nil, err
+			}
 			continue
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
 		}
 		p := plan.Build(s)
 		est := p.Estimate(s)
