@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/results"
@@ -48,18 +46,8 @@ func TestAPublishedRunGoesOnElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := filepath.Join(dir, "first")
-	cmd := exec.Command(bin, "run", specPath, "--out", first)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := startRunUntil(t, bin, specPath, first, 2)
 	defer cmd.Process.Kill()
-	for deadline := time.Now().Add(60 * time.Second); recorded(filepath.Join(first, results.FileName)) < 2; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no 2 trials within 60 s; stderr:\n%s", stderr.String())
-		}
-	}
 	if err := os.MkdirAll(filepath.Join(first, "planted"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -48,21 +48,9 @@ func TestKillAndResume(t *testing.T) {
 	runDir := filepath.Join(dir, "run")
 	db := filepath.Join(runDir, results.FileName)
 
-	cmd := exec.Command(bin, "run", specPath, "--out", runDir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := startRunUntil(t, bin, specPath, runDir, 2)
 	defer cmd.Process.Kill()
 	stem := netns.RunName(cmd.Process.Pid, "")
-	deadline := time.Now().Add(60 * time.Second)
-	for recorded(db) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no 2 trials within 60 s; stderr:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	time.Sleep(time.Duration(rand.IntN(800)) * time.Millisecond) // a random moment of a later trial
 	killedPID := cmd.Process.Pid
 	cmd.Process.Signal(os.Kill)
@@ -118,6 +106,27 @@ func TestKillAndResume(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("recorded trials %v, want the plan's %v", got, want)
 	}
+}
+
+// startRunUntil starts quicbench run of specPath into runDir and returns
+// once n trials are recorded; it fails the test if that takes over 60 s.
+func startRunUntil(t *testing.T, bin, specPath, runDir string, n int) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "run", specPath, "--out", runDir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(runDir, results.FileName)
+	for deadline := time.Now().Add(60 * time.Second); recorded(db) < n; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no %d trials within 60 s; stderr:\n%s", n, stderr.String())
+		}
+	}
+	return cmd
 }
 
 // recorded counts the trials in the database at path (0 if it is not
