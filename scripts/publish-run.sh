@@ -16,8 +16,9 @@ if [ $# -ne 2 ] || [ ! -d "$1" ] || [ -L "$1" ] || [[ "$2" != *.tar.xz ]]; then
 fi
 out=$(cd "$1" && pwd -P)
 file=$(realpath -m "$2")
-stage=$(mktemp -d) # private (0700), removed on any exit
+stage=$(mktemp -d) # removed on any exit
 trap 'rm -rf "$stage" "$file.new"' EXIT
+chmod 755 "$stage" # its mode is the pack's top directory's, given to DIR when unpacked
 cd "$out"
 # -P: never follow a link; only regular files are copied.
 find -P . -type f \( -name results.db -o -name spec.yaml -o -name sequential.json \) -not -path '*/artifacts/*' -print0 |

@@ -78,6 +78,11 @@ func TestAPublishedRunGoesOnElsewhere(t *testing.T) {
 	if out, err := exec.Command("tar", "-xJf", pack, "-C", second).CombinedOutput(); err != nil {
 		t.Fatalf("unpacking: %v\n%s", err, out)
 	}
+	if fi, err := os.Stat(second); err != nil {
+		t.Fatal(err)
+	} else if fi.Mode().Perm() != 0o755 {
+		t.Errorf("unpacking made the directory's mode %v, want 0755 as it was made", fi.Mode().Perm())
+	}
 	packed := trialsIn(t, second)
 	if len(packed) < 2 {
 		t.Fatalf("the pack holds %d trials, want the 2 or more recorded before it was made", len(packed))

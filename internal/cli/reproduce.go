@@ -225,10 +225,16 @@ func runReproduction(ctx context.Context, r reproduce.Reproduction, binaries map
 		whole = whole[len(r.Specs):] // the real pages' spec, if any
 	}
 	for _, s := range whole {
-		code := exitOK
-		if held, err := holdsRun(r.RunDir(s)); err != nil {
-			code = runOutcome(ctx, nil, err, s.Name, r.RunDir(s), r.Command, stderr)
-		} else if side.shards > 0 && !held {
+		sideBySide := false
+		if side.shards > 0 { // a spec whose run is there already goes on as that run
+			held, err := holdsRun(r.RunDir(s))
+			if err != nil {
+				return runOutcome(ctx, nil, err, s.Name, r.RunDir(s), r.Command, stderr)
+			}
+			sideBySide = !held
+		}
+		var code int
+		if sideBySide {
 			code = runReproductionSpecSideBySide(ctx, r, s, side, stdout, stderr)
 		} else {
 			code = runReproductionSpec(ctx, r, s, nil, binaries, verbose, stdout, stderr)

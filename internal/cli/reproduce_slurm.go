@@ -124,10 +124,11 @@ func reproSlurmJobs(r reproduce.Reproduction, o slurmOptions) ([]reproSlurmJob, 
 	}
 	var jobs []reproSlurmJob
 	for _, s := range r.AllSpecs() {
-		if held, err := holdsRun(r.RunDir(s)); err != nil || held {
-			if err != nil {
-				return nil, err
-			}
+		held, err := holdsRun(r.RunDir(s))
+		if err != nil {
+			return nil, err
+		}
+		if held {
 			continue
 		}
 		p := plan.Build(s)
