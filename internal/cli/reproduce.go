@@ -23,113 +23,164 @@ import (
 	"github.com/quicbench/quicbench/internal/spec"
 )
 
+// reproduceFlags are reproduce's flags as parsed, before validation.
+type reproduceFlags struct {
+	scale, out, sites                                  *string
+	list, decide, sequential, replay, verbose, onSlurm *bool
+	budget                                             *time.Duration
+	pilot, parallel                                    *int
+	seed                                               *uint64
+	binaries                                           clientBinaries
+	slurm                                              slurmOptions
+}
+
+// newReproduceFlags declares reproduce's flags on fs.
+func newReproduceFlags(fs *flag.FlagSet) *reproduceFlags {
+	f := &reproduceFlags{
+		scale:      fs.String("scale", string(papers.Quick), "`quick`: a slice of the design with every claim's cells, under half an hour each here; paper: the paper's whole design (hours to days: it says how to shard it on Slurm)"),
+		out:        fs.String("out", "", "`directory` of the reproduction: a run per spec in DIR/<spec>/ (DIR/<paper>/<spec>/ for all), continued where it stopped if it exists (default runs/reproduce-<paper>-<time>)"),
+		list:       fs.Bool("list", false, "name the papers and their claims, and run nothing"),
+		decide:     fs.Bool("decide", false, "then add loads to the cells of the inconclusive claims, round after round, until each is decided or --budget is spent (runs OUT/<spec>-decide-<round>/)"),
+		budget:     fs.Duration("budget", time.Hour, "with --decide: how long its rounds may load pages, such as 2h (with --sequential: no limit unless given)"),
+		sequential: fs.Bool("sequential", false, "the specs' repetitions become a budget: a pilot of --pilot loads a cell each claim reads (a share claim a random sample of its settings), then rounds for the undecided claims, each cell at most its repetitions; cells no claim reads are left out (docs/reproduce.md#sequential-the-repetitions-as-a-budget)"),
+		replay:     fs.Bool("replay-sequential", false, "load nothing: replay --sequential on the fixed runs in --out, and print each claim's verdict and loads both ways"),
+		pilot:      fs.Int("pilot", 0, "with --sequential: the `loads` a cell gets first (default 5, or a third of a spec's repetitions where that is fewer, at least 2)"),
+		seed:       fs.Uint64("seed", 0, "the specs' seed instead of their own (other loss draws and trial order, the same pages): a second reproduction, in another --out, shows whether the verdicts hold"),
+		sites:      fs.String("sites", "", "`directory` of recorded sites (site archives, Mahimahi recording directories, .har or .wprgo files): the paper's claims about pages are also evaluated on them, imported into OUT/sites/, each verdict on real pages beside the one on generated pages"),
+		binaries:   newClientBinaries(fs),
+		verbose:    fs.Bool("verbose", false, "log what the runs do to stderr"),
+		parallel:   fs.Int("parallel", 0, "run each spec as this `many` shards side by side on this machine, each on CPUs of its own (the CPUs shared out), merged into the spec's run (see quicbench run --parallel)"),
+		onSlurm:    fs.Bool("slurm", false, "submit each spec whose run is not in --out yet to Slurm instead of running it here: a job array sized by the plan and --nodes (a task per shard, resumed where it stopped) and a merge job into the spec's run directory; says the expected wall time first; run the same command without --slurm once the merges are done to evaluate the claims"),
+	}
+	fs.IntVar(&f.slurm.nodes, "nodes", 1, "with --slurm: the `number` of nodes the jobs share (one shard a node at a time), for the shards and the expected wall time")
+	fs.StringVar(&f.slurm.partition, "partition", "", "with --slurm: the Slurm `partition` to run in (default: the cluster's)")
+	fs.StringVar(&f.slurm.time, "time", "", "with --slurm: each array task's time `limit`, as sbatch takes it, such as 12:00:00 (default: the partition's)")
+	return f
+}
+
+// reproduceUsage is reproduce's usage text.
+func reproduceUsage() string {
+	return "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--sites DIR] [--decide [--budget 2h] | --sequential [--pilot 5]]\n       quicbench reproduce PAPER --out DIR --replay-sequential [--scale …] [--pilot N]\n       quicbench reproduce PAPER --slurm [--nodes N] [--partition P] [--time T] [--scale …] [--out DIR] [--seed N]\n       quicbench reproduce --list\n\n" +
+		"Runs a paper's design (its example specs), then prints one row per claim of the paper: its figure, ours with its\n" +
+		"95 % interval, and agrees, disagrees or inconclusive at the paper's significance level. PAPER is one of\n" +
+		strings.Join(papers.IDs(), ", ") + " (or a first author), or all."
+}
+
+// check says what is wrong with the flags' combination, nil if nothing.
+func (f *reproduceFlags) check() error {
+	switch {
+	case *f.budget <= 0:
+		return fmt.Errorf("--budget %v: give a positive duration, such as 2h", *f.budget)
+	case *f.onSlurm:
+		if err := f.slurm.check(roundsFlag(*f.decide, *f.sequential)); err != nil {
+			return err
+		}
+	}
+	switch {
+	case *f.pilot != 0 && *f.pilot < papers.MinLoads:
+		return fmt.Errorf("--pilot %d is below %d: a cell's comparison needs %d loads a side", *f.pilot, papers.MinLoads, papers.MinLoads)
+	case *f.replay && (*f.out == "" || *f.sequential || *f.decide || *f.onSlurm):
+		return fmt.Errorf("--replay-sequential reads the fixed runs in --out DIR and loads nothing: give --out, and no --sequential, --decide or --slurm")
+	case *f.sequential && (*f.decide || *f.parallel > 0):
+		return fmt.Errorf("--sequential decides its claims round by round already: leave out --decide and --parallel")
+	case *f.parallel < 0 || *f.parallel == 1 || (*f.parallel > 0 && *f.onSlurm):
+		return fmt.Errorf("--parallel %d: give 2 or more shards, and not with --slurm (whose nodes run the shards)", *f.parallel)
+	}
+	return nil
+}
+
+// resolve finds the reproductions the paper's name and the flags ask for,
+// reseeded if --seed says so, after checking the flags.
+func (f *reproduceFlags) resolve(name string) ([]reproduce.Reproduction, error) {
+	repros, err := reproduce.Resolve(name, *f.scale, *f.out, time.Now())
+	if err == nil {
+		err = f.check()
+	}
+	for i := range repros {
+		if err == nil && *f.seed != 0 {
+			err = repros[i].Reseed(*f.seed)
+		}
+	}
+	return repros, err
+}
+
+// rounds are the rounds of loads after the runs the flags ask for: the
+// sequential design's options (nil without --sequential) and --decide's
+// budget (0 without it).
+func (f *reproduceFlags) rounds(fs *flag.FlagSet) (*sequentialOptions, time.Duration) {
+	var seq *sequentialOptions
+	if *f.sequential {
+		seq = &sequentialOptions{pilot: *f.pilot}
+		if flagGiven(fs, "budget") {
+			seq.budget = *f.budget
+		}
+	}
+	if !*f.decide {
+		return seq, 0
+	}
+	return seq, *f.budget
+}
+
 // runReproduce runs a paper's specs at a scale and sets its claims beside
 // the measurement.
 func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("reproduce", flag.ContinueOnError)
-	scaleText := fs.String("scale", string(papers.Quick), "`quick`: a slice of the design with every claim's cells, under half an hour each here; paper: the paper's whole design (hours to days: it says how to shard it on Slurm)")
-	out := fs.String("out", "", "`directory` of the reproduction: a run per spec in DIR/<spec>/ (DIR/<paper>/<spec>/ for all), continued where it stopped if it exists (default runs/reproduce-<paper>-<time>)")
-	list := fs.Bool("list", false, "name the papers and their claims, and run nothing")
-	decide := fs.Bool("decide", false, "then add loads to the cells of the inconclusive claims, round after round, until each is decided or --budget is spent (runs OUT/<spec>-decide-<round>/)")
-	budget := fs.Duration("budget", time.Hour, "with --decide: how long its rounds may load pages, such as 2h (with --sequential: no limit unless given)")
-	sequential := fs.Bool("sequential", false, "the specs' repetitions become a budget: a pilot of --pilot loads a cell each claim reads (a share claim a random sample of its settings), then rounds for the undecided claims, each cell at most its repetitions; cells no claim reads are left out (docs/reproduce.md#sequential-the-repetitions-as-a-budget)")
-	replay := fs.Bool("replay-sequential", false, "load nothing: replay --sequential on the fixed runs in --out, and print each claim's verdict and loads both ways")
-	pilot := fs.Int("pilot", 0, "with --sequential: the `loads` a cell gets first (default 5, or a third of a spec's repetitions where that is fewer, at least 2)")
-	seed := fs.Uint64("seed", 0, "the specs' seed instead of their own (other loss draws and trial order, the same pages): a second reproduction, in another --out, shows whether the verdicts hold")
-	sites := fs.String("sites", "", "`directory` of recorded sites (site archives, Mahimahi recording directories, .har or .wprgo files): the paper's claims about pages are also evaluated on them, imported into OUT/sites/, each verdict on real pages beside the one on generated pages")
-	binaries := newClientBinaries(fs)
-	verbose := fs.Bool("verbose", false, "log what the runs do to stderr")
-	parallel := fs.Int("parallel", 0, "run each spec as this `many` shards side by side on this machine, each on CPUs of its own (the CPUs shared out), merged into the spec's run (see quicbench run --parallel)")
-	var so slurmOptions
-	onSlurm := fs.Bool("slurm", false, "submit each spec whose run is not in --out yet to Slurm instead of running it here: a job array sized by the plan and --nodes (a task per shard, resumed where it stopped) and a merge job into the spec's run directory; says the expected wall time first; run the same command without --slurm once the merges are done to evaluate the claims")
-	fs.IntVar(&so.nodes, "nodes", 1, "with --slurm: the `number` of nodes the jobs share (one shard a node at a time), for the shards and the expected wall time")
-	fs.StringVar(&so.partition, "partition", "", "with --slurm: the Slurm `partition` to run in (default: the cluster's)")
-	fs.StringVar(&so.time, "time", "", "with --slurm: each array task's time `limit`, as sbatch takes it, such as 12:00:00 (default: the partition's)")
-	usage := "Usage: quicbench reproduce PAPER [--scale quick|paper] [--out DIR] [--seed N] [--sites DIR] [--decide [--budget 2h] | --sequential [--pilot 5]]\n       quicbench reproduce PAPER --out DIR --replay-sequential [--scale …] [--pilot N]\n       quicbench reproduce PAPER --slurm [--nodes N] [--partition P] [--time T] [--scale …] [--out DIR] [--seed N]\n       quicbench reproduce --list\n\n" +
-		"Runs a paper's design (its example specs), then prints one row per claim of the paper: its figure, ours with its\n" +
-		"95 % interval, and agrees, disagrees or inconclusive at the paper's significance level. PAPER is one of\n" +
-		strings.Join(papers.IDs(), ", ") + " (or a first author), or all."
+	f := newReproduceFlags(fs)
 	if len(args) > 0 && (args[0] == "--list" || args[0] == "-list") && len(args) == 1 {
 		papers.WriteList(stdout, papers.All())
 		return exitOK
 	}
-	name, code, done := argAndFlags(fs, args, usage, "a paper: "+strings.Join(papers.IDs(), ", ")+" or all (quicbench reproduce --list describes them)", stdout, stderr)
+	name, code, done := argAndFlags(fs, args, reproduceUsage(), "a paper: "+strings.Join(papers.IDs(), ", ")+" or all (quicbench reproduce --list describes them)", stdout, stderr)
 	if done {
 		return code
 	}
-	if *list {
+	if *f.list {
 		papers.WriteList(stdout, papers.All())
 		return exitOK
 	}
-	repros, err := reproduce.Resolve(name, *scaleText, *out, time.Now())
-	if err == nil && *budget <= 0 {
-		err = fmt.Errorf("--budget %v: give a positive duration, such as 2h", *budget)
-	}
-	if err == nil && *onSlurm {
-		err = so.check(roundsFlag(*decide, *sequential))
-	}
-	if err == nil && *pilot != 0 && *pilot < papers.MinLoads {
-		err = fmt.Errorf("--pilot %d is below %d: a cell's comparison needs %d loads a side", *pilot, papers.MinLoads, papers.MinLoads)
-	}
-	if err == nil && *replay && (*out == "" || *sequential || *decide || *onSlurm) {
-		err = fmt.Errorf("--replay-sequential reads the fixed runs in --out DIR and loads nothing: give --out, and no --sequential, --decide or --slurm")
-	}
-	if err == nil && *sequential && (*decide || *parallel > 0) {
-		err = fmt.Errorf("--sequential decides its claims round by round already: leave out --decide and --parallel")
-	}
-	if err == nil && (*parallel < 0 || *parallel == 1 || (*parallel > 0 && *onSlurm)) {
-		err = fmt.Errorf("--parallel %d: give 2 or more shards, and not with --slurm (whose nodes run the shards)", *parallel)
-	}
-	for i := range repros {
-		if err == nil && *seed != 0 {
-			err = repros[i].Reseed(*seed)
-		}
-	}
+	repros, err := f.resolve(name)
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench reproduce:", err)
 		return exitUsage
 	}
-	var seq *sequentialOptions
-	if *sequential {
-		seq = &sequentialOptions{pilot: *pilot}
-		if flagGiven(fs, "budget") {
-			seq.budget = *budget
-		}
-	}
-	if !*decide {
-		*budget = 0
-	}
-	if *sites != "" {
-		if code := useSites(ctx, repros, *sites, stdout, stderr); code != exitOK {
+	if *f.sites != "" {
+		if code := useSites(ctx, repros, *f.sites, stdout, stderr); code != exitOK {
 			return code
 		}
 	}
-	if *onSlurm {
-		return submitReproductions(repros, so, stdout, stderr)
+	if *f.onSlurm {
+		return submitReproductions(repros, f.slurm, stdout, stderr)
 	}
+	return reproduceHere(ctx, fs, f, repros, stdout, stderr)
+}
+
+// reproduceHere checks the reproductions' designs and prerequisites, then
+// replays or runs each on this machine.
+func reproduceHere(ctx context.Context, fs *flag.FlagSet, f *reproduceFlags, repros []reproduce.Reproduction, stdout, stderr io.Writer) int {
 	for _, r := range repros {
-		if err := r.CheckDesign(*sequential); err != nil {
+		if err := r.CheckDesign(*f.sequential); err != nil {
 			fmt.Fprintln(stderr, "quicbench reproduce:", err)
 			return exitUsage
 		}
 	}
-	if *replay {
+	if *f.replay {
 		for _, r := range repros {
-			if code := replaySequential(ctx, r, *pilot, stdout, stderr); code != exitOK {
+			if code := replaySequential(ctx, r, *f.pilot, stdout, stderr); code != exitOK {
 				return code
 			}
 		}
 		return exitOK
 	}
 	for _, r := range repros {
-		if err := checkReproduction(ctx, r, binaries.values()); err != nil {
+		if err := checkReproduction(ctx, r, f.binaries.values()); err != nil {
 			fmt.Fprintln(stderr, "quicbench reproduce:", err)
 			return exitUsage
 		}
 	}
+	seq, budget := f.rounds(fs)
+	side := sideBySide{shards: *f.parallel, flags: userFlags(fs, "scale", "out", "list", "decide", "budget", "seed", "sites", "slurm", "nodes", "partition", "time", "parallel", "sequential", "pilot")}
 	for _, r := range repros {
-		side := sideBySide{shards: *parallel, flags: userFlags(fs, "scale", "out", "list", "decide", "budget", "seed", "sites", "slurm", "nodes", "partition", "time", "parallel", "sequential", "pilot")}
-		if code := runReproduction(ctx, r, binaries.values(), *budget, seq, *verbose, side, stdout, stderr); code != exitOK {
+		if code := runReproduction(ctx, r, f.binaries.values(), budget, seq, *f.verbose, side, stdout, stderr); code != exitOK {
 			return code
 		}
 	}

@@ -56,6 +56,9 @@ func TestReproduceRefusesBadInputInOneLine(t *testing.T) {
 		{[]string{"reproduce", "masri", "--out", filepath.Join(dir, "seq")}, "holds a sequential reproduction (its sequential.json): continue it with --sequential, or give another --out"},
 		{[]string{"reproduce", "masri", "--out", filepath.Join(dir, "seq"), "--replay-sequential"}, "holds a sequential reproduction (its sequential.json)"},
 		{[]string{"reproduce", "masri", "--out", filepath.Join(dir, "fixed"), "--sequential"}, "holds a run of the fixed design (masri-quick): give another --out to reproduce it sequentially, or replay the sequential design on it with --replay-sequential"},
+		{[]string{"reproduce", "masri", "--decide", "--budget", "0s"}, "--budget 0s: give a positive duration, such as 2h"},
+		{[]string{"reproduce", "masri", "--parallel", "1"}, "--parallel 1: give 2 or more shards, and not with --slurm (whose nodes run the shards)"},
+		{[]string{"reproduce", "masri", "--parallel", "2", "--slurm"}, "--parallel 2: give 2 or more shards, and not with --slurm"},
 		{[]string{"reproduce", "masri", "--replay-sequential"}, "--replay-sequential reads the fixed runs in --out DIR and loads nothing: give --out"},
 		{[]string{"reproduce", "masri", "--scale", "paper", "--replay-sequential", "--out", filepath.Join(dir, "empty")}, "no run of masri's specs in " + filepath.Join(dir, "empty") + ": run it first"},
 	})
