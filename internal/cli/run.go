@@ -60,77 +60,111 @@ func argAndFlags(fs *flag.FlagSet, args []string, usage, what string, stdout, st
 	return arg, 0, false
 }
 
+// runFlags are run's flags as parsed, before validation.
+type runFlags struct {
+	out, shardText                      *string
+	resume, retryFailed, verbose, lanes *bool
+	waitLock                            *time.Duration
+	cores, parallel                     *int
+	binaries                            clientBinaries
+	// shard is --shard parsed (check).
+	shard plan.ShardID
+}
+
+// newRunFlags declares run's flags on fs.
+func newRunFlags(fs *flag.FlagSet) *runFlags {
+	return &runFlags{
+		out:         fs.String("out", "", "run `directory` (default runs/<spec name>-<time>)"),
+		resume:      fs.Bool("resume", false, "continue the run in --out: skip the recorded trials; refused if the spec changed"),
+		retryFailed: fs.Bool("retry-failed", false, "with --resume: run the failed trials again (their earlier attempts are kept)"),
+		binaries:    newClientBinaries(fs),
+		verbose:     fs.Bool("verbose", false, "log what the run does to stderr, and list each trial as it ends (on a terminal the progress is a bar otherwise)"),
+		waitLock:    fs.Duration("wait-lock", experiment.DefaultWaitLock, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes"),
+		lanes:       fs.Bool("lanes", true, "sample each load's CPU and the link's bytes every 100 ms for the lanes under the report's waterfalls; --lanes=false leaves the loads unwatched"),
+		shardText:   fs.String("shard", "", "run only shard `I/N` of the plan: whole testbed groups balanced by the plan's estimate (quicbench plan --shards N); merge the shards' directories with quicbench merge"),
+		cores:       fs.Int("cores", 0, "measure on this `many` CPUs of the run's own, beside other runs with cores of their own on the others (0: the whole machine, one run at a time)"),
+		parallel:    fs.Int("parallel", 0, "run the plan as this `many` shards side by side, each on CPUs of its own (--cores each, or the CPUs shared out), into --out's shard-I/, then merge them into its merged/"),
+	}
+}
+
+// check parses --shard and says what is wrong with the flags'
+// combination, nil if nothing.
+func (f *runFlags) check() error {
+	if *f.shardText != "" {
+		shard, err := plan.ParseShard(*f.shardText)
+		if err != nil {
+			return fmt.Errorf("--shard: %w", err)
+		}
+		f.shard = shard
+	}
+	switch {
+	case *f.waitLock < 0:
+		return fmt.Errorf("--wait-lock %v is negative: give a duration such as 10m, or 0 to wait as long as it takes", *f.waitLock)
+	case *f.resume && *f.out == "":
+		return errors.New("--resume needs --out DIR, the run directory to continue")
+	case *f.cores < 0 || *f.parallel < 0 || *f.parallel == 1 || (*f.parallel > 0 && f.shard.N > 0):
+		return errors.New("--cores and --parallel are counts (--parallel 2 or more, and not with --shard, which a parallel run gives its shards)")
+	case *f.retryFailed && !*f.resume:
+		return errors.New("--retry-failed continues a run: add --resume --out DIR")
+	}
+	return nil
+}
+
+// dir is the run's directory: --out, or a new one named by the spec, the
+// time and the shard.
+func (f *runFlags) dir(s *spec.Spec) string {
+	if *f.out != "" {
+		return *f.out
+	}
+	dir := "runs/" + s.DirName() + "-" + time.Now().Format("20060102-150405")
+	if f.shard.N > 0 {
+		dir += fmt.Sprintf("-shard%dof%d", f.shard.I, f.shard.N)
+	}
+	return dir
+}
+
 // runRun runs a spec's plan into a run directory.
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	out := fs.String("out", "", "run `directory` (default runs/<spec name>-<time>)")
-	resume := fs.Bool("resume", false, "continue the run in --out: skip the recorded trials; refused if the spec changed")
-	retryFailed := fs.Bool("retry-failed", false, "with --resume: run the failed trials again (their earlier attempts are kept)")
-	binaries := newClientBinaries(fs)
-	verbose := fs.Bool("verbose", false, "log what the run does to stderr, and list each trial as it ends (on a terminal the progress is a bar otherwise)")
-	waitLock := fs.Duration("wait-lock", experiment.DefaultWaitLock, "wait at most this `long` while another run measures on this machine (it is named); 0 waits as long as it takes")
-	lanes := fs.Bool("lanes", true, "sample each load's CPU and the link's bytes every 100 ms for the lanes under the report's waterfalls; --lanes=false leaves the loads unwatched")
-	shardText := fs.String("shard", "", "run only shard `I/N` of the plan: whole testbed groups balanced by the plan's estimate (quicbench plan --shards N); merge the shards' directories with quicbench merge")
-	cores := fs.Int("cores", 0, "measure on this `many` CPUs of the run's own, beside other runs with cores of their own on the others (0: the whole machine, one run at a time)")
-	parallel := fs.Int("parallel", 0, "run the plan as this `many` shards side by side, each on CPUs of its own (--cores each, or the CPUs shared out), into --out's shard-I/, then merge them into its merged/")
+	f := newRunFlags(fs)
 	path, code, done := specAndFlags(fs, args, "Usage: quicbench run SPEC [flags]\n\nRuns every trial of a spec file's plan and records each in DIR/results.db the moment it ends.", stdout, stderr)
 	if done {
 		return code
 	}
 	s, err := spec.Load(path)
+	if err == nil {
+		err = f.check()
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quicbench run:", err)
 		return exitUsage
 	}
-	var shard plan.ShardID
-	if *shardText != "" {
-		if shard, err = plan.ParseShard(*shardText); err != nil {
-			fmt.Fprintln(stderr, "quicbench run: --shard:", err)
-			return exitUsage
-		}
-	}
-	if *waitLock < 0 {
-		fmt.Fprintf(stderr, "quicbench run: --wait-lock %v is negative: give a duration such as 10m, or 0 to wait as long as it takes\n", *waitLock)
-		return exitUsage
-	}
-	if *resume && *out == "" {
-		fmt.Fprintln(stderr, "quicbench run: --resume needs --out DIR, the run directory to continue")
-		return exitUsage
-	}
-	if *cores < 0 || *parallel < 0 || *parallel == 1 || (*parallel > 0 && shard.N > 0) {
-		fmt.Fprintln(stderr, "quicbench run: --cores and --parallel are counts (--parallel 2 or more, and not with --shard, which a parallel run gives its shards)")
-		return exitUsage
-	}
-	if *retryFailed && !*resume {
-		fmt.Fprintln(stderr, "quicbench run: --retry-failed continues a run: add --resume --out DIR")
-		return exitUsage
-	}
-	dir := *out
-	if dir == "" {
-		dir = "runs/" + s.DirName() + "-" + time.Now().Format("20060102-150405")
-		if shard.N > 0 {
-			dir += fmt.Sprintf("-shard%dof%d", shard.I, shard.N)
-		}
-	}
-	if err := checkPrerequisites(ctx, s, binaries.values(), dir); err != nil {
+	dir := f.dir(s)
+	if err := checkPrerequisites(ctx, s, f.binaries.values(), dir); err != nil {
 		fmt.Fprintln(stderr, "quicbench run:", err)
 		return exitUsage
 	}
-	if *parallel > 0 {
-		return runParallel(ctx, parallelRun{path: path, spec: s, dir: dir, shards: *parallel, cores: *cores, resume: *resume,
-			flags: userFlags(fs, "parallel", "out", "shard", "cores", "resume"), command: "run", again: fmt.Sprintf("quicbench run %s --parallel %d --out %s --resume", path, *parallel, dir)}, stdout, stderr)
+	if *f.parallel > 0 {
+		return runParallel(ctx, parallelRun{path: path, spec: s, dir: dir, shards: *f.parallel, cores: *f.cores, resume: *f.resume,
+			flags: userFlags(fs, "parallel", "out", "shard", "cores", "resume"), command: "run", again: fmt.Sprintf("quicbench run %s --parallel %d --out %s --resume", path, *f.parallel, dir)}, stdout, stderr)
 	}
-	p := plan.Build(s).Shard(s, shard)
+	p := plan.Build(s).Shard(s, f.shard)
 	printPlan(stderr, s, p)
-	progress := newProgress(stderr, s, len(p.Trials), *verbose)
+	progress := newProgress(stderr, s, len(p.Trials), *f.verbose)
 	res, err := experiment.Run(ctx, experiment.RunConfig{
-		Spec: s, Dir: dir, Resume: *resume, RetryFailed: *retryFailed, ClientBinaries: binaries.values(), WaitLock: experiment.WaitLockOf(*waitLock), Facts: experiment.HostFacts(s.Clients(), binaries.values(), Version),
-		Log: newLogger(stderr, *verbose), OnTrial: progress.update, Shard: shard, NoLanes: !*lanes, Cores: *cores,
+		Spec: s, Dir: dir, Resume: *f.resume, RetryFailed: *f.retryFailed, ClientBinaries: f.binaries.values(), WaitLock: experiment.WaitLockOf(*f.waitLock), Facts: experiment.HostFacts(s.Clients(), f.binaries.values(), Version),
+		Log: newLogger(stderr, *f.verbose), OnTrial: progress.update, Shard: f.shard, NoLanes: !*f.lanes, Cores: *f.cores,
 	})
 	progress.finish()
 	if res == nil {
 		return failedToStart(ctx, "run", err, stderr)
 	}
+	return reportRun(ctx, res, err, path, dir, stdout, stderr)
+}
+
+// reportRun prints how the run in dir of the spec at path ended (res, and
+// err its error) and returns the exit status it means.
+func reportRun(ctx context.Context, res *experiment.RunResult, err error, path, dir string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%d of %d trials recorded (%d failed), %d in this run, in %s; results in %s/results.db\n",
 		res.Done, res.Total, res.Failed, res.Ran, res.Elapsed.Round(time.Second), dir)
 	if res.Skipped > 0 {
