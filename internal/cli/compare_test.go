@@ -95,6 +95,11 @@ func TestParityRefusesBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--sizes", "10KB,10000B"}, "10000B is listed twice"},
+		{[]string{"--sizes", "0B"}, `--sizes: "0B" is not a size from 1 B to 1 GiB`},
+		{[]string{"--reps", "0"}, "--reps 0 is outside 1 to 10000"},
+		{[]string{"--stack", "tcp9"}, "--stack: "},
+		{[]string{"--quic", "go-newreno,nope"}, "--quic: "},
+		{[]string{"--connection", "reused"}, `--connection "reused": use fresh or warm`},
 		{[]string{"--net", "wolsing2019-mss,wolsing2019-mss"}, "--net: wolsing2019-mss is listed twice"},
 		{[]string{"--net", "wolsing2019-mars"}, `--net: unknown network preset "wolsing2019-mars"`},
 	} {
