@@ -34,6 +34,43 @@ type Report struct {
 // evaluates them). Canceling ctx stops it between its steps.
 func Build(ctx context.Context, store *results.Store, name string, o analysis.Options, claims *Claims) (_ *Report, err error) {
 	dir := filepath.Dir(store.Path())
+	trials, err := readTrials(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	a, err := analyse(ctx, store, trials, o)
+	if err != nil {
+		return nil, err
+	}
+	facts, err := store.Facts()
+	if err != nil {
+		return nil, err
+	}
+	firstChecks, err := takeFirstNetchecks(facts)
+	if err != nil {
+		return nil, err
+	}
+	if n := facts["spec_name"]; n != "" && name == "" {
+		name = n
+	}
+	picked, err := waterfallTrials(trials, a, o.WaterfallTrial)
+	if err != nil {
+		return nil, err
+	}
+	waterfalls, err := waterfallsOf(store, dir, picked)
+	if err != nil {
+		return nil, err
+	}
+	figs, err := buildFigures(ctx, dir, trials, a, waterfalls)
+	if err != nil {
+		return nil, err
+	}
+	listed, count := analysis.Loads(trials, a.Options.Metric)
+	return &Report{Page: Page{Name: name, Facts: facts, FirstNetchecks: firstChecks, Loads: listed, LoadCount: count, RunDir: dir, Claims: claims}, Analysis: a, Figures: figs}, nil
+}
+
+// readTrials reads every trial of store, stopping if ctx is canceled.
+func readTrials(ctx context.Context, store *results.Store) ([]results.Trial, error) {
 	total, _, err := store.Counts()
 	if err != nil {
 		return nil, err
@@ -47,6 +84,13 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 	}); err != nil {
 		return nil, err
 	}
+	return trials, nil
+}
+
+// analyse analyses trials by o and adds what store's other tables tell:
+// calibrations, differences of work, emulator latency and stack warnings.
+func analyse(ctx context.Context, store *results.Store, trials []results.Trial, o analysis.Options) (*analysis.Analysis, error) {
+	var err error
 	if o.Until, err = untilRule(store, trials, o.ReplayUntil); err != nil {
 		return nil, err
 	}
@@ -66,21 +110,12 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 	if a.Stacks, a.Testbeds, err = analysis.StackWarnings(store); err != nil {
 		return nil, err
 	}
-	facts, err := store.Facts()
-	if err != nil {
-		return nil, err
-	}
-	firstChecks, err := takeFirstNetchecks(facts)
-	if err != nil {
-		return nil, err
-	}
-	if n := facts["spec_name"]; n != "" && name == "" {
-		name = n
-	}
-	picked, err := waterfallTrials(trials, a, o.WaterfallTrial)
-	if err != nil {
-		return nil, err
-	}
+	return a, nil
+}
+
+// waterfallsOf reads from store (of the run in dir) what the waterfalls of
+// the picked trials show: resources, connections, samples, losses and HAR.
+func waterfallsOf(store *results.Store, dir string, picked []*results.Trial) ([]Waterfall, error) {
 	var waterfalls []Waterfall
 	for _, t := range picked {
 		res, err := store.ResourcesOf(t.ID)
@@ -102,6 +137,12 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 		h, note := harOf(dir, t)
 		waterfalls = append(waterfalls, Waterfall{Trial: *t, Resources: res, HAR: h, HARNote: note, Connections: conns, Samples: samples, Losses: losses})
 	}
+	return waterfalls, nil
+}
+
+// buildFigures draws the report's figures, the waterfalls' and the visual
+// loads' filmstrips among them, stopping if ctx is canceled.
+func buildFigures(ctx context.Context, dir string, trials []results.Trial, a *analysis.Analysis, waterfalls []Waterfall) ([]Figure, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -116,9 +157,7 @@ func Build(ctx context.Context, store *results.Store, name string, o analysis.Op
 	if err != nil {
 		return nil, err
 	}
-	figs = append(figs, strips...)
-	listed, count := analysis.Loads(trials, a.Options.Metric)
-	return &Report{Page: Page{Name: name, Facts: facts, FirstNetchecks: firstChecks, Loads: listed, LoadCount: count, RunDir: dir, Claims: claims}, Analysis: a, Figures: figs}, nil
+	return append(figs, strips...), nil
 }
 
 // maxArtifactHARBytes bounds a load's HAR artifact the report reads: one
