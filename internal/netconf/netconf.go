@@ -250,73 +250,28 @@ func lossOf(text string) (float64, error) {
 
 // apply sets one flag's value on the network.
 func (net *Network) apply(name, value string) error {
-	l := net
 	switch name {
 	case "rtt":
-		d, err := time.ParseDuration(value)
-		if err != nil {
-			return fmt.Errorf("--rtt %q is not a duration: use a value such as 100ms", value)
-		}
-		if d < 0 || d > time.Minute {
-			return fmt.Errorf("--rtt %v is outside 0 to 1m", d)
-		}
-		net.RTT = d
-		l.Up.Delay = d / 2
-		l.Down.Delay = d - d/2
+		return net.setRTT(value)
 	case "jitter":
 		d, err := time.ParseDuration(value)
 		if err != nil || d < 0 || d > 10*time.Second {
 			return fmt.Errorf("--jitter %q is not a duration from 0 to 10s, such as 5ms", value)
 		}
-		l.Up.Jitter, l.Down.Jitter = d, d
+		net.Up.Jitter, net.Down.Jitter = d, d
 	case "loss", "loss-down", "loss-up":
-		if value == "" {
-			return nil
-		}
-		p, err := lossOf(value)
-		if err != nil {
-			return fmt.Errorf("--%s %w", name, err)
-		}
-		if name != "loss-up" {
-			l.Down.Loss, l.Down.GilbertElliott = p, nil
-		}
-		if name != "loss-down" {
-			l.Up.Loss, l.Up.GilbertElliott = p, nil
-		}
+		return net.setLoss(name, value)
 	case "gilbert":
-		if value == "" {
-			return nil
-		}
-		g, err := parseGilbert(value)
-		if err != nil {
-			return err
-		}
-		l.Up.Loss, l.Down.Loss = 0, 0
-		up, down := g, g
-		l.Up.GilbertElliott, l.Down.GilbertElliott = &up, &down
+		return net.setGilbert(value)
 	case "down", "up":
 		rate, err := parseRate(name, value)
 		if err != nil {
 			return err
 		}
-		dir := &l.Down
-		if name == "up" {
-			dir = &l.Up
-		}
+		dir := net.direction(name == "up")
 		dir.RateBitsPerSecond, dir.Trace = rate, nil
 	case "down-trace", "up-trace":
-		if value == "" {
-			return nil
-		}
-		tr, err := link.ReadTraceFile(value)
-		if err != nil {
-			return fmt.Errorf("--%s: %w", name, err)
-		}
-		dir := &l.Down
-		if name == "up-trace" {
-			dir = &l.Up
-		}
-		dir.RateBitsPerSecond, dir.Trace = 0, tr
+		return net.setTrace(name, value)
 	case "udp":
 		p, err := link.ParseUDPPolicy(value)
 		if err != nil {
@@ -324,12 +279,85 @@ func (net *Network) apply(name, value string) error {
 		}
 		net.UDP = p
 	case "queue":
-		for _, dir := range []*link.Config{&l.Up, &l.Down} {
+		for _, dir := range []*link.Config{&net.Up, &net.Down} {
 			if err := setQueue(dir, value); err != nil {
 				return err
 			}
 		}
 	}
+	return nil
+}
+
+// direction is the link's uplink if up, else its downlink.
+func (net *Network) direction(up bool) *link.Config {
+	if up {
+		return &net.Up
+	}
+	return &net.Down
+}
+
+// setRTT sets --rtt: the round trip's delay, half each way.
+func (net *Network) setRTT(value string) error {
+	d, err := time.ParseDuration(value)
+	if err != nil {
+		return fmt.Errorf("--rtt %q is not a duration: use a value such as 100ms", value)
+	}
+	if d < 0 || d > time.Minute {
+		return fmt.Errorf("--rtt %v is outside 0 to 1m", d)
+	}
+	net.RTT = d
+	net.Up.Delay = d / 2
+	net.Down.Delay = d - d/2
+	return nil
+}
+
+// setLoss sets --loss (both ways), --loss-down or --loss-up: a random
+// loss rate in percent, in place of a Gilbert-Elliott model; "" keeps it.
+func (net *Network) setLoss(name, value string) error {
+	if value == "" {
+		return nil
+	}
+	p, err := lossOf(value)
+	if err != nil {
+		return fmt.Errorf("--%s %w", name, err)
+	}
+	if name != "loss-up" {
+		net.Down.Loss, net.Down.GilbertElliott = p, nil
+	}
+	if name != "loss-down" {
+		net.Up.Loss, net.Up.GilbertElliott = p, nil
+	}
+	return nil
+}
+
+// setGilbert sets --gilbert: a Gilbert-Elliott loss model both ways, in
+// place of random loss; "" keeps the loss as it is.
+func (net *Network) setGilbert(value string) error {
+	if value == "" {
+		return nil
+	}
+	g, err := parseGilbert(value)
+	if err != nil {
+		return err
+	}
+	net.Up.Loss, net.Down.Loss = 0, 0
+	up, down := g, g
+	net.Up.GilbertElliott, net.Down.GilbertElliott = &up, &down
+	return nil
+}
+
+// setTrace sets --down-trace or --up-trace: a Mahimahi trace file's
+// delivery opportunities in place of a fixed rate; "" keeps the rate.
+func (net *Network) setTrace(name, value string) error {
+	if value == "" {
+		return nil
+	}
+	tr, err := link.ReadTraceFile(value)
+	if err != nil {
+		return fmt.Errorf("--%s: %w", name, err)
+	}
+	dir := net.direction(name == "up-trace")
+	dir.RateBitsPerSecond, dir.Trace = 0, tr
 	return nil
 }
 
