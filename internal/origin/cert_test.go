@@ -1,7 +1,9 @@
 package origin
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"os"
@@ -32,6 +34,21 @@ func TestCertsWrittenAndHashed(t *testing.T) {
 	}
 	if _, err := c.Leaf.Leaf.Verify(x509VerifyOptions(c)); err != nil {
 		t.Errorf("leaf does not chain to the run's CA: %v", err)
+	}
+	// The servers that read files (nginx, Caddy, the Rust servers) get
+	// the same pair, and the keys are their owner's alone.
+	pair, err := tls.LoadX509KeyPair(c.LeafFile, c.LeafKeyFile)
+	if err != nil || !bytes.Equal(pair.Certificate[0], c.Leaf.Certificate[0]) {
+		t.Errorf("leaf.pem and leaf-key.pem: %v, or not the leaf in memory", err)
+	}
+	for _, key := range []string{"ca-key.pem", "leaf-key.pem"} {
+		info, err := os.Stat(filepath.Join(dir, key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v; want 0600", key, info.Mode().Perm())
+		}
 	}
 }
 
