@@ -54,22 +54,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if done {
 		return code
 	}
-	if *to == "" {
-		fmt.Fprintln(stderr, "quicbench import: give --to DIR, the site archive directory to write")
-		return exitUsage
-	}
-	if err := checkArchiveTarget(*to); err != nil {
+	opts, err := importOptions(*to, *document, *upgrade, *viewport)
+	if err != nil {
 		fmt.Fprintln(stderr, "quicbench import:", err)
 		return exitUsage
-	}
-	opts := imports.Options{Document: *document, UpgradeHTTP: *upgrade}
-	if *viewport != "" {
-		var err error
-		if opts.Viewport, err = spec.ParseViewport(*viewport); err != nil {
-			fmt.Fprintln(stderr, "quicbench import: --viewport:", err)
-			return exitUsage
-		}
-		opts.SetViewport = true
 	}
 	a, rep, err := read(ctx, path, opts)
 	if err == nil {
@@ -86,16 +74,43 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench import:", err)
 		return exitFailure
 	}
-	fmt.Fprintf(stdout, "%s: %s\n%s", *to, a.Document, a.Summary())
-	if !a.RecordedAt.IsZero() {
-		fmt.Fprintf(stdout, "recorded %s: deterministic replays start the page's clock there\n", a.RecordedAt.UTC().Format(time.RFC3339))
-	}
-	printViewport(stdout, a, opts.SetViewport)
-	if left := rep.String(); left != "" {
-		fmt.Fprint(stdout, "of the recording's exchanges:\n", left)
-	}
-	fmt.Fprintf(stdout, "replay it with --page archive:%s, or archive:%s in a spec's pages\n", *to, *to)
+	printImported(stdout, *to, a, rep, opts.SetViewport)
 	return exitOK
+}
+
+// importOptions checks --to (the archive to write) and turns the other
+// flags into the importers' options.
+func importOptions(to, document string, upgrade bool, viewport string) (imports.Options, error) {
+	opts := imports.Options{Document: document, UpgradeHTTP: upgrade}
+	if to == "" {
+		return opts, errors.New("give --to DIR, the site archive directory to write")
+	}
+	if err := checkArchiveTarget(to); err != nil {
+		return opts, err
+	}
+	if viewport != "" {
+		var err error
+		if opts.Viewport, err = spec.ParseViewport(viewport); err != nil {
+			return opts, fmt.Errorf("--viewport: %w", err)
+		}
+		opts.SetViewport = true
+	}
+	return opts, nil
+}
+
+// printImported prints what the archive a written to dir holds, what the
+// importer left out (rep) and how to replay it; setViewport says the
+// viewport was --viewport's.
+func printImported(w io.Writer, dir string, a *site.Archive, rep imports.Report, setViewport bool) {
+	fmt.Fprintf(w, "%s: %s\n%s", dir, a.Document, a.Summary())
+	if !a.RecordedAt.IsZero() {
+		fmt.Fprintf(w, "recorded %s: deterministic replays start the page's clock there\n", a.RecordedAt.UTC().Format(time.RFC3339))
+	}
+	printViewport(w, a, setViewport)
+	if left := rep.String(); left != "" {
+		fmt.Fprint(w, "of the recording's exchanges:\n", left)
+	}
+	fmt.Fprintf(w, "replay it with --page archive:%s, or archive:%s in a spec's pages\n", dir, dir)
 }
 
 // printViewport says at which viewport archive a replays, and why.
