@@ -154,3 +154,16 @@ func TestPathFlag(t *testing.T) {
 		t.Error("accepted two paths to server 2")
 	}
 }
+
+// TestNetcheckRefusesBadFlags: netcheck's own flags are checked before a
+// network is built, each in one line with exit status 2.
+func TestNetcheckRefusesBadFlags(t *testing.T) {
+	checkUsageErrors(t, []usageCase{
+		{[]string{"netcheck", "extra"}, `unexpected argument "extra"`},
+		{[]string{"netcheck", "--probes", "0"}, "--probes 0 is outside 1 to 100000"},
+		{[]string{"netcheck", "--loss-probes", "-1"}, "--loss-probes -1 is outside 0 to 10000000"},
+		{[]string{"netcheck", "--confidence", "0.9"}, "--confidence 0.9: use 0.95, 0.99 or 0.999"},
+		{[]string{"netcheck", "--transfer", "500ms"}, "--transfer 500ms is outside 1s to 10m"},
+		{[]string{"netcheck", "--rtt", "fast"}, `--rtt "fast" is not a duration`},
+	})
+}
