@@ -89,24 +89,11 @@ func (l *Loader) Load(ctx context.Context, req client.Request) (res client.Resul
 	sessions := tls.NewLRUClientSessionCache(256)
 	cache := &httpCache{entries: map[string]*cached{}}
 	if res.Visit == factor.RepeatVisit {
-		first, _, err := l.visit(loadCtx, req, sessions, cache, false)
-		if err != nil {
-			if loadCtx.Err() != nil && ctx.Err() == nil {
-				return fail("first visit: timed out after %v", timeout)
-			}
-			return fail("first visit: %v", err)
-		}
-		firstReq := req
-		firstReq.CacheAllowed = false
-		if problems := client.Verify(firstReq, first); len(problems) > 0 {
-			return fail("first visit: %s", strings.Join(problems, "; "))
+		first, failure := l.firstVisit(ctx, loadCtx, req, sessions, cache, timeout)
+		if failure != "" {
+			return fail("%s", failure)
 		}
 		res.FirstVisitPLTMs = first.PLTMs
-		if req.BetweenVisits != nil {
-			if err := req.BetweenVisits(loadCtx); err != nil {
-				return fail("between visits: %v", err)
-			}
-		}
 	}
 	if req.Navigating != nil {
 		req.Navigating()
@@ -131,6 +118,31 @@ func (l *Loader) Load(ctx context.Context, req client.Request) (res client.Resul
 		}
 	}
 	return res, nil
+}
+
+// firstVisit makes a repeat visit's first, unmeasured visit within
+// loadCtx (which ends at timeout; ctx is the caller's) and then the
+// request's step between visits. It returns the visit's metrics, or a
+// failure text.
+func (l *Loader) firstVisit(ctx, loadCtx context.Context, req client.Request, sessions tls.ClientSessionCache, cache *httpCache, timeout time.Duration) (client.PageMetrics, string) {
+	first, _, err := l.visit(loadCtx, req, sessions, cache, false)
+	if err != nil {
+		if loadCtx.Err() != nil && ctx.Err() == nil {
+			return first, fmt.Sprintf("first visit: timed out after %v", timeout)
+		}
+		return first, fmt.Sprintf("first visit: %v", err)
+	}
+	firstReq := req
+	firstReq.CacheAllowed = false
+	if problems := client.Verify(firstReq, first); len(problems) > 0 {
+		return first, "first visit: " + strings.Join(problems, "; ")
+	}
+	if req.BetweenVisits != nil {
+		if err := req.BetweenVisits(loadCtx); err != nil {
+			return first, fmt.Sprintf("between visits: %v", err)
+		}
+	}
+	return first, ""
 }
 
 // visit is one load of the page with a fresh client (so fresh
@@ -299,39 +311,57 @@ func (p *pageLoad) fetch(ctx context.Context, rawURL string) *fetched {
 		f.responseStartMs = f.timing.ResponseEndMs
 		return f // from the cache: no bytes transferred
 	}
-	method := http.MethodGet
-	if p.repeat && p.proto == factor.H3 {
-		method = http3.MethodGet0RTT // early data when a ticket allows it; the server sees GET
-	}
 	wait, opened := p.gate(rawURL)
 	defer opened() // also when the request fails before a connection
 	wait(ctx)
-	var t phases
-	t.onConn = opened
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, t.trace()), method, rawURL, nil)
+	t := phases{onConn: opened}
+	req, err := p.request(ctx, rawURL, &t)
 	if err != nil {
 		f.err = err
 		return f
-	}
-	// As a browser asks: the body then comes as sent, compressed, so that
-	// its bytes on the wire are counted (Go would decompress it unasked).
-	req.Header.Set("Accept-Encoding", "gzip")
-	etag := p.cache.validator(rawURL)
-	if etag != "" {
-		req.Header.Set("If-None-Match", etag)
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		f.err = err
 		return f
 	}
+	p.readResponse(f, resp, startedAt, &t)
+	return f
+}
+
+// request is the GET of rawURL a browser would send, traced into t: with
+// early data for a repeat visit's h3 request, gzip accepted and the
+// cached copy's validator.
+func (p *pageLoad) request(ctx context.Context, rawURL string, t *phases) (*http.Request, error) {
+	method := http.MethodGet
+	if p.repeat && p.proto == factor.H3 {
+		method = http3.MethodGet0RTT // early data when a ticket allows it; the server sees GET
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, t.trace()), method, rawURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	// As a browser asks: the body then comes as sent, compressed, so that
+	// its bytes on the wire are counted (Go would decompress it unasked).
+	req.Header.Set("Accept-Encoding", "gzip")
+	if etag := p.cache.validator(rawURL); etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	return req, nil
+}
+
+// readResponse reads resp's body into f, decoded, with its timing and
+// sizes, caches it or takes the cached body it revalidated, and adds its
+// HAR entry; the request began at startedAt, traced into t.
+func (p *pageLoad) readResponse(f *fetched, resp *http.Response, startedAt time.Time, t *phases) {
+	rawURL := f.timing.URL
 	headersAt := time.Now()
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	endAt := time.Now()
 	if err != nil {
 		f.err = fmt.Errorf("%s: body: %w", rawURL, err)
-		return f
+		return
 	}
 	f.timing.Protocol = nextHop(resp.ProtoMajor)
 	f.timing.Status = resp.StatusCode
@@ -340,7 +370,7 @@ func (p *pageLoad) fetch(ctx context.Context, rawURL string) *fetched {
 	wireBytes := int64(len(body))
 	if body, err = site.DecodeContent(resp.Header.Get("Content-Encoding"), body); err != nil {
 		f.err = fmt.Errorf("%s: %w", rawURL, err)
-		return f
+		return
 	}
 	f.responseStartMs = ms(headersAt.Sub(p.start))
 	f.timing.ResponseEndMs = ms(endAt.Sub(p.start))
@@ -354,8 +384,7 @@ func (p *pageLoad) fetch(ctx context.Context, rawURL string) *fetched {
 	} else if resp.StatusCode != http.StatusNotModified {
 		f.err = fmt.Errorf("%s: status %d", rawURL, resp.StatusCode)
 	}
-	p.addEntry(rawURL, startedAt, headersAt, endAt, &t, resp, wireBytes, headerBytes)
-	return f
+	p.addEntry(rawURL, startedAt, headersAt, endAt, t, resp, wireBytes, headerBytes)
 }
 
 // addEntry appends the HAR entry of one response.
