@@ -127,6 +127,7 @@ type RefusedError struct {
 	Err  error
 }
 
+// Error names the path, why it was refused and what to do instead.
 func (e *RefusedError) Error() string {
 	if e.Path.Name == "" { // a file a reader was handed, its caller names it
 		return fmt.Sprintf("%v: run quicbench as that user, or copy it into a directory of root's", e.Err)
@@ -138,6 +139,7 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("%s %s: %v: run quicbench as that user, or give %s %s", e.Path.Name, e.Path.Kind, e.Err, e.Path.Name, what)
 }
 
+// Unwrap is the reason the path was refused.
 func (e *RefusedError) Unwrap() error { return e.Err }
 
 // checkOutputFile checks the directory a file is written into as an

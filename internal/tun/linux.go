@@ -48,10 +48,20 @@ func Create(name string) (Device, error) {
 	return &linuxDevice{name: ifr.Name(), file: os.NewFile(uintptr(fd), "/dev/net/tun:"+name)}, nil
 }
 
-func (d *linuxDevice) Name() string                { return d.name }
-func (d *linuxDevice) Read(p []byte) (int, error)  { return d.file.Read(p) }
+// Name is the device's interface name, as the kernel gave it.
+func (d *linuxDevice) Name() string { return d.name }
+
+// Read reads one IP packet the kernel routed into the device into p and
+// returns its length in bytes.
+func (d *linuxDevice) Read(p []byte) (int, error) { return d.file.Read(p) }
+
+// Write hands the IP packet p to the kernel as if it had arrived on the
+// device.
 func (d *linuxDevice) Write(p []byte) (int, error) { return d.file.Write(p) }
-func (d *linuxDevice) Close() error                { return d.file.Close() }
+
+// Close closes the device's descriptor, interrupting a blocked Read; the
+// kernel removes the device with its last descriptor.
+func (d *linuxDevice) Close() error { return d.file.Close() }
 
 // SyscallConn gives raw access to the descriptor, for readers that wait in
 // poll(2) on a thread of their own instead of in the Go poller.
