@@ -72,6 +72,37 @@ func (c *checker) goodputAndLoadedRTT(ctx context.Context) ([]Line, error) {
 // a retransmission fills a hole is not counted at the wrong time, as a count
 // of the receiver's reads would be on a lossy link.
 func (c *checker) transfer(ctx context.Context, ln net.Listener, down bool) (float64, error) {
+	client, server, err := c.connectPair(ctx, ln)
+	if err != nil {
+		return 0, err
+	}
+	defer client.Close()
+	defer server.Close()
+	sender, receiver := client, server
+	if down {
+		sender, receiver = server, client
+	}
+	d := c.cfg.TransferTime
+	start := time.Now()
+	go drain(receiver)
+	sampled := sampleDelivered(sender, start, d)
+	buf := make([]byte, 64<<10)
+	sender.SetWriteDeadline(start.Add(d))
+	for time.Since(start) < d && ctx.Err() == nil {
+		if _, err := sender.Write(buf); err != nil {
+			break
+		}
+	}
+	got := <-sampled
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	return got.rate()
+}
+
+// connectPair connects a client from the client's namespace to ln and
+// returns both ends.
+func (c *checker) connectPair(ctx context.Context, ln net.Listener) (client, server net.Conn, _ error) {
 	accepted := make(chan net.Conn, 1)
 	go func() {
 		conn, err := ln.Accept()
@@ -83,65 +114,71 @@ func (c *checker) transfer(ctx context.Context, ln net.Listener, down bool) (flo
 	}()
 	client, err := c.n.Topo.Client.DialContext(ctx, "tcp4", ln.Addr().String())
 	if err != nil {
-		return 0, fmt.Errorf("netcheck: TCP connect: %w", err)
+		return nil, nil, fmt.Errorf("netcheck: TCP connect: %w", err)
 	}
-	defer client.Close()
 	server, ok := <-accepted
 	if !ok {
-		return 0, errors.New("netcheck: TCP accept failed")
+		client.Close()
+		return nil, nil, errors.New("netcheck: TCP accept failed")
 	}
-	defer server.Close()
-	sender, receiver := client, server
-	if down {
-		sender, receiver = server, client
-	}
-	d := c.cfg.TransferTime
-	start := time.Now()
-	go func() { // the receiver only drains
-		buf := make([]byte, 64<<10)
-		for {
-			if _, err := receiver.Read(buf); err != nil {
-				return
-			}
+	return client, server, nil
+}
+
+// drain reads conn until it fails: a receiver that only receives.
+func drain(conn net.Conn) {
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := conn.Read(buf); err != nil {
+			return
 		}
-	}()
-	type sample struct {
-		at    time.Time
-		bytes float64
 	}
-	var samples []sample
-	var sampleErr error
-	sampled := make(chan struct{})
+}
+
+// deliveredSample is the bytes the receiver had got at a time.
+type deliveredSample struct {
+	at    time.Time
+	bytes float64
+}
+
+// deliveredSamples are a transfer's samples of its delivered bytes, or
+// the error that stopped them.
+type deliveredSamples struct {
+	samples []deliveredSample
+	err     error
+}
+
+// rate is the goodput between the two samples in bit/s (0 if there are
+// not two in order), or the samples' error.
+func (d deliveredSamples) rate() (float64, error) {
+	if d.err != nil {
+		return 0, d.err
+	}
+	s := d.samples
+	if len(s) != 2 || !s[1].at.After(s[0].at) {
+		return 0, nil
+	}
+	return (s[1].bytes - s[0].bytes) * 8 / s[1].at.Sub(s[0].at).Seconds(), nil
+}
+
+// sampleDelivered samples what sender's receiver has got, a third into a
+// transfer begun at start lasting d and 50 ms before its end, and sends
+// the samples once taken.
+func sampleDelivered(sender net.Conn, start time.Time, d time.Duration) <-chan deliveredSamples {
+	out := make(chan deliveredSamples, 1)
 	go func() {
-		defer close(sampled)
+		var got deliveredSamples
+		defer func() { out <- got }()
 		for _, at := range []time.Time{start.Add(d / 3), start.Add(d - 50*time.Millisecond)} {
 			time.Sleep(time.Until(at))
 			delivered, err := deliveredBytes(sender)
 			if err != nil {
-				sampleErr = err
+				got.err = err
 				return
 			}
-			samples = append(samples, sample{time.Now(), delivered})
+			got.samples = append(got.samples, deliveredSample{time.Now(), delivered})
 		}
 	}()
-	buf := make([]byte, 64<<10)
-	sender.SetWriteDeadline(start.Add(d))
-	for time.Since(start) < d && ctx.Err() == nil {
-		if _, err := sender.Write(buf); err != nil {
-			break
-		}
-	}
-	<-sampled
-	if ctx.Err() != nil {
-		return 0, ctx.Err()
-	}
-	if sampleErr != nil {
-		return 0, sampleErr
-	}
-	if len(samples) != 2 || !samples[1].at.After(samples[0].at) {
-		return 0, nil
-	}
-	return (samples[1].bytes - samples[0].bytes) * 8 / samples[1].at.Sub(samples[0].at).Seconds(), nil
+	return out
 }
 
 // deliveredBytes is what the receiver of conn has got so far, in bytes:
