@@ -17,9 +17,10 @@ import (
 
 // harRecorder collects the DevTools network events of one visit and turns
 // them into HAR 1.2 the way DevTools' own export computes the timings.
-// Chromium sends the events only after Network.enable, which adds a little
-// DevTools traffic to the load: quicbench enables it only when a HAR is
-// asked for.
+// Chromium sends the events only with the Network domain enabled, and
+// chromedp enables it (with DOM, CSS, Log and Inspector) on every tab it
+// attaches to, HAR or not: all of chromedp's domains together cost 1.03 ×
+// a bare navigation's CPU (BENCHMARKS.md, "Where the browser's CPU goes").
 type harRecorder struct {
 	mu       sync.Mutex
 	order    []network.RequestID

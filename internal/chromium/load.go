@@ -126,7 +126,8 @@ func (t *tab) SetViewport(_ context.Context, vp factor.Viewport) (factor.Viewpor
 }
 
 // WatchNetwork listens to the tab's network events: Chromium sends them
-// only after Network.enable.
+// only after Network.enable (which chromedp has sent already on attaching;
+// it is sent again so as not to depend on that).
 func (t *tab) WatchNetwork(_ context.Context, har bool, unknown *client.UnknownHostLog) (client.HARLog, error) {
 	var rec *harRecorder
 	if har {

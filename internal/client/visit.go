@@ -162,8 +162,9 @@ func (v *visit) visits() string {
 }
 
 // setUp adds the page's scripts, sets the viewport and watches the network
-// if req asks for a HAR or for the unknown hosts (which adds a little
-// protocol traffic to the load). It returns a failure text.
+// if req asks for a HAR or for the unknown hosts (in Firefox, which then
+// sends its network events, a little protocol traffic added to the load;
+// Chromium's tab sends them anyway). It returns a failure text.
 func (v *visit) setUp() string {
 	source := SetupJS
 	if v.req.Deterministic {
