@@ -31,15 +31,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	opts := analysis.Options{Baseline: factor.Protocol(*baseline), Compare: factor.Protocol(*compare), Metric: *metric, Seed: *seed, WaterfallTrial: *trial}
-	if *until != 0 {
-		u := spec.Until{Min: *untilMin, CIRatio: *until}
-		if err := u.Check(); err != nil {
-			fmt.Fprintln(stderr, "quicbench report: --until:", err)
-			return exitUsage
-		}
-		opts.ReplayUntil = &analysis.Replay{Min: u.Min, CIRatio: u.CIRatio}
-	}
-	if err := opts.Validate(); err != nil {
+	if err := setReplayUntil(&opts, *until, *untilMin); err != nil {
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitUsage
 	}
@@ -67,6 +59,28 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quicbench report:", err)
 		return exitFailure
 	}
+	printWritten(stdout, r, written, outDir)
+	return exitOK
+}
+
+// setReplayUntil has opts replay a stopping rule on the run's loads: stop
+// once the ratio's 95 % CI is within ± ciRatio, looking first after min
+// repetitions; a ciRatio of 0 replays nothing.
+func setReplayUntil(opts *analysis.Options, ciRatio float64, min int) error {
+	if ciRatio == 0 {
+		return opts.Validate()
+	}
+	u := spec.Until{Min: min, CIRatio: ciRatio}
+	if err := u.Check(); err != nil {
+		return fmt.Errorf("--until: %w", err)
+	}
+	opts.ReplayUntil = &analysis.Replay{Min: u.Min, CIRatio: u.CIRatio}
+	return opts.Validate()
+}
+
+// printWritten says how many figures and tables of report r were written
+// (the files written) into outDir, then the short answer.
+func printWritten(stdout io.Writer, r *report.Report, written []string, outDir string) {
 	tables := 0
 	for _, path := range written {
 		if strings.HasSuffix(path, ".csv") {
@@ -74,10 +88,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	fmt.Fprintf(stdout, "\n%d figures (SVG and PNG) and %d tables (CSV) in %s\n\n", len(r.Figures), tables, outDir)
-	short := report.ShortAnswer(r.Analysis, nil, "The report: "+filepath.Join(outDir, "index.html"))
+	index := "The report: " + filepath.Join(outDir, "index.html")
+	short := report.ShortAnswer(r.Analysis, nil, index)
 	if len(short) == 0 {
-		short = []string{"The report: " + filepath.Join(outDir, "index.html")}
+		short = []string{index}
 	}
 	fmt.Fprintln(printable{stdout}, strings.Join(short, "\n"))
-	return exitOK
 }
