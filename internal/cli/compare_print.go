@@ -212,13 +212,7 @@ func printSummary(w io.Writer, r *compareRun, rtt time.Duration) {
 	tw.Flush()
 	fmt.Fprintln(w, "Times in ms from navigation start; PLT = loadEventEnd, DCL = DOMContentLoaded, TTFB = first byte of the document.")
 	fmt.Fprintln(w, "Handshakes: the servers' connections in the verified loads, by kind (full, resumed, 0rtt, incomplete).")
-	if len(r.Testbeds) > 0 && r.Testbeds[0].LiveOrigins != "" {
-		fmt.Fprintln(w, "Only verified loads are in the statistics: a live site's requests to its pinned hosts that offer the protocol came over it in the browser's records, and the capture holds no packet of the other transport to them (the site's own servers count nothing for quicbench); requests to other hosts are not sent and are listed (--resolve HOST pins one).")
-	} else if discovers(s.Protocols) {
-		fmt.Fprintln(w, "Only verified loads are in the statistics: where h3 was offered (Alt-Svc), every object came over h3 or h2 and none over h3 before its host had offered it over TCP (a repeat visit knows from its first load), and the servers served at least what the browser reports over each; elsewhere every object came over the requested protocol, as seen by browser and server.")
-	} else {
-		fmt.Fprintln(w, "Only verified loads (every object over the requested protocol, as seen by browser and server) are in the statistics.")
-	}
+	fmt.Fprintln(w, verifiedText(r))
 	printPaints(w, s.Protocols)
 	for _, t := range s.Failed {
 		fmt.Fprintf(w, "failed: round %d %s: %s\n", t.Rep, t.Protocol, t.Error)
@@ -240,6 +234,33 @@ func printSummary(w io.Writer, r *compareRun, rtt time.Duration) {
 		report.WriteCPU(w, r.CPU, factor.H3, factor.H2)
 	}
 	fmt.Fprintf(w, "link up:   %s\nlink down: %s\n", linkTotalsText(s.Up), linkTotalsText(s.Down))
+	printTestbeds(w, r, rtt)
+	fmt.Fprintf(w, "harness overhead per load: median %s ms beyond the PLT (browser start %s ms)\n",
+		msText(s.Overhead.PerLoad.Median), msText(s.Overhead.BrowserStart.Median))
+	fmt.Fprintf(w, "%d loads in %.1f s; every load is in %s (quicbench report %s, quicbench export %s)\n",
+		s.Trials, r.WallSeconds, filepath.Join(r.Dir, results.FileName), r.Dir, r.Dir)
+	if r.Netcheck != nil {
+		printNetcheckSummary(w, r.Netcheck)
+	}
+}
+
+// verifiedText says which loads the statistics hold: those the browser's
+// and the servers' records verified, by the rule of r's kind of run (a
+// live site, h3 discovered, or the requested protocol throughout).
+func verifiedText(r *compareRun) string {
+	switch {
+	case len(r.Testbeds) > 0 && r.Testbeds[0].LiveOrigins != "":
+		return "Only verified loads are in the statistics: a live site's requests to its pinned hosts that offer the protocol came over it in the browser's records, and the capture holds no packet of the other transport to them (the site's own servers count nothing for quicbench); requests to other hosts are not sent and are listed (--resolve HOST pins one)."
+	case discovers(r.Summary.Protocols):
+		return "Only verified loads are in the statistics: where h3 was offered (Alt-Svc), every object came over h3 or h2 and none over h3 before its host had offered it over TCP (a repeat visit knows from its first load), and the servers served at least what the browser reports over each; elsewhere every object came over the requested protocol, as seen by browser and server."
+	}
+	return "Only verified loads (every object over the requested protocol, as seen by browser and server) are in the statistics."
+}
+
+// printTestbeds writes each testbed's stacks as the servers' records show
+// them, with their warnings, or a live site's origins and round trip (rtt
+// emulated) and the hosts it did not pin.
+func printTestbeds(w io.Writer, r *compareRun, rtt time.Duration) {
 	for _, tb := range r.Testbeds {
 		if tb.LiveOrigins != "" {
 			fmt.Fprintln(w, liveText(tb, rtt))
@@ -255,13 +276,6 @@ func printSummary(w io.Writer, r *compareRun, rtt time.Duration) {
 		for _, warning := range analysis.WireWarnings(tb) {
 			fmt.Fprintln(w, "WARNING:", warning)
 		}
-	}
-	fmt.Fprintf(w, "harness overhead per load: median %s ms beyond the PLT (browser start %s ms)\n",
-		msText(s.Overhead.PerLoad.Median), msText(s.Overhead.BrowserStart.Median))
-	fmt.Fprintf(w, "%d loads in %.1f s; every load is in %s (quicbench report %s, quicbench export %s)\n",
-		s.Trials, r.WallSeconds, filepath.Join(r.Dir, results.FileName), r.Dir, r.Dir)
-	if r.Netcheck != nil {
-		printNetcheckSummary(w, r.Netcheck)
 	}
 }
 
