@@ -42,6 +42,7 @@ func main() {
 // signalError is the cause of a run stopped by signal Sig.
 type signalError struct{ Sig syscall.Signal }
 
+// Error names the signal.
 func (e *signalError) Error() string { return "stopped by " + e.Sig.String() }
 
 // statusOf is the exit status of a run that ended with cli's code and
@@ -84,6 +85,8 @@ type brokenPipeWriter struct {
 // that quicbench runs with this output as its own.
 func (b *brokenPipeWriter) File() *os.File { return b.w }
 
+// Write writes p, and on a broken pipe stops the command as SIGPIPE
+// would.
 func (b *brokenPipeWriter) Write(p []byte) (int, error) {
 	n, err := b.w.Write(p)
 	if errors.Is(err, syscall.EPIPE) {

@@ -31,9 +31,14 @@ type served struct{ *Server }
 // SetQlogDir has nothing to do: Debian's Caddy writes no qlog.
 func (served) SetQlogDir(string) error { return nil }
 
-func (s served) Counts() (server.Counts, error)            { return s.Server.Counts(), nil }
+// Counts is Server.Counts: the requests Caddy served, per protocol.
+func (s served) Counts() (server.Counts, error) { return s.Server.Counts(), nil }
+
+// Connections is Server.Connections: a record per client connection.
 func (s served) Connections() ([]server.ConnRecord, error) { return s.Server.Connections(), nil }
-func (s served) TakeReplay() (server.Replay, error)        { return s.Server.TakeReplay(), nil }
+
+// TakeReplay is Server.TakeReplay: what Caddy answered since the last take.
+func (s served) TakeReplay() (server.Replay, error) { return s.Server.TakeReplay(), nil }
 
 // QUICTransport is what Caddy's QUIC runs with (quicTransport).
 func (s served) QUICTransport() stacks.QUICTransport {

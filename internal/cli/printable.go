@@ -16,6 +16,8 @@ import (
 // UTF-8 become U+FFFD.
 type printable struct{ w io.Writer }
 
+// Write writes b with control characters, bidirectional controls and
+// invalid UTF-8 made visible, and returns len(b) on success.
 func (p printable) Write(b []byte) (int, error) {
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); {

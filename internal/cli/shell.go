@@ -105,6 +105,7 @@ type lockedWriter struct {
 	w  io.Writer
 }
 
+// Write writes p whole while holding the lock.
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

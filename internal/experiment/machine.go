@@ -60,6 +60,8 @@ type LockHeldError struct {
 	Waited time.Duration // how long the run waited
 }
 
+// Error names the run that holds the machine and how long this one
+// waited.
 func (e *LockHeldError) Error() string {
 	return fmt.Sprintf("the machine is measuring for another run (%s) and was still after %v (--wait-lock): try again when it is done", e.Holder, e.Waited.Round(time.Second))
 }

@@ -15,6 +15,7 @@ type BodiesTooLargeError struct {
 	Budget int64 // bytes
 }
 
+// Error says the bodies pass the budget (printed in MiB).
 func (e *BodiesTooLargeError) Error() string {
 	return fmt.Sprintf("its bodies add up to more than %d MiB, the limit of a site archive: record fewer or smaller responses", e.Budget>>20)
 }

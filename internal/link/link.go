@@ -116,6 +116,7 @@ const (
 	DroppedQueue
 )
 
+// String names the verdict.
 func (v Verdict) String() string {
 	switch v {
 	case Delivered:

@@ -29,9 +29,13 @@ type served struct{ *Server }
 // none).
 func (served) SetQlogDir(string) error { return nil }
 
-func (s served) Counts() (server.Counts, error)            { return s.Server.Counts(), nil }
+// Counts is Server.Counts: the requests nginx served, per protocol.
+func (s served) Counts() (server.Counts, error) { return s.Server.Counts(), nil }
+
+// Connections is Server.Connections: a record per client connection.
 func (s served) Connections() ([]server.ConnRecord, error) { return s.Server.Connections(), nil }
 
+// TakeReplay is Server.TakeReplay: what nginx answered since the last take.
 func (s served) TakeReplay() (server.Replay, error) { return s.Server.TakeReplay(), nil }
 
 // QUICTransport is zero: nginx serves no QUIC here.

@@ -44,13 +44,28 @@ func start(env server.Env) (server.Server, error) {
 // served is a Server as a server.Server: its methods cannot fail.
 type served struct{ *Server }
 
-func (s served) SetCache(on bool) error                    { s.Server.SetCache(on); return nil }
-func (s served) SetAltSvc(value string) error              { s.Server.SetAltSvc(value); return nil }
-func (s served) SetQlogDir(dir string) error               { s.Server.SetQlogDir(dir); return nil }
-func (s served) CloseConnections() error                   { s.Server.CloseConnections(); return nil }
-func (s served) Counts() (server.Counts, error)            { return s.Server.Counts(), nil }
+// SetCache lets the server answer from its cache (on) or not; it cannot fail.
+func (s served) SetCache(on bool) error { s.Server.SetCache(on); return nil }
+
+// SetAltSvc has the server offer h3 in an Alt-Svc field of value ("" for
+// none); it cannot fail.
+func (s served) SetAltSvc(value string) error { s.Server.SetAltSvc(value); return nil }
+
+// SetQlogDir has the server write a qlog per QUIC connection into dir
+// ("" for none); it cannot fail.
+func (s served) SetQlogDir(dir string) error { s.Server.SetQlogDir(dir); return nil }
+
+// CloseConnections closes the server's connections; it cannot fail.
+func (s served) CloseConnections() error { s.Server.CloseConnections(); return nil }
+
+// Counts is what the server has served so far; it cannot fail.
+func (s served) Counts() (server.Counts, error) { return s.Server.Counts(), nil }
+
+// Connections is the server's record of its connections; it cannot fail.
 func (s served) Connections() ([]server.ConnRecord, error) { return s.Server.Connections(), nil }
 
+// TakeReplay is the server's replay record since the last take; it
+// cannot fail.
 func (s served) TakeReplay() (server.Replay, error) { return s.Server.TakeReplay(), nil }
 
 // QUICTransport is quic-go's, as its code sets it (stacks.QUICGoTransport).

@@ -50,6 +50,8 @@ type bufferedFile struct {
 	file io.Closer
 }
 
+// Close flushes the buffer and closes the file, returning the first
+// error.
 func (b *bufferedFile) Close() error {
 	err := b.Flush()
 	if cerr := b.file.Close(); err == nil {

@@ -129,6 +129,8 @@ type logLines struct {
 	partial []byte
 }
 
+// Write logs each whole line of p, keeping a partial line for the next
+// write.
 func (l *logLines) Write(p []byte) (int, error) {
 	if l.log == nil {
 		return len(p), nil

@@ -20,6 +20,7 @@ type OverheadKey struct {
 	ClientCPU factor.ClientCPU
 }
 
+// String is the key as the plan prints it: browser, mode and CPU.
 func (k OverheadKey) String() string {
 	if k.Browser == "" {
 		return string(k.Client)

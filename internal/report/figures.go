@@ -412,6 +412,7 @@ func valueOr(v *float64) float64 {
 // swatch is a legend entry of one colour.
 type swatch struct{ color.Color }
 
+// Thumbnail fills the legend entry's box with the colour.
 func (s swatch) Thumbnail(c *draw.Canvas) {
 	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
 	c.FillPolygon(s.Color, pts)
@@ -479,6 +480,8 @@ type gridPlotter struct {
 	cell       map[[2]string]analysis.Comparison
 }
 
+// Plot draws the grid's cells, each coloured by its comparison's
+// verdict and labelled with both protocols' means (ms).
 func (g *gridPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	tx, ty := p.Transforms(&c)
 	sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 9), XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}

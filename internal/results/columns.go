@@ -214,6 +214,7 @@ type OutOfBoundsError struct {
 	Bound  float64
 }
 
+// Error names the column, the value and the bound it passes.
 func (e *OutOfBoundsError) Error() string {
 	return fmt.Sprintf("column %s holds %g, outside ±%g: the results database was edited or damaged; correct or delete that row", e.Column, e.Value, e.Bound)
 }

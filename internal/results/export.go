@@ -61,7 +61,10 @@ func (s *Store) Export(ctx context.Context, dir, format string) ([]string, error
 // database without a table it needs, a run directory to choose anew.
 type InputError struct{ Err error }
 
+// Error is the wrapped error's.
 func (e *InputError) Error() string { return e.Err.Error() }
+
+// Unwrap is the wrapped error.
 func (e *InputError) Unwrap() error { return e.Err }
 
 // checkTables fails with an InputError if a table is missing.

@@ -215,6 +215,7 @@ func othersRun(path string) bool {
 // where it cannot create the WAL index.
 type cannotWriteError struct{ err error }
 
+// Error is SQLite's.
 func (e *cannotWriteError) Error() string { return e.err.Error() }
 
 func openExisting(path string, mode int) (*Store, error) {

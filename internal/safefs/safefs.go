@@ -24,6 +24,7 @@ import (
 // LinkError says that a path below a base directory is a symbolic link.
 type LinkError struct{ Path string }
 
+// Error names the link and says that it is not followed.
 func (e *LinkError) Error() string {
 	return fmt.Sprintf("%s is a symbolic link: quicbench never follows links inside its directories; remove it or choose another directory", e.Path)
 }
@@ -32,6 +33,7 @@ func (e *LinkError) Error() string {
 // a regular file (a directory, FIFO, device or socket).
 type NotRegularError struct{ Path string }
 
+// Error names the path and says that it is not a regular file.
 func (e *NotRegularError) Error() string {
 	return fmt.Sprintf("%s exists and is not a regular file: remove it or choose another directory", e.Path)
 }
@@ -272,6 +274,8 @@ type HeldError struct {
 	PID int
 }
 
+// Error names the directory and its holder (its process ID where the
+// lock file gives it).
 func (e *HeldError) Error() string {
 	who := "another process"
 	if e.PID > 0 {
@@ -380,6 +384,7 @@ type TooLargeError struct {
 	Limit int64 // bytes
 }
 
+// Error names the file and the limit it passes.
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s is larger than %d bytes", e.Path, e.Limit)
 }

@@ -121,15 +121,25 @@ func chainTime(nodes map[string]*boundNode, doc *boundNode, in BoundInput) time.
 // boundQueue orders resources by the time they become known.
 type boundQueue []*boundNode
 
+// Len is the queue's length (heap.Interface).
 func (q boundQueue) Len() int { return len(q) }
+
+// Less orders by the time a resource becomes known, then by URL
+// (heap.Interface).
 func (q boundQueue) Less(i, j int) bool {
 	if q[i].known != q[j].known {
 		return q[i].known < q[j].known
 	}
 	return q[i].url < q[j].url
 }
+
+// Swap swaps two entries (heap.Interface).
 func (q boundQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *boundQueue) Push(x any)   { *q = append(*q, x.(*boundNode)) }
+
+// Push appends x, a *boundNode (heap.Interface).
+func (q *boundQueue) Push(x any) { *q = append(*q, x.(*boundNode)) }
+
+// Pop removes and returns the last entry (heap.Interface).
 func (q *boundQueue) Pop() any {
 	old := *q
 	n := old[len(old)-1]

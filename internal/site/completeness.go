@@ -72,6 +72,7 @@ type DecodedTooLargeError struct {
 	Limit  int64
 }
 
+// Error names the coding and the limit the decoded body passes.
 func (e *DecodedTooLargeError) Error() string {
 	return fmt.Sprintf("%s body larger than %d bytes decoded", e.Coding, e.Limit)
 }

@@ -55,6 +55,8 @@ type factors struct {
 	levels map[factor.ID]levelList
 }
 
+// UnmarshalYAML reads the factors mapping: each key a declared factor,
+// its value a list of levels, with the line of each kept for errors.
 func (f *factors) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: factors is a mapping, such as {networks: [...], pages: [...]}", n.Line)
@@ -118,6 +120,8 @@ type corpusNode struct {
 // results database stores it as an SQLite INTEGER).
 type seedNode uint64
 
+// UnmarshalYAML reads a seed, refusing what is not a whole number from 0
+// to math.MaxInt64.
 func (s *seedNode) UnmarshalYAML(n *yaml.Node) error {
 	v, err := strconv.ParseUint(n.Value, 10, 64)
 	if n.Kind != yaml.ScalarNode || err != nil || v > math.MaxInt64 {
@@ -150,6 +154,8 @@ type untilNode struct {
 	} `yaml:"until"`
 }
 
+// UnmarshalYAML reads repetitions: a count, or a mapping of the most
+// repetitions and the rule that stops before them (until).
 func (r *repetitionsNode) UnmarshalYAML(n *yaml.Node) error {
 	r.Given = true
 	if n.Kind == yaml.ScalarNode {
@@ -176,6 +182,7 @@ func (r *repetitionsNode) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// UnmarshalYAML reads a factor's levels: a list, or one level alone.
 func (l *levelList) UnmarshalYAML(n *yaml.Node) error {
 	switch {
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!null":
@@ -199,6 +206,7 @@ type scalar struct {
 	line int
 }
 
+// UnmarshalYAML reads a scalar's text and keeps its line for errors.
 func (s *scalar) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: a level must be a single value, not a list or a mapping", n.Line)
@@ -218,6 +226,8 @@ type networkNode struct {
 	paths    []string
 }
 
+// UnmarshalYAML reads a network: a preset's name, or a mapping of link
+// values (and paths).
 func (nw *networkNode) UnmarshalYAML(n *yaml.Node) error {
 	nw.line = n.Line
 	if n.Kind == yaml.ScalarNode { // a bare preset name

@@ -258,6 +258,9 @@ func (l *listener) File() (*os.File, error) {
 // is what tcp+ ran with before: its first flight left in one burst).
 const maxPacingRate = ^uint64(0) - 1
 
+// Accept accepts a connection and applies the stack to it: pacing where
+// the profile has it, and it notes the congestion control the kernel
+// gave the first connection.
 func (l *listener) Accept() (net.Conn, error) {
 	conn, err := l.Listener.Accept()
 	if err != nil {

@@ -47,6 +47,7 @@ type UntrustedError struct {
 	Why string
 }
 
+// Error names the path and why it is not trusted.
 func (e *UntrustedError) Error() string {
 	return fmt.Sprintf("%s %s", e.Path, e.Why)
 }

@@ -227,6 +227,8 @@ type stringReader struct {
 	done    bool
 }
 
+// Read returns the JSON string's next unescaped bytes, io.EOF after its
+// closing quote.
 func (r *stringReader) Read(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {

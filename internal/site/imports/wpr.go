@@ -109,6 +109,8 @@ type boundedReader struct {
 	left int64
 }
 
+// Read reads from the underlying reader until its limit, then fails;
+// it stops once ctx ends.
 func (b *boundedReader) Read(p []byte) (int, error) {
 	if err := b.ctx.Err(); err != nil {
 		return 0, err
