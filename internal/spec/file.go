@@ -291,17 +291,7 @@ func Format(s *Spec) ([]byte, error) {
 		add(root, "description", str(s.Description))
 	}
 	add(root, "seed", str(strconv.FormatUint(s.Seed, 10)))
-	if u := s.Until; u != nil {
-		reps := flowMapping()
-		add(reps, "min", str(strconv.Itoa(u.Min)))
-		add(reps, "max", str(strconv.Itoa(s.Repetitions)))
-		until := flowMapping()
-		add(until, "ci_ratio", str(strconv.FormatFloat(u.CIRatio, 'g', -1, 64)))
-		add(reps, "until", until)
-		add(root, "repetitions", reps)
-	} else {
-		add(root, "repetitions", str(strconv.Itoa(s.Repetitions)))
-	}
+	add(root, "repetitions", repetitionsYAML(s))
 	add(root, "retries", str(strconv.Itoa(s.Retries)))
 	add(root, "browser", str(string(s.Browser())))
 	add(root, "timeout", str(s.Timeout.String()))
@@ -329,6 +319,34 @@ func Format(s *Spec) ([]byte, error) {
 	add(art, "har", str(strconv.FormatBool(s.Artifacts.HAR)))
 	add(art, "netlog", str(strconv.FormatBool(s.Artifacts.NetLog)))
 	add(root, "artifacts", art)
+	add(root, "factors", factorsYAML(s))
+	out, err := yaml.Marshal(root)
+	if err != nil {
+		return nil, fmt.Errorf("spec: format: %w", err)
+	}
+	return out, nil
+}
+
+// repetitionsYAML is s's repetitions: a count, or with a stopping rule
+// the least, the most and the rule.
+func repetitionsYAML(s *Spec) *yaml.Node {
+	u := s.Until
+	if u == nil {
+		return str(strconv.Itoa(s.Repetitions))
+	}
+	reps := flowMapping()
+	add(reps, "min", str(strconv.Itoa(u.Min)))
+	add(reps, "max", str(strconv.Itoa(s.Repetitions)))
+	until := flowMapping()
+	add(until, "ci_ratio", str(strconv.FormatFloat(u.CIRatio, 'g', -1, 64)))
+	add(reps, "until", until)
+	return reps
+}
+
+// factorsYAML is s's factors: the networks as their descriptions, then
+// every declared factor of a trial's scope but an implicit one left at
+// its default.
+func factorsYAML(s *Spec) *yaml.Node {
 	f := mapping()
 	nets := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, n := range s.Networks {
@@ -342,12 +360,7 @@ func Format(s *Spec) ([]byte, error) {
 		}
 		add(f, fc.SpecKey, list(levels))
 	}
-	add(root, "factors", f)
-	out, err := yaml.Marshal(root)
-	if err != nil {
-		return nil, fmt.Errorf("spec: format: %w", err)
-	}
-	return out, nil
+	return f
 }
 
 // networkYAML is a network's description as a flow mapping.
