@@ -377,22 +377,13 @@ func connectionNumbers(entries []har.Entry) []int {
 // and that connection's handshake when the server saw it resume or
 // accept 0-RTT data.
 func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
-	h, t := w.HAR, w.Trial
+	h, t := w.HAR, &w.Trial
 	all := documentFirst(h)
 	entries := drawnEntries(all)
 	start := harStart(h)
 	conns := connectionNumbers(entries)
 	marks, mixed := handshakeMarks(entries, conns, w.Connections)
-	connections := "connections"
-	if slices.Max(append(conns, 0)) == 1 {
-		connections = "connection"
-	}
-	title := fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests%s over %d %s",
-		t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), len(all), rowsNote(len(entries), len(all)), slices.Max(append(conns, 0)), connections)
-	if len(mixed) > 0 {
-		title += "; the server saw " + strings.Join(mixed, ", ")
-	}
-	p := newPlot(title+")", "ms from navigation start", "")
+	p := newPlot(harTitle(t, len(all), len(entries), slices.Max(append(conns, 0)), mixed), "ms from navigation start", "")
 	var rows []string
 	var drawn []drawnRow
 	legend := map[string]bool{}
@@ -406,22 +397,8 @@ func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 		drawn = append(drawn, drawnRow{host: serverName(e.Request.URL), from: x, to: axisMs(x + axisMs(e.Time)), y: y})
 		label := connectionLabel(conns[i], marks[conns[i]])
 		tipped.add(x, y-0.3, axisMs(x+axisMs(e.Time)), y+0.3, harTip(e, x, label), "")
-		for _, ph := range phasesOf(e) {
-			d := axisMs(ph.get(e.Timings))
-			if d <= 0 {
-				continue
-			}
-			seg, err := plotter.NewLine(plotter.XYs{{X: x, Y: y}, {X: x + d, Y: y}})
-			if err != nil {
-				return Figure{}, err
-			}
-			seg.Width, seg.Color = vg.Points(6), ph.color
-			p.Add(seg)
-			if !legend[ph.name] {
-				legend[ph.name] = true
-				p.Legend.Add(ph.name, swatch{ph.color})
-			}
-			x = axisMs(x + d)
+		if err := drawPhases(p, e, x, y, legend); err != nil {
+			return Figure{}, err
 		}
 		rows = append(rows, label+shortURL(e.Request.URL))
 	}
@@ -440,6 +417,47 @@ func harWaterfall(w Waterfall, name string, axes sharedAxes) (Figure, error) {
 		lossWords = connCaption + lossWords
 	}
 	return finishWaterfall(p, rows, w, name, "One load's HAR, as WebPageTest draws it: each request from its start, the document first, in its phases (blocked, DNS, TCP connect and TLS, or QUIC's handshake, send, wait, receive); c1, c2, … name the connection each request used, in order of first use (h1 opens up to six to a host, h2 and h3 one), marked resumed or 0-RTT when the server saw its TLS session resumed, or its early data accepted (where a host's connections differ, the title counts them: which is which, the HAR cannot tell); the lines across mark DCL, FCP, LCP and the load event (PLT). Every protocol's waterfall of a setting shares one time axis."+lanesCaption+lossWords, tipped, axes)
+}
+
+// harTitle is the title of trial t's waterfall from its HAR: its setting
+// and PLT, its requests (all, of which drawn are drawn), the connections
+// they used and the handshakes of a host's connections where they differ
+// (mixed).
+func harTitle(t *results.Trial, all, drawn, connections int, mixed []string) string {
+	noun := "connections"
+	if connections == 1 {
+		noun = "connection"
+	}
+	title := fmt.Sprintf("Waterfall of trial %s from its HAR: %s on %s, %s, PLT %s ms (%d requests%s over %d %s",
+		t.ID, t.Protocol, t.Network, t.Page, num(valueOr(t.PLT), 1), all, rowsNote(drawn, all), connections, noun)
+	if len(mixed) > 0 {
+		title += "; the server saw " + strings.Join(mixed, ", ")
+	}
+	return title + ")"
+}
+
+// drawPhases draws entry e's phases on row y from x (ms), one after
+// another, each in its colour, adding a phase's colour to the legend the
+// first time it is drawn.
+func drawPhases(p *plot.Plot, e har.Entry, x, y float64, legend map[string]bool) error {
+	for _, ph := range phasesOf(e) {
+		d := axisMs(ph.get(e.Timings))
+		if d <= 0 {
+			continue
+		}
+		seg, err := plotter.NewLine(plotter.XYs{{X: x, Y: y}, {X: x + d, Y: y}})
+		if err != nil {
+			return err
+		}
+		seg.Width, seg.Color = vg.Points(6), ph.color
+		p.Add(seg)
+		if !legend[ph.name] {
+			legend[ph.name] = true
+			p.Legend.Add(ph.name, swatch{ph.color})
+		}
+		x = axisMs(x + d)
+	}
+	return nil
 }
 
 // connectionLabel prefixes a row with its connection's number and its
