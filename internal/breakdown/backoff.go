@@ -49,8 +49,9 @@ const detectionAfter = 3
 // them). A data packet is in flight from its departure until the client's
 // first packet after its arrival reaches the sender (a dropped one, until
 // its loss could be learned: for later drops, a round trip). A connection
-// counts only where the loss stood alone (no other data packet of the
-// connection lost from a round trip before it to two after the sender
+// counts only on a round trip of at least MinJudgedRTT, where the loss
+// stood alone (no other data packet of the connection, nor any of the
+// client's, lost from a round trip before it to two after the sender
 // learned of it: on a lossy link a second loss shrinks the window again),
 // where the sender kept sending for two round trips after it learned of
 // the loss (it was not out of data), with at least
@@ -61,11 +62,12 @@ func Backoffs(packets []Packet) []Backoff {
 	return perConnection(packets, backoffOf)
 }
 
-// otherLoss reports whether the server lost a data packet other than
-// ps[lost] that left from from to to.
+// otherLoss reports whether the link dropped a packet other than
+// ps[lost] that left from from to to: the server's data, or any of the
+// client's (its answers time the data in flight).
 func otherLoss(ps []Packet, lost int, from, to time.Duration) bool {
 	for i, p := range ps {
-		if i != lost && p.Down && p.Dropped && isData(p) && p.Sent >= from && p.Sent <= to {
+		if i != lost && p.Dropped && (isData(p) || !p.Down) && p.Sent >= from && p.Sent <= to {
 			return true
 		}
 	}
@@ -90,8 +92,11 @@ func backoffOf(c Conn, ps []Packet) (Backoff, bool) {
 		return Backoff{}, false
 	}
 	round := learned - ps[lost].Sent
+	if round < MinJudgedRTT {
+		return Backoff{}, false // the receiver's window, not the sender's, holds so fast a link
+	}
 	if otherLoss(ps, lost, ps[lost].Sent-round, learned+2*round) {
-		return Backoff{}, false // a second loss would shrink the window again
+		return Backoff{}, false // a second loss would shrink the window again, a lost answer blur it
 	}
 	spans, last := inFlight(ps, lost, learned, round)
 	if last < learned+2*round {

@@ -117,3 +117,26 @@ func secondLoss(ps []Packet, at time.Duration) []Packet {
 	}
 	return ps
 }
+
+// TestABackoffIsReadOnlyWhereTheWireCanTell: on a 5 ms round trip the
+// receiver's window holds the sender (CUBIC read 1.00 to 1.40 here), so
+// no answer to a loss is read; nor is one where a client's answer near
+// the loss was lost (the data in flight is timed by the answers).
+func TestABackoffIsReadOnlyWhereTheWireCanTell(t *testing.T) {
+	ms := time.Millisecond
+	if bs := Backoffs(scaled(lossyTransfer(0.7, 500*ms), 0.05)); len(bs) != 0 {
+		t.Errorf("a 5 ms round trip: read %+v, want none", bs)
+	}
+	if bs := Backoffs(scaled(lossyTransfer(0.7, 500*ms), 0.2)); len(bs) != 1 || math.Abs(bs[0].Ratio()-0.7) > 0.02 {
+		t.Errorf("a 20 ms round trip: read %+v, want CUBIC's 0.7", bs)
+	}
+	ps := lossyTransfer(0.7, 500*ms)
+	for i, p := range ps {
+		if !p.Down && p.Sent == 150*ms {
+			ps[i].Dropped, ps[i].At = true, p.Sent // an answer in the round after the loss was learned
+		}
+	}
+	if bs := Backoffs(ps); len(bs) != 0 {
+		t.Errorf("a lost answer in the round after: read %+v, want none", bs)
+	}
+}

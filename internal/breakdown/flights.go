@@ -22,16 +22,21 @@ type Flight struct {
 	// Limited says the server sent more after the flight: the window
 	// ended it, not the response, so Packets measures the window: the
 	// server sent again as soon as the client's answer arrived, with no
-	// request between.
+	// request between, more than the repair of the flight's lost packets
+	// (a response that ended inside a lossy flight is followed by its
+	// repair alone), and the flight left within a round trip (a window
+	// cannot take longer: one that did was several flights, as a busy
+	// machine's 5 ms round trips blur them).
 	Limited bool
 }
 
 // Paced says how the flight left, for a flight of at least
-// minPacedFlight packets that the window ended: "paced" when it was
-// spread over at least a fifth of the round trip, "burst" when over less
-// than a tenth, "partly paced" between; "" when it cannot tell.
+// minPacedFlight packets that the window ended on a round trip of at
+// least MinJudgedRTT: "paced" when it was spread over at least a fifth of
+// the round trip, "burst" when over less than a tenth, "partly paced"
+// between; "" when it cannot tell.
 func (f Flight) Paced() string {
-	if !f.Limited || f.Packets < minPacedFlight || f.RTT <= 0 {
+	if !f.Limited || f.Packets < minPacedFlight || f.RTT < MinJudgedRTT {
 		return ""
 	}
 	switch share := float64(f.Spread) / float64(f.RTT); {
@@ -46,6 +51,15 @@ func (f Flight) Paced() string {
 // minPacedFlight is the fewest packets a flight needs for its spread to
 // tell pacing from a burst.
 const minPacedFlight = 8
+
+// MinJudgedRTT is the shortest round trip on which the wire tells how a
+// stack paces and how it answers a loss. The link's packets are timed to
+// about a millisecond on a busy machine, a fifth of a 5 ms round trip (a
+// burst then reads as paced), and on so short a round trip the receiver's
+// window rather than the sender's holds a download (Linux's CUBIC kept
+// 1.00 to 1.40 of its sending after a loss at 5 ms, 0.75 at 100 ms:
+// BENCHMARKS.md). A first flight's size is read on any round trip.
+const MinJudgedRTT = 20 * time.Millisecond
 
 // minQUICData is the smallest UDP payload counted as a QUIC data packet:
 // QUIC's acknowledgement-only packets are smaller.
@@ -148,11 +162,35 @@ func flightFrom(c Conn, ps []Packet, request int, rtt time.Duration) (Flight, bo
 			f.Bytes += p.Payload
 		}
 	}
-	if resumed >= 0 {
-		f.Limited = resumed-answered <= resumeWithin && !requestBetween(ps, lastSent, resumed)
-	}
 	f.Spread = lastSent - firstSent
+	if resumed >= 0 {
+		f.Limited = resumed-answered <= resumeWithin && !requestBetween(ps, lastSent, resumed) &&
+			f.Spread < rtt && sentAfter(ps, answered, answered+rtt/2) > lostFrom(ps, arrived, answered)
+	}
 	return f, true
+}
+
+// lostFrom counts the server's data packets sent from from until to that
+// the link dropped.
+func lostFrom(ps []Packet, from, to time.Duration) int {
+	n := 0
+	for _, p := range ps {
+		if p.Down && p.Dropped && isData(p) && p.Sent >= from && p.Sent < to {
+			n++
+		}
+	}
+	return n
+}
+
+// sentAfter counts the server's data packets sent from from until to.
+func sentAfter(ps []Packet, from, to time.Duration) int {
+	n := 0
+	for _, p := range ps {
+		if p.Down && isData(p) && p.Sent >= from && p.Sent < to {
+			n++
+		}
+	}
+	return n
 }
 
 // requestBetween reports whether a request (client data of at least

@@ -48,15 +48,19 @@ type compareRun struct {
 	// analysis is what Answer was read from; its parts table is printed
 	// (the loads' parts are in Trials).
 	analysis *analysis.Analysis
+	// roundTrip is the network's round trip, on which the stacks' wire
+	// readings are judged (analysis.WireWarnings); 0 when not known.
+	roundTrip time.Duration
 }
 
-// compareOf is the comparison of the run that res read back from dir.
-func compareOf(dir string, res *experiment.RunResult) (*compareRun, error) {
+// compareOf is the comparison of the run that res read back from dir,
+// over a network of round trip rtt.
+func compareOf(dir string, res *experiment.RunResult, rtt time.Duration) (*compareRun, error) {
 	rec := res.Recorded
 	if rec == nil {
 		return nil, fmt.Errorf("the comparison in %s was not read back", dir)
 	}
-	r := &compareRun{WallSeconds: res.Elapsed.Seconds(), Dir: dir, Trials: rec.Trials, Testbeds: rec.Testbeds}
+	r := &compareRun{WallSeconds: res.Elapsed.Seconds(), Dir: dir, Trials: rec.Trials, Testbeds: rec.Testbeds, roundTrip: rtt}
 	var trials []results.Trial
 	var conns []results.Connection
 	for _, t := range rec.Trials {
@@ -126,7 +130,7 @@ func (r *compareRun) summarize(trials []results.Trial, conns []results.Connectio
 func (r *compareRun) wireWarnings() []string {
 	var out []string
 	for _, tb := range r.Testbeds {
-		out = append(out, analysis.WireWarnings(tb)...)
+		out = append(out, analysis.WireWarnings(tb, r.roundTrip)...)
 		if tb.LiveOrigins != "" && pathChanged(tb) {
 			out = append(out, "live site: "+pathChangedText+".")
 		}
@@ -146,7 +150,7 @@ func (r *compareRun) whereText() string {
 // printCompare prints the comparison in o.dir, the table or JSON, and
 // returns the protocols without a verified load: those have no answer.
 func printCompare(w io.Writer, o *compareOptions, res *experiment.RunResult) ([]factor.Protocol, error) {
-	r, err := compareOf(o.dir, res)
+	r, err := compareOf(o.dir, res, o.spec.Networks[0].RTT)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +277,7 @@ func printTestbeds(w io.Writer, r *compareRun, rtt time.Duration) {
 		if tb.QUICServer != "" {
 			fmt.Fprintln(w, quicStackText(tb))
 		}
-		for _, warning := range analysis.WireWarnings(tb) {
+		for _, warning := range analysis.WireWarnings(tb, rtt) {
 			fmt.Fprintln(w, "WARNING:", warning)
 		}
 	}
@@ -383,7 +387,7 @@ func appliedBackoff(share float64, known bool) string {
 // of its window applied ("" where unknown).
 func backoffText(kept *float64, conns int64, applied string) string {
 	if kept == nil {
-		return "; its answer to a loss not measured (no calibration showed a loss alone with two round trips after it)"
+		return fmt.Sprintf("; its answer to a loss not measured (no calibration showed a loss alone, with two round trips of %v or more after it)", analysis.MinJudgedRTT)
 	}
 	of := fmt.Sprintf("median of %d connections", conns)
 	if conns == 1 {
@@ -403,7 +407,7 @@ func measuredText(flight, spreadMs *float64, pacing string, conns int64) string 
 	}
 	how := pacing
 	if how == "" {
-		how = "its pacing not told"
+		how = fmt.Sprintf("its pacing not told (told only of windows of 8 packets or more, on round trips of %v or more)", analysis.MinJudgedRTT)
 	}
 	of := fmt.Sprintf("median of %d connections", conns)
 	if conns == 1 {

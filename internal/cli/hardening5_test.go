@@ -277,7 +277,7 @@ func TestTheStacksLineSaysWhatTheWireShowed(t *testing.T) {
 	if got := stackText(paced); !strings.Contains(got, "pacing true; measured on the wire: first flight of 32 packets over 38.3 ms, paced (median of 14 connections); after a loss it kept 0.68 of its sending (0.7 applied; one connection)") {
 		t.Errorf("stack line %q", got)
 	}
-	if w := analysis.WireWarnings(paced); len(w) != 0 {
+	if w := analysis.WireWarnings(paced, 100*time.Millisecond); len(w) != 0 {
 		t.Errorf("warnings where applied and measured agree: %q", w)
 	}
 	burst := paced
@@ -285,7 +285,7 @@ func TestTheStacksLineSaysWhatTheWireShowed(t *testing.T) {
 	burst.MeasuredQUICFlightBytes = f(20000)
 	burst.MeasuredTCPBackoff = f(0.45)
 	burst.QUICServer, burst.QUICCC, burst.MeasuredQUICBackoff = "quiche", "reno", f(0.71)
-	w := strings.Join(analysis.WireWarnings(burst), "\n")
+	w := strings.Join(analysis.WireWarnings(burst, 100*time.Millisecond), "\n")
 	for _, want := range []string{"TCP pacing is on as applied, but its first flights left in one burst on the wire",
 		"TCP's first flights were 10 packets on the wire, against an initial window of 32 applied",
 		"QUIC's first flights were 20000 B on the wire, against an initial window of 40960 B applied",
@@ -301,7 +301,7 @@ func TestTheStacksLineSaysWhatTheWireShowed(t *testing.T) {
 	goReno.MeasuredQUICBackoff = f(0.7)
 	bbr := paced
 	bbr.Congestion, bbr.MeasuredTCPBackoff = "bbr", f(1.6)
-	if w := slices.Concat(analysis.WireWarnings(goReno), analysis.WireWarnings(bbr)); len(w) != 0 {
+	if w := slices.Concat(analysis.WireWarnings(goReno, 100*time.Millisecond), analysis.WireWarnings(bbr, 100*time.Millisecond)); len(w) != 0 {
 		t.Errorf("warnings for quic-go's 0.7 and BBR's 1.6: %q", w)
 	}
 	if got := stackText(results.Testbed{Stack: "tcp", Congestion: "cubic"}); !strings.Contains(got, "measured on the wire: no connection sent a whole first window; its answer to a loss not measured") {

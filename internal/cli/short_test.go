@@ -31,7 +31,7 @@ func TestDemoAnswerIsShortAndNamesHandshakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := compareOf("runs/compare-20261129-135524", &experiment.RunResult{Recorded: rec, Elapsed: 110 * time.Second})
+	r, err := compareOf("runs/compare-20261129-135524", &experiment.RunResult{Recorded: rec, Elapsed: 110 * time.Second}, 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

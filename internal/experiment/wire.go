@@ -145,7 +145,7 @@ func calibrationBudget(down link.Config) int {
 const (
 	calibrationDropFlight  = 3
 	calibrationDropPackets = 100
-	calibrationMinRTT      = 20 * time.Millisecond
+	calibrationMinRTT      = breakdown.MinJudgedRTT
 )
 
 // calibrationGap is the gap before a flight on a link of round trip rtt;

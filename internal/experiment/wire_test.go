@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quicbench/quicbench/internal/analysis"
+	"github.com/quicbench/quicbench/internal/breakdown"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/link"
 	"github.com/quicbench/quicbench/internal/plan"
@@ -86,5 +88,14 @@ func TestASlowLinksCalibrationStaysShort(t *testing.T) {
 		if got := calibrationBudget(link.Config{RateBitsPerSecond: c.rate}); got != c.want {
 			t.Errorf("a %d bit/s downlink: a calibration of %d B, want %d", c.rate, got, c.want)
 		}
+	}
+}
+
+// TestTheWireIsJudgedWhereItIsRead: the calibration tells flights apart,
+// the wire reads pacing and the answer to a loss, and the analysis judges
+// them, from one round trip on.
+func TestTheWireIsJudgedWhereItIsRead(t *testing.T) {
+	if calibrationMinRTT != breakdown.MinJudgedRTT || analysis.MinJudgedRTT != breakdown.MinJudgedRTT {
+		t.Errorf("calibration from %v, wire read from %v, judged from %v: want one round trip", calibrationMinRTT, breakdown.MinJudgedRTT, analysis.MinJudgedRTT)
 	}
 }

@@ -154,6 +154,12 @@ func (s *Store) NetworkReport(name string) (config, report string, err error) {
 	return config, report, nil
 }
 
+// NetworkConfigs returns every stored network's link configuration
+// (JSON, as SaveNetwork stored it) by network name.
+func (s *Store) NetworkConfigs() (map[string]string, error) {
+	return s.pairs("read networks", `SELECT name, config FROM networks`)
+}
+
 // NetworkReports returns every stored netcheck by network name.
 func (s *Store) NetworkReports() (map[string]string, error) {
 	return s.pairs("read networks", `SELECT name, netcheck FROM networks`)
