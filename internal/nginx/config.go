@@ -97,21 +97,28 @@ http {
 		b.WriteString("    etag off;\n    if_modified_since off;\n")
 	}
 	for _, host := range p.hosts {
-		fmt.Fprintf(&b, "    server {\n        listen %s ssl http2;\n        server_name %s;\n        root %s;\n        index index.html;\n",
-			netip.AddrPortFrom(p.addrs[host], uint16(p.port)), q(host), q(filepath.Join(p.root, host)))
-		for _, loc := range p.locations[host] {
-			// A location's own add_header replaces the inherited ones:
-			// an encoded file repeats them.
-			extra := ""
-			if loc.Encoding != "" {
-				extra = fmt.Sprintf(" add_header Content-Encoding %s always; %s", q(loc.Encoding), commonHeaders(p))
-			}
-			fmt.Fprintf(&b, "        location = %s { default_type %s;%s }\n", q(loc.Path), q(loc.ContentType), extra)
-		}
-		b.WriteString("        location / { return 404; }\n    }\n")
+		writeServer(&b, p, host)
 	}
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// writeServer writes host's server block into b: its address, its root,
+// a location for each of its files (their type, and their coding where
+// encoded) and a 404 for any other path.
+func writeServer(b *strings.Builder, p confParams, host string) {
+	fmt.Fprintf(b, "    server {\n        listen %s ssl http2;\n        server_name %s;\n        root %s;\n        index index.html;\n",
+		netip.AddrPortFrom(p.addrs[host], uint16(p.port)), q(host), q(filepath.Join(p.root, host)))
+	for _, loc := range p.locations[host] {
+		// A location's own add_header replaces the inherited ones:
+		// an encoded file repeats them.
+		extra := ""
+		if loc.Encoding != "" {
+			extra = fmt.Sprintf(" add_header Content-Encoding %s always; %s", q(loc.Encoding), commonHeaders(p))
+		}
+		fmt.Fprintf(b, "        location = %s { default_type %s;%s }\n", q(loc.Path), q(loc.ContentType), extra)
+	}
+	b.WriteString("        location / { return 404; }\n    }\n")
 }
 
 // q quotes s for nginx.conf.
