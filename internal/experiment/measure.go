@@ -300,24 +300,32 @@ func load(ctx context.Context, b *bed, t plan.Trial, files loadFiles, ready func
 		}
 	}
 	m.Result = r
+	m.CPU, m.Samples = cpu.record(), cpu.laneSamples()
+	return m, b.judgeLoad(&m, req, w)
+}
+
+// judgeLoad reads what load m of req (its window w) used and served: the
+// protocols, the document it landed on, and whether the servers (or a live
+// site's records) and the load's visits say it was what was asked for,
+// failing it where they do not.
+func (b *bed) judgeLoad(m *Measured, req client.Request, w *window) error {
 	if dropped := m.Up.DroppedUDP + m.Down.DroppedUDP; !m.OK() && dropped > 0 {
 		m.Failure += fmt.Sprintf(" (the network blocks or polices UDP, and dropped %d UDP packets of this load: QUIC could not get through)", dropped)
 	}
-	m.Use = client.ProtocolUseOf(req, r.PageMetrics)
-	m.Landed = r.Landed(page.DocumentURL())
-	m.CPU, m.Samples = cpu.record(), cpu.laneSamples()
+	m.Use = client.ProtocolUseOf(req, m.PageMetrics)
+	m.Landed = m.Result.Landed(b.page.DocumentURL())
 	if b.live != nil {
-		m.Completeness = b.live.judge(b, &m, req)
-		return m, nil
+		m.Completeness = b.live.judge(b, m, req)
+		return nil
 	}
-	if err := checkServed(tb, &m, req, w.before); err != nil {
-		return m, err
+	if err := checkServed(b.Testbed, m, req, w.before); err != nil {
+		return err
 	}
-	if problem := notFirstVisit(req, &m); problem != "" && m.OK() {
+	if problem := notFirstVisit(req, m); problem != "" && m.OK() {
 		m.Failure = problem
 	}
-	m.Completeness = b.replay.judge(&m)
-	return m, nil
+	m.Completeness = b.replay.judge(m)
+	return nil
 }
 
 // countsAfterReplay forgets the servers' replay so far and returns their
