@@ -115,34 +115,44 @@ func Start(s *site.Site, cert tls.Certificate, lns []Listener, logger *slog.Logg
 		},
 	}
 	for _, ln := range lns {
-		if ln.TCP != nil {
-			srv.wg.Go(func() {
-				if err := srv.tcp.ServeTLS(ln.TCP, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					logger.Error("origin: TCP server stopped", "addr", ln.TCP.Addr(), "err", err)
-				}
-			})
-		}
-		if ln.UDP == nil {
-			continue // another server (quinn) serves h3
-		}
-		// A transport with a stateless reset key: a client that sends on a
-		// connection the server has closed (its CONNECTION_CLOSE lost on a
-		// lossy link) gets a stateless reset at once, as from production
-		// servers, instead of waiting for its idle timeout.
-		tr := &quic.Transport{Conn: ln.UDP, StatelessResetKey: &resetKey}
-		ql, err := tr.ListenEarly(srv.quic.TLSConfig, srv.quic.QUICConfig)
-		if err != nil {
+		if err := srv.serve(ln, &resetKey); err != nil {
 			srv.Close()
-			return nil, fmt.Errorf("origin: QUIC listener on %s: %w", ln.UDP.LocalAddr(), err)
+			return nil, err
 		}
-		srv.transports = append(srv.transports, tr)
+	}
+	return srv, nil
+}
+
+// serve serves h1 and h2 on ln's TCP listener and h3 on its UDP socket,
+// where it has them (quinn may serve h3 instead), in goroutines of the
+// server's, until Close.
+func (srv *Server) serve(ln Listener, resetKey *quic.StatelessResetKey) error {
+	if ln.TCP != nil {
 		srv.wg.Go(func() {
-			if err := srv.quic.ServeListener(ql); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, quic.ErrServerClosed) {
-				logger.Error("origin: QUIC server stopped", "addr", ln.UDP.LocalAddr(), "err", err)
+			if err := srv.tcp.ServeTLS(ln.TCP, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				srv.log.Error("origin: TCP server stopped", "addr", ln.TCP.Addr(), "err", err)
 			}
 		})
 	}
-	return srv, nil
+	if ln.UDP == nil {
+		return nil // another server (quinn) serves h3
+	}
+	// A transport with a stateless reset key: a client that sends on a
+	// connection the server has closed (its CONNECTION_CLOSE lost on a
+	// lossy link) gets a stateless reset at once, as from production
+	// servers, instead of waiting for its idle timeout.
+	tr := &quic.Transport{Conn: ln.UDP, StatelessResetKey: resetKey}
+	ql, err := tr.ListenEarly(srv.quic.TLSConfig, srv.quic.QUICConfig)
+	if err != nil {
+		return fmt.Errorf("origin: QUIC listener on %s: %w", ln.UDP.LocalAddr(), err)
+	}
+	srv.transports = append(srv.transports, tr)
+	srv.wg.Go(func() {
+		if err := srv.quic.ServeListener(ql); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, quic.ErrServerClosed) {
+			srv.log.Error("origin: QUIC server stopped", "addr", ln.UDP.LocalAddr(), "err", err)
+		}
+	})
+	return nil
 }
 
 // ServeHTTP serves the resource the request matches (see site.Matcher);
