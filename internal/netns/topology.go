@@ -118,15 +118,25 @@ func setupSide(ns *Namespace, addr netip.Addr, subnet, peer netip.Prefix, extra 
 	if err := h.LinkSetUp(lo); err != nil {
 		return fail("set lo up", err)
 	}
+	if step, err := configureTUN(h, addr, subnet, peer, extra); err != nil {
+		return fail(step, err)
+	}
+	return dev, nil
+}
+
+// configureTUN sets the TUN's MTU and queue length through h, gives it
+// addr (in subnet) and the extra /32 addresses, brings it up and routes
+// peer into it; on failure it names the step that failed.
+func configureTUN(h *netlink.Handle, addr netip.Addr, subnet, peer netip.Prefix, extra []netip.Addr) (string, error) {
 	link, err := h.LinkByName(TUNName)
 	if err != nil {
-		return fail("find "+TUNName, err)
+		return "find " + TUNName, err
 	}
 	if err := h.LinkSetMTU(link, tun.MTU); err != nil {
-		return fail("set MTU", err)
+		return "set MTU", err
 	}
 	if err := h.LinkSetTxQLen(link, TUNTxQueueLen); err != nil {
-		return fail("set txqueuelen", err)
+		return "set txqueuelen", err
 	}
 	addrs := []*net.IPNet{{IP: addr.AsSlice(), Mask: net.CIDRMask(subnet.Bits(), 32)}}
 	for _, a := range extra {
@@ -134,11 +144,11 @@ func setupSide(ns *Namespace, addr netip.Addr, subnet, peer netip.Prefix, extra 
 	}
 	for _, a := range addrs {
 		if err := h.AddrAdd(link, &netlink.Addr{IPNet: a}); err != nil {
-			return fail("add address "+a.String(), err)
+			return "add address " + a.String(), err
 		}
 	}
 	if err := h.LinkSetUp(link); err != nil {
-		return fail("set "+TUNName+" up", err)
+		return "set " + TUNName + " up", err
 	}
 	route := &netlink.Route{
 		LinkIndex: link.Attrs().Index,
@@ -146,9 +156,9 @@ func setupSide(ns *Namespace, addr netip.Addr, subnet, peer netip.Prefix, extra 
 		Scope:     netlink.SCOPE_LINK,
 	}
 	if err := h.RouteAdd(route); err != nil {
-		return fail("route "+peer.String(), err)
+		return "route " + peer.String(), err
 	}
-	return dev, nil
+	return "", nil
 }
 
 // Close closes both TUN devices (which removes them) and deletes both
