@@ -75,9 +75,11 @@ type direction struct {
 	// coalesce is Options.Coalesce.
 	coalesce time.Duration
 
-	mu          sync.Mutex // guards model, the paths' generators, droppedPath
+	mu          sync.Mutex // guards model, the paths' generators, droppedPath, pathLossOff
 	model       *link.Direction
 	droppedPath int64
+	// pathLossOff keeps the paths' losses from dropping (SuspendLoss).
+	pathLossOff bool
 
 	// udp, if set, is the network's UDP policy, shared by both
 	// directions; droppedUDP counts what it dropped in this one.
@@ -301,7 +303,7 @@ func (d *direction) accept(now time.Time, buf *[]byte, n int) {
 	}
 	p := d.pathOf((*buf)[:n])
 	d.mu.Lock()
-	if p.loss > 0 && p.rng.Float64() < p.loss {
+	if p.loss > 0 && p.rng.Float64() < p.loss && !d.pathLossOff {
 		d.droppedPath++
 		backlog := d.model.Backlog(now)
 		d.mu.Unlock()

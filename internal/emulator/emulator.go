@@ -178,6 +178,18 @@ func (e *Emulator) DropFlightStart(flights int, gap time.Duration, packets int) 
 	d.dropArmed.Store(flights > 0)
 }
 
+// SuspendLoss keeps the links' and the paths' random losses from dropping
+// packets, both ways, while on (link.Direction.SuspendLoss): a stack's
+// calibration then sees only the drop it asks for (DropFlightStart).
+func (e *Emulator) SuspendLoss(on bool) {
+	for _, d := range []*direction{e.up, e.down} {
+		d.mu.Lock()
+		d.model.SuspendLoss(on)
+		d.pathLossOff = on
+		d.mu.Unlock()
+	}
+}
+
 // Start validates cfg and starts forwarding between client and servers: one
 // goroutine per direction reads its source, asks the model, and delivers
 // each packet at its time. Call Stop, close both devices, then call Wait.

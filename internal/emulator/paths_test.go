@@ -183,3 +183,48 @@ func TestCaptureSeesWhatTheClientSees(t *testing.T) {
 		}
 	})
 }
+
+// TestSuspendedLossLetsEverythingThrough: with the link's and a path's
+// loss at 100 %, nothing crosses until the loss is suspended (as for a
+// stack's calibration), then everything does, both ways; restored, the
+// losses drop again.
+func TestSuspendedLossLetsEverythingThrough(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, servers := tun.NewFake("c", 64), tun.NewFake("s", 64)
+		e, err := Start(client, servers, Config{
+			Up:    link.Config{Loss: 1},
+			Down:  link.Config{Loss: 1},
+			Paths: []Path{{Server: netip.MustParseAddr("198.19.0.12"), Loss: 1}},
+		}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		send := func() {
+			client.Inject(ipv4("198.18.0.1", "198.19.0.10", 1))
+			client.Inject(ipv4("198.18.0.1", "198.19.0.12", 2))
+			servers.Inject(ipv4("198.19.0.10", "198.18.0.1", 3))
+			synctest.Wait()
+		}
+		send()
+		if len(servers.Written)+len(client.Written) != 0 {
+			t.Fatal("a packet crossed a link losing every packet")
+		}
+		e.SuspendLoss(true)
+		send()
+		if len(servers.Written) != 2 || len(client.Written) != 1 {
+			t.Errorf("with the loss suspended %d packets went up and %d down, want 2 and 1", len(servers.Written), len(client.Written))
+		}
+		for len(servers.Written) > 0 {
+			<-servers.Written
+		}
+		<-client.Written
+		e.SuspendLoss(false)
+		send()
+		if len(servers.Written)+len(client.Written) != 0 {
+			t.Error("a packet crossed once the loss was back")
+		}
+		client.Close()
+		servers.Close()
+		e.Wait()
+	})
+}

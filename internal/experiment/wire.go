@@ -276,6 +276,10 @@ func calibrationDownload(ctx context.Context, tb *testbed.Testbed, resources []h
 	defer tb.Emulator.SetPacketLog(nil)
 	tb.Emulator.DropFlightStart(calibrationDropFlight, gap, calibrationDropPackets)
 	defer tb.Emulator.DropFlightStart(0, 0, 0)
+	// The network's own losses would blur what the stack does, and leave
+	// no loss alone for its answer: only the drop above is made.
+	tb.Emulator.SuspendLoss(true)
+	defer tb.Emulator.SuspendLoss(false)
 	got := &budgetWriter{left: int64(budget), done: cancel}
 	var wg sync.WaitGroup
 	errs := make([]error, len(urls))

@@ -146,10 +146,12 @@ type Stats struct {
 // Packets pass three stages, as in Mahimahi's shells: the loss process, the
 // bottleneck with its drop-tail queue, and the delay line.
 type Direction struct {
-	cfg        Config
-	rng        *rand.Rand
-	loss       lossProcess
-	bottleneck bottleneck
+	cfg  Config
+	rng  *rand.Rand
+	loss lossProcess
+	// lossSuspended keeps the loss process from dropping (SuspendLoss).
+	lossSuspended bool
+	bottleneck    bottleneck
 	// queued are the accepted packets that have not left the bottleneck,
 	// oldest first, with the time each leaves it.
 	queued      []queuedPacket
@@ -226,6 +228,12 @@ func (d *Direction) Backlog(now time.Time) time.Duration {
 	return max(d.queued[len(d.queued)-1].departure.Sub(now), 0)
 }
 
+// SuspendLoss keeps the loss process from dropping packets while on (a
+// stack's calibration measures the stack, not the network's losses). The
+// process still draws for every packet, so that the losses after it are
+// the ones they would have been.
+func (d *Direction) SuspendLoss(on bool) { d.lossSuspended = on }
+
 // Config returns the configuration of d.
 func (d *Direction) Config() Config { return d.cfg }
 
@@ -247,7 +255,7 @@ func (d *Direction) Send(now time.Time, size int) (deliverAt time.Time, v Verdic
 func (d *Direction) SendTracked(now time.Time, size int) (deliverAt time.Time, v Verdict, slot *Slot) {
 	d.stats.Packets++
 	d.stats.Bytes += int64(size)
-	if d.loss.lose(d.rng) {
+	if d.loss.lose(d.rng) && !d.lossSuspended {
 		d.stats.DroppedLoss++
 		return time.Time{}, DroppedLoss, nil
 	}

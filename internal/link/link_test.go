@@ -249,3 +249,27 @@ func TestReseedRepeatsPacketFates(t *testing.T) {
 		}
 	}
 }
+
+// TestSuspendedLossDropsNothingAndKeepsTheSequence: while the loss is
+// suspended no packet is lost, and the packets after it meet the losses
+// they would have met had it not been (the process drew for each), for
+// random and bursty loss alike.
+func TestSuspendedLossDropsNothingAndKeepsTheSequence(t *testing.T) {
+	for _, cfg := range []Config{{Loss: 0.3, Seed: 7}, {GilbertElliott: &GilbertElliott{P: 0.1, R: 0.3, LossBad: 0.8}, Seed: 7}} {
+		plain, suspended := mustNew(t, cfg), mustNew(t, cfg)
+		for i := range 400 {
+			_, want := plain.Send(time.Unix(0, 0), 100)
+			suspended.SuspendLoss(i >= 100 && i < 200)
+			_, got := suspended.Send(time.Unix(0, 0), 100)
+			switch {
+			case i >= 100 && i < 200 && got != Delivered:
+				t.Fatalf("%+v: packet %d %v while the loss was suspended", cfg, i, got)
+			case (i < 100 || i >= 200) && got != want:
+				t.Fatalf("%+v: packet %d %v, want %v as without the suspension", cfg, i, got, want)
+			}
+		}
+		if s := suspended.Stats(); s.DroppedLoss == 0 {
+			t.Errorf("%+v: no loss outside the suspension", cfg)
+		}
+	}
+}
