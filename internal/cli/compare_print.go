@@ -273,9 +273,9 @@ func printTestbeds(w io.Writer, r *compareRun, rtt time.Duration) {
 			}
 			continue
 		}
-		fmt.Fprintln(w, stackText(tb))
+		fmt.Fprintln(w, stackText(tb, rtt))
 		if tb.QUICServer != "" {
-			fmt.Fprintln(w, quicStackText(tb))
+			fmt.Fprintln(w, quicStackText(tb, rtt))
 		}
 		for _, warning := range analysis.WireWarnings(tb, rtt) {
 			fmt.Fprintln(w, "WARNING:", warning)
@@ -362,14 +362,14 @@ func shellWord(s string) string {
 }
 
 // stackText is the servers' TCP stack as read back.
-func stackText(tb results.Testbed) string {
+func stackText(tb results.Testbed, rtt time.Duration) string {
 	congestion := tb.Congestion
 	if congestion == "" { // no TCP connection was read
 		congestion = tb.RouteCongestion + " (the route's)"
 	}
 	return fmt.Sprintf("servers' TCP stack %s, read back from the kernel: %s, initcwnd %s, initrwnd %s, slow start after idle %s, tcp_wmem %s, pacing %v; %s",
 		tb.Stack, congestion, windowText(tb.InitCwnd), windowText(tb.InitRwnd), tb.SlowStartAfterIdle, tb.TCPWmem, tb.Pacing,
-		measuredText(tb.MeasuredTCPFlight, tb.MeasuredTCPSpreadMs, tb.MeasuredTCPPacing, tb.MeasuredTCPConnections)+
+		measuredText(tb.MeasuredTCPFlight, tb.MeasuredTCPSpreadMs, tb.MeasuredTCPPacing, tb.MeasuredTCPConnections, rtt)+
 			backoffText(tb.MeasuredTCPBackoff, tb.MeasuredTCPBackoffs, appliedBackoff(factor.Backoff(tb.Congestion))))
 }
 
@@ -400,8 +400,10 @@ func backoffText(kept *float64, conns int64, applied string) string {
 }
 
 // measuredText says what the wire showed of a transport's stack: its
-// first response flight and how it left, over how many connections.
-func measuredText(flight, spreadMs *float64, pacing string, conns int64) string {
+// first response flight and how it left, over how many connections, and
+// whether it took longer than the network's round trip rtt (0: not
+// known), which a window cannot.
+func measuredText(flight, spreadMs *float64, pacing string, conns int64, rtt time.Duration) string {
 	if flight == nil {
 		return "measured on the wire: no connection sent a whole first window"
 	}
@@ -413,13 +415,16 @@ func measuredText(flight, spreadMs *float64, pacing string, conns int64) string 
 	if conns == 1 {
 		of = "one connection"
 	}
+	if rtt > 0 && time.Duration(*spreadMs*float64(time.Millisecond)) >= rtt {
+		how = fmt.Sprintf("longer than the %v round trip: several flights, not a window", rtt)
+	}
 	return fmt.Sprintf("measured on the wire: first flight of %.0f packets over %.1f ms, %s (%s)", *flight, *spreadMs, how, of)
 }
 
 // quicStackText is the h3 server's transport as it was recorded.
-func quicStackText(tb results.Testbed) string {
+func quicStackText(tb results.Testbed, rtt time.Duration) string {
 	text := fmt.Sprintf("h3 server %s: congestion control %s, initial window %d B, pacing %v, HyStart %v; %s", tb.QUICServer, tb.QUICCC, tb.QUICInitialWindowBytes, tb.QUICPacing, tb.QUICHyStart,
-		measuredText(tb.MeasuredQUICFlight, tb.MeasuredQUICSpreadMs, tb.MeasuredQUICPacing, tb.MeasuredQUICConnections)+
+		measuredText(tb.MeasuredQUICFlight, tb.MeasuredQUICSpreadMs, tb.MeasuredQUICPacing, tb.MeasuredQUICConnections, rtt)+
 			backoffText(tb.MeasuredQUICBackoff, tb.MeasuredQUICBackoffs, appliedBackoff(factor.QUICServer(tb.QUICServer).Backoff(factor.CC(tb.QUICCC)))))
 	if q, err := factor.QUICOf(factor.QUICServer(tb.QUICServer), factor.CC(tb.QUICCC)); err == nil && q.Experimental() != "" {
 		text += " (EXPERIMENTAL: " + q.Experimental() + ")"

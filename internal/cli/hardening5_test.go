@@ -274,7 +274,7 @@ func TestTheStacksLineSaysWhatTheWireShowed(t *testing.T) {
 		QUICServer: "quic-go", QUICCC: "newreno", QUICInitialWindowBytes: 40960, QUICPacing: true,
 		MeasuredQUICFlight: f(33), MeasuredQUICFlightBytes: f(41268), MeasuredQUICSpreadMs: f(35.6), MeasuredQUICPacing: "paced", MeasuredQUICConnections: 14,
 		MeasuredTCPBackoff: f(0.68), MeasuredTCPBackoffs: 1, MeasuredQUICBackoff: f(0.74), MeasuredQUICBackoffs: 1}
-	if got := stackText(paced); !strings.Contains(got, "pacing true; measured on the wire: first flight of 32 packets over 38.3 ms, paced (median of 14 connections); after a loss it kept 0.68 of its sending (0.7 applied; one connection)") {
+	if got := stackText(paced, 100*time.Millisecond); !strings.Contains(got, "pacing true; measured on the wire: first flight of 32 packets over 38.3 ms, paced (median of 14 connections); after a loss it kept 0.68 of its sending (0.7 applied; one connection)") {
 		t.Errorf("stack line %q", got)
 	}
 	if w := analysis.WireWarnings(paced, 100*time.Millisecond); len(w) != 0 {
@@ -304,7 +304,10 @@ func TestTheStacksLineSaysWhatTheWireShowed(t *testing.T) {
 	if w := slices.Concat(analysis.WireWarnings(goReno, 100*time.Millisecond), analysis.WireWarnings(bbr, 100*time.Millisecond)); len(w) != 0 {
 		t.Errorf("warnings for quic-go's 0.7 and BBR's 1.6: %q", w)
 	}
-	if got := stackText(results.Testbed{Stack: "tcp", Congestion: "cubic"}); !strings.Contains(got, "measured on the wire: no connection sent a whole first window; its answer to a loss not measured") {
+	if got := stackText(paced, 20*time.Millisecond); !strings.Contains(got, "first flight of 32 packets over 38.3 ms, longer than the 20ms round trip: several flights, not a window") {
+		t.Errorf("a flight longer than its round trip: stack line %q", got)
+	}
+	if got := stackText(results.Testbed{Stack: "tcp", Congestion: "cubic"}, 0); !strings.Contains(got, "measured on the wire: no connection sent a whole first window; its answer to a loss not measured") {
 		t.Errorf("unmeasured stack line %q", got)
 	}
 }
