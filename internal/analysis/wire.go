@@ -106,7 +106,7 @@ func WireWarnings(tb results.Testbed, rtt time.Duration) []string {
 	if tb.QUICServer != "" {
 		pacingDiffers("QUIC", tb.QUICPacing, tb.MeasuredQUICPacing)
 	}
-	if tb.MeasuredTCPFlight != nil && withinRound(tb.MeasuredTCPSpreadMs, rtt) && (judged || !tcpPaced) {
+	if tb.MeasuredTCPFlight != nil && WithinRound(tb.MeasuredTCPSpreadMs, rtt) && (judged || !tcpPaced) {
 		want := float64(cmp.Or(tb.InitCwnd, defaultInitCwnd))
 		if got := *tb.MeasuredTCPFlight; got < want*0.8-1 || got > want*1.2+1 {
 			out = append(out, fmt.Sprintf("TCP's first flights were %.0f packets on the wire, against an initial window of %.0f applied", got, want))
@@ -141,7 +141,7 @@ func backoffWarnings(tb results.Testbed) []string {
 // wire were far from the initial window applied (in bytes), if they left
 // within a round trip rtt.
 func quicFlightDiffers(tb results.Testbed, rtt time.Duration) []string {
-	if tb.MeasuredQUICFlightBytes == nil || tb.QUICInitialWindowBytes <= 0 || !withinRound(tb.MeasuredQUICSpreadMs, rtt) {
+	if tb.MeasuredQUICFlightBytes == nil || tb.QUICInitialWindowBytes <= 0 || !WithinRound(tb.MeasuredQUICSpreadMs, rtt) {
 		return nil
 	}
 	want := float64(tb.QUICInitialWindowBytes)
@@ -151,10 +151,10 @@ func quicFlightDiffers(tb results.Testbed, rtt time.Duration) []string {
 	return nil
 }
 
-// withinRound reports whether first flights spread over spreadMs (their
-// median) left within the round trip rtt, as a window does (true where
-// either is not known).
-func withinRound(spreadMs *float64, rtt time.Duration) bool {
+// WithinRound reports whether first flights spread over spreadMs (their
+// median, ms) left within the round trip rtt, as a window does (true
+// where either is not known).
+func WithinRound(spreadMs *float64, rtt time.Duration) bool {
 	return spreadMs == nil || rtt == 0 || time.Duration(*spreadMs*float64(time.Millisecond)) < rtt
 }
 

@@ -415,7 +415,7 @@ func measuredText(flight, spreadMs *float64, pacing string, conns int64, rtt tim
 	if conns == 1 {
 		of = "one connection"
 	}
-	if rtt > 0 && time.Duration(*spreadMs*float64(time.Millisecond)) >= rtt {
+	if !analysis.WithinRound(spreadMs, rtt) {
 		how = fmt.Sprintf("longer than the %v round trip: several flights, not a window", rtt)
 	}
 	return fmt.Sprintf("measured on the wire: first flight of %.0f packets over %.1f ms, %s (%s)", *flight, *spreadMs, how, of)
