@@ -139,19 +139,19 @@ func calibrationBudget(down link.Config) int {
 // after the handshake's and the first flight, a burst beginning after a
 // gap of a quarter of the link's round trip), so that it shows how the
 // server's congestion control answers a loss at the start of a round
-// trip; where no such gap comes (a link under calibrationMinRTT, a sender
-// that paces over the whole round trip), it drops the
+// trip; where no such gap comes (a link under breakdown.MinJudgedRTT, a
+// sender that paces over the whole round trip), it drops the
 // calibrationDropPackets-th full-size packet.
 const (
 	calibrationDropFlight  = 3
 	calibrationDropPackets = 100
-	calibrationMinRTT      = breakdown.MinJudgedRTT
 )
 
 // calibrationGap is the gap before a flight on a link of round trip rtt;
-// 0 (no flights told apart) under calibrationMinRTT.
+// 0 (no flights told apart) under breakdown.MinJudgedRTT, the round trip
+// from which the wire reads pacing and the answer to a loss.
 func calibrationGap(rtt time.Duration) time.Duration {
-	if rtt < calibrationMinRTT {
+	if rtt < breakdown.MinJudgedRTT {
 		return 0
 	}
 	return rtt / 4

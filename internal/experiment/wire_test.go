@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quicbench/quicbench/internal/analysis"
 	"github.com/quicbench/quicbench/internal/breakdown"
@@ -95,7 +96,13 @@ func TestASlowLinksCalibrationStaysShort(t *testing.T) {
 // the wire reads pacing and the answer to a loss, and the analysis judges
 // them, from one round trip on.
 func TestTheWireIsJudgedWhereItIsRead(t *testing.T) {
-	if calibrationMinRTT != breakdown.MinJudgedRTT || analysis.MinJudgedRTT != breakdown.MinJudgedRTT {
-		t.Errorf("calibration from %v, wire read from %v, judged from %v: want one round trip", calibrationMinRTT, breakdown.MinJudgedRTT, analysis.MinJudgedRTT)
+	if analysis.MinJudgedRTT != breakdown.MinJudgedRTT {
+		t.Errorf("wire read from %v, judged from %v: want one round trip", breakdown.MinJudgedRTT, analysis.MinJudgedRTT)
+	}
+	if gap := calibrationGap(breakdown.MinJudgedRTT - time.Millisecond); gap != 0 {
+		t.Errorf("a calibration under %v tells flights apart by a gap of %v, where the wire is not read", breakdown.MinJudgedRTT, gap)
+	}
+	if gap := calibrationGap(breakdown.MinJudgedRTT); gap == 0 {
+		t.Errorf("a calibration on a %v round trip tells no flights apart, where the wire is read", breakdown.MinJudgedRTT)
 	}
 }
