@@ -14,6 +14,7 @@ import (
 	"github.com/quicbench/quicbench/internal/experiment"
 	"github.com/quicbench/quicbench/internal/factor"
 	"github.com/quicbench/quicbench/internal/papers"
+	"github.com/quicbench/quicbench/internal/plan"
 	"github.com/quicbench/quicbench/internal/reproduce"
 )
 
@@ -69,17 +70,21 @@ func printRound(w io.Writer, round int, undecided []papers.Row) {
 	}
 }
 
-// runExtension runs one decide run; the budget's end (budgetCtx) stops
-// it as an end, not a failure, while ctx's end is an interruption.
+// runExtension runs one decide run, its progress on stderr as a run's (a
+// line a load); the budget's end (budgetCtx) stops it as an end, not a
+// failure, while ctx's end is an interruption.
 func runExtension(budgetCtx, ctx context.Context, r reproduce.Reproduction, e reproduce.Extension, binaries map[factor.Client]string, verbose bool, stdout, stderr io.Writer) int {
 	resume, err := holdsRun(e.Dir)
 	if err != nil {
 		return runOutcome(ctx, nil, err, e.Spec.Name, e.Dir, r.Command, stderr)
 	}
+	progress := newProgress(stderr, e.Spec, len(plan.Build(e.Spec).Only(e.Cells).Trials), verbose)
 	res, err := experiment.Run(budgetCtx, experiment.RunConfig{
 		Spec: e.Spec, Dir: e.Dir, Cells: e.Cells, Resume: resume, Grow: true, ClientBinaries: binaries,
 		Facts: experiment.HostFacts(e.Spec.Clients(), binaries, Version), Log: newLogger(stderr, verbose),
+		OnTrial: progress.update,
 	})
+	progress.finish()
 	if err != nil && ctx.Err() == nil && budgetCtx.Err() != nil {
 		fmt.Fprintf(stdout, "%s: the budget ended the round; its completed loads count\n", e.Spec.Name)
 		return exitOK

@@ -121,7 +121,7 @@ func TestAnInterruptedReproductionSaysHowToContinueItsRounds(t *testing.T) {
 // TestASequentialRoundResumesItsDecideRun: a round's decide run that is
 // there already (an interrupted round, or one an earlier version of the
 // design planned) is continued to the round's cells, not refused as a
-// run that exists.
+// run that exists, and shows its loads as they are made.
 func TestASequentialRoundResumesItsDecideRun(t *testing.T) {
 	testenv.RequireRoot(t)
 	const text = `name: rounds-decide-1
@@ -155,6 +155,9 @@ factors:
 		}
 		if want := fmt.Sprintf(": %d loads in 2 cells", 2*e.Spec.Repetitions); !strings.Contains(stdout.String(), want) {
 			t.Errorf("round of %v said %q, want %q", e.Cells, stdout.String(), want)
+		}
+		if want := fmt.Sprintf("trial %d/%d ", 2*e.Spec.Repetitions, 2*e.Spec.Repetitions); !strings.Contains(stderr.String(), want) {
+			t.Errorf("round of %v showed its progress as %q, want a line of %q", e.Cells, stderr.String(), want)
 		}
 	}
 	levels, err := results.RunLevels(dir)
