@@ -191,7 +191,10 @@ func TestStacksAreWhatTheySayOnTheWire(t *testing.T) {
 	}
 	// quinn's shares read high, but its NewReno still keeps less than its
 	// CUBIC (by 0.10 to 0.2 in clean-clone CI runs: 0.1 was the edge)
-	if cubic, reno := kept[factor.QUICQuinnCubic], kept[factor.QUICQuinnNewReno]; reno == 0 || reno >= cubic-0.05 {
+	// (not compared where -run left either out)
+	cubic, ranCubic := kept[factor.QUICQuinnCubic]
+	reno, ranReno := kept[factor.QUICQuinnNewReno]
+	if ranCubic && ranReno && (reno == 0 || reno >= cubic-0.05) {
 		t.Errorf("quinn's NewReno kept %.2f after the loss, its CUBIC %.2f: want NewReno's below by over 0.05", reno, cubic)
 	}
 }
