@@ -97,7 +97,7 @@ func checkDiscovered(t *testing.T, name string, tr trialRecord) {
 
 // TestLookupsAndHTTPSRecordsBehindTheLink: with dns resolved each browser
 // looks the host up at the testbed's DNS server behind the link (the
-// document's DNS phase takes a round trip, and the servers' resolver
+// document's DNS phase takes most of a round trip, and the servers' resolver
 // answered), and with h3 offered by an HTTPS record both browsers use
 // QUIC from the first connection; without it (h2) they use TCP.
 func TestLookupsAndHTTPSRecordsBehindTheLink(t *testing.T) {
@@ -139,7 +139,13 @@ factors:
 				continue
 			}
 			looked = true
-			if lookup := *r.ConnectStartMs - *r.DNSStartMs; lookup < 59 || lookup > 400 {
+			// A lookup at the testbed's resolver crosses the link (60 ms);
+			// a local answer takes under a millisecond. A browser's
+			// domainLookupStart is not the moment its question leaves:
+			// 24 loads here read 60.6–65.6 ms, and one CI run read Firefox's
+			// h3 lookup at 56.7 ms. Three quarters of the round trip still
+			// tells a lookup behind the link from a local one.
+			if lookup := *r.ConnectStartMs - *r.DNSStartMs; lookup < 45 || lookup > 400 {
 				t.Errorf("%s: the document's lookup took %.1f ms on a 60 ms round trip", name, lookup)
 			}
 		}
