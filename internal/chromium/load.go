@@ -21,6 +21,8 @@ import (
 // the load's timeout.
 type tab struct {
 	ctx context.Context
+	// cpu is the browser's CPU group (Settle); nil: none.
+	cpu *cpuuse.Group
 	// close disposes of the tab; failed says the load failed.
 	close func(failed bool)
 }
@@ -51,7 +53,7 @@ func (c *Chromium) OpenTab(loadCtx context.Context, req client.Request) (client.
 	// sessions and QUIC state, disposed afterwards.
 	tabCtx, cancelTab := chromedp.NewContext(wb.ctx, chromedp.WithNewBrowserContext())
 	stopCancel := context.AfterFunc(loadCtx, cancelTab)
-	t := &tab{ctx: tabCtx, close: func(failed bool) {
+	t := &tab{ctx: tabCtx, cpu: c.CPU, close: func(failed bool) {
 		stopCancel()
 		cancelTab()
 		if failed {
@@ -84,7 +86,7 @@ func (c *Chromium) freshTab(loadCtx context.Context, req client.Request) (*tab, 
 	if err != nil {
 		return nil, err
 	}
-	t := &tab{ctx: b.ctx, close: func(bool) { c.closeLater(b) }}
+	t := &tab{ctx: b.ctx, cpu: c.CPU, close: func(bool) { c.closeLater(b) }}
 	if req.NetLogDir != "" {
 		// Chromium completes its NetLog when it quits: ask it to
 		// (Browser.close) and wait, rather than kill it.
@@ -170,6 +172,12 @@ func (t *tab) Evaluate(_ context.Context, js string, out any) error {
 // CaptureFrames starts tracing the tab's screenshots.
 func (t *tab) CaptureFrames(context.Context) (client.FrameCapture, error) {
 	return startFrames(t.ctx)
+}
+
+// Settle waits until the browser's processes have settled.
+func (t *tab) Settle(ctx context.Context) error {
+	_, _, err := t.cpu.Settle(ctx)
+	return err
 }
 
 // MarkUnknown marks nothing: Chromium's metrics are what they say.

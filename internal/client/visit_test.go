@@ -21,8 +21,10 @@ type scriptedTab struct {
 	pending    int   // how many reads of the metrics still find no load end
 	navigation error // what navigating to the page returns
 	hangs      bool  // navigating to the page waits for the load's end
+	settleErr  error // what Settle returns
 	unknownOn  map[int]string
-	// what the driver did
+	// what the driver did: navigations, with "(settled)" where it
+	// waited for the browser to settle
 	navigations []string
 	unknown     *UnknownHostLog
 	harForgot   int
@@ -40,6 +42,10 @@ func (t *scriptedTab) SetViewport(_ context.Context, vp factor.Viewport) (factor
 	return vp, nil
 }
 func (t *scriptedTab) MarkUnknown(m *PageMetrics) { m.TTFBUnknown = true }
+func (t *scriptedTab) Settle(context.Context) error {
+	t.navigations = append(t.navigations, "(settled)")
+	return t.settleErr
+}
 func (t *scriptedTab) Close(failed bool)          { t.closed = append(t.closed, failed) }
 func (t *scriptedTab) CaptureFrames(context.Context) (FrameCapture, error) {
 	return nil, errors.New("no frames")
@@ -115,21 +121,26 @@ func goodTab() *scriptedTab {
 	return &scriptedTab{metrics: goodMetrics("h2", []string{"https://www.page.test/a.png"}), pending: 1}
 }
 
-// TestARepeatVisitForgetsTheFirst: the first visit is made, verified and left, then the
-// measured one; the network seen before the measured visit is forgotten,
-// and the tab is closed as a success.
+// TestARepeatVisitForgetsTheFirst: the first visit is made, verified and
+// left, the browser settles and the servers' connections are closed, then
+// the measured visit is made; the network seen before the measured visit
+// is forgotten, and the tab is closed as a success.
 func TestARepeatVisitForgetsTheFirst(t *testing.T) {
 	tab := goodTab()
 	tab.unknownOn = map[int]string{1: "GET https://first.unknown.test/"}
 	req := pageRequest()
 	req.Visit, req.HARPath, req.ListUnknownHosts = factor.RepeatVisit, "page.har", true
 	between := 0
-	req.BetweenVisits = func(context.Context) error { between++; return nil }
+	req.BetweenVisits = func(context.Context) error {
+		between++
+		tab.navigations = append(tab.navigations, "(between)")
+		return nil
+	}
 	res, err := LoadIn(t.Context(), opener{tab: tab}, func() {}, req, false, time.Second)
 	if err != nil || res.Failure != "" {
 		t.Fatalf("load: %v, failure %q", err, res.Failure)
 	}
-	if want := []string{req.URL, "about:blank", req.URL}; !slices.Equal(tab.navigations, want) {
+	if want := []string{req.URL, "about:blank", "(settled)", "(between)", req.URL}; !slices.Equal(tab.navigations, want) {
 		t.Errorf("navigations %q, want %q", tab.navigations, want)
 	}
 	if between != 1 || tab.harForgot != 1 || res.FirstVisitPLTMs != 100 || res.Visit != factor.RepeatVisit {
@@ -205,6 +216,8 @@ func TestVisitFailures(t *testing.T) {
 		{"wrong protocol", func(t *scriptedTab) { t.metrics.DocumentProtocol = "h3" }, nil, nil, `document over "h3", requested h2`, []bool{true}},
 		{"first visit wrong", func(t *scriptedTab) { t.metrics.Resources = nil },
 			func(r *Request) { r.Visit = factor.RepeatVisit }, nil, "first visit: 1 of 1 resources missing", []bool{true}},
+		{"no settling", func(t *scriptedTab) { t.settleErr = errors.New("context canceled") },
+			func(r *Request) { r.Visit = factor.RepeatVisit }, nil, "settle between visits: context canceled", []bool{true}},
 		{"frames", nil, func(r *Request) { r.Visual = true }, nil, "no frames", []bool{true}},
 	}
 	for _, tt := range tests {

@@ -28,6 +28,8 @@ type tab struct {
 	docError documentError
 	// version is quicbench's, the HAR's creator's.
 	version string
+	// cpu is the browser's CPU group (Settle); nil: none.
+	cpu *cpuuse.Group
 	// close disposes of the tab (and of a fresh browser); failed says the
 	// load failed.
 	close func(failed bool)
@@ -35,6 +37,12 @@ type tab struct {
 
 // Close disposes of the tab.
 func (t *tab) Close(failed bool) { t.close(failed) }
+
+// Settle waits until the browser's processes have settled.
+func (t *tab) Settle(ctx context.Context) error {
+	_, _, err := t.cpu.Settle(ctx)
+	return err
+}
 
 // OpenTab opens the tab for a load of req: a tab in a new user context of
 // the warm browser, or a fresh browser's first tab. A browser has every
@@ -77,7 +85,7 @@ func (f *Firefox) freshTab(ctx context.Context, req client.Request) (*tab, error
 	}
 	// The browser shuts down in the background, while the harness records
 	// the load; the next timed load waits for it.
-	return &tab{bidi: p.bidi, context: tree.Contexts[0].Context, version: f.Version, close: func(bool) { f.closeLater(p) }}, nil
+	return &tab{bidi: p.bidi, context: tree.Contexts[0].Context, version: f.Version, cpu: f.CPU, close: func(bool) { f.closeLater(p) }}, nil
 }
 
 // AddScript adds source as a preload script of the tab.

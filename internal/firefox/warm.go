@@ -56,7 +56,7 @@ func (f *Firefox) warmTab(ctx context.Context, req client.Request) (*tab, error)
 		f.pool.Drop(key, p)
 		return nil, err
 	}
-	t := &tab{bidi: p.bidi, context: created.Context, version: f.Version}
+	t := &tab{bidi: p.bidi, context: created.Context, version: f.Version, cpu: f.CPU}
 	t.close = func(failed bool) {
 		closeCtx, cancel := context.WithTimeout(context.Background(), closeTabTimeout)
 		defer cancel()

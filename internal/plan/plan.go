@@ -207,7 +207,10 @@ const (
 	loaderOverhead  = 50 * time.Millisecond  // a client that renders nothing
 	setupCost       = 500 * time.Millisecond // namespaces, emulator, servers
 	netcheckCost    = 12 * time.Second
-	repeatPause     = 100 * time.Millisecond // between the loads of a repeat visit
+	// repeatPause is the time between a repeat visit's loads: the
+	// browser settling after about:blank (about 0.35 s here, 2026-12-01)
+	// and the servers' closes (two round trips, at least 0.1 s).
+	repeatPause = 450 * time.Millisecond
 	// visualCost is a visual trial's extra: client.SettleAfterLoad (2 s)
 	// plus ending the trace and computing the metrics.
 	visualCost = 2300 * time.Millisecond
