@@ -46,7 +46,7 @@ func (t *scriptedTab) Settle(context.Context) error {
 	t.navigations = append(t.navigations, "(settled)")
 	return t.settleErr
 }
-func (t *scriptedTab) Close(failed bool)          { t.closed = append(t.closed, failed) }
+func (t *scriptedTab) Close(failed bool) { t.closed = append(t.closed, failed) }
 func (t *scriptedTab) CaptureFrames(context.Context) (FrameCapture, error) {
 	return nil, errors.New("no frames")
 }
