@@ -10,6 +10,7 @@ package visual
 
 import (
 	"errors"
+	"fmt"
 	"image"
 	"math"
 	"time"
@@ -52,7 +53,7 @@ func Compute(frames []Frame) (Metrics, error) {
 	size := frames[0].Image.Bounds().Size()
 	for i, f := range frames {
 		if f.Image.Bounds().Size() != size {
-			return Metrics{}, errors.New("visual: frames differ in size")
+			return Metrics{}, fmt.Errorf("visual: frames differ in size: frame %d of %d is %v, the first %v", i+1, len(frames), f.Image.Bounds().Size(), size)
 		}
 		if i > 0 && f.At < frames[i-1].At {
 			return Metrics{}, errors.New("visual: frames out of time order")

@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"strings"
 	"testing"
 	"time"
 )
@@ -93,7 +94,8 @@ func TestComputeRefusesBadFrames(t *testing.T) {
 	if _, err := Compute([]Frame{at(10, page(0)), at(5, page(1))}); err == nil {
 		t.Error("frames out of order accepted")
 	}
-	if _, err := Compute([]Frame{at(0, page(0)), at(5, image.NewRGBA(image.Rect(0, 0, 5, 5)))}); err == nil {
-		t.Error("frames of two sizes accepted")
+	_, err := Compute([]Frame{at(0, page(0)), at(5, image.NewRGBA(image.Rect(0, 0, 5, 5)))})
+	if want := "frame 2 of 2 is (5,5), the first (100,100)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("frames of two sizes: %v, want an error naming %q", err, want)
 	}
 }
