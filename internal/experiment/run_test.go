@@ -127,6 +127,35 @@ factors:
 	})
 }
 
+// TestATrialThatCanOnlyFailIsNotRetried: forced h3 over a network that
+// blocks UDP fails once and is recorded with its one attempt, naming the
+// blocked UDP; h2 beside it loads.
+func TestATrialThatCanOnlyFailIsNotRetried(t *testing.T) {
+	testenv.RequireRoot(t)
+	res, store, _ := runSpec(t, `repetitions: 1
+retries: 2
+client: loader
+timeout: 2s
+netcheck: false
+factors:
+  networks: [{name: noudp, rtt: 10ms, udp: block}]
+  pages: [synthetic:2x1KB]
+  protocols: [h2, h3]
+`)
+	if res.Done != 2 || res.Failed != 1 {
+		t.Fatalf("result %+v, want 2 trials, 1 failed", res)
+	}
+	store.EachTrial(func(tr results.Trial) error {
+		switch {
+		case tr.Protocol == "h2" && (tr.Status != results.StatusOK || tr.Attempts != 1):
+			t.Errorf("h2: %s after %d attempts: %q", tr.Status, tr.Attempts, tr.Error)
+		case tr.Protocol == "h3" && (tr.Status != results.StatusFailed || tr.Attempts != 1 || !strings.Contains(tr.Error, "UDP packets")):
+			t.Errorf("h3: %s after %d attempts: %q; want 1 failed attempt that names the blocked UDP", tr.Status, tr.Attempts, tr.Error)
+		}
+		return nil
+	})
+}
+
 // TestChromiumHAR runs Chromium trials with the HAR artifact: each HAR has
 // the document and every object with their protocol and timings, and its
 // page timings are the trial's.

@@ -308,6 +308,10 @@ func (r *runner) trial(ctx context.Context, bed *bed, t plan.Trial) error {
 			return err
 		}
 		r.cfg.Log.Info("trial failed", "trial", t.ID, "attempt", number, "err", m.Failure)
+		if why := t.Cell.OnlyFails(); why != "" {
+			r.cfg.Log.Info("trial not retried: it can only fail", "trial", t.ID, "why", why)
+			break
+		}
 	}
 	rec.FinishedAt = time.Now()
 	bed.flights.add(m.Packets, false)

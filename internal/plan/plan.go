@@ -77,6 +77,19 @@ func (c Cell) ID() string {
 	return "c" + hex.EncodeToString(sum[:6])
 }
 
+// OnlyFails says why every load of the cell fails, or "": h3 forced from
+// the first packet (no TCP to fall back to) over a network that drops
+// every UDP packet. A retry of such a load cannot succeed.
+func (c Cell) OnlyFails() string {
+	if c.Levels.Protocol() != factor.H3 || c.Levels.Discovery().Discovers() || c.Setup == nil || c.Network == nil {
+		return ""
+	}
+	if udp := c.Network.UDP; udp.Block && udp.After == 0 {
+		return "h3 is forced over a network that blocks UDP"
+	}
+	return ""
+}
+
 // Trial is one page load of the plan (retries of a failed load are
 // attempts of the same trial).
 type Trial struct {

@@ -413,3 +413,27 @@ func TestGeneratedPagesModelTheirShape(t *testing.T) {
 		t.Errorf("at 6 %% loss: %v, want %v (%d connections)", got, want, generatedFlows)
 	}
 }
+
+// TestOnlyForcedH3OverBlockedUDPOnlyFails: of h1, h2 and h3, forced and
+// discovered through Alt-Svc, over networks that pass UDP, block it, block
+// it after 20 packets and police it, only forced h3 over the blocked one
+// can only fail.
+func TestOnlyForcedH3OverBlockedUDPOnlyFails(t *testing.T) {
+	p := Build(mustSpec(t, `repetitions: 1
+factors:
+  networks: [{name: open, rtt: 20ms}, {name: noudp, rtt: 20ms, udp: block}, {name: late, rtt: 20ms, udp: block-after-20}, {name: policed, rtt: 20ms, udp: 1mbit}]
+  pages: [synthetic:1x1KB]
+  protocols: [h1, h2, h3]
+  discovery: [forced, alt-svc]
+`))
+	if len(p.Trials) != 24 {
+		t.Fatalf("%d trials, want 4 networks × 3 protocols × 2 discovery rules", len(p.Trials))
+	}
+	for _, tr := range p.Trials {
+		l := tr.Cell.Levels
+		want := l.Network() == "noudp" && l.Protocol() == factor.H3 && l.Discovery() == factor.DiscoveryForced
+		if why := tr.Cell.OnlyFails(); (why != "") != want {
+			t.Errorf("%s %s %s: only fails %q, want %v", l.Network(), l.Protocol(), l.Discovery(), why, want)
+		}
+	}
+}

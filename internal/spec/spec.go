@@ -73,7 +73,8 @@ type Spec struct {
 	// known (repetitions: {min, max, until: {ci_ratio}}); nil: every
 	// cell is loaded Repetitions times.
 	Until *Until
-	// Retries is how many more attempts a failed trial gets (default 2).
+	// Retries is how many more attempts a failed trial gets (default 2;
+	// none where plan.Cell.OnlyFails says why it cannot succeed).
 	Retries int
 	// Timeout bounds one load (default 60 s).
 	Timeout time.Duration
