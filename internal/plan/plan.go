@@ -369,10 +369,13 @@ func (m *loadModel) shape(p factor.Page) (gen.Shape, bool) {
 // trialEstimate is one trial's share of Estimate: its loads, the pause of
 // a repeat visit, the client's overhead, and the visual capture's cost; a
 // load the model expects to outlast the timeout costs every attempt's
-// timeout.
+// timeout, and one that can only fail one attempt (Cell.OnlyFails).
 func (m *loadModel) trialEstimate(s *spec.Spec, t Trial) time.Duration {
 	c := t.Cell
 	overhead := m.overheads.perTrial(KeyOf(s, c))
+	if c.OnlyFails() != "" {
+		return onlyFailingAttempt(s, c.Levels.Client()) + overhead
+	}
 	load := m.load(c)
 	if s.Timeout > 0 && load > s.Timeout {
 		return time.Duration(1+s.Retries) * (s.Timeout + overhead)
@@ -383,6 +386,22 @@ func (m *loadModel) trialEstimate(s *spec.Spec, t Trial) time.Duration {
 		total += visualCost
 	}
 	return total
+}
+
+// onlyFailingAttempt is how long the attempt of a load that can only fail
+// takes, at most the load's timeout. Over blocked UDP (2026-12-01, 20 ms):
+// Chromium and its shell gave up (ERR_QUIC_PROTOCOL_ERROR) within
+// 4.4–4.8 s a trial with the browser's start, the built-in loader at
+// quic-go's handshake idle timeout (5 s), Firefox not before the load's
+// timeout.
+func onlyFailingAttempt(s *spec.Spec, client factor.Client) time.Duration {
+	switch client {
+	case factor.ClientChromium, factor.ClientChromiumShell:
+		return min(s.Timeout, 4*time.Second)
+	case factor.ClientLoader:
+		return min(s.Timeout, 5*time.Second)
+	}
+	return s.Timeout
 }
 
 // ModelLink is what LoadTime knows of a load's way: the round trip, the

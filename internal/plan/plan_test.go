@@ -437,3 +437,29 @@ factors:
 		}
 	}
 }
+
+// TestATrialThatCanOnlyFailIsEstimatedAsOneAttempt: forced h3 over blocked
+// UDP costs Firefox one load timeout (it waits it out) and Chromium a few
+// seconds (it gives up), whatever the retries.
+func TestATrialThatCanOnlyFailIsEstimatedAsOneAttempt(t *testing.T) {
+	s := mustSpec(t, `repetitions: 1
+retries: 2
+timeout: 20s
+factors:
+  networks: [{name: noudp, rtt: 20ms, udp: block}]
+  pages: [synthetic:1x1KB]
+  protocols: [h3]
+  clients: [chromium, firefox]
+`)
+	p := Build(s)
+	for i, est := range TrialEstimates(s, p.Trials, Overheads{}) {
+		client := p.Trials[i].Cell.Levels.Client()
+		low, high := 20*time.Second, 25*time.Second
+		if client == factor.ClientChromium {
+			low, high = 3*time.Second, 6*time.Second
+		}
+		if est < low || est > high {
+			t.Errorf("%s: estimate %v, want %v to %v", client, est, low, high)
+		}
+	}
+}
