@@ -238,8 +238,8 @@ func (v *visit) firstVisit() string {
 		return fmt.Sprintf("leave the page between visits: %v", err)
 	}
 	// The measured visit starts from a browser at rest, as a first visit
-	// does (OpenTab): Firefox went on working for 0.1 to 0.35 s after
-	// about:blank and the servers' closes here (BENCHMARKS.md).
+	// does (OpenTab): Firefox's work after the first load slowed its
+	// repeat visits by 2–16 % here (BENCHMARKS.md).
 	if err := v.tab.Settle(v.ctx); err != nil {
 		return fmt.Sprintf("settle between visits: %v", err)
 	}

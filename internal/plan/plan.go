@@ -222,7 +222,9 @@ const (
 	netcheckCost    = 12 * time.Second
 	// repeatPause is the time between a repeat visit's loads: the
 	// browser settling after about:blank (about 0.35 s here, 2026-12-01)
-	// and the servers' closes (two round trips, at least 0.1 s).
+	// and the servers' closes (the browser's QUIC sockets closed, then two
+	// round trips, at least 0.1 s). Firefox's h3 sockets close 6 to 8
+	// round trips after; its loads are as much shorter (BENCHMARKS.md).
 	repeatPause = 450 * time.Millisecond
 	// visualCost is a visual trial's extra: client.SettleAfterLoad (2 s)
 	// plus ending the trace and computing the metrics.
