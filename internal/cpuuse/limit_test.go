@@ -193,6 +193,7 @@ func TestASplitKeepsTheClientsCPUsApart(t *testing.T) {
 	if err := g.Started(p.Pid()); err != nil {
 		t.Fatal(err)
 	}
+	awaitExec(t, p.Pid(), "sleep")
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		t.Fatal(err)
@@ -207,6 +208,17 @@ func TestASplitKeepsTheClientsCPUsApart(t *testing.T) {
 	if mine != before {
 		t.Errorf("after Close this thread has CPUs %v, had %v", CPUList(mine), CPUList(before))
 	}
+}
+
+// awaitExec waits until process pid runs the program named comm, at most 5 s.
+func awaitExec(t *testing.T, pid int, comm string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(b)) == comm {
+			return
+		}
+	}
+	t.Fatalf("process %d did not run %s within 5 s", pid, comm)
 }
 
 // checkWidenAndNarrow: a widened group's process (started through
@@ -230,6 +242,10 @@ func checkWidenAndNarrow(t *testing.T, g *Group, pid int, all unix.CPUSet, reser
 		g.Narrow()
 		t.Fatal(err)
 	}
+	// Until taskset has set its CPUs and run sleep, the new process has
+	// the CPUs of the thread that started it (one CPU fewer: a fresh
+	// clone's run read it so).
+	awaitExec(t, late.Pid(), "sleep")
 	for _, p := range []int{pid, late.Pid()} {
 		var got unix.CPUSet
 		if err := unix.SchedGetaffinity(p, &got); err != nil || got != all {
