@@ -227,8 +227,8 @@ func (w *window) betweenVisits(ctx context.Context, rtt time.Duration) error {
 	if err := w.tb.CloseConnections(); err != nil {
 		return err
 	}
-	if _, _, err := awaitNone(ctx, w.tb.Topo.Client.UDPSockets, quicCloseLimit(rtt)); err != nil {
-		return fmt.Errorf("await the browser's QUIC sockets closed: %w", err)
+	if err := awaitQUICClosed(ctx, w.tb.Topo.Client, rtt); err != nil {
+		return err
 	}
 	var err error
 	if w.before, err = countsAfterReplay(w.tb); err != nil {
@@ -410,6 +410,20 @@ func quicCloseLimit(rtt time.Duration) time.Duration { return 20*rtt + time.Seco
 
 // quicClosePoll is how often the wait for closed QUIC sockets looks.
 const quicClosePoll = 5 * time.Millisecond
+
+// awaitQUICClosed waits until the client namespace ns holds no QUIC
+// socket, at most quicCloseLimit(rtt).
+func awaitQUICClosed(ctx context.Context, ns *netns.Namespace, rtt time.Duration) error {
+	tables, err := ns.OpenUDPTables()
+	if err != nil {
+		return err
+	}
+	defer tables.Close()
+	if _, _, err := awaitNone(ctx, tables.Sockets, quicCloseLimit(rtt)); err != nil {
+		return fmt.Errorf("await the browser's QUIC sockets closed: %w", err)
+	}
+	return nil
+}
 
 // awaitNone polls count until it is zero, ctx ends or limit passes, and
 // returns how long it waited and whether count reached zero.

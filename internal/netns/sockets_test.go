@@ -1,6 +1,12 @@
 package netns
 
-import "testing"
+import (
+	"net"
+	"os"
+	"testing"
+
+	"github.com/quicbench/quicbench/internal/testenv"
+)
 
 // TestCountUDPSocketsLeavesOutDNS reads tables as Linux 6.18 writes them:
 // an unconnected IPv4 socket (Firefox's QUIC socket), a connected one to
@@ -23,5 +29,41 @@ func TestCountUDPSocketsLeavesOutDNS(t *testing.T) {
 		if got := countUDPSockets([]byte(c.table)); got != c.want {
 			t.Errorf("%s: %d sockets, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// TestUDPTablesSeeTheirNamespaceOnly: tables opened in a new namespace
+// count a socket opened there, from the open files, and not this
+// process's own outside it; they count it no more once it is closed.
+func TestUDPTablesSeeTheirNamespaceOnly(t *testing.T) {
+	testenv.RequireRoot(t)
+	ns, err := Create(RunName(os.Getpid(), "udpt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Delete()
+	tables, err := ns.OpenUDPTables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tables.Close()
+	outside, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outside.Close()
+	if n, err := tables.Sockets(); err != nil || n != 0 {
+		t.Fatalf("a new namespace: %d sockets (%v), want 0", n, err)
+	}
+	inside, err := ns.ListenPacket("udp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := tables.Sockets(); err != nil || n != 1 {
+		t.Errorf("one socket open inside: %d (%v), want 1", n, err)
+	}
+	inside.Close()
+	if n, err := tables.Sockets(); err != nil || n != 0 {
+		t.Errorf("the socket closed: %d (%v), want 0", n, err)
 	}
 }
